@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Logger } from 'pino';
+import { registerAuth } from './auth/plugin.js';
+import type { Config } from './config.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
+import type { FsBlobStore } from './media/blob-store.js';
+import { resultLinks } from './media/result-links.js';
+import type { ResultUrlSigner } from './media/signed-url.js';
+import type { ProviderRegistry } from './providers/registry.js';
+import { registerFileRoutes } from './routes/files.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerPicRoutes } from './routes/pic.js';
+import { registerResultRoutes } from './routes/results.js';
+import type { Store } from './store/types.js';
+import type { TaskRunner } from './tasks/runner.js';
+import { TaskService } from './tasks/service.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  providers: ProviderRegistry;
+  signer: ResultUrlSigner;
+  blobs: FsBlobStore;
+  logger: Logger;
+  /** The in-process worker, if this process runs one (it is woken on submit and told of cancels). */
+  runner?: TaskRunner;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The HTTP application: plugins and routes, no listen (tests use `app.inject` or listen on port 0). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, store } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: config.bodyLimit,
+    requestIdHeader: 'x-request-id',
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
+    schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
+    return503OnClosing: true,
+    connectionTimeout: 60_000,
+    requestTimeout: 120_000,
+  });
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'mediagate', version: '0.1.0', description: 'Asynchronous image/video generation and chat. See docs/API.md.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerHealthRoutes(app, store);
+  registerFileRoutes(app, deps.signer, deps.blobs);
+
+  const tasks = new TaskService({
+    store: store.tasks,
+    providers: deps.providers,
+    onSubmitted: () => deps.runner?.wake(),
+  });
+  const links = resultLinks(deps.signer, config.videosResultTtlHours);
+  await app.register(async (api) => {
+    registerAuth(api, store.keys);
+    registerPicRoutes(api, tasks);
+    registerResultRoutes(api, tasks, links, { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix });
+  });
+  return app;
+}

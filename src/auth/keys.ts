@@ -1,0 +1,27 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { newKeyId } from '../ids.js';
+import type { ApiKeyRecord, KeyStore } from '../store/types.js';
+
+const KEY_PREFIX = 'mg_';
+
+/** SHA-256 of a key, hex. Keys are only ever stored and looked up by this. */
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Creates a key and stores its hash; the returned secret is shown once and never stored. */
+export function createApiKey(keys: KeyStore, name: string, now = Date.now()): { secret: string; record: ApiKeyRecord } {
+  const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
+  return { secret, record: storeApiKey(keys, secret, name, now) };
+}
+
+/** Stores a key whose secret the operator chose (MEDIAGATE_BOOTSTRAP_KEY); idempotent for an existing hash. */
+export function ensureApiKey(keys: KeyStore, secret: string, name: string, now = Date.now()): ApiKeyRecord {
+  return keys.findByHash(hashApiKey(secret)) ?? storeApiKey(keys, secret, name, now);
+}
+
+function storeApiKey(keys: KeyStore, secret: string, name: string, now: number): ApiKeyRecord {
+  const record: ApiKeyRecord = { id: newKeyId(), name, prefix: secret.slice(0, 8), createdAt: now, revokedAt: null };
+  keys.insert({ ...record, hash: hashApiKey(secret) });
+  return record;
+}

@@ -1,0 +1,134 @@
+import path from 'node:path';
+
+/** How long the sandbox provider takes (decisions.md #26). */
+export type SandboxTiming = 'instant' | 'fast' | 'realistic';
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Absolute directory holding the SQLite database, result files and the signing secret. */
+  dataDir: string;
+  /** Public origin used in result URLs, no trailing slash (e.g. `https://media.example.com`). */
+  publicUrl: string;
+  /** Path prefix of `{power_base_url}` (motion family), `''` or `/something`. */
+  powerPrefix: string;
+  /** Path prefix of `{api_base_url}` (clip/reel Form A), `''` or `/something`. */
+  apiPrefix: string;
+  bootstrapKey: string | undefined;
+  sandboxTiming: SandboxTiming;
+  allowPrivateUrls: boolean;
+  logLevel: string;
+  /** Secret for result URL signatures; undefined = generated once and kept in the data directory. */
+  signingSecret: string | undefined;
+  /** Run the task workers inside this process. */
+  workers: boolean;
+  /** Tasks one provider runs at once in this process. */
+  workerConcurrency: number;
+  /** Attempts a task gets before it fails for good (a worker that dies mid-task costs one). */
+  maxAttempts: number;
+  /** Lease length; a worker renews at a third of it. A task whose lease lapses is returned to the queue. */
+  leaseMs: number;
+  /** Maximum request body, bytes. */
+  bodyLimit: number;
+  /** Retention of `videos` and Model Center results (decisions.md #20: "24 h unless configured"). */
+  videosResultTtlHours: number;
+  /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=relay,*=sandbox`). */
+  modelRoutes: Record<string, string>;
+}
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly setting: string, message: string) {
+    super(`${setting}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function intSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolSetting(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'off', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be 1 or 0 (true/false, on/off), got "${raw}"`);
+}
+
+function prefixSetting(env: Env, name: string): string {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '' || raw === '/') return '';
+  if (!/^\/[A-Za-z0-9._~\-/]*[A-Za-z0-9._~-]$/.test(raw) || raw.includes('//')) {
+    throw new ConfigError(name, `must be empty or a path like /power (no trailing slash), got "${raw}"`);
+  }
+  return raw;
+}
+
+function parseRoutes(raw: string | undefined): Record<string, string> {
+  const routes: Record<string, string> = {};
+  if (!raw) return routes;
+  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([^=\s]+)=([a-z][a-z0-9_-]*)$/.exec(part);
+    if (!m) throw new ConfigError('MEDIAGATE_MODEL_ROUTES', `entries look like model=provider, got "${part}"`);
+    routes[m[1]!] = m[2]!;
+  }
+  return routes;
+}
+
+/** Reads and validates every setting once; a bad value throws a ConfigError naming it. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = intSetting(env, 'PORT', 8790, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const publicUrlRaw = env.MEDIAGATE_PUBLIC_URL || `http://localhost:${port}`;
+  let publicUrl: string;
+  try {
+    const u = new URL(publicUrlRaw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    publicUrl = publicUrlRaw.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError('MEDIAGATE_PUBLIC_URL', `must be an absolute http(s) URL, got "${publicUrlRaw}"`);
+  }
+  const timing = env.MEDIAGATE_SANDBOX_TIMING || 'fast';
+  if (timing !== 'instant' && timing !== 'fast' && timing !== 'realistic') {
+    throw new ConfigError('MEDIAGATE_SANDBOX_TIMING', `must be instant, fast or realistic, got "${timing}"`);
+  }
+  const logLevel = env.MEDIAGATE_LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('MEDIAGATE_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
+  }
+  const bootstrapKey = env.MEDIAGATE_BOOTSTRAP_KEY || undefined;
+  if (bootstrapKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapKey)) {
+    throw new ConfigError('MEDIAGATE_BOOTSTRAP_KEY', 'must be 16 to 200 printable characters without spaces');
+  }
+  const signingSecret = env.MEDIAGATE_SIGNING_SECRET || undefined;
+  if (signingSecret !== undefined && signingSecret.length < 32) {
+    throw new ConfigError('MEDIAGATE_SIGNING_SECRET', 'must be at least 32 characters');
+  }
+  return {
+    host,
+    port,
+    dataDir: path.resolve(env.MEDIAGATE_DATA_DIR || './data'),
+    publicUrl,
+    powerPrefix: prefixSetting(env, 'MEDIAGATE_POWER_PREFIX'),
+    apiPrefix: prefixSetting(env, 'MEDIAGATE_API_PREFIX'),
+    bootstrapKey,
+    sandboxTiming: timing,
+    allowPrivateUrls: boolSetting(env, 'MEDIAGATE_ALLOW_PRIVATE_URLS', false),
+    logLevel,
+    signingSecret,
+    workers: boolSetting(env, 'MEDIAGATE_WORKERS', true),
+    workerConcurrency: intSetting(env, 'MEDIAGATE_WORKER_CONCURRENCY', 4, 1, 256),
+    maxAttempts: intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20),
+    leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
+    bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
+    videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
+    modelRoutes: parseRoutes(env.MEDIAGATE_MODEL_ROUTES),
+  };
+}

@@ -1,0 +1,19 @@
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+
+/** A string enum as a plain JSON Schema `enum` (clear validation errors, typed as the union). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** An http(s) URL string (the scheme is checked here; addresses are checked when fetched). */
+export const MediaUrl = (description = 'public http(s) URL'): TSchema =>
+  Type.String({ pattern: '^[hH][tT][tT][pP][sS]?://[^\\s]+$', maxLength: 4096, description });
+
+/** An integer, or a string of decimal digits (`8` or `"8"`, decisions.md #13). */
+export const IntegerLike = (description: string) =>
+  Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]{1,6}$' })], { description });
+
+/** The string form of an IntegerLike value as a number. */
+export function toInteger(value: number | string | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value);
+}

@@ -1,0 +1,85 @@
+/**
+ * The one error catalog. Every code the gateway can answer with lives here, with its HTTP status,
+ * its `type` label and a one-line description; docs/API.md documents each one (a test checks it).
+ * The per-family error body shapes (decisions.md #9) are rendered by `renderErrorBody`.
+ */
+
+export const ERROR_CATALOG = {
+  invalid_request: { status: 400, type: 'invalid_request_error', description: 'A field is missing, has the wrong type or value, or breaks a rule of the contract; `param` names the field.' },
+  invalid_json: { status: 400, type: 'invalid_request_error', description: 'The body is not valid JSON, or is JSON but not an object.' },
+  unsupported_content_type: { status: 400, type: 'invalid_request_error', description: 'The body was not sent as `application/json`.' },
+  unknown_model: { status: 400, type: 'invalid_request_error', description: '`model` is not one of the values this endpoint accepts.' },
+  exclusive_fields: { status: 400, type: 'invalid_request_error', description: 'Both members of a mutually exclusive pair were sent; the message names both.' },
+  url_not_allowed: { status: 400, type: 'invalid_request_error', description: 'A media URL is not http(s), or points at a private, loopback or otherwise non-public address.' },
+  media_fetch_failed: { status: 400, type: 'invalid_request_error', description: 'A media URL could not be fetched (unreachable, timed out, HTTP error, too large, or not the expected kind of file).' },
+  missing_api_key: { status: 401, type: 'authentication_error', description: 'No `Authorization: Bearer <key>` header was sent.' },
+  invalid_api_key: { status: 401, type: 'authentication_error', description: 'The bearer key is unknown or has been revoked.' },
+  result_link_invalid: { status: 403, type: 'permission_error', description: 'A result download URL was altered or is not signed by this gateway.' },
+  result_link_expired: { status: 403, type: 'permission_error', description: 'A result download URL is past its expiry (the family retention ended).' },
+  task_not_found: { status: 404, type: 'not_found_error', description: 'No task with this id belongs to the calling key (unknown ids and other keys\' ids look the same).' },
+  result_not_found: { status: 404, type: 'not_found_error', description: 'The result file behind a valid link no longer exists (deleted by retention).' },
+  route_not_found: { status: 404, type: 'not_found_error', description: 'No endpoint has this method and path.' },
+  invalid_task_state: { status: 409, type: 'conflict_error', description: 'The action is not allowed in the task\'s current state (for example cancelling a finished task).' },
+  body_too_large: { status: 413, type: 'invalid_request_error', description: 'The request body is larger than the configured limit.' },
+  rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests; retry after the number of seconds in `Retry-After`.' },
+  internal_error: { status: 500, type: 'server_error', description: 'An unexpected fault inside the gateway; nothing the caller sent caused it.' },
+  upstream_error: { status: 502, type: 'upstream_error', description: 'The model provider answered with an error or something unreadable.' },
+  service_unavailable: { status: 503, type: 'server_error', description: 'The gateway is shutting down or its store is unreachable; retry shortly.' },
+  upstream_timeout: { status: 504, type: 'upstream_error', description: 'The model provider did not answer in time.' },
+} as const satisfies Record<string, { status: number; type: string; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface AppErrorOptions {
+  /** The request field the error is about (`image_urls[2]`), or undefined. */
+  param?: string;
+  cause?: unknown;
+  /** Whether repeating the same call later may succeed (used by the task runner for retries). */
+  retryable?: boolean;
+  /** Extra response headers, e.g. `Retry-After`. */
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | undefined;
+  readonly retryable: boolean;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_CATALOG[code].status;
+    this.type = ERROR_CATALOG[code].type;
+    this.param = options.param;
+    this.retryable = options.retryable ?? this.status >= 500;
+    this.headers = options.headers;
+  }
+}
+
+/** Shorthand for the most common error: a field breaks a rule. */
+export function invalidField(param: string, message: string): AppError {
+  return new AppError('invalid_request', message, { param });
+}
+
+/**
+ * Which error body a route answers with (decisions.md #9):
+ * - `videos-create`: `{code, msg, data: null}`
+ * - `chat`: `{code, msg, data: null, success: false}`
+ * - `standard`: `{error: {message, type, param, code}}` (every other route, queries included)
+ */
+export type ErrorStyle = 'standard' | 'videos-create' | 'chat';
+
+export function renderErrorBody(style: ErrorStyle, err: AppError): unknown {
+  switch (style) {
+    case 'videos-create':
+      return { code: String(err.status), msg: err.message, data: null };
+    case 'chat':
+      return { code: String(err.status), msg: err.message, data: null, success: false };
+    case 'standard':
+      return { error: { message: err.message, type: err.type, param: err.param ?? null, code: err.code } };
+  }
+}

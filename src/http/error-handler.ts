@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, renderErrorBody, type ErrorStyle } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Which error body this route answers with (decisions.md #9); default `standard`. */
+    errorStyle?: ErrorStyle;
+  }
+}
+
+const FASTIFY_CODES: Record<string, () => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('body_too_large', 'The request body is larger than this server accepts'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new AppError('unsupported_content_type', 'Send the body as JSON with "Content-Type: application/json"'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('invalid_json', 'The body is empty; send a JSON object'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new AppError('invalid_json', 'The body is not valid JSON'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_request', 'Content-Length does not match the body'),
+};
+
+/** Any thrown value -> the AppError the caller sees. Unknown faults become a bare 500 (details go to the log only). */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as Partial<FastifyError> & { status?: number };
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) return mapped();
+  if (err instanceof SyntaxError && fe.statusCode === 400) return new AppError('invalid_json', `The body is not valid JSON: ${err.message}`);
+  const status = fe.statusCode ?? fe.status;
+  if (status === 413) return new AppError('body_too_large', 'The request body is larger than this server accepts');
+  if (status !== undefined && status >= 400 && status < 500) return new AppError('invalid_request', fe.message ?? 'Invalid request');
+  return new AppError('internal_error', 'Internal server error', { cause: err });
+}
+
+/** One error handler for every route; it renders the route's family error body. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const appErr = toAppError(err);
+    if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+    const style = request.routeOptions.config?.errorStyle ?? 'standard';
+    if (appErr.headers) void reply.headers(appErr.headers);
+    return reply.status(appErr.status).send(renderErrorBody(style, appErr));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const err = new AppError('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0]}`);
+    return reply.status(404).send(renderErrorBody('standard', err));
+  });
+}

@@ -1,0 +1,49 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * HMAC-signed, expiring result URLs (decisions.md #20):
+ * `{publicUrl}/files/{taskId}/{name}?exp={unix seconds}&sig={HMAC-SHA256(taskId/name/exp), base64url}`.
+ */
+export class ResultUrlSigner {
+  constructor(private readonly secret: string, private readonly publicUrl: string) {}
+
+  private mac(taskId: string, name: string, exp: number): string {
+    return createHmac('sha256', this.secret).update(`${taskId}/${name}/${exp}`).digest('base64url');
+  }
+
+  /** The absolute download URL of a result file, valid until `expiresAtMs`. */
+  signResultUrl(taskId: string, name: string, expiresAtMs: number): string {
+    const exp = Math.floor(expiresAtMs / 1000);
+    return `${this.publicUrl}/files/${encodeURIComponent(taskId)}/${encodeURIComponent(name)}?exp=${exp}&sig=${this.mac(taskId, name, exp)}`;
+  }
+
+  /** `ok`, or why the link is refused. Constant-time comparison of the signature. */
+  verify(taskId: string, name: string, exp: string | undefined, sig: string | undefined, nowMs = Date.now()): 'ok' | 'invalid' | 'expired' {
+    if (!exp || !sig || !/^\d{1,12}$/.test(exp)) return 'invalid';
+    const expected = Buffer.from(this.mac(taskId, name, Number(exp)));
+    const given = Buffer.from(sig);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return 'invalid';
+    return Number(exp) * 1000 < nowMs ? 'expired' : 'ok';
+  }
+}
+
+/** The configured secret, or one generated on first start and kept at `<dataDir>/signing-secret` (mode 0600). */
+export function loadSigningSecret(dataDir: string, configured: string | undefined): string {
+  if (configured) return configured;
+  const file = path.join(dataDir, 'signing-secret');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const secret = randomBytes(32).toString('base64url');
+    try {
+      fs.writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+      return secret;
+    } catch {
+      return fs.readFileSync(file, 'utf8').trim(); // another process wrote it first
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import type { SandboxTiming } from '../../config.js';
+import type { OutputSpec } from '../../contract/output.js';
+
+/**
+ * How long the sandbox pretends to generate before rendering (decisions.md #26):
+ * `instant` 0; `fast` about a second for an image and a few seconds for a video;
+ * `realistic` the typical generation times of interface.md (minutes for video).
+ */
+export function simulatedDelayMs(timing: SandboxTiming, output: OutputSpec, family: string): number {
+  if (timing === 'instant') return 0;
+  if (output.kind === 'image') return timing === 'fast' ? 800 : 10_000;
+  if (timing === 'fast') return 2_000;
+  const seconds = output.durationSec;
+  const minutes = family === 'reel' ? (seconds >= 25 ? 10 : seconds >= 15 ? 5 : 3) : seconds > 10 ? 5 : 3;
+  return minutes * 60_000;
+}
+
+/** Waits `ms` in steps, reporting progress from `from` to `to`; stops early when aborted. */
+export async function simulateWork(ms: number, steps: number, from: number, to: number, signal: AbortSignal, report: (p: number) => void): Promise<void> {
+  if (ms <= 0) return;
+  const step = ms / steps;
+  for (let i = 1; i <= steps; i++) {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, step);
+      signal.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason instanceof Error ? signal.reason : new Error('aborted')); }, { once: true });
+    });
+    report(from + ((to - from) * i) / steps);
+  }
+}

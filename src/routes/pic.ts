@@ -1,0 +1,11 @@
+import type { FastifyInstance } from 'fastify';
+import { PicCreateBody, planPicTask } from '../contract/pic.js';
+import { picCreateReply } from '../families/pic.js';
+import type { TaskService } from '../tasks/service.js';
+
+/** Endpoint 1: `POST {base_url}/v1/pic/images`. */
+export function registerPicRoutes(app: FastifyInstance, tasks: TaskService): void {
+  app.post<{ Body: PicCreateBody }>('/v1/pic/images', {
+    schema: { tags: ['pic'], summary: 'Create an image task', body: PicCreateBody },
+  }, async (request) => picCreateReply(tasks.submitTask(request.apiKey, planPicTask(request.body))));
+}

@@ -1,0 +1,41 @@
+import type Database from 'better-sqlite3';
+import type { ApiKeyRecord, KeyStore } from '../types.js';
+
+interface KeyRow { id: string; name: string; prefix: string; created_at: number; revoked_at: number | null }
+
+const toRecord = (r: KeyRow): ApiKeyRecord =>
+  ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at });
+
+/** SQLite API key store; keys are looked up by their SHA-256 hash only. */
+export class SqliteKeyStore implements KeyStore {
+  private readonly activeByHash: Database.Statement;
+  private readonly byHash: Database.Statement;
+
+  constructor(private readonly db: Database.Database) {
+    this.activeByHash = db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL');
+    this.byHash = db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys WHERE hash = ?');
+  }
+
+  insert(key: ApiKeyRecord & { hash: string }): void {
+    this.db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(key.id, key.name, key.prefix, key.hash, key.createdAt, key.revokedAt);
+  }
+
+  findActiveByHash(hash: string): ApiKeyRecord | undefined {
+    const row = this.activeByHash.get(hash) as KeyRow | undefined;
+    return row && toRecord(row);
+  }
+
+  findByHash(hash: string): ApiKeyRecord | undefined {
+    const row = this.byHash.get(hash) as KeyRow | undefined;
+    return row && toRecord(row);
+  }
+
+  list(): ApiKeyRecord[] {
+    return (this.db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys ORDER BY created_at').all() as KeyRow[]).map(toRecord);
+  }
+
+  revoke(id: string, now: number): boolean {
+    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
+  }
+}

@@ -1,0 +1,55 @@
+import type Database from 'better-sqlite3';
+
+/** Ordered schema steps; each runs once, in a transaction, recorded in `schema_migrations`. */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE api_keys (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    prefix      TEXT NOT NULL,
+    hash        TEXT NOT NULL UNIQUE,
+    created_at  INTEGER NOT NULL,
+    revoked_at  INTEGER
+  );
+  CREATE TABLE tasks (
+    id               TEXT PRIMARY KEY,
+    owner_key_id     TEXT NOT NULL,
+    family           TEXT NOT NULL,
+    form             TEXT,
+    model            TEXT NOT NULL,
+    provider         TEXT NOT NULL,
+    request          TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    progress         INTEGER NOT NULL DEFAULT 0,
+    result           TEXT,
+    error            TEXT,
+    amount           REAL NOT NULL DEFAULT 0,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    started_at       INTEGER,
+    finished_at      INTEGER,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    lease_owner      TEXT,
+    lease_expires_at INTEGER,
+    run_after        INTEGER NOT NULL DEFAULT 0,
+    expires_at       INTEGER
+  );
+  CREATE INDEX tasks_queue ON tasks (provider, run_after, created_at) WHERE status = 'queued';
+  CREATE INDEX tasks_leases ON tasks (lease_expires_at) WHERE status = 'processing';
+  CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
+  `,
+];
+
+export function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  const current = row.v ?? 0;
+  MIGRATIONS.forEach((sql, index) => {
+    const version = index + 1;
+    if (version <= current) return;
+    db.transaction(() => {
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+    }).immediate();
+  });
+}

@@ -1,0 +1,149 @@
+import type Database from 'better-sqlite3';
+import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+
+interface TaskRow {
+  id: string; owner_key_id: string; family: string; form: string | null; model: string; provider: string;
+  request: string; status: TaskStatus; progress: number; result: string | null; error: string | null;
+  amount: number; created_at: number; updated_at: number; started_at: number | null; finished_at: number | null;
+  attempts: number; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
+}
+
+function toRecord(row: TaskRow): TaskRecord {
+  return {
+    id: row.id, ownerKeyId: row.owner_key_id, family: row.family, form: row.form, model: row.model,
+    provider: row.provider, request: JSON.parse(row.request) as Record<string, unknown>, status: row.status,
+    progress: row.progress, result: row.result === null ? null : JSON.parse(row.result), error: row.error,
+    amount: row.amount, createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
+    finishedAt: row.finished_at, attempts: row.attempts, leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at, runAfter: row.run_after, expiresAt: row.expires_at,
+  };
+}
+
+const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
+  attempts: 'attempts', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
+  finishedAt: 'finished_at', leaseOwner: 'lease_owner', leaseExpiresAt: 'lease_expires_at',
+  runAfter: 'run_after', expiresAt: 'expires_at',
+};
+
+const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+
+/** SQLite task store: prepared statements, one conditional UPDATE per state change. */
+export class SqliteTaskStore implements TaskStore {
+  private readonly insertStmt: Database.Statement;
+  private readonly getStmt: Database.Statement;
+  private readonly getOwnedStmt: Database.Statement;
+  private readonly renewStmt: Database.Statement;
+  private readonly progressStmt: Database.Statement;
+  private readonly lapsedStmt: Database.Statement;
+  private readonly expiredStmt: Database.Statement;
+  private readonly deleteStmt: Database.Statement;
+  private readonly updateCache = new Map<string, Database.Statement>();
+  private readonly claimCache = new Map<number, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {
+    this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
+      amount, created_at, updated_at, run_after) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0) RETURNING *`);
+    this.getStmt = db.prepare('SELECT * FROM tasks WHERE id = ?');
+    this.getOwnedStmt = db.prepare('SELECT * FROM tasks WHERE id = ? AND owner_key_id = ?');
+    this.renewStmt = db.prepare(`UPDATE tasks SET lease_expires_at = ?, updated_at = ?
+      WHERE id = ? AND status = 'processing' AND lease_owner = ?`);
+    this.progressStmt = db.prepare(`UPDATE tasks SET progress = MAX(progress, ?), updated_at = ?
+      WHERE id = ? AND status = 'processing' AND lease_owner = ?`);
+    this.lapsedStmt = db.prepare(`SELECT * FROM tasks WHERE status = 'processing' AND lease_expires_at < ?
+      ORDER BY lease_expires_at LIMIT ?`);
+    this.expiredStmt = db.prepare(`SELECT * FROM tasks WHERE expires_at IS NOT NULL AND expires_at < ?
+      ORDER BY expires_at LIMIT ?`);
+    this.deleteStmt = db.prepare('DELETE FROM tasks WHERE id = ?');
+  }
+
+  insert(task: NewTask): TaskRecord {
+    const row = this.insertStmt.get(task.id, task.ownerKeyId, task.family, task.form, task.model, task.provider,
+      JSON.stringify(task.request), task.amount, task.createdAt, task.createdAt) as TaskRow;
+    return toRecord(row);
+  }
+
+  get(id: string): TaskRecord | undefined {
+    const row = this.getStmt.get(id) as TaskRow | undefined;
+    return row && toRecord(row);
+  }
+
+  getOwned(id: string, ownerKeyId: string): TaskRecord | undefined {
+    const row = this.getOwnedStmt.get(id, ownerKeyId) as TaskRow | undefined;
+    return row && toRecord(row);
+  }
+
+  updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined {
+    const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
+    const cacheKey = `${keys.join(',')}|${guard.statusIn.length}|${guard.leaseOwner !== undefined}|${guard.leaseExpiredBefore !== undefined}`;
+    let stmt = this.updateCache.get(cacheKey);
+    if (!stmt) {
+      const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = ?`).concat('updated_at = ?');
+      const where = [`id = ?`, `status IN (${placeholders(guard.statusIn.length)})`];
+      if (guard.leaseOwner !== undefined) where.push('lease_owner = ?');
+      if (guard.leaseExpiredBefore !== undefined) where.push('lease_expires_at < ?');
+      stmt = this.db.prepare(`UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`);
+      this.updateCache.set(cacheKey, stmt);
+    }
+    const values = keys.map((k) => (k === 'result' ? JSON.stringify(patch.result) : patch[k]));
+    const params = [...values, Date.now(), id, ...guard.statusIn];
+    if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
+    if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
+    const row = stmt.get(...params) as TaskRow | undefined;
+    return row && toRecord(row);
+  }
+
+  claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined {
+    if (providers.length === 0) return undefined;
+    let stmt = this.claimCache.get(providers.length);
+    if (!stmt) {
+      stmt = this.db.prepare(`UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
+          attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?
+        WHERE id = (SELECT id FROM tasks WHERE status = 'queued' AND provider IN (${placeholders(providers.length)})
+                    AND run_after <= ? ORDER BY run_after, created_at LIMIT 1)
+          AND status = 'queued'
+        RETURNING *`);
+      this.claimCache.set(providers.length, stmt);
+    }
+    const row = stmt.get(workerId, leaseUntil, now, now, ...providers, now) as TaskRow | undefined;
+    return row && toRecord(row);
+  }
+
+  renewLease(id: string, workerId: string, leaseUntil: number): boolean {
+    return this.renewStmt.run(leaseUntil, Date.now(), id, workerId).changes === 1;
+  }
+
+  setProgress(id: string, workerId: string, progress: number): boolean {
+    return this.progressStmt.run(progress, Date.now(), id, workerId).changes === 1;
+  }
+
+  listLapsedLeases(now: number, limit: number): TaskRecord[] {
+    return (this.lapsedStmt.all(now, limit) as TaskRow[]).map(toRecord);
+  }
+
+  listExpired(now: number, limit: number): TaskRecord[] {
+    return (this.expiredStmt.all(now, limit) as TaskRow[]).map(toRecord);
+  }
+
+  nextRunAfter(providers: readonly string[]): number | undefined {
+    if (providers.length === 0) return undefined;
+    const row = this.db.prepare(`SELECT MIN(run_after) AS t FROM tasks WHERE status = 'queued'
+      AND provider IN (${placeholders(providers.length)})`).get(...providers) as { t: number | null };
+    return row.t ?? undefined;
+  }
+
+  clearExpiry(id: string): void {
+    this.db.prepare('UPDATE tasks SET expires_at = NULL WHERE id = ?').run(id);
+  }
+
+  delete(id: string): boolean {
+    return this.deleteStmt.run(id).changes === 1;
+  }
+
+  countByStatus(): Record<TaskStatus, number> {
+    const counts: Record<TaskStatus, number> = { queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 };
+    for (const row of this.db.prepare('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status').all() as { status: TaskStatus; n: number }[]) {
+      counts[row.status] = row.n;
+    }
+    return counts;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The store contract. Routes and the task engine talk only to these interfaces; `sqlite/` is the
+ * embedded implementation and a PostgreSQL one can be added beside it without touching either.
+ * Every implementation must pass the shared suite in `test/store-contract.case.ts`.
+ */
+
+export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** One stored output file of a task, under `<dataDir>/results/`. */
+export interface ResultFile {
+  /** File name inside the task's result folder, e.g. `image.png`. */
+  name: string;
+  contentType: string;
+  bytes: number;
+  width?: number;
+  height?: number;
+  /** Seconds, for video and audio. */
+  duration?: number;
+}
+
+export interface TaskResult {
+  files: ResultFile[];
+  /** Length of the produced video in seconds, where the family reports it. */
+  actualDuration?: number;
+  /** Original URLs at an upstream provider, where one gives them. */
+  upstreamUrls?: string[];
+}
+
+export interface TaskRecord {
+  id: string;
+  ownerKeyId: string;
+  family: string;
+  /** Request form within a family (`A`/`B` for clip and reel), or null. */
+  form: string | null;
+  model: string;
+  provider: string;
+  /** The validated, normalised request parameters the provider receives. */
+  request: Record<string, unknown>;
+  status: TaskStatus;
+  progress: number;
+  result: TaskResult | null;
+  error: string | null;
+  /** Credits charged for the task. */
+  amount: number;
+  /** Unix milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  /** Not claimable before this time (retry backoff). */
+  runAfter: number;
+  /** When the result (and for some families the task) is deleted; null until finished. */
+  expiresAt: number | null;
+}
+
+export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' | 'model' | 'provider' | 'request' | 'amount' | 'createdAt'>;
+
+/** Fields a state change may set together with the new status. */
+export type TaskPatch = Partial<Pick<TaskRecord,
+  'attempts' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt'>>;
+
+/** The guard of a conditional update: the row changes only while all of these hold. */
+export interface TaskGuard {
+  statusIn: readonly TaskStatus[];
+  /** Only while this worker holds the lease. */
+  leaseOwner?: string;
+  /** Only while the lease ran out before this time (Unix ms). */
+  leaseExpiredBefore?: number;
+}
+
+export interface TaskStore {
+  insert(task: NewTask): TaskRecord;
+  get(id: string): TaskRecord | undefined;
+  /** The task only if `ownerKeyId` owns it (tenant isolation lives in the query). */
+  getOwned(id: string, ownerKeyId: string): TaskRecord | undefined;
+
+  // -- used only by tasks/states.ts: every status change is one conditional update --
+  /** Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not. */
+  updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined;
+  /** Atomically moves the oldest claimable queued task of these providers to `processing`. */
+  claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined;
+
+  /** Extends the lease while `workerId` still holds it on a processing task; false when lost. */
+  renewLease(id: string, workerId: string, leaseUntil: number): boolean;
+  /** Records progress while `workerId` holds the lease; false when the lease is lost. */
+  setProgress(id: string, workerId: string, progress: number): boolean;
+  /** Processing tasks whose lease ran out before `now`. */
+  listLapsedLeases(now: number, limit: number): TaskRecord[];
+  /** Finished tasks whose retention ended before `now`. */
+  listExpired(now: number, limit: number): TaskRecord[];
+  /** The earliest `runAfter` of a queued task of these providers, or undefined. */
+  nextRunAfter(providers: readonly string[]): number | undefined;
+  /** Marks a finished task's retention as carried out (its files are gone; the task stays). */
+  clearExpiry(id: string): void;
+  /** Forgets a task (retention). */
+  delete(id: string): boolean;
+  countByStatus(): Record<TaskStatus, number>;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  /** First characters of the key, for recognising it in listings. */
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface KeyStore {
+  insert(key: ApiKeyRecord & { hash: string }): void;
+  /** The active (not revoked) key with this SHA-256 hash. */
+  findActiveByHash(hash: string): ApiKeyRecord | undefined;
+  findByHash(hash: string): ApiKeyRecord | undefined;
+  list(): ApiKeyRecord[];
+  /** Revokes by id or by prefix-unique id; false when no active key matched. */
+  revoke(id: string, now: number): boolean;
+}
+
+export interface Store {
+  tasks: TaskStore;
+  keys: KeyStore;
+  /** Cheap round trip for /readyz. */
+  ping(): void;
+  close(): void;
+}

@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import { retentionFor, type FamilyId } from '../contract/catalog.js';
+import type { FsBlobStore } from '../media/blob-store.js';
+import type { TaskStore } from '../store/types.js';
+
+/**
+ * Carries out retention: deletes the result files of tasks whose retention ended, and the tasks
+ * themselves where the family says so (motion). Returns how many tasks it handled.
+ */
+export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, now = Date.now()): Promise<number> {
+  let handled = 0;
+  for (;;) {
+    const batch = store.listExpired(now, 200);
+    if (batch.length === 0) return handled;
+    for (const task of batch) {
+      await blobs.removeTask(task.id);
+      if (retentionFor(task.family as FamilyId, videosResultTtlHours).deleteTask) store.delete(task.id);
+      else store.clearExpiry(task.id);
+      handled++;
+    }
+    log.info({ count: batch.length }, 'retention: removed expired results');
+  }
+}
+
+/** Runs the sweep now and then every `everyMs`; returns a stop function. */
+export function startRetentionSweeper(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, everyMs = 60_000): () => void {
+  let running = false;
+  const tick = (): void => {
+    if (running) return;
+    running = true;
+    sweepExpiredResults(store, blobs, log, videosResultTtlHours)
+      .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))
+      .finally(() => { running = false; });
+  };
+  tick();
+  const timer = setInterval(tick, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,267 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { OutputSpec } from '../contract/output.js';
+import type { FsBlobStore } from '../media/blob-store.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../providers/types.js';
+import type { ResultFile, TaskRecord, TaskStore } from '../store/types.js';
+import { failureMessage, retryDelayMs, shouldRetry } from './backoff.js';
+import { expiryOf } from './expiry.js';
+import { claimNextTask, completeTask, failLapsedTask, failTask, recoverLapsedTask, requeueTask } from './states.js';
+
+export interface RunnerOptions {
+  store: TaskStore;
+  providers: ProviderRegistry;
+  blobs: FsBlobStore;
+  log: Logger;
+  /** Scratch space for provider work folders. */
+  tmpDir: string;
+  concurrency: number;
+  maxAttempts: number;
+  leaseMs: number;
+  videosResultTtlHours: number;
+  fetchMedia: ProviderContext['fetchMedia'];
+  credentials?: (providerId: string) => Record<string, string>;
+  /** How often to look for work from other processes and due retries. */
+  pollMs?: number;
+}
+
+type StopReason = 'shutdown' | 'lease-lost' | 'cancelled';
+
+interface Running {
+  task: TaskRecord;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Runs queued tasks: claims them with a lease, renews the lease while the provider works, stores
+ * what it made and finishes the task through `states.ts`. Tasks whose worker died (lease lapsed)
+ * go back to the queue, up to `maxAttempts`, then fail with a clear error.
+ */
+export class TaskRunner {
+  readonly workerId = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly running = new Map<string, Running>();
+  private readonly activeByProvider = new Map<string, number>();
+  private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
+  private started = false;
+  private fillScheduled = false;
+  private dueTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: RunnerOptions) {}
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.recoverLapsedLeases();
+    this.timers.push(setInterval(() => this.fill(), this.opts.pollMs ?? 1000));
+    this.timers.push(setInterval(() => this.recoverLapsedLeases(), Math.max(500, Math.floor(this.opts.leaseMs / 3))));
+    for (const t of this.timers) t.unref();
+    this.fill();
+  }
+
+  /** Called after a submit: look for work now instead of at the next poll. */
+  wake(): void {
+    if (!this.started || this.stopping || this.fillScheduled) return;
+    this.fillScheduled = true;
+    setImmediate(() => {
+      this.fillScheduled = false;
+      this.fill();
+    });
+  }
+
+  /** Tells a running task's worker that the task was cancelled, so it stops generating. */
+  abortTask(taskId: string): void {
+    this.running.get(taskId)?.controller.abort('cancelled' satisfies StopReason);
+  }
+
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Graceful stop: claim nothing more, let running tasks finish for up to `graceMs`, then abort the
+   * rest and return them to the queue (their attempt is given back).
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    const all = Promise.all([...this.running.values()].map((r) => r.done));
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
+    if ((await Promise.race([all.then(() => 'done' as const), timeout])) === 'timeout') {
+      for (const r of this.running.values()) r.controller.abort('shutdown' satisfies StopReason);
+      await all;
+    }
+  }
+
+  private providerIds(): string[] {
+    return this.opts.providers.ids();
+  }
+
+  private slots(provider: Provider): number {
+    return provider.concurrency ?? this.opts.concurrency;
+  }
+
+  private fill(): void {
+    if (this.stopping) return;
+    for (const id of this.providerIds()) {
+      const provider = this.opts.providers.get(id)!;
+      while ((this.activeByProvider.get(id) ?? 0) < this.slots(provider)) {
+        const task = claimNextTask(this.opts.store, [id], this.workerId, this.opts.leaseMs);
+        if (!task) break;
+        this.launch(provider, task);
+      }
+    }
+    this.scheduleDueRetry();
+  }
+
+  /** Wakes up when the earliest backed-off task becomes due (sooner than the poll interval). */
+  private scheduleDueRetry(): void {
+    const next = this.opts.store.nextRunAfter(this.providerIds());
+    if (next === undefined || this.dueTimer) return;
+    const delay = next - Date.now();
+    if (delay <= 0 || delay > (this.opts.pollMs ?? 1000)) return;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.fill();
+    }, delay + 5);
+    this.dueTimer.unref();
+  }
+
+  private launch(provider: Provider, task: TaskRecord): void {
+    this.activeByProvider.set(provider.id, (this.activeByProvider.get(provider.id) ?? 0) + 1);
+    const controller = new AbortController();
+    const entry: Running = { task, controller, done: Promise.resolve() };
+    this.running.set(task.id, entry);
+    entry.done = this.run(provider, task, controller)
+      .catch((err: unknown) => this.opts.log.error({ err, taskId: task.id }, 'task runner fault'))
+      .finally(() => {
+        this.running.delete(task.id);
+        this.activeByProvider.set(provider.id, (this.activeByProvider.get(provider.id) ?? 1) - 1);
+        this.wake();
+      });
+  }
+
+  private async run(provider: Provider, task: TaskRecord, controller: AbortController): Promise<void> {
+    const { store, log: baseLog, leaseMs } = this.opts;
+    const log = baseLog.child({ taskId: task.id, provider: provider.id, attempt: task.attempts });
+    const workDir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, `${task.id}-`));
+    const heartbeat = setInterval(() => {
+      if (!store.renewLease(task.id, this.workerId, Date.now() + leaseMs)) {
+        const current = store.get(task.id);
+        controller.abort((current?.status === 'cancelled' ? 'cancelled' : 'lease-lost') satisfies StopReason);
+      }
+    }, Math.max(200, Math.floor(leaseMs / 3)));
+    heartbeat.unref();
+    const job: ProviderJob = {
+      taskId: task.id, family: task.family, form: task.form, model: task.model,
+      params: task.request.params as Record<string, unknown>, output: task.request.output as OutputSpec, attempt: task.attempts,
+    };
+    let lastProgress = 0;
+    const ctx: ProviderContext = {
+      signal: controller.signal,
+      log,
+      workDir,
+      credentials: this.opts.credentials?.(provider.id) ?? {},
+      fetchMedia: this.opts.fetchMedia,
+      reportProgress: (p) => {
+        const value = Math.max(0, Math.min(99, Math.floor(p)));
+        if (value <= lastProgress) return;
+        lastProgress = value;
+        store.setProgress(task.id, this.workerId, value);
+      },
+    };
+    log.info({ model: task.model }, 'task started');
+    try {
+      const output = await provider.submit(job, ctx);
+      controller.signal.throwIfAborted();
+      await this.finish(task, output, log);
+    } catch (err) {
+      await this.handleFailure(provider, task, job, ctx, err, log);
+    } finally {
+      clearInterval(heartbeat);
+      await fs.promises.rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  private async finish(task: TaskRecord, output: ProviderOutput, log: Logger): Promise<void> {
+    const files: ResultFile[] = [];
+    for (const f of output.files) {
+      const bytes = await this.opts.blobs.put(task.id, f.name, 'data' in f ? { data: f.data } : { path: f.path });
+      files.push({
+        name: f.name, contentType: f.contentType, bytes,
+        ...(f.width !== undefined && { width: f.width }), ...(f.height !== undefined && { height: f.height }),
+        ...(f.duration !== undefined && { duration: f.duration }),
+      });
+    }
+    const result = {
+      files,
+      ...(output.actualDuration !== undefined && { actualDuration: output.actualDuration }),
+      ...(output.upstreamUrls !== undefined && { upstreamUrls: output.upstreamUrls }),
+    };
+    const now = Date.now();
+    const done = completeTask(this.opts.store, task, this.workerId, result, expiryOf(task.family, 'completed', now, this.opts.videosResultTtlHours)!, now);
+    if (done) {
+      log.info({ ms: now - (task.startedAt ?? now) }, 'task completed');
+    } else {
+      // Cancelled, or another worker took over after our lease lapsed: our files are not the result.
+      const current = this.opts.store.get(task.id);
+      if (current?.status !== 'completed') await this.opts.blobs.removeTask(task.id);
+      log.warn({ status: current?.status }, 'finished generation but no longer held the task');
+    }
+  }
+
+  private async handleFailure(provider: Provider, task: TaskRecord, job: ProviderJob, ctx: ProviderContext, err: unknown, log: Logger): Promise<void> {
+    const { store, maxAttempts } = this.opts;
+    const reason = ctx.signal.aborted ? (ctx.signal.reason as StopReason) : undefined;
+    if (reason === 'cancelled') {
+      log.info('task cancelled while running');
+      if (provider.cancel) await provider.cancel(job, ctx).catch((e: unknown) => log.warn({ err: e }, 'provider cancel failed'));
+      return;
+    }
+    if (reason === 'lease-lost') {
+      log.warn('lost the lease; another worker owns the task now');
+      return;
+    }
+    if (reason === 'shutdown') {
+      requeueTask(store, task, this.workerId, Date.now(), true);
+      log.info('returned to the queue on shutdown');
+      return;
+    }
+    const now = Date.now();
+    if (shouldRetry(err, task.attempts, maxAttempts)) {
+      const delay = retryDelayMs(task.attempts);
+      requeueTask(store, task, this.workerId, now + delay);
+      log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
+      return;
+    }
+    const message = failureMessage(err);
+    failTask(store, task, this.workerId, message, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now);
+    log.warn({ error: message }, 'task failed');
+  }
+
+  /** Tasks whose worker stopped renewing (crash, kill -9): back to the queue, or failed when out of attempts. */
+  recoverLapsedLeases(now = Date.now()): number {
+    const { store, maxAttempts } = this.opts;
+    let recovered = 0;
+    for (const task of store.listLapsedLeases(now, 100)) {
+      if (task.attempts >= maxAttempts) {
+        const error = `generation did not finish: the worker running it stopped responding ${task.attempts} time(s); giving up`;
+        if (failLapsedTask(store, task, error, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now)) recovered++;
+      } else if (recoverLapsedTask(store, task, now)) {
+        recovered++;
+      }
+    }
+    if (recovered > 0) {
+      this.opts.log.warn({ recovered }, 'recovered tasks whose worker stopped');
+      this.wake();
+    }
+    return recovered;
+  }
+}

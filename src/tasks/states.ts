@@ -1,0 +1,58 @@
+/**
+ * The only code that changes a task's status. Each change is one conditional update on the store
+ * (`UPDATE ... WHERE status IN (allowed) [AND lease_owner = me]`), so two workers can never both
+ * finish a task, and a late worker cannot overwrite a cancel. Every function returns the updated
+ * task, or undefined when the guard no longer held (someone else got there first).
+ */
+import type { TaskRecord, TaskResult, TaskStore } from '../store/types.js';
+
+/** queued -> processing: the oldest claimable task of these providers, leased to `workerId`. */
+export function claimNextTask(store: TaskStore, providers: readonly string[], workerId: string, leaseMs: number, now = Date.now()): TaskRecord | undefined {
+  return store.claimNext(providers, workerId, now, now + leaseMs);
+}
+
+/** processing -> completed, only by the lease holder. */
+export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now()): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    status: 'completed', progress: 100, result, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+  });
+}
+
+/** processing -> failed, only by the lease holder. */
+export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    status: 'failed', error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+  });
+}
+
+/**
+ * processing -> queued by the lease holder: try again after `runAfter`. A retry after a failure
+ * keeps the attempt it used; a graceful shutdown gives it back (`refundAttempt`).
+ */
+export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, refundAttempt = false): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter,
+    ...(refundAttempt && { attempts: Math.max(0, task.attempts - 1) }),
+  });
+}
+
+/** processing (lease lapsed: its worker died) -> queued, unless the worker renewed meanwhile. */
+export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
+    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: now,
+  });
+}
+
+/** processing (lease lapsed, no attempts left) -> failed. */
+export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
+    status: 'failed', error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+  });
+}
+
+/** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
+export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['queued', 'processing'] }, {
+    status: 'cancelled', error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+  });
+}
