@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import { FsBlobStore } from '../src/media/blob-store.js';
+import { ProviderRegistry } from '../src/providers/registry.js';
+import { createSandboxProvider } from '../src/providers/sandbox/index.js';
+import type { Provider, ProviderJob } from '../src/providers/types.js';
+import { openSqliteStore } from '../src/store/sqlite/open.js';
+import type { Store } from '../src/store/types.js';
+import { TaskRunner } from '../src/tasks/runner.js';
+import { claimNextTask } from '../src/tasks/states.js';
+import { tempDir, waitFor } from './helpers/harness.js';
+import { newTask } from './store-contract.case.js';
+
+const log = createLogger('silent');
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+
+function setup() {
+  const dir = tempDir();
+  const file = path.join(dir, 'mediagate.db');
+  const open = (): Store => { const s = openSqliteStore(file); cleanups.push(() => s.close()); return s; };
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return { dir, open };
+}
+
+/** A provider that records each call and makes a tiny file after `delayMs`, honouring the abort signal. */
+function countingProvider(delayMs = 20) {
+  const calls = new Map<string, number>();
+  const aborted = new Set<string>();
+  const provider: Provider = {
+    id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
+    async submit(job: ProviderJob, ctx) {
+      calls.set(job.taskId, (calls.get(job.taskId) ?? 0) + 1);
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, delayMs);
+        ctx.signal.addEventListener('abort', () => { aborted.add(job.taskId); clearTimeout(t); reject(new Error('aborted')); }, { once: true });
+      });
+      return { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.from('png') }] };
+    },
+  };
+  return { provider, calls, aborted };
+}
+
+function runner(store: Store, dir: string, provider: Provider, over: Partial<ConstructorParameters<typeof TaskRunner>[0]> = {}) {
+  const tmp = path.join(dir, `tmp-${Math.random().toString(36).slice(2)}`);
+  fs.mkdirSync(tmp, { recursive: true });
+  const r = new TaskRunner({
+    store: store.tasks, providers: new ProviderRegistry([provider]), blobs: new FsBlobStore(path.join(dir, 'results')), log,
+    tmpDir: tmp, concurrency: 4, maxAttempts: 3, leaseMs: 30_000, videosResultTtlHours: 24,
+    fetchMedia: async () => Buffer.alloc(0), pollMs: 50, ...over,
+  });
+  cleanups.push(() => r.stop(500));
+  return r;
+}
+
+describe('task engine', () => {
+  it('a task whose worker died (lease lapsed) is finished by another worker', async () => {
+    const { dir, open } = setup();
+    const a = open();
+    const b = open();
+    const task = a.tasks.insert(newTask());
+    // Worker "dead" claims it with a short lease and never renews: as after kill -9.
+    expect(claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200)?.id).toBe(task.id);
+    const { provider, calls } = countingProvider();
+    runner(b, dir, provider, { leaseMs: 600 }).start();
+    const done = await waitFor(() => { const t = b.tasks.get(task.id); return t?.status === 'completed' ? t : undefined; }, 10_000, 'recovery');
+    expect(done.attempts).toBe(2);
+    expect(calls.get(task.id)).toBe(1);
+    expect(fs.existsSync(path.join(dir, 'results', task.id, 'out.png'))).toBe(true);
+  });
+
+  it('a task whose workers keep dying fails with a clear error after the last attempt', async () => {
+    const { dir, open } = setup();
+    const a = open();
+    const task = a.tasks.insert(newTask());
+    claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 100);
+    const { provider, calls } = countingProvider();
+    runner(open(), dir, provider, { maxAttempts: 1, leaseMs: 600 }).start();
+    const done = await waitFor(() => { const t = a.tasks.get(task.id); return t?.status === 'failed' ? t : undefined; }, 10_000, 'failure');
+    expect(done.error).toMatch(/worker running it stopped responding 1 time\(s\); giving up/);
+    expect(calls.size).toBe(0);
+  });
+
+  it('two workers on one database run every task exactly once', async () => {
+    const { dir, open } = setup();
+    const s1 = open();
+    const s2 = open();
+    const ids = Array.from({ length: 40 }, () => s1.tasks.insert(newTask()).id);
+    const p1 = countingProvider(5);
+    const p2 = countingProvider(5);
+    runner(s1, dir, p1.provider).start();
+    runner(s2, dir, p2.provider).start();
+    await waitFor(() => (ids.every((id) => s1.tasks.get(id)?.status === 'completed') ? true : undefined), 15_000, 'all done');
+    for (const id of ids) expect((p1.calls.get(id) ?? 0) + (p2.calls.get(id) ?? 0)).toBe(1);
+    expect(p1.calls.size).toBeGreaterThan(0);
+    expect(p2.calls.size).toBeGreaterThan(0);
+  });
+
+  it('a retryable failure is retried with backoff, then completes', async () => {
+    const { dir, open } = setup();
+    const s = open();
+    const t = s.tasks.insert(newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' } } }));
+    runner(s, dir, createSandboxProvider({ timing: 'instant' })).start();
+    const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
+    expect(done.status).toBe('completed');
+    expect(done.attempts).toBe(2);
+  });
+
+  it('a graceful stop returns a running task to the queue and gives its attempt back', async () => {
+    const { dir, open } = setup();
+    const s = open();
+    const t = s.tasks.insert(newTask());
+    const slow = countingProvider(60_000);
+    const r = runner(s, dir, slow.provider);
+    r.start();
+    await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
+    await r.stop(100);
+    expect(s.tasks.get(t.id)).toMatchObject({ status: 'queued', attempts: 0, leaseOwner: null });
+  });
+
+  it('a worker that lost its lease stops and does not overwrite the new owner', async () => {
+    const { dir, open } = setup();
+    const s = open();
+    const t = s.tasks.insert(newTask());
+    const slow = countingProvider(60_000);
+    runner(s, dir, slow.provider, { leaseMs: 600 }).start();
+    await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
+    // Someone else takes the task over (as after a lapse); the heartbeat notices and aborts.
+    s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'other-worker', leaseExpiresAt: Date.now() + 60_000 });
+    await waitFor(() => (slow.aborted.has(t.id) ? true : undefined), 3000, 'the old worker to abort');
+    expect(s.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'other-worker' });
+  });
+});
