@@ -1,0 +1,392 @@
+/**
+ * The one fetcher for every caller-supplied media URL (SSRF-safe).
+ *
+ * - only http: and https:; every host name is resolved here and every resolved address must be
+ *   public (unless `allowPrivate`);
+ * - the socket connects to exactly the vetted addresses (an undici Agent whose `connect.lookup`
+ *   answers from the vetted set and never asks DNS again), so DNS rebinding has no gap;
+ * - redirects are followed by hand (at most {@link MAX_REDIRECTS}), each hop re-validated;
+ * - connect timeout, total timeout, size cap (Content-Length up front and while streaming), and an
+ *   optional content check. Every failure is an {@link AppError} whose `param` is the request field.
+ */
+import { promises as dns } from 'node:dns';
+import type { TcpNetConnectOpts } from 'node:net';
+import type { Readable } from 'node:stream';
+import { Agent, request } from 'undici';
+import { AppError } from '../errors.js';
+import { classifyAddress, parseHostLiteral } from './address-policy.js';
+
+/** Options of {@link fetchMedia}. */
+export interface FetchMediaOptions {
+  /** The request field the URL came from (`image_urls[2]`): the `param` and message prefix of errors. */
+  field: string;
+  /** Largest accepted body, checked against Content-Length up front and while streaming. */
+  maxBytes: number;
+  /** Lifts ONLY the public-address rule (MEDIAGATE_ALLOW_PRIVATE_URLS=1). */
+  allowPrivate: boolean;
+  /** Bound on the whole fetch, DNS and redirects included; default 15000. */
+  timeoutMs?: number;
+  /** Bound on each TCP/TLS connect; default 5000. */
+  connectTimeoutMs?: number;
+  /**
+   * Content check, called once with the bare lower-case media type (no parameters, '' when absent)
+   * and the first {@link SNIFF_BYTES} bytes (fewer if the body is shorter), as soon as they arrive.
+   * Default: accept anything.
+   */
+  accept?: (contentType: string, firstBytes: Buffer) => boolean;
+  /** Caller cancellation; when it fires, fetchMedia rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** A fetched media file. `finalUrl` is the URL after redirects. */
+export interface FetchedMedia {
+  bytes: Buffer;
+  contentType: string;
+  finalUrl: string;
+}
+
+/** One resolved address, as `dns.promises.lookup(host, { all: true })` returns them. */
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Replaceable collaborators of {@link fetchMediaWith} (tests inject fakes). */
+export interface FetchMediaDeps {
+  /** Resolves a host name to all its addresses; rejects with a DNS error (`code`) when it cannot. */
+  lookup: (hostname: string) => Promise<ResolvedAddress[]>;
+  /** The address rule, consulted unless `allowPrivate`; `hostname` is the name that resolved to it. */
+  isAllowed: (address: string, hostname: string) => boolean;
+}
+
+/** Most redirects followed for one fetch. */
+export const MAX_REDIRECTS = 3;
+/** How many leading bytes `accept` is given. */
+export const SNIFF_BYTES = 512;
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NOT_FOUND_DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA', 'EAI_FAIL']);
+
+const defaultDeps: FetchMediaDeps = {
+  lookup: async (hostname) => dns.lookup(hostname, { all: true, verbatim: true }),
+  isAllowed: (address) => classifyAddress(address) === 'public',
+};
+
+/**
+ * Fetches a caller-supplied media URL under the SSRF and size rules described in this module.
+ * Errors: `invalid_request` (not a URL), `url_not_allowed` (not http(s), or a non-public address
+ * on any hop), `media_fetch_failed` (DNS, network, timeout, non-2xx, redirects, size, `accept`).
+ * If `opts.signal` aborts, rejects with its reason instead.
+ */
+export async function fetchMedia(url: string, opts: FetchMediaOptions): Promise<FetchedMedia> {
+  return fetchMediaWith(url, opts, defaultDeps);
+}
+
+type LookupFn = NonNullable<TcpNetConnectOpts['lookup']>;
+
+/** Per-fetch state shared by the hops. */
+interface Ctx {
+  opts: FetchMediaOptions;
+  deps: FetchMediaDeps;
+  original: string;
+  timeoutSignal: AbortSignal;
+  signal: AbortSignal;
+  /** Vetted addresses per host name: the only answers the connect-time lookup gives. */
+  vetted: Map<string, ResolvedAddress[]>;
+}
+
+/**
+ * {@link fetchMedia} with replaceable DNS lookup and address rule (missing deps use the defaults).
+ * Internal: exported for tests.
+ */
+export async function fetchMediaWith(
+  url: string,
+  opts: FetchMediaOptions,
+  deps: Partial<FetchMediaDeps> = {},
+): Promise<FetchedMedia> {
+  let current: URL;
+  try {
+    current = new URL(url);
+  } catch {
+    throw new AppError('invalid_request', `${opts.field}: is not a valid absolute URL`, { param: opts.field });
+  }
+  checkScheme(current, opts.field, null);
+  opts.signal?.throwIfAborted();
+
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutSignal = AbortSignal.timeout(timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([timeoutSignal, opts.signal]) : timeoutSignal;
+  const ctx: Ctx = {
+    opts,
+    deps: { ...defaultDeps, ...deps },
+    original: describeUrl(current),
+    timeoutSignal,
+    signal,
+    vetted: new Map(),
+  };
+  const agent = new Agent({
+    connect: { timeout: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, lookup: vettedLookup(ctx.vetted) },
+    maxRedirections: 0,
+  });
+  try {
+    for (let hop = 0; ; hop++) {
+      await vetHost(ctx, current, hop);
+      const next = await fetchHop(ctx, agent, current, hop);
+      if (next instanceof URL) {
+        current = next;
+        continue;
+      }
+      return next;
+    }
+  } catch (err) {
+    throw mapError(ctx, current, err);
+  } finally {
+    agent.destroy().catch(() => undefined);
+  }
+}
+
+/** A connect-time lookup that only ever answers with the addresses vetted for that host name. */
+function vettedLookup(vetted: Map<string, ResolvedAddress[]>): LookupFn {
+  return (hostname, options, callback) => {
+    const all = vetted.get(hostname.toLowerCase()) ?? [];
+    const f = options.family;
+    const family = f === 4 || f === 'IPv4' ? 4 : f === 6 || f === 'IPv6' ? 6 : 0;
+    const usable = all.filter((a) => family === 0 || a.family === family);
+    const first = usable[0];
+    if (first === undefined) {
+      const err: NodeJS.ErrnoException = new Error(`no vetted address for ${hostname}`);
+      err.code = 'ENOTFOUND';
+      callback(err, '', 0);
+      return;
+    }
+    if (options.all === true) callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, first.address, first.family);
+  };
+}
+
+/** Refuses anything but http: and https:. `from` is the URL that redirected here, if any. */
+function checkScheme(u: URL, field: string, from: string | null): void {
+  if (u.protocol === 'http:' || u.protocol === 'https:') return;
+  const scheme = u.protocol.replace(/:$/, '');
+  const what = from === null ? `got a ${scheme}: URL` : `${from} redirects to a ${scheme}: URL`;
+  throw new AppError('url_not_allowed', `${field}: only http and https URLs are allowed; ${what}`, { param: field });
+}
+
+/** Resolves the hop's host, applies the address rule, and records the vetted addresses. */
+async function vetHost(ctx: Ctx, u: URL, hop: number): Promise<void> {
+  const { field, allowPrivate } = ctx.opts;
+  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  const literal = parseHostLiteral(u.hostname);
+  let addresses: ResolvedAddress[];
+  if (literal !== null) {
+    addresses = [{ address: literal.address, family: literal.family }];
+  } else {
+    addresses = await abortable(ctx.deps.lookup(host), ctx.signal);
+    if (addresses.length === 0) {
+      throw Object.assign(new Error(`no addresses for ${host}`), { code: 'ENOTFOUND' });
+    }
+  }
+  if (!allowPrivate) {
+    const bad = addresses.find((a) => !ctx.deps.isAllowed(a.address, host));
+    if (bad !== undefined) {
+      const cls = classifyAddress(bad.address);
+      const label = cls === 'public' ? 'disallowed' : cls;
+      const kind = `${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label}`;
+      const subject = hop === 0 ? describeUrl(u) : `${ctx.original} redirects to ${describeUrl(u)}, which`;
+      throw new AppError(
+        'url_not_allowed',
+        `${field}: ${subject} resolves to ${kind} address (${bad.address}); only public addresses are allowed`,
+        { param: field },
+      );
+    }
+  }
+  ctx.vetted.set(host.toLowerCase(), addresses);
+}
+
+/** Performs one request; returns the next URL for a redirect, or the fetched media. */
+async function fetchHop(ctx: Ctx, agent: Agent, u: URL, hop: number): Promise<URL | FetchedMedia> {
+  const res = await request(u, {
+    dispatcher: agent,
+    method: 'GET',
+    signal: ctx.signal,
+    headers: { 'user-agent': 'mediagate-media-fetcher', accept: '*/*', 'accept-encoding': 'identity' },
+  });
+  const { statusCode, headers, body } = res;
+  if (REDIRECT_STATUSES.has(statusCode)) {
+    discard(body);
+    const location = headerValue(headers['location']);
+    if (location === undefined) throw fetchFailed(ctx, u, `HTTP ${statusCode} without a Location header`, false);
+    if (hop >= MAX_REDIRECTS) throw fetchFailed(ctx, u, `more than ${MAX_REDIRECTS} redirects`, false);
+    let next: URL;
+    try {
+      next = new URL(location, u);
+    } catch {
+      throw fetchFailed(ctx, u, `HTTP ${statusCode} redirects to an invalid URL`, false);
+    }
+    checkScheme(next, ctx.opts.field, ctx.original);
+    return next;
+  }
+  if (statusCode < 200 || statusCode > 299) {
+    discard(body);
+    throw fetchFailed(ctx, u, `HTTP ${statusCode}`, statusCode >= 500 || statusCode === 429 || statusCode === 408);
+  }
+  const { maxBytes, field } = ctx.opts;
+  const declared = Number(headerValue(headers['content-length']) ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    discard(body);
+    throw tooLarge(ctx, u, `Content-Length ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
+  }
+  const contentType = (headerValue(headers['content-type']) ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let checked = false;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > maxBytes) throw tooLarge(ctx, u, `more than the limit of ${maxBytes} bytes`);
+    chunks.push(chunk);
+    if (!checked && total >= SNIFF_BYTES) {
+      checked = true;
+      checkAccept(ctx, u, contentType, Buffer.concat(chunks).subarray(0, SNIFF_BYTES));
+    }
+  }
+  const bytes = Buffer.concat(chunks, total);
+  if (bytes.length === 0) {
+    throw new AppError('media_fetch_failed', `${field}: ${where(ctx, u)} returned an empty body`, { param: field });
+  }
+  if (!checked) checkAccept(ctx, u, contentType, bytes);
+  return { bytes, contentType, finalUrl: u.href };
+}
+
+function checkAccept(ctx: Ctx, u: URL, contentType: string, first: Buffer): void {
+  const { accept, field } = ctx.opts;
+  if (accept === undefined || accept(contentType, first)) return;
+  const sniffed = isImageBytes(first);
+  const detail = `Content-Type ${contentType === '' ? '(none)' : contentType}${sniffed ? `, content looks like ${sniffed}` : ''}`;
+  throw new AppError(
+    'media_fetch_failed',
+    `${field}: ${where(ctx, u)} is not an accepted kind of file (${detail})`,
+    { param: field },
+  );
+}
+
+function tooLarge(ctx: Ctx, u: URL, detail: string): AppError {
+  const { field } = ctx.opts;
+  return new AppError('media_fetch_failed', `${field}: ${where(ctx, u)} is too large: ${detail}`, { param: field });
+}
+
+function fetchFailed(ctx: Ctx, u: URL, reason: string, retryable: boolean, cause?: unknown): AppError {
+  const { field } = ctx.opts;
+  return new AppError('media_fetch_failed', `${field}: could not fetch ${where(ctx, u)}: ${reason}`, {
+    param: field,
+    retryable,
+    cause,
+  });
+}
+
+/** The original URL for messages, plus the hop URL when a redirect led elsewhere. */
+function where(ctx: Ctx, u: URL): string {
+  const here = describeUrl(u);
+  return here === ctx.original ? here : `${ctx.original} (redirected to ${here})`;
+}
+
+/** Turns whatever a hop threw into the AppError (or caller abort reason) fetchMedia rejects with. */
+function mapError(ctx: Ctx, u: URL, err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  if (ctx.opts.signal?.aborted === true) return ctx.opts.signal.reason;
+  if (ctx.timeoutSignal.aborted) {
+    const secs = (ctx.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000;
+    return fetchFailed(ctx, u, `timed out after ${secs} s`, true);
+  }
+  const code = errorCode(err);
+  if (code !== undefined && (NOT_FOUND_DNS_CODES.has(code) || code === 'EAI_AGAIN')) {
+    const host = u.hostname;
+    const reason = NOT_FOUND_DNS_CODES.has(code)
+      ? `host name ${host} does not resolve`
+      : `DNS lookup for ${host} failed (${code})`;
+    return fetchFailed(ctx, u, reason, code === 'EAI_AGAIN', err);
+  }
+  return fetchFailed(ctx, u, networkReason(ctx, code), true, err);
+}
+
+function networkReason(ctx: Ctx, code: string | undefined): string {
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `could not connect within ${(ctx.opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000} s`;
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    case undefined:
+      return 'network error';
+    default:
+      if (/CERT|SSL|TLS|SELF_SIGNED|HOSTNAME_MISMATCH/.test(code)) return `TLS error (${code})`;
+      return `network error (${code})`;
+  }
+}
+
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** Drops a response body without reading it (undici emits an abort error on destroy: swallow it). */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Rejects as soon as `signal` aborts (DNS lookups cannot be cancelled). */
+async function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * A URL as shown in error messages: scheme, host, port and path only. Credentials are dropped and
+ * a query string (often a signature) is shown as `?…`; long URLs are shortened.
+ */
+function describeUrl(u: URL): string {
+  const s = `${u.protocol}//${u.host}${u.pathname}${u.search ? '?…' : ''}`;
+  return s.length > 200 ? `${s.slice(0, 199)}…` : s;
+}
+
+const HEIF_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs', 'mif1', 'msf1']);
+const BMP_DIB_SIZES = new Set([12, 40, 52, 56, 64, 108, 124]);
+
+/**
+ * Sniffs an image type from magic bytes: 'image/png', 'image/jpeg', 'image/webp', 'image/gif',
+ * 'image/bmp', 'image/tiff', 'image/heic' (any HEIF still-image brand), or null.
+ */
+export function isImageBytes(b: Buffer): string | null {
+  const ascii = (start: number, end: number): string => b.subarray(start, end).toString('latin1');
+  if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a) return 'image/png';
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
+  if (b.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
+  if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return 'image/gif';
+  if (b.length >= 18 && ascii(0, 2) === 'BM' && BMP_DIB_SIZES.has(b.readUInt32LE(14))) return 'image/bmp';
+  if (b.length >= 4 && (ascii(0, 4) === 'II*\0' || ascii(0, 4) === 'MM\0*')) return 'image/tiff';
+  if (b.length >= 12 && ascii(4, 8) === 'ftyp' && HEIF_BRANDS.has(ascii(8, 12))) return 'image/heic';
+  return null;
+}
