@@ -1,0 +1,44 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(ROOT, 'bin', 'mediagate.js');
+
+/** Builds dist/ if stale (the launcher does it), so process tests start quickly afterwards. */
+export function ensureBuilt(): void {
+  const r = spawnSync(process.execPath, [BIN, 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+}
+
+export function runCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything the process wrote so far. */
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `mediagate serve` on a free port and resolves once it logs that it listens. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const m = /"address":"(http:\/\/[^"]+)"/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]!); }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${out}`)); });
+  });
+  return { child, url, output: () => out, exited };
+}
