@@ -13,7 +13,7 @@ import type { ResultUrlSigner } from './media/signed-url.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
-import { registerPicRoutes } from './routes/pic.js';
+import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
 import type { Store } from './store/types.js';
 import type { TaskRunner } from './tasks/runner.js';
@@ -72,12 +72,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     store: store.tasks,
     providers: deps.providers,
     onSubmitted: () => deps.runner?.wake(),
+    onCancelled: (task) => deps.runner?.abortTask(task.id),
+    videosResultTtlHours: config.videosResultTtlHours,
   });
+  const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   const links = resultLinks(deps.signer, config.videosResultTtlHours);
   await app.register(async (api) => {
     registerAuth(api, store.keys);
-    registerPicRoutes(api, tasks);
-    registerResultRoutes(api, tasks, links, { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix });
+    for (const register of FAMILY_ROUTES) register(api, tasks, paths);
+    registerResultRoutes(api, tasks, links, paths);
   });
   return app;
 }

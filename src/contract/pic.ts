@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { findModel, priceTask } from './catalog.js';
 import { IMAGE_LONG_SIDE, sizeForAspect, type ImageResolution, type OutputSpec } from './output.js';
+import { mediaRefs, refsOf } from './media-refs.js';
 import { MediaUrl, StringEnum } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
@@ -38,6 +39,7 @@ export function planPicTask(body: PicCreateBody): SubmitPlan {
       image_urls: body.image_urls ?? [],
     },
     output,
+    media: mediaRefs({ images: refsOf('image_urls', body.image_urls) }),
     amount: priceTask(model),
   };
 }

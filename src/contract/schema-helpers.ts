@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TString, type TUnsafe } from '@sinclair/typebox';
 
 /** A string enum as a plain JSON Schema `enum` (clear validation errors, typed as the union). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {
@@ -6,7 +6,7 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 }
 
 /** An http(s) URL string (the scheme is checked here; addresses are checked when fetched). */
-export const MediaUrl = (description = 'public http(s) URL'): TSchema =>
+export const MediaUrl = (description = 'public http(s) URL'): TString =>
   Type.String({ pattern: '^[hH][tT][tT][pP][sS]?://[^\\s]+$', maxLength: 4096, description });
 
 /** An integer, or a string of decimal digits (`8` or `"8"`, decisions.md #13). */

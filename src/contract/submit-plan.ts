@@ -1,4 +1,5 @@
 import type { FamilyId } from './catalog.js';
+import type { MediaRefs } from './media-refs.js';
 import type { OutputSpec } from './output.js';
 
 /** What a validated create request becomes: stored as the task's request, run by a provider. */
@@ -11,6 +12,8 @@ export interface SubmitPlan {
   params: Record<string, unknown>;
   /** What must be produced (decisions.md #19). */
   output: OutputSpec;
+  /** Caller media by role (frames, references), with their field names. */
+  media: MediaRefs;
   /** Credits charged. */
   amount: number;
 }

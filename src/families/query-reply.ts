@@ -7,6 +7,9 @@ type QueryShaper = (task: TaskRecord, ctx: ReplyContext) => Record<string, unkno
 /** Query reply shaper per family: any query path answers for any task of the caller (decisions.md #4). */
 const QUERY_REPLIES: Record<string, QueryShaper> = {
   pic: picQueryReply,
+  // clip + reel query replies go here
+  // motion + videos query replies go here
+  // model-center query reply goes here
 };
 
 export function queryReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {

@@ -4,6 +4,7 @@
  * store or the queue; the task runner does that with what they return.
  */
 import type { Logger } from 'pino';
+import type { MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 
 /** What a provider is asked to make. */
@@ -16,6 +17,8 @@ export interface ProviderJob {
   params: Record<string, unknown>;
   /** The media the task must produce. */
   output: OutputSpec;
+  /** Caller media by role (frames, references), with the field names to use in errors. */
+  media: MediaRefs;
   /** 1 on the first try, 2 on the first retry, ... */
   attempt: number;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SandboxTiming } from '../../config.js';
+import type { MediaRef } from '../../contract/media-refs.js';
 import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { renderSandboxImage } from './image.js';
@@ -50,18 +51,23 @@ export function seedOf(job: ProviderJob): string {
   return createHash('sha256').update(JSON.stringify([job.model, job.params, job.output])).digest('hex');
 }
 
+/** Fetches caller media in order; a medium that cannot be had fails the task with its field named. */
+async function fetchAll(refs: readonly MediaRef[], ctx: ProviderContext, fromProgress: number, toProgress: number): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for (const [i, ref] of refs.entries()) {
+    try {
+      out.push(await ctx.fetchMedia(ref.url, ref.field, MAX_REFERENCE_BYTES));
+    } catch (err) {
+      throw new UnrecoverableError(err instanceof Error ? err.message : `${ref.field}: could not be fetched`, { cause: err });
+    }
+    ctx.reportProgress(fromProgress + ((toProgress - fromProgress) * (i + 1)) / refs.length);
+  }
+  return out;
+}
+
 async function renderImageJob(job: ProviderJob, ctx: ProviderContext, prompt: string): Promise<ProviderOutput> {
   if (job.output.kind !== 'image') throw new Error('not an image job');
-  const urls = Array.isArray(job.params.image_urls) ? (job.params.image_urls as string[]) : [];
-  const references: Buffer[] = [];
-  for (const [i, url] of urls.entries()) {
-    try {
-      references.push(await ctx.fetchMedia(url, `image_urls[${i}]`, MAX_REFERENCE_BYTES));
-    } catch (err) {
-      throw new UnrecoverableError(err instanceof Error ? err.message : `image_urls[${i}]: could not be fetched`, { cause: err });
-    }
-    ctx.reportProgress(60 + (20 * (i + 1)) / urls.length);
-  }
+  const references = await fetchAll(job.media.images, ctx, 60, 80);
   const { width, height, format } = job.output;
   let data: Buffer;
   try {
