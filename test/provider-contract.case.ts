@@ -6,6 +6,7 @@ import type { OutputSpec } from '../src/contract/output.js';
 import { createLogger } from '../src/logger.js';
 import type { ProducedFile, Provider, ProviderContext, ProviderJob } from '../src/providers/types.js';
 import { tempDir } from './helpers/harness.js';
+import { probeVideo } from './helpers/probe-video.js';
 
 export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family = 'pic'): ProviderJob {
   return { taskId: `task_contract_${Math.random().toString(36).slice(2)}`, family, form: null, model: 'pic', params, output, media: mediaRefs(), attempt: 1 };
@@ -33,6 +34,18 @@ export function runProviderContract(name: string, make: () => Provider): void {
       const meta = await sharp(await bytesOf(out.files[0]!)).metadata();
       expect([meta.width, meta.height, meta.format]).toEqual([640, 360, 'png']);
       expect(out.files[0]!.contentType).toBe('image/png');
+    });
+
+    it.each([true, false])('makes an H.264 video of the size and length asked for, audio=%s', async (audio) => {
+      const out = await make().submit(jobFor({ kind: 'video', width: 640, height: 360, durationSec: 2, fps: 24, audio }, { prompt: 'clip' }, 'clip'), contextFor());
+      const file = out.files[0]!;
+      expect(file.contentType).toBe('video/mp4');
+      const tmp = `${tempDir('probe-')}/v.mp4`;
+      fs.writeFileSync(tmp, await bytesOf(file));
+      const facts = probeVideo(tmp);
+      expect(facts).toMatchObject({ codec: 'h264', width: 640, height: 360, frames: 48, audio: audio ? 'aac' : null });
+      expect(facts.durationSec).toBeCloseTo(2, 1);
+      expect(out.actualDuration).toBe(2);
     });
 
     it('stops when its signal is aborted', async () => {

@@ -5,6 +5,7 @@ import { ensureApiKey } from '../auth/keys.js';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { FsBlobStore } from '../media/blob-store.js';
+import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { fetchMedia } from '../media/safe-fetch.js';
 import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
 import { ProviderRegistry } from '../providers/registry.js';
@@ -56,6 +57,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
       closing ??= (async () => {
         stopSweeper();
         await Promise.all([app.close(), runner?.stop()]);
+        killAllFfmpeg();
         store.close();
         logger.info('mediagate stopped');
       })();

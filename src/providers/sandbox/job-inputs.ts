@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import type { MediaRef } from '../../contract/media-refs.js';
+import type { ProviderContext, ProviderJob } from '../types.js';
+import { UnrecoverableError } from '../types.js';
+
+/** Media the sandbox accepts per URL (the contract's largest image limit). */
+const MAX_REFERENCE_BYTES = 30 * 1024 * 1024;
+
+/** The prompt text of any family's parameters. */
+export function promptOf(job: ProviderJob): string {
+  const p = job.params;
+  if (typeof p.prompt === 'string') return p.prompt;
+  if (Array.isArray(p.content)) {
+    const text = p.content.find((c: unknown) => (c as { type?: string }).type === 'text') as { text?: string } | undefined;
+    return text?.text ?? '';
+  }
+  return '';
+}
+
+/** A stable seed: the same model and parameters give the same media. */
+export function seedOf(job: ProviderJob): string {
+  return createHash('sha256').update(JSON.stringify([job.model, job.params, job.output])).digest('hex');
+}
+
+/** Fetches caller media in order; a medium that cannot be had fails the task with its field named. */
+export async function fetchAll(refs: readonly MediaRef[], ctx: ProviderContext, fromProgress: number, toProgress: number): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for (const [i, ref] of refs.entries()) {
+    try {
+      out.push(await ctx.fetchMedia(ref.url, ref.field, MAX_REFERENCE_BYTES));
+    } catch (err) {
+      throw new UnrecoverableError(err instanceof Error ? err.message : `${ref.field}: could not be fetched`, { cause: err });
+    }
+    ctx.reportProgress(fromProgress + ((toProgress - fromProgress) * (i + 1)) / refs.length);
+  }
+  return out;
+}
