@@ -79,7 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const links = resultLinks(deps.signer, config.videosResultTtlHours);
   await app.register(async (api) => {
     registerAuth(api, store.keys);
-    for (const register of FAMILY_ROUTES) register(api, tasks, paths);
+    for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);
   });
   return app;

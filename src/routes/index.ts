@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import type { ReplyContext } from '../families/reply-context.js';
 import type { TaskService } from '../tasks/service.js';
 import { registerPicRoutes } from './pic.js';
+import { registerClipRoutes } from './clip.js';
+import { registerReelRoutes } from './reel.js';
+import { registerMotionRoutes } from './motion.js';
+import { registerVideosRoutes } from './videos.js';
+import { registerModelCenterRoutes } from './model-center.js';
 
 /** The three address prefixes (decisions.md #1): `{base_url}`, `{power_base_url}`, `{api_base_url}` paths. */
 export interface RoutePaths {
@@ -9,12 +15,17 @@ export interface RoutePaths {
   apiPrefix: string;
 }
 
-export type FamilyRouteRegistrar = (api: FastifyInstance, tasks: TaskService, paths: RoutePaths) => void;
+/** Registers a family's routes; `links` signs result URLs for query replies. */
+export type FamilyRouteRegistrar = (api: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext) => void;
 
 /** Every family's create (and family-specific) routes, registered inside the authenticated scope. */
 export const FAMILY_ROUTES: readonly FamilyRouteRegistrar[] = [
   registerPicRoutes,
+  registerClipRoutes,
+  registerReelRoutes,
   // clip + reel routes go here
+  registerMotionRoutes, registerVideosRoutes,
   // motion + videos routes go here
+  registerModelCenterRoutes,
   // model-center routes go here
 ];

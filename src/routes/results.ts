@@ -8,15 +8,16 @@ export const TaskIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLen
 
 import type { RoutePaths } from './index.js';
 
-/**
- * Every query path: `{base_url}/v1/result/{id}` and `{power_base_url}/v1/result/{id}`. Any of them
- * answers for any task of the caller, shaped by the family that created it (decisions.md #4).
- */
-export function registerResultRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths): void {
-  const urls = new Set([`${paths.basePrefix}/v1/result/:id`, `${paths.powerPrefix}/v1/result/:id`]);
-  for (const url of urls) {
+/** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (decisions.md #4). */
+export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, summary = 'Query a task'): void {
+  for (const url of new Set(urls)) {
     app.get<{ Params: { id: string } }>(url, {
-      schema: { tags: ['tasks'], summary: 'Query a task', params: TaskIdParams },
+      schema: { tags: ['tasks'], summary, params: TaskIdParams },
     }, async (request) => queryReply(tasks.getOwnedTask(request.apiKey, request.params.id), links));
   }
+}
+
+/** Endpoints 2, 5, 9, 11: `{base_url}/v1/result/{id}` and `{power_base_url}/v1/result/{id}`. */
+export function registerResultRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths): void {
+  registerQueryPaths(app, [`${paths.basePrefix}/v1/result/:id`, `${paths.powerPrefix}/v1/result/:id`], tasks, links);
 }

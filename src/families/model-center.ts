@@ -1,0 +1,45 @@
+import { findModelCenterModel } from '../contract/model-center-catalog.js';
+import type { TaskRecord } from '../store/types.js';
+import { unixSeconds, type ReplyContext } from './reply-context.js';
+
+/** What a Model Center task makes: `image` for the imagegen group, `video` for the rest. */
+export function modelCenterKind(task: TaskRecord): 'image' | 'video' {
+  const known = findModelCenterModel(task.model)?.kind;
+  if (known) return known;
+  const output = (task.request as { output?: { kind?: string } }).output;
+  return output?.kind === 'image' ? 'image' : 'video';
+}
+
+/**
+ * The flat Model Center task object (interface.md, "Model Center response fields"), the same for
+ * create and query: `result_url` and the typed URL (`video_url`, or `image_url` for imagegen
+ * models) and `actualDuration` are null until completed, `error` until failed; `upstream_url`
+ * and `upstream_urls` appear only when the provider gave upstream URLs.
+ */
+export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
+  const kind = modelCenterKind(task);
+  const done = task.status === 'completed';
+  const url = done ? ctx.resultUrl(task, kind) : null;
+  const upstream = done ? task.result?.upstreamUrls : undefined;
+  return {
+    id: task.id,
+    object: kind,
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
+    result_url: url,
+    [kind === 'image' ? 'image_url' : 'video_url']: url,
+    amount: task.amount,
+    actualDuration: done ? task.result?.actualDuration ?? null : null,
+    ...(upstream && upstream.length > 0 && { upstream_url: upstream[0], upstream_urls: upstream }),
+    error: task.status === 'failed' ? task.error : null,
+  };
+}
+
+const NO_LINKS: ReplyContext = { resultUrl: () => null };
+
+/** Create response: the task object of a task that has just been queued. */
+export function modelCenterCreateReply(task: TaskRecord): Record<string, unknown> {
+  return modelCenterReply(task, NO_LINKS);
+}

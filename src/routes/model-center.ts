@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { ModelCenterCreateBody, planModelCenterTask, resolveModelCenterModel } from '../contract/model-center.js';
+import { modelCenterCreateReply } from '../families/model-center.js';
+import type { ReplyContext } from '../families/reply-context.js';
+import type { TaskService } from '../tasks/service.js';
+import type { RoutePaths } from './index.js';
+import { registerQueryPaths } from './results.js';
+
+/**
+ * Endpoints 12 and 13: `POST {base_url}/v2/model-center/tasks` and
+ * `GET {base_url}/v2/model-center/tasks/{id}`. The query answers for any task of the caller,
+ * shaped by its family (decisions.md #4). `model` is resolved before the body schema runs, so a
+ * display name is reported as such (decisions.md #17) whatever else the body holds.
+ */
+export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
+  const base = `${paths.basePrefix}/v2/model-center/tasks`;
+  app.post<{ Body: ModelCenterCreateBody }>(base, {
+    schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody },
+    preValidation: async (request) => {
+      const body = request.body as { model?: unknown } | null;
+      if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);
+    },
+  }, async (request) => modelCenterCreateReply(tasks.submitTask(request.apiKey, planModelCenterTask(request.body))));
+
+  registerQueryPaths(app, [`${base}/:id`], tasks, links, 'Query a Model Center task');
+}

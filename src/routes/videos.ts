@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { planVideosTask, VideosCreateBody } from '../contract/videos.js';
+import { videosCreateReply } from '../families/videos.js';
+import type { TaskService } from '../tasks/service.js';
+import type { RoutePaths } from './index.js';
+
+/**
+ * Endpoint 10: `POST {base_url}/v1/videos/videos`. Every error of this route, schema errors
+ * included, is rendered as `{code, msg, data: null}` (decisions.md #9). Querying is endpoint 11.
+ */
+export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
+  app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {
+    config: { errorStyle: 'videos-create' },
+    schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody },
+  }, async (request) => videosCreateReply(tasks.submitTask(request.apiKey, planVideosTask(request.body))));
+}
