@@ -1,0 +1,57 @@
+// The gateway under benchmark, as a child process of bench/run.js. Starts the compiled gateway
+// (dist/, so run `npm run build` or `node bin/mediagate.js build` first) on 127.0.0.1, port 0, with
+// a fresh temporary data directory, silent logs and a random bootstrap key; creates one task whose
+// id the poll benchmark queries; prints one line `{"port":N,"key":"...","taskId":"..."}` on stdout.
+//
+// MEDIAGATE_WORKERS defaults to 0 here: no in-process worker renders images, so the HTTP path is
+// measured alone (submitted tasks just stay queued). Set BENCH_GATEWAY_WORKERS=1 to override.
+// For a CPU profile start this script with `node --cpu-prof --cpu-prof-dir=DIR` (run.js does so
+// when BENCH_CPU_PROF=1); the profile is written when the process exits after SIGTERM.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServer } from '../dist/main/serve.js';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-bench-'));
+const key = `bench_${randomBytes(24).toString('base64url')}`;
+
+const server = await startServer({
+  ...process.env,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  MEDIAGATE_DATA_DIR: dataDir,
+  MEDIAGATE_LOG_LEVEL: 'silent',
+  MEDIAGATE_WORKERS: process.env.BENCH_GATEWAY_WORKERS ?? '0',
+  MEDIAGATE_SANDBOX_TIMING: 'instant',
+  MEDIAGATE_BOOTSTRAP_KEY: key,
+});
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  server.close()
+    .catch((err) => console.error('gateway-server: close failed', err))
+    .finally(() => {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0); // a normal exit, so --cpu-prof writes its profile
+    });
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+
+try {
+  const res = await fetch(`${server.url}/v1/pic/images`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'pic-2', prompt: 'a red fox', resolution: '2k', size: '16:9' }),
+  });
+  const body = await res.json();
+  if (res.status !== 200 || typeof body.id !== 'string') throw new Error(`task create answered ${res.status}: ${JSON.stringify(body)}`);
+  const port = Number(new URL(server.url).port);
+  process.stdout.write(`${JSON.stringify({ port, key, taskId: body.id, dataDir })}\n`);
+} catch (err) {
+  console.error('gateway-server: setup failed', err);
+  stop();
+}

@@ -1,0 +1,463 @@
+// The benchmark suite (run by hand: `npm run bench`; never part of the tests).
+//
+// In one run it:
+//   1. starts bench/bare-server.js (bare Fastify) and bench/gateway-server.js (the gateway from dist/,
+//      workers off) as child processes, so the load generator (this process) and each server are
+//      separate processes;
+//   2. warms every endpoint up, then drives each with autocannon for BENCH_DURATION seconds at
+//      BENCH_CONNECTIONS connections: GET /bare, GET /v1/result/{id}, POST /bare, POST /v1/pic/images;
+//   3. times the sandbox image renderer directly (dist/providers/sandbox/image.js);
+//   4. prints a markdown table and replaces the `bench:http` section of docs/BENCHMARKS.md.
+//
+// Settings: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 100), BENCH_WARMUP (s, default 3),
+// BENCH_CPU_PROF=1 (gateway child runs with --cpu-prof; the profile goes to BENCH_PROF_DIR, default
+// $TMPDIR/mediagate-bench-profiles; open it in Chrome DevTools or VS Code),
+// BENCH_SKIP_RENDER=1 / BENCH_SKIP_HTTP=1 (leave a part out), BENCH_NO_WRITE=1 (do not touch the docs),
+// BENCH_ONLY=poll,submit (a subset of bareGet,poll,barePost,submit; the docs are then left alone),
+// BENCH_QUIET_WAIT (s, default 60: before each measured run, wait that long at most for other
+// processes on the machine to use less than a quarter core; the report shows what they used anyway).
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(here);
+const DOC = path.join(root, 'docs', 'BENCHMARKS.md');
+const START = '<!-- bench:http:start -->';
+const END = '<!-- bench:http:end -->';
+
+function intEnv(name, fallback, min = 1) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
+  return n;
+}
+
+const DURATION = intEnv('BENCH_DURATION', 10);
+const CONNECTIONS = intEnv('BENCH_CONNECTIONS', 100);
+const WARMUP = intEnv('BENCH_WARMUP', 3, 0);
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const SKIP_RENDER = process.env.BENCH_SKIP_RENDER === '1';
+const SKIP_HTTP = process.env.BENCH_SKIP_HTTP === '1';
+const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
+/** Before each measured run, wait up to this many seconds for other processes to go quiet (0: do not wait). */
+const QUIET_WAIT = intEnv('BENCH_QUIET_WAIT', 60, 0);
+/** Comma-separated subset of bareGet,poll,barePost,submit (for profiling one path); the docs are then left alone. */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+
+/** Cores used by other processes during a run above which the report flags that run as disturbed. */
+const NOISE_CORES = 0.25;
+const TARGETS = { pollRatio: 0.5, submitRatio: 0.25, p99Ms: 10, renderMs: 100 };
+const PIC_BODY = JSON.stringify({ model: 'pic-2', prompt: 'a red fox', resolution: '2k', size: '16:9' });
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+/** Every child started, so they can be killed on any exit path. */
+const children = new Set();
+
+function killChildren(signal = 'SIGTERM') {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try { child.kill(signal); } catch { /* already gone */ }
+    }
+  }
+}
+
+process.on('exit', () => killChildren('SIGKILL'));
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    killChildren('SIGTERM');
+    process.exit(130);
+  });
+}
+
+/** Starts `script` with node and resolves with the JSON object it prints on its first stdout line. */
+function startChild(script, { nodeArgs = [], env = process.env, timeoutMs = 30_000 } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(here, script)], {
+    cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script}: no startup line within ${timeoutMs} ms`)), timeoutMs);
+    const lines = readline.createInterface({ input: child.stdout });
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve({ child, info: JSON.parse(line) });
+      } catch {
+        reject(new Error(`${script}: unexpected startup line ${JSON.stringify(line)}`));
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+/** SIGTERM, then wait (SIGKILL after `graceMs`). */
+function stopChild(child, graceMs = 10_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting (Linux /proc): how much of the machine the server under test, the load generator
+// (this process) and everything else used during a run, in cores. "Everything else" is noise: on a
+// 2-core machine any other busy process directly lowers the measured throughput.
+
+let clockTicks = 100;
+try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { /* default */ }
+
+function procTicks(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14 and 15 of the whole line)
+}
+
+function cpuSnapshot(serverPid) {
+  try {
+    const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = v;
+    return {
+      at: process.hrtime.bigint(),
+      busy: user + nice + system + irq + softirq + steal,
+      server: procTicks(serverPid),
+      self: serverPid === process.pid ? 0 : procTicks(process.pid),
+    };
+  } catch {
+    return undefined; // not Linux
+  }
+}
+
+function cpuDelta(a, b) {
+  if (!a || !b) return undefined;
+  const secs = Number(b.at - a.at) / 1e9;
+  const cores = (ticks) => ticks / clockTicks / secs;
+  const server = cores(b.server - a.server);
+  const loadgen = cores(b.self - a.self);
+  return { secs, server, loadgen, other: Math.max(0, cores(b.busy - a.busy) - server - loadgen) };
+}
+
+/** Busy cores of the whole machine over `ms` (our servers are idle then, so this is other work). */
+async function machineBusy(ms = 1000) {
+  const read = () => {
+    const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = v;
+    return user + nice + system + irq + softirq + steal;
+  };
+  const self0 = procTicks(process.pid);
+  const a = read();
+  await new Promise((r) => setTimeout(r, ms));
+  return Math.max(0, (read() - a - (procTicks(process.pid) - self0)) / clockTicks / (ms / 1000));
+}
+
+/** Waits (up to QUIET_WAIT s) until other processes use less than NOISE_CORES; returns the seconds waited. */
+async function waitForQuiet(label) {
+  if (QUIET_WAIT <= 0) return 0;
+  const start = Date.now();
+  let busy;
+  try { busy = await machineBusy(); } catch { return 0; }
+  let told = false;
+  while (busy >= NOISE_CORES && Date.now() - start < QUIET_WAIT * 1000) {
+    if (!told) { process.stderr.write(`  ${label}: other processes busy (${busy.toFixed(2)} cores); waiting up to ${QUIET_WAIT} s for a quiet machine\n`); told = true; }
+    busy = await machineBusy();
+  }
+  if (busy >= NOISE_CORES) process.stderr.write(`  ${label}: still busy (${busy.toFixed(2)} cores); running anyway\n`);
+  return (Date.now() - start) / 1000;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP load
+
+function cannon(opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: CONNECTIONS, pipelining: 1, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+async function probe(url, init) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  if (res.status < 200 || res.status >= 300) throw new Error(`${init?.method ?? 'GET'} ${url} answered ${res.status}: ${text}`);
+  return Buffer.byteLength(text);
+}
+
+async function httpBenchmarks() {
+  const { child: bareChild, info: bare } = await startChild('bare-server.js');
+  const profDir = process.env.BENCH_PROF_DIR || path.join(os.tmpdir(), 'mediagate-bench-profiles');
+  if (CPU_PROF) fs.mkdirSync(profDir, { recursive: true });
+  const { child: gatewayChild, info: gw } = await startChild('gateway-server.js', {
+    nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+  });
+  const bareUrl = `http://127.0.0.1:${bare.port}`;
+  const gwUrl = `http://127.0.0.1:${gw.port}`;
+  const auth = { authorization: `Bearer ${gw.key}` };
+  const json = { 'content-type': 'application/json' };
+
+  const allCases = [
+    { id: 'bareGet', server: bareChild, name: 'GET /bare (bare Fastify)', url: `${bareUrl}/bare`, method: 'GET', headers: {} },
+    { id: 'poll', server: gatewayChild, name: 'GET /v1/result/{id} (poll)', url: `${gwUrl}/v1/result/${gw.taskId}`, method: 'GET', headers: auth },
+    { id: 'barePost', server: bareChild, name: 'POST /bare (bare Fastify, JSON body)', url: `${bareUrl}/bare`, method: 'POST', headers: json, body: PIC_BODY },
+    { id: 'submit', server: gatewayChild, name: 'POST /v1/pic/images (submit)', url: `${gwUrl}/v1/pic/images`, method: 'POST', headers: { ...auth, ...json }, body: PIC_BODY },
+  ];
+
+  const cases = allCases.filter((c) => !ONLY || ONLY.has(c.id));
+  if (cases.length === 0) throw new Error(`BENCH_ONLY matches none of ${allCases.map((c) => c.id).join(', ')}`);
+
+  // Every endpoint must answer 2xx before any load is applied.
+  for (const c of cases) {
+    c.replyBytes = await probe(c.url, { method: c.method, headers: c.headers, ...(c.body && { body: c.body }) });
+  }
+
+  if (WARMUP > 0) {
+    process.stderr.write(`warm-up: ${WARMUP} s per endpoint\n`);
+    for (const c of cases) {
+      await cannon({ url: c.url, method: c.method, headers: c.headers, body: c.body, duration: WARMUP });
+    }
+  }
+
+  const results = {};
+  for (const c of cases) {
+    process.stderr.write(`${c.name}: ${DURATION} s at ${CONNECTIONS} connections\n`);
+    await waitForQuiet(c.name);
+    const before = cpuSnapshot(c.server.pid);
+    const r = await cannon({ url: c.url, method: c.method, headers: c.headers, body: c.body, duration: DURATION });
+    const cpu = cpuDelta(before, cpuSnapshot(c.server.pid));
+    results[c.id] = {
+      name: c.name,
+      replyBytes: c.replyBytes,
+      rps: r.requests.mean,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      max: r.latency.max,
+      total: r.requests.total,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      non2xx: r.non2xx,
+      cpu,
+      // Server CPU time per answered request: unlike requests/s it barely moves when the load
+      // generator or other processes take CPU away from the server.
+      cpuUsPerReq: cpu && r.requests.total > 0 ? (cpu.server * (Number(cpu.secs) || DURATION) * 1e6) / r.requests.total : undefined,
+    };
+    process.stderr.write(`  ${Math.round(r.requests.mean)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}` +
+      (cpu ? `; CPU cores: server ${cpu.server.toFixed(2)}, load generator ${cpu.loadgen.toFixed(2)}, other processes ${cpu.other.toFixed(2)}; ` +
+        `server CPU ${results[c.id].cpuUsPerReq.toFixed(0)} us/request` : '') + '\n');
+  }
+
+  await Promise.all([...children].map((child) => stopChild(child)));
+  if (CPU_PROF) {
+    const profiles = fs.readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(profDir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    process.stderr.write(`gateway CPU profile: ${profiles[0] ?? '(none written)'} (pid ${gatewayChild.pid})\n`);
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox renderer
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+async function renderBenchmarks() {
+  const { renderSandboxImage } = await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href);
+  const sizes = [
+    { width: 1024, height: 1024, warm: 3, runs: 20 },
+    { width: 2048, height: 1152, warm: 2, runs: 10 },
+    { width: 4096, height: 2304, warm: 1, runs: 5 },
+  ];
+  const out = [];
+  for (const s of sizes) {
+    const spec = { width: s.width, height: s.height, prompt: 'a red fox', seed: 'bench', format: 'png' };
+    let bytes = 0;
+    for (let i = 0; i < s.warm; i++) await renderSandboxImage(spec);
+    await waitForQuiet(`render ${s.width}x${s.height}`);
+    const before = cpuSnapshot(process.pid);
+    const times = [];
+    for (let i = 0; i < s.runs; i++) {
+      const t0 = process.hrtime.bigint();
+      const png = await renderSandboxImage(spec);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      bytes = png.length;
+    }
+    const cpu = cpuDelta(before, cpuSnapshot(process.pid));
+    // Here the "server" is this process (the renderer runs in it), counted once.
+    const other = cpu ? cpu.other : undefined;
+    const row = { ...s, median: median(times), min: Math.min(...times), max: Math.max(...times), bytes, cpu: cpu && cpu.server, other };
+    process.stderr.write(`render ${s.width}x${s.height} png: median ${row.median.toFixed(1)} ms (min ${row.min.toFixed(1)}, max ${row.max.toFixed(1)}, ${s.runs} runs)\n`);
+    out.push(row);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
+const fmtMs = (n) => (n === undefined || n === null ? 'n/a' : Number.isInteger(n) ? `${n}` : n.toFixed(1));
+const verdict = (ok) => (ok ? '**met**' : '**MISSED**');
+
+function machine() {
+  let nproc = String(os.availableParallelism?.() ?? os.cpus().length);
+  try { nproc = execFileSync('nproc', { encoding: 'utf8' }).trim(); } catch { /* keep the os figure */ }
+  return {
+    nproc,
+    node: process.version,
+    cpu: os.cpus()[0]?.model?.trim() ?? 'unknown',
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    loadBefore: os.loadavg()[0].toFixed(2),
+  };
+}
+
+function report(http, render, m) {
+  const lines = [];
+  lines.push(`## HTTP path and sandbox renderer`);
+  lines.push('');
+  lines.push(`Run ${m.date}; \`nproc\` ${m.nproc} (${m.cpu}); Node ${m.node}; autocannon, ${CONNECTIONS} connections, ` +
+    `${DURATION} s per endpoint after a ${WARMUP} s warm-up each; gateway with \`MEDIAGATE_WORKERS=0\` ` +
+    `(no image rendering competes with the HTTP path; submitted tasks stay queued), \`MEDIAGATE_LOG_LEVEL=silent\`, ` +
+    `fresh SQLite data directory. One run; load generator and both servers share the same ${m.nproc}-core machine ` +
+    `(1-minute load average ${m.loadBefore} before the run, ${m.loadAfter} after; other work on the machine shows up as noise).`);
+  lines.push('');
+  if (http) {
+    lines.push('| Endpoint | Reply bytes | Requests/s (mean) | p50 ms | p99 ms | max ms | Requests | Errors | Timeouts | Non-2xx | CPU cores: server / load gen / other | Server CPU µs/request |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const cores = (c) => (c ? `${c.server.toFixed(2)} / ${c.loadgen.toFixed(2)} / ${c.other.toFixed(2)}` : 'n/a');
+    for (const r of Object.values(http)) {
+      lines.push(`| ${r.name} | ${r.replyBytes} | ${fmtInt(r.rps)} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${fmtMs(r.max)} | ${fmtInt(r.total)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${cores(r.cpu)} | ${r.cpuUsPerReq === undefined ? 'n/a' : r.cpuUsPerReq.toFixed(0)} |`);
+    }
+    lines.push('');
+    const noisy = Object.values(http).filter((r) => r.cpu && r.cpu.other >= NOISE_CORES);
+    lines.push(noisy.length === 0
+      ? `Other processes used less than ${NOISE_CORES} core during every HTTP run.`
+      : `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.name} (${r.cpu.other.toFixed(2)})`).join(', ')}; those figures (and ratios built on them) are depressed.`);
+    lines.push('');
+  }
+  if (http?.poll && http.bareGet && http.submit && http.barePost) {
+    const pollRatio = http.poll.rps / http.bareGet.rps;
+    const submitRatio = http.submit.rps / http.barePost.rps;
+    const cpuRatio = (gw, bare) => (gw.cpuUsPerReq && bare.cpuUsPerReq ? `${(bare.cpuUsPerReq / gw.cpuUsPerReq).toFixed(3)}x` : 'n/a');
+    lines.push('| Target | Measured | Result | Cross-check: same ratio from server CPU per request |');
+    lines.push('|---|---:|---|---:|');
+    lines.push(`| poll >= ${TARGETS.pollRatio}x bare GET (requests/s) | ${pollRatio.toFixed(3)}x | ${verdict(pollRatio >= TARGETS.pollRatio)} | ${cpuRatio(http.poll, http.bareGet)} |`);
+    lines.push(`| submit >= ${TARGETS.submitRatio}x bare POST (requests/s) | ${submitRatio.toFixed(3)}x | ${verdict(submitRatio >= TARGETS.submitRatio)} | ${cpuRatio(http.submit, http.barePost)} |`);
+    lines.push(`| poll p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.poll.p99)} ms | ${verdict(http.poll.p99 < TARGETS.p99Ms)} | |`);
+    lines.push(`| submit p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.submit.p99)} ms | ${verdict(http.submit.p99 < TARGETS.p99Ms)} | |`);
+    if (render) {
+      const r1k = render[0];
+      lines.push(`| render 1024x1024 PNG median <= ${TARGETS.renderMs} ms | ${r1k.median.toFixed(1)} ms | ${verdict(r1k.median <= TARGETS.renderMs)} | |`);
+    }
+  }
+  if (http) {
+    const bad = Object.values(http).filter((r) => r.errors || r.timeouts || r.non2xx);
+    lines.push('');
+    lines.push(bad.length === 0 ? 'No errors, timeouts or non-2xx replies in any run.' :
+      `Errors / timeouts / non-2xx in: ${bad.map((r) => r.name).join(', ')}.`);
+    lines.push('');
+    lines.push(`With ${CONNECTIONS} connections always busy, mean latency = ${CONNECTIONS} / throughput (Little's law), so a p99 under ` +
+      `${TARGETS.p99Ms} ms needs a mean well under that, i.e. well over ${fmtInt(CONNECTIONS / (TARGETS.p99Ms / 1000))} requests/s from one process; ` +
+      'compare the bare Fastify rows for what this machine allows at all.');
+    const capped = Object.values(http).filter((r) => r.cpu && r.cpu.loadgen >= 0.9);
+    if (capped.length > 0) {
+      lines.push(`The load generator used 0.9 core or more during: ${capped.map((r) => r.name).join(', ')}; there it may be the limit, not the server.`);
+    }
+    lines.push('');
+  }
+  if (render) {
+    lines.push('Sandbox image renderer, `renderSandboxImage({prompt: "a red fox", seed: "bench", format: "png"})` called directly (in the load-generator process, no HTTP load running):');
+    lines.push('');
+    lines.push('| Size | Runs (after warm-up) | Median ms | Min ms | Max ms | PNG bytes | CPU cores: renderer / other |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|');
+    for (const r of render) {
+      const cores = r.cpu === undefined ? 'n/a' : `${r.cpu.toFixed(2)} / ${r.other.toFixed(2)}`;
+      lines.push(`| ${r.width}x${r.height} | ${r.runs} (${r.warm}) | ${r.median.toFixed(1)} | ${r.min.toFixed(1)} | ${r.max.toFixed(1)} | ${fmtInt(r.bytes)} | ${cores} |`);
+    }
+    const noisy = render.filter((r) => r.other !== undefined && r.other >= NOISE_CORES);
+    if (noisy.length > 0) {
+      lines.push('');
+      lines.push(`**Noise warning:** other processes used ${NOISE_CORES} core or more while rendering ${noisy.map((r) => `${r.width}x${r.height} (${r.other.toFixed(2)})`).join(', ')}; those times are inflated.`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+function writeDoc(section, m) {
+  const block = `${START}\n${section}\n${END}`;
+  let text;
+  if (fs.existsSync(DOC)) {
+    text = fs.readFileSync(DOC, 'utf8');
+    const a = text.indexOf(START);
+    const b = text.indexOf(END);
+    if (a >= 0 && b > a) text = text.slice(0, a) + block + text.slice(b + END.length);
+    else text = `${text.replace(/\s*$/, '')}\n\n${block}\n`;
+  } else {
+    text = [
+      '# Benchmarks',
+      '',
+      'Throughput and latency of the gateway\'s HTTP path against a bare Fastify 5 app doing the same',
+      'kind of request (the ratio is what matters: it shows what auth, validation, SQLite and reply',
+      'shaping cost per request), plus the speed of the sandbox image renderer. Each benchmark writes',
+      'its own marked section below; run them by hand with',
+      '',
+      '```sh',
+      'npm run bench            # builds dist/ if stale, then node bench/run.js',
+      'BENCH_DURATION=20 BENCH_CONNECTIONS=50 npm run bench',
+      '```',
+      '',
+      'They are never part of the test suite. The numbers are from one run on one machine ' +
+      `(\`nproc\` ${m.nproc}, Node ${m.node}, first written ${m.date.slice(0, 10)}) whose ${m.nproc} cores are shared by the`,
+      'load generator (autocannon, one process) and the servers (one process each), so treat them as',
+      'indicative: the ratios to bare Fastify are more stable than the absolute figures. Each run',
+      'records the CPU the server, the load generator and all other processes used (from /proc), and',
+      'the suite waits for other processes to go quiet before each measurement (`BENCH_QUIET_WAIT`).',
+      'The date, machine and Node version of the run are in each section.',
+      '',
+      block,
+      '',
+    ].join('\n');
+  }
+  fs.mkdirSync(path.dirname(DOC), { recursive: true });
+  fs.writeFileSync(DOC, text);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const m = machine();
+  process.stderr.write(`bench: nproc ${m.nproc}, node ${m.node}, ${CONNECTIONS} connections, ${DURATION} s\n`);
+  const http = SKIP_HTTP ? undefined : await httpBenchmarks();
+  const render = SKIP_RENDER ? undefined : await renderBenchmarks();
+  m.loadAfter = os.loadavg()[0].toFixed(2);
+  const section = report(http, render, m);
+  process.stdout.write(`\n${section}\n`);
+  if (!NO_WRITE && !ONLY && http && render) {
+    writeDoc(section, m);
+    process.stderr.write(`wrote ${path.relative(root, DOC)}\n`);
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  console.error('bench failed:', err);
+  process.exitCode = 1;
+} finally {
+  await Promise.all([...children].map((child) => stopChild(child, 3000)));
+  killChildren('SIGKILL');
+}

@@ -1,0 +1,45 @@
+// Sandbox video benchmark: wall time of an 8-second video at 720p, 1080p and 4K (with audio),
+// backdrop rendering included. Writes a marked section of docs/BENCHMARKS.md.
+// Run: node bin/mediagate.js build && node bench/video.js
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderSandboxVideo } from '../dist/providers/sandbox/video.js';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const runs = Number(process.env.BENCH_VIDEO_RUNS ?? 3);
+const sizes = [['720p', 1280, 720], ['1080p', 1920, 1080], ['4K', 3840, 2160]];
+const rows = [];
+for (const [label, width, height] of sizes) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-video-'));
+    const t0 = performance.now();
+    const out = await renderSandboxVideo({ width, height, durationSec: 8, audio: true, prompt: 'a red fox running through snow', seed: `bench-${i}`, workDir });
+    times.push(performance.now() - t0);
+    rows.bytes = fs.statSync(out.path).size;
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+  times.sort((a, b) => a - b);
+  rows.push({ label, width, height, median: times[Math.floor(times.length / 2)], min: times[0], bytes: rows.bytes });
+  console.log(label, times.map((t) => t.toFixed(0)).join(' ms, '), 'ms');
+}
+const target = rows[0].median <= 2500 ? 'met' : 'MISSED';
+const table = [
+  `Sandbox video, 8 s with audio, 24 fps, H.264 ultrafast (median of ${runs} runs, ${os.cpus().length} cores, node ${process.version}, ${new Date().toISOString().slice(0, 10)}):`,
+  '',
+  '| size | median wall | fastest | file |',
+  '|---|---|---|---|',
+  ...rows.map((r) => `| ${r.label} (${r.width}x${r.height}) | ${(r.median / 1000).toFixed(2)} s | ${(r.min / 1000).toFixed(2)} s | ${(r.bytes / 1024).toFixed(0)} KiB |`),
+  '',
+  `Target: 8-second 720p in <= 2.5 s wall: **${target}**.`,
+].join('\n');
+const file = path.join(root, 'docs', 'BENCHMARKS.md');
+const start = '<!-- bench:video:start -->';
+const end = '<!-- bench:video:end -->';
+let doc = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
+const section = `${start}\n## Sandbox video rendering\n\n${table}\n${end}`;
+doc = doc.includes(start) ? doc.replace(new RegExp(`${start}[\\s\\S]*?${end}`), section) : `${doc.trimEnd()}\n\n${section}\n`;
+fs.writeFileSync(file, doc);
+console.log(table);
