@@ -15,7 +15,8 @@
 // BENCH_SKIP_RENDER=1 / BENCH_SKIP_HTTP=1 (leave a part out), BENCH_NO_WRITE=1 (do not touch the docs),
 // BENCH_ONLY=poll,submit (a subset of bareGet,poll,barePost,submit; the docs are then left alone),
 // BENCH_QUIET_WAIT (s, default 60: before each measured run, wait that long at most for other
-// processes on the machine to use less than a quarter core; the report shows what they used anyway).
+// processes on the machine to use less than a quarter core; the report shows what they used anyway),
+// BENCH_GATEWAY_WORKERS=1 (run the gateway with its in-process workers; default 0, see gateway-server.js).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
