@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -31,6 +31,9 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Request ids are `<process boot id>-<counter>`: unique across restarts and nodes, cheap to make. */
+const BOOT_ID = randomBytes(4).toString('hex');
+let requestCount = 0;
 
 /** The HTTP application: plugins and routes, no listen (tests use `app.inject` or listen on port 0). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -38,10 +41,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
-    requestIdHeader: 'x-request-id',
+    requestIdHeader: false, // genReqId reads and checks x-request-id itself
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${BOOT_ID}-${(++requestCount).toString(36)}`;
     },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
@@ -50,8 +53,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 120_000,
   });
   app.removeContentTypeParser('text/plain');
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    done();
   });
   registerErrorHandling(app);
 
@@ -70,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const tasks = new TaskService({
     store: store.tasks,
+    keys: store.keys,
     providers: deps.providers,
     onSubmitted: () => deps.runner?.wake(),
     onCancelled: (task) => deps.runner?.abortTask(task.id),

@@ -26,10 +26,16 @@ describe('authentication (decisions.md #5)', () => {
   it('a revoked key fails at once', async () => {
     const { secret, record } = createApiKey(h.store.keys, 'temp');
     expect((await create({ authorization: `Bearer ${secret}` })).statusCode).toBe(200);
+    const id = body(await create({ authorization: `Bearer ${secret}` })).id as string;
+    const poll = () => h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: { authorization: `Bearer ${secret}` } });
+    expect((await poll()).statusCode).toBe(200);
     expect(h.store.keys.revoke(record.id, Date.now())).toBe(true);
     const res = await create({ authorization: `Bearer ${secret}` });
     expect(res.statusCode).toBe(401);
     expect(body(res).error.code).toBe('invalid_api_key');
+    const polled = await poll();
+    expect(polled.statusCode).toBe(401);
+    expect(body(polled).error.code).toBe('invalid_api_key');
   });
 
   it('keys are stored only as SHA-256 hashes', async () => {

@@ -13,6 +13,6 @@ export function registerClipRoutes(app: FastifyInstance, tasks: TaskService, pat
   for (const url of urls) {
     app.post<{ Body: ClipCreateBody }>(url, {
       schema: { tags: ['clip'], summary: 'Create a clip video task (Form A or B by model)', body: ClipCreateBody },
-    }, async (request) => clipCreateReply(tasks.submitTask(request.apiKey, planClipTask(request.body))));
+    }, async (request) => clipCreateReply(await tasks.submitTask(request.apiKey, planClipTask(request.body))));
   }
 }

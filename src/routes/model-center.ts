@@ -20,7 +20,7 @@ export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskServi
       const body = request.body as { model?: unknown } | null;
       if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);
     },
-  }, async (request) => modelCenterCreateReply(tasks.submitTask(request.apiKey, planModelCenterTask(request.body))));
+  }, async (request) => modelCenterCreateReply(await tasks.submitTask(request.apiKey, planModelCenterTask(request.body))));
 
   registerQueryPaths(app, [`${base}/:id`], tasks, links, 'Query a Model Center task');
 }

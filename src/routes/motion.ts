@@ -17,7 +17,7 @@ const NO_LINKS: ReplyContext = { resultUrl: () => null };
 export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   app.post<{ Body: MotionCreateBody }>(`${paths.powerPrefix}/v1/motion/videos`, {
     schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody },
-  }, async (request) => motionCreateReply(tasks.submitTask(request.apiKey, planMotionTask(request.body))));
+  }, async (request) => motionCreateReply(await tasks.submitTask(request.apiKey, planMotionTask(request.body))));
 
   void app.register(async (scope) => {
     // The cancel call has no body; an empty body sent as application/json is accepted too.

@@ -7,5 +7,5 @@ import type { TaskService } from '../tasks/service.js';
 export function registerPicRoutes(app: FastifyInstance, tasks: TaskService): void {
   app.post<{ Body: PicCreateBody }>('/v1/pic/images', {
     schema: { tags: ['pic'], summary: 'Create an image task', body: PicCreateBody },
-  }, async (request) => picCreateReply(tasks.submitTask(request.apiKey, planPicTask(request.body))));
+  }, async (request) => picCreateReply(await tasks.submitTask(request.apiKey, planPicTask(request.body))));
 }

@@ -16,7 +16,7 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
   for (const url of urls) {
     app.post<{ Body: ReelCreateBody }>(url, {
       schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody },
-    }, async (request) => reelCreateReply(tasks.submitTask(request.apiKey, planReelTask(request.body))));
+    }, async (request) => reelCreateReply(await tasks.submitTask(request.apiKey, planReelTask(request.body))));
   }
   registerReelQueryRoutes(app, tasks, links, paths);
 }

@@ -13,7 +13,8 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
   for (const url of new Set(urls)) {
     app.get<{ Params: { id: string } }>(url, {
       schema: { tags: ['tasks'], summary, params: TaskIdParams },
-    }, async (request) => queryReply(tasks.getOwnedTask(request.apiKey, request.params.id), links));
+      config: { keyCheckedByRoute: true },
+    }, async (request) => queryReply(tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id), links));
   }
 }
 

@@ -75,6 +75,13 @@ export interface TaskGuard {
 
 export interface TaskStore {
   insert(task: NewTask): TaskRecord;
+  /** Inserts several tasks in one transaction (group commit of concurrent submits): all or none. */
+  insertMany(tasks: readonly NewTask[]): TaskRecord[];
+  /**
+   * The task only if the active (not revoked) key with this SHA-256 hash owns it: the poll path's
+   * one query for authentication and lookup together.
+   */
+  getOwnedByKeyHash(id: string, keyHash: string): TaskRecord | undefined;
   get(id: string): TaskRecord | undefined;
   /** The task only if `ownerKeyId` owns it (tenant isolation lives in the query). */
   getOwned(id: string, ownerKeyId: string): TaskRecord | undefined;

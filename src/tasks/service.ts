@@ -1,13 +1,15 @@
 import type { SubmitPlan } from '../contract/submit-plan.js';
+import { invalidKeyError } from '../auth/plugin.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { ApiKeyRecord, TaskRecord, TaskStore } from '../store/types.js';
+import type { ApiKeyRecord, KeyStore, NewTask, TaskRecord, TaskStore } from '../store/types.js';
 import { expiryOf } from './expiry.js';
 import { cancelTask } from './states.js';
 
 export interface TaskServiceDeps {
   store: TaskStore;
+  keys: KeyStore;
   providers: ProviderRegistry;
   /** Told about every new task so a local worker can start on it at once. */
   onSubmitted?: (task: TaskRecord) => void;
@@ -16,13 +18,26 @@ export interface TaskServiceDeps {
   videosResultTtlHours: number;
 }
 
+interface PendingInsert {
+  task: NewTask;
+  resolve: (task: TaskRecord) => void;
+  reject: (err: unknown) => void;
+}
+
 /** What routes do with tasks: submit, look up (tenant-scoped). Status changes live in states.ts. */
 export class TaskService {
+  /** Submits of this event-loop turn, committed together (group commit) before any of them is answered. */
+  private pending: PendingInsert[] = [];
+
   constructor(private readonly deps: TaskServiceDeps) {}
 
-  submitTask(owner: ApiKeyRecord, plan: SubmitPlan): TaskRecord {
+  /**
+   * Stores a new task; resolves once it is committed, so an answered submit is never lost.
+   * Concurrent submits share one transaction: one WAL commit for many tasks.
+   */
+  submitTask(owner: ApiKeyRecord, plan: SubmitPlan): Promise<TaskRecord> {
     const provider = this.deps.providers.routeModel(plan.model, plan.family);
-    const task = this.deps.store.insert({
+    const task: NewTask = {
       id: newTaskId(),
       ownerKeyId: owner.id,
       family: plan.family,
@@ -32,9 +47,36 @@ export class TaskService {
       request: { params: plan.params, output: plan.output, media: plan.media },
       amount: plan.amount,
       createdAt: Date.now(),
+    };
+    return new Promise((resolve, reject) => {
+      this.pending.push({ task, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.commitPending());
     });
-    this.deps.onSubmitted?.(task);
-    return task;
+  }
+
+  private commitPending(): void {
+    const batch = this.pending;
+    this.pending = [];
+    let records: TaskRecord[];
+    try {
+      records = this.deps.store.insertMany(batch.map((p) => p.task));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    batch.forEach((p, i) => p.resolve(records[i]!));
+    this.deps.onSubmitted?.(records[0]!);
+  }
+
+  /**
+   * The poll path: authentication and lookup in one query by the key's hash. On a miss the key is
+   * looked up alone, to answer 401 for a bad key and 404 for a task that is not the caller's.
+   */
+  getTaskForKeyHash(keyHash: string, id: string): TaskRecord {
+    const task = this.deps.store.getOwnedByKeyHash(id, keyHash);
+    if (task) return task;
+    if (!this.deps.keys.findActiveByHash(keyHash)) throw invalidKeyError();
+    throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
   }
 
   /** The caller's task; another key's task is a 404 exactly like an unknown id (decisions.md #6). */

@@ -19,6 +19,14 @@ function toRecord(row: TaskRow): TaskRecord {
   };
 }
 
+/** A new task as the INSERT leaves it (the column defaults), without reading it back. */
+function insertedRecord(task: NewTask): TaskRecord {
+  return {
+    ...task, status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
+    finishedAt: null, attempts: 0, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
+  };
+}
+
 const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
   attempts: 'attempts', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
   finishedAt: 'finished_at', leaseOwner: 'lease_owner', leaseExpiresAt: 'lease_expires_at',
@@ -32,6 +40,8 @@ export class SqliteTaskStore implements TaskStore {
   private readonly insertStmt: Database.Statement;
   private readonly getStmt: Database.Statement;
   private readonly getOwnedStmt: Database.Statement;
+  private readonly getByKeyHashStmt: Database.Statement;
+  private readonly insertBatch: (tasks: readonly NewTask[]) => void;
   private readonly renewStmt: Database.Statement;
   private readonly progressStmt: Database.Statement;
   private readonly lapsedStmt: Database.Statement;
@@ -42,7 +52,14 @@ export class SqliteTaskStore implements TaskStore {
 
   constructor(private readonly db: Database.Database) {
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
-      amount, created_at, updated_at, run_after) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0) RETURNING *`);
+      amount, created_at, updated_at, run_after) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0)`);
+    this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
+      for (const t of tasks) {
+        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt);
+      }
+    });
+    this.getByKeyHashStmt = db.prepare(`SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id
+      WHERE t.id = ? AND k.hash = ? AND k.revoked_at IS NULL`);
     this.getStmt = db.prepare('SELECT * FROM tasks WHERE id = ?');
     this.getOwnedStmt = db.prepare('SELECT * FROM tasks WHERE id = ? AND owner_key_id = ?');
     this.renewStmt = db.prepare(`UPDATE tasks SET lease_expires_at = ?, updated_at = ?
@@ -57,9 +74,17 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   insert(task: NewTask): TaskRecord {
-    const row = this.insertStmt.get(task.id, task.ownerKeyId, task.family, task.form, task.model, task.provider,
-      JSON.stringify(task.request), task.amount, task.createdAt, task.createdAt) as TaskRow;
-    return toRecord(row);
+    return this.insertMany([task])[0]!;
+  }
+
+  insertMany(tasks: readonly NewTask[]): TaskRecord[] {
+    this.insertBatch(tasks);
+    return tasks.map(insertedRecord);
+  }
+
+  getOwnedByKeyHash(id: string, keyHash: string): TaskRecord | undefined {
+    const row = this.getByKeyHashStmt.get(id, keyHash) as TaskRow | undefined;
+    return row && toRecord(row);
   }
 
   get(id: string): TaskRecord | undefined {
