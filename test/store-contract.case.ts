@@ -101,6 +101,31 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
       store.close();
     });
 
+    it('inserts many tasks in one transaction: all or none', async () => {
+      const store = await open();
+      const batch = [newTask(), newTask(), newTask()];
+      const records = store.tasks.insertMany(batch);
+      expect(records.map((r) => r.id)).toEqual(batch.map((t) => t.id));
+      for (const r of records) expect(store.tasks.get(r.id)).toEqual(r);
+      const dup = newTask();
+      expect(() => store.tasks.insertMany([dup, { ...batch[0]! }])).toThrow();
+      expect(store.tasks.get(dup.id)).toBeUndefined();
+      store.close();
+    });
+
+    it('reads a task by the hash of its active owner key only', async () => {
+      const store = await open();
+      store.keys.insert({ id: 'key_a', name: 'a', prefix: 'mg_aaaaa', createdAt: 1, revokedAt: null, hash: 'hash-a' });
+      store.keys.insert({ id: 'key_b', name: 'b', prefix: 'mg_bbbbb', createdAt: 1, revokedAt: null, hash: 'hash-b' });
+      const t = store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      expect(store.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.id).toBe(t.id);
+      expect(store.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();
+      expect(store.tasks.getOwnedByKeyHash('task_missing', 'hash-a')).toBeUndefined();
+      store.keys.revoke('key_a', 2);
+      expect(store.tasks.getOwnedByKeyHash(t.id, 'hash-a')).toBeUndefined();
+      store.close();
+    });
+
     it('keys: active lookup by hash, revoke', async () => {
       const store = await open();
       store.keys.insert({ id: 'key_1', name: 'n', prefix: 'mg_abcde', createdAt: 1, revokedAt: null, hash: 'h1' });

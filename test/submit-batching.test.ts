@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { body } from './helpers/json.js';
+
+let h: Harness;
+beforeAll(async () => { h = await createHarness({ workers: false }); });
+afterAll(async () => { await h.close(); });
+
+const submit = (prompt: string) => h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt } });
+
+describe('group commit of concurrent submits', () => {
+  it('commits a burst in few transactions, and every answered task is stored', async () => {
+    const spy = vi.spyOn(h.store.tasks, 'insertMany');
+    const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => submit(`burst ${i}`)));
+    expect(replies.every((r) => r.statusCode === 200)).toBe(true);
+    const ids = replies.map((r) => body(r).id as string);
+    expect(new Set(ids).size).toBe(60);
+    for (const [i, id] of ids.entries()) expect(h.store.tasks.get(id)?.request).toMatchObject({ params: { prompt: `burst ${i}` } });
+    expect(spy.mock.calls.length).toBeLessThan(60);
+    spy.mockRestore();
+  });
+
+  it('a failed commit answers every request of the batch with a 500 and stores none of them', async () => {
+    const spy = vi.spyOn(h.store.tasks, 'insertMany').mockImplementationOnce(() => { throw new Error('disk full'); });
+    const replies = await Promise.all([submit('a'), submit('b')]);
+    expect(replies.map((r) => r.statusCode)).toEqual([500, 500]);
+    expect(body(replies[0]!).error.code).toBe('internal_error');
+    expect(body(replies[0]!).error.message).not.toContain('disk full');
+    spy.mockRestore();
+    expect((await submit('c')).statusCode).toBe(200);
+  });
+});
