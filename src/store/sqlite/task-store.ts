@@ -8,10 +8,17 @@ interface TaskRow {
   attempts: number; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
 }
 
+/** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
 function toRecord(row: TaskRow): TaskRecord {
+  let request: Record<string, unknown> | undefined;
   return {
     id: row.id, ownerKeyId: row.owner_key_id, family: row.family, form: row.form, model: row.model,
-    provider: row.provider, request: JSON.parse(row.request) as Record<string, unknown>, status: row.status,
+    provider: row.provider,
+    get request(): Record<string, unknown> {
+      request ??= JSON.parse(row.request) as Record<string, unknown>;
+      return request;
+    },
+    status: row.status,
     progress: row.progress, result: row.result === null ? null : JSON.parse(row.result), error: row.error,
     amount: row.amount, createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
     finishedAt: row.finished_at, attempts: row.attempts, leaseOwner: row.lease_owner,
