@@ -30,7 +30,7 @@ describe('result downloads', () => {
 
   it('refuse a tampered URL with 403 result_link_invalid', async () => {
     const { path } = await completedImageUrl();
-    for (const bad of [path.replace(/sig=./, 'sig=Z'), path.replace(/exp=(\d+)/, (_m, e) => `exp=${Number(e) + 1}`), path.replace('image.png', 'image.jpg'), path.split('?')[0]!]) {
+    for (const bad of [path.replace(/sig=./, 'sig=Z'), path.replace(/exp=(\d+)/, (_m, e) => `exp=${Number(e) + 1}`), path.replace(/image\.([0-9a-f]+)\.png/, 'image.$1.jpg'), path.split('?')[0]!]) {
       const res = await h.app.inject({ method: 'GET', url: bad });
       expect(res.statusCode).toBe(403);
       expect(body(res).error.code).toBe('result_link_invalid');

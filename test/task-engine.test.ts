@@ -68,7 +68,9 @@ describe('task engine', () => {
     const done = await waitFor(() => { const t = b.tasks.get(task.id); return t?.status === 'completed' ? t : undefined; }, 10_000, 'recovery');
     expect(done.attempts).toBe(2);
     expect(calls.get(task.id)).toBe(1);
-    expect(fs.existsSync(path.join(dir, 'results', task.id, 'out.png'))).toBe(true);
+    const name = done.result!.files[0]!.name;
+    expect(name).toMatch(/^out\.[0-9a-f]{8}\.png$/);
+    expect(fs.existsSync(path.join(dir, 'results', task.id, name))).toBe(true);
   });
 
   it('a task whose workers keep dying fails with a clear error after the last attempt', async () => {
@@ -131,5 +133,28 @@ describe('task engine', () => {
     s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'other-worker', leaseExpiresAt: Date.now() + 60_000 });
     await waitFor(() => (slow.aborted.has(t.id) ? true : undefined), 3000, 'the old worker to abort');
     expect(s.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'other-worker' });
+  });
+
+  it('a worker that finishes after losing the task leaves the real result untouched and removes its own files', async () => {
+    const { dir, open } = setup();
+    const s = open();
+    const t = s.tasks.insert(newTask());
+    const slow = countingProvider(400);
+    runner(s, dir, slow.provider).start();
+    await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
+    // Another worker takes over and completes first (the heartbeat has not noticed yet).
+    const taken = s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'winner', leaseExpiresAt: Date.now() + 60_000 })!;
+    const winnerFile = path.join(dir, 'results', t.id, 'out.winner.png');
+    fs.mkdirSync(path.dirname(winnerFile), { recursive: true });
+    fs.writeFileSync(winnerFile, 'winner');
+    s.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'winner' }, {
+      status: 'completed', result: { files: [{ name: 'out.winner.png', contentType: 'image/png', bytes: 6 }] }, leaseOwner: null, finishedAt: Date.now(),
+    });
+    expect(taken.leaseOwner).toBe('winner');
+    await waitFor(() => (slow.calls.get(t.id) === 1 ? true : undefined), 3000, 'the late worker to run');
+    await new Promise((r) => setTimeout(r, 700));
+    expect(fs.readdirSync(path.dirname(winnerFile))).toEqual(['out.winner.png']);
+    expect(fs.readFileSync(winnerFile, 'utf8')).toBe('winner');
+    expect(s.tasks.get(t.id)?.result?.files[0]?.name).toBe('out.winner.png');
   });
 });

@@ -34,6 +34,11 @@ export class FsBlobStore {
     return (await fs.promises.stat(target)).size;
   }
 
+  /** Removes one file of a task (missing is fine). */
+  async remove(taskId: string, name: string): Promise<void> {
+    await fs.promises.rm(this.pathOf(taskId, name), { force: true });
+  }
+
   /** Removes every file of a task. */
   async removeTask(taskId: string): Promise<void> {
     if (!SAFE_SEGMENT.test(taskId)) return;

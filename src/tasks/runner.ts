@@ -30,6 +30,12 @@ export interface RunnerOptions {
   pollMs?: number;
 }
 
+/** `video.mp4` -> `video.<token>.mp4`. */
+export function attemptFileName(name: string, token: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? `${name.slice(0, dot)}.${token}${name.slice(dot)}` : `${name}.${token}`;
+}
+
 type StopReason = 'shutdown' | 'lease-lost' | 'cancelled';
 
 interface Running {
@@ -192,12 +198,19 @@ export class TaskRunner {
     }
   }
 
+  /**
+   * Stores what the provider made and completes the task. Each attempt writes its files under
+   * names of its own (`video.<attempt token>.mp4`), so a late worker that lost the task can never
+   * overwrite the files of the attempt that completed it; a refused completion removes its files.
+   */
   private async finish(task: TaskRecord, output: ProviderOutput, log: Logger): Promise<void> {
     const files: ResultFile[] = [];
+    const token = randomBytes(4).toString('hex');
     for (const f of output.files) {
-      const bytes = await this.opts.blobs.put(task.id, f.name, 'data' in f ? { data: f.data } : { path: f.path });
+      const name = attemptFileName(f.name, token);
+      const bytes = await this.opts.blobs.put(task.id, name, 'data' in f ? { data: f.data } : { path: f.path });
       files.push({
-        name: f.name, contentType: f.contentType, bytes,
+        name, contentType: f.contentType, bytes,
         ...(f.width !== undefined && { width: f.width }), ...(f.height !== undefined && { height: f.height }),
         ...(f.duration !== undefined && { duration: f.duration }),
       });
@@ -213,9 +226,8 @@ export class TaskRunner {
       log.info({ ms: now - (task.startedAt ?? now) }, 'task completed');
     } else {
       // Cancelled, or another worker took over after our lease lapsed: our files are not the result.
-      const current = this.opts.store.get(task.id);
-      if (current?.status !== 'completed') await this.opts.blobs.removeTask(task.id);
-      log.warn({ status: current?.status }, 'finished generation but no longer held the task');
+      for (const f of files) await this.opts.blobs.remove(task.id, f.name);
+      log.warn({ status: this.opts.store.get(task.id)?.status }, 'finished generation but no longer held the task');
     }
   }
 
