@@ -126,6 +126,17 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
       store.close();
     });
 
+    it('records chat usage and sums it per key and model', async () => {
+      const store = await open();
+      const row = { keyId: 'key_u', model: 'chat-2.5-flash', requestId: 'r1', promptTokens: 10, completionTokens: 5, createdAt: 1000 };
+      store.usage.recordChatUsage(row);
+      store.usage.recordChatUsage({ ...row, requestId: 'r2', promptTokens: 1, completionTokens: 2, createdAt: 2000 });
+      store.usage.recordChatUsage({ ...row, keyId: 'key_other' });
+      expect(store.usage.chatUsageByKey('key_u')).toEqual([{ model: 'chat-2.5-flash', requests: 2, promptTokens: 11, completionTokens: 7 }]);
+      expect(store.usage.chatUsageByKey('key_u', 1500)).toEqual([{ model: 'chat-2.5-flash', requests: 1, promptTokens: 1, completionTokens: 2 }]);
+      store.close();
+    });
+
     it('keys: active lookup by hash, revoke', async () => {
       const store = await open();
       store.keys.insert({ id: 'key_1', name: 'n', prefix: 'mg_abcde', createdAt: 1, revokedAt: null, hash: 'h1' });

@@ -128,9 +128,26 @@ export interface KeyStore {
   revoke(id: string, now: number): boolean;
 }
 
+/** One chat completion's token usage, billed to the key that asked. */
+export interface ChatUsageRecord {
+  keyId: string;
+  model: string;
+  requestId: string;
+  promptTokens: number;
+  completionTokens: number;
+  createdAt: number;
+}
+
+export interface UsageStore {
+  recordChatUsage(usage: ChatUsageRecord): void;
+  /** Token totals of a key per model, optionally since a time (Unix ms). */
+  chatUsageByKey(keyId: string, since?: number): Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>;
+}
+
 export interface Store {
   tasks: TaskStore;
   keys: KeyStore;
+  usage: UsageStore;
   /** Cheap round trip for /readyz. */
   ping(): void;
   close(): void;

@@ -38,6 +38,18 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX tasks_leases ON tasks (lease_expires_at) WHERE status = 'processing';
   CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
   `,
+  `
+  CREATE TABLE chat_usage (
+    id                INTEGER PRIMARY KEY AUTOINCREMENT,
+    key_id            TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    request_id        TEXT NOT NULL,
+    prompt_tokens     INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created_at        INTEGER NOT NULL
+  );
+  CREATE INDEX chat_usage_key ON chat_usage (key_id, created_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

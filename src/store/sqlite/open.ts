@@ -5,6 +5,7 @@ import type { Store } from '../types.js';
 import { SqliteKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
 import { SqliteTaskStore } from './task-store.js';
+import { SqliteUsageStore } from './usage-store.js';
 
 export interface SqliteOptions {
   /** `full` fsyncs every commit (survives power loss); `normal` (default) survives process crashes. */
@@ -24,6 +25,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
   return {
     tasks: new SqliteTaskStore(db),
     keys: new SqliteKeyStore(db),
+    usage: new SqliteUsageStore(db),
     ping: () => { ping.get(); },
     close: () => { db.close(); },
   };

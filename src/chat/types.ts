@@ -1,0 +1,63 @@
+/**
+ * The chat provider contract (the `chat` family of interface.md): one normalised request in, a
+ * completion or a stream of deltas out. Providers translate and call; the route shapes envelopes
+ * and SSE, records usage and maps errors (AppError codes from src/errors.ts).
+ */
+import type { Logger } from 'pino';
+
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  /** Images and videos alike arrive as `image_url` (interface.md). */
+  | { type: 'image_url'; image_url: { url: string } };
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string | ChatContentPart[];
+}
+
+/** A validated chat request, as every provider receives it. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  top_p?: number;
+  max_completion_tokens?: number;
+  /** Normalised to a list (0-4 sequences). */
+  stop: string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+}
+
+export type FinishReason = 'stop' | 'length';
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  content: string;
+  finishReason: FinishReason;
+  usage: ChatUsage;
+}
+
+export type ChatStreamEvent =
+  | { type: 'delta'; content: string }
+  | { type: 'done'; finishReason: FinishReason; usage: ChatUsage };
+
+export interface ChatContext {
+  /** Aborted when the client goes away or the request times out: stop the upstream call. */
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export interface ChatProvider {
+  id: string;
+  /** The whole reply at once. */
+  complete(request: ChatRequest, ctx: ChatContext): Promise<ChatCompletion>;
+  /** Deltas as they come, then exactly one `done` event. A failure mid-way throws from the iterator. */
+  stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
+}
