@@ -4,6 +4,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import { registerAuth } from './auth/plugin.js';
+import { ChatService } from './chat/service.js';
+import type { ChatProviderRegistry } from './chat/registry.js';
 import type { Config } from './config.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
@@ -11,6 +13,7 @@ import type { FsBlobStore } from './media/blob-store.js';
 import { resultLinks } from './media/result-links.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
 import type { ProviderRegistry } from './providers/registry.js';
+import { registerChatRoutes } from './routes/chat.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
@@ -23,6 +26,8 @@ export interface AppDeps {
   config: Config;
   store: Store;
   providers: ProviderRegistry;
+  /** Chat providers and which one answers each chat model. */
+  chat: ChatProviderRegistry;
   signer: ResultUrlSigner;
   blobs: FsBlobStore;
   logger: Logger;
@@ -46,7 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${BOOT_ID}-${(++requestCount).toString(36)}`;
     },
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
+    ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: true,
     connectionTimeout: 60_000,
@@ -82,10 +87,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   const links = resultLinks(deps.signer, config.videosResultTtlHours);
+  const chat = new ChatService({ registry: deps.chat, usage: store.usage, heartbeatMs: config.chatHeartbeatMs });
   await app.register(async (api) => {
     registerAuth(api, store.keys);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);
+    registerChatRoutes(api, chat);
   });
   return app;
 }

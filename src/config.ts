@@ -32,6 +32,10 @@ export interface Config {
   bodyLimit: number;
   /** Retention of `videos` and Model Center results (decisions.md #20: "24 h unless configured"). */
   videosResultTtlHours: number;
+  /** Generation speed of the sandbox chat provider, tokens per second; 0 = unlimited. */
+  sandboxChatTokensPerSecond: number;
+  /** A `: ping` comment is sent on a chat stream after this long without an event, ms. */
+  chatHeartbeatMs: number;
   /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=relay,*=sandbox`). */
   modelRoutes: Record<string, string>;
 }
@@ -82,6 +86,16 @@ function parseRoutes(raw: string | undefined): Record<string, string> {
   return routes;
 }
 
+function tokensPerSecondSetting(env: Env, name: string, fallback: number): number {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return fallback;
+  if (raw === 'unlimited') return 0;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `must be a number of tokens per second (0 or "unlimited" for no limit), got "${env[name]}"`);
+  const value = Number(raw);
+  if (value > 1_000_000) throw new ConfigError(name, `must be at most 1000000, got ${value}`);
+  return value;
+}
+
 /** Reads and validates every setting once; a bad value throws a ConfigError naming it. */
 export function loadConfig(env: Env = process.env): Config {
   const port = intSetting(env, 'PORT', 8790, 0, 65535);
@@ -130,5 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
     modelRoutes: parseRoutes(env.MEDIAGATE_MODEL_ROUTES),
+    sandboxChatTokensPerSecond: tokensPerSecondSetting(env, 'MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 50),
+    chatHeartbeatMs: intSetting(env, 'MEDIAGATE_CHAT_HEARTBEAT_MS', 15_000, 10, 600_000),
   };
 }

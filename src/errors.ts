@@ -11,6 +11,7 @@ export const ERROR_CATALOG = {
   unknown_model: { status: 400, type: 'invalid_request_error', description: '`model` is not one of the values this endpoint accepts.' },
   exclusive_fields: { status: 400, type: 'invalid_request_error', description: 'Both members of a mutually exclusive pair were sent; the message names both.' },
   url_not_allowed: { status: 400, type: 'invalid_request_error', description: 'A media URL is not http(s), or points at a private, loopback or otherwise non-public address.' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error', description: 'The conversation (plus `max_completion_tokens`) is longer than the model behind this chat model accepts; shorten `messages` or lower `max_completion_tokens`.' },
   media_fetch_failed: { status: 400, type: 'invalid_request_error', description: 'A media URL could not be fetched (unreachable, timed out, HTTP error, too large, or not the expected kind of file).' },
   missing_api_key: { status: 401, type: 'authentication_error', description: 'No `Authorization: Bearer <key>` header was sent.' },
   invalid_api_key: { status: 401, type: 'authentication_error', description: 'The bearer key is unknown or has been revoked.' },

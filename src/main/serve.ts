@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { buildApp } from '../app.js';
 import { ensureApiKey } from '../auth/keys.js';
+import { ChatProviderRegistry } from '../chat/registry.js';
+import { createSandboxChatProvider } from '../chat/sandbox.js';
+import { loadChatUpstreams } from '../chat/upstream-config.js';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { FsBlobStore } from '../media/blob-store.js';
@@ -34,6 +37,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
   fs.rmSync(tmpDir, { recursive: true, force: true });
   fs.mkdirSync(tmpDir, { recursive: true });
   const providers = new ProviderRegistry([createSandboxProvider({ timing: config.sandboxTiming })], config.modelRoutes);
+  const upstreams = loadChatUpstreams(env);
+  const chat = new ChatProviderRegistry([createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond }), ...upstreams.providers], upstreams.routes);
 
   const runner = config.workers
     ? new TaskRunner({
@@ -43,7 +48,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
       fetchMedia: async (url, field, maxBytes) => (await fetchMedia(url, { field, maxBytes, allowPrivate: config.allowPrivateUrls })).bytes,
     })
     : undefined;
-  const app = await buildApp({ config, store, providers, signer, blobs, logger, ...(runner && { runner }) });
+  const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, ...(runner && { runner }) });
   const address = await app.listen({ port: config.port, host: config.host });
   runner?.start();
   const stopSweeper = startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours);

@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { ChatProviderRegistry } from '../../src/chat/registry.js';
+import { createSandboxChatProvider } from '../../src/chat/sandbox.js';
+import type { ChatProvider } from '../../src/chat/types.js';
 import { createApiKey } from '../../src/auth/keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -36,6 +39,9 @@ export interface HarnessOptions {
   /** Run an in-process worker (default true). */
   workers?: boolean;
   providers?: Provider[];
+  /** Chat providers (default: the sandbox at the configured rate, unlimited in tests) and their model routes. */
+  chatProviders?: ChatProvider[];
+  chatRoutes?: Record<string, string>;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -47,7 +53,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const dataDir = tempDir();
   const config = loadConfig({
     MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',
-    MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', ...options.env,
+    MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', ...options.env,
   });
   const logger = createLogger(config.logLevel);
   const store = openSqliteStore(':memory:');
@@ -56,12 +62,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const tmpDir = path.join(dataDir, 'tmp');
   fs.mkdirSync(tmpDir, { recursive: true });
   const providers = new ProviderRegistry(options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })], config.modelRoutes);
+  const chat = new ChatProviderRegistry(options.chatProviders ?? [createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond })], options.chatRoutes);
   const runner = options.workers === false ? undefined : new TaskRunner({
     store: store.tasks, providers, blobs, log: logger, tmpDir, concurrency: config.workerConcurrency,
     maxAttempts: config.maxAttempts, leaseMs: config.leaseMs, videosResultTtlHours: config.videosResultTtlHours,
     fetchMedia: async (url) => Buffer.from(await (await fetch(url)).arrayBuffer()), pollMs: 50,
   });
-  const app = await buildApp({ config, store, providers, signer, blobs, logger, ...(runner && { runner }) });
+  const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, ...(runner && { runner }) });
   runner?.start();
   const key = createApiKey(store.keys, 'alice').secret;
   const otherKey = createApiKey(store.keys, 'bob').secret;

@@ -1,0 +1,236 @@
+// Chat streaming benchmark (run by hand, never part of the tests):
+//   node bin/mediagate.js build && node bench/chat.js
+//
+// In one run it starts bench/fake-openai.js (an OpenAI-compatible upstream streaming
+// BENCH_CHAT_TOKENS tokens at a fixed pace) and bench/gateway-server.js (the compiled gateway, with
+// MEDIAGATE_CHAT_UPSTREAM_* pointing at the fake, workers off, logs silent, temp data dir), each its
+// own process. This process is the client: BENCH_CHAT_REQUESTS streamed completions per target at
+// BENCH_CHAT_CONCURRENCY, straight to the fake and through mediagate, in alternating rounds
+// (BENCH_CHAT_ROUNDS) so drift on the machine hits both alike. Measured per request: time to the
+// first content token (from sending the request) and the time to the last one. BENCH_CHAT_PACES
+// (ms between tokens, default "10,2": 100 tokens/s per stream, a fast real upstream, then 500
+// tokens/s per stream as a stress case) runs the whole comparison once per pace.
+// Targets (issue 4): added TTFT median <= 1 ms; token throughput >= 0.95x direct.
+// Writes the `bench:chat` section of docs/BENCHMARKS.md unless BENCH_NO_WRITE=1.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(here);
+const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number >= 0, got "${raw}"`);
+  return n;
+};
+const REQUESTS = num('BENCH_CHAT_REQUESTS', 200);
+const CONCURRENCY = num('BENCH_CHAT_CONCURRENCY', 10);
+const ROUNDS = num('BENCH_CHAT_ROUNDS', 4);
+const WARMUP = num('BENCH_CHAT_WARMUP', 30);
+const TOKENS = num('BENCH_CHAT_TOKENS', 200);
+const PACES = (process.env.BENCH_CHAT_PACES ?? '10,2').split(',').map((x) => Number(x.trim()));
+if (PACES.some((x) => !Number.isFinite(x) || x < 0) || PACES.length === 0 || PACES.length > 6) throw new Error('BENCH_CHAT_PACES: up to 6 numbers of ms, comma-separated');
+const FIRST_MS = num('BENCH_CHAT_FIRST_MS', 5);
+const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
+const TARGETS = { addedTtftMs: 1, throughputRatio: 0.95 };
+
+const children = new Set();
+process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL'); } catch { /* gone */ } });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+
+function startChild(script, env) {
+  const child = spawn(process.execPath, [path.join(here, script)], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script}: no startup line in 30 s`)), 30_000);
+    readline.createInterface({ input: child.stdout }).once('line', (line) => { clearTimeout(timer); resolve({ child, info: JSON.parse(line) }); });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited early (code ${code})`)); });
+  });
+}
+
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => { clearTimeout(t); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
+const fakeEnv = { ...process.env, BENCH_CHAT_TOKENS: String(TOKENS), BENCH_CHAT_FIRST_MS: String(FIRST_MS) };
+// one chat model per pace; the fake reads the pace from the upstream model name `pace-<ms>`
+const CHAT_MODELS = ['chat-2.5-flash', 'chat-2.5-pro', 'chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-3.1-pro-preview', 'chat-3-pro-preview'];
+const fake = await startChild('fake-openai.js', fakeEnv);
+const upstreamBase = `http://127.0.0.1:${fake.info.port}/v1`;
+const gateway = await startChild('gateway-server.js', {
+  ...process.env,
+  MEDIAGATE_CHAT_UPSTREAM_URL: upstreamBase,
+  MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-bench-not-a-real-key',
+  MEDIAGATE_CHAT_UPSTREAM_MODELS: PACES.map((pace, i) => `${CHAT_MODELS[i]}=pace-${pace}`).join(','),
+  MEDIAGATE_CHAT_CONFIG: '',
+  MEDIAGATE_WORKERS: '0',
+  MEDIAGATE_LOG_LEVEL: 'silent',
+});
+const gatewayBase = `http://127.0.0.1:${gateway.info.port}`;
+
+const agent = new Agent({ connections: CONCURRENCY * 2, pipelining: 1, keepAliveTimeout: 60_000 });
+const messages = [{ role: 'user', content: 'Count from 0 to 199, one number per token.' }];
+const targetsFor = (pace, i) => ({
+  direct: {
+    url: `${upstreamBase}/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' },
+    body: JSON.stringify({ model: `pace-${pace}`, messages, stream: true, stream_options: { include_usage: true } }),
+  },
+  gateway: {
+    url: `${gatewayBase}/v1/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.info.key}` },
+    body: JSON.stringify({ model: CHAT_MODELS[i], messages, stream: true }),
+  },
+});
+const expected = Array.from({ length: TOKENS }, (_, i) => `t${i} `).join('');
+
+/** One streamed completion; times in ms from just before the request is sent. */
+async function one(target) {
+  const t0 = performance.now();
+  const res = await request(target.url, { method: 'POST', headers: target.headers, body: target.body, dispatcher: agent });
+  if (res.statusCode !== 200) throw new Error(`${target.url} answered ${res.statusCode}: ${await res.body.text()}`);
+  let first;
+  let last;
+  let buf = '';
+  let content = '';
+  let sawDone = false;
+  res.body.setEncoding('utf8');
+  for await (const piece of res.body) {
+    buf += piece;
+    let i;
+    while ((i = buf.indexOf('\n\n')) !== -1) {
+      const event = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      for (const line of event.split('\n')) {
+        if (!line.startsWith('data:')) continue;
+        const data = line.slice(5).trim();
+        if (data === '[DONE]') { sawDone = true; continue; }
+        const json = JSON.parse(data);
+        if (json.error) throw new Error(`stream error: ${JSON.stringify(json.error)}`);
+        const c = json.choices?.[0]?.delta?.content;
+        if (typeof c === 'string' && c !== '') {
+          const now = performance.now();
+          first ??= now;
+          last = now;
+          content += c;
+        }
+      }
+    }
+  }
+  if (!sawDone || content !== expected) throw new Error(`incomplete stream from ${target.url} (${content.length} of ${expected.length} chars, [DONE] ${sawDone})`);
+  return { ttft: first - t0, total: last - t0, stream: last - first };
+}
+
+/** `count` requests at `CONCURRENCY`; resolves with per-request results and the wall time. */
+async function phase(target, count) {
+  const results = [];
+  let next = 0;
+  let errors = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+    while (next < count) {
+      next++;
+      try { results.push(await one(target)); } catch (err) { errors++; if (errors <= 3) console.error(String(err)); }
+    }
+  }));
+  return { results, errors, wallMs: performance.now() - t0 };
+}
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+const median = (xs) => quantile([...xs].sort((a, b) => a - b), 0.5);
+
+console.log(`fake upstream ${upstreamBase}, gateway ${gatewayBase}; ${REQUESTS} requests per target, concurrency ${CONCURRENCY}, ${TOKENS} tokens (first after ${FIRST_MS} ms) every ${PACES.join(' / ')} ms, ${ROUNDS} alternating rounds`);
+
+function summary(s) {
+  const ttft = s.results.map((x) => x.ttft).sort((a, b) => a - b);
+  return {
+    n: s.results.length,
+    errors: s.errors,
+    ttftMedian: quantile(ttft, 0.5),
+    ttftP99: quantile(ttft, 0.99),
+    totalMedian: median(s.results.map((x) => x.total)),
+    streamRate: median(s.results.map((x) => (TOKENS - 1) / (x.stream / 1000))),
+    throughput: (s.results.length * TOKENS) / (s.wallMs / 1000),
+  };
+}
+
+const load0 = os.loadavg()[0];
+const runs = [];
+for (const [pi, pace] of PACES.entries()) {
+  const targets = targetsFor(pace, pi);
+  await phase(targets.direct, WARMUP);
+  await phase(targets.gateway, WARMUP);
+  const all = { direct: { results: [], errors: 0, wallMs: 0 }, gateway: { results: [], errors: 0, wallMs: 0 } };
+  const perRound = Math.ceil(REQUESTS / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const name of r % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct']) {
+      const p = await phase(targets[name], perRound);
+      all[name].results.push(...p.results);
+      all[name].errors += p.errors;
+      all[name].wallMs += p.wallMs;
+      console.log(`pace ${pace} ms, round ${r + 1} ${name}: ${p.results.length} ok, ${p.errors} errors, TTFT median ${median(p.results.map((x) => x.ttft)).toFixed(2)} ms, ${(p.results.length * TOKENS / (p.wallMs / 1000)).toFixed(0)} tokens/s`);
+    }
+  }
+  runs.push({ pace, model: CHAT_MODELS[pi], d: summary(all.direct), g: summary(all.gateway) });
+}
+const load1 = os.loadavg()[0];
+await Promise.all([stopChild(gateway.child), stopChild(fake.child)]);
+await agent.close();
+
+const met = (ok) => (ok ? '**met**' : '**MISSED**');
+const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
+const row = (name, s) => `| ${name} | ${s.n} | ${s.errors} | ${s.ttftMedian.toFixed(2)} | ${s.ttftP99.toFixed(2)} | ${s.totalMedian.toFixed(1)} | ${s.streamRate.toFixed(0)} | ${s.throughput.toFixed(0)} |`;
+const lines = [
+  '## Chat streaming through mediagate vs straight to the upstream',
+  '',
+  `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; \`nproc\` ${os.cpus().length} (${cpu}); Node ${process.version}; 1-minute load average ${load0.toFixed(2)} before, ${load1.toFixed(2)} after. ` +
+    `Three processes on this machine: the fake OpenAI-compatible upstream (\`bench/fake-openai.js\`: ${TOKENS} content chunks per reply, the first ${FIRST_MS} ms after the request, then one per pace interval), ` +
+    'the gateway (`bench/gateway-server.js`, `MEDIAGATE_CHAT_UPSTREAM_*` pointing at the fake, workers off, logs silent) and the client (`bench/chat.js`, undici). ' +
+    `Per pace, ${REQUESTS} streamed completions per target at concurrency ${CONCURRENCY}, in ${ROUNDS} alternating rounds after ${WARMUP} warm-up requests each. ` +
+    'TTFT is from sending the request to receiving the first content token; throughput is tokens received per second of wall time over all rounds of a target; per-stream rate is tokens/s from the first to the last token of one reply.',
+  '',
+  '| Pace | Target | Requests | Errors | TTFT median ms | TTFT p99 ms | Last token median ms | Per-stream tokens/s (median) | Throughput tokens/s |',
+  '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+];
+const verdicts = ['', '| Pace | Target | Measured | Result |', '|---|---|---:|---|'];
+for (const r of runs) {
+  const label = `${r.pace} ms/token (${(1000 / r.pace).toFixed(0)} tokens/s per stream)`;
+  lines.push(`| ${label} |${row('direct to the fake upstream', r.d).slice(1)}`);
+  lines.push(`| ${label} |${row(`through mediagate (\`${r.model}\`)`, r.g).slice(1)}`);
+  const added = r.g.ttftMedian - r.d.ttftMedian;
+  const ratio = r.g.throughput / r.d.throughput;
+  verdicts.push(`| ${label} | added TTFT median <= ${TARGETS.addedTtftMs} ms | ${added.toFixed(2)} ms (p99: ${(r.g.ttftP99 - r.d.ttftP99 >= 0 ? '+' : '')}${(r.g.ttftP99 - r.d.ttftP99).toFixed(2)} ms) | ${met(added <= TARGETS.addedTtftMs)} |`);
+  verdicts.push(`| ${label} | token throughput >= ${TARGETS.throughputRatio}x direct | ${ratio.toFixed(3)}x | ${met(ratio >= TARGETS.throughputRatio)} |`);
+}
+const section = [...lines, ...verdicts, '',
+  'The upstream paces the tokens, so throughput mostly shows that the gateway keeps up (each reply takes the upstream\'s time plus what the gateway adds); TTFT shows what one hop through the gateway (auth, validation, the upstream call, SSE writing) costs, on a machine whose cores the three processes share.',
+].join('\n');
+console.log(`\n${section}`);
+const d = { errors: runs.reduce((a, r) => a + r.d.errors, 0) };
+const g = { errors: runs.reduce((a, r) => a + r.g.errors, 0) };
+
+if (!NO_WRITE) {
+  const file = path.join(root, 'docs', 'BENCHMARKS.md');
+  const START = '<!-- bench:chat:start -->';
+  const END = '<!-- bench:chat:end -->';
+  let doc = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
+  const block = `${START}\n${section}\n${END}`;
+  const s = doc.indexOf(START);
+  const e = doc.indexOf(END);
+  doc = s !== -1 && e > s ? doc.slice(0, s) + block + doc.slice(e + END.length) : `${doc.trimEnd()}\n\n${block}\n`;
+  fs.writeFileSync(file, doc);
+  console.log(`\nwrote the bench:chat section of ${path.relative(root, file)}`);
+}
+process.exit(d.errors + g.errors > 0 ? 1 : 0);

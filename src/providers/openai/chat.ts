@@ -1,0 +1,335 @@
+/**
+ * A chat provider backed by any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
+ * llama.cpp server, Ollama, LiteLLM, ...). Decisions: docs/API.md "Chat upstreams" (G50-G59).
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { AppError } from '../../errors.js';
+import type {
+  ChatCompletion, ChatContext, ChatMessage, ChatProvider, ChatRequest, ChatStreamEvent, FinishReason,
+} from '../../chat/types.js';
+import { errorInfoOf, mapHttpError, mapTransportError, quote, type HttpErrorContext } from './errors.js';
+import { SseParser } from './sse-parse.js';
+import { completeUsage, readUsage } from './usage.js';
+
+/** Which field carries `max_completion_tokens` upstream (G52). */
+export type MaxTokensParam = 'max_completion_tokens' | 'max_tokens' | 'both';
+
+export interface OpenAiChatProviderOptions {
+  /** Provider id, `openai:<name>`. */
+  id: string;
+  /** Up to and including the API version, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
+  baseUrl: string;
+  apiKey?: string | undefined;
+  /** Our chat model -> the upstream's model name. */
+  models: Record<string, string>;
+  /** Whole call, headers and body, streaming or not (G53). */
+  timeoutMs: number;
+  /** TCP (+TLS) connect. */
+  connectTimeoutMs: number;
+  /** Streams: longest silence allowed between two pieces of the body (default: timeoutMs). */
+  stallTimeoutMs?: number | undefined;
+  /** Default `max_completion_tokens`. */
+  maxTokensParam?: MaxTokensParam | undefined;
+  /** Where the key comes from, named in the 401/403 message (default "the upstream's apiKey"). */
+  keySetting?: string | undefined;
+  /** A dispatcher to use instead of a private keep-alive Agent (tests). */
+  dispatcher?: Dispatcher | undefined;
+}
+
+export interface OpenAiChatProvider extends ChatProvider {
+  readonly baseUrl: string;
+  /** Closes the provider's pooled upstream connections. */
+  close(): Promise<void>;
+}
+
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** After `[DONE]`, how long the rest of the body (normally nothing) is read before the connection is dropped. */
+const DRAIN_MS = 2000;
+
+/** Our request as the upstream's `/chat/completions` body (G51, G52). */
+export function toUpstreamBody(req: ChatRequest, upstreamModel: string, stream: boolean, maxTokensParam: MaxTokensParam = 'max_completion_tokens'): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: upstreamModel,
+    messages: req.messages.map((m: ChatMessage) => ({
+      role: m.role,
+      content: typeof m.content === 'string'
+        ? m.content
+        : m.content.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.image_url.url } })),
+    })),
+  };
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (req.max_completion_tokens !== undefined) {
+    if (maxTokensParam !== 'max_tokens') body.max_completion_tokens = req.max_completion_tokens;
+    if (maxTokensParam !== 'max_completion_tokens') body.max_tokens = req.max_completion_tokens;
+  }
+  if (req.stop.length > 0) body.stop = req.stop;
+  if (req.presence_penalty !== undefined) body.presence_penalty = req.presence_penalty;
+  if (req.frequency_penalty !== undefined) body.frequency_penalty = req.frequency_penalty;
+  if (stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+/** The upstream's finish_reason in our two values (G54). */
+export function mapFinishReason(value: unknown): FinishReason {
+  return value === 'length' || value === 'max_tokens' ? 'length' : 'stop';
+}
+
+/**
+ * One upstream call's lifetime: an abort controller fed by the caller's signal, the total timer
+ * and (streams) the stall timer. `fail()` records why the call was cut so the catch can say so.
+ */
+class CallGuard {
+  readonly controller = new AbortController();
+  private reason: unknown;
+  private total: NodeJS.Timeout | undefined;
+  private stall: NodeJS.Timeout | undefined;
+  private readonly onCallerAbort: () => void;
+
+  constructor(private readonly ctx: ChatContext, private readonly upstream: string, timeoutMs: number) {
+    this.onCallerAbort = () => this.abort(ctx.signal.reason instanceof Error ? ctx.signal.reason : abortError());
+    if (ctx.signal.aborted) this.onCallerAbort();
+    else ctx.signal.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.total = setTimeout(() => this.abort(new AppError('upstream_timeout', `The chat upstream "${upstream}" did not finish its reply within ${timeoutMs} ms`)), timeoutMs);
+  }
+
+  get signal(): AbortSignal { return this.controller.signal; }
+
+  startStallTimer(ms: number): void {
+    this.stall = setTimeout(() => this.abort(new AppError('upstream_timeout', `The chat upstream "${this.upstream}" sent nothing for ${ms} ms in the middle of a reply`)), ms);
+  }
+
+  /** Something arrived: the stall timer starts over. */
+  alive(): void { this.stall?.refresh(); }
+
+  abort(reason: unknown): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller.abort(reason);
+  }
+
+  /** Why the call was cut (timeout AppError, the caller's reason), or undefined if it was not. */
+  get cut(): unknown { return this.reason; }
+
+  /** The reply is complete: no more timeouts or caller aborts, but stop reading the rest after `ms`. */
+  drain(ms: number): void {
+    this.dispose();
+    this.total = setTimeout(() => this.controller.abort(abortError()), ms);
+  }
+
+  dispose(): void {
+    clearTimeout(this.total);
+    clearTimeout(this.stall);
+    this.ctx.signal.removeEventListener('abort', this.onCallerAbort);
+  }
+}
+
+function abortError(): Error {
+  const e = new Error('The chat request was aborted by the caller');
+  e.name = 'AbortError';
+  return e;
+}
+
+export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): OpenAiChatProvider {
+  const { id, apiKey, models, timeoutMs } = options;
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const url = `${baseUrl}/chat/completions`;
+  const stallTimeoutMs = options.stallTimeoutMs ?? timeoutMs;
+  const maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
+  const ownAgent = options.dispatcher ? undefined : new Agent({
+    connect: { timeout: options.connectTimeoutMs },
+    // our own timers bound the call (CallGuard); undici's would cut long generations
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: 30_000,
+  });
+  const dispatcher: Dispatcher = options.dispatcher ?? ownAgent!;
+  const keySetting = options.keySetting ?? `the apiKey of upstream "${id}"`;
+
+  function upstreamModel(model: string): string {
+    const m = models[model] ?? models['*'];
+    if (m === undefined) throw new AppError('service_unavailable', `The chat upstream "${id}" has no model configured for ${model}`);
+    return m;
+  }
+
+  function errorContext(model: string): HttpErrorContext {
+    return { upstream: id, model, apiKey, keySetting };
+  }
+
+  /** Sends the request; resolves with a 2xx response or throws the mapped error. */
+  async function send(req: ChatRequest, stream: boolean, guard: CallGuard, ctx: ChatContext): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    const body = JSON.stringify(toUpstreamBody(req, upstreamModel(req.model), stream, maxTokensParam));
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, { method: 'POST', headers, body, signal: guard.signal, dispatcher });
+    } catch (err) {
+      throw guard.cut ?? mapTransportError(err, id, 'connect');
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      let text = '';
+      try {
+        text = await readText(res, 64 * 1024);
+      } catch (err) {
+        throw guard.cut ?? mapTransportError(err, id, 'stream');
+      }
+      const error = mapHttpError(res.statusCode, res.headers, text, errorContext(req.model));
+      ctx.log.warn({ upstream: id, model: req.model, upstreamStatus: res.statusCode, code: error.code }, 'chat upstream answered with an error');
+      throw error;
+    }
+    return res;
+  }
+
+  function parseCompletionJson(text: string, model: string): { content: string; finish: unknown; usage: ReturnType<typeof readUsage> } {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new AppError('upstream_error', `The chat upstream "${id}" answered with malformed JSON for ${model}`);
+    }
+    const choice = (json as { choices?: unknown[] } | null)?.choices?.[0] as { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown } | undefined;
+    if (!choice || typeof choice !== 'object' || !choice.message || typeof choice.message !== 'object') {
+      const info = errorInfoOf(json);
+      throw new AppError('upstream_error', `The chat upstream "${id}" answered without a reply${info.message ? `: ${quote(info.message, apiKey)}` : ''}`);
+    }
+    const c = choice.message.content ?? choice.message.refusal ?? '';
+    if (typeof c !== 'string') throw new AppError('upstream_error', `The chat upstream "${id}" answered with a reply that is not text`);
+    return { content: c, finish: choice.finish_reason, usage: readUsage((json as { usage?: unknown }).usage) };
+  }
+
+  async function complete(req: ChatRequest, ctx: ChatContext): Promise<ChatCompletion> {
+    const guard = new CallGuard(ctx, id, timeoutMs);
+    try {
+      const res = await send(req, false, guard, ctx);
+      let text: string;
+      try {
+        text = await readText(res, MAX_JSON_BYTES);
+      } catch (err) {
+        throw guard.cut ?? (err instanceof AppError ? err : mapTransportError(err, id, 'stream'));
+      }
+      const parsed = parseCompletionJson(text, req.model);
+      return { content: parsed.content, finishReason: mapFinishReason(parsed.finish), usage: await completeUsage(parsed.usage, req.messages, parsed.content) };
+    } finally {
+      guard.dispose();
+    }
+  }
+
+  async function* stream(req: ChatRequest, ctx: ChatContext): AsyncGenerator<ChatStreamEvent> {
+    const guard = new CallGuard(ctx, id, timeoutMs);
+    let res: Dispatcher.ResponseData | undefined;
+    let finished = false;
+    try {
+      res = await send(req, true, guard, ctx);
+      const type = String(res.headers['content-type'] ?? '');
+      if (type.includes('application/json')) {
+        // the upstream ignored `stream: true` (G56): one delta with the whole reply
+        const parsed = parseCompletionJson(await readText(res, MAX_JSON_BYTES), req.model);
+        if (parsed.content) yield { type: 'delta', content: parsed.content };
+        finished = true;
+        yield { type: 'done', finishReason: mapFinishReason(parsed.finish), usage: await completeUsage(parsed.usage, req.messages, parsed.content) };
+        return;
+      }
+      guard.startStallTimer(stallTimeoutMs);
+      const parser = new SseParser();
+      let content = '';
+      let finish: unknown;
+      let usage: ReturnType<typeof readUsage>;
+      let sawDone = false;
+      const handle = (data: string, event: string): ChatStreamEvent | undefined => {
+        if (data === '[DONE]') { sawDone = true; return undefined; }
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          throw new AppError('upstream_error', `The chat upstream "${id}" sent a malformed stream chunk in the middle of the reply`, { retryable: true });
+        }
+        const o = json as { error?: unknown; choices?: unknown; usage?: unknown } | null;
+        if (event === 'error' || (o !== null && typeof o === 'object' && o.error !== undefined && o.error !== null)) {
+          const info = errorInfoOf(json);
+          throw new AppError('upstream_error', `The chat upstream "${id}" reported an error in the middle of the reply${info.message ? `: ${quote(info.message, apiKey)}` : ''}`, { retryable: true });
+        }
+        const u = readUsage(o?.usage);
+        if (u) usage = u;
+        const choice = Array.isArray(o?.choices) ? o.choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined : undefined;
+        if (!choice || typeof choice !== 'object') return undefined;
+        if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason;
+        const piece = choice.delta?.content;
+        if (typeof piece === 'string' && piece !== '') {
+          content += piece;
+          return { type: 'delta', content: piece };
+        }
+        return undefined;
+      };
+      const done = async (): Promise<ChatStreamEvent> => {
+        finished = true;
+        guard.drain(DRAIN_MS); // nothing after the reply can time it out or fail it
+        return { type: 'done', finishReason: mapFinishReason(finish), usage: await completeUsage(usage, req.messages, content) };
+      };
+      try {
+        for await (const chunk of res.body) {
+          if (finished) continue; // after [DONE]: read the rest so the connection can be reused
+          guard.alive();
+          for (const ev of parser.push(chunk as Buffer)) {
+            const out = handle(ev.data, ev.event);
+            if (out) yield out;
+            if (sawDone) break;
+          }
+          if (sawDone) yield await done();
+        }
+        if (!finished) {
+          for (const ev of parser.end()) {
+            const out = handle(ev.data, ev.event);
+            if (out) yield out;
+            if (sawDone) break;
+          }
+        }
+      } catch (err) {
+        if (finished) return; // the reply was complete; a hiccup while draining does not matter
+        throw guard.cut ?? (err instanceof AppError ? err : mapTransportError(err, id, 'stream'));
+      }
+      if (finished) return;
+      if (guard.cut) throw guard.cut;
+      // the body ended without [DONE]: complete if the upstream at least gave a finish_reason (G57)
+      if (!sawDone && finish === undefined) {
+        throw new AppError('upstream_error', `The chat upstream "${id}" ended the stream before the reply was complete`, { retryable: true });
+      }
+      yield await done();
+    } catch (err) {
+      throw guard.cut ?? err;
+    } finally {
+      guard.dispose();
+      // the caller stopped early, or a failure: drop the upstream connection at once
+      if (!finished) guard.abort(abortError());
+    }
+  }
+
+  return {
+    id,
+    baseUrl,
+    complete,
+    stream,
+    close: async () => { await ownAgent?.close(); },
+  };
+}
+
+async function readText(res: Dispatcher.ResponseData, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) {
+      res.body.destroy();
+      throw new AppError('upstream_error', `The chat upstream's answer is larger than ${limit} bytes`);
+    }
+    parts.push(b);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
