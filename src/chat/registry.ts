@@ -17,4 +17,9 @@ export class ChatProviderRegistry {
     if (!provider) throw new AppError('service_unavailable', `No chat provider is configured for model ${model}`);
     return provider;
   }
+
+  /** Closes every provider that holds connections (shutdown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.providers.values()].map((p) => p.close?.()));
+  }
 }

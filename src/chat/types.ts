@@ -60,4 +60,6 @@ export interface ChatProvider {
   complete(request: ChatRequest, ctx: ChatContext): Promise<ChatCompletion>;
   /** Deltas as they come, then exactly one `done` event. A failure mid-way throws from the iterator. */
   stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
+  /** Releases pooled connections at shutdown. */
+  close?(): Promise<void>;
 }

@@ -63,6 +63,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
         stopSweeper();
         await Promise.all([app.close(), runner?.stop()]);
         killAllFfmpeg();
+        await chat.close();
         store.close();
         logger.info('mediagate stopped');
       })();

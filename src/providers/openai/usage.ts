@@ -1,42 +1,14 @@
 /**
- * Token counts for upstreams that report no `usage` (some llama.cpp / Ollama builds, streams cut
- * before their usage chunk): counted with gpt-tokenizer's o200k_base encoding (docs/API.md G55).
- * The tokenizer is loaded on first use only, so a gateway whose upstreams report usage never pays
- * for its tables.
+ * Usage for upstreams that report none (some llama.cpp / Ollama builds, streams cut before their
+ * usage chunk): counted the way the gateway counts everywhere (src/chat/tokens.ts; docs/API.md G37, G55).
  */
+import { countPromptTokens, countTextTokens } from '../../chat/tokens.js';
 import type { ChatMessage, ChatUsage } from '../../chat/types.js';
 
-/** Tokens an image part is counted as (OpenAI's price of a low-detail image). */
-export const IMAGE_PART_TOKENS = 85;
-
-type Counter = (text: string) => number;
-let counter: Promise<Counter> | undefined;
-
-function loadCounter(): Promise<Counter> {
-  counter ??= import('gpt-tokenizer').then((m) => (text: string) => (text ? m.countTokens(text) : 0));
-  return counter;
-}
-
-/** OpenAI's chat accounting: 3 tokens per message + role + content, 3 more to prime the reply. */
-export async function countPromptTokens(messages: ChatMessage[]): Promise<number> {
-  const count = await loadCounter();
-  let total = 3;
-  for (const m of messages) {
-    total += 3 + count(m.role);
-    if (typeof m.content === 'string') total += count(m.content);
-    else for (const part of m.content) total += part.type === 'text' ? count(part.text) : IMAGE_PART_TOKENS;
-  }
-  return total;
-}
-
-export async function countCompletionTokens(text: string): Promise<number> {
-  return (await loadCounter())(text);
-}
-
 /** The upstream's usage where it gave one, counted where it did not (field by field). */
-export async function completeUsage(reported: Partial<ChatUsage> | undefined, messages: ChatMessage[], content: string): Promise<ChatUsage> {
-  const prompt = reported?.prompt_tokens ?? await countPromptTokens(messages);
-  const completion = reported?.completion_tokens ?? await countCompletionTokens(content);
+export function completeUsage(reported: Partial<ChatUsage> | undefined, messages: ChatMessage[], content: string): ChatUsage {
+  const prompt = reported?.prompt_tokens ?? countPromptTokens({ messages });
+  const completion = reported?.completion_tokens ?? countTextTokens(content);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
