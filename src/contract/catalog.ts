@@ -74,7 +74,3 @@ export function findModel(id: string): ModelEntry | undefined {
 export function priceTask(model: ModelEntry, seconds = 0): number {
   return model.price.unit === 'second' ? model.price.credits * seconds : model.price.credits;
 }
-
-export function modelsOf(family: FamilyId): string[] {
-  return MODELS.filter((m) => m.family === family).map((m) => m.id);
-}

@@ -7,14 +7,11 @@ import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 import { TaskIdParams } from './results.js';
 
-/** A cancelled task has no result files, so its reply needs no signed links. */
-const NO_LINKS: ReplyContext = { resultUrl: () => null };
-
 /**
  * Endpoint 8: `POST {power_base_url}/v1/motion/videos`; and the cancel action (decisions.md #23):
  * `POST {power_base_url}/v1/motion/videos/{id}/cancel`. Querying is endpoint 9 (routes/results.ts).
  */
-export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
+export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
   app.post<{ Body: MotionCreateBody }>(`${paths.powerPrefix}/v1/motion/videos`, {
     schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody },
   }, async (request) => motionCreateReply(await tasks.submitTask(request.apiKey, planMotionTask(request.body))));
@@ -33,12 +30,6 @@ export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, p
     });
     scope.post<{ Params: { id: string } }>(`${paths.powerPrefix}/v1/motion/videos/:id/cancel`, {
       schema: { tags: ['motion'], summary: 'Cancel a queued or processing motion task', params: TaskIdParams },
-    }, async (request) => {
-      const task = tasks.getOwnedTask(request.apiKey, request.params.id);
-      if (task.family !== 'motion') {
-        throw new AppError('invalid_task_state', `Task ${task.id} is a ${task.family} task; only motion tasks can be cancelled`, { param: 'id' });
-      }
-      return motionQueryReply(tasks.cancelOwnedTask(request.apiKey, task.id), NO_LINKS);
-    });
+    }, async (request) => motionQueryReply(tasks.cancelOwnedTask(request.apiKey, request.params.id, 'motion'), links));
   });
 }

@@ -6,8 +6,6 @@
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
-
 /** One stored output file of a task, under `<dataDir>/results/`. */
 export interface ResultFile {
   /** File name inside the task's result folder, e.g. `image.png`. */

@@ -11,8 +11,8 @@ export interface TaskServiceDeps {
   store: TaskStore;
   keys: KeyStore;
   providers: ProviderRegistry;
-  /** Told about every new task so a local worker can start on it at once. */
-  onSubmitted?: (task: TaskRecord) => void;
+  /** Told about new tasks once they are committed, so a local worker can start on them at once. */
+  onSubmitted?: (tasks: TaskRecord[]) => void;
   /** Told about a cancel so a local worker running the task stops it. */
   onCancelled?: (task: TaskRecord) => void;
   videosResultTtlHours: number;
@@ -65,7 +65,7 @@ export class TaskService {
       return;
     }
     batch.forEach((p, i) => p.resolve(records[i]!));
-    this.deps.onSubmitted?.(records[0]!);
+    this.deps.onSubmitted?.(records);
   }
 
   /**
@@ -89,9 +89,13 @@ export class TaskService {
   /**
    * Cancels a queued or processing task of the caller (decisions.md #23); a finished task is a 409.
    * A worker running it is told to stop; its late result is refused by the conditional update.
+   * With `family`, a task of another family is a 409 (the motion cancel endpoint cancels motion tasks).
    */
-  cancelOwnedTask(owner: ApiKeyRecord, id: string): TaskRecord {
+  cancelOwnedTask(owner: ApiKeyRecord, id: string, family?: string): TaskRecord {
     const task = this.getOwnedTask(owner, id);
+    if (family !== undefined && task.family !== family) {
+      throw new AppError('invalid_task_state', `Task ${task.id} is a ${task.family} task; only ${family} tasks can be cancelled`, { param: 'id' });
+    }
     const now = Date.now();
     const cancelled = cancelTask(this.deps.store, task, expiryOf(task.family, 'cancelled', now, this.deps.videosResultTtlHours), now);
     if (!cancelled) {
