@@ -126,6 +126,25 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
       store.close();
     });
 
+    it('a poll read sees every state change made since the previous one', async () => {
+      const store = await open();
+      store.keys.insert({ id: 'key_a', name: 'a', prefix: 'mg_aaaaa', createdAt: 1, revokedAt: null, hash: 'hash-a' });
+      const t = store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      const poll = () => store.tasks.getOwnedByKeyHash(t.id, 'hash-a');
+      expect(poll()?.status).toBe('queued');
+      const claimed = claimNextTask(store.tasks, ['sandbox'], 'w1', 1000)!;
+      expect(poll()?.status).toBe('processing');
+      store.tasks.setProgress(t.id, 'w1', 40);
+      expect(poll()?.progress).toBe(40);
+      completeTask(store.tasks, claimed, 'w1', { files: [] }, 99);
+      expect(poll()).toMatchObject({ status: 'completed', expiresAt: 99 });
+      store.tasks.clearExpiry(t.id);
+      expect(poll()?.expiresAt).toBeNull();
+      store.tasks.delete(t.id);
+      expect(poll()).toBeUndefined();
+      store.close();
+    });
+
     it('records chat usage and sums it per key and model', async () => {
       const store = await open();
       const row = { keyId: 'key_u', model: 'chat-2.5-flash', requestId: 'r1', promptTokens: 10, completionTokens: 5, createdAt: 1000 };
@@ -140,6 +159,7 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
     it('keys: active lookup by hash, revoke', async () => {
       const store = await open();
       store.keys.insert({ id: 'key_1', name: 'n', prefix: 'mg_abcde', createdAt: 1, revokedAt: null, hash: 'h1' });
+      expect(store.keys.findActiveByHash('h1')?.id).toBe('key_1');
       expect(store.keys.findActiveByHash('h1')?.id).toBe('key_1');
       expect(store.keys.revoke('key_1', 2)).toBe(true);
       expect(store.keys.revoke('key_1', 3)).toBe(false);

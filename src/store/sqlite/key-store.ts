@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
+import type { SqliteReadCache } from './read-cache.js';
 
 interface KeyRow { id: string; name: string; prefix: string; created_at: number; revoked_at: number | null }
 
@@ -11,7 +12,8 @@ export class SqliteKeyStore implements KeyStore {
   private readonly activeByHash: Database.Statement;
   private readonly byHash: Database.Statement;
 
-  constructor(private readonly db: Database.Database) {
+  /** `active` caches `findActiveByHash`; `onRevoked` drops every other read a key's revocation changes. */
+  constructor(private readonly db: Database.Database, private readonly active: SqliteReadCache<ApiKeyRecord>, private readonly onRevoked: () => void) {
     this.activeByHash = db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL');
     this.byHash = db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys WHERE hash = ?');
   }
@@ -22,8 +24,13 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   findActiveByHash(hash: string): ApiKeyRecord | undefined {
+    const hit = this.active.get(hash);
+    if (hit) return hit;
     const row = this.activeByHash.get(hash) as KeyRow | undefined;
-    return row && toRecord(row);
+    if (!row) return undefined;
+    const key = toRecord(row);
+    this.active.set(hash, key);
+    return key;
   }
 
   findByHash(hash: string): ApiKeyRecord | undefined {
@@ -36,6 +43,11 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   revoke(id: string, now: number): boolean {
-    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
+    const revoked = this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
+    if (revoked) {
+      this.active.clear();
+      this.onRevoked();
+    }
+    return revoked;
   }
 }

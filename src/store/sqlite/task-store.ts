@@ -1,5 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { SqliteReadCache } from './read-cache.js';
+
+/** A poll-path read: the task and the hash of the key it was read for. */
+export interface OwnedTaskEntry { keyHash: string; task: TaskRecord }
 
 interface TaskRow {
   id: string; owner_key_id: string; family: string; form: string | null; model: string; provider: string;
@@ -29,7 +33,9 @@ function toRecord(row: TaskRow): TaskRecord {
 /** A new task as the INSERT leaves it (the column defaults), without reading it back. */
 function insertedRecord(task: NewTask): TaskRecord {
   return {
-    ...task, status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
+    id: task.id, ownerKeyId: task.ownerKeyId, family: task.family, form: task.form, model: task.model,
+    provider: task.provider, request: task.request, amount: task.amount, createdAt: task.createdAt,
+    status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
     finishedAt: null, attempts: 0, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
   };
 }
@@ -57,7 +63,8 @@ export class SqliteTaskStore implements TaskStore {
   private readonly updateCache = new Map<string, Database.Statement>();
   private readonly claimCache = new Map<number, Database.Statement>();
 
-  constructor(private readonly db: Database.Database) {
+  /** `polls` caches `getOwnedByKeyHash`; every write below drops the task it touched. */
+  constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
       amount, created_at, updated_at, run_after) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0)`);
     this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
@@ -90,8 +97,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   getOwnedByKeyHash(id: string, keyHash: string): TaskRecord | undefined {
+    const hit = this.polls.get(id);
+    if (hit?.keyHash === keyHash) return hit.task;
     const row = this.getByKeyHashStmt.get(id, keyHash) as TaskRow | undefined;
-    return row && toRecord(row);
+    if (!row) return undefined;
+    const task = toRecord(row);
+    this.polls.set(id, { keyHash, task });
+    return task;
   }
 
   get(id: string): TaskRecord | undefined {
@@ -120,6 +132,7 @@ export class SqliteTaskStore implements TaskStore {
     const params = [...values, Date.now(), id, ...guard.statusIn];
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
+    this.polls.forget(id);
     const row = stmt.get(...params) as TaskRow | undefined;
     return row && toRecord(row);
   }
@@ -137,14 +150,18 @@ export class SqliteTaskStore implements TaskStore {
       this.claimCache.set(providers.length, stmt);
     }
     const row = stmt.get(workerId, leaseUntil, now, now, ...providers, now) as TaskRow | undefined;
-    return row && toRecord(row);
+    if (!row) return undefined;
+    this.polls.forget(row.id);
+    return toRecord(row);
   }
 
   renewLease(id: string, workerId: string, leaseUntil: number): boolean {
+    this.polls.forget(id);
     return this.renewStmt.run(leaseUntil, Date.now(), id, workerId).changes === 1;
   }
 
   setProgress(id: string, workerId: string, progress: number): boolean {
+    this.polls.forget(id);
     return this.progressStmt.run(progress, Date.now(), id, workerId).changes === 1;
   }
 
@@ -164,10 +181,12 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   clearExpiry(id: string): void {
+    this.polls.forget(id);
     this.db.prepare('UPDATE tasks SET expires_at = NULL WHERE id = ?').run(id);
   }
 
   delete(id: string): boolean {
+    this.polls.forget(id);
     return this.deleteStmt.run(id).changes === 1;
   }
 
