@@ -9,7 +9,6 @@
  *   ends the stream with `data: {"error": {...}}` and no `[DONE]` (G40).
  * - A client that goes away aborts the provider (ctx.signal).
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
@@ -17,12 +16,13 @@ import { toAppError } from '../http/error-handler.js';
 import type { UsageStore } from '../store/types.js';
 import type { ChatProviderRegistry } from './registry.js';
 import { SseWriter } from './sse.js';
+import { randomToken } from '../ids.js';
 import { countPromptTokens, countTextTokens } from './tokens.js';
 import type { ChatContext, ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from './types.js';
 
 /** `chatcmpl-` + 128 random bits, URL-safe. */
 export function newChatCompletionId(): string {
-  return `chatcmpl-${randomBytes(16).toString('base64url')}`;
+  return `chatcmpl-${randomToken(16)}`;
 }
 
 export interface ChatSuccessEnvelope {
