@@ -29,7 +29,10 @@ export async function startServer(env: Record<string, string | undefined> = proc
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const store = openSqliteStore(path.join(config.dataDir, 'mediagate.db'), { synchronous: env.MEDIAGATE_SQLITE_SYNC === 'full' ? 'full' : 'normal' });
+  const store = openSqliteStore(path.join(config.dataDir, 'mediagate.db'), {
+    synchronous: env.MEDIAGATE_SQLITE_SYNC === 'full' ? 'full' : 'normal',
+    backgroundCheckpoint: { intervalMs: 500, logger: logger.child({ component: 'sqlite' }) },
+  });
   if (config.bootstrapKey) ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const blobs = new FsBlobStore(path.join(config.dataDir, 'results'));

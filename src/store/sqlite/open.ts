@@ -1,16 +1,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import type { Logger } from 'pino';
 import type { Store } from '../types.js';
+import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
 import { SqliteKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
-import { SqliteTaskStore } from './task-store.js';
+import { SqliteReadCache } from './read-cache.js';
+import { SqliteTaskStore, type OwnedTaskEntry } from './task-store.js';
 import { SqliteUsageStore } from './usage-store.js';
 
 export interface SqliteOptions {
   /** `full` fsyncs every commit (survives power loss); `normal` (default) survives process crashes. */
   synchronous?: 'normal' | 'full';
+  /**
+   * Run WAL checkpoints on a worker thread instead of inside commits (see checkpointer.ts); for
+   * the long-running server. Short-lived users (the CLI, tests) keep SQLite's automatic checkpoint.
+   */
+  backgroundCheckpoint?: { intervalMs: number; logger?: Logger };
 }
+
+const AUTO_CHECKPOINT_PAGES = 1000; // SQLite's default
 
 /** Opens (creating and migrating as needed) the embedded store at `<dataDir>/mediagate.db`; `:memory:` for tests. */
 export function openSqliteStore(file: string, options: SqliteOptions = {}): Store {
@@ -21,12 +31,23 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db);
+  let checkpointer: BackgroundCheckpointer | undefined;
+  if (options.backgroundCheckpoint && file !== ':memory:') {
+    db.pragma('wal_autocheckpoint = 0');
+    checkpointer = startBackgroundCheckpointer(file, options.backgroundCheckpoint.intervalMs, () => {
+      if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+    }, options.backgroundCheckpoint.logger);
+  }
   const ping = db.prepare('SELECT 1');
+  const polls = new SqliteReadCache<OwnedTaskEntry>(db);
   return {
-    tasks: new SqliteTaskStore(db),
-    keys: new SqliteKeyStore(db),
+    tasks: new SqliteTaskStore(db, polls),
+    keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
     usage: new SqliteUsageStore(db),
     ping: () => { ping.get(); },
-    close: () => { db.close(); },
+    close: () => {
+      checkpointer?.stop();
+      db.close();
+    },
   };
 }
