@@ -115,7 +115,10 @@ export class ChatService {
 
     let text = '';
     try {
-      await sse.send(chunk({ role: 'assistant', content: '' }, null));
+      // the role chunk leaves with the first content (one segment); if the provider has not
+      // answered within a heartbeat, the headers go now with a ping
+      sse.hold(chunk({ role: 'assistant', content: '' }, null));
+      if (first === undefined) await sse.ping();
       let result = first ?? await pending;
       for (;;) {
         if (result.done) throw new AppError('upstream_error', 'The model provider ended the stream without finishing the reply');

@@ -1,6 +1,8 @@
 /**
  * A server-sent-events writer on a raw Node response: data-only events written (and so flushed) at
- * once, backpressure respected, `: ping` comments while nothing else is written.
+ * once, backpressure respected, `: ping` comments while nothing else is written. The status line
+ * and headers leave with the first write, and events can be held for the next one (`hold`), so the
+ * first content token reaches the client in one TCP segment with everything before it.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -14,18 +16,20 @@ export const SSE_HEADERS = {
 export class SseWriter {
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Events held for the next write. */
+  private held = '';
 
   /**
-   * Sends the status line and headers at once (`extraHeaders` e.g. x-request-id) and starts the
-   * heartbeat: a `: ping` comment whenever `heartbeatMs` pass without another write.
+   * Sets the status line and headers (`extraHeaders` e.g. x-request-id; they are sent with the
+   * first write) and starts the heartbeat: a `: ping` comment whenever `heartbeatMs` pass without
+   * another write.
    */
   constructor(private readonly res: ServerResponse, heartbeatMs: number, extraHeaders: Record<string, string | number | string[]> = {}) {
     if (typeof res.socket?.setNoDelay === 'function') res.socket.setNoDelay(true);
     res.writeHead(200, { ...extraHeaders, ...SSE_HEADERS });
-    res.flushHeaders();
     res.once('close', () => this.stop());
     if (heartbeatMs > 0) {
-      this.heartbeat = setInterval(() => { if (!this.closed && !res.writableNeedDrain) res.write(': ping\n\n'); }, heartbeatMs);
+      this.heartbeat = setInterval(() => { if (!this.closed && !res.writableNeedDrain) void this.ping(); }, heartbeatMs);
       this.heartbeat.unref();
     }
   }
@@ -40,6 +44,16 @@ export class SseWriter {
     await this.write(`data: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** One `data: <json>` event, written with the next write (send, ping, done). */
+  hold(data: unknown): void {
+    this.held += `data: ${JSON.stringify(data)}\n\n`;
+  }
+
+  /** A `: ping` comment (with any held events): sends the headers now if nothing else has. */
+  async ping(): Promise<void> {
+    await this.write(': ping\n\n');
+  }
+
   /** The `data: [DONE]` terminator, then the end of the response. */
   async done(): Promise<void> {
     await this.write('data: [DONE]\n\n');
@@ -48,12 +62,21 @@ export class SseWriter {
 
   end(): void {
     this.stop();
-    if (!this.res.writableEnded) this.res.end();
+    if (!this.res.writableEnded) {
+      const held = this.held;
+      this.held = '';
+      if (held && !this.res.destroyed) this.res.end(held);
+      else this.res.end();
+    }
   }
 
   private async write(text: string): Promise<void> {
     if (this.isClosed) return;
     this.heartbeat?.refresh();
+    if (this.held) {
+      text = this.held + text;
+      this.held = '';
+    }
     if (this.res.write(text)) return;
     await new Promise<void>((resolve) => {
       const done = () => { this.res.off('drain', done); this.res.off('close', done); resolve(); };
