@@ -2,17 +2,18 @@
 //   node bin/mediagate.js build && node bench/chat.js
 //
 // In one run it starts bench/fake-openai.js (an OpenAI-compatible upstream streaming
-// BENCH_CHAT_TOKENS tokens at a fixed pace) and bench/gateway-server.js (the compiled gateway, with
-// MEDIAGATE_CHAT_UPSTREAM_* pointing at the fake, workers off, logs silent, temp data dir), each its
-// own process. This process is the client: BENCH_CHAT_REQUESTS streamed completions per target at
-// BENCH_CHAT_CONCURRENCY, straight to the fake and through mediagate, in alternating rounds
-// (BENCH_CHAT_ROUNDS) so drift on the machine hits both alike. Measured per request: time to the
+// BENCH_CHAT_TOKENS tokens at a fixed pace), bench/gateway-server.js (the compiled gateway, with
+// MEDIAGATE_CHAT_UPSTREAM_* pointing at the fake, workers off, logs silent, temp data dir) and
+// bench/bare-relay.js (a bare pass-through proxy to the fake: the floor any gateway process pays),
+// each its own process. This process is the client: BENCH_CHAT_REQUESTS streamed completions per
+// target at BENCH_CHAT_CONCURRENCY, straight to the fake, through the bare relay and through
+// mediagate, in rotating rounds (BENCH_CHAT_ROUNDS) so drift on the machine hits all alike. Measured per request: time to the
 // first content token (from sending the request) and the time to the last one. BENCH_CHAT_PACES
 // (ms between tokens, default "10,2": 100 tokens/s per stream, a fast real upstream, then 500
 // tokens/s per stream as a stress case) runs the whole comparison once per pace.
 // Targets (issue 4): added TTFT median <= 1 ms; token throughput >= 0.95x direct.
 // Writes the `bench:chat` section of docs/BENCHMARKS.md unless BENCH_NO_WRITE=1.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,14 +39,29 @@ const PACES = (process.env.BENCH_CHAT_PACES ?? '10,2').split(',').map((x) => Num
 if (PACES.some((x) => !Number.isFinite(x) || x < 0) || PACES.length === 0 || PACES.length > 6) throw new Error('BENCH_CHAT_PACES: up to 6 numbers of ms, comma-separated');
 const FIRST_MS = num('BENCH_CHAT_FIRST_MS', 5);
 const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
+/** BENCH_CPU_PROF=1: the gateway runs with --cpu-prof; its profile goes to BENCH_PROF_DIR (default $TMPDIR/mediagate-bench-profiles). */
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+/**
+ * BENCH_CHAT_PIN=1: the gateway runs alone on core 1, the client and the fake upstream share core 0
+ * (this script re-runs itself under `taskset -c 0`), as when the gateway has a machine of its own.
+ */
+const PIN = process.env.BENCH_CHAT_PIN === '1';
+if (PIN && process.env.BENCH_CHAT_PINNED !== '1') {
+  const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_CHAT_PINNED: '1' } });
+  process.exit(status ?? 1);
+}
+const PROF_DIR = process.env.BENCH_PROF_DIR ?? path.join(os.tmpdir(), 'mediagate-bench-profiles');
 const TARGETS = { addedTtftMs: 1, throughputRatio: 0.95 };
 
 const children = new Set();
 process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL'); } catch { /* gone */ } });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 
-function startChild(script, env) {
-  const child = spawn(process.execPath, [path.join(here, script)], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+function startChild(script, env, nodeArgs = [], cpu = undefined) {
+  const argv = [...nodeArgs, path.join(here, script)];
+  const child = cpu === undefined
+    ? spawn(process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.on('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
@@ -77,14 +93,21 @@ const gateway = await startChild('gateway-server.js', {
   MEDIAGATE_CHAT_CONFIG: '',
   MEDIAGATE_WORKERS: '0',
   MEDIAGATE_LOG_LEVEL: 'silent',
-});
+}, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [], PIN ? 1 : undefined);
 const gatewayBase = `http://127.0.0.1:${gateway.info.port}`;
+const relay = await startChild('bare-relay.js', { ...process.env, BENCH_RELAY_UPSTREAM: upstreamBase }, [], PIN ? 1 : undefined);
+const relayBase = `http://127.0.0.1:${relay.info.port}/v1`;
 
 const agent = new Agent({ connections: CONCURRENCY * 2, pipelining: 1, keepAliveTimeout: 60_000 });
 const messages = [{ role: 'user', content: 'Count from 0 to 199, one number per token.' }];
 const targetsFor = (pace, i) => ({
   direct: {
     url: `${upstreamBase}/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' },
+    body: JSON.stringify({ model: `pace-${pace}`, messages, stream: true, stream_options: { include_usage: true } }),
+  },
+  relay: {
+    url: `${relayBase}/chat/completions`,
     headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' },
     body: JSON.stringify({ model: `pace-${pace}`, messages, stream: true, stream_options: { include_usage: true } }),
   },
@@ -170,12 +193,12 @@ const load0 = os.loadavg()[0];
 const runs = [];
 for (const [pi, pace] of PACES.entries()) {
   const targets = targetsFor(pace, pi);
-  await phase(targets.direct, WARMUP);
-  await phase(targets.gateway, WARMUP);
-  const all = { direct: { results: [], errors: 0, wallMs: 0 }, gateway: { results: [], errors: 0, wallMs: 0 } };
+  const names = ['direct', 'relay', 'gateway'];
+  for (const name of names) await phase(targets[name], WARMUP);
+  const all = Object.fromEntries(names.map((name) => [name, { results: [], errors: 0, wallMs: 0 }]));
   const perRound = Math.ceil(REQUESTS / ROUNDS);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const name of r % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct']) {
+    for (const name of [...names.slice(r % 3), ...names.slice(0, r % 3)]) {
       const p = await phase(targets[name], perRound);
       all[name].results.push(...p.results);
       all[name].errors += p.errors;
@@ -183,10 +206,10 @@ for (const [pi, pace] of PACES.entries()) {
       console.log(`pace ${pace} ms, round ${r + 1} ${name}: ${p.results.length} ok, ${p.errors} errors, TTFT median ${median(p.results.map((x) => x.ttft)).toFixed(2)} ms, ${(p.results.length * TOKENS / (p.wallMs / 1000)).toFixed(0)} tokens/s`);
     }
   }
-  runs.push({ pace, model: CHAT_MODELS[pi], d: summary(all.direct), g: summary(all.gateway) });
+  runs.push({ pace, model: CHAT_MODELS[pi], d: summary(all.direct), r: summary(all.relay), g: summary(all.gateway) });
 }
 const load1 = os.loadavg()[0];
-await Promise.all([stopChild(gateway.child), stopChild(fake.child)]);
+await Promise.all([stopChild(gateway.child), stopChild(relay.child), stopChild(fake.child)]);
 await agent.close();
 
 const met = (ok) => (ok ? '**met**' : '**MISSED**');
@@ -196,9 +219,10 @@ const lines = [
   '## Chat streaming through mediagate vs straight to the upstream',
   '',
   `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; \`nproc\` ${os.cpus().length} (${cpu}); Node ${process.version}; 1-minute load average ${load0.toFixed(2)} before, ${load1.toFixed(2)} after. ` +
-    `Three processes on this machine: the fake OpenAI-compatible upstream (\`bench/fake-openai.js\`: ${TOKENS} content chunks per reply, the first ${FIRST_MS} ms after the request, then one per pace interval), ` +
-    'the gateway (`bench/gateway-server.js`, `MEDIAGATE_CHAT_UPSTREAM_*` pointing at the fake, workers off, logs silent) and the client (`bench/chat.js`, undici). ' +
-    `Per pace, ${REQUESTS} streamed completions per target at concurrency ${CONCURRENCY}, in ${ROUNDS} alternating rounds after ${WARMUP} warm-up requests each. ` +
+    `Four processes on this machine: the fake OpenAI-compatible upstream (\`bench/fake-openai.js\`: ${TOKENS} content chunks per reply, the first ${FIRST_MS} ms after the request, then one per pace interval), ` +
+    'the gateway (`bench/gateway-server.js`, `MEDIAGATE_CHAT_UPSTREAM_*` pointing at the fake, workers off, logs silent), a bare pass-through relay to the fake (`bench/bare-relay.js`: no auth, no parsing; what one more process and two more loopback hops cost at the least) and the client (`bench/chat.js`, undici). ' +
+    (PIN ? 'Cores: the gateway and the relay on core 1, the client and the fake upstream on core 0 (`BENCH_CHAT_PIN=1`), as when the gateway has a machine of its own. ' : 'Cores: all processes share both cores (no pinning). ') +
+    `Per pace, ${REQUESTS} streamed completions per target at concurrency ${CONCURRENCY}, in ${ROUNDS} rotating rounds after ${WARMUP} warm-up requests each. ` +
     'TTFT is from sending the request to receiving the first content token; throughput is tokens received per second of wall time over all rounds of a target; per-stream rate is tokens/s from the first to the last token of one reply.',
   '',
   '| Pace | Target | Requests | Errors | TTFT median ms | TTFT p99 ms | Last token median ms | Per-stream tokens/s (median) | Throughput tokens/s |',
@@ -208,18 +232,20 @@ const verdicts = ['', '| Pace | Target | Measured | Result |', '|---|---|---:|--
 for (const r of runs) {
   const label = `${r.pace} ms/token (${(1000 / r.pace).toFixed(0)} tokens/s per stream)`;
   lines.push(`| ${label} |${row('direct to the fake upstream', r.d).slice(1)}`);
+  lines.push(`| ${label} |${row('through the bare relay', r.r).slice(1)}`);
   lines.push(`| ${label} |${row(`through mediagate (\`${r.model}\`)`, r.g).slice(1)}`);
   const added = r.g.ttftMedian - r.d.ttftMedian;
+  verdicts.push(`| ${label} | (floor) bare relay's added TTFT median | ${(r.r.ttftMedian - r.d.ttftMedian).toFixed(2)} ms | for comparison |`);
   const ratio = r.g.throughput / r.d.throughput;
   verdicts.push(`| ${label} | added TTFT median <= ${TARGETS.addedTtftMs} ms | ${added.toFixed(2)} ms (p99: ${(r.g.ttftP99 - r.d.ttftP99 >= 0 ? '+' : '')}${(r.g.ttftP99 - r.d.ttftP99).toFixed(2)} ms) | ${met(added <= TARGETS.addedTtftMs)} |`);
+  verdicts.push(`| ${label} | mediagate's TTFT median over the bare relay's | ${(r.g.ttftMedian - r.r.ttftMedian).toFixed(2)} ms | for comparison |`);
   verdicts.push(`| ${label} | token throughput >= ${TARGETS.throughputRatio}x direct | ${ratio.toFixed(3)}x | ${met(ratio >= TARGETS.throughputRatio)} |`);
 }
 const section = [...lines, ...verdicts, '',
-  'The upstream paces the tokens, so throughput mostly shows that the gateway keeps up (each reply takes the upstream\'s time plus what the gateway adds); TTFT shows what one hop through the gateway (auth, validation, the upstream call, SSE writing) costs, on a machine whose cores the three processes share.',
+  'The upstream paces the tokens, so throughput mostly shows that the gateway keeps up (each reply takes the upstream\'s time plus what the gateway adds); TTFT shows what one hop through the gateway (auth, validation, the upstream call, SSE writing) costs, on a machine whose cores the processes share. The bare relay row separates the two parts of the added TTFT: what any extra process costs here (its row minus direct) and what the work of mediagate itself costs (mediagate minus the relay).',
 ].join('\n');
 console.log(`\n${section}`);
-const d = { errors: runs.reduce((a, r) => a + r.d.errors, 0) };
-const g = { errors: runs.reduce((a, r) => a + r.g.errors, 0) };
+const errors = runs.reduce((a, r) => a + r.d.errors + r.r.errors + r.g.errors, 0);
 
 if (!NO_WRITE) {
   const file = path.join(root, 'docs', 'BENCHMARKS.md');
@@ -233,4 +259,4 @@ if (!NO_WRITE) {
   fs.writeFileSync(file, doc);
   console.log(`\nwrote the bench:chat section of ${path.relative(root, file)}`);
 }
-process.exit(d.errors + g.errors > 0 ? 1 : 0);
+process.exit(errors > 0 ? 1 : 0);
