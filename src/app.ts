@@ -13,6 +13,8 @@ import type { FsBlobStore } from './media/blob-store.js';
 import { resultLinks } from './media/result-links.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
 import type { ProviderRegistry } from './providers/registry.js';
+import type { MediaServices } from './main/media-services.js';
+import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -33,6 +35,8 @@ export interface AppDeps {
   logger: Logger;
   /** The in-process worker, if this process runs one (it is woken on submit and told of cancels). */
   runner?: TaskRunner;
+  /** Submit-time media review (absent: media are fetched by the provider at run time) and the asset library. */
+  media: Omit<MediaServices, 'reviewer'> & { reviewer: MediaServices['reviewer'] | undefined };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -84,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onSubmitted: () => deps.runner?.wake(),
     onCancelled: (task) => deps.runner?.abortTask(task.id),
     videosResultTtlHours: config.videosResultTtlHours,
+    ...(deps.media.reviewer && { media: deps.media.reviewer }),
   });
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   const links = resultLinks(deps.signer, config.videosResultTtlHours);
@@ -93,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);
     registerChatRoutes(api, chat);
+    registerAssetRoutes(api, deps.media.assets, paths, config.assetMaxBytes);
   });
   return app;
 }

@@ -36,6 +36,14 @@ export interface Config {
   sandboxChatTokensPerSecond: number;
   /** A `: ping` comment is sent on a chat stream after this long without an event, ms. */
   chatHeartbeatMs: number;
+  /** Largest asset upload (multipart file or fetched `{url}`), bytes. */
+  assetMaxBytes: number;
+  /** Bytes of approved assets one key may keep at once. */
+  assetQuotaBytes: number;
+  /** How long an uploaded asset is kept, hours. */
+  assetTtlHours: number;
+  /** Bound on fetching and checking all caller media of one submit, ms. */
+  mediaReviewTimeoutMs: number;
   /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=relay,*=sandbox`). */
   modelRoutes: Record<string, string>;
 }
@@ -143,6 +151,10 @@ export function loadConfig(env: Env = process.env): Config {
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
+    assetMaxBytes: intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576),
+    assetQuotaBytes: intSetting(env, 'MEDIAGATE_ASSET_QUOTA_BYTES', 1024 * 1_048_576, 1024, Number.MAX_SAFE_INTEGER),
+    assetTtlHours: intSetting(env, 'MEDIAGATE_ASSET_TTL_HOURS', 168, 1, 24 * 365),
+    mediaReviewTimeoutMs: intSetting(env, 'MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS', 60_000, 1000, 600_000),
     modelRoutes: parseRoutes(env.MEDIAGATE_MODEL_ROUTES),
     sandboxChatTokensPerSecond: tokensPerSecondSetting(env, 'MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 50),
     chatHeartbeatMs: intSetting(env, 'MEDIAGATE_CHAT_HEARTBEAT_MS', 15_000, 10, 600_000),

@@ -12,8 +12,8 @@ let h: Harness;
 /** Same app with `MEDIAGATE_API_PREFIX=/api`: Form A and Form B paths differ. */
 let hp: Harness;
 beforeAll(async () => {
-  h = await createHarness({ workers: false });
-  hp = await createHarness({ workers: false, env: { MEDIAGATE_API_PREFIX: '/api' } });
+  h = await createHarness({ workers: false, reviewMedia: false });
+  hp = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_API_PREFIX: '/api' } });
 });
 afterAll(async () => { await h.close(); await hp.close(); });
 

@@ -8,7 +8,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
+beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
 afterAll(async () => { await h.close(); });
 
 const URL = '/v2/model-center/tasks';
@@ -261,8 +261,8 @@ describe('models whose parameters are not shown', () => {
   });
   it.each([
     [{ image_urls: 'https://example.com/a.png' }, 'image_urls', /image_urls must be an array/],
-    [{ reference_images: ['ftp://example.com/a.png'] }, 'reference_images[0]', /must be an absolute http\(s\) URL/],
-    [{ reference_videos: ['assetId://abc'] }, 'reference_videos[0]', /must be an absolute http\(s\) URL/],
+    [{ reference_images: ['ftp://example.com/a.png'] }, 'reference_images[0]', /must be an absolute http\(s\) URL or assetId:\/\/\{id\}/],
+    [{ reference_videos: ['assetId://a b'] }, 'reference_videos[0]', /must be an absolute http\(s\) URL or assetId:\/\/\{id\}/],
     [{ first_image: [1] }, 'first_image[0]', /must be a string/],
     [{ reference_audios: {} }, 'reference_audios', /must be an array/],
   ] as const)('media fields: %j -> 400', async (fields, param, message) => {
@@ -279,7 +279,7 @@ describe('models whose parameters are not shown', () => {
 
 describe('model center query', () => {
   let q: Harness;
-  beforeAll(async () => { q = await createHarness({ workers: false }); });
+  beforeAll(async () => { q = await createHarness({ workers: false, reviewMedia: false }); });
   afterAll(async () => { await q.close(); });
   const create = async (payload: Record<string, unknown>) => body(await q.app.inject({ method: 'POST', url: URL, headers: q.auth(), payload }));
   const get = (id: string, key?: string, path = `${URL}/${id}`) => q.app.inject({ method: 'GET', url: path, headers: q.auth(key) });

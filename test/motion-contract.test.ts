@@ -10,7 +10,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
+beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
 afterAll(async () => { await h.close(); });
 
 const submit = (payload: unknown) => h.app.inject({
@@ -252,7 +252,7 @@ describe('motion query: shapes by state', () => {
 
 describe('motion routes honour MEDIAGATE_POWER_PREFIX', () => {
   it('serves create under the power prefix only', async () => {
-    const hp = await createHarness({ workers: false, env: { MEDIAGATE_POWER_PREFIX: '/power' } });
+    const hp = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_POWER_PREFIX: '/power' } });
     try {
       const payload = JSON.stringify({ model: 'motion_2_0', content: [text()] });
       const headers = { ...hp.auth(), 'content-type': 'application/json' };

@@ -17,7 +17,7 @@ export function contextFor(signal = new AbortController().signal): ProviderConte
   return {
     signal, log: createLogger('silent'), workDir: tempDir('provider-contract-'), credentials: {}, progress,
     reportProgress: (p) => { progress.push(p); },
-    fetchMedia: async () => { throw new Error('no media in the contract suite'); },
+    readMedia: async () => { throw new Error('no media in the contract suite'); },
   };
 }
 

@@ -7,7 +7,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
+beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
 afterAll(async () => { await h.close(); });
 
 const submit = (payload: unknown, headers: Record<string, string> = { ...h.auth(), 'content-type': 'application/json' }) => h.app.inject({

@@ -34,7 +34,7 @@ const ContentPart = Type.Unsafe<ChatContentPart>({
     image_url: {
       type: 'object',
       required: ['url'],
-      properties: { url: MediaUrl('image or video URL (videos also use image_url)') },
+      properties: { url: MediaUrl('image or video URL (videos also use image_url)', false) },
     },
   },
   allOf: [

@@ -5,9 +5,16 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
-/** An http(s) URL string (the scheme is checked here; addresses are checked when fetched). */
-export const MediaUrl = (description = 'public http(s) URL'): TString =>
-  Type.String({ pattern: '^[hH][tT][tT][pP][sS]?://[^\\s]+$', maxLength: 4096, description });
+/**
+ * A caller media reference: an http(s) URL (addresses are checked when fetched) or, with
+ * `assets` (the default), `assetId://{id}` of an uploaded asset of the caller.
+ */
+export const MediaUrl = (description = 'public http(s) URL or assetId://{id}', assets = true): TString =>
+  Type.String({
+    pattern: assets ? '^([hH][tT][tT][pP][sS]?://[^\\s]+|assetId://[A-Za-z0-9_-]{1,64})$' : '^[hH][tT][tT][pP][sS]?://[^\\s]+$',
+    maxLength: 4096,
+    description,
+  });
 
 /** An integer, or a string of decimal digits (`8` or `"8"`, decisions.md #13). */
 export const IntegerLike = (description: string) =>

@@ -23,6 +23,7 @@ const TYPE_WORDS: Record<string, string> = {
 };
 
 const PATTERN_WORDS: Array<[RegExp, string]> = [
+  [/^\^\(\[hH\]/, 'an absolute http(s) URL or assetId://{id}'],
   [/^\^\[hH\]/, 'an absolute http(s) URL'],
   [/^\^-\?\[0-9\]/, 'a whole number (an integer or a string of digits)'],
 ];

@@ -10,6 +10,7 @@ import { createLogger } from '../logger.js';
 import { FsBlobStore } from '../media/blob-store.js';
 import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { fetchMedia } from '../media/safe-fetch.js';
+import { createMediaServices } from './media-services.js';
 import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
 import { ProviderRegistry } from '../providers/registry.js';
 import { createSandboxProvider } from '../providers/sandbox/index.js';
@@ -43,18 +44,21 @@ export async function startServer(env: Record<string, string | undefined> = proc
   const upstreams = loadChatUpstreams(env);
   const chat = new ChatProviderRegistry([createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond }), ...upstreams.providers], upstreams.routes);
 
+  const media = createMediaServices(config, store, tmpDir);
   const runner = config.workers
     ? new TaskRunner({
       store: store.tasks, providers, blobs, log: logger.child({ component: 'runner' }), tmpDir,
       concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
       videosResultTtlHours: config.videosResultTtlHours,
       fetchMedia: async (url, field, maxBytes) => (await fetchMedia(url, { field, maxBytes, allowPrivate: config.allowPrivateUrls })).bytes,
+      inputs: media.inputs,
     })
     : undefined;
-  const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, ...(runner && { runner }) });
+  const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, media, ...(runner && { runner }) });
   const address = await app.listen({ port: config.port, host: config.host });
   runner?.start();
-  const stopSweeper = startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours);
+  const retentionLog = logger.child({ component: 'retention' });
+  const stopSweeper = startRetentionSweeper(store.tasks, blobs, retentionLog, config.videosResultTtlHours, media);
   logger.info({ address, dataDir: config.dataDir, workers: config.workers, sandboxTiming: config.sandboxTiming }, 'mediagate listening');
 
   let closing: Promise<void> | undefined;

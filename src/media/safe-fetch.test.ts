@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { isPublicAddress } from './address-policy.js';
-import { fetchMedia, fetchMediaWith, isImageBytes, MAX_REDIRECTS, type FetchMediaOptions } from './safe-fetch.js';
+import { fetchMedia, fetchMediaWith, MAX_REDIRECTS, type FetchMediaOptions } from './safe-fetch.js';
+import { isImageBytes } from './sniff.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

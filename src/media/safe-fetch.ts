@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { AppError } from '../errors.js';
 import { classifyAddress, parseHostLiteral } from './address-policy.js';
+import { sniffMediaType } from './sniff.js';
 
 /** Options of {@link fetchMedia}. */
 export interface FetchMediaOptions {
@@ -262,7 +263,7 @@ async function fetchHop(ctx: Ctx, agent: Agent, u: URL, hop: number): Promise<UR
 function checkAccept(ctx: Ctx, u: URL, contentType: string, first: Buffer): void {
   const { accept, field } = ctx.opts;
   if (accept === undefined || accept(contentType, first)) return;
-  const sniffed = isImageBytes(first);
+  const sniffed = sniffMediaType(first);
   const detail = `Content-Type ${contentType === '' ? '(none)' : contentType}${sniffed ? `, content looks like ${sniffed}` : ''}`;
   throw new AppError(
     'media_fetch_failed',
@@ -370,23 +371,4 @@ async function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 function describeUrl(u: URL): string {
   const s = `${u.protocol}//${u.host}${u.pathname}${u.search ? '?…' : ''}`;
   return s.length > 200 ? `${s.slice(0, 199)}…` : s;
-}
-
-const HEIF_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs', 'mif1', 'msf1']);
-const BMP_DIB_SIZES = new Set([12, 40, 52, 56, 64, 108, 124]);
-
-/**
- * Sniffs an image type from magic bytes: 'image/png', 'image/jpeg', 'image/webp', 'image/gif',
- * 'image/bmp', 'image/tiff', 'image/heic' (any HEIF still-image brand), or null.
- */
-export function isImageBytes(b: Buffer): string | null {
-  const ascii = (start: number, end: number): string => b.subarray(start, end).toString('latin1');
-  if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a) return 'image/png';
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
-  if (b.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
-  if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return 'image/gif';
-  if (b.length >= 18 && ascii(0, 2) === 'BM' && BMP_DIB_SIZES.has(b.readUInt32LE(14))) return 'image/bmp';
-  if (b.length >= 4 && (ascii(0, 4) === 'II*\0' || ascii(0, 4) === 'MM\0*')) return 'image/tiff';
-  if (b.length >= 12 && ascii(4, 8) === 'ftyp' && HEIF_BRANDS.has(ascii(8, 12))) return 'image/heic';
-  return null;
 }

@@ -4,7 +4,7 @@
  * store or the queue; the task runner does that with what they return.
  */
 import type { Logger } from 'pino';
-import type { MediaRefs } from '../contract/media-refs.js';
+import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 
 /** What a provider is asked to make. */
@@ -29,8 +29,11 @@ export interface ProviderContext {
   log: Logger;
   /** Reports progress 0-100 (monotonic; lower values are ignored). */
   reportProgress(progress: number): void;
-  /** Fetches a caller URL through the gateway's safe fetcher (public addresses only, bounded). */
-  fetchMedia(url: string, field: string, maxBytes: number): Promise<Buffer>;
+  /**
+   * The bytes of a caller medium: the copy kept when it passed review at submit, else fetched
+   * through the gateway's safe fetcher (public addresses only, bounded).
+   */
+  readMedia(ref: MediaRef, maxBytes: number): Promise<Buffer>;
   /** A private scratch folder for this attempt, removed afterwards. */
   workDir: string;
   /** Provider credentials from configuration, if any. */

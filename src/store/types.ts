@@ -142,10 +142,47 @@ export interface UsageStore {
   chatUsageByKey(keyId: string, since?: number): Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>;
 }
 
+/** An uploaded medium that passed (or failed) review, usable as `assetId://{id}` by its owner. */
+export interface AssetRecord {
+  id: string;
+  ownerKeyId: string;
+  status: 'approved' | 'rejected';
+  /** Why review rejected it, or null. */
+  reason: string | null;
+  kind: 'image' | 'video' | 'audio' | null;
+  /** `png`, `mp4`, `wav`, ... as probed; null when unreadable. */
+  format: string | null;
+  width: number | null;
+  height: number | null;
+  /** Seconds (video, audio). */
+  duration: number | null;
+  fps: number | null;
+  bytes: number;
+  /** File name in the asset's folder; null for a rejected asset (nothing is kept). */
+  file: string | null;
+  /** Unix ms. */
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface AssetStore {
+  /**
+   * Inserts the asset unless its owner's approved, unexpired assets plus this one would exceed
+   * `quotaBytes` (checked and inserted in one transaction); false when over quota.
+   */
+  insertWithinQuota(asset: AssetRecord, quotaBytes: number, now: number): boolean;
+  /** The asset only if `ownerKeyId` owns it. */
+  getOwned(id: string, ownerKeyId: string): AssetRecord | undefined;
+  /** Assets whose retention ended before `now`. */
+  listExpired(now: number, limit: number): AssetRecord[];
+  delete(id: string): boolean;
+}
+
 export interface Store {
   tasks: TaskStore;
   keys: KeyStore;
   usage: UsageStore;
+  assets: AssetStore;
   /** Cheap round trip for /readyz. */
   ping(): void;
   close(): void;

@@ -7,13 +7,14 @@ import type { TaskStore } from '../store/types.js';
  * Carries out retention: deletes the result files of tasks whose retention ended, and the tasks
  * themselves where the family says so (motion). Returns how many tasks it handled.
  */
-export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, now = Date.now()): Promise<number> {
+export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, now = Date.now(), inputs?: FsBlobStore): Promise<number> {
   let handled = 0;
   for (;;) {
     const batch = store.listExpired(now, 200);
     if (batch.length === 0) return handled;
     for (const task of batch) {
       await blobs.removeTask(task.id);
+      await inputs?.removeTask(task.id); // normally gone when the task finished; a backstop
       if (retentionFor(task.family as FamilyId, videosResultTtlHours).deleteTask) store.delete(task.id);
       else store.clearExpiry(task.id);
       handled++;
@@ -22,13 +23,20 @@ export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, 
   }
 }
 
+/** What else retention sweeps: caller media copies of expired tasks, and expired assets. */
+export interface MediaRetention {
+  inputs: FsBlobStore;
+  assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
+}
+
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */
-export function startRetentionSweeper(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, everyMs = 60_000): () => void {
+export function startRetentionSweeper(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, media?: MediaRetention, everyMs = 60_000): () => void {
   let running = false;
   const tick = (): void => {
     if (running) return;
     running = true;
-    sweepExpiredResults(store, blobs, log, videosResultTtlHours)
+    sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs)
+      .then(() => media?.assets.sweepExpired(log))
       .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))
       .finally(() => { running = false; });
   };

@@ -24,7 +24,10 @@ export interface RunnerOptions {
   maxAttempts: number;
   leaseMs: number;
   videosResultTtlHours: number;
-  fetchMedia: ProviderContext['fetchMedia'];
+  /** Fetches a caller URL the task holds no reviewed copy of (the safe fetcher). */
+  fetchMedia: (url: string, field: string, maxBytes: number) => Promise<Buffer>;
+  /** `<data>/inputs`: the reviewed copies of caller media (media/media-review.ts); removed once the task is finished. */
+  inputs?: FsBlobStore;
   credentials?: (providerId: string) => Record<string, string>;
   /** How often to look for work from other processes and due retries. */
   pollMs?: number;
@@ -177,7 +180,9 @@ export class TaskRunner {
       log,
       workDir,
       credentials: this.opts.credentials?.(provider.id) ?? {},
-      fetchMedia: this.opts.fetchMedia,
+      readMedia: (ref, maxBytes) => (ref.stored && this.opts.inputs
+        ? fs.promises.readFile(this.opts.inputs.pathOf(task.id, ref.stored))
+        : this.opts.fetchMedia(ref.url, ref.field, maxBytes)),
       reportProgress: (p) => {
         const value = Math.max(0, Math.min(99, Math.floor(p)));
         if (value <= lastProgress) return;
@@ -195,6 +200,8 @@ export class TaskRunner {
     } finally {
       clearInterval(heartbeat);
       await fs.promises.rm(workDir, { recursive: true, force: true });
+      const status = store.get(task.id)?.status;
+      if (this.opts.inputs && status !== 'queued' && status !== 'processing') await this.opts.inputs.removeTask(task.id);
     }
   }
 

@@ -1,4 +1,7 @@
+import { allRefs } from '../contract/media-refs.js';
+import { mediaLimitsFor } from '../contract/media-limits.js';
 import type { SubmitPlan } from '../contract/submit-plan.js';
+import type { MediaReviewer } from '../media/media-review.js';
 import { invalidKeyError } from '../auth/plugin.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
@@ -16,6 +19,8 @@ export interface TaskServiceDeps {
   /** Told about a cancel so a local worker running the task stops it. */
   onCancelled?: (task: TaskRecord) => void;
   videosResultTtlHours: number;
+  /** Reviews caller media at submit (fetch once, probe, check the family's limits, keep the bytes). */
+  media?: MediaReviewer;
 }
 
 interface PendingInsert {
@@ -35,22 +40,31 @@ export class TaskService {
    * Stores a new task; resolves once it is committed, so an answered submit is never lost.
    * Concurrent submits share one transaction: one WAL commit for many tasks.
    */
-  submitTask(owner: ApiKeyRecord, plan: SubmitPlan): Promise<TaskRecord> {
+  async submitTask(owner: ApiKeyRecord, plan: SubmitPlan): Promise<TaskRecord> {
     const provider = this.deps.providers.routeModel(plan.model, plan.family);
+    const id = newTaskId();
+    const media = this.deps.media && allRefs(plan.media).length > 0
+      ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
+      : plan.media;
     const task: NewTask = {
-      id: newTaskId(),
+      id,
       ownerKeyId: owner.id,
       family: plan.family,
       form: plan.form,
       model: plan.model,
       provider,
-      request: { params: plan.params, output: plan.output, media: plan.media },
+      request: { params: plan.params, output: plan.output, media },
       amount: plan.amount,
       createdAt: Date.now(),
     };
-    return new Promise((resolve, reject) => {
+    const committed = new Promise<TaskRecord>((resolve, reject) => {
       this.pending.push({ task, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.commitPending());
+    });
+    if (media === plan.media) return committed;
+    return committed.catch(async (err: unknown) => {
+      await this.deps.media?.discard(id); // the reviewed copies of a task that was never stored
+      throw err;
     });
   }
 

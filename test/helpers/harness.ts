@@ -15,6 +15,7 @@ import { ProviderRegistry } from '../../src/providers/registry.js';
 import { createSandboxProvider } from '../../src/providers/sandbox/index.js';
 import type { Provider } from '../../src/providers/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
+import { createMediaServices } from '../../src/main/media-services.js';
 import type { Store, TaskRecord, TaskStatus } from '../../src/store/types.js';
 import { TaskRunner } from '../../src/tasks/runner.js';
 
@@ -38,6 +39,11 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Run an in-process worker (default true). */
   workers?: boolean;
+  /**
+   * Review caller media at submit (default true). Contract tests that check request rules with
+   * placeholder URLs turn it off; media review has tests of its own with real media.
+   */
+  reviewMedia?: boolean;
   providers?: Provider[];
   /** Chat providers (default: the sandbox at the configured rate, unlimited in tests) and their model routes. */
   chatProviders?: ChatProvider[];
@@ -63,12 +69,14 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   fs.mkdirSync(tmpDir, { recursive: true });
   const providers = new ProviderRegistry(options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })], config.modelRoutes);
   const chat = new ChatProviderRegistry(options.chatProviders ?? [createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond })], options.chatRoutes);
+  const services = createMediaServices(config, store, tmpDir);
+  const media = options.reviewMedia === false ? { ...services, reviewer: undefined } : services;
   const runner = options.workers === false ? undefined : new TaskRunner({
     store: store.tasks, providers, blobs, log: logger, tmpDir, concurrency: config.workerConcurrency,
     maxAttempts: config.maxAttempts, leaseMs: config.leaseMs, videosResultTtlHours: config.videosResultTtlHours,
-    fetchMedia: async (url) => Buffer.from(await (await fetch(url)).arrayBuffer()), pollMs: 50,
+    fetchMedia: async (url) => Buffer.from(await (await fetch(url)).arrayBuffer()), pollMs: 50, inputs: media.inputs,
   });
-  const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, ...(runner && { runner }) });
+  const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, media, ...(runner && { runner }) });
   runner?.start();
   const key = createApiKey(store.keys, 'alice').secret;
   const otherKey = createApiKey(store.keys, 'bob').secret;

@@ -27,7 +27,7 @@ export async function fetchAll(refs: readonly MediaRef[], ctx: ProviderContext, 
   const out: Buffer[] = [];
   for (const [i, ref] of refs.entries()) {
     try {
-      out.push(await ctx.fetchMedia(ref.url, ref.field, MAX_REFERENCE_BYTES));
+      out.push(await ctx.readMedia(ref, MAX_REFERENCE_BYTES));
     } catch (err) {
       throw new UnrecoverableError(err instanceof Error ? err.message : `${ref.field}: could not be fetched`, { cause: err });
     }

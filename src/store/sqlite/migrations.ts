@@ -50,6 +50,26 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX chat_usage_key ON chat_usage (key_id, created_at);
   `,
+  `
+  CREATE TABLE assets (
+    id           TEXT PRIMARY KEY,
+    owner_key_id TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    reason       TEXT,
+    kind         TEXT,
+    format       TEXT,
+    width        INTEGER,
+    height       INTEGER,
+    duration     REAL,
+    fps          REAL,
+    bytes        INTEGER NOT NULL,
+    file         TEXT,
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL
+  );
+  CREATE INDEX assets_owner ON assets (owner_key_id, expires_at) WHERE status = 'approved';
+  CREATE INDEX assets_expiry ON assets (expires_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

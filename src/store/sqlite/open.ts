@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Store } from '../types.js';
+import { SqliteAssetStore } from './asset-store.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
 import { SqliteKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
@@ -44,6 +45,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
     tasks: new SqliteTaskStore(db, polls),
     keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
     usage: new SqliteUsageStore(db),
+    assets: new SqliteAssetStore(db),
     ping: () => { ping.get(); },
     close: () => {
       checkpointer?.stop();

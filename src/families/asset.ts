@@ -1,0 +1,11 @@
+import type { AssetRecord } from '../store/types.js';
+import { unixSeconds } from './reply-context.js';
+
+/** An asset as the upload and query calls answer it (docs/API.md, assets). */
+export function assetReply(a: AssetRecord): Record<string, unknown> {
+  return {
+    id: a.id, object: 'asset', status: a.status, reason: a.reason, kind: a.kind, format: a.format,
+    width: a.width, height: a.height, duration: a.duration, bytes: a.bytes,
+    created: unixSeconds(a.createdAt), expires_at: unixSeconds(a.expiresAt),
+  };
+}

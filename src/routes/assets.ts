@@ -1,0 +1,41 @@
+import multipart from '@fastify/multipart';
+import type { FastifyInstance } from 'fastify';
+import { AppError, invalidField } from '../errors.js';
+import { assetReply } from '../families/asset.js';
+import type { AssetService } from '../media/asset-service.js';
+import type { RoutePaths } from './index.js';
+import { TaskIdParams } from './results.js';
+
+const HTTP_URL = /^https?:\/\/\S+$/i;
+
+/**
+ * The asset upload API: `POST {base_url}/v2/model-center/assets` takes a multipart upload (one
+ * file, field `file`) or JSON `{"url": "https://..."}` and answers the reviewed asset;
+ * `GET {base_url}/v2/model-center/assets/{id}` answers it again. Approved assets are usable as
+ * `assetId://{id}` by the same key.
+ */
+export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, paths: RoutePaths, maxBytes: number): void {
+  const base = `${paths.basePrefix}/v2/model-center/assets`;
+  void app.register(async (scope) => {
+    await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 } });
+    scope.post(base, {
+      schema: { tags: ['model-center'], summary: 'Upload an asset (multipart field `file`, or JSON {url}) for use as assetId://{id}' },
+    }, async (request) => {
+      if (request.isMultipart()) {
+        const file = await request.file();
+        if (!file || file.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
+        return assetReply(await assets.create(request.apiKey.id, await assets.readUpload(file.file), 'file'));
+      }
+      const body = request.body as { url?: unknown } | undefined;
+      if (body === null || typeof body !== 'object') throw new AppError('invalid_json', 'Send a multipart upload (field "file") or a JSON object {"url": "https://..."}');
+      if (typeof body.url !== 'string' || !HTTP_URL.test(body.url) || body.url.length > 4096) {
+        throw invalidField('url', 'url is required: a public http(s) URL of the image, video or audio to upload (or send a multipart field "file")');
+      }
+      const bytes = await assets.fetchUrl(body.url, AbortSignal.timeout(60_000));
+      return assetReply(await assets.create(request.apiKey.id, bytes, 'url'));
+    });
+  });
+  app.get<{ Params: { id: string } }>(`${base}/:id`, {
+    schema: { tags: ['model-center'], summary: 'Query an asset', params: TaskIdParams },
+  }, async (request) => assetReply(assets.get(request.apiKey.id, request.params.id)));
+}

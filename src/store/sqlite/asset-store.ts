@@ -1,0 +1,57 @@
+import type Database from 'better-sqlite3';
+import type { AssetRecord, AssetStore } from '../types.js';
+
+interface AssetRow {
+  id: string; owner_key_id: string; status: AssetRecord['status']; reason: string | null; kind: AssetRecord['kind'];
+  format: string | null; width: number | null; height: number | null; duration: number | null; fps: number | null;
+  bytes: number; file: string | null; created_at: number; expires_at: number;
+}
+
+const toRecord = (r: AssetRow): AssetRecord => ({
+  id: r.id, ownerKeyId: r.owner_key_id, status: r.status, reason: r.reason, kind: r.kind, format: r.format,
+  width: r.width, height: r.height, duration: r.duration, fps: r.fps, bytes: r.bytes, file: r.file,
+  createdAt: r.created_at, expiresAt: r.expires_at,
+});
+
+/** SQLite asset store: the quota check and the insert share one IMMEDIATE transaction. */
+export class SqliteAssetStore implements AssetStore {
+  private readonly insertStmt: Database.Statement;
+  private readonly usedStmt: Database.Statement;
+  private readonly getOwnedStmt: Database.Statement;
+  private readonly expiredStmt: Database.Statement;
+  private readonly deleteStmt: Database.Statement;
+  private readonly insertChecked: Database.Transaction<(asset: AssetRecord, quotaBytes: number, now: number) => boolean>;
+
+  constructor(db: Database.Database) {
+    this.insertStmt = db.prepare(`INSERT INTO assets (id, owner_key_id, status, reason, kind, format, width, height, duration, fps,
+      bytes, file, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.usedStmt = db.prepare(`SELECT COALESCE(SUM(bytes), 0) AS used FROM assets
+      WHERE owner_key_id = ? AND status = 'approved' AND expires_at > ?`).pluck();
+    this.getOwnedStmt = db.prepare('SELECT * FROM assets WHERE id = ? AND owner_key_id = ?');
+    this.expiredStmt = db.prepare('SELECT * FROM assets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
+    this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
+    this.insertChecked = db.transaction((a: AssetRecord, quotaBytes: number, now: number): boolean => {
+      if (a.status === 'approved' && (this.usedStmt.get(a.ownerKeyId, now) as number) + a.bytes > quotaBytes) return false;
+      this.insertStmt.run(a.id, a.ownerKeyId, a.status, a.reason, a.kind, a.format, a.width, a.height, a.duration, a.fps,
+        a.bytes, a.file, a.createdAt, a.expiresAt);
+      return true;
+    });
+  }
+
+  insertWithinQuota(asset: AssetRecord, quotaBytes: number, now: number): boolean {
+    return this.insertChecked.immediate(asset, quotaBytes, now);
+  }
+
+  getOwned(id: string, ownerKeyId: string): AssetRecord | undefined {
+    const row = this.getOwnedStmt.get(id, ownerKeyId) as AssetRow | undefined;
+    return row && toRecord(row);
+  }
+
+  listExpired(now: number, limit: number): AssetRecord[] {
+    return (this.expiredStmt.all(now, limit) as AssetRow[]).map(toRecord);
+  }
+
+  delete(id: string): boolean {
+    return this.deleteStmt.run(id).changes === 1;
+  }
+}
