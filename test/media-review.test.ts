@@ -101,6 +101,22 @@ describe('caller media rules at submit', () => {
   });
 });
 
+describe('the review of one request is bounded in time', () => {
+  it('a medium that never arrives is a 400 after MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS, nothing stored', async () => {
+    const ht = await createHarness({ workers: false, env: { MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS: '1000' } });
+    try {
+      const started = Date.now();
+      const res = await ht.app.inject({ method: 'POST', url: '/v1/pic/images', headers: ht.auth(), payload: { model: 'pic', prompt: 'x', image_urls: [srv.stall('/stall.png')] } });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toBe('media_fetch_failed');
+      expect(Object.values(ht.store.tasks.countByStatus()).reduce((a, b) => a + b, 0)).toBe(0);
+    } finally {
+      await ht.close();
+    }
+  });
+});
+
 describe('reviewed media are not downloaded twice', () => {
   it('the sandbox renders from the kept copy: one request per URL in all', async () => {
     const hw = await createHarness();

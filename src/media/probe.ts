@@ -126,8 +126,8 @@ export async function probeTimed(bytes: Buffer, kind: 'video' | 'audio', opts: P
   const audio = streams.find((s) => s.codec_type === 'audio');
   const duration = Number(out.format?.duration);
   const expected = kind === 'video' ? 'video (mp4 or mov)' : 'audio file (wav or mp3)';
-  if (!out.format || (kind === 'video' ? !video : !audio)) throw new ProbeError(`is not a readable ${expected}`);
   if (kind === 'audio' && video) throw new ProbeError('is a video, not an audio file (wav or mp3)');
+  if (!out.format || (kind === 'video' ? !video : !audio)) throw new ProbeError(`is not a readable ${expected}`);
   const facts: MediaFacts = { kind, format: containerFormat(out), bytes: bytes.length };
   if (Number.isFinite(duration)) facts.duration = duration;
   if (video) {

@@ -69,6 +69,8 @@ export function audio(seconds: number, format: 'wav' | 'mp3' = 'wav'): Promise<B
 export interface MediaServer {
   url(p: string): string;
   serve(p: string, body: Buffer, contentType: string): string;
+  /** A path that answers headers and then never sends its body. */
+  stall(p: string): string;
   requests: Map<string, number>;
   total(): number;
   port: number;
@@ -77,10 +79,12 @@ export interface MediaServer {
 
 export async function startMediaServer(): Promise<MediaServer> {
   const files = new Map<string, { body: Buffer; type: string }>();
+  const stalled = new Set<string>();
   const requests = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const p = (req.url ?? '/').split('?')[0]!;
     requests.set(p, (requests.get(p) ?? 0) + 1);
+    if (stalled.has(p)) { res.writeHead(200, { 'content-type': 'image/png', 'content-length': 100000 }); res.write(Buffer.alloc(10)); return; }
     const f = files.get(p);
     if (!f) { res.writeHead(404).end('not found'); return; }
     res.writeHead(200, { 'content-type': f.type, 'content-length': f.body.length }).end(f.body);
@@ -91,6 +95,7 @@ export async function startMediaServer(): Promise<MediaServer> {
   return {
     port, requests, url,
     serve(p, body, contentType) { files.set(p, { body, type: contentType }); return url(p); },
+    stall(p) { stalled.add(p); return url(p); },
     total: () => [...requests.values()].reduce((a, b) => a + b, 0),
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
