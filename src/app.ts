@@ -8,6 +8,7 @@ import { ChatService } from './chat/service.js';
 import type { ChatProviderRegistry } from './chat/registry.js';
 import type { Config } from './config.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { registerIdempotency } from './http/idempotency.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { FsBlobStore } from './media/blob-store.js';
 import { resultLinks } from './media/result-links.js';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const chat = new ChatService({ registry: deps.chat, usage: store.usage, heartbeatMs: config.chatHeartbeatMs });
   await app.register(async (api) => {
     registerAuth(api, store.keys);
+    registerIdempotency(api, store.idempotency);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);
     registerChatRoutes(api, chat);

@@ -25,6 +25,8 @@ export const ERROR_CATALOG = {
   asset_id_not_found: { status: 404, type: 'not_found_error', description: 'No asset with this id belongs to the calling key.' },
   route_not_found: { status: 404, type: 'not_found_error', description: 'No endpoint has this method and path.' },
   invalid_task_state: { status: 409, type: 'conflict_error', description: 'The action is not allowed in the task\'s current state (for example cancelling a finished task).' },
+  idempotency_key_reused: { status: 409, type: 'conflict_error', description: 'The `Idempotency-Key` was used in the last 24 hours with another body or endpoint; use a new key for a new request.' },
+  idempotency_in_progress: { status: 409, type: 'conflict_error', description: 'A request with the same `Idempotency-Key` is still being processed; retry after the seconds in `Retry-After`.' },
   body_too_large: { status: 413, type: 'invalid_request_error', description: 'The request body is larger than the configured limit.' },
   rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests; retry after the number of seconds in `Retry-After`.' },
   internal_error: { status: 500, type: 'server_error', description: 'An unexpected fault inside the gateway; nothing the caller sent caused it.' },

@@ -58,7 +58,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   const address = await app.listen({ port: config.port, host: config.host });
   runner?.start();
   const retentionLog = logger.child({ component: 'retention' });
-  const stopSweeper = startRetentionSweeper(store.tasks, blobs, retentionLog, config.videosResultTtlHours, media);
+  const stopSweeper = startRetentionSweeper(store.tasks, blobs, retentionLog, config.videosResultTtlHours, { ...media, idempotency: store.idempotency });
   logger.info({ address, dataDir: config.dataDir, workers: config.workers, sandboxTiming: config.sandboxTiming }, 'mediagate listening');
 
   let closing: Promise<void> | undefined;

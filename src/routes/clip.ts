@@ -12,6 +12,7 @@ export function registerClipRoutes(app: FastifyInstance, tasks: TaskService, pat
   const urls = new Set([`${paths.apiPrefix}/clip/videos`, `${paths.basePrefix}/clip/videos`]);
   for (const url of urls) {
     app.post<{ Body: ClipCreateBody }>(url, {
+      config: { idempotent: true },
       schema: { tags: ['clip'], summary: 'Create a clip video task (Form A or B by model)', body: ClipCreateBody },
     }, async (request) => clipCreateReply(await tasks.submitTask(request.apiKey, planClipTask(request.body))));
   }

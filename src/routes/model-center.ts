@@ -15,6 +15,7 @@ import { registerQueryPaths } from './results.js';
 export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
   const base = `${paths.basePrefix}/v2/model-center/tasks`;
   app.post<{ Body: ModelCenterCreateBody }>(base, {
+    config: { idempotent: true },
     schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody },
     preValidation: async (request) => {
       const body = request.body as { model?: unknown } | null;

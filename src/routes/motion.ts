@@ -13,6 +13,7 @@ import { TaskIdParams } from './results.js';
  */
 export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
   app.post<{ Body: MotionCreateBody }>(`${paths.powerPrefix}/v1/motion/videos`, {
+    config: { idempotent: true },
     schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody },
   }, async (request) => motionCreateReply(await tasks.submitTask(request.apiKey, planMotionTask(request.body))));
 

@@ -6,6 +6,7 @@ import type { TaskService } from '../tasks/service.js';
 /** Endpoint 1: `POST {base_url}/v1/pic/images`. */
 export function registerPicRoutes(app: FastifyInstance, tasks: TaskService): void {
   app.post<{ Body: PicCreateBody }>('/v1/pic/images', {
+    config: { idempotent: true },
     schema: { tags: ['pic'], summary: 'Create an image task', body: PicCreateBody },
   }, async (request) => picCreateReply(await tasks.submitTask(request.apiKey, planPicTask(request.body))));
 }

@@ -15,6 +15,7 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
   const urls = new Set([`${paths.apiPrefix}/reel/videos`, `${paths.basePrefix}/reel/videos`, `${paths.basePrefix}/v1/reel/videos`]);
   for (const url of urls) {
     app.post<{ Body: ReelCreateBody }>(url, {
+      config: { idempotent: true },
       schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody },
     }, async (request) => reelCreateReply(await tasks.submitTask(request.apiKey, planReelTask(request.body))));
   }

@@ -10,7 +10,7 @@ import type { RoutePaths } from './index.js';
  */
 export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {
-    config: { errorStyle: 'videos-create' },
+    config: { errorStyle: 'videos-create', idempotent: true },
     schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody },
   }, async (request) => videosCreateReply(await tasks.submitTask(request.apiKey, planVideosTask(request.body))));
 }

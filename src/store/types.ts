@@ -178,8 +178,32 @@ export interface AssetStore {
   delete(id: string): boolean;
 }
 
+/** What `IdempotencyStore.begin` found for a key. */
+export type IdempotencyBegin =
+  | { state: 'new' }
+  | { state: 'replay'; statusCode: number; response: string }
+  | { state: 'mismatch' }
+  | { state: 'in_progress' };
+
+/** Idempotency-Key records, scoped to the API key that sent them. */
+export interface IdempotencyStore {
+  /**
+   * Claims `idemKey` for a request with this fingerprint, in one transaction: a stored response
+   * of the same fingerprint is replayed, another fingerprint is a mismatch, a claim younger than
+   * `staleBefore` is in progress; a record older than `expiredBefore` counts as absent.
+   */
+  begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): IdempotencyBegin;
+  /** Stores the response of a claimed key. */
+  complete(keyId: string, idemKey: string, statusCode: number, response: string): void;
+  /** Drops a claim whose request did not succeed, so the key can be used again. */
+  abandon(keyId: string, idemKey: string): void;
+  /** Deletes records created before `before`; returns how many. */
+  purge(before: number): number;
+}
+
 export interface Store {
   tasks: TaskStore;
+  idempotency: IdempotencyStore;
   keys: KeyStore;
   usage: UsageStore;
   assets: AssetStore;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { retentionFor, type FamilyId } from '../contract/catalog.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../http/idempotency.js';
 import type { FsBlobStore } from '../media/blob-store.js';
 import type { TaskStore } from '../store/types.js';
 
@@ -23,10 +24,11 @@ export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, 
   }
 }
 
-/** What else retention sweeps: caller media copies of expired tasks, and expired assets. */
+/** What else retention sweeps: caller media copies of expired tasks, expired assets, old Idempotency-Keys. */
 export interface MediaRetention {
   inputs: FsBlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
+  idempotency?: { purge(before: number): number };
 }
 
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */
@@ -37,6 +39,7 @@ export function startRetentionSweeper(store: TaskStore, blobs: FsBlobStore, log:
     running = true;
     sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs)
       .then(() => media?.assets.sweepExpired(log))
+      .then(() => media?.idempotency?.purge(Date.now() - IDEMPOTENCY_WINDOW_MS))
       .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))
       .finally(() => { running = false; });
   };

@@ -70,6 +70,18 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX assets_owner ON assets (owner_key_id, expires_at) WHERE status = 'approved';
   CREATE INDEX assets_expiry ON assets (expires_at);
   `,
+  `
+  CREATE TABLE idempotency_keys (
+    key_id       TEXT NOT NULL,
+    idem_key     TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    status_code  INTEGER,
+    response     TEXT,
+    created_at   INTEGER NOT NULL,
+    PRIMARY KEY (key_id, idem_key)
+  );
+  CREATE INDEX idempotency_created ON idempotency_keys (created_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Store } from '../types.js';
 import { SqliteAssetStore } from './asset-store.js';
+import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
 import { SqliteKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
@@ -46,6 +47,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
     keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
     usage: new SqliteUsageStore(db),
     assets: new SqliteAssetStore(db),
+    idempotency: new SqliteIdempotencyStore(db),
     ping: () => { ping.get(); },
     close: () => {
       checkpointer?.stop();

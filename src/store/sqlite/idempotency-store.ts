@@ -1,0 +1,51 @@
+import type Database from 'better-sqlite3';
+import type { IdempotencyBegin, IdempotencyStore } from '../types.js';
+
+interface Row { fingerprint: string; status_code: number | null; response: string | null; created_at: number }
+
+/** SQLite Idempotency-Key records; `begin` reads and claims in one IMMEDIATE transaction. */
+export class SqliteIdempotencyStore implements IdempotencyStore {
+  private readonly getStmt: Database.Statement;
+  private readonly claimStmt: Database.Statement;
+  private readonly completeStmt: Database.Statement;
+  private readonly abandonStmt: Database.Statement;
+  private readonly purgeStmt: Database.Statement;
+  private readonly beginTx: Database.Transaction<(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number) => IdempotencyBegin>;
+
+  constructor(db: Database.Database) {
+    this.getStmt = db.prepare('SELECT fingerprint, status_code, response, created_at FROM idempotency_keys WHERE key_id = ? AND idem_key = ?');
+    this.claimStmt = db.prepare(`INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, status_code, response, created_at)
+      VALUES (?, ?, ?, NULL, NULL, ?) ON CONFLICT (key_id, idem_key) DO UPDATE SET
+      fingerprint = excluded.fingerprint, status_code = NULL, response = NULL, created_at = excluded.created_at`);
+    this.completeStmt = db.prepare('UPDATE idempotency_keys SET status_code = ?, response = ? WHERE key_id = ? AND idem_key = ?');
+    this.abandonStmt = db.prepare('DELETE FROM idempotency_keys WHERE key_id = ? AND idem_key = ? AND response IS NULL');
+    this.purgeStmt = db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?');
+    this.beginTx = db.transaction((keyId, idemKey, fingerprint, now, staleBefore, expiredBefore): IdempotencyBegin => {
+      const row = this.getStmt.get(keyId, idemKey) as Row | undefined;
+      const live = row && row.created_at >= expiredBefore && (row.response !== null || row.created_at >= staleBefore);
+      if (row && live) {
+        if (row.fingerprint !== fingerprint) return { state: 'mismatch' };
+        if (row.response === null || row.status_code === null) return { state: 'in_progress' };
+        return { state: 'replay', statusCode: row.status_code, response: row.response };
+      }
+      this.claimStmt.run(keyId, idemKey, fingerprint, now);
+      return { state: 'new' };
+    });
+  }
+
+  begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): IdempotencyBegin {
+    return this.beginTx.immediate(keyId, idemKey, fingerprint, now, staleBefore, expiredBefore);
+  }
+
+  complete(keyId: string, idemKey: string, statusCode: number, response: string): void {
+    this.completeStmt.run(statusCode, response, keyId, idemKey);
+  }
+
+  abandon(keyId: string, idemKey: string): void {
+    this.abandonStmt.run(keyId, idemKey);
+  }
+
+  purge(before: number): number {
+    return this.purgeStmt.run(before).changes;
+  }
+}

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+
+// Idempotency-Key on every create endpoint (docs/API.md G70-G73).
+let h: Harness;
+beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
+afterAll(async () => { await h.close(); });
+
+const CREATES: Array<[string, Record<string, unknown>]> = [
+  ['/v1/pic/images', { model: 'pic', prompt: 'a fox' }],
+  ['/clip/videos', { prompt: 'a fox' }],
+  ['/reel/videos', { model: 'reel-2', prompt: 'a fox' }],
+  ['/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a fox' }] }],
+  ['/v1/videos/videos', { model: 'videos', prompt: 'a fox', duration: 5 }],
+  ['/v2/model-center/tasks', { model: 'sd_2.0_fast_discount', prompt: 'a fox' }],
+];
+
+const taskCount = (): number => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+let n = 0;
+
+function post(url: string, body: unknown, idemKey?: string, key = h.key) {
+  return h.app.inject({ method: 'POST', url, headers: { ...h.auth(key), ...(idemKey !== undefined && { 'idempotency-key': idemKey }) }, payload: body as Record<string, unknown> });
+}
+
+describe.each(CREATES)('%s', (url, body) => {
+  it('the same key and body answer the first response again: no new task', async () => {
+    const key = `k-${++n}`;
+    const first = await post(url, body, key);
+    expect(first.statusCode).toBe(200);
+    const before = taskCount();
+    const again = await post(url, body, key);
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toBe(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(taskCount()).toBe(before);
+  });
+
+  it('the same key with another body is a 409; without a key every call is new', async () => {
+    const key = `k-${++n}`;
+    expect((await post(url, body, key)).statusCode).toBe(200);
+    const other = await post(url, { ...body, prompt: 'another fox', content: [{ type: 'text', text: 'another fox' }] }, key);
+    expect(other.statusCode).toBe(409);
+    const err = other.json();
+    expect(err.error?.code ?? err.code).toBe(err.error ? 'idempotency_key_reused' : '409');
+    const before = taskCount();
+    await post(url, body);
+    await post(url, body);
+    expect(taskCount()).toBe(before + 2);
+  });
+});
+
+describe('scope and rules', () => {
+  it('keys are scoped to the API key: another key with the same Idempotency-Key creates its own task', async () => {
+    const [url, body] = CREATES[0]!;
+    const a = await post(url, body, 'shared');
+    const b = await post(url, body, 'shared', h.otherKey);
+    expect(b.statusCode).toBe(200);
+    expect(b.json().id).not.toBe(a.json().id);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('a failed request does not keep the key: fixing the body under the same key works', async () => {
+    const bad = await post('/v1/pic/images', { model: 'pic', prompt: 'x', size: '7:1' }, 'retry-me');
+    expect(bad.statusCode).toBe(400);
+    const good = await post('/v1/pic/images', { model: 'pic', prompt: 'x', size: '1:1' }, 'retry-me');
+    expect(good.statusCode).toBe(200);
+  });
+
+  it('a malformed Idempotency-Key is a 400 naming the header', async () => {
+    const res = await post('/v1/pic/images', { model: 'pic', prompt: 'x' }, 'has space');
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'invalid_request', param: 'Idempotency-Key' });
+  });
+
+  it('concurrent requests with one key make one task', async () => {
+    const before = taskCount();
+    const replies = await Promise.all(Array.from({ length: 5 }, () => post('/v1/pic/images', { model: 'pic', prompt: 'race' }, 'race-key')));
+    const ok = replies.filter((r) => r.statusCode === 200);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    for (const r of replies.filter((x) => x.statusCode !== 200)) {
+      expect(r.statusCode).toBe(409);
+      expect(r.json().error.code).toBe('idempotency_in_progress');
+      expect(r.headers['retry-after']).toBe('1');
+    }
+    expect(new Set(ok.map((r) => r.json().id)).size).toBe(1);
+    expect(taskCount()).toBe(before + 1);
+  });
+
+  it('records older than 24 hours no longer count', () => {
+    const s = h.store.idempotency;
+    const day = 24 * 3_600_000;
+    expect(s.begin('key_x', 'old', 'f1', 1000, 0, 0)).toEqual({ state: 'new' });
+    s.complete('key_x', 'old', 200, '{"id":"t"}');
+    expect(s.begin('key_x', 'old', 'f1', 2000, 0, 0)).toEqual({ state: 'replay', statusCode: 200, response: '{"id":"t"}' });
+    expect(s.begin('key_x', 'old', 'f2', 1000 + day + 1, 0, 1001)).toEqual({ state: 'new' });
+    expect(s.purge(Date.now())).toBeGreaterThan(0);
+  });
+});
