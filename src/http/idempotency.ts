@@ -6,7 +6,7 @@
  * again. Decisions: docs/API.md G70-G73.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 import type { IdempotencyStore } from '../store/types.js';
 
@@ -28,8 +28,8 @@ const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function registerIdempotency(scope: FastifyInstance, store: IdempotencyStore): void {
   scope.decorateRequest('idempotency', undefined);
-  scope.addHook('preHandler', async (request, reply) => {
-    if (!request.routeOptions.config.idempotent) return;
+
+  const claim: preHandlerAsyncHookHandler = async function claim(request, reply) {
     const idemKey = request.headers['idempotency-key'];
     if (idemKey === undefined) return;
     if (typeof idemKey !== 'string' || !VALID_KEY.test(idemKey)) {
@@ -50,19 +50,33 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
       case 'in_progress':
         throw new AppError('idempotency_in_progress', `A request with Idempotency-Key ${idemKey} is still being processed; retry shortly`, { param: 'Idempotency-Key', headers: { 'retry-after': '1' } });
     }
-  });
-  scope.addHook('onSend', (request, reply, payload, done) => {
-    const claim = request.idempotency;
-    if (claim) {
+  };
+
+  const keepResponse: onSendHookHandler = function storeResponse(request, reply, payload, done) {
+    const claimed = request.idempotency;
+    if (claimed) {
       request.idempotency = undefined;
-      if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') store.complete(claim.keyId, claim.idemKey, reply.statusCode, payload);
-      else store.abandon(claim.keyId, claim.idemKey);
+      if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') store.complete(claimed.keyId, claimed.idemKey, reply.statusCode, payload);
+      else store.abandon(claimed.keyId, claimed.idemKey);
     }
     done(null, payload);
-  });
-  scope.addHook('onResponse', (request, _reply, done) => {
+  };
+
+  const release: onResponseHookHandler = function release(request, _reply, done) {
     // no payload went out (the client went away first): free the key
     if (request.idempotency) store.abandon(request.idempotency.keyId, request.idempotency.idemKey);
     done();
+  };
+
+  // Only the create routes get these hooks: the poll path pays nothing for them.
+  scope.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preHandler = [...toArray(route.preHandler), claim];
+    route.onSend = [...toArray(route.onSend), keepResponse];
+    route.onResponse = [...toArray(route.onResponse), release];
   });
+}
+
+function toArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
