@@ -24,6 +24,7 @@ import { registerResultRoutes } from './routes/results.js';
 import type { Store } from './store/types.js';
 import type { TaskRunner } from './tasks/runner.js';
 import { TaskService } from './tasks/service.js';
+import { TaskWatch } from './tasks/task-watch.js';
 
 export interface AppDeps {
   config: Config;
@@ -59,7 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: true,
-    connectionTimeout: 60_000,
+    connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
     requestTimeout: 120_000,
   });
   app.removeContentTypeParser('text/plain');
@@ -82,12 +83,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, store);
   registerFileRoutes(app, deps.signer, deps.blobs);
 
+  const watch = new TaskWatch(store.tasks);
+  app.addHook('onClose', async () => { watch.close(); });
   const tasks = new TaskService({
     store: store.tasks,
     keys: store.keys,
     providers: deps.providers,
     onSubmitted: () => deps.runner?.wake(),
     onCancelled: (task) => deps.runner?.abortTask(task.id),
+    watch,
     videosResultTtlHours: config.videosResultTtlHours,
     ...(deps.media.reviewer && { media: deps.media.reviewer }),
   });

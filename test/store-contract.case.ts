@@ -145,6 +145,21 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
       store.close();
     });
 
+    it('tells watchers about every task it changes, after the change', async () => {
+      const store = await open();
+      const t = store.tasks.insert(newTask());
+      const seen: Array<[string, string | undefined]> = [];
+      const stop = store.tasks.watchChanges((id) => seen.push([id, store.tasks.get(id)?.status]));
+      const claimed = claimNextTask(store.tasks, ['sandbox'], 'w1', 1000)!;
+      completeTask(store.tasks, claimed, 'w1', { files: [] }, 1);
+      expect(completeTask(store.tasks, claimed, 'w1', { files: [] }, 1)).toBeUndefined(); // refused: no change, no call
+      stop();
+      store.tasks.delete(t.id);
+      expect(seen).toEqual([[t.id, 'processing'], [t.id, 'completed']]);
+      expect(store.tasks.changedElsewhere()).toBe(false);
+      store.close();
+    });
+
     it('records chat usage and sums it per key and model', async () => {
       const store = await open();
       const row = { keyId: 'key_u', model: 'chat-2.5-flash', requestId: 'r1', promptTokens: 10, completionTokens: 5, createdAt: 1000 };

@@ -26,6 +26,7 @@ const PATTERN_WORDS: Array<[RegExp, string]> = [
   [/^\^\(\[hH\]/, 'an absolute http(s) URL or assetId://{id}'],
   [/^\^\[hH\]/, 'an absolute http(s) URL'],
   [/^\^-\?\[0-9\]/, 'a whole number (an integer or a string of digits)'],
+  [/^\^\(\[0-9\]\|\[1-5\]/, 'a whole number of seconds from 0 to 60'],
 ];
 
 function describeValue(value: unknown): string {

@@ -105,6 +105,12 @@ export interface TaskStore {
   /** Forgets a task (retention). */
   delete(id: string): boolean;
   countByStatus(): Record<TaskStatus, number>;
+
+  // -- change notification (long-poll) --
+  /** Calls `listener` with the id of each task this store instance writes; returns an unsubscribe. */
+  watchChanges(listener: (id: string) => void): () => void;
+  /** Whether tasks may have been changed by another connection or process since the last call (cheap). */
+  changedElsewhere(): boolean;
 }
 
 export interface ApiKeyRecord {

@@ -9,6 +9,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { ApiKeyRecord, KeyStore, NewTask, TaskRecord, TaskStore } from '../store/types.js';
 import { expiryOf } from './expiry.js';
 import { cancelTask } from './states.js';
+import type { TaskWatch } from './task-watch.js';
 
 export interface TaskServiceDeps {
   store: TaskStore;
@@ -18,10 +19,14 @@ export interface TaskServiceDeps {
   onSubmitted?: (tasks: TaskRecord[]) => void;
   /** Told about a cancel so a local worker running the task stops it. */
   onCancelled?: (task: TaskRecord) => void;
+  /** Long-poll waiters; without it `waitForTaskChange` answers at once. */
+  watch?: TaskWatch;
   videosResultTtlHours: number;
   /** Reviews caller media at submit (fetch once, probe, check the family's limits, keep the bytes). */
   media?: MediaReviewer;
 }
+
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 interface PendingInsert {
   task: NewTask;
@@ -91,6 +96,17 @@ export class TaskService {
     if (task) return task;
     if (!this.deps.keys.findActiveByHash(keyHash)) throw invalidKeyError();
     throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
+  }
+
+  /**
+   * Long-poll: the task again once its status is no longer `task.status`, or after `ms`, or when
+   * the client goes away; a finished task at once. Read with the key's hash again, so a key
+   * revoked or a task deleted meanwhile answers 401/404.
+   */
+  async waitForTaskChange(keyHash: string, task: TaskRecord, ms: number, signal: AbortSignal): Promise<TaskRecord> {
+    if (!this.deps.watch || FINISHED.has(task.status)) return task;
+    await this.deps.watch.waitForChange(task.id, task.status, task.ownerKeyId, ms, signal);
+    return this.getTaskForKeyHash(keyHash, task.id);
   }
 
   /** The caller's task; another key's task is a 404 exactly like an unknown id (decisions.md #6). */

@@ -63,8 +63,14 @@ export class SqliteTaskStore implements TaskStore {
   private readonly updateCache = new Map<string, Database.Statement>();
   private readonly claimCache = new Map<number, Database.Statement>();
 
-  /** `polls` caches `getOwnedByKeyHash`; every write below drops the task it touched. */
+  private readonly listeners = new Set<(id: string) => void>();
+  private readonly dataVersion: Database.Statement;
+  private seenVersion: number;
+
+  /** `polls` caches `getOwnedByKeyHash`; every write below drops the task it touched and tells the watchers. */
   constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.seenVersion = this.dataVersion.get() as number;
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
       amount, created_at, updated_at, run_after) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0)`);
     this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
@@ -132,9 +138,10 @@ export class SqliteTaskStore implements TaskStore {
     const params = [...values, Date.now(), id, ...guard.statusIn];
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
-    this.polls.forget(id);
     const row = stmt.get(...params) as TaskRow | undefined;
-    return row && toRecord(row);
+    if (!row) return undefined;
+    this.changed(id);
+    return toRecord(row);
   }
 
   claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined {
@@ -151,18 +158,16 @@ export class SqliteTaskStore implements TaskStore {
     }
     const row = stmt.get(workerId, leaseUntil, now, now, ...providers, now) as TaskRow | undefined;
     if (!row) return undefined;
-    this.polls.forget(row.id);
+    this.changed(row.id);
     return toRecord(row);
   }
 
   renewLease(id: string, workerId: string, leaseUntil: number): boolean {
-    this.polls.forget(id);
-    return this.renewStmt.run(leaseUntil, Date.now(), id, workerId).changes === 1;
+    return this.changedIf(id, this.renewStmt.run(leaseUntil, Date.now(), id, workerId).changes === 1);
   }
 
   setProgress(id: string, workerId: string, progress: number): boolean {
-    this.polls.forget(id);
-    return this.progressStmt.run(progress, Date.now(), id, workerId).changes === 1;
+    return this.changedIf(id, this.progressStmt.run(progress, Date.now(), id, workerId).changes === 1);
   }
 
   listLapsedLeases(now: number, limit: number): TaskRecord[] {
@@ -181,13 +186,35 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   clearExpiry(id: string): void {
-    this.polls.forget(id);
     this.db.prepare('UPDATE tasks SET expires_at = NULL WHERE id = ?').run(id);
+    this.changed(id);
   }
 
   delete(id: string): boolean {
+    return this.changedIf(id, this.deleteStmt.run(id).changes === 1);
+  }
+
+  watchChanges(listener: (id: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => { this.listeners.delete(listener); };
+  }
+
+  changedElsewhere(): boolean {
+    const now = this.dataVersion.get() as number;
+    if (now === this.seenVersion) return false;
+    this.seenVersion = now;
+    return true;
+  }
+
+  /** A task was written through this connection: drop its cached read, tell the watchers. */
+  private changed(id: string): void {
     this.polls.forget(id);
-    return this.deleteStmt.run(id).changes === 1;
+    for (const listener of this.listeners) listener(id);
+  }
+
+  private changedIf(id: string, wrote: boolean): boolean {
+    if (wrote) this.changed(id);
+    return wrote;
   }
 
   countByStatus(): Record<TaskStatus, number> {
