@@ -25,6 +25,7 @@ const server = await startServer({
   MEDIAGATE_WORKERS: process.env.BENCH_GATEWAY_WORKERS ?? '0',
   MEDIAGATE_SANDBOX_TIMING: 'instant',
   MEDIAGATE_BOOTSTRAP_KEY: key,
+  MEDIAGATE_RATE_LIMIT: 'off', // the benchmark drives one key far past any sane limit
 });
 
 let stopping = false;

@@ -9,6 +9,7 @@ import type { ChatProviderRegistry } from './chat/registry.js';
 import type { Config } from './config.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
+import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { FsBlobStore } from './media/blob-store.js';
 import { resultLinks } from './media/result-links.js';
@@ -100,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const chat = new ChatService({ registry: deps.chat, usage: store.usage, heartbeatMs: config.chatHeartbeatMs });
   await app.register(async (api) => {
     registerAuth(api, store.keys);
+    if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);
     registerIdempotency(api, store.idempotency);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);

@@ -36,6 +36,8 @@ export interface Config {
   sandboxChatTokensPerSecond: number;
   /** A `: ping` comment is sent on a chat stream after this long without an event, ms. */
   chatHeartbeatMs: number;
+  /** Per-key rate limits; undefined when `MEDIAGATE_RATE_LIMIT=off`. */
+  rateLimits: { submitRate: number; queryRate: number } | undefined;
   /** Largest asset upload (multipart file or fetched `{url}`), bytes. */
   assetMaxBytes: number;
   /** Bytes of approved assets one key may keep at once. */
@@ -55,6 +57,16 @@ export class ConfigError extends Error {
     super(`${setting}: ${message}`);
     this.name = 'ConfigError';
   }
+}
+
+function rateLimitSetting(env: Env): Config['rateLimits'] {
+  const mode = env.MEDIAGATE_RATE_LIMIT ?? 'on';
+  if (mode !== 'on' && mode !== 'off') throw new ConfigError('MEDIAGATE_RATE_LIMIT', `must be on or off, got "${mode}"`);
+  if (mode === 'off') return undefined;
+  return {
+    submitRate: intSetting(env, 'MEDIAGATE_RATE_LIMIT_SUBMITS', 10, 1, 1_000_000),
+    queryRate: intSetting(env, 'MEDIAGATE_RATE_LIMIT_QUERIES', 50, 1, 1_000_000),
+  };
 }
 
 function intSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -151,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
+    rateLimits: rateLimitSetting(env),
     assetMaxBytes: intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576),
     assetQuotaBytes: intSetting(env, 'MEDIAGATE_ASSET_QUOTA_BYTES', 1024 * 1_048_576, 1024, Number.MAX_SAFE_INTEGER),
     assetTtlHours: intSetting(env, 'MEDIAGATE_ASSET_TTL_HOURS', 168, 1, 24 * 365),

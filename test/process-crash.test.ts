@@ -15,7 +15,7 @@ afterAll(() => {
 
 const env = () => ({
   MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: BOOTSTRAP, MEDIAGATE_SANDBOX_TIMING: 'fast',
-  MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_WORKER_CONCURRENCY: '2', MEDIAGATE_LOG_LEVEL: 'info',
+  MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_WORKER_CONCURRENCY: '2', MEDIAGATE_LOG_LEVEL: 'info', MEDIAGATE_RATE_LIMIT: 'off',
 });
 
 async function call(url: string, key: string, method = 'GET', payload?: unknown) {
@@ -42,6 +42,9 @@ describe('the mediagate command', () => {
     procs.push(server);
     expect((await call(`${server.url}/v1/pic/images`, key, 'POST', { model: 'pic', prompt: 'x' })).status).toBe(200);
     const id = /^(key_[0-9a-f]+)\t.*cli-test/m.exec(listed.stdout)![1]!;
+    const limited = runCli(['keys', 'limit', id, '--submits', '25'], { MEDIAGATE_DATA_DIR: dataDir });
+    expect(limited.stdout).toContain(`${id}: submits 25/s, queries default/s`);
+    expect(runCli(['keys', 'limit', id, '--queries', 'lots'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(2);
     expect(runCli(['keys', 'revoke', id], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(0);
     expect((await call(`${server.url}/v1/pic/images`, key, 'POST', { model: 'pic', prompt: 'x' })).status).toBe(401);
     server.child.kill('SIGTERM');

@@ -10,6 +10,8 @@ const USAGE = `Usage: mediagate <command>
   keys create --name NAME       create an API key; the key is printed alone on the last line
   keys list                     list keys (ids, names, prefixes; never the keys)
   keys revoke KEY_ID            revoke a key at once
+  keys limit KEY_ID [--submits N|default] [--queries N|default]
+                                set a key's own rate limits (per second; bursts of twice that)
 
 Settings come from the environment; see README.md.`;
 
@@ -64,6 +66,23 @@ function keys(args: string[]): number {
       if (!id) { console.error('keys revoke needs a KEY_ID (see keys list)'); return 2; }
       if (!store.keys.revoke(id, Date.now())) { console.error(`no active key with id ${id}`); return 1; }
       console.log(`revoked ${id}`);
+      return 0;
+    }
+    if (sub === 'limit') {
+      const id = rest[0];
+      const current = store.keys.list().find((k) => k.id === id);
+      if (!id || !current) { console.error('keys limit needs the KEY_ID of an existing key (see keys list)'); return 2; }
+      const parse = (flag: string, old: number | null | undefined): number | null | Error => {
+        const raw = argValue(rest, flag);
+        if (raw === undefined) return old ?? null;
+        if (raw === 'default') return null;
+        return /^[1-9][0-9]{0,6}$/.test(raw) ? Number(raw) : new Error(`${flag} must be a whole number from 1 to 9999999 or "default", got "${raw}"`);
+      };
+      const submitRate = parse('--submits', current.submitRate);
+      const queryRate = parse('--queries', current.queryRate);
+      for (const v of [submitRate, queryRate]) if (v instanceof Error) { console.error(v.message); return 2; }
+      store.keys.setRateLimits(id, { submitRate: submitRate as number | null, queryRate: queryRate as number | null });
+      console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s)`);
       return 0;
     }
     console.error(USAGE);

@@ -120,6 +120,9 @@ export interface ApiKeyRecord {
   prefix: string;
   createdAt: number;
   revokedAt: number | null;
+  /** Per-key rate limits (requests per second; bursts of twice that); null: the server's defaults. */
+  submitRate?: number | null;
+  queryRate?: number | null;
 }
 
 export interface KeyStore {
@@ -130,6 +133,8 @@ export interface KeyStore {
   list(): ApiKeyRecord[];
   /** Revokes by id or by prefix-unique id; false when no active key matched. */
   revoke(id: string, now: number): boolean;
+  /** Sets (null: clears) a key's own rate limits; false when no key has this id. */
+  setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): boolean;
 }
 
 /** One chat completion's token usage, billed to the key that asked. */

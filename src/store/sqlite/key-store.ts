@@ -2,10 +2,13 @@ import type Database from 'better-sqlite3';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
 import type { SqliteReadCache } from './read-cache.js';
 
-interface KeyRow { id: string; name: string; prefix: string; created_at: number; revoked_at: number | null }
+interface KeyRow { id: string; name: string; prefix: string; created_at: number; revoked_at: number | null; submit_rate: number | null; query_rate: number | null }
 
-const toRecord = (r: KeyRow): ApiKeyRecord =>
-  ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at });
+const COLUMNS = 'id, name, prefix, created_at, revoked_at, submit_rate, query_rate';
+const toRecord = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at,
+  submitRate: r.submit_rate, queryRate: r.query_rate,
+});
 
 /** SQLite API key store; keys are looked up by their SHA-256 hash only. */
 export class SqliteKeyStore implements KeyStore {
@@ -14,8 +17,8 @@ export class SqliteKeyStore implements KeyStore {
 
   /** `active` caches `findActiveByHash`; `onRevoked` drops every other read a key's revocation changes. */
   constructor(private readonly db: Database.Database, private readonly active: SqliteReadCache<ApiKeyRecord>, private readonly onRevoked: () => void) {
-    this.activeByHash = db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL');
-    this.byHash = db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys WHERE hash = ?');
+    this.activeByHash = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE hash = ? AND revoked_at IS NULL`);
+    this.byHash = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE hash = ?`);
   }
 
   insert(key: ApiKeyRecord & { hash: string }): void {
@@ -39,7 +42,13 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   list(): ApiKeyRecord[] {
-    return (this.db.prepare('SELECT id, name, prefix, created_at, revoked_at FROM api_keys ORDER BY created_at').all() as KeyRow[]).map(toRecord);
+    return (this.db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at`).all() as KeyRow[]).map(toRecord);
+  }
+
+  setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): boolean {
+    const changed = this.db.prepare('UPDATE api_keys SET submit_rate = ?, query_rate = ? WHERE id = ?').run(limits.submitRate, limits.queryRate, id).changes === 1;
+    if (changed) this.active.clear();
+    return changed;
   }
 
   revoke(id: string, now: number): boolean {

@@ -82,6 +82,10 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_created ON idempotency_keys (created_at);
   `,
+  `
+  ALTER TABLE api_keys ADD COLUMN submit_rate INTEGER;
+  ALTER TABLE api_keys ADD COLUMN query_rate INTEGER;
+  `,
 ];
 
 export function migrate(db: Database.Database): void {
