@@ -26,6 +26,7 @@ const server = await startServer({
   MEDIAGATE_SANDBOX_TIMING: 'instant',
   MEDIAGATE_BOOTSTRAP_KEY: key,
   MEDIAGATE_RATE_LIMIT: 'off', // the benchmark drives one key far past any sane limit
+  MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', // and leaves ~100,000 tasks queued (workers off)
 });
 
 let stopping = false;

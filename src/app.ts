@@ -8,6 +8,7 @@ import { ChatService } from './chat/service.js';
 import type { ChatProviderRegistry } from './chat/registry.js';
 import type { Config } from './config.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { registerBodyBounds } from './http/body-bounds.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
@@ -94,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onCancelled: (task) => deps.runner?.abortTask(task.id),
     watch,
     videosResultTtlHours: config.videosResultTtlHours,
+    maxTasksInFlight: config.maxTasksInFlight,
     ...(deps.media.reviewer && { media: deps.media.reviewer }),
   });
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
@@ -103,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAuth(api, store.keys);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);
     registerIdempotency(api, store.idempotency);
+    registerBodyBounds(api);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);
     registerChatRoutes(api, chat);

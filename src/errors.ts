@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   idempotency_key_reused: { status: 409, type: 'conflict_error', description: 'The `Idempotency-Key` was used in the last 24 hours with another body or endpoint; use a new key for a new request.' },
   idempotency_in_progress: { status: 409, type: 'conflict_error', description: 'A request with the same `Idempotency-Key` is still being processed; retry after the seconds in `Retry-After`.' },
   body_too_large: { status: 413, type: 'invalid_request_error', description: 'The request body is larger than the configured limit.' },
+  too_many_tasks_in_flight: { status: 429, type: 'rate_limit_error', description: 'The key already has as many queued and processing tasks as allowed (`MEDIAGATE_MAX_TASKS_IN_FLIGHT`); wait for some to finish.' },
   rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests; retry after the number of seconds in `Retry-After`.' },
   internal_error: { status: 500, type: 'server_error', description: 'An unexpected fault inside the gateway; nothing the caller sent caused it.' },
   upstream_error: { status: 502, type: 'upstream_error', description: 'The model provider answered with an error or something unreadable.' },

@@ -160,6 +160,18 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
       store.close();
     });
 
+    it('counts a key\'s queued and processing tasks, up to a bound', async () => {
+      const store = await open();
+      for (let i = 0; i < 4; i++) store.tasks.insert(newTask({ ownerKeyId: 'key_if' }));
+      store.tasks.insert(newTask({ ownerKeyId: 'key_other' }));
+      expect(store.tasks.countInFlight('key_if', 100)).toBe(4);
+      expect(store.tasks.countInFlight('key_if', 2)).toBe(2);
+      const claimed = claimNextTask(store.tasks, ['sandbox'], 'w1', 1000)!;
+      completeTask(store.tasks, claimed, 'w1', { files: [] }, 1);
+      expect(store.tasks.countInFlight(claimed.ownerKeyId, 100)).toBe(claimed.ownerKeyId === 'key_if' ? 3 : 0);
+      store.close();
+    });
+
     it('records chat usage and sums it per key and model', async () => {
       const store = await open();
       const row = { keyId: 'key_u', model: 'chat-2.5-flash', requestId: 'r1', promptTokens: 10, completionTokens: 5, createdAt: 1000 };

@@ -105,6 +105,8 @@ export interface TaskStore {
   /** Forgets a task (retention). */
   delete(id: string): boolean;
   countByStatus(): Record<TaskStatus, number>;
+  /** Queued and processing tasks of a key, counted up to `upTo` at most (the answer is min(count, upTo)). */
+  countInFlight(ownerKeyId: string, upTo: number): number;
 
   // -- change notification (long-poll) --
   /** Calls `listener` with the id of each task this store instance writes; returns an unsubscribe. */

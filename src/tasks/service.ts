@@ -19,6 +19,8 @@ export interface TaskServiceDeps {
   onSubmitted?: (tasks: TaskRecord[]) => void;
   /** Told about a cancel so a local worker running the task stops it. */
   onCancelled?: (task: TaskRecord) => void;
+  /** Queued + processing tasks one key may have (0: unlimited). */
+  maxTasksInFlight?: number;
   /** Long-poll waiters; without it `waitForTaskChange` answers at once. */
   watch?: TaskWatch;
   videosResultTtlHours: number;
@@ -47,6 +49,7 @@ export class TaskService {
    */
   async submitTask(owner: ApiKeyRecord, plan: SubmitPlan): Promise<TaskRecord> {
     const provider = this.deps.providers.routeModel(plan.model, plan.family);
+    this.checkInFlight(owner);
     const id = newTaskId();
     const media = this.deps.media && allRefs(plan.media).length > 0
       ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
@@ -71,6 +74,17 @@ export class TaskService {
       await this.deps.media?.discard(id); // the reviewed copies of a task that was never stored
       throw err;
     });
+  }
+
+  /** At most `maxTasksInFlight` queued or processing tasks per key, submits not yet committed included. */
+  private checkInFlight(owner: ApiKeyRecord): void {
+    const max = this.deps.maxTasksInFlight ?? 0;
+    if (max <= 0) return;
+    let pending = 0;
+    for (const p of this.pending) if (p.task.ownerKeyId === owner.id) pending++;
+    if (pending + this.deps.store.countInFlight(owner.id, max) >= max) {
+      throw new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
+    }
   }
 
   private commitPending(): void {

@@ -85,6 +85,7 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE api_keys ADD COLUMN submit_rate INTEGER;
   ALTER TABLE api_keys ADD COLUMN query_rate INTEGER;
+  CREATE INDEX tasks_in_flight ON tasks (owner_key_id) WHERE status IN ('queued', 'processing');
   `,
 ];
 

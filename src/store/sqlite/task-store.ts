@@ -60,6 +60,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly lapsedStmt: Database.Statement;
   private readonly expiredStmt: Database.Statement;
   private readonly deleteStmt: Database.Statement;
+  private readonly inFlightStmt: Database.Statement;
   private readonly updateCache = new Map<string, Database.Statement>();
   private readonly claimCache = new Map<number, Database.Statement>();
 
@@ -91,6 +92,8 @@ export class SqliteTaskStore implements TaskStore {
     this.expiredStmt = db.prepare(`SELECT * FROM tasks WHERE expires_at IS NOT NULL AND expires_at < ?
       ORDER BY expires_at LIMIT ?`);
     this.deleteStmt = db.prepare('DELETE FROM tasks WHERE id = ?');
+    this.inFlightStmt = db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner_key_id = ?
+      AND status IN ('queued', 'processing') LIMIT ?)`).pluck();
   }
 
   insert(task: NewTask): TaskRecord {
@@ -215,6 +218,10 @@ export class SqliteTaskStore implements TaskStore {
   private changedIf(id: string, wrote: boolean): boolean {
     if (wrote) this.changed(id);
     return wrote;
+  }
+
+  countInFlight(ownerKeyId: string, upTo: number): number {
+    return this.inFlightStmt.get(ownerKeyId, upTo) as number;
   }
 
   countByStatus(): Record<TaskStatus, number> {

@@ -1,0 +1,41 @@
+/**
+ * Bounds on JSON bodies beyond their byte size (`MEDIAGATE_BODY_LIMIT`, 413): nesting depth. A
+ * deeply nested body is cheap to send and costly to walk (validation, logging, pass-through to
+ * Model Center providers), so more than {@link MAX_JSON_DEPTH} levels is a 400 before validation.
+ */
+import type { FastifyInstance, preValidationHookHandler } from 'fastify';
+import { AppError } from '../errors.js';
+
+export const MAX_JSON_DEPTH = 32;
+
+/** Whether `value` nests objects/arrays deeper than `max` levels (iterative: no stack to blow). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+const checkDepth: preValidationHookHandler = function checkDepth(request, _reply, done) {
+  if (request.body !== null && typeof request.body === 'object' && nestsDeeperThan(request.body, MAX_JSON_DEPTH)) {
+    done(new AppError('invalid_json', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
+    return;
+  }
+  done();
+};
+
+/** Adds the depth check to every route of `scope` that takes a body. */
+export function registerBodyBounds(scope: FastifyInstance): void {
+  scope.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    route.preValidation = [checkDepth, ...existing];
+  });
+}
