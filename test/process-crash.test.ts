@@ -1,4 +1,6 @@
+import path from 'node:path';
 import fs from 'node:fs';
+import { openSqliteStore } from '../src/store/sqlite/open.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from './helpers/harness.js';
 import { ensureBuilt, runCli, startServerProcess, type ServerProcess } from './helpers/process.js';
@@ -85,6 +87,14 @@ describe('crash safety', () => {
     const completedLogs = (first.output() + second.output()).split('\n').filter((l) => l.includes('"task completed"'));
     const completedIds = completedLogs.map((l) => /"taskId":"([^"]+)"/.exec(l)?.[1]);
     expect(new Set(completedIds).size).toBe(completedIds.length);
+
+    // an online backup while the server runs holds every task
+    const copy = path.join(dataDir, 'backup-copy.db');
+    expect(runCli(['backup', copy], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(0);
+    const restored = openSqliteStore(copy);
+    expect(ids.every((id) => restored.tasks.get(id)?.status === 'completed')).toBe(true);
+    restored.close();
+    expect(runCli(['backup', copy], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(2); // never overwrites
 
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { createApiKey } from '../auth/keys.js';
 import { ConfigError, loadConfig } from '../config.js';
@@ -10,6 +11,7 @@ const USAGE = `Usage: mediagate <command>
   keys create --name NAME       create an API key; the key is printed alone on the last line
   keys list                     list keys (ids, names, prefixes; never the keys)
   keys revoke KEY_ID            revoke a key at once
+  backup FILE                   write a consistent copy of the database to FILE (safe while serving)
   keys limit KEY_ID [--submits N|default] [--queries N|default]
                                 set a key's own rate limits (per second; bursts of twice that)
 
@@ -92,11 +94,25 @@ function keys(args: string[]): number {
   }
 }
 
+async function backup(file: string | undefined): Promise<number> {
+  if (!file) { console.error('backup needs a FILE to write the copy to'); return 2; }
+  if (fs.existsSync(file)) { console.error(`${file} exists; choose a new file name`); return 2; }
+  const store = openStore();
+  try {
+    await store.backup(file);
+    console.log(`database copied to ${file} (also copy results/, assets/ and signing-secret of the data directory; see docs/OPERATIONS.md)`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   try {
     if (command === 'serve' || command === undefined) return await serve();
     if (command === 'keys') { process.exitCode = keys(args); return; }
+    if (command === 'backup') { process.exitCode = await backup(args[0]); return; }
     if (command === 'build') return; // the launcher already built
     console.error(USAGE);
     process.exitCode = command === '--help' || command === 'help' ? 0 : 2;

@@ -222,5 +222,7 @@ export interface Store {
   assets: AssetStore;
   /** Cheap round trip for /readyz. */
   ping(): void;
+  /** A consistent copy of the database at `file`, taken while the gateway runs. */
+  backup(file: string): Promise<void>;
   close(): void;
 }

@@ -49,6 +49,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
     assets: new SqliteAssetStore(db),
     idempotency: new SqliteIdempotencyStore(db),
     ping: () => { ping.get(); },
+    backup: async (target) => { await db.backup(target); },
     close: () => {
       checkpointer?.stop();
       db.close();
