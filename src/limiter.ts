@@ -4,14 +4,25 @@
  */
 export interface Limiter {
   run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Raising the limit starts queued calls at once; lowering it lets running ones finish. */
+  setLimit(limit: number): void;
+  readonly limit: number;
   readonly active: number;
   readonly queued: number;
 }
 
-export function createLimiter(limit: number): Limiter {
+function checkLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
+}
+
+export function createLimiter(initialLimit: number): Limiter {
+  checkLimit(initialLimit);
+  let limit = initialLimit;
   let active = 0;
   const waiters: Array<() => void> = [];
+  const pump = (): void => {
+    while (active < limit && waiters.length > 0) waiters.shift()!();
+  };
 
   const acquire = (signal: AbortSignal | undefined): Promise<void> => {
     signal?.throwIfAborted();
@@ -42,9 +53,15 @@ export function createLimiter(limit: number): Limiter {
         return await fn();
       } finally {
         active--;
-        if (active < limit) waiters.shift()?.();
+        pump();
       }
     },
+    setLimit(n: number): void {
+      checkLimit(n);
+      limit = n;
+      pump();
+    },
+    get limit() { return limit; },
     get active() { return active; },
     get queued() { return waiters.length; },
   };

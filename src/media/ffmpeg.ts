@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { createLimiter } from '../limiter.js';
 
 /** Options for {@link runFfmpeg}. */
 export interface RunFfmpegOptions {
@@ -156,21 +157,8 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
   });
 }
 
-interface Waiter {
-  grant: () => void;
-}
-
-let limit = Math.max(1, os.availableParallelism());
-let active = 0;
-const waiters: Waiter[] = [];
-
-function pump(): void {
-  while (active < limit) {
-    const next = waiters.shift();
-    if (!next) return;
-    next.grant();
-  }
-}
+/** Process-wide ffmpeg slots: at most the machine's available parallelism at once (FIFO). */
+const slots = createLimiter(Math.max(1, os.availableParallelism()));
 
 /**
  * Sets how many {@link withFfmpegSlot} calls may run at once (default: the machine's available
@@ -178,37 +166,12 @@ function pump(): void {
  */
 export function setFfmpegConcurrency(n: number): void {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`ffmpeg concurrency must be a positive integer, got ${n}`);
-  limit = n;
-  pump();
+  slots.setLimit(n);
 }
 
 /** The limiter's current state: the limit, how many calls hold a slot, and how many wait. */
 export function ffmpegSlotStats(): { limit: number; active: number; queued: number } {
-  return { limit, active, queued: waiters.length };
-}
-
-function acquire(signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted) return Promise.reject(abortReason(signal));
-  if (active < limit && waiters.length === 0) {
-    active++;
-    return Promise.resolve();
-  }
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      const i = waiters.indexOf(waiter);
-      if (i >= 0) waiters.splice(i, 1);
-      reject(abortReason(signal as AbortSignal));
-    };
-    const waiter: Waiter = {
-      grant: () => {
-        signal?.removeEventListener('abort', onAbort);
-        active++;
-        resolve();
-      },
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    waiters.push(waiter);
-  });
+  return { limit: slots.limit, active: slots.active, queued: slots.queued };
 }
 
 /**
@@ -216,12 +179,6 @@ function acquire(signal: AbortSignal | undefined): Promise<void> {
  * settles. A call whose `signal` aborts while waiting leaves the queue and rejects with the
  * signal's reason without running `fn`.
  */
-export async function withFfmpegSlot<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  await acquire(signal);
-  try {
-    return await fn();
-  } finally {
-    active--;
-    pump();
-  }
+export function withFfmpegSlot<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  return slots.run(fn, signal);
 }
