@@ -10,10 +10,12 @@ const log = pino({ level: 'silent' });
 const ctx = (signal = new AbortController().signal) => ({ signal, log });
 const req = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: text }], stop: [], ...extra });
 
+/** The events after the `open` event, which must come first. */
 async function drain(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
   const out: ChatStreamEvent[] = [];
   for await (const e of events) out.push(e);
-  return out;
+  expect(out[0]).toEqual({ type: 'open' });
+  return out.slice(1);
 }
 
 describe('sandbox chat provider', () => {

@@ -32,10 +32,18 @@ function request(over: Partial<ChatRequest> = {}): ChatRequest {
   return { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'Say hello' }], stop: [], ...over };
 }
 
-async function collect(iter: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const out: ChatStreamEvent[] = [];
-  for await (const ev of iter) out.push(ev);
-  return out;
+/** The events after the one `open` event, which must come first (before any delta). */
+async function collect(iter: AsyncIterable<ChatStreamEvent>, seen: ChatStreamEvent[] = []): Promise<ChatStreamEvent[]> {
+  let opened = false;
+  for await (const ev of iter) {
+    if (ev.type === 'open') {
+      expect([opened, seen.length]).toEqual([false, 0]);
+      opened = true;
+    } else {
+      seen.push(ev);
+    }
+  }
+  return seen;
 }
 
 async function rejection(p: Promise<unknown>): Promise<AppError> {
@@ -250,7 +258,7 @@ describe('OpenAI-compatible upstream: errors', () => {
     fake.behave(stallAfter(2));
     const seen: ChatStreamEvent[] = [];
     const t0 = Date.now();
-    const err = await rejection((async () => { for await (const ev of provider({ stallTimeoutMs: 300 }).stream(request(), ctx())) seen.push(ev); })());
+    const err = await rejection(collect(provider({ stallTimeoutMs: 300 }).stream(request(), ctx()), seen));
     expect([err.code, err.status]).toEqual(['upstream_timeout', 504]);
     expect(Date.now() - t0).toBeLessThan(1500);
     expect(seen).toEqual([{ type: 'delta', content: 'part0 ' }, { type: 'delta', content: 'part1 ' }]);
@@ -261,7 +269,7 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
   it('socket destroyed after 2 chunks -> the iterator throws AppError after the 2 deltas', async () => {
     fake.behave(breakAfter(2));
     const seen: ChatStreamEvent[] = [];
-    const err = await rejection((async () => { for await (const ev of provider().stream(request(), ctx())) seen.push(ev); })());
+    const err = await rejection(collect(provider().stream(request(), ctx()), seen));
     expect(seen).toEqual([{ type: 'delta', content: 'part0 ' }, { type: 'delta', content: 'part1 ' }]);
     expect([err.code, err.status]).toEqual(['upstream_error', 502]);
     expect(err.message).toMatch(/broke before the reply was complete/);
@@ -270,7 +278,7 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
   it('an in-stream error event -> the iterator throws AppError with the upstream message', async () => {
     fake.behave(errorEventAfter(2, 'overloaded, try later'));
     const seen: ChatStreamEvent[] = [];
-    const err = await rejection((async () => { for await (const ev of provider().stream(request(), ctx())) seen.push(ev); })());
+    const err = await rejection(collect(provider().stream(request(), ctx()), seen));
     expect(seen).toHaveLength(2);
     expect(err.code).toBe('upstream_error');
     expect(err.message).toContain('overloaded, try later');
@@ -279,7 +287,7 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
   it('a malformed chunk mid-stream -> AppError', async () => {
     fake.behave(rawStream('data: {"choices":[{"delta":{"content":"ok"}}]}\n\ndata: {"choices":[{"delta":\n\n'));
     const seen: ChatStreamEvent[] = [];
-    const err = await rejection((async () => { for await (const ev of provider().stream(request(), ctx())) seen.push(ev); })());
+    const err = await rejection(collect(provider().stream(request(), ctx()), seen));
     expect(seen).toEqual([{ type: 'delta', content: 'ok' }]);
     expect(err.code).toBe('upstream_error');
     expect(err.message).toMatch(/malformed stream chunk/);
@@ -298,7 +306,7 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
     const seen: ChatStreamEvent[] = [];
     const run = (async () => {
       for await (const ev of provider().stream(request(), ctx(ac.signal))) {
-        seen.push(ev);
+        if (ev.type !== 'open') seen.push(ev);
         if (seen.length === 3) ac.abort();
       }
     })();
@@ -324,10 +332,10 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
   it('a consumer that stops iterating early drops the upstream connection', async () => {
     fake.behave(endless(5));
     const closed = fake.nextClientClose();
-    for await (const ev of provider().stream(request(), ctx())) {
-      expect(ev.type).toBe('delta');
-      break;
-    }
+    const events = provider().stream(request(), ctx())[Symbol.asyncIterator]();
+    expect((await events.next()).value).toEqual({ type: 'open' });
+    expect((await events.next()).value.type).toBe('delta');
+    await events.return?.();
     await closed;
   });
 });

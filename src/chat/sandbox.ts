@@ -134,6 +134,7 @@ export function createSandboxChatProvider(options: SandboxChatOptions): ChatProv
     const started = Date.now();
     let sent = 0;
     const half = Math.floor(p.pieces.length / 2);
+    yield { type: 'open' };
     for (const [i, piece] of p.pieces.entries()) {
       if (p.failMidway && i === half) throw midwayError();
       sent += piece.tokens;
@@ -156,7 +157,7 @@ export function createSandboxChatProvider(options: SandboxChatOptions): ChatProv
       let content = '';
       for await (const event of generate(request, ctx)) {
         if (event.type === 'delta') content += event.content;
-        else return { content, finishReason: event.finishReason, usage: event.usage };
+        else if (event.type === 'done') return { content, finishReason: event.finishReason, usage: event.usage };
       }
       throw new AppError('internal_error', 'sandbox: the reply ended without a done event');
     },

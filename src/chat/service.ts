@@ -115,15 +115,19 @@ export class ChatService {
 
     let text = '';
     try {
-      // the role chunk leaves with the first content (one segment); if the provider has not
-      // answered within a heartbeat, the headers go now with a ping
-      sse.hold(chunk({ role: 'assistant', content: '' }, null));
+      // The role chunk goes out at once when the provider opened its stream; otherwise it leaves
+      // with the first content (one segment), or with a ping if nothing came within a heartbeat.
+      const role = chunk({ role: 'assistant', content: '' }, null);
+      if (first?.done === false && first.value.type === 'open') await sse.send(role);
+      else sse.hold(role);
       if (first === undefined) await sse.ping();
       let result = first ?? await pending;
       for (;;) {
         if (result.done) throw new AppError('upstream_error', 'The model provider ended the stream without finishing the reply');
         const event = result.value;
-        if (event.type === 'delta') {
+        if (event.type === 'open') {
+          // nothing to send: the stream is open already
+        } else if (event.type === 'delta') {
           if (event.content !== '') {
             text += event.content;
             await sse.send(chunk({ content: event.content }, null));

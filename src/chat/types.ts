@@ -44,7 +44,13 @@ export interface ChatCompletion {
   usage: ChatUsage;
 }
 
+/**
+ * What a streaming provider yields. `open` (optional, first): the model accepted the request and
+ * will stream, so the caller's stream can open (status line and role chunk) before the first
+ * token; anything thrown before it is answered as an HTTP error instead.
+ */
 export type ChatStreamEvent =
+  | { type: 'open' }
   | { type: 'delta'; content: string }
   | { type: 'done'; finishReason: FinishReason; usage: ChatUsage };
 

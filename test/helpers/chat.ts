@@ -52,7 +52,7 @@ export function scriptedProvider(id: string, steps: ScriptStep[], finish: Finish
       let content = '';
       for await (const e of provider.stream(request, ctx)) {
         if (e.type === 'delta') content += e.content;
-        else return { content, finishReason: e.finishReason, usage: e.usage };
+        else if (e.type === 'done') return { content, finishReason: e.finishReason, usage: e.usage };
       }
       throw new Error('no done event');
     },

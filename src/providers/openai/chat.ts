@@ -237,6 +237,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
         return;
       }
       guard.startStallTimer(stallTimeoutMs);
+      yield { type: 'open' }; // a 2xx event stream: the caller's stream opens before the first token
       const parser = new SseParser();
       let content = '';
       let finish: unknown;
