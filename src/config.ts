@@ -36,6 +36,8 @@ export interface Config {
   sandboxChatTokensPerSecond: number;
   /** A `: ping` comment is sent on a chat stream after this long without an event, ms. */
   chatHeartbeatMs: number;
+  /** Longest one generation attempt may run, ms. */
+  attemptTimeoutMs: number;
   /** Queued + processing tasks one key may have; 0 = unlimited. */
   maxTasksInFlight: number;
   /** Per-key rate limits; undefined when `MEDIAGATE_RATE_LIMIT=off`. */
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
     rateLimits: rateLimitSetting(env),
+    attemptTimeoutMs: intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400) * 1000,
     maxTasksInFlight: intSetting(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 500, 0, 10_000_000),
     assetMaxBytes: intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576),
     assetQuotaBytes: intSetting(env, 'MEDIAGATE_ASSET_QUOTA_BYTES', 1024 * 1_048_576, 1024, Number.MAX_SAFE_INTEGER),

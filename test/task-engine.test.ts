@@ -100,6 +100,35 @@ describe('task engine', () => {
     expect(p2.calls.size).toBeGreaterThan(0);
   });
 
+  it('a provider that never answers (ignoring its signal) is stopped per attempt, retried, then failed: never stuck in processing', async () => {
+    const { dir, open } = setup();
+    const s = open();
+    let calls = 0;
+    const hanging: Provider = {
+      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      submit: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
+    };
+    const t = s.tasks.insert(newTask());
+    runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2 }).start();
+    const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'timeout failure');
+    expect(done.error).toMatch(/^generation did not finish within \d+ s \(attempt 2 of 2\)$/);
+    expect(calls).toBe(2);
+    expect(done.attempts).toBe(2);
+  });
+
+  it('retryable failures that keep coming end in failed after the last attempt, with the error', async () => {
+    const { dir, open } = setup();
+    const s = open();
+    const failing: Provider = {
+      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      submit: async () => { throw new Error('upstream answered 503'); },
+    };
+    const t = s.tasks.insert(newTask());
+    runner(s, dir, failing, { maxAttempts: 2 }).start();
+    const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'failure');
+    expect(done).toMatchObject({ status: 'failed', attempts: 2, error: 'generation failed: upstream answered 503' });
+  });
+
   it('a retryable failure is retried with backoff, then completes', async () => {
     const { dir, open } = setup();
     const s = open();

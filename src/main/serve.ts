@@ -52,6 +52,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
       videosResultTtlHours: config.videosResultTtlHours,
       fetchMedia: async (url, field, maxBytes) => (await fetchMedia(url, { field, maxBytes, allowPrivate: config.allowPrivateUrls })).bytes,
       inputs: media.inputs,
+      attemptTimeoutMs: config.attemptTimeoutMs,
     })
     : undefined;
   const app = await buildApp({ config, store, providers, chat, signer, blobs, logger, media, ...(runner && { runner }) });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
 import { mediaRefs, type MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 import type { FsBlobStore } from '../media/blob-store.js';
@@ -29,6 +30,8 @@ export interface RunnerOptions {
   /** `<data>/inputs`: the reviewed copies of caller media (media/media-review.ts); removed once the task is finished. */
   inputs?: FsBlobStore;
   credentials?: (providerId: string) => Record<string, string>;
+  /** Longest one attempt may run; then it is stopped and counts as a retryable failure (default 30 min). */
+  attemptTimeoutMs?: number;
   /** How often to look for work from other processes and due retries. */
   pollMs?: number;
 }
@@ -39,7 +42,15 @@ export function attemptFileName(name: string, token: string): string {
   return dot > 0 ? `${name.slice(0, dot)}.${token}${name.slice(dot)}` : `${name}.${token}`;
 }
 
-type StopReason = 'shutdown' | 'lease-lost' | 'cancelled';
+type StopReason = 'shutdown' | 'lease-lost' | 'cancelled' | 'attempt-timeout';
+
+/** Settles when `signal` aborts (rejecting with its reason): a provider that ignores the signal is not waited for. */
+function whenAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
 
 interface Running {
   task: TaskRecord;
@@ -191,13 +202,17 @@ export class TaskRunner {
       },
     };
     log.info({ model: task.model }, 'task started');
+    const attemptMs = this.opts.attemptTimeoutMs ?? 30 * 60_000;
+    const attemptTimer = setTimeout(() => controller.abort('attempt-timeout' satisfies StopReason), attemptMs);
+    attemptTimer.unref();
     try {
-      const output = await provider.submit(job, ctx);
+      const output = await Promise.race([provider.submit(job, ctx), whenAborted(controller.signal)]);
       controller.signal.throwIfAborted();
       await this.finish(task, output, log);
     } catch (err) {
       await this.handleFailure(provider, task, job, ctx, err, log);
     } finally {
+      clearTimeout(attemptTimer);
       clearInterval(heartbeat);
       await fs.promises.rm(workDir, { recursive: true, force: true });
       const status = store.get(task.id)?.status;
@@ -241,6 +256,10 @@ export class TaskRunner {
   private async handleFailure(provider: Provider, task: TaskRecord, job: ProviderJob, ctx: ProviderContext, err: unknown, log: Logger): Promise<void> {
     const { store, maxAttempts } = this.opts;
     const reason = ctx.signal.aborted ? (ctx.signal.reason as StopReason) : undefined;
+    if (reason === 'attempt-timeout') {
+      const seconds = Math.round((this.opts.attemptTimeoutMs ?? 30 * 60_000) / 1000);
+      err = new AppError('upstream_timeout', `generation did not finish within ${seconds} s (attempt ${task.attempts} of ${maxAttempts})`, { retryable: true });
+    }
     if (reason === 'cancelled') {
       log.info('task cancelled while running');
       if (provider.cancel) await provider.cancel(job, ctx).catch((e: unknown) => log.warn({ err: e }, 'provider cancel failed'));
