@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
+import { hookList, routeHasMethod } from './route-hooks.js';
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -33,9 +34,6 @@ const checkDepth: preValidationHookHandler = function checkDepth(request, _reply
 /** Adds the depth check to every route of `scope` that takes a body. */
 export function registerBodyBounds(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!methods.includes('POST')) return;
-    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
-    route.preValidation = [checkDepth, ...existing];
+    if (routeHasMethod(route, 'POST')) route.preValidation = [checkDepth, ...hookList(route.preValidation)];
   });
 }

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, onResponseHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 import type { IdempotencyStore } from '../store/types.js';
+import { hookList } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -71,12 +72,8 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
   // Only the create routes get these hooks: the poll path pays nothing for them.
   scope.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
-    route.preHandler = [...toArray(route.preHandler), claim];
-    route.onSend = [...toArray(route.onSend), keepResponse];
-    route.onResponse = [...toArray(route.onResponse), release];
+    route.preHandler = [...hookList(route.preHandler), claim];
+    route.onSend = [...hookList(route.onSend), keepResponse];
+    route.onResponse = [...hookList(route.onResponse), release];
   });
-}
-
-function toArray<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }

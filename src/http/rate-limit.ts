@@ -12,6 +12,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
 import type { KeyStore } from '../store/types.js';
+import { hookList, routeHasMethod } from './route-hooks.js';
 
 export interface RateLimitSettings {
   /** Submits per second per key (bursts of twice that). */
@@ -75,9 +76,6 @@ export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, setti
 
   // Route-level onRequest hooks run after the scope's auth hook, before the body is read.
   scope.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const budget = methods.includes('POST') ? submit : query;
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...existing, budget];
+    route.onRequest = [...hookList(route.onRequest), routeHasMethod(route, 'POST') ? submit : query];
   });
 }
