@@ -44,13 +44,18 @@ function bursty(rate: number): BurstyRateLimiter {
 export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, settings: RateLimitSettings): void {
   const byKey = new Map<string, KeyLimiters>();
 
-  const limitersFor = (keyHash: string): KeyLimiters => {
+  /** The limiters of an active key; undefined for an unknown or revoked one (the route answers 401). */
+  const limitersFor = (keyHash: string): KeyLimiters | undefined => {
     const now = Date.now();
     const entry = byKey.get(keyHash);
     if (entry && now - entry.checkedAt <= REFRESH_MS) return entry;
     const key = keys.findActiveByHash(keyHash);
-    const submitRate = key?.submitRate ?? settings.submitRate;
-    const queryRate = key?.queryRate ?? settings.queryRate;
+    if (!key) { // never a budget for a key that does not exist: random keys cannot push real ones out
+      if (entry) byKey.delete(keyHash);
+      return undefined;
+    }
+    const submitRate = key.submitRate ?? settings.submitRate;
+    const queryRate = key.queryRate ?? settings.queryRate;
     const rates = `${submitRate}/${queryRate}`;
     if (entry && entry.rates === rates) { // same limits: keep the running counts
       entry.checkedAt = now;
@@ -65,7 +70,9 @@ export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, setti
   const hook = (budget: Budget): onRequestHookHandler => function rateLimit(request, _reply, done) {
     const keyHash = request.apiKeyHash;
     if (!keyHash) { done(); return; }
-    limitersFor(keyHash)[budget].consume(keyHash).then(() => done(), (res: unknown) => {
+    const limiters = limitersFor(keyHash);
+    if (!limiters) { done(); return; }
+    limiters[budget].consume(keyHash).then(() => done(), (res: unknown) => {
       if (!(res instanceof RateLimiterRes)) { done(res as Error); return; }
       const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       done(new AppError('rate_limited', `Too many ${budget === 'submit' ? 'submits' : 'queries'} for this API key; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } }));
