@@ -100,7 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   const links = resultLinks(deps.signer, config.videosResultTtlHours);
-  const chat = new ChatService({ registry: deps.chat, usage: store.usage, heartbeatMs: config.chatHeartbeatMs });
+  const chat = new ChatService({ registry: deps.chat, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   await app.register(async (api) => {
     registerAuth(api, store.keys);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);

@@ -13,6 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
+import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
 import type { ChatProviderRegistry } from './registry.js';
 import { SseWriter } from './sse.js';
@@ -46,6 +47,8 @@ export interface ChatServiceOptions {
   usage: UsageStore;
   /** A `: ping` comment after this long without an event, ms (also how long the status line waits). */
   heartbeatMs: number;
+  /** MEDIAGATE_ALLOW_PRIVATE_URLS: media URLs may name private addresses (local testing only). */
+  allowPrivateUrls?: boolean;
 }
 
 class ClientGone extends Error {
@@ -61,6 +64,7 @@ export class ChatService {
   /** Answers one validated request on `reply`, streamed or whole. */
   async handle(request: FastifyRequest, reply: FastifyReply, chat: ChatRequest, stream: boolean): Promise<ChatSuccessEnvelope | FastifyReply> {
     const provider = this.options.registry.providerFor(chat.model);
+    await this.vetMedia(chat);
     const abort = new AbortController();
     const raw = reply.raw;
     const onClose = () => { if (!raw.writableFinished) abort.abort(new ClientGone()); };
@@ -159,6 +163,23 @@ export class ChatService {
       sse.end();
       return reply;
     }
+  }
+
+  /**
+   * Media URLs go to the provider as URLs, and a provider inside the operator's network (vLLM,
+   * Ollama) would fetch them from there: the address rule of caller URLs applies to them too.
+   */
+  private async vetMedia(chat: ChatRequest): Promise<void> {
+    const checks: Array<Promise<void>> = [];
+    chat.messages.forEach((m, i) => {
+      if (typeof m.content === 'string') return;
+      m.content.forEach((part, j) => {
+        if (part.type === 'image_url') {
+          checks.push(vetMediaUrl(part.image_url.url, { field: `messages[${i}].content[${j}].image_url.url`, allowPrivate: this.options.allowPrivateUrls ?? false }));
+        }
+      });
+    });
+    if (checks.length > 0) await Promise.all(checks);
   }
 
   private record(request: FastifyRequest, model: string, id: string, usage: ChatUsage): void {

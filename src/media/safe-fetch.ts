@@ -85,6 +85,33 @@ export async function fetchMedia(url: string, opts: FetchMediaOptions): Promise<
   return fetchMediaWith(url, opts, defaultDeps);
 }
 
+/**
+ * The address rule alone, for a URL the gateway hands on without fetching it (chat media go to the
+ * model provider as URLs): http(s) only, and the host resolves to public addresses only unless
+ * `allowPrivate`. Same errors as {@link fetchMedia}: `url_not_allowed`, `media_fetch_failed` (does
+ * not resolve, timed out).
+ */
+export async function vetMediaUrl(url: string, opts: { field: string; allowPrivate: boolean; timeoutMs?: number }, deps: Partial<FetchMediaDeps> = {}): Promise<void> {
+  let current: URL;
+  try {
+    current = new URL(url);
+  } catch {
+    throw new AppError('invalid_request', `${opts.field}: is not a valid absolute URL`, { param: opts.field });
+  }
+  checkScheme(current, opts.field, null);
+  if (opts.allowPrivate) return;
+  const timeoutSignal = AbortSignal.timeout(opts.timeoutMs ?? 5000);
+  const ctx: Ctx = {
+    opts: { ...opts, maxBytes: 0 }, deps: { ...defaultDeps, ...deps }, original: describeUrl(current),
+    timeoutSignal, signal: timeoutSignal, vetted: new Map(),
+  };
+  try {
+    await vetHost(ctx, current, 0);
+  } catch (err) {
+    throw mapError(ctx, current, err);
+  }
+}
+
 type LookupFn = NonNullable<TcpNetConnectOpts['lookup']>;
 
 /** Per-fetch state shared by the hops. */
