@@ -43,6 +43,13 @@ const DURATION = intEnv('BENCH_DURATION', 10);
 const CONNECTIONS = intEnv('BENCH_CONNECTIONS', 100);
 const WARMUP = intEnv('BENCH_WARMUP', 3, 0);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+/** BENCH_PIN=1: each server on core 1, the load generator alone on core 0 (re-runs itself under taskset); the docs are then left alone. */
+const PIN = process.env.BENCH_PIN === '1';
+if (PIN && process.env.BENCH_PINNED !== '1') {
+  const { spawnSync } = await import('node:child_process');
+  const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  process.exit(status ?? 1);
+}
 const SKIP_RENDER = process.env.BENCH_SKIP_RENDER === '1';
 const SKIP_HTTP = process.env.BENCH_SKIP_HTTP === '1';
 const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
@@ -80,9 +87,11 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 /** Starts `script` with node and resolves with the JSON object it prints on its first stdout line. */
 function startChild(script, { nodeArgs = [], env = process.env, timeoutMs = 30_000 } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(here, script)], {
-    cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const argv = [...nodeArgs, path.join(here, script)];
+  // BENCH_PIN=1: servers on core 1, this process (the load generator) on core 0
+  const child = PIN
+    ? spawn('taskset', ['-c', '1', process.execPath, ...argv], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.on('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
@@ -447,7 +456,7 @@ async function main() {
   m.loadAfter = os.loadavg()[0].toFixed(2);
   const section = report(http, render, m);
   process.stdout.write(`\n${section}\n`);
-  if (!NO_WRITE && !ONLY && http && render) {
+  if (!NO_WRITE && !ONLY && !PIN && http && render) {
     writeDoc(section, m);
     process.stderr.write(`wrote ${path.relative(root, DOC)}\n`);
   }
