@@ -79,6 +79,15 @@ describe('asset upload', () => {
     const second = await upload(bmp, 'image/bmp', h.otherKey);
     expect(second.status).toBe(403);
     expect(second.body.error?.code).toBe('asset_quota_exceeded');
+    // deleting an asset gives its share back at once; only its owner can delete it
+    const del = (key: string) => h.app.inject({ method: 'DELETE', url: `/v2/model-center/assets/${first.body.id as string}`, headers: h.auth(key) });
+    expect((await del(h.key)).statusCode).toBe(404);
+    const deleted = await del(h.otherKey);
+    expect(deleted.json()).toEqual({ id: first.body.id, object: 'asset', deleted: true });
+    expect((await del(h.otherKey)).statusCode).toBe(404);
+    const used = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(h.otherKey), payload: { model: 'pic', prompt: 'x', image_urls: [`assetId://${first.body.id as string}`] } });
+    expect(used.json().error.code).toBe('asset_not_found');
+    expect((await upload(bmp, 'image/bmp', h.otherKey)).body.status).toBe('approved');
     expect((await upload(await image(400, 400))).status).toBe(200);
   });
 });

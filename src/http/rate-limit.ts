@@ -1,6 +1,6 @@
 /**
- * Rate limits per API key (rate-limiter-flexible), one budget for submits (every POST: creates,
- * cancels, chat, asset uploads) and one for queries (every GET). Each is a sustained rate with
+ * Rate limits per API key (rate-limiter-flexible), one budget for submits (every POST and DELETE:
+ * creates, cancels, chat, asset uploads and deletes) and one for queries (every GET). Each is a sustained rate with
  * bursts of twice that: a main limiter of `rate` per second plus a burst limiter of `rate` more per
  * 2 seconds. Over budget: 429 with `Retry-After` and the route's family error body. Keys are
  * limited by the hash of their bearer key (the poll path never loads the key record); a key's own
@@ -83,6 +83,7 @@ export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, setti
 
   // Route-level onRequest hooks run after the scope's auth hook, before the body is read.
   scope.addHook('onRoute', (route) => {
-    route.onRequest = [...hookList(route.onRequest), routeHasMethod(route, 'POST') ? submit : query];
+    const writes = routeHasMethod(route, 'POST') || routeHasMethod(route, 'DELETE');
+    route.onRequest = [...hookList(route.onRequest), writes ? submit : query];
   });
 }

@@ -102,6 +102,13 @@ export class AssetService {
     return asset;
   }
 
+  /** Deletes the caller's asset and its file at once (its quota share comes back); 404 when not the caller's. */
+  async remove(ownerKeyId: string, id: string): Promise<void> {
+    const asset = this.get(ownerKeyId, id);
+    await this.deps.files.removeTask(asset.id);
+    this.deps.assets.delete(asset.id);
+  }
+
   /** Deletes expired assets and their files; returns how many. */
   async sweepExpired(log: Logger, now = Date.now()): Promise<number> {
     let handled = 0;

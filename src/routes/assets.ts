@@ -11,7 +11,7 @@ const HTTP_URL = /^https?:\/\/\S+$/i;
 /**
  * The asset upload API: `POST {base_url}/v2/model-center/assets` takes a multipart upload (one
  * file, field `file`) or JSON `{"url": "https://..."}` and answers the reviewed asset;
- * `GET {base_url}/v2/model-center/assets/{id}` answers it again. Approved assets are usable as
+ * `GET {base_url}/v2/model-center/assets/{id}` answers it again, `DELETE` removes it. Approved assets are usable as
  * `assetId://{id}` by the same key.
  */
 export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, paths: RoutePaths, maxBytes: number): void {
@@ -38,4 +38,10 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
   app.get<{ Params: { id: string } }>(`${base}/:id`, {
     schema: { tags: ['model-center'], summary: 'Query an asset', params: TaskIdParams },
   }, async (request) => assetReply(assets.get(request.apiKey.id, request.params.id)));
+  app.delete<{ Params: { id: string } }>(`${base}/:id`, {
+    schema: { tags: ['model-center'], summary: 'Delete an asset (tasks that already use it keep their copy)', params: TaskIdParams },
+  }, async (request) => {
+    await assets.remove(request.apiKey.id, request.params.id);
+    return { id: request.params.id, object: 'asset', deleted: true };
+  });
 }
