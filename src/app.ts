@@ -104,7 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     registerAuth(api, store.keys);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);
-    registerIdempotency(api, store.idempotency);
+    registerIdempotency(api, store.idempotency, store.tasks);
     registerBodyBounds(api);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);

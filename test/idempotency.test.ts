@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../src/auth/keys.js';
+import { idempotencyTaskKey } from '../src/store/types.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
 // Idempotency-Key on every create endpoint (docs/API.md G70-G73).
@@ -83,6 +86,40 @@ describe('scope and rules', () => {
       expect(r.headers['retry-after']).toBe('1');
     }
     expect(new Set(ok.map((r) => r.json().id)).size).toBe(1);
+    expect(taskCount()).toBe(before + 1);
+  });
+
+  it('a request that died after committing its task (response never stored) is answered with that task, not a second one', async () => {
+    const keyId = h.store.keys.findActiveByHash(hashApiKey(h.key))!.id;
+    const body = { model: 'pic', prompt: 'crashed' };
+    const fingerprint = createHash('sha256').update(`/v1/pic/images\n${JSON.stringify(body)}`).digest('base64url');
+    const claimedAt = Date.now() - 5 * 60_000; // older than the 2-minute stale bound
+    // what the dead request left: its claim (no response) and its committed task
+    expect(h.store.idempotency.begin(keyId, 'died', fingerprint, claimedAt, 0, 0)).toEqual({ state: 'new' });
+    const orphan = h.store.tasks.insert({
+      id: 'task_orphan_of_a_crash', ownerKeyId: keyId, family: 'pic', form: null, model: 'pic', provider: 'sandbox',
+      request: { params: { prompt: 'crashed' } }, amount: 1, createdAt: claimedAt, idempotencyKey: idempotencyTaskKey(keyId, 'died', claimedAt),
+    });
+    const before = taskCount();
+    const other = await post('/v1/pic/images', { model: 'pic', prompt: 'something else' }, 'died');
+    expect(other.statusCode).toBe(409);
+    const retry = await post('/v1/pic/images', body, 'died');
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json()).toMatchObject({ id: orphan.id, object: 'image', status: 'queued', model: 'pic' });
+    expect((await post('/v1/pic/images', body, 'died')).body).toBe(retry.body);
+    expect(taskCount()).toBe(before);
+  });
+
+  it('a stale claim without a task is taken over: the retry creates the task', async () => {
+    const keyId = h.store.keys.findActiveByHash(hashApiKey(h.key))!.id;
+    const body = { model: 'pic', prompt: 'died before commit' };
+    const fingerprint = createHash('sha256').update(`/v1/pic/images\n${JSON.stringify(body)}`).digest('base64url');
+    h.store.idempotency.begin(keyId, 'died-early', fingerprint, Date.now() - 5 * 60_000, 0, 0);
+    const before = taskCount();
+    const retry = await post('/v1/pic/images', body, 'died-early');
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
     expect(taskCount()).toBe(before + 1);
   });
 

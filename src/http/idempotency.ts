@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, onResponseHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
-import type { IdempotencyStore } from '../store/types.js';
+import { originalCreateReply } from '../families/create-reply.js';
+import type { IdempotencyStore, TaskStore } from '../store/types.js';
 import { hookList } from './route-hooks.js';
 
 declare module 'fastify' {
@@ -18,8 +19,15 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The claimed Idempotency-Key of this request, until its response is stored. */
-    idempotency: { keyId: string; idemKey: string } | undefined;
+    idempotency: IdempotencyClaim | undefined;
   }
+}
+
+/** A request's claim on an Idempotency-Key; the task it creates carries it (store/types.ts `idempotencyTaskKey`). */
+export interface IdempotencyClaim {
+  keyId: string;
+  idemKey: string;
+  claimedAt: number;
 }
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
@@ -27,7 +35,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 const STALE_CLAIM_MS = 2 * 60_000;
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export function registerIdempotency(scope: FastifyInstance, store: IdempotencyStore): void {
+export function registerIdempotency(scope: FastifyInstance, store: IdempotencyStore, tasks: TaskStore): void {
   scope.decorateRequest('idempotency', undefined);
 
   const claim: preHandlerAsyncHookHandler = async function claim(request, reply) {
@@ -41,8 +49,15 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
     const found = store.begin(request.apiKey.id, idemKey, fingerprint, now, now - STALE_CLAIM_MS, now - IDEMPOTENCY_WINDOW_MS);
     switch (found.state) {
       case 'new':
-        request.idempotency = { keyId: request.apiKey.id, idemKey };
+        request.idempotency = { keyId: request.apiKey.id, idemKey, claimedAt: now };
         return;
+      case 'recovered': { // the first request committed its task, then died before answering
+        const task = tasks.get(found.taskId);
+        if (!task) throw new AppError('invalid_task_state', `The task created under Idempotency-Key ${idemKey} no longer exists; use a new key`, { param: 'Idempotency-Key' });
+        const payload = JSON.stringify(originalCreateReply(task));
+        store.complete(request.apiKey.id, idemKey, 200, payload);
+        return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('idempotent-replayed', 'true').send(payload);
+      }
       case 'replay':
         return reply.code(found.statusCode).header('content-type', 'application/json; charset=utf-8')
           .header('idempotent-replayed', 'true').send(found.response);

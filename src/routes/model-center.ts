@@ -21,7 +21,7 @@ export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskServi
       const body = request.body as { model?: unknown } | null;
       if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);
     },
-  }, async (request) => modelCenterCreateReply(await tasks.submitTask(request.apiKey, planModelCenterTask(request.body))));
+  }, async (request) => modelCenterCreateReply(await tasks.submitTask(request.apiKey, planModelCenterTask(request.body), request.idempotency)));
 
   registerQueryPaths(app, [`${base}/:id`], tasks, links, 'Query a Model Center task');
 }

@@ -56,7 +56,10 @@ export interface TaskRecord {
   expiresAt: number | null;
 }
 
-export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' | 'model' | 'provider' | 'request' | 'amount' | 'createdAt'>;
+export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' | 'model' | 'provider' | 'request' | 'amount' | 'createdAt'> & {
+  /** The Idempotency-Key claim of the request that created it (`idempotencyTaskKey`), committed with the task. */
+  idempotencyKey?: string;
+};
 
 /** Fields a state change may set together with the new status. */
 export type TaskPatch = Partial<Pick<TaskRecord,
@@ -191,19 +194,25 @@ export interface AssetStore {
   delete(id: string): boolean;
 }
 
+/** How a task names the Idempotency-Key claim that created it: API key, Idempotency-Key and when it was claimed. */
+export const idempotencyTaskKey = (keyId: string, idemKey: string, claimedAt: number): string => `${keyId}:${claimedAt}:${idemKey}`;
+
 /** What `IdempotencyStore.begin` found for a key. */
 export type IdempotencyBegin =
   | { state: 'new' }
   | { state: 'replay'; statusCode: number; response: string }
   | { state: 'mismatch' }
-  | { state: 'in_progress' };
+  | { state: 'in_progress' }
+  /** The claim's request died after its task was committed: that task, to answer with. */
+  | { state: 'recovered'; taskId: string };
 
 /** Idempotency-Key records, scoped to the API key that sent them. */
 export interface IdempotencyStore {
   /**
    * Claims `idemKey` for a request with this fingerprint, in one transaction: a stored response
    * of the same fingerprint is replayed, another fingerprint is a mismatch, a claim younger than
-   * `staleBefore` is in progress; a record older than `expiredBefore` counts as absent.
+   * `staleBefore` is in progress; a record older than `expiredBefore` counts as absent. A stale
+   * claim whose task was committed (tasks carry their `idempotencyKey`) is `recovered`.
    */
   begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): IdempotencyBegin;
   /** Stores the response of a claimed key. */

@@ -6,7 +6,8 @@ import { invalidKeyError } from '../auth/plugin.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { ApiKeyRecord, KeyStore, NewTask, TaskRecord, TaskStore } from '../store/types.js';
+import type { IdempotencyClaim } from '../http/idempotency.js';
+import { idempotencyTaskKey, type ApiKeyRecord, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
 import { expiryOf } from './expiry.js';
 import { cancelTask } from './states.js';
 import type { TaskWatch } from './task-watch.js';
@@ -47,7 +48,7 @@ export class TaskService {
    * Stores a new task; resolves once it is committed, so an answered submit is never lost.
    * Concurrent submits share one transaction: one WAL commit for many tasks.
    */
-  async submitTask(owner: ApiKeyRecord, plan: SubmitPlan): Promise<TaskRecord> {
+  async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim): Promise<TaskRecord> {
     const provider = this.deps.providers.routeModel(plan.model, plan.family);
     this.checkInFlight(owner);
     const id = newTaskId();
@@ -64,6 +65,7 @@ export class TaskService {
       request: { params: plan.params, output: plan.output, media },
       amount: plan.amount,
       createdAt: Date.now(),
+      ...(claim && { idempotencyKey: idempotencyTaskKey(claim.keyId, claim.idemKey, claim.claimedAt) }),
     };
     const committed = new Promise<TaskRecord>((resolve, reject) => {
       this.pending.push({ task, resolve, reject });

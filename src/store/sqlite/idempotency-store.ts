@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { IdempotencyBegin, IdempotencyStore } from '../types.js';
+import { idempotencyTaskKey, type IdempotencyBegin, type IdempotencyStore } from '../types.js';
 
 interface Row { fingerprint: string; status_code: number | null; response: string | null; created_at: number }
 
@@ -10,6 +10,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly completeStmt: Database.Statement;
   private readonly abandonStmt: Database.Statement;
   private readonly purgeStmt: Database.Statement;
+  private readonly taskStmt: Database.Statement;
   private readonly beginTx: Database.Transaction<(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number) => IdempotencyBegin>;
 
   constructor(db: Database.Database) {
@@ -20,13 +21,17 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     this.completeStmt = db.prepare('UPDATE idempotency_keys SET status_code = ?, response = ? WHERE key_id = ? AND idem_key = ?');
     this.abandonStmt = db.prepare('DELETE FROM idempotency_keys WHERE key_id = ? AND idem_key = ? AND response IS NULL');
     this.purgeStmt = db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?');
+    this.taskStmt = db.prepare('SELECT id FROM tasks WHERE idempotency_key = ?').pluck();
     this.beginTx = db.transaction((keyId, idemKey, fingerprint, now, staleBefore, expiredBefore): IdempotencyBegin => {
       const row = this.getStmt.get(keyId, idemKey) as Row | undefined;
-      const live = row && row.created_at >= expiredBefore && (row.response !== null || row.created_at >= staleBefore);
-      if (row && live) {
-        if (row.fingerprint !== fingerprint) return { state: 'mismatch' };
-        if (row.response === null || row.status_code === null) return { state: 'in_progress' };
-        return { state: 'replay', statusCode: row.status_code, response: row.response };
+      const current = row && row.created_at >= expiredBefore;
+      if (row && current) {
+        const mine = row.fingerprint === fingerprint;
+        if (row.response !== null && row.status_code !== null) return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
+        if (row.created_at >= staleBefore) return mine ? { state: 'in_progress' } : { state: 'mismatch' };
+        // a stale claim: did its request commit a task before it died?
+        const taskId = this.taskStmt.get(idempotencyTaskKey(keyId, idemKey, row.created_at)) as string | undefined;
+        if (taskId !== undefined) return mine ? { state: 'recovered', taskId } : { state: 'mismatch' };
       }
       this.claimStmt.run(keyId, idemKey, fingerprint, now);
       return { state: 'new' };

@@ -87,6 +87,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE api_keys ADD COLUMN query_rate INTEGER;
   CREATE INDEX tasks_in_flight ON tasks (owner_key_id) WHERE status IN ('queued', 'processing');
   `,
+  `
+  ALTER TABLE tasks ADD COLUMN idempotency_key TEXT;
+  CREATE INDEX tasks_idempotency ON tasks (idempotency_key) WHERE idempotency_key IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

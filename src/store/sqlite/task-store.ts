@@ -73,10 +73,10 @@ export class SqliteTaskStore implements TaskStore {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.seenVersion = this.dataVersion.get() as number;
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
-      amount, created_at, updated_at, run_after) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0)`);
+      amount, created_at, updated_at, run_after, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?)`);
     this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
       for (const t of tasks) {
-        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt);
+        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt, t.idempotencyKey ?? null);
       }
     });
     this.getByKeyHashStmt = db.prepare(`SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id

@@ -1,0 +1,22 @@
+import type { TaskRecord } from '../store/types.js';
+import { clipCreateReply } from './clip.js';
+import { modelCenterCreateReply } from './model-center.js';
+import { motionCreateReply } from './motion.js';
+import { picCreateReply } from './pic.js';
+import { reelCreateReply } from './reel.js';
+import { videosCreateReply } from './videos.js';
+
+const CREATE_REPLIES: Record<string, (task: TaskRecord) => Record<string, unknown>> = {
+  pic: picCreateReply, clip: clipCreateReply, reel: reelCreateReply, motion: motionCreateReply,
+  videos: videosCreateReply, 'model-center': modelCenterCreateReply,
+};
+
+/**
+ * The create response a task was answered with, rebuilt from the stored task as it was when it
+ * was committed (queued, no progress): for an Idempotency-Key whose first response was lost.
+ */
+export function originalCreateReply(task: TaskRecord): Record<string, unknown> {
+  const reply = CREATE_REPLIES[task.family];
+  if (!reply) throw new Error(`no create reply for family ${task.family}`);
+  return reply({ ...task, status: 'queued', progress: 0, error: null, result: null });
+}
