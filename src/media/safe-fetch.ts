@@ -92,13 +92,7 @@ export async function fetchMedia(url: string, opts: FetchMediaOptions): Promise<
  * not resolve, timed out).
  */
 export async function vetMediaUrl(url: string, opts: { field: string; allowPrivate: boolean; timeoutMs?: number }, deps: Partial<FetchMediaDeps> = {}): Promise<void> {
-  let current: URL;
-  try {
-    current = new URL(url);
-  } catch {
-    throw new AppError('invalid_request', `${opts.field}: is not a valid absolute URL`, { param: opts.field });
-  }
-  checkScheme(current, opts.field, null);
+  const current = parseCallerUrl(url, opts.field);
   if (opts.allowPrivate) return;
   const timeoutSignal = AbortSignal.timeout(opts.timeoutMs ?? 5000);
   const ctx: Ctx = {
@@ -134,13 +128,7 @@ export async function fetchMediaWith(
   opts: FetchMediaOptions,
   deps: Partial<FetchMediaDeps> = {},
 ): Promise<FetchedMedia> {
-  let current: URL;
-  try {
-    current = new URL(url);
-  } catch {
-    throw new AppError('invalid_request', `${opts.field}: is not a valid absolute URL`, { param: opts.field });
-  }
-  checkScheme(current, opts.field, null);
+  let current = parseCallerUrl(url, opts.field);
   opts.signal?.throwIfAborted();
 
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -192,6 +180,18 @@ function vettedLookup(vetted: Map<string, ResolvedAddress[]>): LookupFn {
     if (options.all === true) callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
     else callback(null, first.address, first.family);
   };
+}
+
+/** A caller's URL, parsed; 400 when it is not an absolute http(s) URL. */
+function parseCallerUrl(url: string, field: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new AppError('invalid_request', `${field}: is not a valid absolute URL`, { param: field });
+  }
+  checkScheme(parsed, field, null);
+  return parsed;
 }
 
 /** Refuses anything but http: and https:. `from` is the URL that redirected here, if any. */
