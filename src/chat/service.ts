@@ -12,6 +12,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
+import { abortWhenClientGone } from '../http/client-gone.js';
 import { toAppError } from '../http/error-handler.js';
 import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
@@ -65,10 +66,7 @@ export class ChatService {
   async handle(request: FastifyRequest, reply: FastifyReply, chat: ChatRequest, stream: boolean): Promise<ChatSuccessEnvelope | FastifyReply> {
     const provider = this.options.registry.providerFor(chat.model);
     await this.vetMedia(chat);
-    const abort = new AbortController();
-    const raw = reply.raw;
-    const onClose = () => { if (!raw.writableFinished) abort.abort(new ClientGone()); };
-    raw.on('close', onClose);
+    const abort = abortWhenClientGone(reply, () => new ClientGone());
     const ctx: ChatContext = { signal: abort.signal, log: request.log as unknown as Logger };
     const id = newChatCompletionId();
     try {
@@ -94,7 +92,7 @@ export class ChatService {
       }
       return await this.stream(request, reply, chat, id, provider.stream(chat, ctx), abort.signal);
     } finally {
-      raw.off('close', onClose);
+      abort.release();
     }
   }
 

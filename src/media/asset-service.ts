@@ -12,8 +12,8 @@ import { randomToken } from '../ids.js';
 import type { AssetRecord, AssetStore } from '../store/types.js';
 import type { FsBlobStore } from './blob-store.js';
 import { checkMedium, type MediaFetcher } from './media-review.js';
-import { probeMedia, ProbeError, type MediaFacts, type MediaKind } from './probe.js';
-import { isAudioBytes, isImageBytes, isVideoBytes } from './sniff.js';
+import { probeMedia, ProbeError, type MediaFacts } from './probe.js';
+import { sniffMediaKind } from './sniff.js';
 
 export interface AssetServiceDeps {
   assets: AssetStore;
@@ -26,13 +26,6 @@ export interface AssetServiceDeps {
 }
 
 const ROLE_OF_KIND = { image: 'images', video: 'videos', audio: 'audios' } as const;
-
-function kindOf(first: Buffer): MediaKind | undefined {
-  if (isImageBytes(first)) return 'image';
-  if (isVideoBytes(first)) return 'video';
-  if (isAudioBytes(first)) return 'audio';
-  return undefined;
-}
 
 export class AssetService {
   constructor(private readonly deps: AssetServiceDeps) {}
@@ -55,7 +48,7 @@ export class AssetService {
 
   /** Fetches `url` through the safe fetcher (any image, video or audio, up to `maxBytes`). */
   async fetchUrl(url: string, signal: AbortSignal): Promise<Buffer> {
-    return this.deps.fetch(url, 'url', this.deps.maxBytes, (_type, first) => kindOf(first) !== undefined, signal);
+    return this.deps.fetch(url, 'url', this.deps.maxBytes, (_type, first) => sniffMediaKind(first) !== undefined, signal);
   }
 
   /** Reviews and records an upload of `ownerKeyId`; a rejected asset is recorded (and answered) with its reason. */
@@ -66,7 +59,7 @@ export class AssetService {
       id, ownerKeyId, status: 'rejected', reason: null, kind: null, format: null, width: null, height: null,
       duration: null, fps: null, bytes: bytes.length, file: null, createdAt: now, expiresAt: now + this.deps.ttlHours * 3_600_000,
     };
-    const kind = bytes.length === 0 ? undefined : kindOf(bytes.subarray(0, 512));
+    const kind = bytes.length === 0 ? undefined : sniffMediaKind(bytes.subarray(0, 512));
     if (!kind) return this.record({ ...base, reason: `${field}: is not an image (jpeg, png, webp, bmp, tiff, gif, heic, heif), video (mp4, mov) or audio file (wav, mp3)` }, now);
     let facts: MediaFacts;
     try {

@@ -47,6 +47,14 @@ export function sniffMediaType(b: Buffer): string | null {
   return isImageBytes(b) ?? isVideoBytes(b) ?? isAudioBytes(b);
 }
 
+/** The kind of medium the first bytes begin, or undefined. */
+export function sniffMediaKind(first: Buffer): MediaKind | undefined {
+  if (isImageBytes(first)) return 'image';
+  if (isVideoBytes(first)) return 'video';
+  if (isAudioBytes(first)) return 'audio';
+  return undefined;
+}
+
 /** Whether the first bytes can begin a medium of `kind`. */
 export function looksLike(kind: MediaKind, first: Buffer): boolean {
   return (kind === 'image' ? isImageBytes(first) : kind === 'video' ? isVideoBytes(first) : isAudioBytes(first)) !== null;

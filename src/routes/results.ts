@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
+import { abortWhenClientGone } from '../http/client-gone.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 
@@ -11,15 +12,6 @@ export const TaskIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLen
 export const WaitQuery = Type.Object({
   wait: Type.Optional(Type.String({ pattern: '^([0-9]|[1-5][0-9]|60)$', description: 'Long-poll: answer as soon as the task changes status, or after this many seconds (0-60)' })),
 });
-
-/** An AbortSignal that fires when the client goes away before its reply was sent. */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  const raw = reply.raw;
-  const onClose = (): void => { if (!raw.writableFinished) controller.abort(); };
-  raw.once('close', onClose);
-  return controller.signal;
-}
 
 /** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (decisions.md #4). */
 export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, summary = 'Query a task'): void {
@@ -31,7 +23,12 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
       const task = tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
       const wait = request.query.wait;
       if (wait === undefined || wait === '0') return queryReply(task, links);
-      return queryReply(await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, clientGone(reply)), links);
+      const gone = abortWhenClientGone(reply);
+      try {
+        return queryReply(await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
+      } finally {
+        gone.release();
+      }
     });
   }
 }

@@ -12,7 +12,7 @@ import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../
 import type { ResultFile, TaskRecord, TaskStore } from '../store/types.js';
 import { failureMessage, retryDelayMs, shouldRetry } from './backoff.js';
 import { expiryOf } from './expiry.js';
-import { claimNextTask, completeTask, failLapsedTask, failTask, recoverLapsedTask, requeueTask } from './states.js';
+import { claimNextTask, completeTask, failLapsedTask, failTask, isFinished, recoverLapsedTask, requeueTask } from './states.js';
 
 export interface RunnerOptions {
   store: TaskStore;
@@ -67,6 +67,7 @@ export class TaskRunner {
   readonly workerId = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly running = new Map<string, Running>();
   private readonly activeByProvider = new Map<string, number>();
+  private get attemptTimeoutMs(): number { return this.opts.attemptTimeoutMs ?? 30 * 60_000; }
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
   private started = false;
@@ -202,8 +203,7 @@ export class TaskRunner {
       },
     };
     log.info({ model: task.model }, 'task started');
-    const attemptMs = this.opts.attemptTimeoutMs ?? 30 * 60_000;
-    const attemptTimer = setTimeout(() => controller.abort('attempt-timeout' satisfies StopReason), attemptMs);
+    const attemptTimer = setTimeout(() => controller.abort('attempt-timeout' satisfies StopReason), this.attemptTimeoutMs);
     attemptTimer.unref();
     try {
       const output = await Promise.race([provider.submit(job, ctx), whenAborted(controller.signal)]);
@@ -216,7 +216,7 @@ export class TaskRunner {
       clearInterval(heartbeat);
       await fs.promises.rm(workDir, { recursive: true, force: true });
       const status = store.get(task.id)?.status;
-      if (this.opts.inputs && status !== 'queued' && status !== 'processing') await this.opts.inputs.removeTask(task.id);
+      if (this.opts.inputs && (status === undefined || isFinished(status))) await this.opts.inputs.removeTask(task.id);
     }
   }
 
@@ -257,7 +257,7 @@ export class TaskRunner {
     const { store, maxAttempts } = this.opts;
     const reason = ctx.signal.aborted ? (ctx.signal.reason as StopReason) : undefined;
     if (reason === 'attempt-timeout') {
-      const seconds = Math.round((this.opts.attemptTimeoutMs ?? 30 * 60_000) / 1000);
+      const seconds = Math.round(this.attemptTimeoutMs / 1000);
       err = new AppError('upstream_timeout', `generation did not finish within ${seconds} s (attempt ${task.attempts} of ${maxAttempts})`, { retryable: true });
     }
     if (reason === 'cancelled') {

@@ -9,7 +9,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { IdempotencyClaim } from '../http/idempotency.js';
 import { idempotencyTaskKey, type ApiKeyRecord, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
 import { expiryOf } from './expiry.js';
-import { cancelTask } from './states.js';
+import { cancelTask, isFinished } from './states.js';
 import type { TaskWatch } from './task-watch.js';
 
 export interface TaskServiceDeps {
@@ -28,8 +28,6 @@ export interface TaskServiceDeps {
   /** Reviews caller media at submit (fetch once, probe, check the family's limits, keep the bytes). */
   media?: MediaReviewer;
 }
-
-const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 interface PendingInsert {
   task: NewTask;
@@ -120,7 +118,7 @@ export class TaskService {
    * revoked or a task deleted meanwhile answers 401/404.
    */
   async waitForTaskChange(keyHash: string, task: TaskRecord, ms: number, signal: AbortSignal): Promise<TaskRecord> {
-    if (!this.deps.watch || FINISHED.has(task.status)) return task;
+    if (!this.deps.watch || isFinished(task.status)) return task;
     await this.deps.watch.waitForChange(task.id, task.status, task.ownerKeyId, ms, signal);
     return this.getTaskForKeyHash(keyHash, task.id);
   }

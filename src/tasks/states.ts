@@ -4,7 +4,10 @@
  * finish a task, and a late worker cannot overwrite a cancel. Every function returns the updated
  * task, or undefined when the guard no longer held (someone else got there first).
  */
-import type { TaskRecord, TaskResult, TaskStore } from '../store/types.js';
+import type { TaskRecord, TaskResult, TaskStatus, TaskStore } from '../store/types.js';
+
+/** Whether a task has reached a status it never leaves (completed, failed, cancelled). */
+export const isFinished = (status: TaskStatus): boolean => status !== 'queued' && status !== 'processing';
 
 /** queued -> processing: the oldest claimable task of these providers, leased to `workerId`. */
 export function claimNextTask(store: TaskStore, providers: readonly string[], workerId: string, leaseMs: number, now = Date.now()): TaskRecord | undefined {

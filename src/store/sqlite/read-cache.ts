@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { DataVersionWatch } from './data-version.js';
 
 /**
  * A cache of hot reads (the poll path's task-by-key-hash, the submit path's key-by-hash) that is
@@ -14,16 +15,14 @@ import type Database from 'better-sqlite3';
  * look older than it is (dropped at the next check), never newer.
  */
 export class SqliteReadCache<V> {
-  private readonly dataVersion: Database.Statement;
-  private version: number;
+  private readonly others: DataVersionWatch;
   private readonly entries = new Map<string, V>();
   /** True from the first lookup of an event-loop turn until the turn ends. */
   private checkedThisTurn = false;
   private readonly endTurn = (): void => { this.checkedThisTurn = false; };
 
   constructor(db: Database.Database, private readonly maxEntries = 10_000) {
-    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.version = this.dataVersion.get() as number;
+    this.others = new DataVersionWatch(db);
   }
 
   /** The cached value, after dropping everything if another connection committed before this turn. */
@@ -31,9 +30,7 @@ export class SqliteReadCache<V> {
     if (!this.checkedThisTurn) {
       this.checkedThisTurn = true;
       setImmediate(this.endTurn);
-      const now = this.dataVersion.get() as number;
-      if (now !== this.version) {
-        this.version = now;
+      if (this.others.changedElsewhere()) {
         this.entries.clear();
         return undefined;
       }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
 /** A poll-path read: the task and the hash of the key it was read for. */
@@ -65,13 +66,11 @@ export class SqliteTaskStore implements TaskStore {
   private readonly claimCache = new Map<number, Database.Statement>();
 
   private readonly listeners = new Set<(id: string) => void>();
-  private readonly dataVersion: Database.Statement;
-  private seenVersion: number;
+  private readonly others: DataVersionWatch;
 
   /** `polls` caches `getOwnedByKeyHash`; every write below drops the task it touched and tells the watchers. */
   constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
-    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.seenVersion = this.dataVersion.get() as number;
+    this.others = new DataVersionWatch(db);
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
       amount, created_at, updated_at, run_after, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?)`);
     this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
@@ -203,10 +202,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   changedElsewhere(): boolean {
-    const now = this.dataVersion.get() as number;
-    if (now === this.seenVersion) return false;
-    this.seenVersion = now;
-    return true;
+    return this.others.changedElsewhere();
   }
 
   /** A task was written through this connection: drop its cached read, tell the watchers. */
