@@ -93,7 +93,7 @@ const gateway = await startChild('gateway-server.js', {
   MEDIAGATE_CHAT_CONFIG: '',
   MEDIAGATE_WORKERS: '0',
   MEDIAGATE_LOG_LEVEL: 'silent',
-}, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [], PIN ? 1 : undefined);
+}, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.BENCH_PROF_INTERVAL_US ?? 1000}`] : [], PIN ? 1 : undefined);
 const gatewayBase = `http://127.0.0.1:${gateway.info.port}`;
 const relay = await startChild('bare-relay.js', { ...process.env, BENCH_RELAY_UPSTREAM: upstreamBase }, [], PIN ? 1 : undefined);
 const relayBase = `http://127.0.0.1:${relay.info.port}/v1`;

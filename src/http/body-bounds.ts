@@ -9,16 +9,23 @@ import { hookList, routeHasMethod } from './route-hooks.js';
 
 export const MAX_JSON_DEPTH = 32;
 
-/** Whether `value` nests objects/arrays deeper than `max` levels (iterative: no stack to blow). */
+/** Whether `value` nests objects/arrays deeper than `max` levels (recursion at most `max` + 1 deep). */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  return value !== null && typeof value === 'object' && deeperThan(value, 1, max);
+}
+
+function deeperThan(v: object, depth: number, max: number): boolean {
+  if (depth > max) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const child: unknown = v[i];
+      if (child !== null && typeof child === 'object' && deeperThan(child, depth + 1, max)) return true;
     }
+    return false;
+  }
+  for (const k in v) {
+    const child: unknown = (v as Record<string, unknown>)[k];
+    if (child !== null && typeof child === 'object' && deeperThan(child, depth + 1, max)) return true;
   }
   return false;
 }

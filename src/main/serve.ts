@@ -30,9 +30,11 @@ export async function startServer(env: Record<string, string | undefined> = proc
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
   fs.mkdirSync(config.dataDir, { recursive: true });
+  const sqliteLog = logger.child({ component: 'sqlite' });
   const store = openSqliteStore(path.join(config.dataDir, 'mediagate.db'), {
     synchronous: env.MEDIAGATE_SQLITE_SYNC === 'full' ? 'full' : 'normal',
-    backgroundCheckpoint: { intervalMs: 500, logger: logger.child({ component: 'sqlite' }) },
+    backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog },
+    logger: sqliteLog,
   });
   if (config.bootstrapKey) ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);

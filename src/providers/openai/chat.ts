@@ -2,7 +2,7 @@
  * A chat provider backed by any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
  * llama.cpp server, Ollama, LiteLLM, ...). Decisions: docs/API.md "Chat upstreams" (G50-G59).
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../../errors.js';
 import type {
   ChatCompletion, ChatContext, ChatMessage, ChatProvider, ChatRequest, ChatStreamEvent, FinishReason,
@@ -136,7 +136,9 @@ function abortError(): Error {
 export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): OpenAiChatProvider {
   const { id, apiKey, models, timeoutMs } = options;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const url = `${baseUrl}/chat/completions`;
+  const target = new URL(`${baseUrl}/chat/completions`); // parsed once, not per call
+  const origin = target.origin;
+  const path = `${target.pathname}${target.search}`;
   const stallTimeoutMs = options.stallTimeoutMs ?? timeoutMs;
   const maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
   const ownAgent = options.dispatcher ? undefined : new Agent({
@@ -169,7 +171,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
     const body = JSON.stringify(toUpstreamBody(req, upstreamModel(req.model), stream, maxTokensParam));
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { method: 'POST', headers, body, signal: guard.signal, dispatcher });
+      res = await dispatcher.request({ origin, path, method: 'POST', headers, body, signal: guard.signal });
     } catch (err) {
       throw guard.cut ?? mapTransportError(err, id, 'connect');
     }

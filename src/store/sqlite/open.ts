@@ -20,6 +20,8 @@ export interface SqliteOptions {
    * the long-running server. Short-lived users (the CLI, tests) keep SQLite's automatic checkpoint.
    */
   backgroundCheckpoint?: { intervalMs: number; logger?: Logger };
+  /** Where failures of deferred writes (the usage ledger's end-of-turn batch) are logged. */
+  logger?: Logger;
 }
 
 const AUTO_CHECKPOINT_PAGES = 1000; // SQLite's default
@@ -42,15 +44,17 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
   }
   const ping = db.prepare('SELECT 1');
   const polls = new SqliteReadCache<OwnedTaskEntry>(db);
+  const usage = new SqliteUsageStore(db, (err, rows) => options.logger?.error({ err, rows }, 'could not write chat usage rows; trying again in 1 s'));
   return {
     tasks: new SqliteTaskStore(db, polls),
     keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
-    usage: new SqliteUsageStore(db),
+    usage,
     assets: new SqliteAssetStore(db),
     idempotency: new SqliteIdempotencyStore(db),
     ping: () => { ping.get(); },
     backup: async (target) => { await db.backup(target); },
     close: () => {
+      usage.flush();
       checkpointer?.stop();
       db.close();
     },
