@@ -50,6 +50,8 @@ if (PIN && process.env.BENCH_CHAT_PINNED !== '1') {
   const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_CHAT_PINNED: '1' } });
   process.exit(status ?? 1);
 }
+/** BENCH_GATEWAY_NODE_ARGS: extra node options for the gateway process (space-separated), e.g. V8 flags under study. */
+const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const PROF_DIR = process.env.BENCH_PROF_DIR ?? path.join(os.tmpdir(), 'mediagate-bench-profiles');
 const TARGETS = { addedTtftMs: 1, throughputRatio: 0.95 };
 
@@ -66,7 +68,11 @@ function startChild(script, env, nodeArgs = [], cpu = undefined) {
   child.on('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script}: no startup line in 30 s`)), 30_000);
-    readline.createInterface({ input: child.stdout }).once('line', (line) => { clearTimeout(timer); resolve({ child, info: JSON.parse(line) }); });
+    // the first JSON line is the startup line; anything else (V8 traces under BENCH_GATEWAY_NODE_ARGS) is passed to stderr
+    let started = false;
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!started && line.startsWith('{')) { started = true; clearTimeout(timer); resolve({ child, info: JSON.parse(line) }); } else process.stderr.write(`${line}\n`);
+    });
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited early (code ${code})`)); });
   });
 }
@@ -93,7 +99,7 @@ const gateway = await startChild('gateway-server.js', {
   MEDIAGATE_CHAT_CONFIG: '',
   MEDIAGATE_WORKERS: '0',
   MEDIAGATE_LOG_LEVEL: 'silent',
-}, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.BENCH_PROF_INTERVAL_US ?? 1000}`] : [], PIN ? 1 : undefined);
+}, [...GATEWAY_NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.BENCH_PROF_INTERVAL_US ?? 1000}`] : [])], PIN ? 1 : undefined);
 const gatewayBase = `http://127.0.0.1:${gateway.info.port}`;
 const relay = await startChild('bare-relay.js', { ...process.env, BENCH_RELAY_UPSTREAM: upstreamBase }, [], PIN ? 1 : undefined);
 const relayBase = `http://127.0.0.1:${relay.info.port}/v1`;

@@ -17,6 +17,7 @@ import { toAppError } from '../http/error-handler.js';
 import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
 import type { ChatProviderRegistry } from './registry.js';
+import { ChatChunks } from './chunks.js';
 import { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
 import { countPromptTokens, countTextTokens } from './tokens.js';
@@ -32,15 +33,6 @@ export interface ChatSuccessEnvelope {
   msg: '成功';
   data: { content: string; usage: ChatUsage; model: string; id: string; finish_reason: FinishReason };
   success: true;
-}
-
-export interface ChatChunk {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null }>;
-  usage?: ChatUsage;
 }
 
 export interface ChatServiceOptions {
@@ -111,17 +103,14 @@ export class ChatService {
 
     reply.hijack();
     const sse = new SseWriter(reply.raw, this.options.heartbeatMs, headersOf(reply));
-    const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta: ChatChunk['choices'][0]['delta'], finishReason: FinishReason | null): ChatChunk =>
-      ({ id, object: 'chat.completion.chunk', created, model: chat.model, choices: [{ index: 0, delta, finish_reason: finishReason }] });
+    const chunks = new ChatChunks(id, Math.floor(Date.now() / 1000), chat.model);
 
     let text = '';
     try {
       // The role chunk goes out at once when the provider opened its stream; otherwise it leaves
       // with the first content (one segment), or with a ping if nothing came within a heartbeat.
-      const role = chunk({ role: 'assistant', content: '' }, null);
-      if (first?.done === false && first.value.type === 'open') await sse.send(role);
-      else sse.hold(role);
+      if (first?.done === false && first.value.type === 'open') await sse.sendJson(chunks.role());
+      else sse.holdJson(chunks.role());
       if (first === undefined) await sse.ping();
       let result = first ?? await pending;
       for (;;) {
@@ -132,11 +121,12 @@ export class ChatService {
         } else if (event.type === 'delta') {
           if (event.content !== '') {
             text += event.content;
-            await sse.send(chunk({ content: event.content }, null));
+            const full = sse.sendJson(chunks.content(event.content));
+            if (full) await full; // only when the client is slow: backpressure
           }
         } else {
-          await sse.send(chunk({}, event.finishReason));
-          await sse.send({ id, object: 'chat.completion.chunk', created, model: chat.model, choices: [], usage: event.usage } satisfies ChatChunk);
+          sse.sendJson(chunks.finish(event.finishReason));
+          sse.sendJson(chunks.usage(event.usage));
           await sse.done();
           this.record(request, chat.model, id, event.usage);
           return reply;
