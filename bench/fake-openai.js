@@ -4,6 +4,13 @@
 // BENCH_CHAT_PACE_MS; then a finish chunk, a usage chunk (if asked for) and `data: [DONE]`.
 // A model name `pace-<ms>` overrides the pace for that request (bench/chat.js maps one chat model
 // per pace). Non-stream requests get the whole reply at once. Prints `{"port":N}` when listening.
+//
+// Timeline: a request whose last message contains `[bench:<id>]` has two instants recorded on the
+// machine's monotonic clock (process.hrtime, the same in every process): when its headers arrived
+// and just before its first content token was written. `GET /bench/timings` answers them as
+// `{"<id>": [arrivedMs, firstTokenMs]}` and forgets them. bench/chat.js subtracts this upstream's
+// own wait (timer granularity: +-1 ms) from each time to first token, so what is compared is the
+// time spent on the way in and out, not the fake's timer jitter.
 import http from 'node:http';
 
 const TOKENS = Number(process.env.BENCH_CHAT_TOKENS ?? 200);
@@ -11,9 +18,18 @@ const PACE_MS = Number(process.env.BENCH_CHAT_PACE_MS ?? 2);
 const FIRST_MS = Number(process.env.BENCH_CHAT_FIRST_MS ?? 5);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
+const timings = new Map();
+const MARK = /\[bench:([\w-]+)\]/;
 const chunk = (model, delta, finish) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 const server = http.createServer(async (req, res) => {
+  const arrived = nowMs();
+  if (req.method === 'GET' && req.url === '/bench/timings') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Object.fromEntries(timings)));
+    timings.clear();
+    return;
+  }
   const parts = [];
   for await (const c of req) parts.push(c);
   let body;
@@ -30,11 +46,14 @@ const server = http.createServer(async (req, res) => {
     }));
     return;
   }
+  const last = body.messages?.[body.messages.length - 1]?.content;
+  const mark = typeof last === 'string' ? MARK.exec(last)?.[1] : undefined;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   res.write(chunk(model, { role: 'assistant', content: '' }, null));
   await sleep(FIRST_MS);
   for (let i = 0; i < TOKENS && !res.destroyed; i++) {
     if (i > 0) await sleep(paceMs);
+    if (i === 0 && mark !== undefined) timings.set(mark, [arrived, nowMs()]);
     res.write(chunk(model, { content: `t${i} ` }, null));
   }
   if (res.destroyed) return;

@@ -17,6 +17,7 @@
 // BENCH_QUIET_WAIT (s, default 60: before each measured run, wait that long at most for other
 // processes on the machine to use less than a quarter core; the report shows what they used anyway),
 // BENCH_GATEWAY_WORKERS=1 (run the gateway with its in-process workers; default 0, see gateway-server.js).
+// BENCH_GATEWAY_NODE_ARGS="--flag ..." (extra node options for the gateway process).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -56,6 +57,8 @@ const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
 /** Before each measured run, wait up to this many seconds for other processes to go quiet (0: do not wait). */
 const QUIET_WAIT = intEnv('BENCH_QUIET_WAIT', 60, 0);
 /** Comma-separated subset of bareGet,poll,barePost,submit (for profiling one path); the docs are then left alone. */
+/** BENCH_GATEWAY_NODE_ARGS: extra node options for the gateway process (space-separated), e.g. V8 flags under study. */
+const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 
 /** Cores used by other processes during a run above which the report flags that run as disturbed. */
@@ -209,7 +212,7 @@ async function httpBenchmarks() {
   const profDir = process.env.BENCH_PROF_DIR || path.join(os.tmpdir(), 'mediagate-bench-profiles');
   if (CPU_PROF) fs.mkdirSync(profDir, { recursive: true });
   const { child: gatewayChild, info: gw } = await startChild('gateway-server.js', {
-    nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+    nodeArgs: [...GATEWAY_NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])],
   });
   const bareUrl = `http://127.0.0.1:${bare.port}`;
   const gwUrl = `http://127.0.0.1:${gw.port}`;

@@ -107,10 +107,12 @@ export class ChatService {
 
     let text = '';
     try {
-      // The role chunk goes out at once when the provider opened its stream; otherwise it leaves
-      // with the first content (one segment), or with a ping if nothing came within a heartbeat.
-      if (first?.done === false && first.value.type === 'open') await sse.sendJson(chunks.role());
-      else sse.holdJson(chunks.role());
+      // The role chunk (and the status line) goes out at the end of this turn when the provider
+      // opened its stream (after whatever else is waiting, e.g. other requests to dispatch, so it
+      // costs them nothing); otherwise it leaves with the first content (one segment), or with a
+      // ping if nothing came within a heartbeat.
+      sse.holdJson(chunks.role());
+      if (first?.done === false && first.value.type === 'open') sse.flushSoon();
       if (first === undefined) await sse.ping();
       let result = first ?? await pending;
       for (;;) {

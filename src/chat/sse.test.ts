@@ -40,4 +40,23 @@ describe('SseWriter', () => {
     sse.end();
     expect(res.writes[1]).toBe('data: {"b":2}\n\n');
   });
+
+  it('flushSoon writes held events at the end of the turn, unless a write carries them first', async () => {
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const res = fakeResponse();
+    const sse = new SseWriter(res as unknown as ServerResponse, 0);
+    sse.holdJson('{"role":"assistant"}');
+    sse.flushSoon();
+    expect(res.writes).toEqual([]);
+    await turn();
+    expect(res.writes).toEqual(['data: {"role":"assistant"}\n\n']);
+
+    const res2 = fakeResponse();
+    const sse2 = new SseWriter(res2 as unknown as ServerResponse, 0);
+    sse2.holdJson('{"role":"assistant"}');
+    sse2.flushSoon();
+    sse2.sendJson('{"content":"hi"}');
+    await turn();
+    expect(res2.writes).toEqual(['data: {"role":"assistant"}\n\ndata: {"content":"hi"}\n\n']);
+  });
 });

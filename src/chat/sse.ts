@@ -15,6 +15,7 @@ export const SSE_HEADERS = {
 
 export class SseWriter {
   private heartbeat: NodeJS.Timeout | undefined;
+  private flushing: NodeJS.Immediate | undefined;
   private closed = false;
   /** Events held for the next write. */
   private held = '';
@@ -61,6 +62,18 @@ export class SseWriter {
     this.held += `data: ${json}\n\n`;
   }
 
+  /**
+   * Writes what is held at the end of this event-loop turn unless another write takes it first:
+   * work already waiting (other requests) goes before it, and a write in between carries it.
+   */
+  flushSoon(): void {
+    if (this.flushing) return;
+    this.flushing = setImmediate(() => {
+      this.flushing = undefined;
+      if (this.held) void this.write('');
+    });
+  }
+
   /** A `: ping` comment (with any held events): sends the headers now if nothing else has. */
   async ping(): Promise<void> {
     await this.write(': ping\n\n');
@@ -99,6 +112,8 @@ export class SseWriter {
 
   private stop(): void {
     this.closed = true;
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
   }
