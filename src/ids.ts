@@ -15,9 +15,28 @@ export function randomToken(bytes: number): string {
   return token;
 }
 
-/** A new task id: `task_` + 128 random bits, URL-safe and unguessable (decisions.md #7). */
-export function newTaskId(): string {
-  return `task_${randomToken(16)}`;
+/** 64 URL-safe characters in ASCII order, so fixed-width strings of them sort as their numbers do. */
+const SORTABLE = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
+
+/** `ms` as 8 characters of {@link SORTABLE} (48 bits: until the year 10889). */
+export function sortableTime(ms: number): string {
+  let out = '';
+  let n = Math.floor(ms);
+  for (let i = 0; i < 8; i++) {
+    out = SORTABLE[n % 64]! + out;
+    n = Math.floor(n / 64);
+  }
+  return out;
+}
+
+/**
+ * A new task id: `task_` + the creation time in milliseconds (8 characters that sort in time order)
+ * + 128 random bits, URL-safe and unguessable (decisions.md #7; the time is no secret: `created`
+ * says it). Ids that grow with time keep SQLite's id index appending at its right edge: a batch of
+ * submits dirties a few index pages instead of one random page per task (G81).
+ */
+export function newTaskId(now = Date.now()): string {
+  return `task_${sortableTime(now)}${randomToken(16)}`;
 }
 
 /** A new public id for an API key record (not the secret). */

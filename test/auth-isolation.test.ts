@@ -69,7 +69,7 @@ describe('tenant isolation (decisions.md #6)', () => {
     const ids = new Set<string>();
     for (let i = 0; i < 50; i++) ids.add(body(await create(h.auth())).id);
     expect(ids.size).toBe(50);
-    for (const id of ids) expect(id).toMatch(/^task_[A-Za-z0-9_-]{22}$/);
+    for (const id of ids) expect(id).toMatch(/^task_[A-Za-z0-9_-]{30}$/);
   });
 });
 

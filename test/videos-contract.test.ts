@@ -32,7 +32,7 @@ describe('videos create: every model x ratio x duration bound, success envelope'
     const res = await submit({ ...base, model, duration, ...(ratio && { ratio }) });
     expect(res.statusCode).toBe(200);
     const b = body(res);
-    expect(b).toEqual({ code: '0', msg: null, data: { projectId: expect.stringMatching(/^task_[A-Za-z0-9_-]{22}$/) } });
+    expect(b).toEqual({ code: '0', msg: null, data: { projectId: expect.stringMatching(/^task_[A-Za-z0-9_-]{30}$/) } });
     const task = h.store.tasks.get(b.data.projectId)!;
     expect(task).toMatchObject({ family: 'videos', model, status: 'queued', amount: findModel(model)!.price.credits });
     const out = outputOf(task.id);
