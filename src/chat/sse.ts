@@ -58,6 +58,7 @@ export class SseWriter {
     this.holdJson(JSON.stringify(data));
   }
 
+  /** {@link hold} for an event already serialized. */
   holdJson(json: string): void {
     this.held += `data: ${json}\n\n`;
   }
