@@ -1,7 +1,9 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { migrate } from '../src/store/sqlite/migrations.js';
 import { openSqliteStore } from '../src/store/sqlite/open.js';
-import { USAGE_FLUSH_MS } from '../src/store/sqlite/usage-store.js';
+import { SqliteUsageStore, USAGE_FLUSH_MS, USAGE_MAX_PENDING } from '../src/store/sqlite/usage-store.js';
 import type { ChatUsageRecord, Store } from '../src/store/types.js';
 import { tempDir } from './helpers/harness.js';
 
@@ -45,5 +47,33 @@ describe('chat usage batching (sqlite)', () => {
     const reopened = openSqliteStore(file);
     open.push(reopened);
     expect(reopened.usage.chatUsageByKey('key_u')[0]?.requests).toBe(1);
+  });
+
+  it('a failed write is reported, its rows stay pending and are written by a later flush', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const errors: Array<{ rows: number; dropped: boolean }> = [];
+    const usage = new SqliteUsageStore(db, (_err, info) => errors.push(info));
+    db.exec('ALTER TABLE chat_usage RENAME TO chat_usage_away');
+    usage.recordChatUsage(row('r1'));
+    usage.recordChatUsage(row('r2'));
+    expect(usage.tryFlush()).toBe(false);
+    expect(errors).toEqual([{ rows: 2, dropped: false }]);
+    db.exec('ALTER TABLE chat_usage_away RENAME TO chat_usage');
+    expect(usage.chatUsageByKey('key_u')[0]?.requests).toBe(2);
+    db.close();
+    expect(() => usage.recordChatUsage(row('r3'))).toThrow(/closed/);
+  });
+
+  it('while writes fail, at most USAGE_MAX_PENDING rows wait; the oldest beyond are dropped and reported', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const errors: Array<{ rows: number; dropped: boolean }> = [];
+    const usage = new SqliteUsageStore(db, (_err, info) => errors.push(info));
+    for (let i = 0; i <= USAGE_MAX_PENDING; i++) usage.recordChatUsage(row(`r${i}`));
+    expect(errors).toEqual([{ rows: 1, dropped: true }]);
+    usage.flush();
+    expect(usage.chatUsageByKey('key_u')[0]?.requests).toBe(USAGE_MAX_PENDING);
+    db.close();
   });
 });

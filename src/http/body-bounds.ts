@@ -23,7 +23,7 @@ function deeperThan(v: object, depth: number, max: number): boolean {
     }
     return false;
   }
-  for (const k in v) {
+  for (const k of Object.keys(v)) { // own keys only, as JSON.parse makes them
     const child: unknown = (v as Record<string, unknown>)[k];
     if (child !== null && typeof child === 'object' && deeperThan(child, depth + 1, max)) return true;
   }

@@ -44,7 +44,8 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
   }
   const ping = db.prepare('SELECT 1');
   const polls = new SqliteReadCache<OwnedTaskEntry>(db);
-  const usage = new SqliteUsageStore(db, (err, rows) => options.logger?.error({ err, rows }, 'could not write chat usage rows; trying again in 1 s'));
+  const usage = new SqliteUsageStore(db, (err, { rows, dropped }) => options.logger?.error({ err, rows },
+    dropped ? 'dropped chat usage rows: too many were waiting to be written' : 'could not write chat usage rows; they stay pending'));
   return {
     tasks: new SqliteTaskStore(db, polls),
     keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
@@ -52,9 +53,12 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
     assets: new SqliteAssetStore(db),
     idempotency: new SqliteIdempotencyStore(db),
     ping: () => { ping.get(); },
-    backup: async (target) => { await db.backup(target); },
+    backup: async (target) => {
+      usage.tryFlush();
+      await db.backup(target);
+    },
     close: () => {
-      usage.flush();
+      usage.tryFlush(); // a failure is reported: those rows are lost with the process
       checkpointer?.stop();
       db.close();
     },
