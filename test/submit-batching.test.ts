@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
+import { sortableTime } from '../src/ids.js';
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false }); });
@@ -17,6 +18,8 @@ describe('group commit of concurrent submits', () => {
     expect(new Set(ids).size).toBe(60);
     for (const [i, id] of ids.entries()) expect(h.store.tasks.get(id)?.request).toMatchObject({ params: { prompt: `burst ${i}` } });
     expect(spy.mock.calls.length).toBeLessThan(60);
+    // each id carries the millisecond of its task's created_at (one clock read per submit)
+    for (const id of ids) expect(id.slice(5, 13)).toBe(sortableTime(h.store.tasks.get(id)!.createdAt));
     spy.mockRestore();
   });
 

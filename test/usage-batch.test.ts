@@ -76,4 +76,15 @@ describe('chat usage batching (sqlite)', () => {
     expect(usage.chatUsageByKey('key_u')[0]?.requests).toBe(USAGE_MAX_PENDING);
     db.close();
   });
+
+  it('once the database is closed, a pending deferred write neither runs nor reports', async () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const errors: unknown[] = [];
+    const usage = new SqliteUsageStore(db, (err) => errors.push(err));
+    usage.recordChatUsage(row('r1'));
+    db.close();
+    await sleep(USAGE_FLUSH_MS * 3);
+    expect(errors).toEqual([]);
+  });
 });

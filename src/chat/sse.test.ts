@@ -21,7 +21,7 @@ describe('SseWriter', () => {
   it('sends held events with the next event in one write, and nothing before it', async () => {
     const res = fakeResponse();
     const sse = new SseWriter(res as unknown as ServerResponse, 0);
-    sse.hold({ role: 'assistant' });
+    sse.holdJson('{"role":"assistant"}');
     expect(res.writes).toEqual([]);
     await sse.send({ content: 'hi' });
     expect(res.writes).toEqual(['data: {"role":"assistant"}\n\ndata: {"content":"hi"}\n\n']);
@@ -33,10 +33,10 @@ describe('SseWriter', () => {
   it('a ping carries held events; end() flushes what is still held', async () => {
     const res = fakeResponse();
     const sse = new SseWriter(res as unknown as ServerResponse, 0);
-    sse.hold({ a: 1 });
+    sse.holdJson('{"a":1}');
     await sse.ping();
     expect(res.writes).toEqual(['data: {"a":1}\n\n: ping\n\n']);
-    sse.hold({ b: 2 });
+    sse.holdJson('{"b":2}');
     sse.end();
     expect(res.writes[1]).toBe('data: {"b":2}\n\n');
   });

@@ -53,12 +53,7 @@ export class SseWriter {
     return this.write(`data: ${json}\n\n`);
   }
 
-  /** One `data: <json>` event, written with the next write (send, ping, done). */
-  hold(data: unknown): void {
-    this.holdJson(JSON.stringify(data));
-  }
-
-  /** {@link hold} for an event already serialized. */
+  /** One `data: <json text>` event, written with the next write (send, ping, done). */
   holdJson(json: string): void {
     this.held += `data: ${json}\n\n`;
   }

@@ -49,7 +49,8 @@ export class TaskService {
   async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim): Promise<TaskRecord> {
     const provider = this.deps.providers.routeModel(plan.model, plan.family);
     this.checkInFlight(owner);
-    const id = newTaskId();
+    const createdAt = Date.now();
+    const id = newTaskId(createdAt);
     const media = this.deps.media && allRefs(plan.media).length > 0
       ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
       : plan.media;
@@ -62,7 +63,7 @@ export class TaskService {
       provider,
       request: { params: plan.params, output: plan.output, media },
       amount: plan.amount,
-      createdAt: Date.now(),
+      createdAt,
       ...(claim && { idempotencyKey: idempotencyTaskKey(claim.keyId, claim.idemKey, claim.claimedAt) }),
     };
     const committed = new Promise<TaskRecord>((resolve, reject) => {

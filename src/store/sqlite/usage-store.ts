@@ -54,6 +54,7 @@ export class SqliteUsageStore implements UsageStore {
 
   private readonly deferredFlush = (): void => {
     this.scheduled = false;
+    if (!this.db.open) return; // closing tried (and reported) the last write
     if (!this.tryFlush()) this.schedule(1000);
   };
 
