@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/auth/keys.js';
 import { idempotencyTaskKey } from '../src/store/types.js';
+import { mediaRefs } from '../src/contract/media-refs.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
 // Idempotency-Key on every create endpoint (docs/API.md G70-G73).
@@ -98,7 +99,7 @@ describe('scope and rules', () => {
     expect(h.store.idempotency.begin(keyId, 'died', fingerprint, claimedAt, 0, 0)).toEqual({ state: 'new' });
     const orphan = h.store.tasks.insert({
       id: 'task_orphan_of_a_crash', ownerKeyId: keyId, family: 'pic', form: null, model: 'pic', provider: 'sandbox',
-      request: { params: { prompt: 'crashed' } }, amount: 1, createdAt: claimedAt, idempotencyKey: idempotencyTaskKey(keyId, 'died', claimedAt),
+      request: { params: { prompt: 'crashed' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt: claimedAt, idempotencyKey: idempotencyTaskKey(keyId, 'died', claimedAt),
     });
     const before = taskCount();
     const other = await post('/v1/pic/images', { model: 'pic', prompt: 'something else' }, 'died');

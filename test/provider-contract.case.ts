@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import type { FamilyId } from '../src/contract/families.js';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import type { OutputSpec } from '../src/contract/output.js';
 import { createLogger } from '../src/logger.js';
@@ -8,7 +9,7 @@ import type { ProducedFile, Provider, ProviderContext, ProviderJob } from '../sr
 import { tempDir } from './helpers/harness.js';
 import { probeVideo } from './helpers/probe-video.js';
 
-export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family = 'pic'): ProviderJob {
+export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family: FamilyId = 'pic'): ProviderJob {
   return { taskId: `task_contract_${Math.random().toString(36).slice(2)}`, family, form: null, model: 'pic', params, output, media: mediaRefs(), attempt: 1 };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mediaRefs } from '../src/contract/media-refs.js';
 import type { NewTask, Store } from '../src/store/types.js';
 import { cancelTask, claimNextTask, completeTask, failTask, recoverLapsedTask, requeueTask } from '../src/tasks/states.js';
 
@@ -7,7 +8,7 @@ export function newTask(over: Partial<NewTask> = {}): NewTask {
   seq++;
   return {
     id: `task_contract_${seq}_${Math.random().toString(36).slice(2)}`, ownerKeyId: 'key_a', family: 'pic', form: null,
-    model: 'pic', provider: 'sandbox', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' } },
+    model: 'pic', provider: 'sandbox', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
     amount: 1, createdAt: Date.now() + seq, ...over,
   };
 }
@@ -198,5 +199,5 @@ export function runStoreContract(name: string, open: () => Promise<Store> | Stor
 }
 
 function newTaskShape() {
-  return { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' } };
+  return { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() };
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mediaRefs } from '../src/contract/media-refs.js';
 import { createLogger } from '../src/logger.js';
 import { FsBlobStore } from '../src/media/blob-store.js';
 import { ProviderRegistry } from '../src/providers/registry.js';
@@ -132,7 +133,7 @@ describe('task engine', () => {
   it('a retryable failure is retried with backoff, then completes', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = s.tasks.insert(newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' } } }));
+    const t = s.tasks.insert(newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
     runner(s, dir, createSandboxProvider({ timing: 'instant' })).start();
     const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
     expect(done.status).toBe('completed');

@@ -1,11 +1,10 @@
+import type { FamilyId } from './families.js';
 import { MODEL_CENTER_MODELS } from './model-center-catalog.js';
 
 /**
  * The model catalog: every model the gateway serves, its family and its price; and retention per
  * family. One place: routes validate against it, the engine bills from it, the sweeper reads it.
  */
-
-export type FamilyId = 'pic' | 'clip' | 'reel' | 'motion' | 'videos' | 'model-center';
 
 /** How a model is billed: a fixed amount per task (or request), or per second of output. */
 export interface Price {
@@ -28,17 +27,21 @@ export interface Retention {
   deleteTask: boolean;
 }
 
-/** Retention per family (decisions.md #20); `videos` and Model Center follow the operator's setting. */
+const DAY = 24 * HOUR;
+
+/** Retention per family (decisions.md #20); `videos` and Model Center follow the operator's setting (null here). */
+const RETENTION: Record<FamilyId, { resultMs: number | null; deleteTask: boolean }> = {
+  pic: { resultMs: DAY, deleteTask: false },
+  clip: { resultMs: DAY, deleteTask: false },
+  reel: { resultMs: DAY, deleteTask: false },
+  motion: { resultMs: 7 * DAY, deleteTask: true },
+  videos: { resultMs: null, deleteTask: false },
+  'model-center': { resultMs: null, deleteTask: false },
+};
+
 export function retentionFor(family: FamilyId, videosResultTtlHours: number): Retention {
-  switch (family) {
-    case 'motion':
-      return { resultMs: 7 * 24 * HOUR, deleteTask: true };
-    case 'videos':
-    case 'model-center':
-      return { resultMs: videosResultTtlHours * HOUR, deleteTask: false };
-    default:
-      return { resultMs: 24 * HOUR, deleteTask: false };
-  }
+  const r = RETENTION[family];
+  return { resultMs: r.resultMs ?? videosResultTtlHours * HOUR, deleteTask: r.deleteTask };
 }
 
 const perTask = (credits: number): Price => ({ unit: 'task', credits });

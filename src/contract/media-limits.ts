@@ -4,6 +4,7 @@
  * checked by the request schemas; everything that needs the file itself is checked against these
  * at submit (media/media-review.ts) and for uploaded assets. Decisions: docs/API.md G60-G69.
  */
+import type { FamilyId } from './families.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 const MB = 1024 * 1024;
@@ -98,28 +99,35 @@ const VIDEOS_FAMILY: MediaLimits = {
 /** The Model Center models that follow the 2.0 media rules (interface.md: `sd_2.0_fast_discount`, `sd_2.0_mini_special`; G62: every sd_2.0 id). */
 const isSd20 = (model: string): boolean => model.startsWith('sd_2.0_');
 
+type LimitsPlan = Pick<SubmitPlan, 'family' | 'form' | 'model' | 'output'>;
+
+const GENERAL: MediaLimits = { frames: GENERAL_IMAGE, images: GENERAL_IMAGE };
+
+/** The media rules of each family, by the request. */
+const LIMITS_BY_FAMILY: Record<FamilyId, (plan: LimitsPlan) => MediaLimits> = {
+  pic: () => GENERAL,
+  clip: () => GENERAL,
+  reel: (plan) => {
+    if (plan.form !== 'B') return GENERAL;
+    // Form B: only 1280x720 or 720x1280, and the one matching the requested ratio
+    const { width, height } = plan.output.kind === 'video' ? plan.output : { width: 720, height: 1280 };
+    const image: ImageLimits = { ...GENERAL_IMAGE, exactSizes: [{ width, height }] };
+    return { frames: image, images: image };
+  },
+  motion: (plan) => {
+    const image = reviewedImage(plan.model.startsWith('motion_1_5_pro') ? WITH_HEIF : COMMON_IMAGE_FORMATS);
+    return { frames: image, images: image };
+  },
+  videos: () => VIDEOS_FAMILY,
+  'model-center': (plan) => {
+    if (plan.model.startsWith('sd_2.5_')) return MC_25;
+    if (isSd20(plan.model) || plan.model === 'motion 1.5_pro') return MC_20;
+    // other published models: the Model Center image rules, videos and audio as for 2.5 (G62)
+    return MC_25;
+  },
+};
+
 /** The limits for a validated create request. */
-export function mediaLimitsFor(plan: Pick<SubmitPlan, 'family' | 'form' | 'model' | 'output'>): MediaLimits {
-  switch (plan.family) {
-    case 'motion': {
-      const image = reviewedImage(plan.model.startsWith('motion_1_5_pro') ? WITH_HEIF : COMMON_IMAGE_FORMATS);
-      return { frames: image, images: image };
-    }
-    case 'videos':
-      return VIDEOS_FAMILY;
-    case 'reel': {
-      if (plan.form !== 'B') return { frames: GENERAL_IMAGE, images: GENERAL_IMAGE };
-      // Form B: only 1280x720 or 720x1280, and the one matching the requested ratio
-      const { width, height } = plan.output.kind === 'video' ? plan.output : { width: 720, height: 1280 };
-      const image: ImageLimits = { ...GENERAL_IMAGE, exactSizes: [{ width, height }] };
-      return { frames: image, images: image };
-    }
-    case 'model-center':
-      if (plan.model === 'sd_2.5_special_v1' || plan.model.startsWith('sd_2.5_')) return MC_25;
-      if (isSd20(plan.model) || plan.model === 'motion 1.5_pro') return MC_20;
-      // other published models: the Model Center image rules, videos and audio as for 2.5 (G62)
-      return MC_25;
-    default:
-      return { frames: GENERAL_IMAGE, images: GENERAL_IMAGE };
-  }
+export function mediaLimitsFor(plan: LimitsPlan): MediaLimits {
+  return LIMITS_BY_FAMILY[plan.family](plan);
 }

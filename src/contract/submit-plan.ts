@@ -1,19 +1,23 @@
-import type { FamilyId } from './catalog.js';
+import type { FamilyForm, FamilyId } from './families.js';
 import type { MediaRefs } from './media-refs.js';
 import type { OutputSpec } from './output.js';
 
-/** What a validated create request becomes: stored as the task's request, run by a provider. */
-export interface SubmitPlan {
-  family: FamilyId;
-  /** Request form inside the family (`A`/`B`), or null. */
-  form: string | null;
-  model: string;
+/** What a task asks of its provider, stored with the task (`tasks.request`). */
+export interface TaskRequest {
   /** The caller's parameters, validated and normalised (defaults applied). */
   params: Record<string, unknown>;
   /** What must be produced (decisions.md #19). */
   output: OutputSpec;
   /** Caller media by role (frames, references), with their field names. */
   media: MediaRefs;
+}
+
+/** What a validated create request becomes: stored as the task's request, run by a provider. */
+export interface SubmitPlan extends TaskRequest {
+  family: FamilyId;
+  /** Request form inside the family (`A`/`B`), or null. */
+  form: FamilyForm;
+  model: string;
   /** Credits charged. */
   amount: number;
 }

@@ -12,8 +12,8 @@ export function clipObject(task: TaskRecord): 'video.generation' | 'video' {
 /** Seconds of the produced video: what the provider reported, else the planned length. */
 export function actualDurationOf(task: TaskRecord): number | undefined {
   if (task.status !== 'completed') return undefined;
-  const planned = (task.request.output as { durationSec?: number } | undefined)?.durationSec;
-  return task.result?.actualDuration ?? planned;
+  const output = task.request.output;
+  return task.result?.actualDuration ?? (output.kind === 'video' ? output.durationSec : undefined);
 }
 
 /** `clip` create response (both forms): id, object, created, model, status, error, plus progress. */

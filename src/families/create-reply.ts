@@ -1,3 +1,4 @@
+import type { FamilyId } from '../contract/families.js';
 import type { TaskRecord } from '../store/types.js';
 import { clipCreateReply } from './clip.js';
 import { modelCenterCreateReply } from './model-center.js';
@@ -6,7 +7,7 @@ import { picCreateReply } from './pic.js';
 import { reelCreateReply } from './reel.js';
 import { videosCreateReply } from './videos.js';
 
-const CREATE_REPLIES: Record<string, (task: TaskRecord) => Record<string, unknown>> = {
+const CREATE_REPLIES: Record<FamilyId, (task: TaskRecord) => Record<string, unknown>> = {
   pic: picCreateReply, clip: clipCreateReply, reel: reelCreateReply, motion: motionCreateReply,
   videos: videosCreateReply, 'model-center': modelCenterCreateReply,
 };
@@ -16,7 +17,5 @@ const CREATE_REPLIES: Record<string, (task: TaskRecord) => Record<string, unknow
  * was committed (queued, no progress): for an Idempotency-Key whose first response was lost.
  */
 export function originalCreateReply(task: TaskRecord): Record<string, unknown> {
-  const reply = CREATE_REPLIES[task.family];
-  if (!reply) throw new Error(`no create reply for family ${task.family}`);
-  return reply({ ...task, status: 'queued', progress: 0, error: null, result: null });
+  return CREATE_REPLIES[task.family]({ ...task, status: 'queued', progress: 0, error: null, result: null });
 }

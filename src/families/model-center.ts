@@ -6,8 +6,7 @@ import { unixSeconds, type ReplyContext } from './reply-context.js';
 export function modelCenterKind(task: TaskRecord): 'image' | 'video' {
   const known = findModelCenterModel(task.model)?.kind;
   if (known) return known;
-  const output = (task.request as { output?: { kind?: string } }).output;
-  return output?.kind === 'image' ? 'image' : 'video';
+  return task.request.output.kind;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { retentionFor, type FamilyId } from '../contract/catalog.js';
+import { retentionFor } from '../contract/catalog.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import type { TaskRecord } from '../store/types.js';
 import type { ResultUrlSigner } from './signed-url.js';
@@ -10,7 +10,7 @@ export function resultLinks(signer: ResultUrlSigner, videosResultTtlHours: numbe
       const files = task.result?.files ?? [];
       const file = kind ? files.find((f) => f.contentType.startsWith(`${kind}/`)) ?? files[0] : files[0];
       if (!file || task.finishedAt === null) return null;
-      const until = task.finishedAt + retentionFor(task.family as FamilyId, videosResultTtlHours).resultMs;
+      const until = task.finishedAt + retentionFor(task.family, videosResultTtlHours).resultMs;
       return signer.signResultUrl(task.id, file.name, until);
     },
   };

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import type { FamilyId } from '../contract/families.js';
 import type { Provider } from './types.js';
 
 /** The providers this process knows, and which one runs each model. */
@@ -24,7 +25,7 @@ export class ProviderRegistry {
   }
 
   /** The provider id a model runs on: its own route, else the `*` route, else the fallback. */
-  routeModel(model: string, family: string): string {
+  routeModel(model: string, family: FamilyId): string {
     const id = this.routes[model] ?? this.routes['*'] ?? this.fallback;
     const provider = this.providers.get(id);
     if (!provider || !provider.capabilities.families.includes(family)) {

@@ -4,14 +4,15 @@
  * store or the queue; the task runner does that with what they return.
  */
 import type { Logger } from 'pino';
+import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 
 /** What a provider is asked to make. */
 export interface ProviderJob {
   taskId: string;
-  family: string;
-  form: string | null;
+  family: FamilyId;
+  form: FamilyForm;
   model: string;
   /** Validated caller parameters, defaults applied. */
   params: Record<string, unknown>;
@@ -53,7 +54,7 @@ export interface ProviderOutput {
 
 export interface ProviderCapabilities {
   /** Families whose tasks this provider can run. */
-  families: readonly string[];
+  families: readonly FamilyId[];
   /** Whether `cancel` can stop a running generation. */
   cancel: boolean;
 }

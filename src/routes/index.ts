@@ -23,9 +23,7 @@ export const FAMILY_ROUTES: readonly FamilyRouteRegistrar[] = [
   registerPicRoutes,
   registerClipRoutes,
   registerReelRoutes,
-  // clip + reel routes go here
-  registerMotionRoutes, registerVideosRoutes,
-  // motion + videos routes go here
+  registerMotionRoutes,
+  registerVideosRoutes,
   registerModelCenterRoutes,
-  // model-center routes go here
 ];

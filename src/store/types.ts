@@ -1,8 +1,10 @@
 /**
  * The store contract. Routes and the task engine talk only to these interfaces; `sqlite/` is the
- * embedded implementation and a PostgreSQL one can be added beside it without touching either.
- * Every implementation must pass the shared suite in `test/store-contract.case.ts`.
+ * embedded implementation. Every implementation must pass the shared suite in
+ * `test/store-contract.case.ts`.
  */
+import type { FamilyForm, FamilyId } from '../contract/families.js';
+import type { TaskRequest } from '../contract/submit-plan.js';
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
@@ -29,13 +31,13 @@ export interface TaskResult {
 export interface TaskRecord {
   id: string;
   ownerKeyId: string;
-  family: string;
+  family: FamilyId;
   /** Request form within a family (`A`/`B` for clip and reel), or null. */
-  form: string | null;
+  form: FamilyForm;
   model: string;
   provider: string;
-  /** The validated, normalised request parameters the provider receives. */
-  request: Record<string, unknown>;
+  /** The validated, normalised request the provider receives. */
+  request: TaskRequest;
   status: TaskStatus;
   progress: number;
   result: TaskResult | null;

@@ -1,11 +1,12 @@
-import { retentionFor, type FamilyId } from '../contract/catalog.js';
+import { retentionFor } from '../contract/catalog.js';
+import type { FamilyId } from '../contract/families.js';
 
 /**
  * When a finished task's retention ends (decisions.md #20): its result files go, and for families
  * whose tasks are deleted (motion) the task goes too. Null: nothing to sweep.
  */
-export function expiryOf(family: string, status: 'completed' | 'failed' | 'cancelled', finishedAt: number, videosResultTtlHours: number): number | null {
-  const retention = retentionFor(family as FamilyId, videosResultTtlHours);
+export function expiryOf(family: FamilyId, status: 'completed' | 'failed' | 'cancelled', finishedAt: number, videosResultTtlHours: number): number | null {
+  const retention = retentionFor(family, videosResultTtlHours);
   if (status === 'completed' || retention.deleteTask) return finishedAt + retention.resultMs;
   return null;
 }

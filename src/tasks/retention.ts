@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { retentionFor, type FamilyId } from '../contract/catalog.js';
+import { retentionFor } from '../contract/catalog.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../http/idempotency.js';
 import type { FsBlobStore } from '../media/blob-store.js';
 import type { TaskStore } from '../store/types.js';
@@ -16,7 +16,7 @@ export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, 
     for (const task of batch) {
       await blobs.removeTask(task.id);
       await inputs?.removeTask(task.id); // normally gone when the task finished; a backstop
-      if (retentionFor(task.family as FamilyId, videosResultTtlHours).deleteTask) store.delete(task.id);
+      if (retentionFor(task.family, videosResultTtlHours).deleteTask) store.delete(task.id);
       else store.clearExpiry(task.id);
       handled++;
     }

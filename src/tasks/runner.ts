@@ -4,8 +4,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import { mediaRefs, type MediaRefs } from '../contract/media-refs.js';
-import type { OutputSpec } from '../contract/output.js';
 import type { FsBlobStore } from '../media/blob-store.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../providers/types.js';
@@ -183,8 +181,7 @@ export class TaskRunner {
     heartbeat.unref();
     const job: ProviderJob = {
       taskId: task.id, family: task.family, form: task.form, model: task.model,
-      params: task.request.params as Record<string, unknown>, output: task.request.output as OutputSpec,
-      media: (task.request.media as MediaRefs | undefined) ?? mediaRefs(), attempt: task.attempts,
+      params: task.request.params, output: task.request.output, media: task.request.media, attempt: task.attempts,
     };
     let lastProgress = 0;
     const ctx: ProviderContext = {

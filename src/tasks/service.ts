@@ -8,6 +8,7 @@ import { newTaskId } from '../ids.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { IdempotencyClaim } from '../http/idempotency.js';
 import { idempotencyTaskKey, type ApiKeyRecord, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
+import type { FamilyId } from '../contract/families.js';
 import { expiryOf } from './expiry.js';
 import { cancelTask, isFinished } from './states.js';
 import type { TaskWatch } from './task-watch.js';
@@ -136,7 +137,7 @@ export class TaskService {
    * A worker running it is told to stop; its late result is refused by the conditional update.
    * With `family`, a task of another family is a 409 (the motion cancel endpoint cancels motion tasks).
    */
-  cancelOwnedTask(owner: ApiKeyRecord, id: string, family?: string): TaskRecord {
+  cancelOwnedTask(owner: ApiKeyRecord, id: string, family?: FamilyId): TaskRecord {
     const task = this.getOwnedTask(owner, id);
     if (family !== undefined && task.family !== family) {
       throw new AppError('invalid_task_state', `Task ${task.id} is a ${task.family} task; only ${family} tasks can be cancelled`, { param: 'id' });

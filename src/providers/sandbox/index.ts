@@ -1,3 +1,4 @@
+import { FAMILIES } from '../../contract/families.js';
 import type { SandboxTiming } from '../../config.js';
 import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../types.js';
 import { UnrecoverableError } from '../types.js';
@@ -19,7 +20,7 @@ export interface SandboxOptions {
 export function createSandboxProvider(options: SandboxOptions): Provider {
   return {
     id: 'sandbox',
-    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center'], cancel: true },
+    capabilities: { families: FAMILIES, cancel: true },
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     async submit(job: ProviderJob, ctx: ProviderContext): Promise<ProviderOutput> {
       const prompt = promptOf(job);

@@ -1,4 +1,5 @@
 import type { SandboxTiming } from '../../config.js';
+import type { FamilyId } from '../../contract/families.js';
 import type { OutputSpec } from '../../contract/output.js';
 
 /**
@@ -6,7 +7,7 @@ import type { OutputSpec } from '../../contract/output.js';
  * `instant` 0; `fast` about a second for an image and a few seconds for a video;
  * `realistic` the typical generation times of interface.md (minutes for video).
  */
-export function simulatedDelayMs(timing: SandboxTiming, output: OutputSpec, family: string): number {
+export function simulatedDelayMs(timing: SandboxTiming, output: OutputSpec, family: FamilyId): number {
   if (timing === 'instant') return 0;
   if (output.kind === 'image') return timing === 'fast' ? 800 : 10_000;
   if (timing === 'fast') return 2_000;

@@ -1,4 +1,7 @@
 import type Database from 'better-sqlite3';
+import type { FamilyForm, FamilyId } from '../../contract/families.js';
+import { mediaRefs } from '../../contract/media-refs.js';
+import type { TaskRequest } from '../../contract/submit-plan.js';
 import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
@@ -7,7 +10,7 @@ import type { SqliteReadCache } from './read-cache.js';
 export interface OwnedTaskEntry { keyHash: string; task: TaskRecord }
 
 interface TaskRow {
-  id: string; owner_key_id: string; family: string; form: string | null; model: string; provider: string;
+  id: string; owner_key_id: string; family: FamilyId; form: FamilyForm; model: string; provider: string;
   request: string; status: TaskStatus; progress: number; result: string | null; error: string | null;
   amount: number; created_at: number; updated_at: number; started_at: number | null; finished_at: number | null;
   attempts: number; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
@@ -15,12 +18,15 @@ interface TaskRow {
 
 /** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
 function toRecord(row: TaskRow): TaskRecord {
-  let request: Record<string, unknown> | undefined;
+  let request: TaskRequest | undefined;
   return {
     id: row.id, ownerKeyId: row.owner_key_id, family: row.family, form: row.form, model: row.model,
     provider: row.provider,
-    get request(): Record<string, unknown> {
-      request ??= JSON.parse(row.request) as Record<string, unknown>;
+    get request(): TaskRequest {
+      if (request === undefined) {
+        const parsed = JSON.parse(row.request) as TaskRequest;
+        request = { ...parsed, media: parsed.media ?? mediaRefs() }; // tasks stored before media review had none
+      }
       return request;
     },
     status: row.status,
