@@ -4,19 +4,17 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import { registerAuth } from './auth/plugin.js';
-import { ChatService } from './chat/service.js';
-import type { ChatProviderRegistry } from './chat/registry.js';
+import type { ChatService } from './chat/service.js';
 import type { Config } from './config.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import type { ReplyContext } from './families/reply-context.js';
 import { registerBodyBounds } from './http/body-bounds.js';
+import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
+import type { AssetService } from './media/asset-service.js';
 import type { FsBlobStore } from './media/blob-store.js';
-import { resultLinks } from './media/result-links.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
-import type { ProviderRegistry } from './providers/registry.js';
-import type { MediaServices } from './main/media-services.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerFileRoutes } from './routes/files.js';
@@ -24,23 +22,27 @@ import { registerHealthRoutes } from './routes/health.js';
 import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
 import type { Store } from './store/types.js';
-import type { TaskRunner } from './tasks/runner.js';
-import { TaskService } from './tasks/service.js';
-import { TaskWatch } from './tasks/task-watch.js';
+import type { IdempotencyService } from './tasks/idempotency.js';
+import type { TaskService } from './tasks/service.js';
+
+/** What the routes call: the services, built by main/gateway.ts. */
+export interface AppServices {
+  tasks: TaskService;
+  chat: ChatService;
+  idempotency: IdempotencyService;
+  assets: AssetService;
+  /** Signs result URLs in query replies. */
+  links: ReplyContext;
+}
 
 export interface AppDeps {
   config: Config;
+  /** Health checks, authentication and per-key rate limits read it directly. */
   store: Store;
-  providers: ProviderRegistry;
-  /** Chat providers and which one answers each chat model. */
-  chat: ChatProviderRegistry;
+  services: AppServices;
   signer: ResultUrlSigner;
   blobs: FsBlobStore;
   logger: Logger;
-  /** The in-process worker, if this process runs one (it is woken on submit and told of cancels). */
-  runner?: TaskRunner;
-  /** Submit-time media review (absent: media are fetched by the provider at run time) and the asset library. */
-  media: Omit<MediaServices, 'reviewer'> & { reviewer: MediaServices['reviewer'] | undefined };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -85,31 +87,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, store);
   registerFileRoutes(app, deps.signer, deps.blobs);
 
-  const watch = new TaskWatch(store.tasks);
-  app.addHook('onClose', async () => { watch.close(); });
-  const tasks = new TaskService({
-    store: store.tasks,
-    keys: store.keys,
-    providers: deps.providers,
-    onSubmitted: () => deps.runner?.wake(),
-    onCancelled: (task) => deps.runner?.abortTask(task.id),
-    watch,
-    videosResultTtlHours: config.videosResultTtlHours,
-    maxTasksInFlight: config.maxTasksInFlight,
-    ...(deps.media.reviewer && { media: deps.media.reviewer }),
-  });
+  const { tasks, chat, idempotency, assets, links } = deps.services;
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
-  const links = resultLinks(deps.signer, config.videosResultTtlHours);
-  const chat = new ChatService({ registry: deps.chat, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   await app.register(async (api) => {
     registerAuth(api, store.keys);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);
-    registerIdempotency(api, store.idempotency, store.tasks);
+    registerIdempotency(api, idempotency);
     registerBodyBounds(api);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
     registerResultRoutes(api, tasks, links, paths);
     registerChatRoutes(api, chat);
-    registerAssetRoutes(api, deps.media.assets, paths, config.assetMaxBytes);
+    registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
   });
   return app;
 }

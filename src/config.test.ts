@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError } from './config-error.js';
+import { loadConfig } from './config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

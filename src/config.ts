@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { readChatUpstreamSpecs, type ChatUpstreamSpec } from './chat/upstream-config.js';
+import { ConfigError, type Env } from './config-error.js';
 
 /** How long the sandbox provider takes (decisions.md #26). */
 export type SandboxTiming = 'instant' | 'fast' | 'realistic';
@@ -8,6 +10,10 @@ export interface Config {
   port: number;
   /** Absolute directory holding the SQLite database, result files and the signing secret. */
   dataDir: string;
+  /** The SQLite database file, `<dataDir>/mediagate.db`. */
+  databaseFile: string;
+  /** `full` fsyncs every SQLite commit (survives power loss); `normal` survives process crashes. */
+  sqliteSync: 'normal' | 'full';
   /** Public origin used in result URLs, no trailing slash (e.g. `https://media.example.com`). */
   publicUrl: string;
   /** Path prefix of `{power_base_url}` (motion family), `''` or `/something`. */
@@ -50,18 +56,12 @@ export interface Config {
   assetTtlHours: number;
   /** Bound on fetching and checking all caller media of one submit, ms. */
   mediaReviewTimeoutMs: number;
-  /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=relay,*=sandbox`). */
+  /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=sandbox,*=sandbox`). */
   modelRoutes: Record<string, string>;
+  /** OpenAI-compatible chat upstreams (`MEDIAGATE_CHAT_CONFIG`, `MEDIAGATE_CHAT_UPSTREAM_*`), validated; keys inside. */
+  chatUpstreams: ChatUpstreamSpec[];
 }
 
-export type Env = Record<string, string | undefined>;
-
-export class ConfigError extends Error {
-  constructor(readonly setting: string, message: string) {
-    super(`${setting}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
 
 function rateLimitSetting(env: Env): Config['rateLimits'] {
   const mode = env.MEDIAGATE_RATE_LIMIT ?? 'on';
@@ -88,6 +88,13 @@ function boolSetting(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'on', 'yes'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'off', 'no'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(name, `must be 1 or 0 (true/false, on/off), got "${raw}"`);
+}
+
+function choiceSetting<const T extends readonly string[]>(env: Env, name: string, choices: T, fallback: T[number]): T[number] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!choices.includes(raw)) throw new ConfigError(name, `must be ${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}, got "${raw}"`);
+  return raw;
 }
 
 function prefixSetting(env: Env, name: string): string {
@@ -133,14 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
   } catch {
     throw new ConfigError('MEDIAGATE_PUBLIC_URL', `must be an absolute http(s) URL, got "${publicUrlRaw}"`);
   }
-  const timing = env.MEDIAGATE_SANDBOX_TIMING || 'fast';
-  if (timing !== 'instant' && timing !== 'fast' && timing !== 'realistic') {
-    throw new ConfigError('MEDIAGATE_SANDBOX_TIMING', `must be instant, fast or realistic, got "${timing}"`);
-  }
-  const logLevel = env.MEDIAGATE_LOG_LEVEL || 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    throw new ConfigError('MEDIAGATE_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
-  }
+  const timing = choiceSetting(env, 'MEDIAGATE_SANDBOX_TIMING', ['instant', 'fast', 'realistic'] as const, 'fast');
+  const logLevel = choiceSetting(env, 'MEDIAGATE_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info');
   const bootstrapKey = env.MEDIAGATE_BOOTSTRAP_KEY || undefined;
   if (bootstrapKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapKey)) {
     throw new ConfigError('MEDIAGATE_BOOTSTRAP_KEY', 'must be 16 to 200 printable characters without spaces');
@@ -149,10 +150,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (signingSecret !== undefined && signingSecret.length < 32) {
     throw new ConfigError('MEDIAGATE_SIGNING_SECRET', 'must be at least 32 characters');
   }
+  const dataDir = path.resolve(env.MEDIAGATE_DATA_DIR || './data');
   return {
     host,
     port,
-    dataDir: path.resolve(env.MEDIAGATE_DATA_DIR || './data'),
+    dataDir,
+    databaseFile: path.join(dataDir, 'mediagate.db'),
+    sqliteSync: choiceSetting(env, 'MEDIAGATE_SQLITE_SYNC', ['normal', 'full'] as const, 'normal'),
     publicUrl,
     powerPrefix: prefixSetting(env, 'MEDIAGATE_POWER_PREFIX'),
     apiPrefix: prefixSetting(env, 'MEDIAGATE_API_PREFIX'),
@@ -177,5 +181,6 @@ export function loadConfig(env: Env = process.env): Config {
     modelRoutes: parseRoutes(env.MEDIAGATE_MODEL_ROUTES),
     sandboxChatTokensPerSecond: tokensPerSecondSetting(env, 'MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 50),
     chatHeartbeatMs: intSetting(env, 'MEDIAGATE_CHAT_HEARTBEAT_MS', 15_000, 10, 600_000),
+    chatUpstreams: readChatUpstreamSpecs(env),
   };
 }

@@ -68,6 +68,11 @@ export class AppError extends Error {
   }
 }
 
+/** Any thrown value as the AppError a caller may see: an AppError as it is, anything else a bare 500 (details go to the log only). */
+export function asAppError(err: unknown): AppError {
+  return err instanceof AppError ? err : new AppError('internal_error', 'Internal server error', { cause: err });
+}
+
 /** Shorthand for the most common error: a field breaks a rule. */
 export function invalidField(param: string, message: string): AppError {
   return new AppError('invalid_request', message, { param });

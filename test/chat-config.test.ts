@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config-error.js';
+import { loadConfig } from '../src/config.js';
 
 describe('chat settings', () => {
   it('defaults: 50 tokens/s for the sandbox, a heartbeat every 15 s', () => {

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHAT_MODELS, loadChatUpstreams, readChatUpstreamSpecs } from '../src/chat/upstream-config.js';
-import { ConfigError } from '../src/config.js';
+import { loadChatUpstreams, readChatUpstreamSpecs } from '../src/chat/upstream-config.js';
+import { CHAT_MODELS } from '../src/contract/chat.js';
+import { ConfigError } from '../src/config-error.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-chatcfg-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -94,7 +95,7 @@ describe('loadChatUpstreams', () => {
     ['bad upstream name', { upstreams: { 'a b': { baseUrl: 'http://x/v1' } }, models: {} }, /upstream names/],
     ['unknown chat model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'gpt-4o': { upstream: 'a', model: 'gpt-4o' } } }, /"gpt-4o" is not a chat model/],
     ['unknown upstream in a model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'b', model: 'm' } } }, /models\.chat-2\.5-pro\.upstream must name one of the upstreams \(a\)/],
-    ['missing upstream model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'a' } } }, /models\.chat-2\.5-pro\.model must be/],
+    ['missing upstream model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'a' } } }, /models\.chat-2\.5-pro\.model is required: the upstream's model name/],
   ];
 
   it.each(invalidFiles)('file: %s -> ConfigError naming MEDIAGATE_CHAT_CONFIG', (_name, content, message) => {

@@ -1,8 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
 import { newKeyId } from '../ids.js';
 import type { ApiKeyRecord, KeyStore } from '../store/types.js';
 
 const KEY_PREFIX = 'mg_';
+
+/** The 401 for a bearer key that is unknown or revoked. */
+export const invalidKeyError = (): AppError => new AppError('invalid_api_key', 'Invalid API key: it is unknown or has been revoked');
 
 /** SHA-256 of a key, hex. Keys are only ever stored and looked up by this. */
 export function hashApiKey(secret: string): string {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { ApiKeyRecord, KeyStore } from '../store/types.js';
-import { hashApiKey } from './keys.js';
+import { hashApiKey, invalidKeyError } from './keys.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,8 +32,6 @@ function cachedKeyHash(secret: string): string {
   }
   return hash;
 }
-
-export const invalidKeyError = (): AppError => new AppError('invalid_api_key', 'Invalid API key: it is unknown or has been revoked');
 
 /** The SHA-256 of the bearer key of an Authorization header; 401 when it is missing or not Bearer. */
 export function bearerKeyHash(header: string | undefined): string {

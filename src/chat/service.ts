@@ -9,19 +9,16 @@
  *   ends the stream with `data: {"error": {...}}` and no `[DONE]` (G40).
  * - A client that goes away aborts the provider (ctx.signal).
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { AppError } from '../errors.js';
-import { abortWhenClientGone } from '../http/client-gone.js';
-import { toAppError } from '../http/error-handler.js';
+import { AppError, asAppError } from '../errors.js';
 import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
 import type { ChatProviderRegistry } from './registry.js';
 import { ChatChunks } from './chunks.js';
-import { SseWriter } from './sse.js';
+import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
 import { countPromptTokens, countTextTokens } from './tokens.js';
-import type { ChatContext, ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from './types.js';
+import type { ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from './types.js';
 
 /** `chatcmpl-` + 128 random bits, URL-safe. */
 export function newChatCompletionId(): string {
@@ -44,7 +41,24 @@ export interface ChatServiceOptions {
   allowPrivateUrls?: boolean;
 }
 
-class ClientGone extends Error {
+/** One chat call: who asks, what, and the signal that fires when the client goes away. */
+export interface ChatCall {
+  keyId: string;
+  request: ChatRequest;
+  signal: AbortSignal;
+  log: Logger;
+}
+
+/** The event stream to the client, as the streaming loop uses it (an {@link SseWriter} on HTTP). */
+export type ChatEventSink = Pick<SseWriter, 'holdJson' | 'flushSoon' | 'ping' | 'sendJson' | 'send' | 'done' | 'end' | 'isClosed'>;
+
+/** Opens the client's event stream (status line and headers leave with its first write). */
+export type OpenChatStream = (heartbeatMs: number) => ChatEventSink;
+
+/** How a streamed call ended: streamed (whole, cut by the client, or ended by an error event), or the client left before it opened. */
+export type ChatStreamOutcome = 'streamed' | 'client-gone';
+
+export class ClientGone extends Error {
   constructor() {
     super('the client closed the connection');
     this.name = 'AbortError';
@@ -54,57 +68,42 @@ class ClientGone extends Error {
 export class ChatService {
   constructor(private readonly options: ChatServiceOptions) {}
 
-  /** Answers one validated request on `reply`, streamed or whole. */
-  async handle(request: FastifyRequest, reply: FastifyReply, chat: ChatRequest, stream: boolean): Promise<ChatSuccessEnvelope | FastifyReply> {
-    const provider = this.options.registry.providerFor(chat.model);
-    await this.vetMedia(chat);
-    const abort = abortWhenClientGone(reply, () => new ClientGone());
-    const ctx: ChatContext = { signal: abort.signal, log: request.log as unknown as Logger };
+  /**
+   * The whole reply in the contract's envelope, its usage recorded. A provider failure throws
+   * (the caller's error body); when the client went away the call rejects with the abort and
+   * nothing is billed (G41).
+   */
+  async complete(call: ChatCall): Promise<ChatSuccessEnvelope> {
+    const provider = this.options.registry.providerFor(call.request.model);
+    await this.vetMedia(call.request);
     const id = newChatCompletionId();
-    try {
-      if (!stream) {
-        // A long completion writes nothing for a while: lift the socket idle timeout meanwhile.
-        const socket = typeof request.raw.socket?.setTimeout === 'function' ? request.raw.socket : undefined;
-        const idle = socket?.timeout;
-        socket?.setTimeout(0);
-        try {
-          const done = await provider.complete(chat, ctx);
-          this.record(request, chat.model, id, done.usage);
-          return { code: '200', msg: '成功', data: { content: done.content, usage: done.usage, model: chat.model, id, finish_reason: done.finishReason }, success: true };
-        } catch (err) {
-          if (!abort.signal.aborted) throw err;
-          // The client went away: nothing to answer, nothing billed (G41).
-          request.log.info({ chatId: id }, 'chat completion aborted by the client');
-          reply.hijack();
-          reply.raw.destroy();
-          return reply;
-        } finally {
-          if (idle !== undefined && !socket?.destroyed) socket?.setTimeout(idle);
-        }
-      }
-      return await this.stream(request, reply, chat, id, provider.stream(chat, ctx), abort.signal);
-    } finally {
-      abort.release();
-    }
+    const done = await provider.complete(call.request, { signal: call.signal, log: call.log });
+    this.record(call, id, done.usage);
+    return { code: '200', msg: '成功', data: { content: done.content, usage: done.usage, model: call.request.model, id, finish_reason: done.finishReason }, success: true };
   }
 
-  private async stream(request: FastifyRequest, reply: FastifyReply, chat: ChatRequest, id: string, events: AsyncIterable<ChatStreamEvent>, signal: AbortSignal): Promise<FastifyReply> {
-    const iterator = events[Symbol.asyncIterator]();
+  /**
+   * Streams the reply (G40). Anything thrown before the provider's first event is thrown from here
+   * (a normal HTTP error); after the stream opened, a failure ends it with an error event. A client
+   * that leaves aborts the provider; what was generated and sent is billed (G41).
+   */
+  async stream(call: ChatCall, open: OpenChatStream): Promise<ChatStreamOutcome> {
+    const { request: chat, signal } = call;
+    const provider = this.options.registry.providerFor(chat.model);
+    await this.vetMedia(chat);
+    const id = newChatCompletionId();
+    const iterator = provider.stream(chat, { signal, log: call.log })[Symbol.asyncIterator]();
     const pending = iterator.next();
     let first: IteratorResult<ChatStreamEvent> | undefined;
     try {
       first = await firstOrTimeout(pending, this.options.heartbeatMs);
     } catch (err) {
       if (!signal.aborted) throw err; // before the first byte: a normal JSON error (chat body)
-      reply.hijack();
-      reply.raw.destroy();
-      return reply;
+      return 'client-gone';
     }
 
-    reply.hijack();
-    const sse = new SseWriter(reply.raw, this.options.heartbeatMs, headersOf(reply));
+    const sse = open(this.options.heartbeatMs);
     const chunks = new ChatChunks(id, Math.floor(Date.now() / 1000), chat.model);
-
     let text = '';
     try {
       // The role chunk (and the status line) goes out at the end of this turn when the provider
@@ -118,21 +117,19 @@ export class ChatService {
       for (;;) {
         if (result.done) throw new AppError('upstream_error', 'The model provider ended the stream without finishing the reply');
         const event = result.value;
-        if (event.type === 'open') {
-          // nothing to send: the stream is open already
-        } else if (event.type === 'delta') {
+        if (event.type === 'delta') {
           if (event.content !== '') {
             text += event.content;
             const full = sse.sendJson(chunks.content(event.content));
             if (full) await full; // only when the client is slow: backpressure
           }
-        } else {
+        } else if (event.type === 'done') {
           sse.sendJson(chunks.finish(event.finishReason));
           sse.sendJson(chunks.usage(event.usage));
           await sse.done();
-          this.record(request, chat.model, id, event.usage);
-          return reply;
-        }
+          this.record(call, id, event.usage);
+          return 'streamed';
+        } // 'open': nothing to send, the stream is open already
         if (sse.isClosed) throw new ClientGone();
         result = await iterator.next();
       }
@@ -141,17 +138,17 @@ export class ChatService {
         // The client went away: the provider was aborted; bill what was generated and sent (G41).
         const promptTokens = countPromptTokens(chat);
         const completionTokens = countTextTokens(text);
-        this.record(request, chat.model, id, { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens });
-        request.log.info({ chatId: id, completionTokens }, 'chat stream aborted by the client');
+        this.record(call, id, { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens });
+        call.log.info({ chatId: id, completionTokens }, 'chat stream aborted by the client');
         sse.end();
         void iterator.return?.()?.catch(() => undefined);
-        return reply;
+        return 'streamed';
       }
-      const appErr = toAppError(err);
-      if (appErr.status >= 500) request.log.error({ err, chatId: id }, 'chat stream failed after it started');
+      const appErr = asAppError(err);
+      if (appErr.status >= 500) call.log.error({ err, chatId: id }, 'chat stream failed after it started');
       await sse.send({ error: { message: appErr.message, type: appErr.type, param: appErr.param ?? null, code: appErr.code } });
       sse.end();
-      return reply;
+      return 'streamed';
     }
   }
 
@@ -172,14 +169,14 @@ export class ChatService {
     if (checks.length > 0) await Promise.all(checks);
   }
 
-  private record(request: FastifyRequest, model: string, id: string, usage: ChatUsage): void {
+  private record(call: ChatCall, id: string, usage: ChatUsage): void {
     try {
       this.options.usage.recordChatUsage({
-        keyId: request.apiKey.id, model, requestId: id,
+        keyId: call.keyId, model: call.request.model, requestId: id,
         promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, createdAt: Date.now(),
       });
     } catch (err) {
-      request.log.error({ err, chatId: id }, 'could not record chat usage');
+      call.log.error({ err, chatId: id }, 'could not record chat usage');
     }
   }
 }
@@ -196,9 +193,3 @@ async function firstOrTimeout<T>(promise: Promise<T>, ms: number): Promise<T | u
   }
 }
 
-/** Headers already set on the reply (x-request-id from the onRequest hook), for the hijacked response. */
-function headersOf(reply: FastifyReply): Record<string, string | number | string[]> {
-  const out: Record<string, string | number | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) out[name] = value;
-  return out;
-}

@@ -1,6 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { ConfigError, type Env } from '../config.js';
+import { Type } from '@sinclair/typebox';
+import { CHAT_MODELS } from '../contract/chat.js';
+import { ConfigError, type Env } from '../config-error.js';
+import { readConfigJson } from '../config-file.js';
 import { createOpenAiChatProvider, type MaxTokensParam, type OpenAiChatProvider } from '../providers/openai/chat.js';
 import type { ChatProvider } from './types.js';
 
@@ -9,11 +10,6 @@ export interface ChatUpstreams {
   /** chat model -> provider id */
   routes: Record<string, string>;
 }
-
-/** The six chat models of the catalog (interface.md). */
-export const CHAT_MODELS = [
-  'chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-2.5-flash', 'chat-3.1-pro-preview', 'chat-3-pro-preview', 'chat-2.5-pro',
-] as const;
 
 export const CHAT_UPSTREAM_DEFAULTS = { timeoutMs: 120_000, stallTimeoutMs: 30_000, connectTimeoutMs: 10_000 } as const;
 
@@ -41,6 +37,29 @@ export const ENV_UPSTREAM_NAME = 'env';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_completion_tokens', 'max_tokens', 'both'];
+const MS_RULE = 'a whole number of milliseconds between 100 and 3600000';
+const Milliseconds = Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000, description: MS_RULE }));
+
+/** The `MEDIAGATE_CHAT_CONFIG` file (README "Chat upstreams"). */
+export const ChatConfigFile = Type.Object({
+  upstreams: Type.Record(Type.String(), Type.Object({
+    baseUrl: Type.String({ description: 'an http(s) URL such as https://api.openai.com/v1' }),
+    apiKey: Type.Optional(Type.String({ minLength: 1, secret: true, description: 'a non-empty string' })),
+    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable' })),
+    timeoutMs: Milliseconds,
+    stallTimeoutMs: Milliseconds,
+    connectTimeoutMs: Milliseconds,
+    maxTokensParam: Type.Optional(Type.Union(MAX_TOKENS_PARAMS.map((p) => Type.Literal(p)), { description: `one of ${MAX_TOKENS_PARAMS.join(', ')}` })),
+  }, { additionalProperties: false, description: 'an object { baseUrl, apiKey | apiKeyEnv, timeoutMs, ... }' }), {
+    description: 'an object of name -> { baseUrl, apiKey | apiKeyEnv, timeoutMs }',
+  }),
+  models: Type.Record(Type.String(), Type.Object({
+    upstream: Type.String({ description: 'the name of one of the upstreams' }),
+    model: Type.String({ pattern: '^\\S+$', description: "the upstream's model name (a non-empty string without spaces)" }),
+  }, { additionalProperties: false, description: 'an object { "upstream": "<name>", "model": "<upstream model>" }' }), {
+    description: 'an object of chat model -> { upstream, model }',
+  }),
+}, { additionalProperties: false, description: 'a JSON object with "upstreams" and "models"' });
 
 function checkBaseUrl(setting: string, where: string, raw: unknown): string {
   if (typeof raw !== 'string' || raw.trim() === '') throw new ConfigError(setting, `${where} is required (an http(s) URL such as https://api.openai.com/v1)`);
@@ -56,18 +75,16 @@ function checkBaseUrl(setting: string, where: string, raw: unknown): string {
   return u.toString().replace(/\/+$/, '');
 }
 
-function checkMs(setting: string, where: string, raw: unknown, fallback: number, min = 100, max = 3_600_000): number {
+function checkMs(setting: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
-  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(setting, `${where} must be a whole number of milliseconds between ${min} and ${max}, got ${JSON.stringify(raw)}`);
-  }
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(n) || n < 100 || n > 3_600_000) throw new ConfigError(setting, `the value must be ${MS_RULE}, got ${JSON.stringify(raw)}`);
   return n;
 }
 
-function checkMaxTokensParam(setting: string, where: string, raw: unknown): MaxTokensParam {
+function checkMaxTokensParam(setting: string, raw: string | undefined): MaxTokensParam {
   if (raw === undefined || raw === '') return 'max_completion_tokens';
-  if (!MAX_TOKENS_PARAMS.includes(raw as MaxTokensParam)) throw new ConfigError(setting, `${where} must be one of ${MAX_TOKENS_PARAMS.join(', ')}, got ${JSON.stringify(raw)}`);
+  if (!MAX_TOKENS_PARAMS.includes(raw as MaxTokensParam)) throw new ConfigError(setting, `the value must be one of ${MAX_TOKENS_PARAMS.join(', ')}, got ${JSON.stringify(raw)}`);
   return raw as MaxTokensParam;
 }
 
@@ -77,80 +94,41 @@ function checkModelName(setting: string, where: string, model: string): void {
   }
 }
 
-function checkUpstreamModel(setting: string, where: string, raw: unknown): string {
-  if (typeof raw !== 'string' || raw.trim() === '' || /\s/.test(raw.trim())) throw new ConfigError(setting, `${where} must be the upstream's model name (a non-empty string without spaces)`);
-  return raw.trim();
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function onlyKeys(setting: string, where: string, obj: Record<string, unknown>, allowed: string[]): void {
-  for (const k of Object.keys(obj)) {
-    if (!allowed.includes(k)) throw new ConfigError(setting, `${where} has an unknown field "${k}" (allowed: ${allowed.join(', ')})`);
-  }
-}
-
 interface Mapping { upstream: string; model: string; setting: string }
 
 /** Reads the JSON file form (`MEDIAGATE_CHAT_CONFIG`). */
 function fromFile(env: Env, file: string, upstreams: Map<string, ChatUpstreamSpec>, mappings: Map<string, Mapping>): void {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.resolve(file), 'utf8');
-  } catch (err) {
-    throw new ConfigError(CONFIG, `cannot read "${file}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(CONFIG, `"${file}" is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!isObject(json)) throw new ConfigError(CONFIG, `"${file}" must hold a JSON object with "upstreams" and "models"`);
-  onlyKeys(CONFIG, 'the file', json, ['upstreams', 'models']);
-  if (!isObject(json.upstreams)) throw new ConfigError(CONFIG, 'upstreams is required: an object of name -> { baseUrl, apiKey | apiKeyEnv, timeoutMs }');
-  if (!isObject(json.models)) throw new ConfigError(CONFIG, 'models is required: an object of chat model -> { upstream, model }');
+  const json = readConfigJson(CONFIG, file, ChatConfigFile);
   for (const [name, raw] of Object.entries(json.upstreams)) {
     const where = `upstreams.${name}`;
     if (!NAME_RE.test(name)) throw new ConfigError(CONFIG, `${where}: upstream names are letters, digits, ".", "_" and "-" (at most 64)`);
-    if (!isObject(raw)) throw new ConfigError(CONFIG, `${where} must be an object`);
-    onlyKeys(CONFIG, where, raw, ['baseUrl', 'apiKey', 'apiKeyEnv', 'timeoutMs', 'stallTimeoutMs', 'connectTimeoutMs', 'maxTokensParam']);
     if (raw.apiKey !== undefined && raw.apiKeyEnv !== undefined) throw new ConfigError(CONFIG, `${where}: set apiKey or apiKeyEnv, not both`);
-    let apiKey: string | undefined;
+    let apiKey = raw.apiKey;
     let keySetting = `${where}.apiKey in ${CONFIG}`;
-    if (raw.apiKey !== undefined) {
-      if (typeof raw.apiKey !== 'string' || raw.apiKey === '') throw new ConfigError(CONFIG, `${where}.apiKey must be a non-empty string`);
-      apiKey = raw.apiKey;
-    } else if (raw.apiKeyEnv !== undefined) {
-      if (typeof raw.apiKeyEnv !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw.apiKeyEnv)) throw new ConfigError(CONFIG, `${where}.apiKeyEnv must be the name of an environment variable`);
+    if (raw.apiKeyEnv !== undefined) {
       apiKey = env[raw.apiKeyEnv] || undefined;
       if (apiKey === undefined) throw new ConfigError(raw.apiKeyEnv, `is empty or not set, but ${where}.apiKeyEnv in ${CONFIG} names it`);
       keySetting = `the environment variable ${raw.apiKeyEnv} (${where}.apiKeyEnv)`;
     }
-    const timeoutMs = checkMs(CONFIG, `${where}.timeoutMs`, raw.timeoutMs, CHAT_UPSTREAM_DEFAULTS.timeoutMs);
+    const timeoutMs = raw.timeoutMs ?? CHAT_UPSTREAM_DEFAULTS.timeoutMs;
     upstreams.set(name, {
       name,
       baseUrl: checkBaseUrl(CONFIG, `${where}.baseUrl`, raw.baseUrl),
       apiKey,
       keySetting,
       timeoutMs,
-      stallTimeoutMs: checkMs(CONFIG, `${where}.stallTimeoutMs`, raw.stallTimeoutMs, Math.min(CHAT_UPSTREAM_DEFAULTS.stallTimeoutMs, timeoutMs)),
-      connectTimeoutMs: checkMs(CONFIG, `${where}.connectTimeoutMs`, raw.connectTimeoutMs, Math.min(CHAT_UPSTREAM_DEFAULTS.connectTimeoutMs, timeoutMs)),
-      maxTokensParam: checkMaxTokensParam(CONFIG, `${where}.maxTokensParam`, raw.maxTokensParam),
+      stallTimeoutMs: raw.stallTimeoutMs ?? Math.min(CHAT_UPSTREAM_DEFAULTS.stallTimeoutMs, timeoutMs),
+      connectTimeoutMs: raw.connectTimeoutMs ?? Math.min(CHAT_UPSTREAM_DEFAULTS.connectTimeoutMs, timeoutMs),
+      maxTokensParam: raw.maxTokensParam ?? 'max_completion_tokens',
       models: {},
     });
   }
   for (const [model, raw] of Object.entries(json.models)) {
-    const where = `models.${model}`;
     checkModelName(CONFIG, 'models', model);
-    if (!isObject(raw)) throw new ConfigError(CONFIG, `${where} must be an object { "upstream": "<name>", "model": "<upstream model>" }`);
-    onlyKeys(CONFIG, where, raw, ['upstream', 'model']);
-    if (typeof raw.upstream !== 'string' || !upstreams.has(raw.upstream)) {
-      throw new ConfigError(CONFIG, `${where}.upstream must name one of the upstreams (${[...upstreams.keys()].join(', ') || 'none defined'}), got ${JSON.stringify(raw.upstream)}`);
+    if (!upstreams.has(raw.upstream)) {
+      throw new ConfigError(CONFIG, `models.${model}.upstream must name one of the upstreams (${[...upstreams.keys()].join(', ') || 'none defined'}), got ${JSON.stringify(raw.upstream)}`);
     }
-    mappings.set(model, { upstream: raw.upstream, model: checkUpstreamModel(CONFIG, `${where}.model`, raw.model), setting: CONFIG });
+    mappings.set(model, { upstream: raw.upstream, model: raw.model, setting: CONFIG });
   }
 }
 
@@ -166,16 +144,16 @@ function fromEnv(env: Env, upstreams: Map<string, ChatUpstreamSpec>, mappings: M
   }
   if (upstreams.has(ENV_UPSTREAM_NAME)) throw new ConfigError(CONFIG, `the upstream name "${ENV_UPSTREAM_NAME}" is taken by ${URL_ENV}; rename it in the file`);
   if (!modelsRaw) throw new ConfigError(MODELS_ENV, `is required when ${URL_ENV} is set: chat-model=upstream-model pairs, comma-separated (e.g. chat-2.5-flash=gpt-4o-mini,chat-2.5-pro=gpt-4o, or *=llama3)`);
-  const timeoutMs = checkMs('MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS', 'the value', env.MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS, CHAT_UPSTREAM_DEFAULTS.timeoutMs);
+  const timeoutMs = checkMs('MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS', env.MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS, CHAT_UPSTREAM_DEFAULTS.timeoutMs);
   upstreams.set(ENV_UPSTREAM_NAME, {
     name: ENV_UPSTREAM_NAME,
     baseUrl: checkBaseUrl(URL_ENV, 'the value', url),
     apiKey: env[KEY_ENV] || undefined,
     keySetting: KEY_ENV,
     timeoutMs,
-    stallTimeoutMs: checkMs('MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS', 'the value', env.MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS, Math.min(CHAT_UPSTREAM_DEFAULTS.stallTimeoutMs, timeoutMs)),
-    connectTimeoutMs: checkMs('MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS', 'the value', env.MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS, Math.min(CHAT_UPSTREAM_DEFAULTS.connectTimeoutMs, timeoutMs)),
-    maxTokensParam: checkMaxTokensParam('MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM', 'the value', env.MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM),
+    stallTimeoutMs: checkMs('MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS', env.MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS, Math.min(CHAT_UPSTREAM_DEFAULTS.stallTimeoutMs, timeoutMs)),
+    connectTimeoutMs: checkMs('MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS', env.MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS, Math.min(CHAT_UPSTREAM_DEFAULTS.connectTimeoutMs, timeoutMs)),
+    maxTokensParam: checkMaxTokensParam('MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM', env.MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM),
     models: {},
   });
   const seen = new Set<string>();
@@ -212,14 +190,14 @@ export function readChatUpstreamSpecs(env: Env): ChatUpstreamSpec[] {
 }
 
 /**
- * OpenAI-compatible upstreams for chat models, from the environment / config file (README "Chat
- * upstreams", docs/API.md G50-G59). With nothing configured every chat model is answered by the
- * sandbox. Keys are never logged; a bad setting throws a ConfigError naming it.
+ * OpenAI-compatible chat providers for validated upstream specs (README "Chat upstreams",
+ * docs/API.md G50-G59): one provider per upstream, and the route of each chat model it serves.
+ * With nothing configured every chat model is answered by the sandbox. Keys are never logged.
  */
-export function loadChatUpstreams(env: Record<string, string | undefined>): ChatUpstreams {
+export function createChatUpstreams(specs: readonly ChatUpstreamSpec[]): ChatUpstreams {
   const providers: OpenAiChatProvider[] = [];
   const routes: Record<string, string> = {};
-  for (const spec of readChatUpstreamSpecs(env)) {
+  for (const spec of specs) {
     const id = `openai:${spec.name}`;
     providers.push(createOpenAiChatProvider({
       id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models, timeoutMs: spec.timeoutMs,
@@ -229,4 +207,9 @@ export function loadChatUpstreams(env: Record<string, string | undefined>): Chat
     for (const model of Object.keys(spec.models)) routes[model] = id;
   }
   return { providers, routes };
+}
+
+/** The chat providers an environment configures: {@link readChatUpstreamSpecs} then {@link createChatUpstreams}. */
+export function loadChatUpstreams(env: Env): ChatUpstreams {
+  return createChatUpstreams(readChatUpstreamSpecs(env));
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError, renderErrorBody, type ErrorStyle } from '../errors.js';
+import { AppError, asAppError, renderErrorBody, type ErrorStyle } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,7 +16,7 @@ const FASTIFY_CODES: Record<string, () => AppError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_request', 'Content-Length does not match the body'),
 };
 
-/** Any thrown value -> the AppError the caller sees. Unknown faults become a bare 500 (details go to the log only). */
+/** Any thrown value (Fastify's own errors included) -> the AppError the caller sees. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const fe = err as Partial<FastifyError> & { status?: number };
@@ -26,7 +26,7 @@ export function toAppError(err: unknown): AppError {
   const status = fe.statusCode ?? fe.status;
   if (status === 413) return new AppError('body_too_large', 'The request body is larger than this server accepts');
   if (status !== undefined && status >= 400 && status < 500) return new AppError('invalid_request', fe.message ?? 'Invalid request');
-  return new AppError('internal_error', 'Internal server error', { cause: err });
+  return asAppError(err);
 }
 
 /** One error handler for every route; it renders the route's family error body. */

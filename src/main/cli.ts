@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createApiKey } from '../auth/keys.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError } from '../config-error.js';
+import { loadConfig } from '../config.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
 import { startServer } from './serve.js';
 

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { retentionFor } from '../contract/catalog.js';
-import { IDEMPOTENCY_WINDOW_MS } from '../http/idempotency.js';
 import type { FsBlobStore } from '../media/blob-store.js';
 import type { TaskStore } from '../store/types.js';
 
@@ -28,7 +27,7 @@ export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, 
 export interface MediaRetention {
   inputs: FsBlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
-  idempotency?: { purge(before: number): number };
+  idempotency?: { purgeExpired(): number };
 }
 
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */
@@ -39,7 +38,7 @@ export function startRetentionSweeper(store: TaskStore, blobs: FsBlobStore, log:
     running = true;
     sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs)
       .then(() => media?.assets.sweepExpired(log))
-      .then(() => media?.idempotency?.purge(Date.now() - IDEMPOTENCY_WINDOW_MS))
+      .then(() => media?.idempotency?.purgeExpired())
       .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))
       .finally(() => { running = false; });
   };

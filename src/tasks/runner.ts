@@ -24,7 +24,7 @@ export interface RunnerOptions {
   leaseMs: number;
   videosResultTtlHours: number;
   /** Fetches a caller URL the task holds no reviewed copy of (the safe fetcher). */
-  fetchMedia: (url: string, field: string, maxBytes: number) => Promise<Buffer>;
+  fetchMedia: (url: string, field: string, maxBytes: number, signal: AbortSignal) => Promise<Buffer>;
   /** `<data>/inputs`: the reviewed copies of caller media (media/media-review.ts); removed once the task is finished. */
   inputs?: FsBlobStore;
   credentials?: (providerId: string) => Record<string, string>;
@@ -191,7 +191,7 @@ export class TaskRunner {
       credentials: this.opts.credentials?.(provider.id) ?? {},
       readMedia: (ref, maxBytes) => (ref.stored && this.opts.inputs
         ? fs.promises.readFile(this.opts.inputs.pathOf(task.id, ref.stored))
-        : this.opts.fetchMedia(ref.url, ref.field, maxBytes)),
+        : this.opts.fetchMedia(ref.url, ref.field, maxBytes, controller.signal)),
       reportProgress: (p) => {
         const value = Math.max(0, Math.min(99, Math.floor(p)));
         if (value <= lastProgress) return;

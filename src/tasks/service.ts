@@ -2,14 +2,14 @@ import { allRefs } from '../contract/media-refs.js';
 import { mediaLimitsFor } from '../contract/media-limits.js';
 import type { SubmitPlan } from '../contract/submit-plan.js';
 import type { MediaReviewer } from '../media/media-review.js';
-import { invalidKeyError } from '../auth/plugin.js';
+import { invalidKeyError } from '../auth/keys.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { IdempotencyClaim } from '../http/idempotency.js';
 import { idempotencyTaskKey, type ApiKeyRecord, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
 import type { FamilyId } from '../contract/families.js';
 import { expiryOf } from './expiry.js';
+import type { IdempotencyClaim } from './idempotency.js';
 import { cancelTask, isFinished } from './states.js';
 import type { TaskWatch } from './task-watch.js';
 

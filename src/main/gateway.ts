@@ -1,0 +1,135 @@
+/**
+ * The one wiring of a gateway process: store, providers, services, HTTP app, worker and retention
+ * sweeper, from a validated configuration. `mediagate serve` and the test harness both build
+ * through here; tests swap in their own store or providers through the options.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from '../app.js';
+import { ensureApiKey } from '../auth/keys.js';
+import { ChatProviderRegistry } from '../chat/registry.js';
+import { createSandboxChatProvider } from '../chat/sandbox.js';
+import { ChatService } from '../chat/service.js';
+import type { ChatProvider } from '../chat/types.js';
+import { createChatUpstreams } from '../chat/upstream-config.js';
+import type { Config } from '../config.js';
+import { createLogger } from '../logger.js';
+import { FsBlobStore } from '../media/blob-store.js';
+import { killAllFfmpeg } from '../media/ffmpeg.js';
+import { resultLinks } from '../media/result-links.js';
+import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
+import { ProviderRegistry } from '../providers/registry.js';
+import { createSandboxProvider } from '../providers/sandbox/index.js';
+import type { Provider } from '../providers/types.js';
+import { openSqliteStore } from '../store/sqlite/open.js';
+import type { Store } from '../store/types.js';
+import { IdempotencyService } from '../tasks/idempotency.js';
+import { startRetentionSweeper } from '../tasks/retention.js';
+import { TaskRunner } from '../tasks/runner.js';
+import { TaskService } from '../tasks/service.js';
+import { TaskWatch } from '../tasks/task-watch.js';
+import { createMediaServices, type MediaServices } from './media-services.js';
+
+export interface GatewayOptions {
+  logger?: Logger;
+  /** Default: SQLite at `config.databaseFile`, WAL checkpoints on a thread of their own. */
+  store?: Store;
+  /** Media providers; default: the sandbox. */
+  providers?: Provider[];
+  /** Chat providers and routes; default: the sandbox plus the configured upstreams. */
+  chat?: { providers: ChatProvider[]; routes?: Record<string, string> };
+  /** Review caller media at submit (default true). */
+  reviewMedia?: boolean;
+  /** How often the worker looks for work from elsewhere, ms (default 1000). */
+  runnerPollMs?: number;
+}
+
+export interface Gateway {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  app: FastifyInstance;
+  /** The in-process worker (`MEDIAGATE_WORKERS=1`), not yet started. */
+  runner: TaskRunner | undefined;
+  signer: ResultUrlSigner;
+  blobs: FsBlobStore;
+  media: MediaServices;
+  /** Starts the worker and the retention sweeper. */
+  startBackground(): void;
+  /** Graceful stop: no new work, running tasks finish (up to `graceMs`) or go back to the queue, then everything closes. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const sqliteLog = logger.child({ component: 'sqlite' });
+  const store = options.store ?? openSqliteStore(config.databaseFile, {
+    synchronous: config.sqliteSync, backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog,
+  });
+  if (config.bootstrapKey) ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
+  const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
+  const blobs = new FsBlobStore(path.join(config.dataDir, 'results'));
+  const tmpDir = path.join(config.dataDir, 'tmp');
+  fs.rmSync(tmpDir, { recursive: true, force: true });
+  fs.mkdirSync(tmpDir, { recursive: true });
+
+  const providers = new ProviderRegistry(options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })], config.modelRoutes);
+  const upstreams = options.chat ?? createChatUpstreams(config.chatUpstreams);
+  const chatRegistry = new ChatProviderRegistry(
+    [createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond }), ...upstreams.providers], upstreams.routes,
+  );
+  const media = createMediaServices(config, store, tmpDir);
+
+  const runner = config.workers
+    ? new TaskRunner({
+      store: store.tasks, providers, blobs, log: logger.child({ component: 'runner' }), tmpDir,
+      concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
+      videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs,
+      fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
+      inputs: media.inputs,
+      ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
+    })
+    : undefined;
+  const watch = new TaskWatch(store.tasks);
+  const tasks = new TaskService({
+    store: store.tasks,
+    keys: store.keys,
+    providers,
+    onSubmitted: () => runner?.wake(),
+    onCancelled: (task) => runner?.abortTask(task.id),
+    watch,
+    videosResultTtlHours: config.videosResultTtlHours,
+    maxTasksInFlight: config.maxTasksInFlight,
+    ...(options.reviewMedia !== false && { media: media.reviewer }),
+  });
+  const idempotency = new IdempotencyService(store.idempotency, store.tasks);
+  const chat = new ChatService({ registry: chatRegistry, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
+  const app = await buildApp({
+    config, store, signer, blobs, logger,
+    services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours) },
+  });
+  app.addHook('onClose', async () => { watch.close(); });
+
+  let stopSweeper: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    config, logger, store, app, runner, signer, blobs, media,
+    startBackground() {
+      runner?.start();
+      stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, { ...media, idempotency });
+    },
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        stopSweeper?.();
+        await Promise.all([app.close(), runner?.stop(graceMs)]);
+        killAllFfmpeg();
+        await chatRegistry.close();
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}
