@@ -1,26 +1,79 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './config.js';
 
+/** Every setting with a value that is not its default, and what the configuration must hold then. */
+const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
+  PORT: ['9000', { port: 9000 }],
+  HOST: ['127.0.0.1', { host: '127.0.0.1' }],
+  MEDIAGATE_DATA_DIR: ['/tmp/x', { dataDir: '/tmp/x', databaseFile: '/tmp/x/mediagate.db' }],
+  MEDIAGATE_PUBLIC_URL: ['https://m.example.com/', { publicUrl: 'https://m.example.com' }],
+  MEDIAGATE_POWER_PREFIX: ['/power', { powerPrefix: '/power' }],
+  MEDIAGATE_API_PREFIX: ['/api', { apiPrefix: '/api' }],
+  MEDIAGATE_BOOTSTRAP_KEY: ['k'.repeat(20), { bootstrapKey: 'k'.repeat(20) }],
+  MEDIAGATE_SANDBOX_TIMING: ['realistic', { sandboxTiming: 'realistic' }],
+  MEDIAGATE_ALLOW_PRIVATE_URLS: ['1', { allowPrivateUrls: true }],
+  MEDIAGATE_MODEL_ROUTES: ['pic-2=sandbox,*=sandbox', { modelRoutes: { 'pic-2': 'sandbox', '*': 'sandbox' } }],
+  MEDIAGATE_LOG_LEVEL: ['warn', { logLevel: 'warn' }],
+  MEDIAGATE_SIGNING_SECRET: ['s'.repeat(40), { signingSecret: 's'.repeat(40) }],
+  MEDIAGATE_WORKERS: ['0', { workers: false }],
+  MEDIAGATE_WORKER_CONCURRENCY: ['7', { workerConcurrency: 7 }],
+  MEDIAGATE_MAX_ATTEMPTS: ['5', { maxAttempts: 5 }],
+  MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: ['90', { attemptTimeoutMs: 90_000 }],
+  MEDIAGATE_LEASE_SECONDS: ['12', { leaseMs: 12_000 }],
+  MEDIAGATE_BODY_LIMIT: ['2048', { bodyLimit: 2048 }],
+  MEDIAGATE_VIDEOS_RESULT_TTL_HOURS: ['48', { videosResultTtlHours: 48 }],
+  MEDIAGATE_SQLITE_SYNC: ['full', { sqliteSync: 'full' }],
+  MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: ['unlimited', { sandboxChatTokensPerSecond: 0 }],
+  MEDIAGATE_RATE_LIMIT_SUBMITS: ['4', { rateLimits: { submitRate: 4, queryRate: 6 } }],
+  MEDIAGATE_RATE_LIMIT_QUERIES: ['6', { rateLimits: { submitRate: 4, queryRate: 6 } }],
+  MEDIAGATE_MAX_TASKS_IN_FLIGHT: ['9', { maxTasksInFlight: 9 }],
+  MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS: ['5000', { mediaReviewTimeoutMs: 5000 }],
+  MEDIAGATE_ASSET_MAX_BYTES: ['4096', { assetMaxBytes: 4096 }],
+  MEDIAGATE_ASSET_QUOTA_BYTES: ['8192', { assetQuotaBytes: 8192 }],
+  MEDIAGATE_ASSET_TTL_HOURS: ['3', { assetTtlHours: 3 }],
+  MEDIAGATE_CHAT_HEARTBEAT_MS: ['2500', { chatHeartbeatMs: 2500 }],
+  MEDIAGATE_CHAT_UPSTREAM_URL: ['http://127.0.0.1:9/v1', { chatUpstreams: [expect.objectContaining({ name: 'env', baseUrl: 'http://127.0.0.1:9/v1' })] }],
+  MEDIAGATE_CHAT_UPSTREAM_KEY: ['sk-test', { chatUpstreams: [expect.objectContaining({ apiKey: 'sk-test' })] }],
+  MEDIAGATE_CHAT_UPSTREAM_MODELS: ['*=llama3', { chatUpstreams: [expect.objectContaining({ models: expect.objectContaining({ 'chat-2.5-pro': 'llama3' }) })] }],
+  MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS: ['60000', { chatUpstreams: [expect.objectContaining({ timeoutMs: 60_000 })] }],
+  MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS: ['2000', { chatUpstreams: [expect.objectContaining({ stallTimeoutMs: 2000 })] }],
+  MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS: ['3000', { chatUpstreams: [expect.objectContaining({ connectTimeoutMs: 3000 })] }],
+  MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM: ['max_tokens', { chatUpstreams: [expect.objectContaining({ maxTokensParam: 'max_tokens' })] }],
+};
+
 describe('configuration', () => {
   it('has the documented defaults', () => {
-    const c = loadConfig({});
-    expect(c).toMatchObject({
-      port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), publicUrl: 'http://localhost:8790', powerPrefix: '', apiPrefix: '',
-      sandboxTiming: 'fast', allowPrivateUrls: false, workers: true, maxAttempts: 3, leaseMs: 30_000, videosResultTtlHours: 24,
+    expect(loadConfig({})).toMatchObject({
+      port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), databaseFile: path.resolve('./data/mediagate.db'),
+      publicUrl: 'http://localhost:8790', powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
+      allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, workerConcurrency: 4, maxAttempts: 3,
+      attemptTimeoutMs: 1_800_000, leaseMs: 30_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
+      sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
+      mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
+      chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [],
     });
-    expect(c.bootstrapKey).toBeUndefined();
   });
 
   it('reads every setting', () => {
-    const c = loadConfig({
-      PORT: '9000', MEDIAGATE_DATA_DIR: '/tmp/x', MEDIAGATE_PUBLIC_URL: 'https://m.example.com/', MEDIAGATE_POWER_PREFIX: '/power',
-      MEDIAGATE_API_PREFIX: '/api', MEDIAGATE_BOOTSTRAP_KEY: 'k'.repeat(20), MEDIAGATE_SANDBOX_TIMING: 'realistic',
-      MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_MODEL_ROUTES: 'pic-2=sandbox,*=sandbox',
-    });
-    expect(c).toMatchObject({ port: 9000, dataDir: '/tmp/x', publicUrl: 'https://m.example.com', powerPrefix: '/power', apiPrefix: '/api',
-      sandboxTiming: 'realistic', allowPrivateUrls: true, modelRoutes: { 'pic-2': 'sandbox', '*': 'sandbox' } });
+    const env = Object.fromEntries(Object.entries(EVERY_SETTING).map(([name, [value]]) => [name, value]));
+    const config = loadConfig(env);
+    for (const [name, [, expected]] of Object.entries(EVERY_SETTING)) {
+      expect(config, name).toMatchObject(expected);
+    }
+  });
+
+  it('MEDIAGATE_RATE_LIMIT=off turns the limits off', () => {
+    expect(loadConfig({ MEDIAGATE_RATE_LIMIT: 'off' }).rateLimits).toBeUndefined();
+  });
+
+  it('the README documents every setting it reads', () => {
+    const readme = fs.readFileSync(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    for (const name of [...Object.keys(EVERY_SETTING), 'MEDIAGATE_RATE_LIMIT', 'MEDIAGATE_CHAT_CONFIG']) {
+      expect(readme, name).toContain(`\`${name}\``);
+    }
   });
 
   it.each([
@@ -28,6 +81,9 @@ describe('configuration', () => {
     ['MEDIAGATE_POWER_PREFIX', 'power'], ['MEDIAGATE_API_PREFIX', '/api/'], ['MEDIAGATE_SANDBOX_TIMING', 'slow'],
     ['MEDIAGATE_ALLOW_PRIVATE_URLS', 'maybe'], ['MEDIAGATE_BOOTSTRAP_KEY', 'short'], ['MEDIAGATE_MODEL_ROUTES', 'pic-2'],
     ['MEDIAGATE_LOG_LEVEL', 'loud'], ['MEDIAGATE_SIGNING_SECRET', 'too-short'], ['MEDIAGATE_LEASE_SECONDS', '1'],
+    ['MEDIAGATE_SQLITE_SYNC', 'FULL'], ['MEDIAGATE_SQLITE_SYNC', 'off'], ['MEDIAGATE_WORKERS', '2'], ['MEDIAGATE_RATE_LIMIT', 'maybe'],
+    ['MEDIAGATE_MAX_ATTEMPTS', '0'], ['MEDIAGATE_BODY_LIMIT', '10'], ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],
+    ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'],
   ])('a bad %s (%s) stops the start with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

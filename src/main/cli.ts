@@ -1,9 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { createApiKey } from '../auth/keys.js';
 import { ConfigError } from '../config-error.js';
 import { loadConfig } from '../config.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
+import type { Store } from '../store/types.js';
 import { startServer } from './serve.js';
 
 const USAGE = `Usage: mediagate <command>
@@ -12,22 +13,29 @@ const USAGE = `Usage: mediagate <command>
   keys create --name NAME       create an API key; the key is printed alone on the last line
   keys list                     list keys (ids, names, prefixes; never the keys)
   keys revoke KEY_ID            revoke a key at once
-  backup FILE                   write a consistent copy of the database to FILE (safe while serving)
   keys limit KEY_ID [--submits N|default] [--queries N|default]
                                 set a key's own rate limits (per second; bursts of twice that)
+  backup FILE                   write a consistent copy of the database to FILE (safe while serving)
 
 Settings come from the environment; see README.md.`;
 
-function openStore() {
-  const config = loadConfig();
-  return openSqliteStore(path.join(config.dataDir, 'mediagate.db'));
+/** A mistake on the command line: the message goes to stderr, the exit code is 2. */
+class UsageError extends Error {}
+
+function openStore(): Store {
+  return openSqliteStore(loadConfig().databaseFile);
 }
 
-function argValue(args: string[], flag: string): string | undefined {
-  const i = args.indexOf(flag);
-  if (i >= 0) return args[i + 1];
-  const eq = args.find((a) => a.startsWith(`${flag}=`));
-  return eq?.slice(flag.length + 1);
+/** `parseArgs` with the command's own options; unknown options and missing values are usage errors. */
+function parse<const O extends Record<string, { type: 'string' }>>(args: string[], options: O, positionals: number) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
+  return parsed;
 }
 
 async function serve(): Promise<void> {
@@ -42,62 +50,64 @@ async function serve(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/** `--submits N|default`: a rate, null for the server default, or the key's current value when absent. */
+function rateOption(flag: string, raw: string | undefined, current: number | null | undefined): number | null {
+  if (raw === undefined) return current ?? null;
+  if (raw === 'default') return null;
+  if (!/^[1-9][0-9]{0,6}$/.test(raw)) throw new UsageError(`${flag} must be a whole number from 1 to 9999999 or "default", got "${raw}"`);
+  return Number(raw);
+}
+
 function keys(args: string[]): number {
   const [sub, ...rest] = args;
   const store = openStore();
   try {
-    if (sub === 'create') {
-      const name = argValue(rest, '--name');
-      if (!name || !/^.{1,100}$/.test(name)) {
-        console.error('keys create needs --name NAME (1-100 characters)');
-        return 2;
+    switch (sub) {
+      case 'create': {
+        const { values } = parse(rest, { name: { type: 'string' } }, 0);
+        if (!values.name || !/^.{1,100}$/.test(values.name)) throw new UsageError('keys create needs --name NAME (1-100 characters)');
+        const { secret, record } = createApiKey(store.keys, values.name);
+        console.error(`Created API key ${record.id} (${record.name}). It is shown only now; store it safely.`);
+        process.stdout.write(`${secret}\n`);
+        return 0;
       }
-      const { secret, record } = createApiKey(store.keys, name);
-      console.error(`Created API key ${record.id} (${record.name}). It is shown only now; store it safely.`);
-      process.stdout.write(`${secret}\n`);
-      return 0;
-    }
-    if (sub === 'list') {
-      for (const k of store.keys.list()) {
-        const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'active';
-        console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${new Date(k.createdAt).toISOString()}\t${state}`);
+      case 'list': {
+        parse(rest, {}, 0);
+        for (const k of store.keys.list()) {
+          const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'active';
+          console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${new Date(k.createdAt).toISOString()}\t${state}`);
+        }
+        return 0;
       }
-      return 0;
+      case 'revoke': {
+        const { positionals: [id] } = parse(rest, {}, 1);
+        if (!id) throw new UsageError('keys revoke needs a KEY_ID (see keys list)');
+        if (!store.keys.revoke(id, Date.now())) { console.error(`no active key with id ${id}`); return 1; }
+        console.log(`revoked ${id}`);
+        return 0;
+      }
+      case 'limit': {
+        const { values, positionals: [id] } = parse(rest, { submits: { type: 'string' }, queries: { type: 'string' } }, 1);
+        const current = store.keys.list().find((k) => k.id === id);
+        if (!id || !current) throw new UsageError('keys limit needs the KEY_ID of an existing key (see keys list)');
+        const submitRate = rateOption('--submits', values.submits, current.submitRate);
+        const queryRate = rateOption('--queries', values.queries, current.queryRate);
+        store.keys.setRateLimits(id, { submitRate, queryRate });
+        console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s)`);
+        return 0;
+      }
+      default:
+        throw new UsageError(USAGE);
     }
-    if (sub === 'revoke') {
-      const id = rest[0];
-      if (!id) { console.error('keys revoke needs a KEY_ID (see keys list)'); return 2; }
-      if (!store.keys.revoke(id, Date.now())) { console.error(`no active key with id ${id}`); return 1; }
-      console.log(`revoked ${id}`);
-      return 0;
-    }
-    if (sub === 'limit') {
-      const id = rest[0];
-      const current = store.keys.list().find((k) => k.id === id);
-      if (!id || !current) { console.error('keys limit needs the KEY_ID of an existing key (see keys list)'); return 2; }
-      const parse = (flag: string, old: number | null | undefined): number | null | Error => {
-        const raw = argValue(rest, flag);
-        if (raw === undefined) return old ?? null;
-        if (raw === 'default') return null;
-        return /^[1-9][0-9]{0,6}$/.test(raw) ? Number(raw) : new Error(`${flag} must be a whole number from 1 to 9999999 or "default", got "${raw}"`);
-      };
-      const submitRate = parse('--submits', current.submitRate);
-      const queryRate = parse('--queries', current.queryRate);
-      for (const v of [submitRate, queryRate]) if (v instanceof Error) { console.error(v.message); return 2; }
-      store.keys.setRateLimits(id, { submitRate: submitRate as number | null, queryRate: queryRate as number | null });
-      console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s)`);
-      return 0;
-    }
-    console.error(USAGE);
-    return 2;
   } finally {
     store.close();
   }
 }
 
-async function backup(file: string | undefined): Promise<number> {
-  if (!file) { console.error('backup needs a FILE to write the copy to'); return 2; }
-  if (fs.existsSync(file)) { console.error(`${file} exists; choose a new file name`); return 2; }
+async function backup(args: string[]): Promise<number> {
+  const { positionals: [file] } = parse(args, {}, 1);
+  if (!file) throw new UsageError('backup needs a FILE to write the copy to');
+  if (fs.existsSync(file)) throw new UsageError(`${file} exists; choose a new file name`);
   const store = openStore();
   try {
     await store.backup(file);
@@ -113,11 +123,16 @@ async function main(argv: string[]): Promise<void> {
   try {
     if (command === 'serve' || command === undefined) return await serve();
     if (command === 'keys') { process.exitCode = keys(args); return; }
-    if (command === 'backup') { process.exitCode = await backup(args[0]); return; }
+    if (command === 'backup') { process.exitCode = await backup(args); return; }
     if (command === 'build') return; // the launcher already built
     console.error(USAGE);
     process.exitCode = command === '--help' || command === 'help' ? 0 : 2;
   } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(err.message);
+      process.exitCode = 2;
+      return;
+    }
     if (err instanceof ConfigError) {
       console.error(`mediagate: invalid setting ${err.message}`);
       process.exit(1);

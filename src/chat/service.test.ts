@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../logger.js';
+import type { ChatUsageRecord, UsageStore } from '../store/types.js';
+import { ChatProviderRegistry } from './registry.js';
+import { ChatService, type ChatCall, type ChatEventSink } from './service.js';
+import type { ChatProvider, ChatRequest, ChatStreamEvent } from './types.js';
+
+// The chat service without HTTP: a fake event sink and a scripted provider.
+
+class RecordingSink implements ChatEventSink {
+  readonly events: string[] = [];
+  closed = false;
+  private held: string[] = [];
+  get isClosed(): boolean { return this.closed; }
+  holdJson(json: string): void { this.held.push(json); }
+  flushSoon(): void { this.flush(); }
+  async ping(): Promise<void> { this.flush(); this.events.push(': ping'); }
+  sendJson(json: string): undefined { this.flush(); this.events.push(json); return undefined; }
+  async send(data: unknown): Promise<void> { this.sendJson(JSON.stringify(data)); }
+  async done(): Promise<void> { this.flush(); this.events.push('[DONE]'); this.end(); }
+  end(): void { this.flush(); this.closed = true; }
+  private flush(): void { this.events.push(...this.held); this.held = []; }
+}
+
+function scripted(events: Array<ChatStreamEvent | Error>, onDelta?: (i: number) => void): ChatProvider {
+  return {
+    id: 'scripted',
+    complete: async () => { throw new Error('not used'); },
+    async *stream(_request, ctx) {
+      let deltas = 0;
+      for (const e of events) {
+        ctx.signal.throwIfAborted(); // as every provider does: an abort stops it
+        if (e instanceof Error) throw e;
+        if (e.type === 'delta') onDelta?.(deltas++);
+        yield e;
+      }
+    },
+  };
+}
+
+function setup(provider: ChatProvider) {
+  const rows: ChatUsageRecord[] = [];
+  const usage: UsageStore = { recordChatUsage: (r) => { rows.push(r); }, chatUsageByKey: () => [] };
+  const service = new ChatService({ registry: new ChatProviderRegistry([provider], { '*': provider.id }), usage, heartbeatMs: 0 });
+  return { service, rows };
+}
+
+const request: ChatRequest = { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stop: [] };
+const call = (signal = new AbortController().signal): ChatCall => ({ keyId: 'key_1', request, signal, log: createLogger('silent') });
+const usageOf = (p: number, c: number) => ({ prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
+
+describe('ChatService.stream', () => {
+  it('role, deltas, finish, usage, [DONE], and one usage row with the provider\'s counts', async () => {
+    const { service, rows } = setup(scripted([{ type: 'open' }, { type: 'delta', content: 'Hel' }, { type: 'delta', content: 'lo' }, { type: 'done', finishReason: 'stop', usage: usageOf(7, 2) }]));
+    const sink = new RecordingSink();
+    expect(await service.stream(call(), () => sink)).toBe('streamed');
+    const chunks = sink.events.filter((e) => e.startsWith('{')).map((e) => JSON.parse(e));
+    expect(chunks.map((c) => c.choices[0]?.delta ?? null)).toEqual([{ role: 'assistant', content: '' }, { content: 'Hel' }, { content: 'lo' }, {}, null]);
+    expect(chunks[3].choices[0].finish_reason).toBe('stop');
+    expect(chunks[4].usage).toEqual(usageOf(7, 2));
+    expect(sink.events.at(-1)).toBe('[DONE]');
+    expect(rows).toMatchObject([{ keyId: 'key_1', model: 'chat-2.5-flash', promptTokens: 7, completionTokens: 2 }]);
+  });
+
+  it('a failure before the first event is thrown (an HTTP error), and the stream is never opened', async () => {
+    const { service, rows } = setup(scripted([new Error('upstream down')]));
+    let opened = false;
+    await expect(service.stream(call(), () => { opened = true; return new RecordingSink(); })).rejects.toThrow('upstream down');
+    expect(opened).toBe(false);
+    expect(rows).toEqual([]);
+  });
+
+  it('a failure after the stream opened ends it with an error event and no [DONE]; nothing is billed', async () => {
+    const { service, rows } = setup(scripted([{ type: 'open' }, { type: 'delta', content: 'a' }, new Error('broke')]));
+    const sink = new RecordingSink();
+    await service.stream(call(), () => sink);
+    const last = JSON.parse(sink.events.at(-1)!);
+    expect(last.error).toMatchObject({ code: 'internal_error', type: 'server_error' });
+    expect(sink.events).not.toContain('[DONE]');
+    expect(rows).toEqual([]);
+  });
+
+  it('a client that leaves mid-stream stops the provider; what was sent is billed with counted tokens', async () => {
+    const controller = new AbortController();
+    const { service, rows } = setup(scripted([
+      { type: 'open' }, { type: 'delta', content: 'one' }, { type: 'delta', content: ' two' }, { type: 'delta', content: ' three' },
+      { type: 'done', finishReason: 'stop', usage: usageOf(1, 1) },
+    ], (i) => { if (i === 1) controller.abort(); }));
+    const sink = new RecordingSink();
+    expect(await service.stream(call(controller.signal), () => sink)).toBe('streamed');
+    expect(sink.events.join('')).not.toContain('three');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.completionTokens).toBeGreaterThan(0); // "one two": counted, not the provider's done usage
+    expect(rows[0]!.completionTokens).not.toBe(1);
+  });
+});
