@@ -7,7 +7,6 @@ import { MediaUrl, StringEnum } from './schema-helpers.js';
 export const CHAT_MODELS = [
   'chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-2.5-flash', 'chat-3.1-pro-preview', 'chat-3-pro-preview', 'chat-2.5-pro',
 ] as const;
-export type ChatModel = (typeof CHAT_MODELS)[number];
 export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
 export const CHAT_PART_TYPES = ['text', 'image_url'] as const;
 export const CHAT_MAX_STOP = 4;

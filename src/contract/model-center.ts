@@ -9,9 +9,6 @@ import { assertRange } from './rules.js';
 import { IntegerLike, MediaUrl, toInteger } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
-/** The caller media fields every Model Center model takes, each an array of http(s) URLs. */
-export const MODEL_CENTER_MEDIA_FIELDS = ['image_urls', 'reference_images', 'reference_videos', 'reference_audios', 'first_image', 'last_image'] as const;
-
 const urlList = (what: string) => Type.Optional(Type.Array(MediaUrl(`${what} URL`), { description: `${what} (http(s) URLs)` }));
 
 /**

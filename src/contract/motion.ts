@@ -25,8 +25,6 @@ export const MOTION_AUTO_DURATION = 5;
 /** Price factor of the `flex` tier (interface.md: 50% of standard price). */
 export const MOTION_FLEX_PRICE_FACTOR = 0.5;
 
-export type MotionModel = (typeof MOTION_MODELS)[number];
-
 export interface MotionDurationRule {
   min: number;
   max: number;

@@ -7,7 +7,6 @@
  * the IPv4 address they carry. Parsing is done here, by hand, so the rule is exact and testable.
  */
 import { isIPv6 } from 'node:net';
-import { domainToASCII } from 'node:url';
 
 /** Why an address is (not) allowed; `public` is the only allowed class. */
 export type AddressClass =
@@ -84,11 +83,6 @@ function parseDottedQuad(s: string): number | null {
     value = value * 256 + n;
   }
   return value;
-}
-
-/** Formats a uint32 as dotted-quad IPv4. */
-function formatIPv4(n: number): string {
-  return [n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff].join('.');
 }
 
 /** Parses an IPv6 literal (optionally with a `%zone`, no brackets) to eight 16-bit groups, or null. */
@@ -174,49 +168,11 @@ export function isPublicAddress(ip: string): boolean {
   return classifyAddress(ip) === 'public';
 }
 
-/** The WHATWG URL "IPv4 number parser": decimal, 0x-hex or 0-octal; null when not a number. */
-function parseIPv4Number(part: string): number | null {
-  let s = part;
-  let radix = 10;
-  if (/^0x/i.test(s)) {
-    s = s.slice(2);
-    radix = 16;
-  } else if (s.length >= 2 && s.startsWith('0')) {
-    s = s.slice(1);
-    radix = 8;
-  }
-  if (s === '') return 0;
-  const digits = radix === 16 ? /^[0-9a-f]+$/i : radix === 8 ? /^[0-7]+$/ : /^[0-9]+$/;
-  if (!digits.test(s)) return null;
-  const n = Number.parseInt(s, radix);
-  return Number.isSafeInteger(n) ? n : Infinity;
-}
-
-/**
- * The WHATWG URL IPv4 host parser: `127.1`, `2130706433`, `0x7f.1`, `0177.0.0.1`, `127.0.0.1.`
- * all mean 127.0.0.1. Returns the uint32, or null when `host` is not an IPv4 spelling.
- */
-function parseWhatwgIPv4(host: string): number | null {
-  const parts = host.split('.');
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
-  if (parts.length === 0 || parts.length > 4) return null;
-  const nums: number[] = [];
-  for (const p of parts) {
-    if (p === '') return null;
-    const n = parseIPv4Number(p);
-    if (n === null) return null;
-    nums.push(n);
-  }
-  const last = nums.pop() ?? 0;
-  if (nums.some((n) => n > 255) || last >= 256 ** (4 - nums.length)) return null;
-  return nums.reduce((acc, n, i) => acc + n * 256 ** (3 - i), last);
-}
-
 /**
  * Recognises an IP literal in a URL host: bracketed (or bare) IPv6, and every IPv4 spelling the
  * WHATWG URL parser normalises (`2130706433`, `0x7f.1`, `127.1`, octal parts, a trailing dot,
- * full-width digits, percent-encoding). Returns null for a domain name (or an unusable host).
- * `new URL()` already normalises these in `hostname`; this is the same rule, usable on its own.
+ * full-width digits, percent-encoding), by letting the URL parser itself normalise it. Returns
+ * null for a domain name (or an unusable host).
  */
 export function parseHostLiteral(host: string): HostLiteral | null {
   if (host.startsWith('[') || host.includes(':')) {
@@ -225,10 +181,12 @@ export function parseHostLiteral(host: string): HostLiteral | null {
     const bare = (zone >= 0 ? inner.slice(0, zone) : inner).toLowerCase();
     return parseIPv6(bare) === null ? null : { family: 6, address: bare };
   }
-  let v4 = parseWhatwgIPv4(host);
-  if (v4 === null && /[^\x20-\x7e]|%/.test(host)) {
-    const ascii = domainToASCII(host);
-    if (ascii !== '') v4 = parseWhatwgIPv4(ascii);
+  if (/[/?#@\\\s]/.test(host)) return null; // not a bare host
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}/`).hostname;
+  } catch {
+    return null; // e.g. 4294967296, 08: the URL parser refuses them
   }
-  return v4 === null ? null : { family: 4, address: formatIPv4(v4) };
+  return parseDottedQuad(hostname) === null ? null : { family: 4, address: hostname };
 }

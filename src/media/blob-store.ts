@@ -20,7 +20,7 @@ export class FsBlobStore {
     return path.join(this.root, taskId, name);
   }
 
-  /** Stores bytes, or moves (copies across devices) a file the provider wrote; returns the size. */
+  /** Stores bytes, or moves a file the provider wrote (a copy when it is on another device); returns the size. */
   async put(taskId: string, name: string, source: { data: Buffer } | { path: string }): Promise<number> {
     const target = this.pathOf(taskId, name);
     await fs.promises.mkdir(path.dirname(target), { recursive: true });
@@ -28,7 +28,12 @@ export class FsBlobStore {
     if ('data' in source) {
       await fs.promises.writeFile(tmp, source.data);
     } else {
-      await fs.promises.copyFile(source.path, tmp);
+      try {
+        await fs.promises.rename(source.path, tmp);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        await fs.promises.copyFile(source.path, tmp);
+      }
     }
     await fs.promises.rename(tmp, target);
     return (await fs.promises.stat(target)).size;

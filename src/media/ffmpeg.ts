@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { createLimiter } from '../limiter.js';
+import { createLimiter, type Limiter } from '../limiter.js';
 
 /** Options for {@link runFfmpeg}. */
 export interface RunFfmpegOptions {
@@ -157,22 +157,11 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
   });
 }
 
-/** Process-wide ffmpeg slots: at most the machine's available parallelism at once (FIFO). */
-const slots = createLimiter(Math.max(1, os.availableParallelism()));
-
 /**
- * Sets how many {@link withFfmpegSlot} calls may run at once (default: the machine's available
- * parallelism). Raising it starts queued calls at once; lowering it lets running ones finish.
+ * Process-wide ffmpeg slots: at most the machine's available parallelism at once (FIFO). Its state
+ * (`limit`, `active`, `queued`) is what an operator watches; `setLimit` changes it at run time.
  */
-export function setFfmpegConcurrency(n: number): void {
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`ffmpeg concurrency must be a positive integer, got ${n}`);
-  slots.setLimit(n);
-}
-
-/** The limiter's current state: the limit, how many calls hold a slot, and how many wait. */
-export function ffmpegSlotStats(): { limit: number; active: number; queued: number } {
-  return { limit: slots.limit, active: slots.active, queued: slots.queued };
-}
+export const ffmpegSlots: Limiter = createLimiter(Math.max(1, os.availableParallelism()));
 
 /**
  * Runs `fn` once one of the process-wide ffmpeg slots is free (FIFO), holding the slot until `fn`
@@ -180,5 +169,5 @@ export function ffmpegSlotStats(): { limit: number; active: number; queued: numb
  * signal's reason without running `fn`.
  */
 export function withFfmpegSlot<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  return slots.run(fn, signal);
+  return ffmpegSlots.run(fn, signal);
 }
