@@ -5,6 +5,11 @@
 //
 // MEDIAGATE_WORKERS defaults to 0 here: no in-process worker renders images, so the HTTP path is
 // measured alone (submitted tasks just stay queued). Set BENCH_GATEWAY_WORKERS=1 to override.
+//
+// BENCH_GATEWAY_CONFIG=default runs the configuration `npm start` runs instead (workers on, JSON
+// logs at info on stdout, sandbox timing `fast`); only the per-key rate limits and the in-flight
+// bound are lifted, since the benchmark drives one key far past them. The startup line then goes
+// to file descriptor 3 (stdout carries the logs; bench/run.js sends them to a file).
 // For a CPU profile start this script with `node --cpu-prof --cpu-prof-dir=DIR` (run.js does so
 // when BENCH_CPU_PROF=1); the profile is written when the process exits after SIGTERM.
 import { randomBytes } from 'node:crypto';
@@ -16,18 +21,20 @@ import { startServer } from '../dist/main/serve.js';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-bench-'));
 const key = `bench_${randomBytes(24).toString('base64url')}`;
 
+const defaultConfig = process.env.BENCH_GATEWAY_CONFIG === 'default';
+const quiet = { MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: process.env.BENCH_GATEWAY_WORKERS ?? '0', MEDIAGATE_SANDBOX_TIMING: 'instant' };
 const server = await startServer({
   ...process.env,
   PORT: '0',
   HOST: '127.0.0.1',
   MEDIAGATE_DATA_DIR: dataDir,
-  MEDIAGATE_LOG_LEVEL: 'silent',
-  MEDIAGATE_WORKERS: process.env.BENCH_GATEWAY_WORKERS ?? '0',
-  MEDIAGATE_SANDBOX_TIMING: 'instant',
+  ...(!defaultConfig && quiet),
   MEDIAGATE_BOOTSTRAP_KEY: key,
   MEDIAGATE_RATE_LIMIT: 'off', // the benchmark drives one key far past any sane limit
   MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', // and leaves ~100,000 tasks queued (workers off)
 });
+/** Where the startup line goes: stdout, or descriptor 3 when stdout carries the logs. */
+const announce = (line) => (defaultConfig ? fs.writeSync(3, line) : process.stdout.write(line));
 
 let stopping = false;
 const stop = () => {
@@ -52,7 +59,7 @@ try {
   const body = await res.json();
   if (res.status !== 200 || typeof body.id !== 'string') throw new Error(`task create answered ${res.status}: ${JSON.stringify(body)}`);
   const port = Number(new URL(server.url).port);
-  process.stdout.write(`${JSON.stringify({ port, key, taskId: body.id, dataDir })}\n`);
+  announce(`${JSON.stringify({ port, key, taskId: body.id, dataDir })}\n`);
 } catch (err) {
   console.error('gateway-server: setup failed', err);
   stop();
