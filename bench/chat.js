@@ -156,8 +156,7 @@ async function one(target) {
   res.body.setEncoding('utf8');
   for await (const piece of res.body) {
     buf += piece;
-    let i;
-    while ((i = buf.indexOf('\n\n')) !== -1) {
+    for (let i = buf.indexOf('\n\n'); i !== -1; i = buf.indexOf('\n\n')) {
       const event = buf.slice(0, i);
       buf = buf.slice(i + 2);
       for (const line of event.split('\n')) {

@@ -332,7 +332,7 @@ async function renderBenchmarks() {
     const cpu = cpuDelta(before, cpuSnapshot(process.pid));
     // Here the "server" is this process (the renderer runs in it), counted once.
     const other = cpu ? cpu.other : undefined;
-    const row = { ...s, median: median(times), min: Math.min(...times), max: Math.max(...times), bytes, cpu: cpu && cpu.server, other };
+    const row = { ...s, median: median(times), min: Math.min(...times), max: Math.max(...times), bytes, cpu: cpu?.server, other };
     process.stderr.write(`render ${s.width}x${s.height} png: median ${row.median.toFixed(1)} ms (min ${row.min.toFixed(1)}, max ${row.max.toFixed(1)}, ${s.runs} runs)\n`);
     out.push(row);
   }

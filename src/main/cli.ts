@@ -28,12 +28,13 @@ function openStore(): Store {
 
 /** `parseArgs` with the command's own options; unknown options and missing values are usage errors. */
 function parse<const O extends Record<string, { type: 'string' }>>(args: string[], options: O, positionals: number) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({ args, options, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  })();
   if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
   return parsed;
 }

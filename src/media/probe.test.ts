@@ -9,7 +9,7 @@ function ftyp(major: string, ...compatible: string[]): Buffer {
   b.writeUInt32BE(size, 0);
   b.write('ftyp', 4, 'latin1');
   b.write(major, 8, 'latin1');
-  compatible.forEach((c, i) => b.write(c, 16 + 4 * i, 'latin1'));
+  compatible.forEach((c, i) => { b.write(c, 16 + 4 * i, 'latin1'); });
   return b;
 }
 

@@ -244,7 +244,7 @@ async function fetchHop(ctx: Ctx, agent: Agent, u: URL, hop: number): Promise<UR
   const { statusCode, headers, body } = res;
   if (REDIRECT_STATUSES.has(statusCode)) {
     discard(body);
-    const location = headerValue(headers['location']);
+    const location = headerValue(headers.location);
     if (location === undefined) throw fetchFailed(ctx, u, `HTTP ${statusCode} without a Location header`, false);
     if (hop >= MAX_REDIRECTS) throw fetchFailed(ctx, u, `more than ${MAX_REDIRECTS} redirects`, false);
     let next: URL;

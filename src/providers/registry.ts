@@ -28,7 +28,7 @@ export class ProviderRegistry {
   routeModel(model: string, family: FamilyId): string {
     const id = this.routes[model] ?? this.routes['*'] ?? this.fallback;
     const provider = this.providers.get(id);
-    if (!provider || !provider.capabilities.families.includes(family)) {
+    if (!provider?.capabilities.families.includes(family)) {
       throw new AppError('service_unavailable', `No provider is configured for model ${model}`);
     }
     return id;

@@ -23,7 +23,7 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
     }, async (request) => {
       if (request.isMultipart()) {
         const file = await request.file();
-        if (!file || file.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
+        if (file?.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
         return assetReply(await assets.create(request.apiKey.id, await assets.readUpload(file.file), 'file'));
       }
       const body = request.body as { url?: unknown } | undefined;

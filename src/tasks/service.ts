@@ -99,7 +99,7 @@ export class TaskService {
       for (const p of batch) p.reject(err);
       return;
     }
-    batch.forEach((p, i) => p.resolve(records[i]!));
+    batch.forEach((p, i) => { p.resolve(records[i]!); });
     this.deps.onSubmitted?.(records);
   }
 

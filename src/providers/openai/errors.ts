@@ -47,7 +47,7 @@ export function quote(text: string | undefined, apiKey: string | undefined): str
   if (!text) return '';
   let t = text;
   if (apiKey && apiKey.length >= 4) t = t.split(apiKey).join('[redacted]');
-  t = t.replace(/\b(sk|key|Bearer)[-_ ][A-Za-z0-9_*\-]{8,}/g, '$1-[redacted]').replace(/\s+/g, ' ').trim();
+  t = t.replace(/\b(sk|key|Bearer)[-_ ][A-Za-z0-9_*-]{8,}/g, '$1-[redacted]').replace(/\s+/g, ' ').trim();
   return t.length > MAX_QUOTED ? `${t.slice(0, MAX_QUOTED)}...` : t;
 }
 
