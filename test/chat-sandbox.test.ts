@@ -2,7 +2,7 @@ import { encode } from 'gpt-tokenizer';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createSandboxChatProvider, sandboxReplyText } from '../src/chat/sandbox.js';
-import { countPromptTokens, textPieces } from '../src/chat/tokens.js';
+import { textPieces } from '../src/chat/tokens.js';
 import type { ChatRequest, ChatStreamEvent } from '../src/chat/types.js';
 import { AppError } from '../src/errors.js';
 
@@ -29,8 +29,11 @@ describe('sandbox chat provider', () => {
     expect(events.slice(0, -1).every((e) => e.type === 'delta')).toBe(true);
     expect(events.slice(0, -1).map((e) => (e.type === 'delta' ? e.content : '')).join('')).toBe(whole.content);
     expect(whole.usage.completion_tokens).toBe(encode(whole.content).length);
-    expect(whole.usage.prompt_tokens).toBe(countPromptTokens(req('Why is the sky blue?')));
-    expect(whole.content).toBe(sandboxReplyText(req('Why is the sky blue?')));
+    // G37: 3 (reply priming) + per message 3 + tokens of the role + tokens of the text
+    expect(whole.usage.prompt_tokens).toBe(3 + 3 + encode('user').length + encode('Why is the sky blue?').length);
+    // G42: quotes the last user message, counts the messages by role, names the model
+    expect(whole.content).toBe('You asked: "Why is the sky blue?". This conversation has 1 message (0 system, 1 user, 0 assistant). '
+      + 'This is the mediagate sandbox answering as chat-2.5-flash; the reply is derived from your conversation, not written by a language model.');
   });
 
   it('never splits a character across deltas (CJK and emoji)', async () => {

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadChatUpstreams, readChatUpstreamSpecs } from '../src/chat/upstream-config.js';
-import { CHAT_MODELS } from '../src/contract/chat.js';
 import { ConfigError } from '../src/config-error.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-chatcfg-'));
@@ -57,7 +56,8 @@ describe('loadChatUpstreams', () => {
   it('the env shorthand, with * for all six', () => {
     const { providers, routes } = loadChatUpstreams({ MEDIAGATE_CHAT_UPSTREAM_URL: 'http://127.0.0.1:11434/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=llama3' });
     expect(providers.map((p) => p.id)).toEqual(['openai:env']);
-    expect(Object.keys(routes).sort()).toEqual([...CHAT_MODELS].sort());
+    // the six chat models of interface.md ("Chat completion" table)
+    expect(Object.keys(routes).sort()).toEqual(['chat-2.5-flash', 'chat-2.5-flash-lite', 'chat-2.5-pro', 'chat-3-flash-preview', 'chat-3-pro-preview', 'chat-3.1-pro-preview']);
     const specs = readChatUpstreamSpecs({
       MEDIAGATE_CHAT_UPSTREAM_URL: 'https://api.openai.com/v1', MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-1',
       MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=gpt-4o-mini, chat-2.5-pro=gpt-4o', MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS: '20000',

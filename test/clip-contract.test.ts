@@ -1,12 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findModel } from '../src/contract/catalog.js';
-import {
-  CLIP_4K_MODELS, CLIP_ASPECT_RATIOS, CLIP_FORM_A_MODELS, CLIP_FORM_B_MODELS, CLIP_MODELS, CLIP_REFERENCE_LIMITS,
-  CLIP_RESOLUTION_SPELLINGS, CLIP_SIZES, type ClipModel,
-} from '../src/contract/clip.js';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
+
+// Written out from interface.md ("Video task, clip family" tables), API.md G20/G23 and the
+// operator's price list (API.md G11, src/contract/catalog.ts), not imported: a wrong list, limit or
+// price in src must fail here.
+const CLIP_FORM_A_MODELS = ['clip3.1-fast'] as const;
+const CLIP_FORM_B_MODELS = ['clip_3_1_fast_stable', 'clip_3_1_pro_stable', 'clip_3_1_fast', 'clip_3_1_pro'] as const;
+const CLIP_MODELS = [...CLIP_FORM_A_MODELS, ...CLIP_FORM_B_MODELS] as const;
+type ClipModel = (typeof CLIP_MODELS)[number];
+const CLIP_SIZES = ['1280x720', '720x1280'] as const;
+const CLIP_ASPECT_RATIOS = ['16:9', '9:16'] as const;
+/** Form B `resolution`, case-insensitive (G23). */
+const CLIP_RESOLUTION_SPELLINGS = ['720p', '720P', '1080p', '1080P', '4K', '4k'] as const;
+/** Form B models that offer 4K; the two `_stable` ones reject it. */
+const CLIP_4K_MODELS: readonly string[] = ['clip_3_1_fast', 'clip_3_1_pro'];
+/** Reference images per model: `clip_3_1_fast_stable` is first/last-frame only; `clip_3_1_pro` takes 3 (G20). */
+const CLIP_REFERENCE_LIMITS: Record<ClipModel, number> = { 'clip3.1-fast': 3, clip_3_1_fast_stable: 0, clip_3_1_pro_stable: 3, clip_3_1_fast: 3, clip_3_1_pro: 3 };
+/** Credits per task. */
+const CLIP_PRICES: Record<ClipModel, number> = { 'clip3.1-fast': 10, clip_3_1_fast_stable: 10, clip_3_1_pro_stable: 20, clip_3_1_fast: 10, clip_3_1_pro: 20 };
 
 let h: Harness;
 /** Same app with `MEDIAGATE_API_PREFIX=/api`: Form A and Form B paths differ. */
@@ -68,7 +81,7 @@ describe('clip Form A: every size / aspect_ratio is planned at its pixel size, 8
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
     const { task, output, params } = plannedOf(h, b.id);
     expect(task.form).toBe('A');
-    expect(task.amount).toBe(findModel('clip3.1-fast')!.price.credits);
+    expect(task.amount).toBe(CLIP_PRICES['clip3.1-fast']);
     expect(output).toMatchObject({ kind: 'video', width, height, durationSec: 8, audio: false });
     expect(params).toMatchObject({ prompt: 'a paper boat on a river', duration: 8, size: `${width}x${height}` });
   });
@@ -91,6 +104,7 @@ describe('clip Form B: every model x resolution spelling x aspect_ratio', () => 
     expect(body(res)).toMatchObject({ object: 'video', model, status: 'queued', error: null, progress: 0 });
     const { task, output, params } = plannedOf(h, body(res).id);
     expect(task.form).toBe('B');
+    expect(task.amount).toBe(CLIP_PRICES[model]);
     const [long, short] = SIDES[(resolution ?? '720p').toLowerCase() as keyof typeof SIDES];
     const portrait = aspect_ratio === '9:16';
     expect(output).toMatchObject({ kind: 'video', width: portrait ? short : long, height: portrait ? long : short, durationSec: 8, audio: false });

@@ -14,3 +14,12 @@ describe('every error code is documented in docs/API.md', () => {
     expect(row).toContain(`\`${entry.type}\``);
   });
 });
+
+describe('every error code documented in docs/API.md exists with that status and type', () => {
+  const rows = doc.split('\n').map((line) => /^\| `([a-z_]+)` \| (\d{3}) \| `([a-z_]+)` \|/.exec(line)).filter((m): m is RegExpExecArray => m !== null);
+  it('the table is found', () => expect(rows.length).toBeGreaterThan(20));
+  it.each(rows.map((m) => ({ code: m[1]!, status: Number(m[2]), type: m[3]! })))('$code', ({ code, status, type }) => {
+    expect(ERROR_CATALOG).toHaveProperty(code);
+    expect(ERROR_CATALOG[code as keyof typeof ERROR_CATALOG]).toMatchObject({ status, type });
+  });
+});

@@ -1,11 +1,70 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL_CENTER_MODELS } from '../src/contract/model-center-catalog.js';
-import { SD_ASPECT_RATIOS, SD_IMAGE_ALIASES, SD_MODELS } from '../src/contract/model-center-sd.js';
-import { videoOutput } from '../src/contract/output.js';
 import type { TaskResult } from '../src/store/types.js';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
+
+// Written out from interface.md ("Model Center task": the group table, the parameter table of the
+// three specified models, the Limits), decisions.md #17-#19, API.md G6/G32-G34 and the operator's
+// price list (API.md G11; slug ids and prices as published in src/contract/model-center-catalog.ts),
+// not imported: a wrong id, bound or price in src must fail here.
+const mc = (id: string, kind: 'image' | 'video', credits: number, displayNames: string[] = []) => ({ id, kind, credits, displayNames });
+const MODEL_CENTER_MODELS = [
+  mc('imagegen_5.0Pro', 'image', 4, ['Imagegen 5.0 Pro']),
+  mc('imagegen-5.0', 'image', 2, ['Imagegen 5.0']),
+  mc('sd_2.5_discount_v1', 'video', 20),
+  mc('sd_2.5_special_v1', 'video', 20),
+  mc('sd_2.0_fast_special', 'video', 12),
+  mc('sd_2.0_mini_special', 'video', 8),
+  mc('sd_2.0_special', 'video', 15),
+  mc('sd_2.0_discount', 'video', 12),
+  mc('sd_2.0_fast_discount', 'video', 10),
+  mc('sd_2.0_mini_discount', 'video', 6),
+  mc('motion 1.5_pro', 'video', 15),
+  mc('vidmodel-H3-768p-c1', 'video', 12),
+  mc('video_30_10_10', 'video', 10),
+  mc('videos_10_0_0-720p', 'video', 10),
+  mc('videos_900_720p-c1', 'video', 10),
+  mc('studio-1.0-i2v', 'video', 10, ['Studio 1.0 Image-to-Video']),
+  mc('studio-1.0-r2v', 'video', 10, ['Studio 1.0 Reference-to-Video']),
+  mc('studio-1.0-t2v', 'video', 10, ['Studio 1.0 Text-to-Video']),
+  mc('studio-1.1-i2v', 'video', 12, ['Studio 1.1 Image-to-Video']),
+  mc('studio-1.1-r2v', 'video', 12, ['Studio 1.1 Reference-to-Video']),
+  mc('studio-1.1-t2v', 'video', 12, ['Studio 1.1 Text-to-Video']),
+  mc('studio-1.1-v2-i2v', 'video', 14, ['Studio 1.1 v2 Image To Video']),
+  mc('studio-1.1-v2-reference-raw-video', 'video', 14, ['Studio 1.1 v2 Reference Raw Video']),
+  mc('studio-1.1-v2-t2v', 'video', 14, ['Studio 1.1 v2 Text To Video']),
+  mc('gen-2.7-editvideo', 'video', 15, ['Gen2.7 Editvideo']),
+  mc('gen-2.7-i2v', 'video', 15, ['Gen2.7 image To Video']),
+  mc('gen-2.7-reference-raw-video', 'video', 15, ['Gen2.7 Reference Raw Video']),
+  mc('gen-2.7-t2v', 'video', 15, ['Gen2.7 Text To Video']),
+  mc('gen3.0-prime-r2v', 'video', 20),
+  mc('gen3.0-r2v', 'video', 15),
+  mc('kinetic-o3-video', 'video', 20, ['Kinetic O3 Video Generation']),
+];
+const SD_ASPECT_RATIOS = ['16:9', '9:16', '1:1', 'adaptive', '4:3', '3:4', '21:9'] as const;
+/** `sd_2.0_mini_special` reference image names, canonical first (decisions.md #18). */
+const SD_IMAGE_ALIASES = ['reference_images', 'image_urls', 'referenceImages', 'images'] as const;
+interface SdSpec {
+  maxImages: number; maxVideos: number; maxAudios: number; duration: { min: number; max: number; default: number };
+  resolutions: readonly string[]; watermark: boolean; imageFields: readonly string[];
+}
+const SD_MODELS: Record<string, SdSpec> = {
+  'sd_2.0_fast_discount': { maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 }, resolutions: ['480p', '720p'], watermark: true, imageFields: ['reference_images'] },
+  'sd_2.0_mini_special': { maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 }, resolutions: ['720p'], watermark: false, imageFields: SD_IMAGE_ALIASES },
+  'sd_2.5_special_v1': { maxImages: 30, maxVideos: 10, maxAudios: 10, duration: { min: 4, max: 30, default: 4 }, resolutions: ['720p', '1080p'], watermark: false, imageFields: ['reference_images'] },
+};
+/** Video pixel sizes (decisions.md #19; other ratios keep the short side, sides even, G6); `adaptive` plans 16:9 until an image gives its aspect. */
+const VIDEO_SIZES: Record<string, [number, number]> = {
+  '720p 16:9': [1280, 720], '720p 9:16': [720, 1280], '720p 1:1': [720, 720], '720p 4:3': [960, 720], '720p 3:4': [720, 960], '720p 21:9': [1680, 720],
+  '480p 16:9': [854, 480], '1080p 16:9': [1920, 1080], '1080p 9:16': [1080, 1920], '4k 16:9': [3840, 2160],
+};
+/** The planned output of a video task: its pixel size, length, 24 fps (G6), audio track or not. */
+function videoOutput(resolution: string, aspect: string, durationSec: number, audio: boolean) {
+  const r = resolution.toLowerCase();
+  const [width, height] = VIDEO_SIZES[`${r} ${aspect === 'adaptive' ? '16:9' : aspect}`]!;
+  return { kind: 'video', width, height, durationSec, fps: 24, audio, ...(aspect === 'adaptive' && { adaptiveResolution: r }) };
+}
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
@@ -60,6 +119,8 @@ describe('model center create: model must be a Model ID (decisions.md #17)', () 
   });
   it('an unknown id is a 400 listing the ids', async () => {
     await bad({ model: 'nope', prompt: 'x' }, 'model', /not a published Model ID; use one of: imagegen_5\.0Pro, /, 'unknown_model');
+    const message = body(await submit({ model: 'nope', prompt: 'x' })).error.message as string;
+    for (const m of MODEL_CENTER_MODELS) expect(message).toContain(m.id);
   });
   it('a model of another family is unknown here', async () => {
     await bad({ model: 'pic', prompt: 'x' }, 'model', /not a published Model ID/, 'unknown_model');

@@ -1,13 +1,48 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findModel } from '../src/contract/catalog.js';
-import {
-  MOTION_MODELS, MOTION_OVERVIEW_MODELS, MOTION_PRO_MODELS, MOTION_RATIOS, MOTION_TIER_MODELS, motionDurationRule,
-} from '../src/contract/motion.js';
 import { countMotionPrompt } from '../src/contract/motion-prompt.js';
-import { videoSize, type OutputSpec } from '../src/contract/output.js';
+import type { OutputSpec } from '../src/contract/output.js';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
+
+// Written out from interface.md ("Video task, motion family"), decisions.md #16, API.md G28/G29 and
+// the operator's price list (API.md G11, src/contract/catalog.ts), not imported: a wrong list, bound
+// or price in src must fail here. Durations: min-max, default, and whether -1 (automatic, renders
+// and bills 5 s) is allowed. Prices: credits per second of output (1.5 pro) or per task (2.0).
+type Rule = { min: number; max: number; default: number; auto: boolean; perSecond?: number; perTask?: number };
+const MOTION_RULES: Record<string, Rule> = {
+  motion_1_5_pro_480p: { min: 4, max: 12, default: 5, auto: true, perSecond: 1 },
+  motion_1_5_pro_720p: { min: 4, max: 12, default: 5, auto: true, perSecond: 2 },
+  motion_1_5_pro_1080p: { min: 4, max: 12, default: 5, auto: true, perSecond: 3 },
+  motion_2_0_4s_5s: { min: 1, max: 5, default: 5, auto: false, perTask: 10 },
+  motion_2_0_6s_10s: { min: 6, max: 10, default: 10, auto: false, perTask: 20 },
+  motion_2_0_11s_15s: { min: 11, max: 15, default: 15, auto: false, perTask: 30 },
+  motion_2_0: { min: 2, max: 12, default: 5, auto: false, perTask: 10 },
+  motion_2_0_fast: { min: 2, max: 12, default: 5, auto: false, perTask: 8 },
+  motion_2_0_pro: { min: 2, max: 12, default: 5, auto: false, perTask: 20 },
+  motion_2_0_fast_pro: { min: 2, max: 12, default: 5, auto: false, perTask: 15 },
+};
+const MOTION_MODELS = Object.keys(MOTION_RULES);
+const MOTION_PRO_MODELS = ['motion_1_5_pro_480p', 'motion_1_5_pro_720p', 'motion_1_5_pro_1080p'];
+const MOTION_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'] as const;
+const motionDurationRule = (model: string): Rule => MOTION_RULES[model]!;
+const priceOf = (model: string, seconds: number): number => {
+  const r = MOTION_RULES[model]!;
+  return r.perSecond !== undefined ? r.perSecond * seconds : r.perTask!;
+};
+/**
+ * Pixel sizes by resolution and ratio (decisions.md #19; other ratios keep the resolution's short
+ * side, sides even, G6); `adaptive` without an image falls back to 16:9.
+ */
+const VIDEO_SIZES: Record<string, Record<(typeof MOTION_RATIOS)[number], [number, number]>> = {
+  '480p': { '16:9': [854, 480], '4:3': [640, 480], '1:1': [480, 480], '3:4': [480, 640], '9:16': [480, 854], '21:9': [1120, 480], adaptive: [854, 480] },
+  '720p': { '16:9': [1280, 720], '4:3': [960, 720], '1:1': [720, 720], '3:4': [720, 960], '9:16': [720, 1280], '21:9': [1680, 720], adaptive: [1280, 720] },
+  '1080p': { '16:9': [1920, 1080], '4:3': [1440, 1080], '1:1': [1080, 1080], '3:4': [1080, 1440], '9:16': [1080, 1920], '21:9': [2520, 1080], adaptive: [1920, 1080] },
+};
+const videoSize = (resolution: string, ratio: (typeof MOTION_RATIOS)[number]) => {
+  const [width, height] = VIDEO_SIZES[resolution]![ratio];
+  return { width, height };
+};
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
@@ -62,8 +97,7 @@ describe('motion create: every model x scenario is accepted with the right defau
     expect(out.audio).toBe(isPro(model));
     expect({ width: out.width, height: out.height }).toEqual(videoSize(resolutionOf(model), '16:9'));
     expect(out.adaptiveResolution).toBe(ratio === 'adaptive' ? resolutionOf(model) : undefined);
-    const price = findModel(model)!.price;
-    expect(task.amount).toBe(price.unit === 'second' ? price.credits * rule.default : price.credits);
+    expect(task.amount).toBe(priceOf(model, rule.default));
     const media = task.request.media as { firstFrame?: { field: string }; lastFrame?: { field: string }; images: Array<{ field: string }> };
     if (mode.startsWith('first frame')) expect(media.firstFrame?.field).toBe('content[1].image_url.url');
     if (mode === 'first + last frame') expect(media.lastFrame?.field).toBe('content[2].image_url.url');
@@ -77,14 +111,14 @@ describe('motion create: every ratio value plans its pixel size', () => {
     const res = await submit({ model, content: [text()], ratio });
     expect(res.statusCode).toBe(200);
     const out = outputOf(body(res).id);
-    expect({ width: out.width, height: out.height }).toEqual(videoSize(resolutionOf(model), ratio === 'adaptive' ? '16:9' : ratio));
+    expect({ width: out.width, height: out.height }).toEqual(videoSize(resolutionOf(model), ratio));
   });
   it('an unknown ratio is a 400', () => expect400({ model: 'motion_2_0', content: [text()], ratio: '2:1' }, 'ratio', /ratio must be one of: 16:9, 4:3, 1:1, 3:4, 9:16, 21:9, adaptive/));
   it('an unknown model is a 400', () => expect400({ model: 'motion_1_5', content: [text()] }, 'model', /model must be one of: motion_1_5_pro_480p/, 'unknown_model'));
 });
 
 describe('motion create: duration per model, at and just past each bound', () => {
-  const models = [...MOTION_PRO_MODELS, ...MOTION_TIER_MODELS, ...MOTION_OVERVIEW_MODELS];
+  const models = MOTION_MODELS;
   const ok = models.flatMap((model) => {
     const r = motionDurationRule(model);
     return [
@@ -99,8 +133,7 @@ describe('motion create: duration per model, at and just past each bound', () =>
     const task = stored(body(res).id);
     expect(outputOf(task.id).durationSec).toBe(seconds);
     expect((task.request.params as { duration: number }).duration).toBe(Number(duration));
-    const price = findModel(model)!.price;
-    expect(task.amount).toBe(price.unit === 'second' ? price.credits * seconds : price.credits);
+    expect(task.amount).toBe(priceOf(model, seconds));
   });
   const bad = models.flatMap((model) => {
     const r = motionDurationRule(model);

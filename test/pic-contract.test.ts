@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PIC_MODELS, PIC_RESOLUTIONS, PIC_SIZES } from '../src/contract/pic.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
@@ -12,6 +11,13 @@ const submit = (payload: unknown, headers: Record<string, string> = {}) => h.app
   payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
 });
 
+// Written out from interface.md ("Image task" table) and the operator's price list (API.md G11,
+// src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
+const PIC_MODELS = ['pic', 'pic-pro', 'pic-pro-stable', 'pic-2-stable', 'pic-2'] as const;
+const PIC_RESOLUTIONS = ['1k', '2k', '4k'] as const;
+const PIC_SIZES = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3', '5:4', '4:5', '21:9'] as const;
+/** Credits per task. */
+const PIC_PRICES: Record<(typeof PIC_MODELS)[number], number> = { pic: 1, 'pic-2': 2, 'pic-2-stable': 2, 'pic-pro': 4, 'pic-pro-stable': 4 };
 const LONG_SIDE = { '1k': 1024, '2k': 2048, '4k': 4096 } as const;
 
 /** decisions.md #19: long side by resolution (1k where the model ignores it), aspect within 1%, 1:1 by default. */
@@ -33,7 +39,9 @@ describe('pic create: every model x resolution x size is accepted and planned at
     expect(b.id).toMatch(/^task_[A-Za-z0-9_-]{30}$/);
     expect(Number.isInteger(b.created)).toBe(true);
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
-    const out = h.store.tasks.get(b.id)!.request.output as { width: number; height: number; format: string };
+    const task = h.store.tasks.get(b.id)!;
+    expect(task.amount).toBe(PIC_PRICES[model]);
+    const out = task.request.output as { width: number; height: number; format: string };
     const want = expectedSize(model, resolution, size);
     expect(Math.max(out.width, out.height)).toBe(want.long);
     expect(Math.abs(out.width / out.height - want.ratio) / want.ratio).toBeLessThan(0.01);

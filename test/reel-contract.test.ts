@@ -1,9 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findModel } from '../src/contract/catalog.js';
-import { REEL_ASPECT_RATIOS, REEL_MODEL_RULES, REEL_MODELS, REEL_SIZES, type ReelModel } from '../src/contract/reel.js';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
+
+// Written out from interface.md ("Video task, reel family" tables and the overview models), API.md
+// G24 and the operator's price list (API.md G11, src/contract/catalog.ts), not imported: a wrong
+// list, duration, limit or price in src must fail here. Durations: allowed values, smallest first
+// (the default, G24); images: the limit of input_reference and image_urls (3 Form A, 1 Form B).
+const A = (durations: number[], price: number) => ({ form: 'A' as const, durations, maxImages: 3, price });
+const B = (price: number) => ({ form: 'B' as const, durations: [4, 8, 12], maxImages: 1, price });
+const REEL_MODEL_RULES = {
+  'reel-2': A([10, 15], 15),
+  'reel-2-stable': A([10, 15], 15),
+  'reel-2-pro': A([10, 15, 25], 30),
+  reel2Stable: A([10, 15], 15),
+  reelOa2Plus: B(20),
+  reelOa2Pro: B(40),
+  reelOa2: B(20),
+  reelOa2Stable: B(20),
+};
+type ReelModel = keyof typeof REEL_MODEL_RULES;
+const REEL_MODELS = Object.keys(REEL_MODEL_RULES) as ReelModel[];
+const REEL_SIZES = ['720x1280', '1280x720'] as const;
+const REEL_ASPECT_RATIOS = ['16:9', '9:16'] as const;
 
 let h: Harness;
 /** Same app with `MEDIAGATE_API_PREFIX=/api`: the Form A paths move under /api. */
@@ -62,7 +81,7 @@ describe('reel create: every model x size / aspect_ratio, default duration the s
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
     const { task, output, params } = plannedOf(h, b.id);
     expect(task.form).toBe(rules(model).form);
-    expect(task.amount).toBe(findModel(model)!.price.credits);
+    expect(task.amount).toBe(rules(model).price);
     const duration = rules(model).form === 'A' ? 10 : 4;
     expect(output).toMatchObject({ kind: 'video', width, height, durationSec: duration, audio: false });
     expect(params).toMatchObject({ prompt: 'a lighthouse at dusk', duration, size: `${width}x${height}` });

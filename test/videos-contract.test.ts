@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findModel } from '../src/contract/catalog.js';
-import { VIDEOS_MODELS, VIDEOS_RATIOS } from '../src/contract/videos.js';
 import type { OutputSpec } from '../src/contract/output.js';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
@@ -17,6 +15,12 @@ const base = { model: 'videos', prompt: 'a red fox runs through snow', duration:
 const urls = (kind: string, n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${kind}${i}`);
 const outputOf = (id: string) => h.store.tasks.get(id)!.request.output as Extract<OutputSpec, { kind: 'video' }>;
 const SIZES = { '16:9': { width: 1280, height: 720 }, '9:16': { width: 720, height: 1280 } } as const;
+// Written out from interface.md ("Video task, videos family" table) and the operator's price list
+// (API.md G11, src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
+const VIDEOS_MODELS = ['videos', 'videos_fast'] as const;
+const VIDEOS_RATIOS = ['16:9', '9:16'] as const;
+/** Credits per request. */
+const VIDEOS_PRICES: Record<(typeof VIDEOS_MODELS)[number], number> = { videos: 10, videos_fast: 6 };
 
 async function expectEnvelope400(payload: unknown, message: RegExp) {
   const res = await submit(payload);
@@ -34,7 +38,7 @@ describe('videos create: every model x ratio x duration bound, success envelope'
     const b = body(res);
     expect(b).toEqual({ code: '0', msg: null, data: { projectId: expect.stringMatching(/^task_[A-Za-z0-9_-]{30}$/) } });
     const task = h.store.tasks.get(b.data.projectId)!;
-    expect(task).toMatchObject({ family: 'videos', model, status: 'queued', amount: findModel(model)!.price.credits });
+    expect(task).toMatchObject({ family: 'videos', model, status: 'queued', amount: VIDEOS_PRICES[model] });
     const out = outputOf(task.id);
     expect({ width: out.width, height: out.height }).toEqual(SIZES[ratio ?? '16:9']);
     expect(out.durationSec).toBe(Number(duration));

@@ -1,0 +1,192 @@
+/**
+ * Store contract, TaskStore part 2: leases and progress, lapsed leases, retention and deletion,
+ * counting, the poll read by key hash and change notification.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Store, TaskPatch } from '../src/store/types.js';
+import { MINUTE, T, idsOf, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+
+/** processing -> a finished status by the lease holder, as the engine does it. */
+async function finish(store: Store, id: string, workerId: string, patch: TaskPatch): Promise<void> {
+  const done = await store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: workerId }, { leaseOwner: null, leaseExpiresAt: null, ...patch });
+  if (!done) throw new Error(`could not finish ${id}`);
+}
+
+export function taskLeasesContract(open: OpenStore): void {
+  describe('tasks: leases and progress (renewLease, setProgress, listLapsedLeases)', () => {
+    const s = useStore(open);
+
+    it('renewLease: only the holder of a processing task', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      expect(await store.tasks.renewLease(t.id, 'w1', T + MINUTE)).toBe(false); // queued: nobody holds it
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + 100);
+      expect(await store.tasks.renewLease(t.id, 'w2', T + MINUTE)).toBe(false);
+      expect(await store.tasks.renewLease(t.id, 'w1', T + MINUTE)).toBe(true);
+      expect((await store.tasks.get(t.id))?.leaseExpiresAt).toBe(T + MINUTE);
+      expect(await store.tasks.renewLease('task_missing', 'w1', T + MINUTE)).toBe(false);
+      await finish(store, t.id, 'w1', { status: 'failed', error: 'x', finishedAt: T + 1 });
+      expect(await store.tasks.renewLease(t.id, 'w1', T + 2 * MINUTE)).toBe(false);
+    });
+
+    it('setProgress: only the holder, and progress never goes down', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      expect(await store.tasks.setProgress(t.id, 'w1', 10)).toBe(false); // queued
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+      expect(await store.tasks.setProgress(t.id, 'w1', 40)).toBe(true);
+      expect(await store.tasks.setProgress(t.id, 'w1', 20)).toBe(true); // the lease is held; the lower value is ignored
+      expect(await store.tasks.setProgress(t.id, 'w2', 90)).toBe(false);
+      expect((await store.tasks.get(t.id))?.progress).toBe(40);
+      expect(await store.tasks.setProgress(t.id, 'w1', 55)).toBe(true);
+      expect((await store.tasks.get(t.id))?.progress).toBe(55);
+      await finish(store, t.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T + 1 });
+      expect(await store.tasks.setProgress(t.id, 'w1', 99)).toBe(false);
+      expect((await store.tasks.get(t.id))?.progress).toBe(100);
+    });
+
+    it('listLapsedLeases: processing tasks whose lease ran out before now, at most limit', async () => {
+      const store = s();
+      const ids: string[] = [];
+      for (const lease of [100, 200, 300]) {
+        ids.push((await store.tasks.insert(newTask({ createdAt: T + lease })))!.id);
+        await store.tasks.claimNext(['sandbox'], `w${lease}`, T, T + lease);
+      }
+      await store.tasks.insert(newTask()); // queued: no lease
+      expect(await store.tasks.listLapsedLeases(T + 100, 10)).toEqual([]);
+      const lapsed = await store.tasks.listLapsedLeases(T + 250, 10);
+      expect(idsOf(lapsed)).toEqual([ids[0], ids[1]].sort());
+      expect(lapsed.find((t) => t.id === ids[0])).toMatchObject({ status: 'processing', leaseOwner: 'w100', leaseExpiresAt: T + 100 });
+      const one = await store.tasks.listLapsedLeases(T + 250, 1);
+      expect(one).toHaveLength(1);
+      expect([ids[0], ids[1]]).toContain(one[0]!.id);
+      expect(idsOf(await store.tasks.listLapsedLeases(T + 1000, 10))).toEqual([...ids].sort());
+    });
+
+    it('a lapsed task is recovered only while still lapsed: a renewal in between wins', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + 100);
+      const [lapsed] = await store.tasks.listLapsedLeases(T + 200, 10);
+      expect(lapsed?.id).toBe(t.id);
+      expect(await store.tasks.renewLease(t.id, 'w1', T + 10 * MINUTE)).toBe(true);
+      const guard = { statusIn: ['processing'] as const, leaseOwner: lapsed!.leaseOwner!, leaseExpiredBefore: T + 200 };
+      const recover = { status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 200 } as const;
+      expect(await store.tasks.updateIf(t.id, guard, recover)).toBeUndefined();
+      expect(await store.tasks.listLapsedLeases(T + 200, 10)).toEqual([]);
+      expect((await store.tasks.get(t.id))?.status).toBe('processing');
+    });
+  });
+
+  describe('tasks: retention, deletion, counts (listExpired, clearExpiry, delete, countByStatus, countInFlight)', () => {
+    const s = useStore(open);
+
+    it('listExpired: finished tasks whose retention ended before now, at most limit; clearExpiry takes one off the list', async () => {
+      const store = s();
+      const ids: string[] = [];
+      for (const [i, expiresAt] of [T + 100, T + 200, T + 300].entries()) {
+        const t = await store.tasks.insert(newTask({ createdAt: T + i }));
+        ids.push(t.id);
+        await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+        await finish(store, t.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T + 1, expiresAt });
+      }
+      await store.tasks.insert(newTask()); // queued: no expiry yet
+      expect(await store.tasks.listExpired(T + 50, 10)).toEqual([]);
+      expect(idsOf(await store.tasks.listExpired(T + 250, 10))).toEqual([ids[0], ids[1]].sort());
+      const one = await store.tasks.listExpired(T + 250, 1);
+      expect(one).toHaveLength(1);
+      expect([ids[0], ids[1]]).toContain(one[0]!.id);
+      await store.tasks.clearExpiry(ids[0]!);
+      expect(idsOf(await store.tasks.listExpired(T + 250, 10))).toEqual([ids[1]]);
+      expect(await store.tasks.get(ids[0]!)).toMatchObject({ status: 'completed', expiresAt: null });
+    });
+
+    it('delete forgets a task: true once, then false', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      const kept = await store.tasks.insert(newTask());
+      expect(await store.tasks.delete(t.id)).toBe(true);
+      expect(await store.tasks.get(t.id)).toBeUndefined();
+      expect(await store.tasks.getOwned(t.id, t.ownerKeyId)).toBeUndefined();
+      expect(await store.tasks.delete(t.id)).toBe(false);
+      expect(await store.tasks.delete('task_missing')).toBe(false);
+      expect((await store.tasks.get(kept.id))?.id).toBe(kept.id);
+    });
+
+    it('countByStatus counts every status, zeros included', async () => {
+      const store = s();
+      expect(await store.tasks.countByStatus()).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
+      const ids = (await store.tasks.insertMany(Array.from({ length: 6 }, (_, i) => newTask({ createdAt: T + i })))).map((t) => t.id);
+      for (let i = 0; i < 4; i++) await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE); // ids[0..3] processing
+      await finish(store, ids[0]!, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T });
+      await finish(store, ids[1]!, 'w1', { status: 'failed', error: 'x', finishedAt: T });
+      await store.tasks.updateIf(ids[2]!, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T, leaseOwner: null, leaseExpiresAt: null });
+      expect(await store.tasks.countByStatus()).toEqual({ queued: 2, processing: 1, completed: 1, failed: 1, cancelled: 1 });
+    });
+
+    it("countInFlight: a key's queued and processing tasks, at most upTo", async () => {
+      const store = s();
+      await store.tasks.insertMany([0, 1, 2, 3].map((i) => newTask({ ownerKeyId: 'key_if', createdAt: T + i })));
+      await store.tasks.insert(newTask({ ownerKeyId: 'key_other', createdAt: T + 10 }));
+      expect(await store.tasks.countInFlight('key_if', 100)).toBe(4);
+      expect(await store.tasks.countInFlight('key_if', 2)).toBe(2);
+      expect(await store.tasks.countInFlight('key_none', 100)).toBe(0);
+      const claimed = (await store.tasks.claimNext(['sandbox'], 'w1', T + 20, T + MINUTE))!; // key_if's oldest
+      expect(claimed.ownerKeyId).toBe('key_if');
+      expect(await store.tasks.countInFlight('key_if', 100)).toBe(4); // processing still counts
+      await finish(store, claimed.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T + 30 });
+      expect(await store.tasks.countInFlight('key_if', 100)).toBe(3);
+      expect(await store.tasks.countInFlight('key_other', 100)).toBe(1);
+    });
+  });
+
+  describe('tasks: poll reads and change notification (getOwnedByKeyHash, watchChanges, changedElsewhere)', () => {
+    const s = useStore(open);
+    const key = (id: string, hash: string) => ({ id, name: id, prefix: `mg_${id}`, createdAt: T, revokedAt: null, hash });
+
+    it('reads a task by the hash of its active owner key only', async () => {
+      const store = s();
+      await store.keys.insert(key('key_a', 'hash-a'));
+      await store.keys.insert(key('key_b', 'hash-b'));
+      const t = await store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-a')).toEqual(await store.tasks.get(t.id));
+      expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();
+      expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-unknown')).toBeUndefined();
+      expect(await store.tasks.getOwnedByKeyHash('task_missing', 'hash-a')).toBeUndefined();
+      await store.keys.revoke('key_a', T + 1);
+      expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-a')).toBeUndefined();
+    });
+
+    it('a poll read sees every change made since the previous one', async () => {
+      const store = s();
+      await store.keys.insert(key('key_a', 'hash-a'));
+      const t = await store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      const poll = async () => store.tasks.getOwnedByKeyHash(t.id, 'hash-a');
+      expect((await poll())?.status).toBe('queued');
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+      expect((await poll())?.status).toBe('processing');
+      await store.tasks.setProgress(t.id, 'w1', 40);
+      expect((await poll())?.progress).toBe(40);
+      await finish(store, t.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T + 1, expiresAt: T + 99 });
+      expect(await poll()).toMatchObject({ status: 'completed', expiresAt: T + 99 });
+      await store.tasks.clearExpiry(t.id);
+      expect((await poll())?.expiresAt).toBeNull();
+      await store.tasks.delete(t.id);
+      expect(await poll()).toBeUndefined();
+    });
+
+    it('tells watchers about each task it changes, after the change, and not about refused changes', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      const seen: Array<Promise<[string, string | undefined]>> = [];
+      const stop = await store.tasks.watchChanges((id) => { seen.push(Promise.resolve(store.tasks.get(id)).then((r) => [id, r?.status])); });
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+      await finish(store, t.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T });
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'failed' })).toBeUndefined();
+      stop();
+      await store.tasks.delete(t.id);
+      expect(await Promise.all(seen)).toEqual([[t.id, 'processing'], [t.id, 'completed']]);
+      expect(await store.tasks.changedElsewhere()).toBe(false); // nobody else writes to this database
+    });
+  });
+}

@@ -1,0 +1,163 @@
+/**
+ * Store contract, TaskStore part 1: records, claiming (`claimNext`, `nextRunAfter`) and the
+ * conditional update every state change is made of (`updateIf`).
+ */
+import { describe, expect, it } from 'vitest';
+import type { TaskResult } from '../src/store/types.js';
+import { MINUTE, T, newTask, settle, useStore, type OpenStore } from './store-contract-helpers.js';
+
+export function taskRecordsContract(open: OpenStore): void {
+  describe('tasks: records (insert, insertMany, get, getOwned)', () => {
+    const s = useStore(open);
+
+    it('insert answers the task as stored: queued, no progress, no lease, not finished', async () => {
+      const store = s();
+      const input = newTask({ ownerKeyId: 'key_a', family: 'clip', form: 'B', model: 'clip_3_1_pro', amount: 20, createdAt: T });
+      const t = await store.tasks.insert(input);
+      expect(t).toMatchObject({
+        id: input.id, ownerKeyId: 'key_a', family: 'clip', form: 'B', model: 'clip_3_1_pro', provider: 'sandbox', amount: 20,
+        createdAt: T, status: 'queued', progress: 0, result: null, error: null, attempts: 0, startedAt: null, finishedAt: null,
+        leaseOwner: null, leaseExpiresAt: null, expiresAt: null,
+      });
+      expect(t.request).toEqual(input.request);
+      expect(t.runAfter).toBeLessThanOrEqual(T); // claimable at once
+      expect(await store.tasks.get(t.id)).toEqual(t);
+    });
+
+    it('keeps the request exactly as given (nested JSON, unicode, null, booleans)', async () => {
+      const store = s();
+      const request = { params: { prompt: '狐 in the snow "quoted" \\ back\nslash 😀', seed: -1, tools: [{ a: null, b: [1, 2.5] }], audio: true }, output: { kind: 'video' as const, width: 64, height: 36, durationSec: 2, fps: 24, audio: true }, media: { images: [], videos: [], audios: [] } };
+      const t = await store.tasks.insert(newTask({ request }));
+      expect((await store.tasks.get(t.id))?.request).toEqual(request);
+    });
+
+    it('get and getOwned: an unknown id reads nothing, another owner reads nothing', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      expect((await store.tasks.getOwned(t.id, 'key_a'))?.id).toBe(t.id);
+      expect(await store.tasks.getOwned(t.id, 'key_b')).toBeUndefined();
+      expect(await store.tasks.get('task_missing')).toBeUndefined();
+      expect(await store.tasks.getOwned('task_missing', 'key_a')).toBeUndefined();
+    });
+
+    it('a second task with an existing id is refused and the first is unchanged', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask({ amount: 1 }));
+      await expect(settle(() => store.tasks.insert({ ...newTask({ amount: 99 }), id: t.id }))).rejects.toThrow();
+      expect((await store.tasks.get(t.id))?.amount).toBe(1);
+    });
+
+    it('insertMany inserts all in order, or none when one cannot be inserted', async () => {
+      const store = s();
+      const batch = [newTask(), newTask(), newTask()];
+      const records = await store.tasks.insertMany(batch);
+      expect(records.map((r) => r.id)).toEqual(batch.map((t) => t.id));
+      for (const r of records) expect(await store.tasks.get(r.id)).toEqual(r);
+      const fresh = newTask();
+      await expect(settle(() => store.tasks.insertMany([fresh, { ...batch[0]! }]))).rejects.toThrow();
+      expect(await store.tasks.get(fresh.id)).toBeUndefined();
+      expect(await store.tasks.insertMany([])).toEqual([]);
+    });
+  });
+
+  describe('tasks: claiming (claimNext, nextRunAfter)', () => {
+    const s = useStore(open);
+
+    it('claims the oldest queued task of the given providers: processing, leased, one attempt', async () => {
+      const store = s();
+      const a = await store.tasks.insert(newTask({ createdAt: T + 1 }));
+      const b = await store.tasks.insert(newTask({ createdAt: T + 2 }));
+      const other = await store.tasks.insert(newTask({ createdAt: T, provider: 'other' }));
+      const claimed = await store.tasks.claimNext(['sandbox'], 'w1', T + 10, T + 10 + MINUTE);
+      expect(claimed).toMatchObject({ id: a.id, status: 'processing', leaseOwner: 'w1', leaseExpiresAt: T + 10 + MINUTE, attempts: 1, startedAt: T + 10 });
+      expect(await store.tasks.get(a.id)).toEqual(claimed);
+      expect((await store.tasks.claimNext(['sandbox'], 'w2', T + 10, T + 10 + MINUTE))?.id).toBe(b.id);
+      expect(await store.tasks.claimNext(['sandbox'], 'w3', T + 10, T + 10 + MINUTE)).toBeUndefined();
+      expect((await store.tasks.claimNext(['nobody', 'other'], 'w3', T + 10, T + 10 + MINUTE))?.id).toBe(other.id);
+      expect(await store.tasks.claimNext([], 'w3', T + 10, T + 10 + MINUTE)).toBeUndefined();
+    });
+
+    it('never hands one task to two workers', async () => {
+      const store = s();
+      const ids = (await store.tasks.insertMany(Array.from({ length: 5 }, (_, i) => newTask({ createdAt: T + i })))).map((t) => t.id);
+      const claims = [];
+      for (let i = 0; i < 8; i++) claims.push(await store.tasks.claimNext(['sandbox'], `w${i}`, T + 10, T + MINUTE));
+      expect(claims.slice(0, 5).map((c) => c?.id)).toEqual(ids);
+      expect(claims.slice(5)).toEqual([undefined, undefined, undefined]);
+    });
+
+    it('a task requeued with a runAfter is claimable from that time on; nextRunAfter names the earliest', async () => {
+      const store = s();
+      const a = await store.tasks.insert(newTask({ createdAt: T + 1 }));
+      const b = await store.tasks.insert(newTask({ createdAt: T + 2 }));
+      expect(await store.tasks.nextRunAfter(['other'])).toBeUndefined();
+      for (const w of ['w1', 'w2']) await store.tasks.claimNext(['sandbox'], w, T + 10, T + MINUTE);
+      expect(await store.tasks.nextRunAfter(['sandbox'])).toBeUndefined(); // nothing queued
+      const requeue = { status: 'queued', leaseOwner: null, leaseExpiresAt: null } as const;
+      await store.tasks.updateIf(a.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { ...requeue, runAfter: T + 5000 });
+      await store.tasks.updateIf(b.id, { statusIn: ['processing'], leaseOwner: 'w2' }, { ...requeue, runAfter: T + 3000 });
+      expect(await store.tasks.nextRunAfter(['sandbox'])).toBe(T + 3000);
+      expect(await store.tasks.nextRunAfter(['other'])).toBeUndefined();
+      expect(await store.tasks.claimNext(['sandbox'], 'w3', T + 2999, T + MINUTE)).toBeUndefined();
+      const again = await store.tasks.claimNext(['sandbox'], 'w3', T + 3000, T + 3000 + MINUTE);
+      expect(again).toMatchObject({ id: b.id, attempts: 2, startedAt: T + 10, leaseOwner: 'w3' }); // startedAt: the first claim
+      expect(await store.tasks.nextRunAfter(['sandbox'])).toBe(T + 5000);
+      expect(await store.tasks.claimNext(['sandbox'], 'w3', T + 4999, T + MINUTE)).toBeUndefined();
+      expect((await store.tasks.claimNext(['sandbox'], 'w3', T + 5000, T + MINUTE))?.id).toBe(a.id);
+    });
+  });
+
+  describe('tasks: conditional updates (updateIf)', () => {
+    const s = useStore(open);
+    const result: TaskResult = {
+      files: [{ name: 'video.1a2b3c4d.mp4', contentType: 'video/mp4', bytes: 12345, width: 1280, height: 720, duration: 8 }],
+      actualDuration: 8, upstreamUrls: ['https://upstream.example/v.mp4'],
+    };
+
+    it('applies the patch only while the status is one of statusIn, and answers the updated task', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'] }, { status: 'cancelled' })).toBeUndefined();
+      expect((await store.tasks.get(t.id))?.status).toBe('queued');
+      const cancelled = await store.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T + 1, expiresAt: T + 99, error: null });
+      expect(cancelled).toMatchObject({ id: t.id, status: 'cancelled', finishedAt: T + 1, expiresAt: T + 99, error: null });
+      expect(await store.tasks.get(t.id)).toEqual(cancelled);
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled' })).toBeUndefined();
+      expect(await store.tasks.updateIf('task_missing', { statusIn: ['queued'] }, { status: 'cancelled' })).toBeUndefined();
+    });
+
+    it('with leaseOwner: only the worker holding the lease; a result is stored whole', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+      const done = { status: 'completed', progress: 100, result, error: null, finishedAt: T + 5, leaseOwner: null, leaseExpiresAt: null, expiresAt: T + 100 } as const;
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w2' }, done)).toBeUndefined();
+      expect(await store.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'w1', result: null });
+      const completed = await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, done);
+      expect(completed).toMatchObject({ ...done, attempts: 1 });
+      expect((await store.tasks.get(t.id))?.result).toEqual(result);
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'failed', error: 'late' })).toBeUndefined();
+      expect(await store.tasks.get(t.id)).toMatchObject({ status: 'completed', error: null });
+    });
+
+    it('with leaseExpiredBefore: only while the lease ran out before that time', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + 100);
+      const recover = { status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 100 } as const;
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1', leaseExpiredBefore: T + 100 }, recover)).toBeUndefined();
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w2', leaseExpiredBefore: T + 101 }, recover)).toBeUndefined();
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1', leaseExpiredBefore: T + 101 }, recover))
+        .toMatchObject({ status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 100, attempts: 1 });
+    });
+
+    it('sets attempts as given (a graceful shutdown gives the attempt back)', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'queued', leaseOwner: null, leaseExpiresAt: null, attempts: 0, runAfter: T }))
+        .toMatchObject({ status: 'queued', attempts: 0 });
+      expect(await store.tasks.claimNext(['sandbox'], 'w2', T + 1, T + MINUTE)).toMatchObject({ id: t.id, attempts: 1 });
+    });
+  });
+}
