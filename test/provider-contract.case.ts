@@ -54,7 +54,12 @@ interface Run {
   settledAfterAbortMs?: number;
 }
 
-interface Abort { controller: AbortController; reason?: unknown }
+interface Abort {
+  controller: AbortController;
+  reason?: unknown;
+  /** When the abort comes: from a timer after the first progress report (default), before submit, or inside reportProgress itself. */
+  when?: 'timer' | 'before' | 'in-report';
+}
 
 /**
  * Runs one job with a private workDir and TMPDIR inside a fresh folder, aborting it (when asked) just
@@ -80,12 +85,17 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
   const ctx: ProviderContext = {
     signal: abort?.controller.signal ?? new AbortController().signal, log: createLogger('silent'), workDir, credentials: {},
     // the abort arrives from a timer, as the task runner's do (cancel, lease loss, attempt timeout)
-    reportProgress: (p) => { run.progress.push(p); if (abort) setTimeout(fire, 0); },
+    reportProgress: (p) => {
+      run.progress.push(p);
+      if (abort?.when === 'in-report') fire();
+      else if (abort) setTimeout(fire, 0);
+    },
     readMedia: async () => { throw new Error('no caller media in the provider contract suite'); },
     ...options.context,
   };
   const savedTmp = process.env.TMPDIR;
   process.env.TMPDIR = tmp;
+  if (abort?.when === 'before') fire();
   const timer = abort ? setTimeout(fire, 150) : undefined;
   try {
     run.out = await options.make().submit(job, ctx);
@@ -166,6 +176,29 @@ export function runProviderContract(name: string, options: ProviderContractOptio
       expect(run.settledAfterAbortMs!).toBeLessThan(5000);
       expectMonotonicProgress(run.progress);
       expect(run.changes).toEqual([]);
+    });
+
+    it('a signal aborted before submit: rejects with its reason at once, reporting no progress and making nothing', async () => {
+      const reason = new Error('provider contract: aborted before it began');
+      const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason, when: 'before' });
+      expect(run.out).toBeUndefined();
+      expect(run.error).toBe(reason);
+      expect(run.progress).toEqual([]);
+      expect(run.changes).toEqual([]);
+    });
+
+    it('an abort that arrives inside reportProgress stops it, with that reason', async () => {
+      const reason = new Error('provider contract: stopped from a progress report');
+      const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason, when: 'in-report' });
+      expect(run.out).toBeUndefined();
+      expect(run.error).toBe(reason);
+      expect(run.settledAfterAbortMs!).toBeLessThan(5000);
+    });
+
+    it.each(['cancelled', 'lease-lost', 'shutdown', 'attempt-timeout'])('an abort whose reason is not an Error (%s, as the runner gives) rejects with exactly that reason', async (reason) => {
+      const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason });
+      expect(run.out).toBeUndefined();
+      expect(run.error).toBe(reason);
     });
 
     it('an abort without a reason: rejects with an AbortError', async () => {

@@ -23,6 +23,7 @@ export function createSandboxProvider(options: SandboxOptions): Provider {
     capabilities: { families: FAMILIES, cancel: true },
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     async submit(job: ProviderJob, ctx: ProviderContext): Promise<ProviderOutput> {
+      ctx.signal.throwIfAborted();
       const prompt = promptOf(job);
       if (prompt.includes('[fail]')) throw new UnrecoverableError('sandbox: the prompt contains [fail], so this task fails on purpose');
       if (prompt.includes('[flaky]') && job.attempt === 1) throw new Error('sandbox: the prompt contains [flaky], so the first attempt fails (it is retried)');
@@ -35,6 +36,7 @@ export function createSandboxProvider(options: SandboxOptions): Provider {
 async function renderImageJob(job: ProviderJob, ctx: ProviderContext, prompt: string): Promise<ProviderOutput> {
   if (job.output.kind !== 'image') throw new Error('not an image job');
   const references = await fetchAll(job.media.images, ctx, 60, 80);
+  ctx.signal.throwIfAborted();
   const { width, height, format } = job.output;
   let data: Buffer;
   try {
@@ -43,6 +45,7 @@ async function renderImageJob(job: ProviderJob, ctx: ProviderContext, prompt: st
     throw new UnrecoverableError(`sandbox: ${err instanceof Error ? err.message : 'image could not be rendered'}`, { cause: err });
   }
   ctx.reportProgress(95);
+  ctx.signal.throwIfAborted();
   const ext = format === 'png' ? 'png' : 'jpg';
   return { files: [{ name: `image.${ext}`, contentType: format === 'png' ? 'image/png' : 'image/jpeg', data, width, height }] };
 }

@@ -16,15 +16,21 @@ export function simulatedDelayMs(timing: SandboxTiming, output: OutputSpec, fami
   return minutes * 60_000;
 }
 
-/** Waits `ms` in steps, reporting progress from `from` to `to`; stops early when aborted. */
+/**
+ * Waits `ms` in steps, reporting progress from `from` to `to`. An abort (also one that came before
+ * the call, or from inside `report`) rejects at once with the signal's reason, whatever it is.
+ */
 export async function simulateWork(ms: number, steps: number, from: number, to: number, signal: AbortSignal, report: (p: number) => void): Promise<void> {
+  signal.throwIfAborted();
   if (ms <= 0) return;
   const step = ms / steps;
   for (let i = 1; i <= steps; i++) {
     await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(resolve, step);
-      signal.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason instanceof Error ? signal.reason : new Error('aborted')); }, { once: true });
+      const onAbort = (): void => { clearTimeout(t); reject(signal.reason); };
+      const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, step);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     report(from + ((to - from) * i) / steps);
+    signal.throwIfAborted();
   }
 }
