@@ -1,6 +1,6 @@
 import { encode } from 'gpt-tokenizer';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createSandboxChatProvider, sandboxReplyText } from '../src/chat/sandbox.js';
 import { textPieces } from '../src/chat/tokens.js';
 import type { ChatRequest, ChatStreamEvent } from '../src/chat/types.js';
@@ -59,28 +59,71 @@ describe('sandbox chat provider', () => {
     expect((await fast.complete(req('plain'), ctx())).content).toMatch(/^You asked: "plain"/);
   });
 
+  // The rate is checked on an injected clock (fake Date and setTimeout), not the wall clock: the
+  // provider schedules token n at n / rate seconds after it starts, so at any instant exactly the
+  // pieces due by then are out, and the next one is not out a millisecond before its time.
   it('streams at the configured rate', async () => {
-    const slow = createSandboxChatProvider({ tokensPerSecond: 200 });
-    const t0 = Date.now();
-    const r = await slow.complete(req('hi'), ctx());
-    const elapsed = Date.now() - t0;
-    const expected = (r.usage.completion_tokens / 200) * 1000;
-    expect(elapsed).toBeGreaterThanOrEqual(expected * 0.9);
-    expect(elapsed).toBeLessThan(expected + 500);
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], now: 1_700_000_000_000 });
+    try {
+      const msPerToken = 5; // 200 tokens/s
+      const slow = createSandboxChatProvider({ tokensPerSecond: 1000 / msPerToken });
+      const request = req('hi');
+      const pieces = textPieces(sandboxReplyText(request));
+      const dueAt: number[] = [];
+      pieces.reduce((tokens, p) => { dueAt.push((tokens + p.tokens) * msPerToken); return tokens + p.tokens; }, 0);
+      expect(pieces.length).toBeGreaterThan(10);
+
+      const seen: string[] = [];
+      let done: ChatStreamEvent | undefined;
+      const t0 = Date.now();
+      const run = (async () => {
+        for await (const e of slow.stream(request, ctx())) {
+          if (e.type === 'delta') seen.push(e.content);
+          else if (e.type === 'done') done = e;
+        }
+      })();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(seen).toEqual([]); // nothing before the first token's time
+      for (let i = 0; i < pieces.length; i++) {
+        await vi.advanceTimersByTimeAsync(t0 + dueAt[i]! - 1 - Date.now());
+        expect(seen).toHaveLength(i); // never faster than the rate: piece i is not out 1 ms early
+        await vi.advanceTimersByTimeAsync(1);
+        expect(seen).toHaveLength(i + 1); // and it keeps up: out at its time
+      }
+      await run;
+      expect(seen.join('')).toBe(sandboxReplyText(request));
+      expect(done).toMatchObject({ type: 'done', finishReason: 'stop' });
+      // The whole reply took exactly completion_tokens / rate on the clock.
+      expect(Date.now() - t0).toBe((done as Extract<ChatStreamEvent, { type: 'done' }>).usage.completion_tokens * msPerToken);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stops generating when aborted', async () => {
-    const slow = createSandboxChatProvider({ tokensPerSecond: 100 });
-    const controller = new AbortController();
-    const seen: string[] = [];
-    const run = (async () => { for await (const e of slow.stream(req('hello'), ctx(controller.signal))) if (e.type === 'delta') seen.push(e.content); })();
-    await new Promise((r) => setTimeout(r, 60));
-    controller.abort();
-    await expect(run).rejects.toThrow();
-    const count = seen.length;
-    await new Promise((r) => setTimeout(r, 100));
-    expect(seen.length).toBe(count);
-    expect(count).toBeLessThan(20);
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], now: 1_700_000_000_000 });
+    try {
+      const slow = createSandboxChatProvider({ tokensPerSecond: 100 }); // 10 ms per token
+      const request = req('hello');
+      const total = textPieces(sandboxReplyText(request)).length;
+      const controller = new AbortController();
+      const seen: string[] = [];
+      const run = (async () => { for await (const e of slow.stream(request, ctx(controller.signal))) if (e.type === 'delta') seen.push(e.content); })();
+      const outcome = run.then(() => 'finished', (err: unknown) => err);
+      await vi.advanceTimersByTimeAsync(60);
+      const count = seen.length;
+      expect(count).toBeGreaterThan(0); // it was generating
+      expect(count).toBeLessThan(total); // and had more to say
+      controller.abort();
+      // Time enough for the whole reply several times over: nothing more comes, and the stream
+      // ended with the abort, not with done.
+      await vi.advanceTimersByTimeAsync(total * 10 * 5);
+      expect(seen).toHaveLength(count);
+      expect(await outcome).toBeInstanceOf(Error);
+      expect(vi.getTimerCount()).toBe(0); // and no timer of it is left behind
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a prompt that fills the context length is a 400; a reply that would overflow it ends with "length"', async () => {

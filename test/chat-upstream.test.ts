@@ -46,6 +46,25 @@ async function collect(iter: AsyncIterable<ChatStreamEvent>, seen: ChatStreamEve
   return seen;
 }
 
+/**
+ * `promise`, or a failure naming `what` if it has not settled within `ms`. The bounds given are
+ * generous (10 s, far above any scheduling delay): they only turn "never" into a failure, and each
+ * test sets every other timer of the provider (its total timeout) far beyond them, so nothing but
+ * the behaviour under test can settle the promise in time.
+ */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+const GENEROUS_MS = 10_000;
+/** A total timeout no test waits for: it cannot be what ends a call within GENEROUS_MS. */
+const NEVER_MS = 600_000;
+
 async function rejection(p: Promise<unknown>): Promise<AppError> {
   try {
     await p;
@@ -239,29 +258,45 @@ describe('OpenAI-compatible upstream: errors', () => {
     expect(err.code).toBe('upstream_error');
   });
 
-  it('a slow upstream -> 504 upstream_timeout within the bound (complete and stream)', async () => {
+  it('a slow upstream -> 504 upstream_timeout, not before the timeout (complete and stream)', async () => {
+    // The upstream never answers: only the provider's own 300 ms timeout can end the call. It
+    // cannot end it before 300 ms (a timer does not fire early: the causal lower bound), and
+    // without it the call would never end (the generous upper bound catches that).
     fake.behave(hang());
-    const p = provider({ timeoutMs: 300 });
+    const timeoutMs = 300;
+    const p = provider({ timeoutMs });
     for (const call of [() => p.complete(request(), ctx()), () => collect(p.stream(request(), ctx()))]) {
       const closed = fake.nextClientClose();
-      const t0 = Date.now();
-      const err = await rejection(call());
-      const took = Date.now() - t0;
+      const t0 = performance.now();
+      const err = await within(rejection(call()), GENEROUS_MS, 'the 504 of a hanging upstream');
+      const took = performance.now() - t0;
       expect([err.code, err.status]).toEqual(['upstream_timeout', 504]);
-      expect(took).toBeGreaterThanOrEqual(250);
-      expect(took).toBeLessThan(1500);
-      await closed; // the upstream connection was dropped
+      expect(err.message).toContain(`within ${timeoutMs} ms`);
+      expect(took).toBeGreaterThanOrEqual(timeoutMs - 10);
+      await within(closed, GENEROUS_MS, 'the upstream connection to be dropped');
     }
   });
 
   it('a stream that stalls between chunks -> 504 after the stall timeout', async () => {
+    // Two chunks, then silence for ever; the total timeout is far away, so only the stall timer
+    // can end the stream, and not before 300 ms of silence after the last chunk.
     fake.behave(stallAfter(2));
+    const stallTimeoutMs = 300;
     const seen: ChatStreamEvent[] = [];
-    const t0 = Date.now();
-    const err = await rejection(collect(provider({ stallTimeoutMs: 300 }).stream(request(), ctx()), seen));
+    let lastDeltaAt = Number.NaN;
+    const run = (async () => {
+      for await (const ev of provider({ stallTimeoutMs, timeoutMs: NEVER_MS }).stream(request(), ctx())) {
+        if (ev.type === 'open') continue;
+        seen.push(ev);
+        lastDeltaAt = performance.now();
+      }
+    })();
+    const err = await within(rejection(run), GENEROUS_MS, 'the 504 of a stalled stream');
+    const silentFor = performance.now() - lastDeltaAt;
     expect([err.code, err.status]).toEqual(['upstream_timeout', 504]);
-    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(err.message).toContain(`sent nothing for ${stallTimeoutMs} ms`); // the stall timer, not the total timeout
     expect(seen).toEqual([{ type: 'delta', content: 'part0 ' }, { type: 'delta', content: 'part1 ' }]);
+    expect(silentFor).toBeGreaterThanOrEqual(stallTimeoutMs - 10);
   });
 });
 
@@ -304,16 +339,17 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
     const ac = new AbortController();
     const closed = fake.nextClientClose();
     const seen: ChatStreamEvent[] = [];
+    // The upstream streams for ever and no timeout of the provider is due: only the abort can
+    // close the connection, so its closing at all (bound: generous) is the check.
     const run = (async () => {
-      for await (const ev of provider().stream(request(), ctx(ac.signal))) {
+      for await (const ev of provider({ timeoutMs: NEVER_MS }).stream(request(), ctx(ac.signal))) {
         if (ev.type !== 'open') seen.push(ev);
         if (seen.length === 3) ac.abort();
       }
     })();
     await expect(run).rejects.toMatchObject({ name: 'AbortError' });
-    const t0 = Date.now();
-    await closed;
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(seen).toHaveLength(3);
+    await within(closed, GENEROUS_MS, 'the upstream connection to close after the abort');
     expect(fake.clientCloses).toBeGreaterThan(0);
   });
 
@@ -321,21 +357,22 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
     fake.behave(hang());
     const ac = new AbortController();
     const closed = fake.nextClientClose();
-    const call = provider().complete(request(), ctx(ac.signal));
-    await new Promise((r) => setTimeout(r, 50));
+    const call = provider({ timeoutMs: NEVER_MS }).complete(request(), ctx(ac.signal));
+    // The request is at the upstream (which never answers) before the abort.
+    await within((async () => { while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 10)); })(), GENEROUS_MS, 'the request to reach the upstream');
     const reason = new AppError('upstream_timeout', 'route gave up');
     ac.abort(reason);
     await expect(call).rejects.toBe(reason);
-    await closed;
+    await within(closed, GENEROUS_MS, 'the upstream request to close after the abort');
   });
 
   it('a consumer that stops iterating early drops the upstream connection', async () => {
     fake.behave(endless(5));
     const closed = fake.nextClientClose();
-    const events = provider().stream(request(), ctx())[Symbol.asyncIterator]();
+    const events = provider({ timeoutMs: NEVER_MS }).stream(request(), ctx())[Symbol.asyncIterator]();
     expect((await events.next()).value).toEqual({ type: 'open' });
     expect((await events.next()).value.type).toBe('delta');
     await events.return?.();
-    await closed;
+    await within(closed, GENEROUS_MS, 'the upstream connection to close after the consumer stopped');
   });
 });

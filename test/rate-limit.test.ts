@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../src/auth/keys.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
@@ -8,6 +8,14 @@ beforeAll(async () => {
   h = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_SUBMITS: '3', MEDIAGATE_RATE_LIMIT_QUERIES: '5' } });
 });
 afterAll(async () => { await h.close(); });
+
+// An injected clock: the limiters' memory store reads Date.now() for a budget's window and drops
+// the window's count with a setTimeout at its end. With Date and setTimeout faked, every request
+// of a burst happens at the same instant however slow the machine is, and a budget refills only
+// when the test moves the clock (vi.advanceTimersByTime). Nothing on the inject path of these
+// requests waits on a timer (the submit batch commits on setImmediate, which stays real).
+beforeEach(() => { vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], now: new Date('2030-01-01T00:00:00Z') }); });
+afterEach(() => { vi.useRealTimers(); });
 
 const submit = (key: string, url = '/v1/pic/images', payload: Record<string, unknown> = { model: 'pic', prompt: 'x' }) =>
   h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, payload });
@@ -28,6 +36,18 @@ describe('rate limits per API key', () => {
     expect(videos.json()).toMatchObject({ code: '429', data: null });
     const chat = await submit(key, '/v1/chat/completions', { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.json()).toMatchObject({ code: '429', success: false });
+  });
+
+  it('the budget refills with time: the rate after its 1 s window, the burst after its 2 s', async () => {
+    const key = createApiKey(h.store.keys, 'refill').secret;
+    const burst = async (n: number) => { const codes: number[] = []; for (let i = 0; i < n; i++) codes.push((await submit(key)).statusCode); return codes; };
+    expect(await burst(7)).toEqual([200, 200, 200, 200, 200, 200, 429]);
+    vi.advanceTimersByTime(500); // not yet: half way through the 1 s window
+    expect(await burst(1)).toEqual([429]);
+    vi.advanceTimersByTime(500); // the 1 s window is over: the rate again, the burst still spent
+    expect(await burst(4)).toEqual([200, 200, 200, 429]);
+    vi.advanceTimersByTime(1000); // the 2 s burst window is over too (and a second 1 s one)
+    expect(await burst(7)).toEqual([200, 200, 200, 200, 200, 200, 429]);
   });
 
   it('queries have their own budget; one key flooding leaves another key untouched', async () => {

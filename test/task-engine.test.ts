@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import { createLogger } from '../src/logger.js';
 import { FsBlobStore } from '../src/media/blob-store.js';
@@ -26,8 +26,11 @@ function setup() {
   return { dir, open };
 }
 
-/** A provider that records each call and makes a tiny file after `delayMs`, honouring the abort signal. */
-function countingProvider(delayMs = 20) {
+/**
+ * A provider that records each call and makes a tiny file after `delayMs` (or, given `gate`, once
+ * the test opens it), honouring the abort signal.
+ */
+function countingProvider(delayMs = 20, gate?: Promise<void>) {
   const calls = new Map<string, number>();
   const aborted = new Set<string>();
   const provider: Provider = {
@@ -35,7 +38,8 @@ function countingProvider(delayMs = 20) {
     async submit(job: ProviderJob, ctx) {
       calls.set(job.taskId, (calls.get(job.taskId) ?? 0) + 1);
       await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, delayMs);
+        const t = gate ? undefined : setTimeout(resolve, delayMs);
+        void gate?.then(resolve);
         ctx.signal.addEventListener('abort', () => { aborted.add(job.taskId); clearTimeout(t); reject(new Error('aborted')); }, { once: true });
       });
       return { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.from('png') }] };
@@ -161,7 +165,7 @@ describe('task engine', () => {
     await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
     // Someone else takes the task over (as after a lapse); the heartbeat notices and aborts.
     s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'other-worker', leaseExpiresAt: Date.now() + 60_000 });
-    await waitFor(() => (slow.aborted.has(t.id) ? true : undefined), 3000, 'the old worker to abort');
+    await waitFor(() => (slow.aborted.has(t.id) ? true : undefined), 10_000, 'the old worker to abort');
     expect(s.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'other-worker' });
   });
 
@@ -169,8 +173,15 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s = open();
     const t = s.tasks.insert(newTask());
-    const slow = countingProvider(400);
-    runner(s, dir, slow.provider).start();
+    // The late worker generates until the test lets it finish: after the takeover below.
+    let finishGenerating!: () => void;
+    const slow = countingProvider(0, new Promise<void>((resolve) => { finishGenerating = resolve; }));
+    // The late worker's blob store, observed: what it stores and what it removes again.
+    const blobs = new FsBlobStore(path.join(dir, 'results'));
+    const put = vi.spyOn(blobs, 'put');
+    const removed = vi.spyOn(blobs, 'remove');
+    const late = runner(s, dir, slow.provider, { blobs });
+    late.start();
     await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
     // Another worker takes over and completes first (the heartbeat has not noticed yet).
     const taken = s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'winner', leaseExpiresAt: Date.now() + 60_000 })!;
@@ -181,8 +192,17 @@ describe('task engine', () => {
       status: 'completed', result: { files: [{ name: 'out.winner.png', contentType: 'image/png', bytes: 6 }] }, leaseOwner: null, finishedAt: Date.now(),
     });
     expect(taken.leaseOwner).toBe('winner');
-    await waitFor(() => (slow.calls.get(t.id) === 1 ? true : undefined), 3000, 'the late worker to run');
-    await new Promise((r) => setTimeout(r, 700));
+    await waitFor(() => (slow.calls.get(t.id) === 1 ? true : undefined), 10_000, 'the late worker to run');
+    finishGenerating();
+    // The late worker is done with the task (its attempt, storing and clean-up included) once the
+    // runner is idle again: only then is there anything to check.
+    await waitFor(() => (late.inFlight === 0 ? true : undefined), 10_000, 'the late worker to finish its attempt');
+    expect(slow.aborted.has(t.id)).toBe(false); // it was not stopped: it finished generating
+    // It did store its file, under a name of its own, and removed exactly that file again.
+    const stored = put.mock.calls.filter(([id]) => id === t.id).map(([, name]) => name);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatch(/^out\.[0-9a-f]{8}\.png$/);
+    expect(removed.mock.calls.filter(([id]) => id === t.id).map(([, name]) => name)).toEqual(stored);
     expect(fs.readdirSync(path.dirname(winnerFile))).toEqual(['out.winner.png']);
     expect(fs.readFileSync(winnerFile, 'utf8')).toBe('winner');
     expect(s.tasks.get(t.id)?.result?.files[0]?.name).toBe('out.winner.png');

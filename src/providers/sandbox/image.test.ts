@@ -149,22 +149,4 @@ describe('renderSandboxImage', () => {
       }
     }
   });
-
-  it('renders 1024x1024 quickly (timing logged, not asserted)', async () => {
-    const references = [await solid(640, 480, '#2050d0', 'jpeg')];
-    for (const refs of [undefined, references]) {
-      const s = spec({ width: 1024, height: 1024, ...(refs ? { references: refs } : {}) });
-      for (let i = 0; i < 3; i++) await renderSandboxImage(s); // warm-up
-      const runs = 5;
-      const start = performance.now();
-      for (let i = 0; i < runs; i++) await renderSandboxImage(s);
-      const ms = (performance.now() - start) / runs;
-      console.log(`sandbox image 1024x1024 png ${refs ? 'with 1 reference' : 'no references'}: ${ms.toFixed(1)} ms/render`);
-    }
-    const big = spec({ width: 4096, height: 2304 });
-    await renderSandboxImage(big);
-    const start = performance.now();
-    await renderSandboxImage(big);
-    console.log(`sandbox image 4096x2304 png: ${(performance.now() - start).toFixed(1)} ms/render`);
-  });
 });
