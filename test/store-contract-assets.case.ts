@@ -97,6 +97,9 @@ export function assetStoreContract(open: OpenStore): void {
       expect(idsOf(await store.assets.listExpired(T + 1000, 10))).toEqual([a.id, b.id, c.id].sort());
       await store.assets.delete(a.id);
       expect(idsOf(await store.assets.listExpired(T, 10))).toEqual([b.id]);
+      // "before now": an asset whose retention ends exactly now is not yet listed (as for tasks)
+      expect(idsOf(await store.assets.listExpired(T + 100, 10))).toEqual([b.id]);
+      expect(idsOf(await store.assets.listExpired(T + 101, 10))).toEqual([b.id, c.id].sort());
     });
   });
 }

@@ -33,6 +33,13 @@ export function keyStoreContract(open: OpenStore): void {
       expect(await store.keys.findByHash('hash-unknown')).toBeUndefined();
     });
 
+    it('insert keeps a key\'s own rate limits when given', async () => {
+      const store = s();
+      const k = { ...key('key_00009'), submitRate: 7, queryRate: 70 };
+      await store.keys.insert(k);
+      expect(await store.keys.findActiveByHash(k.hash)).toMatchObject({ submitRate: 7, queryRate: 70 });
+    });
+
     it('lists every key, revoked ones included, oldest first, without hashes', async () => {
       const store = s();
       expect(await store.keys.list()).toEqual([]);

@@ -93,6 +93,8 @@ export function taskLeasesContract(open: OpenStore): void {
       await store.tasks.insert(newTask()); // queued: no expiry yet
       expect(await store.tasks.listExpired(T + 50, 10)).toEqual([]);
       expect(idsOf(await store.tasks.listExpired(T + 250, 10))).toEqual([ids[0], ids[1]].sort());
+      // "before now": a task whose retention ends exactly now is not yet listed (as for assets)
+      expect(idsOf(await store.tasks.listExpired(T + 200, 10))).toEqual([ids[0]]);
       const one = await store.tasks.listExpired(T + 250, 1);
       expect(one).toHaveLength(1);
       expect([ids[0], ids[1]]).toContain(one[0]!.id);

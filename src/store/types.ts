@@ -138,7 +138,7 @@ export interface KeyStore {
   findActiveByHash(hash: string): ApiKeyRecord | undefined;
   findByHash(hash: string): ApiKeyRecord | undefined;
   list(): ApiKeyRecord[];
-  /** Revokes by id or by prefix-unique id; false when no active key matched. */
+  /** Revokes the key with this id; false when no active key has it. */
   revoke(id: string, now: number): boolean;
   /** Sets (null: clears) a key's own rate limits; false when no key has this id. */
   setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): boolean;

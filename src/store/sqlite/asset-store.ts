@@ -28,7 +28,7 @@ export class SqliteAssetStore implements AssetStore {
     this.usedStmt = db.prepare(`SELECT COALESCE(SUM(bytes), 0) AS used FROM assets
       WHERE owner_key_id = ? AND status = 'approved' AND expires_at > ?`).pluck();
     this.getOwnedStmt = db.prepare('SELECT * FROM assets WHERE id = ? AND owner_key_id = ?');
-    this.expiredStmt = db.prepare('SELECT * FROM assets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?');
+    this.expiredStmt = db.prepare('SELECT * FROM assets WHERE expires_at < ? ORDER BY expires_at LIMIT ?');
     this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
     this.insertChecked = db.transaction((a: AssetRecord, quotaBytes: number, now: number): boolean => {
       if (a.status === 'approved' && (this.usedStmt.get(a.ownerKeyId, now) as number) + a.bytes > quotaBytes) return false;

@@ -22,8 +22,8 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   insert(key: ApiKeyRecord & { hash: string }): void {
-    this.db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(key.id, key.name, key.prefix, key.hash, key.createdAt, key.revokedAt);
+    this.db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at, revoked_at, submit_rate, query_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(key.id, key.name, key.prefix, key.hash, key.createdAt, key.revokedAt, key.submitRate ?? null, key.queryRate ?? null);
   }
 
   findActiveByHash(hash: string): ApiKeyRecord | undefined {
