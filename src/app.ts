@@ -7,6 +7,7 @@ import { registerAuth } from './auth/plugin.js';
 import type { ChatService } from './chat/service.js';
 import type { Config } from './config.js';
 import type { ReplyContext } from './families/reply-context.js';
+import { AccessLog } from './http/access-log.js';
 import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
@@ -64,19 +65,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: true,
-    disableRequestLogging: true, // one access-log line per request instead, below
+    logController: new AccessLog(), // one access-log line per request
     connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
     requestTimeout: 120_000,
   });
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
-    done();
-  });
-  // The access log: one line per request, with the route's template (never its query: signed
-  // download links carry their signature there) and no headers (keys).
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ method: request.method, route: request.routeOptions.url ?? null, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
     done();
   });
   registerErrorHandling(app);

@@ -45,3 +45,18 @@ describe('signed result URLs', () => {
     expect(signer.verify(q.taskId, q.name, q.exp, q.sig, 1_999_999_999_000)).toBe('ok');
   });
 });
+
+describe('signed URL cache', () => {
+  it('gives the same URL for the same file and expiry, a distinct one otherwise, bounded in entries', () => {
+    const small = new ResultUrlSigner('s'.repeat(40), 'https://m.example.com', 2);
+    const until = Date.now() + 60_000;
+    const a = small.signResultUrl('task_a', 'image.png', until);
+    expect(small.signResultUrl('task_a', 'image.png', until)).toBe(a);
+    const b = small.signResultUrl('task_b', 'image.png', until);
+    const c = small.signResultUrl('task_c', 'image.png', until);
+    expect(new Set([a, b, c]).size).toBe(3);
+    // the cache holds 2; the evicted URL is signed again, identically
+    expect(small.signResultUrl('task_a', 'image.png', until)).toBe(a);
+    expect(small.signResultUrl('task_a', 'image.png', until + 60_000)).not.toBe(a);
+  });
+});

@@ -8,7 +8,10 @@ import { randomBytes } from 'node:crypto';
  * `{publicUrl}/files/{taskId}/{name}?exp={unix seconds}&sig={HMAC-SHA256(taskId/name/exp), base64url}`.
  */
 export class ResultUrlSigner {
-  constructor(private readonly secret: string, private readonly publicUrl: string) {}
+  /** Signed URLs already made: a finished task is polled again and again, its URL never changes. */
+  private readonly made = new Map<string, string>();
+
+  constructor(private readonly secret: string, private readonly publicUrl: string, private readonly cacheSize = 10_000) {}
 
   private mac(taskId: string, name: string, exp: number): string {
     return createHmac('sha256', this.secret).update(`${taskId}/${name}/${exp}`).digest('base64url');
@@ -17,7 +20,14 @@ export class ResultUrlSigner {
   /** The absolute download URL of a result file, valid until `expiresAtMs`. */
   signResultUrl(taskId: string, name: string, expiresAtMs: number): string {
     const exp = Math.floor(expiresAtMs / 1000);
-    return `${this.publicUrl}/files/${encodeURIComponent(taskId)}/${encodeURIComponent(name)}?exp=${exp}&sig=${this.mac(taskId, name, exp)}`;
+    const key = `${taskId}/${name}/${exp}`;
+    let url = this.made.get(key);
+    if (url === undefined) {
+      url = `${this.publicUrl}/files/${encodeURIComponent(taskId)}/${encodeURIComponent(name)}?exp=${exp}&sig=${this.mac(taskId, name, exp)}`;
+      if (this.made.size >= this.cacheSize) this.made.delete(this.made.keys().next().value!);
+      this.made.set(key, url);
+    }
+    return url;
   }
 
   /** `ok`, or why the link is refused. Constant-time comparison of the signature. */
