@@ -309,7 +309,8 @@ const median = (xs) => {
 };
 
 async function renderBenchmarks() {
-  const { renderSandboxImage } = await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href);
+  // the compiled renderer in dist/, typed as its source
+  const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href));
   const sizes = [
     { width: 1024, height: 1024, warm: 3, runs: 20 },
     { width: 2048, height: 1152, warm: 2, runs: 10 },
@@ -317,6 +318,7 @@ async function renderBenchmarks() {
   ];
   const out = [];
   for (const s of sizes) {
+    /** @type {import('../src/providers/sandbox/image.js').SandboxImageSpec} */
     const spec = { width: s.width, height: s.height, prompt: 'a red fox', seed: 'bench', format: 'png' };
     let bytes = 0;
     for (let i = 0; i < s.warm; i++) await renderSandboxImage(spec);
