@@ -29,5 +29,9 @@ const server = http.createServer(async (req, res) => {
   }
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error(`bare-relay: not listening on TCP (${address})`);
+  process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
+});
 for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { server.closeAllConnections(); server.close(() => process.exit(0)); });

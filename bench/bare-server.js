@@ -21,7 +21,8 @@ const app = Fastify({ logger: false });
 app.get('/bare', async () => TASK_LIKE);
 
 app.post('/bare', async (request) => {
-  const body = request.body ?? {};
+  // any JSON value (reading a property of a number or string gives undefined, as of {})
+  const body = /** @type {{ model?: unknown }} */ (request.body ?? {});
   return {
     id: 'task_Qm9vYmFyQmF6UXV4MTIzNDU2',
     object: 'image',
@@ -41,4 +42,6 @@ process.on('SIGINT', stop);
 process.on('disconnect', stop);
 
 await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ port: app.server.address().port })}\n`);
+const address = app.server.address();
+if (address === null || typeof address === 'string') throw new Error(`bare-server: not listening on TCP (${address})`);
+process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);

@@ -71,6 +71,20 @@ const children = new Set();
 process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL'); } catch { /* gone */ } });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 
+/**
+ * The gateway's startup line (bench/gateway-server.js); the fake upstream and the relay print only the port.
+ * @typedef {import('./gateway-server.js').StartupLine} GatewayLine
+ */
+
+/**
+ * Starts `script` with node (under `taskset -c <cpu>` when `cpu` is given) and resolves with the JSON
+ * object it prints first on stdout.
+ * @param {string} script
+ * @param {NodeJS.ProcessEnv} env
+ * @param {string[]} [nodeArgs]
+ * @param {number} [cpu]
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, info: { port: number } & Partial<GatewayLine> }>}
+ */
 function startChild(script, env, nodeArgs = [], cpu = undefined) {
   const argv = [...nodeArgs, path.join(here, script)];
   const child = cpu === undefined
@@ -89,6 +103,10 @@ function startChild(script, env, nodeArgs = [], cpu = undefined) {
   });
 }
 
+/**
+ * @param {import('node:child_process').ChildProcess} child
+ * @returns {Promise<void>}
+ */
 function stopChild(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -176,6 +194,7 @@ async function one(target) {
     }
   }
   if (!sawDone || content !== expected) throw new Error(`incomplete stream from ${target.url} (${content.length} of ${expected.length} chars, [DONE] ${sawDone})`);
+  if (first === undefined || last === undefined) throw new Error(`no content token from ${target.url}`);
   return { mark, t0, first, ttft: first - t0, total: last - t0, stream: last - first };
 }
 
@@ -186,7 +205,7 @@ async function one(target) {
  */
 async function addTimelines(results) {
   const res = await request(`${upstreamBase.replace(/\/v1$/, '')}/bench/timings`, { dispatcher: agent });
-  const timings = await res.body.json();
+  const timings = /** @type {import('./fake-openai.js').Timings} */ (await res.body.json());
   for (const r of results) {
     const t = timings[r.mark];
     if (!t) throw new Error(`the fake upstream has no timeline for ${r.mark}`);
@@ -239,14 +258,19 @@ function summary(s) {
   };
 }
 
-const load0 = os.loadavg()[0];
+/** The 1-minute load average (os.loadavg() always has three entries). */
+const loadAverage = () => /** @type {number} */ (os.loadavg()[0]);
+const load0 = loadAverage();
+/** @typedef {keyof ReturnType<typeof targetsFor>} TargetName */
+/** @typedef {Awaited<ReturnType<typeof phase>>} Phase */
 const runs = [];
 for (const [pi, pace] of PACES.entries()) {
   const targets = targetsFor(pace, pi);
+  /** @type {TargetName[]} */
   const names = ['direct', 'relay', 'gateway'];
   for (const name of names) await phase(targets[name], WARMUP);
   for (const arrivals of ARRIVALS) {
-    const all = Object.fromEntries(names.map((name) => [name, { results: [], errors: 0, wallMs: 0 }]));
+    const all = /** @type {Record<TargetName, Phase>} */ (Object.fromEntries(names.map((name) => [name, /** @type {Phase} */ ({ results: [], errors: 0, wallMs: 0 })])));
     const perRound = Math.ceil(REQUESTS / ROUNDS);
     const spreadMs = arrivals === 'spread' ? FIRST_MS + (TOKENS - 1) * pace : 0;
     for (let r = 0; r < ROUNDS; r++) {
@@ -261,7 +285,7 @@ for (const [pi, pace] of PACES.entries()) {
     runs.push({ pace, arrivals, model: CHAT_MODELS[pi], d: summary(all.direct), r: summary(all.relay), g: summary(all.gateway) });
   }
 }
-const load1 = os.loadavg()[0];
+const load1 = loadAverage();
 await Promise.all([stopChild(gateway.child), stopChild(relay.child), stopChild(fake.child)]);
 await agent.close();
 

@@ -19,6 +19,11 @@ const FIRST_MS = Number(process.env.BENCH_CHAT_FIRST_MS ?? 5);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
+/**
+ * What `GET /bench/timings` answers: per mark, when the request arrived and when its first token was written.
+ * @typedef {Record<string, [arrivedMs: number, firstTokenMs: number]>} Timings
+ */
+/** @type {Map<string, [arrivedMs: number, firstTokenMs: number]>} */
 const timings = new Map();
 const MARK = /\[bench:([\w-]+)\]/;
 const chunk = (model, delta, finish) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -32,6 +37,10 @@ const server = http.createServer(async (req, res) => {
   }
   const parts = [];
   for await (const c of req) parts.push(c);
+  /**
+   * The parts of a chat completion request this fake reads.
+   * @type {{ model?: unknown, stream?: unknown, messages?: { content?: unknown }[], stream_options?: { include_usage?: unknown } }}
+   */
   let body;
   try { body = JSON.parse(Buffer.concat(parts).toString('utf8')); } catch { res.writeHead(400).end('{"error":{"message":"bad json"}}'); return; }
   const model = body.model;
@@ -64,5 +73,9 @@ const server = http.createServer(async (req, res) => {
   res.end('data: [DONE]\n\n');
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error(`fake-openai: not listening on TCP (${address})`);
+  process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
+});
 for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { server.closeAllConnections(); server.close(() => process.exit(0)); });

@@ -16,7 +16,16 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer } from '../dist/main/serve.js';
+
+/**
+ * The startup line this script prints (bench/run.js, bench/chat.js and bench/long-poll.js read it).
+ * @typedef {{ port: number, key: string, taskId: string, dataDir: string }} StartupLine
+ */
+
+// The compiled gateway, typed as its source (dist/ is src/ compiled). Imported by URL, which the
+// type checker does not follow, so checking bench/ needs no build and never reads dist/; at run
+// time it loads the same module `import ... from '../dist/main/serve.js'` would.
+const { startServer } = /** @type {typeof import('../src/main/serve.js')} */ (await import(new URL('../dist/main/serve.js', import.meta.url).href));
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-bench-'));
 const key = `bench_${randomBytes(24).toString('base64url')}`;
@@ -33,7 +42,10 @@ const server = await startServer({
   MEDIAGATE_RATE_LIMIT: 'off', // the benchmark drives one key far past any sane limit
   MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', // and leaves ~100,000 tasks queued (workers off)
 });
-/** Where the startup line goes: stdout, or descriptor 3 when stdout carries the logs. */
+/**
+ * Where the startup line goes: stdout, or descriptor 3 when stdout carries the logs.
+ * @param {string} line
+ */
 const announce = (line) => (defaultConfig ? fs.writeSync(3, line) : process.stdout.write(line));
 
 let stopping = false;
@@ -56,10 +68,12 @@ try {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'pic-2', prompt: 'a red fox', resolution: '2k', size: '16:9' }),
   });
-  const body = await res.json();
-  if (res.status !== 200 || typeof body.id !== 'string') throw new Error(`task create answered ${res.status}: ${JSON.stringify(body)}`);
+  const body = /** @type {{ id?: unknown } | null} */ (await res.json());
+  if (res.status !== 200 || typeof body?.id !== 'string') throw new Error(`task create answered ${res.status}: ${JSON.stringify(body)}`);
   const port = Number(new URL(server.url).port);
-  announce(`${JSON.stringify({ port, key, taskId: body.id, dataDir })}\n`);
+  /** @type {StartupLine} */
+  const line = { port, key, taskId: body.id, dataDir };
+  announce(`${JSON.stringify(line)}\n`);
 } catch (err) {
   console.error('gateway-server: setup failed', err);
   stop();

@@ -10,7 +10,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const { renderSandboxImage } = await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href);
+// the compiled renderer in dist/, typed as its source
+const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href));
 
 function intEnv(name, fallback, min) {
   const raw = process.env[name];
@@ -38,6 +39,7 @@ const median = (xs) => {
 
 console.log(`sandbox image renderer: ${RUNS} runs per case after ${WARM} warm-up, node ${process.version}, ${os.availableParallelism?.() ?? os.cpus().length} cores`);
 for (const c of cases) {
+  /** @type {import('../src/providers/sandbox/image.js').SandboxImageSpec} */
   const spec = { prompt: PROMPT, seed: 'seed-1', format: 'png', ...c.spec };
   for (let i = 0; i < WARM; i++) await renderSandboxImage(spec);
   const times = [];

@@ -28,6 +28,7 @@ const KEYS = Math.ceil(WAITERS / 100);
 
 const child = spawn(process.execPath, [path.join(here, 'gateway-server.js')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 process.on('exit', () => child.kill('SIGKILL'));
+/** @type {import('./gateway-server.js').StartupLine} */
 const info = await new Promise((resolve, reject) => {
   readline.createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line)));
   child.once('exit', (code) => reject(new Error(`gateway-server exited (${code})`)));
@@ -37,7 +38,9 @@ const base = `http://127.0.0.1:${info.port}`;
 /** The server's resident memory, MiB (Linux /proc). */
 function rssMiB() {
   const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+  const kiB = /VmRSS:\s+(\d+)/.exec(status)?.[1];
+  if (kiB === undefined) throw new Error(`no VmRSS line in /proc/${child.pid}/status`);
+  return Number(kiB) / 1024;
 }
 
 const keys = [];
@@ -55,7 +58,9 @@ for (const key of keys) {
       method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'pic', prompt: `waiter ${i}` }),
     });
-    tasks.push({ key, id: (await res.body.json()).id });
+    const created = /** @type {{ id?: unknown } | null} */ (await res.body.json());
+    if (res.statusCode !== 200 || typeof created?.id !== 'string') throw new Error(`task create answered ${res.statusCode}: ${JSON.stringify(created)}`);
+    tasks.push({ key, id: created.id });
   }
 }
 

@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 
@@ -99,10 +100,15 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 /**
  * Starts `script` with node and resolves with the JSON object it prints on its first stdout line
- * (with `logFile`: stdout goes to that file and the startup line comes on descriptor 3).
+ * (with `logFile`: stdout goes to that file and the startup line comes on descriptor 3): `{"port":N}`,
+ * and from the gateway also its key, task id and data directory.
+ * @param {string} script
+ * @param {{ nodeArgs?: string[], env?: NodeJS.ProcessEnv, timeoutMs?: number, logFile?: string }} [options]
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, info: { port: number } & Partial<import('./gateway-server.js').StartupLine> }>}
  */
 function startChild(script, { nodeArgs = [], env = process.env, timeoutMs = 30_000, logFile } = {}) {
   const argv = [...nodeArgs, path.join(here, script)];
+  /** @type {import('node:child_process').StdioOptions} */
   const stdio = logFile ? ['ignore', fs.openSync(logFile, 'a'), 'inherit', 'pipe'] : ['ignore', 'pipe', 'inherit'];
   // BENCH_PIN=1: servers on core 1, this process (the load generator) on core 0
   const child = PIN
@@ -110,9 +116,11 @@ function startChild(script, { nodeArgs = [], env = process.env, timeoutMs = 30_0
     : spawn(process.execPath, argv, { cwd: root, env, stdio });
   children.add(child);
   child.on('exit', () => children.delete(child));
+  const input = logFile ? child.stdio[3] : child.stdout;
+  if (!(input instanceof Readable)) throw new Error(`${script}: no pipe to read the startup line from`);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script}: no startup line within ${timeoutMs} ms`)), timeoutMs);
-    const lines = readline.createInterface({ input: logFile ? child.stdio[3] : child.stdout });
+    const lines = readline.createInterface({ input });
     lines.once('line', (line) => {
       clearTimeout(timer);
       try {
@@ -128,7 +136,12 @@ function startChild(script, { nodeArgs = [], env = process.env, timeoutMs = 30_0
   });
 }
 
-/** SIGTERM, then wait (SIGKILL after `graceMs`). */
+/**
+ * SIGTERM, then wait (SIGKILL after `graceMs`).
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {number} [graceMs]
+ * @returns {Promise<void>}
+ */
 function stopChild(child, graceMs = 10_000) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -152,13 +165,24 @@ function procTicks(pid) {
   return Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14 and 15 of the whole line)
 }
 
+/**
+ * Busy time of the whole machine since boot, in clock ticks: user + nice + system + irq + softirq +
+ * steal from the first (`cpu`) line of /proc/stat. Throws where there is no such line (not Linux).
+ */
+function machineTicks() {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+  if (user === undefined || nice === undefined || system === undefined || irq === undefined || softirq === undefined || steal === undefined) {
+    throw new Error(`/proc/stat: unexpected first line ${JSON.stringify(line)}`);
+  }
+  return user + nice + system + irq + softirq + steal;
+}
+
 function cpuSnapshot(serverPid) {
   try {
-    const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    const [user, nice, system, , , irq, softirq, steal] = v;
     return {
       at: process.hrtime.bigint(),
-      busy: user + nice + system + irq + softirq + steal,
+      busy: machineTicks(),
       server: procTicks(serverPid),
       self: serverPid === process.pid ? 0 : procTicks(process.pid),
     };
@@ -178,15 +202,10 @@ function cpuDelta(a, b) {
 
 /** Busy cores of the whole machine over `ms` (our servers are idle then, so this is other work). */
 async function machineBusy(ms = 1000) {
-  const read = () => {
-    const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    const [user, nice, system, , , irq, softirq, steal] = v;
-    return user + nice + system + irq + softirq + steal;
-  };
   const self0 = procTicks(process.pid);
-  const a = read();
+  const a = machineTicks();
   await new Promise((r) => setTimeout(r, ms));
-  return Math.max(0, (read() - a - (procTicks(process.pid) - self0)) / clockTicks / (ms / 1000));
+  return Math.max(0, (machineTicks() - a - (procTicks(process.pid) - self0)) / clockTicks / (ms / 1000));
 }
 
 /** Waits (up to QUIET_WAIT s) until other processes use less than NOISE_CORES; returns the seconds waited. */
@@ -309,7 +328,8 @@ const median = (xs) => {
 };
 
 async function renderBenchmarks() {
-  const { renderSandboxImage } = await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href);
+  // the compiled renderer in dist/, typed as its source
+  const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href));
   const sizes = [
     { width: 1024, height: 1024, warm: 3, runs: 20 },
     { width: 2048, height: 1152, warm: 2, runs: 10 },
@@ -317,6 +337,7 @@ async function renderBenchmarks() {
   ];
   const out = [];
   for (const s of sizes) {
+    /** @type {import('../src/providers/sandbox/image.js').SandboxImageSpec} */
     const spec = { width: s.width, height: s.height, prompt: 'a red fox', seed: 'bench', format: 'png' };
     let bytes = 0;
     for (let i = 0; i < s.warm; i++) await renderSandboxImage(spec);
@@ -342,6 +363,8 @@ async function renderBenchmarks() {
 // ---------------------------------------------------------------------------------------------
 // Report
 
+/** The 1-minute load average, 2 decimals (os.loadavg() always has three entries). */
+const loadAverage = () => /** @type {number} */ (os.loadavg()[0]).toFixed(2);
 const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
 const fmtMs = (n) => (n === undefined || n === null ? 'n/a' : Number.isInteger(n) ? `${n}` : n.toFixed(1));
 const verdict = (ok) => (ok ? '**met**' : '**MISSED**');
@@ -354,7 +377,7 @@ function machine() {
     node: process.version,
     cpu: os.cpus()[0]?.model?.trim() ?? 'unknown',
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    loadBefore: os.loadavg()[0].toFixed(2),
+    loadBefore: loadAverage(),
   };
 }
 
@@ -483,7 +506,7 @@ async function main() {
   process.stderr.write(`bench: nproc ${m.nproc}, node ${m.node}, ${CONNECTIONS} connections, ${DURATION} s\n`);
   const http = SKIP_HTTP ? undefined : await httpBenchmarks();
   const render = SKIP_RENDER ? undefined : await renderBenchmarks();
-  m.loadAfter = os.loadavg()[0].toFixed(2);
+  m.loadAfter = loadAverage();
   const section = report(http, render, m);
   process.stdout.write(`\n${section}\n`);
   if (!NO_WRITE && !ONLY && !PIN && http && (render || CONFIG === 'default')) {

@@ -61,27 +61,46 @@ function startServer() {
   return { child, url, exited, output: () => out };
 }
 
+/**
+ * The fields of a create or result reply this script reads: `id` (most families) or
+ * `data.projectId` (model-center) on create, `status` on result.
+ * @typedef {{ id?: string, status?: string, data?: { projectId?: string } }} TaskReply
+ */
+
+/**
+ * @param {string} url
+ * @param {string} [method]
+ * @param {object} [body]
+ * @returns {Promise<{ status: number, json: TaskReply | null }>}
+ */
 async function call(url, method = 'GET', body) {
   const res = await fetch(url, {
     method, headers: { authorization: `Bearer ${key}`, ...(body && { 'content-type': 'application/json' }) },
     ...(body && { body: JSON.stringify(body) }), signal: AbortSignal.timeout(90_000),
   });
-  return { status: res.status, json: await res.json().catch(() => null) };
+  return { status: res.status, json: /** @type {TaskReply | null} */ (await res.json().catch(() => null)) };
 }
 
+/** @param {TaskReply | null} json */
 const idOf = (json) => json?.id ?? json?.data?.projectId;
 
-/** Submits the requests `indexes` at CONCURRENCY; records the accepted ones (id -> index). */
+/**
+ * Submits the requests `indexes` at CONCURRENCY; records the accepted ones (id -> index).
+ * @param {string} base
+ * @param {number[]} indexes
+ * @param {() => void} [onAccepted]
+ */
 async function submitAll(base, indexes, onAccepted) {
   let next = 0;
   let failed = 0;
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next < indexes.length) {
-      const i = indexes[next++];
+      const i = /** @type {number} */ (indexes[next++]); // next < indexes.length
       const [route, body] = KINDS[i % KINDS.length];
       try {
         const r = await call(`${base}${route}`, 'POST', body(i));
-        if (r.status === 200 && idOf(r.json)) { accepted.set(idOf(r.json), i); onAccepted?.(); } else failed++;
+        const id = idOf(r.json);
+        if (r.status === 200 && id) { accepted.set(id, i); onAccepted?.(); } else failed++;
       } catch { failed++; } // the server was killed under this request: not accepted
     }
   }));
@@ -89,6 +108,7 @@ async function submitAll(base, indexes, onAccepted) {
 }
 
 const started = Date.now();
+/** @type {Map<string, number>} */
 const accepted = new Map();
 const first = startServer();
 const firstUrl = await first.url;
