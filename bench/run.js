@@ -68,6 +68,11 @@ const QUIET_WAIT = intEnv('BENCH_QUIET_WAIT', 60, 0);
 /** BENCH_GATEWAY_NODE_ARGS: extra node options for the gateway process (space-separated), e.g. V8 flags under study. */
 const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+/**
+ * BENCH_ROUNDS: how many times the whole HTTP set runs, each round with fresh servers (default 3 for
+ * BENCH_CONFIG=default, 1 otherwise); targets are judged on the median round, all rounds are listed.
+ */
+const ROUNDS = intEnv('BENCH_ROUNDS', CONFIG === 'default' ? 3 : 1);
 
 /** Cores used by other processes during a run above which the report flags that run as disturbed. */
 const NOISE_CORES = 0.25;
@@ -381,8 +386,22 @@ function machine() {
   };
 }
 
+/** The poll/bare GET ratio of a round (NaN when it lacks one). */
+const pollRatioOf = (r) => (r.poll && r.bareGet ? r.poll.rps / r.bareGet.rps : Number.NaN);
+
+/** The round whose poll ratio is the median of all rounds (the one the targets are judged on), with the others attached. */
+function medianRound(rounds) {
+  if (rounds.length === 0) return undefined;
+  const sorted = [...rounds].sort((a, b) => pollRatioOf(a) - pollRatioOf(b));
+  const chosen = sorted[Math.floor((sorted.length - 1) / 2)];
+  chosen.rounds = rounds;
+  return chosen;
+}
+
 function report(http, render, m) {
   const lines = [];
+  const rounds = http?.rounds ?? [];
+  if (http) delete http.rounds;
   const logs = http?.logs;
   if (http) delete http.logs;
   lines.push(CONFIG === 'default' ? '## HTTP path in the default configuration' : '## HTTP path and sandbox renderer');
@@ -420,11 +439,25 @@ function report(http, render, m) {
     lines.push(`| poll >= ${TARGETS.pollRatio}x bare GET (requests/s) | ${pollRatio.toFixed(3)}x | ${verdict(pollRatio >= TARGETS.pollRatio)} | ${cpuRatio(http.poll, http.bareGet)} |`);
     lines.push(`| submit >= ${TARGETS.submitRatio}x bare POST (requests/s) | ${submitRatio.toFixed(3)}x | ${verdict(submitRatio >= TARGETS.submitRatio)} | ${cpuRatio(http.submit, http.barePost)} |`);
     lines.push(`| poll p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.poll.p99)} ms | ${verdict(http.poll.p99 < TARGETS.p99Ms)} | |`);
-    lines.push(`| submit p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.submit.p99)} ms | ${verdict(http.submit.p99 < TARGETS.p99Ms)} | |`);
+    // The default configuration's targets (issue 11) bound the poll's p99 only; its submit p99 is reported.
+    lines.push(CONFIG === 'default'
+      ? `| submit p99 at ${CONNECTIONS} connections (reported, not a target here) | ${fmtMs(http.submit.p99)} ms | - | |`
+      : `| submit p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.submit.p99)} ms | ${verdict(http.submit.p99 < TARGETS.p99Ms)} | |`);
     if (render) {
       const r1k = render[0];
       lines.push(`| render 1024x1024 PNG median <= ${TARGETS.renderMs} ms | ${r1k.median.toFixed(1)} ms | ${verdict(r1k.median <= TARGETS.renderMs)} | |`);
     }
+  }
+  if (rounds.length > 1) {
+    lines.push('');
+    lines.push(`${rounds.length} rounds, each with fresh servers; the tables above are the round with the median poll ratio, on which the targets are judged:`);
+    lines.push('');
+    lines.push('| Round | poll / bare GET | submit / bare POST | poll p99 ms | submit p99 ms |');
+    lines.push('|---:|---:|---:|---:|---:|');
+    rounds.forEach((r, i) => {
+      const submitRatio = r.submit && r.barePost ? (r.submit.rps / r.barePost.rps).toFixed(3) : 'n/a';
+      lines.push(`| ${i + 1}${r === http ? ' (median)' : ''} | ${pollRatioOf(r).toFixed(3)}x | ${submitRatio}x | ${r.poll ? fmtMs(r.poll.p99) : 'n/a'} | ${r.submit ? fmtMs(r.submit.p99) : 'n/a'} |`);
+    });
   }
   if (http) {
     const bad = Object.values(http).filter((r) => r.errors || r.timeouts || r.non2xx);
@@ -504,7 +537,13 @@ function writeDoc(section, m) {
 async function main() {
   const m = machine();
   process.stderr.write(`bench: nproc ${m.nproc}, node ${m.node}, ${CONNECTIONS} connections, ${DURATION} s\n`);
-  const http = SKIP_HTTP ? undefined : await httpBenchmarks();
+  /** @type {Array<Record<string, any>>} */
+  const rounds = [];
+  for (let i = 0; i < (SKIP_HTTP ? 0 : ROUNDS); i++) {
+    if (ROUNDS > 1) process.stderr.write(`round ${i + 1} of ${ROUNDS}\n`);
+    rounds.push(await httpBenchmarks());
+  }
+  const http = medianRound(rounds);
   const render = SKIP_RENDER ? undefined : await renderBenchmarks();
   m.loadAfter = loadAverage();
   const section = report(http, render, m);

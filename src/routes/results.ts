@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
 import { abortWhenClientGone } from '../http/client-gone.js';
+import type { TaskRecord } from '../store/types.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 
@@ -13,6 +14,22 @@ export const WaitQuery = Type.Object({
   wait: Type.Optional(Type.String({ pattern: '^([0-9]|[1-5][0-9]|60)$', description: 'Long-poll: answer as soon as the task changes status, or after this many seconds (0-60)' })),
 });
 
+/**
+ * Query replies already serialised, per task record. A record is never changed in place (the store
+ * hands out a new one for every change), so a task polled again and again while nothing happens
+ * to it is answered with the same text; a changed task is a new record, hence a new reply.
+ */
+const serialised = new WeakMap<TaskRecord, string>();
+
+function sendQueryReply(reply: FastifyReply, task: TaskRecord, links: ReplyContext): FastifyReply {
+  let json = serialised.get(task);
+  if (json === undefined) {
+    json = JSON.stringify(queryReply(task, links));
+    serialised.set(task, json);
+  }
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
 /** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (decisions.md #4). */
 export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, summary = 'Query a task'): void {
   for (const url of new Set(urls)) {
@@ -22,10 +39,10 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
     }, async (request, reply) => {
       const task = tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
       const wait = request.query.wait;
-      if (wait === undefined || wait === '0') return queryReply(task, links);
+      if (wait === undefined || wait === '0') return sendQueryReply(reply, task, links);
       const gone = abortWhenClientGone(reply);
       try {
-        return queryReply(await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
+        return sendQueryReply(reply, await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
       } finally {
         gone.release();
       }
