@@ -7,6 +7,7 @@ import { createLogger } from '../src/logger.js';
 import { createGateway, type Gateway } from '../src/main/gateway.js';
 import { openSqliteStore } from '../src/store/sqlite/open.js';
 import { tempDir } from './helpers/harness.js';
+import { ensureBuilt, startServerProcess } from './helpers/process.js';
 
 // One access-log line per request (issue 11): method, route template, status, time, request id;
 // never the key, never a signed URL's query.
@@ -46,4 +47,27 @@ describe('access log', () => {
     expect(text).not.toContain(key);
     expect(text).not.toContain('secret-signature');
   });
+});
+
+describe('access log of a running server (stdout, written asynchronously)', () => {
+  it('every line reaches stdout, the last ones flushed when the process exits', async () => {
+    ensureBuilt();
+    const dir = tempDir();
+    const bootstrap = 'access-log-test-key-0123456789';
+    const server = await startServerProcess({ MEDIAGATE_DATA_DIR: dir, MEDIAGATE_BOOTSTRAP_KEY: bootstrap, MEDIAGATE_WORKERS: '0' });
+    try {
+      const ids = Array.from({ length: 20 }, (_, i) => `req-burst-${i}`);
+      await Promise.all(ids.map((id) => fetch(`${server.url}/v1/result/task_missing`, { headers: { authorization: `Bearer ${bootstrap}`, 'x-request-id': id } })));
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const logged = server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const access = logged.filter((l) => l.msg === 'request' && ids.includes(String(l.reqId)));
+      expect(access.map((l) => l.reqId).sort()).toEqual([...ids].sort());
+      for (const l of access) expect(l).toMatchObject({ method: 'GET', route: '/v1/result/:id', status: 404 });
+      expect(server.output()).not.toContain(bootstrap);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
