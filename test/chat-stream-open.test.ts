@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ChatProvider, ChatStreamEvent } from '../src/chat/types.js';
 import { sseData } from './helpers/chat.js';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { within } from './helpers/within.js';
 
 // A provider that has accepted the request ('open') opens the caller's stream at once: status line
 // and role chunk before the first token, so a client is ready when the token comes.
@@ -34,16 +35,6 @@ function gatedProvider() {
   };
 }
 
-/** `promise`, or a failure naming `what` if it has not settled within `ms` (a generous bound: it only catches a hang). */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms); });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const gated = gatedProvider();
 let h: Harness;

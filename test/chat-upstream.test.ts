@@ -7,6 +7,7 @@ import { createOpenAiChatProvider, type OpenAiChatProvider, type OpenAiChatProvi
 import {
   breakAfter, endless, errorEventAfter, errorReply, hang, malformedJson, rawStream, reply, stallAfter, startFakeOpenAi, type FakeOpenAi,
 } from './helpers/fake-openai.js';
+import { within } from './helpers/within.js';
 
 const KEY = 'sk-test-upstream-secret-0123456789';
 const log = createLogger('silent');
@@ -46,21 +47,6 @@ async function collect(iter: AsyncIterable<ChatStreamEvent>, seen: ChatStreamEve
   return seen;
 }
 
-/**
- * `promise`, or a failure naming `what` if it has not settled within `ms`. The bounds given are
- * generous (10 s, far above any scheduling delay): they only turn "never" into a failure, and each
- * test sets every other timer of the provider (its total timeout) far beyond them, so nothing but
- * the behaviour under test can settle the promise in time.
- */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 const GENEROUS_MS = 10_000;
 /** A total timeout no test waits for: it cannot be what ends a call within GENEROUS_MS. */
 const NEVER_MS = 600_000;

@@ -5,6 +5,7 @@ import { claimNextTask, completeTask } from '../src/tasks/states.js';
 import { TaskWatch } from '../src/tasks/task-watch.js';
 import { createHarness, tempDir, waitFor, type Harness } from './helpers/harness.js';
 import { newTask } from './store-contract.case.js';
+import { within } from './helpers/within.js';
 
 // Long-poll: `?wait=N` on every query path (docs/API.md G74-G75).
 //
@@ -26,16 +27,6 @@ async function createPic(): Promise<string> {
 }
 const poll = (url: string, key?: string) => h.app.inject({ method: 'GET', url, headers: h.auth(key) });
 
-/** `promise`, or a failure naming `what` if it has not settled within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Lets the event loop go round a few times, so anything already due (an answer that did not wait) comes out. */
 async function turns(n = 5): Promise<void> {
