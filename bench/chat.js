@@ -16,8 +16,8 @@
 // Targets (issue 4), judged on spread arrivals: added TTFT median <= 1 ms (the fake's own wait taken
 // out of each TTFT); token throughput >= 0.95x direct.
 // Writes the `bench:chat` section of docs/BENCHMARKS.md unless BENCH_NO_WRITE=1.
+import { BENCHMARKS_DOC, writeDocSection } from './doc-section.js';
 import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -330,15 +330,7 @@ console.log(`\n${section}`);
 const errors = runs.reduce((a, r) => a + r.d.errors + r.r.errors + r.g.errors, 0);
 
 if (!NO_WRITE) {
-  const file = path.join(root, 'docs', 'BENCHMARKS.md');
-  const START = '<!-- bench:chat:start -->';
-  const END = '<!-- bench:chat:end -->';
-  let doc = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const block = `${START}\n${section}\n${END}`;
-  const s = doc.indexOf(START);
-  const e = doc.indexOf(END);
-  doc = s !== -1 && e > s ? doc.slice(0, s) + block + doc.slice(e + END.length) : `${doc.trimEnd()}\n\n${block}\n`;
-  fs.writeFileSync(file, doc);
-  console.log(`\nwrote the bench:chat section of ${path.relative(root, file)}`);
+  writeDocSection('chat', section);
+  console.log(`\nwrote the bench:chat section of ${path.relative(root, BENCHMARKS_DOC)}`);
 }
 process.exit(errors > 0 ? 1 : 0);

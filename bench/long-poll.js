@@ -8,6 +8,7 @@
 //   2. opens 1,000 waiters (one per task, each its own connection), measures the server's RSS and
 //      heap before and after, and polls again for BENCH_DURATION s while they wait.
 // Writes the `bench:longpoll` section of docs/BENCHMARKS.md unless BENCH_NO_WRITE=1.
+import { writeDocSection } from './doc-section.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
@@ -108,15 +109,7 @@ const section = [
 ].join('\n');
 console.log(section);
 if (!NO_WRITE) {
-  const file = path.join(root, 'docs', 'BENCHMARKS.md');
-  const START = '<!-- bench:longpoll:start -->';
-  const END = '<!-- bench:longpoll:end -->';
-  let doc = fs.readFileSync(file, 'utf8');
-  const block = `${START}\n${section}\n${END}`;
-  const s = doc.indexOf(START);
-  const e = doc.indexOf(END);
-  doc = s !== -1 && e > s ? doc.slice(0, s) + block + doc.slice(e + END.length) : `${doc.trimEnd()}\n\n${block}\n`;
-  fs.writeFileSync(file, doc);
+  writeDocSection('longpoll', section);
 }
 await agent.close().catch(() => undefined);
 process.exit(0);

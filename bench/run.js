@@ -30,15 +30,13 @@ import readline from 'node:readline';
 import { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import { BENCHMARKS_DOC, writeDocSection } from './doc-section.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
-const DOC = path.join(root, 'docs', 'BENCHMARKS.md');
 /** `quiet` (workers off, logs silent: the HTTP path alone) or `default` (the configuration users run). */
 const CONFIG = process.env.BENCH_CONFIG === 'default' ? 'default' : 'quiet';
-const SECTION = CONFIG === 'default' ? 'bench:http-default' : 'bench:http';
-const START = `<!-- ${SECTION}:start -->`;
-const END = `<!-- ${SECTION}:end -->`;
+const SECTION = CONFIG === 'default' ? 'http-default' : 'http';
 
 function intEnv(name, fallback, min = 1) {
   const raw = process.env[name];
@@ -493,45 +491,6 @@ function report(http, render, m) {
   return lines.join('\n');
 }
 
-function writeDoc(section, m) {
-  const block = `${START}\n${section}\n${END}`;
-  let text;
-  if (fs.existsSync(DOC)) {
-    text = fs.readFileSync(DOC, 'utf8');
-    const a = text.indexOf(START);
-    const b = text.indexOf(END);
-    if (a >= 0 && b > a) text = text.slice(0, a) + block + text.slice(b + END.length);
-    else text = `${text.replace(/\s*$/, '')}\n\n${block}\n`;
-  } else {
-    text = [
-      '# Benchmarks',
-      '',
-      'Throughput and latency of the gateway\'s HTTP path against a bare Fastify 5 app doing the same',
-      'kind of request (the ratio is what matters: it shows what auth, validation, SQLite and reply',
-      'shaping cost per request), plus the speed of the sandbox image renderer. Each benchmark writes',
-      'its own marked section below; run them by hand with',
-      '',
-      '```sh',
-      'npm run bench            # builds dist/ if stale, then node bench/run.js',
-      'BENCH_DURATION=20 BENCH_CONNECTIONS=50 npm run bench',
-      '```',
-      '',
-      'They are never part of the test suite. The numbers are from one run on one machine ' +
-      `(\`nproc\` ${m.nproc}, Node ${m.node}, first written ${m.date.slice(0, 10)}) whose ${m.nproc} cores are shared by the`,
-      'load generator (autocannon, one process) and the servers (one process each), so treat them as',
-      'indicative: the ratios to bare Fastify are more stable than the absolute figures. Each run',
-      'records the CPU the server, the load generator and all other processes used (from /proc), and',
-      'the suite waits for other processes to go quiet before each measurement (`BENCH_QUIET_WAIT`).',
-      'The date, machine and Node version of the run are in each section.',
-      '',
-      block,
-      '',
-    ].join('\n');
-  }
-  fs.mkdirSync(path.dirname(DOC), { recursive: true });
-  fs.writeFileSync(DOC, text);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
@@ -549,8 +508,8 @@ async function main() {
   const section = report(http, render, m);
   process.stdout.write(`\n${section}\n`);
   if (!NO_WRITE && !ONLY && !PIN && http && (render || CONFIG === 'default')) {
-    writeDoc(section, m);
-    process.stderr.write(`wrote ${path.relative(root, DOC)}\n`);
+    writeDocSection(SECTION, section);
+    process.stderr.write(`wrote ${path.relative(root, BENCHMARKS_DOC)}\n`);
   }
 }
 

@@ -1,16 +1,15 @@
 // Sandbox video benchmark: wall time of an 8-second video at 720p, 1080p and 4K (with audio),
 // backdrop rendering included. Writes a marked section of docs/BENCHMARKS.md.
 // Run: node bin/mediagate.js build && node bench/video.js
+import { writeDocSection } from './doc-section.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 // The compiled renderer, typed as its source (dist/ is src/ compiled). Imported by URL, which the
 // type checker does not follow, so checking bench/ needs no build and never reads dist/.
 const { renderSandboxVideo } = /** @type {typeof import('../src/providers/sandbox/video.js')} */ (await import(new URL('../dist/providers/sandbox/video.js', import.meta.url).href));
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const runs = Number(process.env.BENCH_VIDEO_RUNS ?? 3);
 /** @type {[label: string, width: number, height: number][]} */
 const sizes = [['720p', 1280, 720], ['1080p', 1920, 1080], ['4K', 3840, 2160]];
@@ -47,11 +46,5 @@ const table = [
   '',
   `Target: 8-second 720p in <= 2.5 s wall: **${target}**.`,
 ].join('\n');
-const file = path.join(root, 'docs', 'BENCHMARKS.md');
-const start = '<!-- bench:video:start -->';
-const end = '<!-- bench:video:end -->';
-let doc = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
-const section = `${start}\n## Sandbox video rendering\n\n${table}\n${end}`;
-doc = doc.includes(start) ? doc.replace(new RegExp(`${start}[\\s\\S]*?${end}`), section) : `${doc.trimEnd()}\n\n${section}\n`;
-fs.writeFileSync(file, doc);
+writeDocSection('video', `## Sandbox video rendering\n\n${table}`);
 console.log(table);

@@ -20,6 +20,8 @@ export interface SandboxChatOptions {
 
 const QUOTE_CHARS = 200;
 const MAX_NAMED_MEDIA = 10;
+/** Longest file name quoted in a reply; longer ones are cut (the reply stays short whatever the URLs). */
+const MAX_NAME_CHARS = 60;
 
 export const SANDBOX_FAIL_MARKER = '[fail]';
 export const SANDBOX_FAIL_MIDWAY_MARKER = '[fail-midway]';
@@ -44,12 +46,30 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 function fileName(url: string): string {
+  let name: string;
   try {
     const parts = new URL(url).pathname.split('/').filter(Boolean);
-    return decodeURIComponent(parts[parts.length - 1] ?? '') || new URL(url).hostname;
+    name = decodeURIComponent(parts[parts.length - 1] ?? '') || new URL(url).hostname;
   } catch {
-    return url;
+    name = url;
   }
+  return name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}...` : name;
+}
+
+/**
+ * The first `max` characters of `text` with every run of whitespace as one space and none at the
+ * ends (what `text.replace(/\s+/g, ' ').trim()` begins with), found without walking past them:
+ * the sandbox quotes the question, whatever its size.
+ */
+function collapsedHead(text: string, max: number): { head: string; more: boolean } {
+  const words = /\S+/g;
+  let head = '';
+  for (let m = words.exec(text); m !== null; m = words.exec(text)) {
+    if (head.length > 0) head += ' ';
+    head += m[0].slice(0, max + 1 - head.length);
+    if (head.length > max) return { head: head.slice(0, max), more: true };
+  }
+  return { head, more: false };
 }
 
 function plural(n: number, word: string): string {
@@ -60,7 +80,7 @@ function plural(n: number, word: string): string {
 export function sandboxReplyText(request: ChatRequest): string {
   const messages = request.messages;
   const lastUser: ChatMessage | undefined = [...messages].reverse().find((m) => m.role === 'user');
-  const asked = lastUser ? messageText(lastUser).replace(/\s+/g, ' ').trim() : '';
+  const asked = lastUser ? collapsedHead(messageText(lastUser), QUOTE_CHARS) : { head: '', more: false };
   const counts = { system: 0, user: 0, assistant: 0 };
   for (const m of messages) counts[m.role]++;
   const media = lastUser ? messageMediaUrls(lastUser) : [];
@@ -69,11 +89,8 @@ export function sandboxReplyText(request: ChatRequest): string {
 
   const sentences: string[] = [];
   if (!lastUser) sentences.push('There is no user message in this conversation, so there is no question to answer.');
-  else if (asked === '') sentences.push('Your last message has no text.');
-  else {
-    const quote = asked.length > QUOTE_CHARS ? `${asked.slice(0, QUOTE_CHARS)}...` : asked;
-    sentences.push(`You asked: "${quote}".`);
-  }
+  else if (asked.head === '') sentences.push('Your last message has no text.');
+  else sentences.push(`You asked: "${asked.head}${asked.more ? '...' : ''}".`);
   const named = (kind: string, names: string[]) => {
     const shown = names.slice(0, MAX_NAMED_MEDIA).join(', ');
     const more = names.length > MAX_NAMED_MEDIA ? ` and ${names.length - MAX_NAMED_MEDIA} more` : '';
@@ -96,13 +113,13 @@ interface Plan {
 }
 
 /** What the sandbox will answer: reply text cut at the first stop sequence, then at the token budget. */
-function plan(request: ChatRequest, contextTokens: number): Plan {
+async function plan(request: ChatRequest, contextTokens: number): Promise<Plan> {
   const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
   const lastText = lastUser ? messageText(lastUser) : '';
   if (lastText.includes(SANDBOX_FAIL_MARKER)) {
     throw new AppError('upstream_error', `sandbox: the last user message contains ${SANDBOX_FAIL_MARKER}, so this completion fails on purpose`, { retryable: false });
   }
-  const promptTokens = countPromptTokens(request);
+  const promptTokens = await countPromptTokens(request);
   if (promptTokens >= contextTokens) {
     throw new AppError('invalid_request', `messages use ${promptTokens} tokens, more than the context length of ${request.model} (${contextTokens} tokens)`, { param: 'messages' });
   }
@@ -130,7 +147,7 @@ export function createSandboxChatProvider(options: SandboxChatOptions): ChatProv
 
   async function* generate(request: ChatRequest, ctx: ChatContext): AsyncGenerator<ChatStreamEvent> {
     if (ctx.signal.aborted) throw abortError(ctx.signal);
-    const p = plan(request, contextTokens);
+    const p = await plan(request, contextTokens);
     const started = Date.now();
     let sent = 0;
     const half = Math.floor(p.pieces.length / 2);

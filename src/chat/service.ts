@@ -136,8 +136,7 @@ export class ChatService {
     } catch (err) {
       if (signal.aborted || sse.isClosed) {
         // The client went away: the provider was aborted; bill what was generated and sent (G41).
-        const promptTokens = countPromptTokens(chat);
-        const completionTokens = countTextTokens(text);
+        const [promptTokens, completionTokens] = await Promise.all([countPromptTokens(chat), countTextTokens(text)]);
         this.record(call, id, { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens });
         call.log.info({ chatId: id, completionTokens }, 'chat stream aborted by the client');
         sse.end();

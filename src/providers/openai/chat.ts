@@ -217,7 +217,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
         throw guard.cut ?? (err instanceof AppError ? err : mapTransportError(err, id, 'stream'));
       }
       const parsed = parseCompletionJson(text, req.model);
-      return { content: parsed.content, finishReason: mapFinishReason(parsed.finish), usage: completeUsage(parsed.usage, req.messages, parsed.content) };
+      return { content: parsed.content, finishReason: mapFinishReason(parsed.finish), usage: await completeUsage(parsed.usage, req.messages, parsed.content) };
     } finally {
       guard.dispose();
     }
@@ -235,7 +235,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
         const parsed = parseCompletionJson(await readText(res, MAX_JSON_BYTES), req.model);
         if (parsed.content) yield { type: 'delta', content: parsed.content };
         finished = true;
-        yield { type: 'done', finishReason: mapFinishReason(parsed.finish), usage: completeUsage(parsed.usage, req.messages, parsed.content) };
+        yield { type: 'done', finishReason: mapFinishReason(parsed.finish), usage: await completeUsage(parsed.usage, req.messages, parsed.content) };
         return;
       }
       guard.startStallTimer(stallTimeoutMs);
@@ -273,7 +273,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
       const done = async (): Promise<ChatStreamEvent> => {
         finished = true;
         guard.drain(DRAIN_MS); // nothing after the reply can time it out or fail it
-        return { type: 'done', finishReason: mapFinishReason(finish), usage: completeUsage(usage, req.messages, content) };
+        return { type: 'done', finishReason: mapFinishReason(finish), usage: await completeUsage(usage, req.messages, content) };
       };
       try {
         for await (const chunk of res.body) {
