@@ -11,6 +11,7 @@ import { AccessLog } from './http/access-log.js';
 import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
+import type { LiveRequests } from './http/live-requests.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   signer: ResultUrlSigner;
   blobs: FsBlobStore;
   logger: Logger;
+  /** Open streams and long-polls: ended on client exit, key revocation and shutdown. */
+  live: LiveRequests;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -90,15 +93,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerFileRoutes(app, deps.signer, deps.blobs);
 
   const { tasks, chat, idempotency, assets, links } = deps.services;
+  const { live } = deps;
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   await app.register(async (api) => {
     registerAuth(api, store.keys);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);
     registerIdempotency(api, idempotency);
     registerBodyBounds(api);
-    for (const register of FAMILY_ROUTES) register(api, tasks, paths, links);
-    registerResultRoutes(api, tasks, links, paths);
-    registerChatRoutes(api, chat);
+    for (const register of FAMILY_ROUTES) register(api, tasks, paths, links, live);
+    registerResultRoutes(api, tasks, links, paths, live);
+    registerChatRoutes(api, chat, live);
     registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
   });
   return app;

@@ -73,6 +73,14 @@ export function asAppError(err: unknown): AppError {
   return err instanceof AppError ? err : new AppError('internal_error', 'Internal server error', { cause: err });
 }
 
+/** Why a request's work stopped when its client closed the connection (not an error the client sees). */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client closed the connection');
+    this.name = 'AbortError';
+  }
+}
+
 /** Shorthand for the most common error: a field breaks a rule. */
 export function invalidField(param: string, message: string): AppError {
   return new AppError('invalid_request', message, { param });

@@ -10,7 +10,7 @@
  * - A client that goes away aborts the provider (ctx.signal).
  */
 import type { Logger } from 'pino';
-import { AppError, asAppError } from '../errors.js';
+import { AppError, asAppError, ClientGone } from '../errors.js';
 import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
 import type { ChatProviderRegistry } from './registry.js';
@@ -58,13 +58,6 @@ export type OpenChatStream = (heartbeatMs: number) => ChatEventSink;
 /** How a streamed call ended: streamed (whole, cut by the client, or ended by an error event), or the client left before it opened. */
 export type ChatStreamOutcome = 'streamed' | 'client-gone';
 
-export class ClientGone extends Error {
-  constructor() {
-    super('the client closed the connection');
-    this.name = 'AbortError';
-  }
-}
-
 export class ChatService {
   constructor(private readonly options: ChatServiceOptions) {}
 
@@ -99,6 +92,7 @@ export class ChatService {
       first = await firstOrTimeout(pending, this.options.heartbeatMs);
     } catch (err) {
       if (!signal.aborted) throw err; // before the first byte: a normal JSON error (chat body)
+      if (signal.reason instanceof AppError) throw signal.reason; // stopped by the gateway (revoked key, shutdown)
       return 'client-gone';
     }
 
@@ -135,12 +129,20 @@ export class ChatService {
       }
     } catch (err) {
       if (signal.aborted || sse.isClosed) {
-        // The client went away: the provider was aborted; bill what was generated and sent (G41).
+        // The client went away, or the gateway stopped the stream (its key was revoked, it shuts
+        // down): the provider was aborted; what was generated and sent is billed (G41). The
+        // gateway's reason goes to a client that is still there as an error event.
+        void iterator.return?.()?.catch(() => undefined);
         const [promptTokens, completionTokens] = await Promise.all([countPromptTokens(chat), countTextTokens(text)]);
         this.record(call, id, { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens });
-        call.log.info({ chatId: id, completionTokens }, 'chat stream aborted by the client');
+        const stop: unknown = signal.aborted ? signal.reason : undefined;
+        if (stop instanceof AppError && !sse.isClosed) {
+          call.log.info({ chatId: id, completionTokens, code: stop.code }, 'chat stream stopped by the gateway');
+          await sse.send({ error: { message: stop.message, type: stop.type, param: stop.param ?? null, code: stop.code } });
+        } else {
+          call.log.info({ chatId: id, completionTokens }, 'chat stream aborted by the client');
+        }
         sse.end();
-        void iterator.return?.()?.catch(() => undefined);
         return 'streamed';
       }
       const appErr = asAppError(err);

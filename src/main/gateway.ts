@@ -16,6 +16,7 @@ import type { ChatProvider } from '../chat/types.js';
 import { createChatUpstreams } from '../chat/upstream-config.js';
 import type { Config } from '../config.js';
 import { createLogger } from '../logger.js';
+import { LiveRequests } from '../http/live-requests.js';
 import { FsBlobStore } from '../media/blob-store.js';
 import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { resultLinks } from '../media/result-links.js';
@@ -107,8 +108,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({ registry: chatRegistry, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
+  const live = new LiveRequests(store.keys);
   const app = await buildApp({
-    config, store, signer, blobs, logger,
+    config, store, signer, blobs, logger, live,
     services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours) },
   });
   app.addHook('onClose', async () => { watch.close(); });
@@ -124,7 +126,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     close(graceMs = 10_000) {
       closing ??= (async () => {
         stopSweeper?.();
-        await Promise.all([app.close(), runner?.stop(graceMs)]);
+        // Open streams and long-polls end at the end of the grace period; then their keep-alive
+        // connections, idle by now, are closed too (Fastify closed the idle ones at the start).
+        const streamsEnded = live.shutdown(graceMs).then(() => app.server.closeIdleConnections());
+        await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded]);
         killAllFfmpeg();
         await chatRegistry.close();
         store.close();

@@ -1,17 +1,18 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { ClientGone, type ChatCall, type ChatService } from '../chat/service.js';
+import type { ChatCall, ChatService } from '../chat/service.js';
 import { SseWriter } from '../chat/sse.js';
 import { ChatCompletionBody, toChatRequest } from '../contract/chat.js';
-import { abortWhenClientGone } from '../http/client-gone.js';
+import { AppError } from '../errors.js';
+import type { LiveRequests } from '../http/live-requests.js';
 
 /**
  * Endpoint 3: `POST {base_url}/v1/chat/completions`. Every error of this route, schema and auth
  * errors included, has the chat body `{code: "<status>", msg, data: null, success: false}` (D9).
- * The HTTP side only: the client-gone signal, the socket, the hijacked SSE response; envelopes,
- * streaming and billing are the chat service's.
+ * The HTTP side only: the signal that stops the call (client gone, key revoked, shutdown), the
+ * socket, the hijacked SSE response; envelopes, streaming and billing are the chat service's.
  */
-export function registerChatRoutes(app: FastifyInstance, chat: ChatService): void {
+export function registerChatRoutes(app: FastifyInstance, chat: ChatService, live: LiveRequests): void {
   app.post<{ Body: ChatCompletionBody }>('/v1/chat/completions', {
     config: { errorStyle: 'chat' },
     schema: {
@@ -20,7 +21,7 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService): voi
       body: ChatCompletionBody,
     },
   }, async (request, reply) => {
-    const gone = abortWhenClientGone(reply, () => new ClientGone());
+    const gone = live.track(reply, request.apiKeyHash);
     const call: ChatCall = { keyId: request.apiKey.id, request: toChatRequest(request.body), signal: gone.signal, log: request.log as unknown as Logger };
     try {
       if (request.body.stream === true) {
@@ -39,6 +40,7 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService): voi
         return await chat.complete(call);
       } catch (err) {
         if (!gone.signal.aborted) throw err;
+        if (gone.signal.reason instanceof AppError) throw gone.signal.reason; // revoked key, shutdown: answered as errors
         // The client went away: nothing to answer, nothing billed (G41).
         request.log.info('chat completion aborted by the client');
         dropConnection(reply);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ReplyContext } from '../families/reply-context.js';
+import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskService } from '../tasks/service.js';
 import { registerPicRoutes } from './pic.js';
 import { registerClipRoutes } from './clip.js';
@@ -16,7 +17,7 @@ export interface RoutePaths {
 }
 
 /** Registers a family's routes; `links` signs result URLs for query replies. */
-export type FamilyRouteRegistrar = (api: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext) => void;
+export type FamilyRouteRegistrar = (api: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests) => void;
 
 /** Every family's create (and family-specific) routes, registered inside the authenticated scope. */
 export const FAMILY_ROUTES: readonly FamilyRouteRegistrar[] = [

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ModelCenterCreateBody, planModelCenterTask, resolveModelCenterModel } from '../contract/model-center.js';
 import { modelCenterCreateReply } from '../families/model-center.js';
 import type { ReplyContext } from '../families/reply-context.js';
+import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 import { registerQueryPaths } from './results.js';
@@ -12,7 +13,7 @@ import { registerQueryPaths } from './results.js';
  * shaped by its family (decisions.md #4). `model` is resolved before the body schema runs, so a
  * display name is reported as such (decisions.md #17) whatever else the body holds.
  */
-export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
+export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests): void {
   const base = `${paths.basePrefix}/v2/model-center/tasks`;
   app.post<{ Body: ModelCenterCreateBody }>(base, {
     config: { idempotent: true },
@@ -23,5 +24,5 @@ export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskServi
     },
   }, async (request) => modelCenterCreateReply(await tasks.submitTask(request.apiKey, planModelCenterTask(request.body), request.idempotency)));
 
-  registerQueryPaths(app, [`${base}/:id`], tasks, links, 'Query a Model Center task');
+  registerQueryPaths(app, [`${base}/:id`], tasks, links, live, 'Query a Model Center task');
 }

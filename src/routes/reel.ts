@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { planReelTask, ReelCreateBody } from '../contract/reel.js';
 import type { ReplyContext } from '../families/reply-context.js';
+import type { LiveRequests } from '../http/live-requests.js';
 import { reelCreateReply } from '../families/reel.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
@@ -11,7 +12,7 @@ import { registerQueryPaths } from './results.js';
  * `POST {base_url}/v1/reel/videos` (decisions.md #3); the form follows `model` on every path.
  * Also the query paths of endpoint 7 (`registerReelQueryRoutes`).
  */
-export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
+export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests): void {
   const urls = new Set([`${paths.apiPrefix}/reel/videos`, `${paths.basePrefix}/reel/videos`, `${paths.basePrefix}/v1/reel/videos`]);
   for (const url of urls) {
     app.post<{ Body: ReelCreateBody }>(url, {
@@ -19,13 +20,13 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
       schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody },
     }, async (request) => reelCreateReply(await tasks.submitTask(request.apiKey, planReelTask(request.body), request.idempotency)));
   }
-  registerReelQueryRoutes(app, tasks, links, paths);
+  registerReelQueryRoutes(app, tasks, links, paths, live);
 }
 
 /**
  * Endpoint 7: `GET {api_base_url}/v1/videos/{id}` and the overview `GET {base_url}/v1/reel/videos/{id}`.
  * Like every query path they answer for any task of the caller, shaped by its family (decisions.md #4).
  */
-export function registerReelQueryRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths): void {
-  registerQueryPaths(app, [`${paths.apiPrefix}/v1/videos/:id`, `${paths.basePrefix}/v1/reel/videos/:id`], tasks, links, 'Query a task (reel query paths)');
+export function registerReelQueryRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths, live: LiveRequests): void {
+  registerQueryPaths(app, [`${paths.apiPrefix}/v1/videos/:id`, `${paths.basePrefix}/v1/reel/videos/:id`], tasks, links, live, 'Query a task (reel query paths)');
 }

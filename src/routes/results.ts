@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
-import { abortWhenClientGone } from '../http/client-gone.js';
+import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskRecord } from '../store/types.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
@@ -31,7 +31,7 @@ function sendQueryReply(reply: FastifyReply, task: TaskRecord, links: ReplyConte
 }
 
 /** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (decisions.md #4). */
-export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, summary = 'Query a task'): void {
+export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, live: LiveRequests, summary = 'Query a task'): void {
   for (const url of new Set(urls)) {
     app.get<{ Params: { id: string }; Querystring: { wait?: string } }>(url, {
       schema: { tags: ['tasks'], summary, params: TaskIdParams, querystring: WaitQuery },
@@ -40,7 +40,7 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
       const task = tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
       const wait = request.query.wait;
       if (wait === undefined || wait === '0') return sendQueryReply(reply, task, links);
-      const gone = abortWhenClientGone(reply);
+      const gone = live.track(reply, request.apiKeyHash);
       try {
         return sendQueryReply(reply, await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
       } finally {
@@ -51,6 +51,6 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
 }
 
 /** Endpoints 2, 5, 9, 11: `{base_url}/v1/result/{id}` and `{power_base_url}/v1/result/{id}`. */
-export function registerResultRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths): void {
-  registerQueryPaths(app, [`${paths.basePrefix}/v1/result/:id`, `${paths.powerPrefix}/v1/result/:id`], tasks, links);
+export function registerResultRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths, live: LiveRequests): void {
+  registerQueryPaths(app, [`${paths.basePrefix}/v1/result/:id`, `${paths.powerPrefix}/v1/result/:id`], tasks, links, live);
 }

@@ -1,0 +1,87 @@
+/**
+ * Requests that stay open (chat streams and long completions, long-polls) end when their client
+ * goes away, when their API key is revoked (within a second: decided by the same hashed lookup as
+ * every request, so a revocation by the CLI in another process counts), and when the server shuts
+ * down and its grace period has passed. Each tracked request gets one AbortSignal for all three;
+ * its reason says which: a {@link ClientGone}, or the AppError the caller should see
+ * (`invalid_api_key`, `service_unavailable`).
+ */
+import type { FastifyReply } from 'fastify';
+import { AppError, ClientGone } from '../errors.js';
+import type { KeyStore } from '../store/types.js';
+
+interface Tracked {
+  keyHash: string;
+  controller: AbortController;
+}
+
+export class LiveRequests {
+  private readonly tracked = new Set<Tracked>();
+  private timer: NodeJS.Timeout | undefined;
+  private closing: AppError | undefined;
+  /** Called when the last open request is released during a shutdown. */
+  private drained: (() => void) | undefined;
+
+  /** `checkMs`: how often the keys of open requests are checked for revocation. */
+  constructor(private readonly keys: KeyStore, private readonly checkMs = 1000) {}
+
+  /** How many requests are open now. */
+  get size(): number {
+    return this.tracked.size;
+  }
+
+  /** Watches one open request; `release()` once its work is over. */
+  track(reply: FastifyReply, keyHash: string): { signal: AbortSignal; release: () => void } {
+    const entry: Tracked = { keyHash, controller: new AbortController() };
+    const raw = reply.raw;
+    const onClose = (): void => { if (!raw.writableFinished) entry.controller.abort(new ClientGone()); };
+    raw.on('close', onClose);
+    if (this.closing) entry.controller.abort(this.closing);
+    this.tracked.add(entry);
+    this.timer ??= setInterval(() => this.checkKeys(), this.checkMs);
+    this.timer.unref();
+    return {
+      signal: entry.controller.signal,
+      release: () => {
+        raw.off('close', onClose);
+        this.tracked.delete(entry);
+        if (this.tracked.size === 0) {
+          if (this.timer) clearInterval(this.timer);
+          this.timer = undefined;
+          this.drained?.();
+        }
+      },
+    };
+  }
+
+  /**
+   * Shutdown: after `graceMs` every request still open is stopped with a 503 (a stream ends with
+   * an error event); requests tracked later are stopped at once. Resolves once none is open any
+   * more (at once when none is).
+   */
+  shutdown(graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.tracked.size === 0) { resolve(); return; }
+      this.drained = resolve;
+      const stop = (): void => {
+        this.closing = new AppError('service_unavailable', 'The gateway is shutting down; retry shortly');
+        for (const t of this.tracked) t.controller.abort(this.closing);
+      };
+      if (graceMs <= 0) stop();
+      else setTimeout(stop, graceMs).unref();
+    });
+  }
+
+  /** Ends the requests of keys that are no longer active. */
+  private checkKeys(): void {
+    const revoked = new Map<string, boolean>();
+    for (const t of this.tracked) {
+      let gone = revoked.get(t.keyHash);
+      if (gone === undefined) {
+        gone = this.keys.findActiveByHash(t.keyHash) === undefined;
+        revoked.set(t.keyHash, gone);
+      }
+      if (gone) t.controller.abort(new AppError('invalid_api_key', 'The API key was revoked while this request was open'));
+    }
+  }
+}
