@@ -16,7 +16,7 @@ export function taskRecordsContract(open: OpenStore): void {
       const t = await store.tasks.insert(input);
       expect(t).toMatchObject({
         id: input.id, ownerKeyId: 'key_a', family: 'clip', form: 'B', model: 'clip_3_1_pro', provider: 'sandbox', amount: 20,
-        createdAt: T, status: 'queued', progress: 0, result: null, error: null, attempts: 0, startedAt: null, finishedAt: null,
+        createdAt: T, status: 'queued', progress: 0, result: null, error: null, attempts: 0, serverFaults: 0, startedAt: null, finishedAt: null,
         leaseOwner: null, leaseExpiresAt: null, expiresAt: null,
       });
       expect(t.request).toEqual(input.request);
@@ -84,6 +84,43 @@ export function taskRecordsContract(open: OpenStore): void {
       for (let i = 0; i < 8; i++) claims.push(await store.tasks.claimNext(['sandbox'], `w${i}`, T + 10, T + MINUTE));
       expect(claims.slice(0, 5).map((c) => c?.id)).toEqual(ids);
       expect(claims.slice(5)).toEqual([undefined, undefined, undefined]);
+    });
+
+    it('claims are fair between keys: a key that joins behind another key\'s backlog is served within a turn (G85)', async () => {
+      const store = s();
+      const backlog = (await store.tasks.insertMany(Array.from({ length: 50 }, (_, i) => newTask({ ownerKeyId: 'key_busy', createdAt: T + i })))).map((t) => t.id);
+      const claim = async () => (await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE))!;
+      expect((await claim()).id).toBe(backlog[0]);
+      expect((await claim()).id).toBe(backlog[1]);
+      const late = await store.tasks.insert(newTask({ ownerKeyId: 'key_late', createdAt: T + 500 }));
+      const next = [(await claim()).id, (await claim()).id];
+      expect(next).toContain(late.id); // at most one more of the backlog goes first
+      // the backlog then continues in its own order
+      const rest: string[] = [];
+      for (let c = await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE); c; c = await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE)) rest.push(c.id);
+      expect([...next.filter((id) => id !== late.id), ...rest]).toEqual(backlog.slice(2));
+    });
+
+    it('keys with backlogs take turns; each key\'s tasks keep their order', async () => {
+      const store = s();
+      // submitted one key after the other: first come, first served would run all of a, then b, then c
+      const mk = (key: string, n: number, from: number) => Array.from({ length: n }, (_, i) => newTask({ ownerKeyId: key, createdAt: T + from + i }));
+      const a = (await store.tasks.insertMany(mk('key_a', 4, 0))).map((t) => t.id);
+      const b = (await store.tasks.insertMany(mk('key_b', 4, 10))).map((t) => t.id);
+      const c = (await store.tasks.insertMany(mk('key_c', 2, 20))).map((t) => t.id);
+      const order: string[] = [];
+      for (let x = await store.tasks.claimNext(['sandbox'], 'w', T + 100, T + MINUTE); x; x = await store.tasks.claimNext(['sandbox'], 'w', T + 100, T + MINUTE)) order.push(x.id);
+      expect(order).toEqual([a[0], b[0], c[0], a[1], b[1], c[1], a[2], b[2], a[3], b[3]]);
+    });
+
+    it('a task back in the queue (retry) keeps its turn: it goes before tasks submitted after it', async () => {
+      const store = s();
+      const first = await store.tasks.insert(newTask({ createdAt: T }));
+      await store.tasks.claimNext(['sandbox'], 'w1', T + 10, T + MINUTE);
+      const later = await store.tasks.insert(newTask({ createdAt: T + 20 }));
+      await store.tasks.updateIf(first.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 30 });
+      expect((await store.tasks.claimNext(['sandbox'], 'w2', T + 40, T + MINUTE))?.id).toBe(first.id);
+      expect((await store.tasks.claimNext(['sandbox'], 'w2', T + 40, T + MINUTE))?.id).toBe(later.id);
     });
 
     it('a task requeued with a runAfter is claimable from that time on; nextRunAfter names the earliest', async () => {

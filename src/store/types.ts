@@ -50,6 +50,8 @@ export interface TaskRecord {
   startedAt: number | null;
   finishedAt: number | null;
   attempts: number;
+  /** Times the task went back to the queue because the gateway itself was short of a resource (G84). */
+  serverFaults: number;
   leaseOwner: string | null;
   leaseExpiresAt: number | null;
   /** Not claimable before this time (retry backoff). */
@@ -65,7 +67,7 @@ export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' |
 
 /** Fields a state change may set together with the new status. */
 export type TaskPatch = Partial<Pick<TaskRecord,
-  'attempts' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt'>>;
+  'attempts' | 'serverFaults' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt'>>;
 
 /** The guard of a conditional update: the row changes only while all of these hold. */
 export interface TaskGuard {
@@ -92,7 +94,11 @@ export interface TaskStore {
   // -- used only by tasks/states.ts: every status change is one conditional update --
   /** Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not. */
   updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined;
-  /** Atomically moves the oldest claimable queued task of these providers to `processing`. */
+  /**
+   * Atomically moves a claimable queued task of these providers to `processing`: fairly between the
+   * keys that have queued tasks (each key's tasks take turns with the others'; a key's own tasks in
+   * the order they were submitted; G85).
+   */
   claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined;
 
   /** Extends the lease while `workerId` still holds it on a processing task; false when lost. */

@@ -91,6 +91,15 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN idempotency_key TEXT;
   CREATE INDEX tasks_idempotency ON tasks (idempotency_key) WHERE idempotency_key IS NOT NULL;
   `,
+  // Fair claims between keys (start-time fair queuing, G85) and the gateway's own faults (G84).
+  `
+  ALTER TABLE tasks ADD COLUMN vtime INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE tasks ADD COLUMN server_faults INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX tasks_fair_queue ON tasks (provider, vtime, created_at) WHERE status = 'queued';
+  CREATE TABLE fair_keys (key_id TEXT PRIMARY KEY, last_vtime INTEGER NOT NULL);
+  CREATE TABLE fair_clock (id INTEGER PRIMARY KEY CHECK (id = 1), vtime INTEGER NOT NULL);
+  INSERT INTO fair_clock (id, vtime) VALUES (1, 0);
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -13,7 +13,7 @@ interface TaskRow {
   id: string; owner_key_id: string; family: FamilyId; form: FamilyForm; model: string; provider: string;
   request: string; status: TaskStatus; progress: number; result: string | null; error: string | null;
   amount: number; created_at: number; updated_at: number; started_at: number | null; finished_at: number | null;
-  attempts: number; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
+  attempts: number; server_faults: number; vtime: number; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
 }
 
 /** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
@@ -32,7 +32,7 @@ function toRecord(row: TaskRow): TaskRecord {
     status: row.status,
     progress: row.progress, result: row.result === null ? null : JSON.parse(row.result), error: row.error,
     amount: row.amount, createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
-    finishedAt: row.finished_at, attempts: row.attempts, leaseOwner: row.lease_owner,
+    finishedAt: row.finished_at, attempts: row.attempts, serverFaults: row.server_faults, leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at, runAfter: row.run_after, expiresAt: row.expires_at,
   };
 }
@@ -43,12 +43,12 @@ function insertedRecord(task: NewTask): TaskRecord {
     id: task.id, ownerKeyId: task.ownerKeyId, family: task.family, form: task.form, model: task.model,
     provider: task.provider, request: task.request, amount: task.amount, createdAt: task.createdAt,
     status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
-    finishedAt: null, attempts: 0, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
+    finishedAt: null, attempts: 0, serverFaults: 0, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
   };
 }
 
 const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
-  attempts: 'attempts', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
+  attempts: 'attempts', serverFaults: 'server_faults', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
   finishedAt: 'finished_at', leaseOwner: 'lease_owner', leaseExpiresAt: 'lease_expires_at',
   runAfter: 'run_after', expiresAt: 'expires_at',
 };
@@ -69,7 +69,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly deleteStmt: Database.Statement;
   private readonly inFlightStmt: Database.Statement;
   private readonly updateCache = new Map<string, Database.Statement>();
-  private readonly claimCache = new Map<number, Database.Statement>();
+  private readonly claimCache = new Map<number, Database.Transaction<(...params: unknown[]) => TaskRow | undefined>>();
 
   private readonly listeners = new Set<(id: string) => void>();
   private readonly others: DataVersionWatch;
@@ -78,11 +78,24 @@ export class SqliteTaskStore implements TaskStore {
   constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
     this.others = new DataVersionWatch(db);
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
-      amount, created_at, updated_at, run_after, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?)`);
+      amount, created_at, updated_at, run_after, idempotency_key, vtime) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?)`);
+    const clockStmt = db.prepare('SELECT vtime FROM fair_clock WHERE id = 1').pluck();
+    const keyTurnStmt = db.prepare('SELECT last_vtime FROM fair_keys WHERE key_id = ?').pluck();
+    const setKeyTurnStmt = db.prepare(`INSERT INTO fair_keys (key_id, last_vtime) VALUES (?, ?)
+      ON CONFLICT (key_id) DO UPDATE SET last_vtime = excluded.last_vtime`);
     this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
+      // Start-time fair queuing (G85): a key's next task is due one turn after its previous one, or
+      // one turn after the clock (the turn of the last claimed task) when the key has fallen behind.
+      const clock = clockStmt.get() as number;
+      const turns = new Map<string, number>();
       for (const t of tasks) {
-        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt, t.idempotencyKey ?? null);
+        let last = turns.get(t.ownerKeyId);
+        if (last === undefined) last = (keyTurnStmt.get(t.ownerKeyId) as number | undefined) ?? 0;
+        const vtime = Math.max(last, clock) + 1;
+        turns.set(t.ownerKeyId, vtime);
+        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt, t.idempotencyKey ?? null, vtime);
       }
+      for (const [key, vtime] of turns) setKeyTurnStmt.run(key, vtime);
     });
     this.getByKeyHashStmt = db.prepare(`SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id
       WHERE t.id = ? AND k.hash = ? AND k.revoked_at IS NULL`);
@@ -154,17 +167,24 @@ export class SqliteTaskStore implements TaskStore {
 
   claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined {
     if (providers.length === 0) return undefined;
-    let stmt = this.claimCache.get(providers.length);
-    if (!stmt) {
-      stmt = this.db.prepare(`UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
+    let claim = this.claimCache.get(providers.length);
+    if (!claim) {
+      const stmt = this.db.prepare(`UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
           attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?
         WHERE id = (SELECT id FROM tasks WHERE status = 'queued' AND provider IN (${placeholders(providers.length)})
-                    AND run_after <= ? ORDER BY run_after, created_at LIMIT 1)
+                    AND run_after <= ? ORDER BY vtime, created_at LIMIT 1)
           AND status = 'queued'
         RETURNING *`);
-      this.claimCache.set(providers.length, stmt);
+      // the clock moves to the turn of the claimed task: keys that join later queue behind it, not behind the backlog
+      const advance = this.db.prepare('UPDATE fair_clock SET vtime = MAX(vtime, ?) WHERE id = 1');
+      claim = this.db.transaction((...params: unknown[]) => {
+        const row = stmt.get(...params) as TaskRow | undefined;
+        if (row) advance.run(row.vtime);
+        return row;
+      });
+      this.claimCache.set(providers.length, claim);
     }
-    const row = stmt.get(workerId, leaseUntil, now, now, ...providers, now) as TaskRow | undefined;
+    const row = claim.immediate(workerId, leaseUntil, now, now, ...providers, now);
     if (!row) return undefined;
     this.changed(row.id);
     return toRecord(row);
