@@ -23,6 +23,7 @@ import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
+import type { ResourceMonitor } from './resources.js';
 import type { Store } from './store/types.js';
 import type { IdempotencyService } from './tasks/idempotency.js';
 import type { TaskService } from './tasks/service.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   logger: Logger;
   /** Open streams and long-polls: ended on client exit, key revocation and shutdown. */
   live: LiveRequests;
+  /** The gateway's own disk and descriptors, for /readyz. */
+  resources: ResourceMonitor;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -71,7 +74,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new AccessLog(), // one access-log line per request
     connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
     requestTimeout: 120_000,
+    // Node reads these when the server is made (assigning them later has no effect): a connection
+    // must send a request's headers within MEDIAGATE_HEADERS_TIMEOUT_SECONDS (10), so clients that
+    // send nothing cannot hold sockets (G84); the check runs every second.
+    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: 120_000, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
   });
+  app.server.maxConnections = config.maxConnections; // more are closed at once (G84)
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
@@ -89,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerHealthRoutes(app, store);
+  registerHealthRoutes(app, store, deps.resources);
   registerFileRoutes(app, deps.signer, deps.blobs);
 
   const { tasks, chat, idempotency, assets, links } = deps.services;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.js';
-import { loadConfig } from './config.js';
+import { defaultMaxConnections, loadConfig } from './config.js';
 
 /** Every setting with a value that is not its default, and what the configuration must hold then. */
 const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
@@ -35,6 +35,9 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_ASSET_QUOTA_BYTES: ['8192', { assetQuotaBytes: 8192 }],
   MEDIAGATE_ASSET_TTL_HOURS: ['3', { assetTtlHours: 3 }],
   MEDIAGATE_CHAT_HEARTBEAT_MS: ['2500', { chatHeartbeatMs: 2500 }],
+  MEDIAGATE_MAX_CONNECTIONS: ['300', { maxConnections: 300 }],
+  MEDIAGATE_MIN_FREE_DISK_MB: ['2048', { minFreeDiskBytes: 2048 * 1_048_576 }],
+  MEDIAGATE_HEADERS_TIMEOUT_SECONDS: ['5', { headersTimeoutMs: 5000 }],
   MEDIAGATE_CHAT_UPSTREAM_URL: ['http://127.0.0.1:9/v1', { chatUpstreams: [expect.objectContaining({ name: 'env', baseUrl: 'http://127.0.0.1:9/v1' })] }],
   MEDIAGATE_CHAT_UPSTREAM_KEY: ['sk-test', { chatUpstreams: [expect.objectContaining({ apiKey: 'sk-test' })] }],
   MEDIAGATE_CHAT_UPSTREAM_MODELS: ['*=llama3', { chatUpstreams: [expect.objectContaining({ models: expect.objectContaining({ 'chat-2.5-pro': 'llama3' }) })] }],
@@ -53,7 +56,7 @@ describe('configuration', () => {
       attemptTimeoutMs: 1_800_000, leaseMs: 30_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
       mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
-      chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [],
+      chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [], minFreeDiskBytes: 512 * 1_048_576, headersTimeoutMs: 10_000,
     });
   });
 
@@ -63,6 +66,11 @@ describe('configuration', () => {
     for (const [name, [, expected]] of Object.entries(EVERY_SETTING)) {
       expect(config, name).toMatchObject(expected);
     }
+  });
+
+  it('the default connection cap follows the descriptor limit', () => {
+    expect([1024, 4096, 65_536, 1_048_576, 100].map((n) => defaultMaxConnections(n))).toEqual([576, 2880, 48_960, 50_000, 64]);
+    expect(loadConfig({}).maxConnections).toBe(defaultMaxConnections());
   });
 
   it('MEDIAGATE_RATE_LIMIT=off turns the limits off', () => {
@@ -83,7 +91,8 @@ describe('configuration', () => {
     ['MEDIAGATE_LOG_LEVEL', 'loud'], ['MEDIAGATE_SIGNING_SECRET', 'too-short'], ['MEDIAGATE_LEASE_SECONDS', '1'],
     ['MEDIAGATE_SQLITE_SYNC', 'FULL'], ['MEDIAGATE_SQLITE_SYNC', 'off'], ['MEDIAGATE_WORKERS', '2'], ['MEDIAGATE_RATE_LIMIT', 'maybe'],
     ['MEDIAGATE_MAX_ATTEMPTS', '0'], ['MEDIAGATE_BODY_LIMIT', '10'], ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],
-    ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'],
+    ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'], ['MEDIAGATE_MAX_CONNECTIONS', '0'],
+    ['MEDIAGATE_MIN_FREE_DISK_MB', 'lots'], ['MEDIAGATE_HEADERS_TIMEOUT_SECONDS', '0'],
   ])('a bad %s (%s) stops the start with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

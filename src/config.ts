@@ -1,6 +1,15 @@
 import path from 'node:path';
 import { readChatUpstreamSpecs, type ChatUpstreamSpec } from './chat/upstream-config.js';
 import { ConfigError, type Env } from './config-error.js';
+import { openFileLimit } from './resources.js';
+
+/**
+ * The default connection cap: three quarters of the descriptors left after 256 for the gateway's
+ * own files, pipes and upstream connections, at least 64 and at most 50,000 (1,024 descriptors: 576).
+ */
+export function defaultMaxConnections(fileLimit = openFileLimit() ?? 1024): number {
+  return Math.max(64, Math.min(50_000, Math.floor((fileLimit - 256) * 0.75)));
+}
 
 /** How long the sandbox provider takes (decisions.md #26). */
 export type SandboxTiming = 'instant' | 'fast' | 'realistic';
@@ -60,6 +69,12 @@ export interface Config {
   modelRoutes: Record<string, string>;
   /** OpenAI-compatible chat upstreams (`MEDIAGATE_CHAT_CONFIG`, `MEDIAGATE_CHAT_UPSTREAM_*`), validated; keys inside. */
   chatUpstreams: ChatUpstreamSpec[];
+  /** Most client connections open at once (more are refused at once); sized to the descriptor limit by default. */
+  maxConnections: number;
+  /** Free disk under the data directory below which /readyz fails and no task is claimed, bytes; 0: not checked. */
+  minFreeDiskBytes: number;
+  /** A request's headers must arrive within this long, ms (a connection that sends nothing is closed then). */
+  headersTimeoutMs: number;
 }
 
 
@@ -182,5 +197,8 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxChatTokensPerSecond: tokensPerSecondSetting(env, 'MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 50),
     chatHeartbeatMs: intSetting(env, 'MEDIAGATE_CHAT_HEARTBEAT_MS', 15_000, 10, 600_000),
     chatUpstreams: readChatUpstreamSpecs(env),
+    maxConnections: intSetting(env, 'MEDIAGATE_MAX_CONNECTIONS', defaultMaxConnections(), 1, 1_000_000),
+    minFreeDiskBytes: intSetting(env, 'MEDIAGATE_MIN_FREE_DISK_MB', 512, 0, 10_000_000) * 1_048_576,
+    headersTimeoutMs: intSetting(env, 'MEDIAGATE_HEADERS_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
   };
 }

@@ -16,6 +16,7 @@ beforeAll(async () => {
   fake = await startFakeOpenAi();
   dataDir = tempDir();
   server = await startServer({
+    MEDIAGATE_MIN_FREE_DISK_MB: '0',
     PORT: '0', HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0',
     MEDIAGATE_BOOTSTRAP_KEY: KEY, MEDIAGATE_CHAT_UPSTREAM_URL: fake.baseUrl, MEDIAGATE_CHAT_UPSTREAM_KEY: UPSTREAM_KEY,
     MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=tiny-llm',

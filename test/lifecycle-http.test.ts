@@ -18,6 +18,7 @@ beforeAll(async () => {
   key = createApiKey(store.keys, 'http-test').secret;
   store.close();
   server = await startServer({
+    MEDIAGATE_MIN_FREE_DISK_MB: '0',
     PORT: '0', HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',
   });
 });

@@ -22,6 +22,7 @@ import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { resultLinks } from '../media/result-links.js';
 import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
 import { ProviderRegistry } from '../providers/registry.js';
+import { ResourceMonitor } from '../resources.js';
 import { createSandboxProvider } from '../providers/sandbox/index.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
@@ -45,6 +46,8 @@ export interface GatewayOptions {
   reviewMedia?: boolean;
   /** How often the worker looks for work from elsewhere, ms (default 1000). */
   runnerPollMs?: number;
+  /** Default: disk and descriptors of this machine, against `config.minFreeDiskBytes`. */
+  resources?: ResourceMonitor;
 }
 
 export interface Gateway {
@@ -83,6 +86,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     [createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond }), ...upstreams.providers], upstreams.routes,
   );
   const media = createMediaServices(config, store, tmpDir);
+  const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);
 
   const runner = config.workers
     ? new TaskRunner({
@@ -90,7 +94,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
       videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs,
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
-      inputs: media.inputs,
+      inputs: media.inputs, resources,
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
     })
     : undefined;
@@ -110,7 +114,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const chat = new ChatService({ registry: chatRegistry, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   const live = new LiveRequests(store.keys);
   const app = await buildApp({
-    config, store, signer, blobs, logger, live,
+    config, store, signer, blobs, logger, live, resources,
     services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours) },
   });
   app.addHook('onClose', async () => { watch.close(); });

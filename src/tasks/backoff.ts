@@ -15,6 +15,36 @@ export function retryDelayMs(attempt: number, random = Math.random): number {
   return Math.round(base * (0.75 + random() * 0.5));
 }
 
+/**
+ * errno codes that mean the gateway itself is short of a resource (disk, descriptors, memory,
+ * processes) or its own storage is broken: not the task's fault, so not one of its attempts (G84).
+ */
+const SERVER_FAULT_CODES = new Set(['EMFILE', 'ENFILE', 'ENOSPC', 'EDQUOT', 'ENOMEM', 'EAGAIN', 'EROFS', 'EIO']);
+/** The same conditions as tools report them in messages (ffmpeg's stderr, libvips). */
+const SERVER_FAULT_TEXT: ReadonlyArray<[RegExp, string]> = [
+  [/No space left on device/i, 'ENOSPC'], [/Too many open files/i, 'EMFILE'], [/Cannot allocate memory/i, 'ENOMEM'], [/Disk quota exceeded/i, 'EDQUOT'],
+];
+
+/** The errno code when `err` (or an error it wraps) is the gateway's own resource fault, else undefined. */
+export function serverFaultOf(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && SERVER_FAULT_CODES.has(code)) return code;
+    const text = `${e.message} ${(e as { stderr?: unknown }).stderr ?? ''}`;
+    const found = SERVER_FAULT_TEXT.find(([re]) => re.test(text));
+    if (found) return found[1];
+  }
+  return undefined;
+}
+
+/** How many times a task goes back to the queue for the gateway's own faults before it fails. */
+export const MAX_SERVER_FAULTS = 20;
+
+/** The pause after the `n`th server fault of a task (1-based): 2 s, 4 s, ... capped at 60 s (~15 min for all 20). */
+export function serverFaultDelayMs(n: number): number {
+  return Math.min(60_000, 2000 * 2 ** Math.max(0, n - 1));
+}
+
 /** The message stored in a failed task's `error`. */
 export function failureMessage(err: unknown): string {
   if (err instanceof UnrecoverableError || err instanceof AppError) return err.message;

@@ -8,7 +8,7 @@ import type { FsBlobStore } from '../media/blob-store.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../providers/types.js';
 import type { ResultFile, TaskRecord, TaskStore } from '../store/types.js';
-import { failureMessage, retryDelayMs, shouldRetry } from './backoff.js';
+import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
 import { expiryOf } from './expiry.js';
 import { claimNextTask, completeTask, failLapsedTask, failTask, isFinished, recoverLapsedTask, requeueTask } from './states.js';
 
@@ -32,6 +32,8 @@ export interface RunnerOptions {
   attemptTimeoutMs?: number;
   /** How often to look for work from other processes and due retries. */
   pollMs?: number;
+  /** The gateway's own resources (disk, descriptors): nothing is claimed while one is short (G84). */
+  resources?: { check(): { ok: boolean; problems: string[] } };
 }
 
 /** `video.mp4` -> `video.<token>.mp4`. */
@@ -71,6 +73,10 @@ export class TaskRunner {
   private started = false;
   private fillScheduled = false;
   private dueTimer: NodeJS.Timeout | undefined;
+  /** No claims before this time: the gateway just hit one of its own faults (G84). */
+  private pausedUntil = 0;
+  /** Whether the last fill found a resource short (to log changes, not every fill). */
+  private short = false;
 
   constructor(private readonly opts: RunnerOptions) {}
 
@@ -128,8 +134,22 @@ export class TaskRunner {
     return provider.concurrency ?? this.opts.concurrency;
   }
 
+  /** Whether this worker may claim now: not paused after a fault of its own, its resources not short. */
+  private mayClaim(): boolean {
+    if (Date.now() < this.pausedUntil) return false;
+    const state = this.opts.resources?.check();
+    if (state && !state.ok) {
+      if (!this.short) this.opts.log.warn({ problems: state.problems }, 'claiming no tasks: the gateway is short of a resource');
+      this.short = true;
+      return false;
+    }
+    if (this.short) this.opts.log.info('resources available again: claiming tasks');
+    this.short = false;
+    return true;
+  }
+
   private fill(): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.mayClaim()) return;
     for (const id of this.providerIds()) {
       const provider = this.opts.providers.get(id)!;
       while ((this.activeByProvider.get(id) ?? 0) < this.slots(provider)) {
@@ -171,7 +191,14 @@ export class TaskRunner {
   private async run(provider: Provider, task: TaskRecord, controller: AbortController): Promise<void> {
     const { store, log: baseLog, leaseMs } = this.opts;
     const log = baseLog.child({ taskId: task.id, provider: provider.id, attempt: task.attempts });
-    const workDir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, `${task.id}-`));
+    let workDir: string;
+    try {
+      workDir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, `${task.id}-`));
+    } catch (err) {
+      // the task has not started: whatever stops the gateway from making a folder is its own fault
+      this.deferForServerFault(task, err, serverFaultOf(err) ?? (err as NodeJS.ErrnoException).code ?? 'unknown', log);
+      return;
+    }
     const heartbeat = setInterval(() => {
       if (!store.renewLease(task.id, this.workerId, Date.now() + leaseMs)) {
         const current = store.get(task.id);
@@ -267,8 +294,13 @@ export class TaskRunner {
       return;
     }
     if (reason === 'shutdown') {
-      requeueTask(store, task, this.workerId, Date.now(), true);
+      requeueTask(store, task, this.workerId, Date.now(), { refundAttempt: true });
       log.info('returned to the queue on shutdown');
+      return;
+    }
+    const fault = serverFaultOf(err);
+    if (fault) {
+      this.deferForServerFault(task, err, fault, log);
       return;
     }
     const now = Date.now();
@@ -281,6 +313,27 @@ export class TaskRunner {
     const message = failureMessage(err);
     failTask(store, task, this.workerId, message, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now);
     log.warn({ error: message }, 'task failed');
+  }
+
+  /**
+   * The gateway was short of a resource (disk, descriptors, memory) while running the task: not the
+   * task's fault, so its attempt is given back and the fault counted apart; it runs again after a
+   * pause, and this worker claims nothing during that pause. After {@link MAX_SERVER_FAULTS} such
+   * faults (about 15 minutes of them) the task fails, saying so (G84).
+   */
+  private deferForServerFault(task: TaskRecord, err: unknown, code: string, log: Logger): void {
+    const now = Date.now();
+    const faults = task.serverFaults + 1;
+    if (faults > MAX_SERVER_FAULTS) {
+      const message = `the gateway could not run this task: it was short of a resource of its own (${code}) each of the last ${MAX_SERVER_FAULTS} times it tried; nothing in the request caused it, submit it again`;
+      failTask(this.opts.store, task, this.workerId, message, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now);
+      log.error({ err, code }, 'task failed: the gateway kept failing to run it');
+      return;
+    }
+    const delay = serverFaultDelayMs(faults);
+    this.pausedUntil = Math.max(this.pausedUntil, now + delay);
+    requeueTask(this.opts.store, task, this.workerId, now + delay, { serverFault: true });
+    log.error({ err, code, retryInMs: delay, serverFaults: faults }, 'the gateway is short of a resource; the task goes back to the queue without using an attempt');
   }
 
   /** Tasks whose worker stopped renewing (crash, kill -9): back to the queue, or failed when out of attempts. */

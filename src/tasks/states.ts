@@ -30,12 +30,14 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
 
 /**
  * processing -> queued by the lease holder: try again after `runAfter`. A retry after a failure
- * keeps the attempt it used; a graceful shutdown gives it back (`refundAttempt`).
+ * keeps the attempt it used; a graceful shutdown gives it back (`refundAttempt`), and so does the
+ * gateway's own fault, which is counted apart (`serverFault`, G84).
  */
-export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, refundAttempt = false): TaskRecord | undefined {
+export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean } = {}): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter,
-    ...(refundAttempt && { attempts: Math.max(0, task.attempts - 1) }),
+    ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
+    ...(how.serverFault && { serverFaults: task.serverFaults + 1 }),
   });
 }
 

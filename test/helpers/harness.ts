@@ -56,7 +56,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const dataDir = tempDir();
   const config = loadConfig({
     MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',
-    MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+    MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', MEDIAGATE_MIN_FREE_DISK_MB: '0',
     ...(options.workers === false && { MEDIAGATE_WORKERS: '0' }), ...options.env,
   });
   const gateway = await createGateway(config, {

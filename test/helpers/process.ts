@@ -26,7 +26,7 @@ export interface ServerProcess {
 
 /** Starts `mediagate serve` on a free port and resolves once it logs that it listens. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEDIAGATE_MIN_FREE_DISK_MB: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
