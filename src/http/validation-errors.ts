@@ -17,6 +17,11 @@ export function fieldName(instancePath: string, child?: string): string {
   return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
+/** `['messages', 0, 'content']` -> `messages[0].content`: numbers are array indexes, strings keys. */
+export function joinFieldPath(parts: ReadonlyArray<string | number>): string {
+  return parts.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
 const TYPE_WORDS: Record<string, string> = {
   string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false',
   array: 'an array', object: 'an object', null: 'null',
