@@ -11,6 +11,7 @@ import { AccessLog } from './http/access-log.js';
 import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
+import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
@@ -65,6 +66,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: true,
+    // Errors before routing answer the standard error body too (G111).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
     logController: new AccessLog(), // one access-log line per request
     connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
     requestTimeout: 120_000,
