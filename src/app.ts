@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { registerAuth } from './auth/plugin.js';
 import type { ChatService } from './chat/service.js';
 import type { Config } from './config.js';
+import { AppError } from './errors.js';
 import type { ReplyContext } from './families/reply-context.js';
 import { AccessLog } from './http/access-log.js';
 import { registerBodyBounds } from './http/body-bounds.js';
@@ -65,7 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
-    return503OnClosing: true,
+    return503OnClosing: false, // the onRequest hook below answers 503 in the route's family body (G111)
     // Errors before routing answer the standard error body too (G111).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
@@ -75,8 +76,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 120_000,
   });
   app.removeContentTypeParser('text/plain');
+  // Once closing, requests still arriving on open connections get a 503 and the connection closes.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    if (closing) {
+      done(new AppError('service_unavailable', 'The gateway is shutting down; retry the request on a new connection', { headers: { connection: 'close' } }));
+      return;
+    }
     done();
   });
   registerErrorHandling(app);

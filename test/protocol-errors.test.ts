@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatProvider } from '../src/chat/types.js';
 import { AppError } from '../src/errors.js';
 import { clientError, clientErrorResponse } from '../src/http/protocol-errors.js';
 import { createHarness, type Harness } from './helpers/harness.js';
@@ -169,5 +170,55 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
   it('the server keeps answering afterwards', async () => {
     const [res] = await raw(get('/healthz'));
     expect(res!.status).toBe(200);
+  });
+});
+
+describe('requests arriving while the server closes', () => {
+  it('a request on an open connection after close began: 503 service_unavailable in the route\'s family body, then the connection closes', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => { release = r; });
+    let called!: () => void;
+    const calledOnce = new Promise<void>((r) => { called = r; });
+    const gated: ChatProvider = {
+      id: 'gated',
+      async complete() {
+        called();
+        await released;
+        return { content: 'done', finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+      },
+      stream() { throw new Error('not used'); },
+    };
+    const g = await createHarness({ workers: false, chatProviders: [gated], chatRoutes: { '*': 'gated' } });
+    try {
+      const address = new URL(await g.app.listen({ port: 0, host: '127.0.0.1' }));
+      let received = 0;
+      let secondReceived!: () => void;
+      const second = new Promise<void>((r) => { secondReceived = r; });
+      g.app.server.on('request', () => { if (++received === 2) secondReceived(); });
+      const chat = (n: number) => {
+        const payload = JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: `call ${n}` }] });
+        return `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${g.key}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n${payload}`;
+      };
+      const socket = net.connect(Number(address.port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (c) => chunks.push(c));
+      const closedSocket = new Promise<void>((r) => socket.on('close', () => r()));
+      socket.write(chat(1));
+      await within(calledOnce, 10_000, 'the first call to reach the provider');
+      const closing = g.app.close();
+      await new Promise((r) => setImmediate(r)); // the close has begun (preClose ran)
+      socket.write(chat(2));
+      await within(second, 10_000, 'the second request to be read'); // while the first still runs...
+      release(); // ...and only then does the first finish
+      await within(closedSocket, 10_000, 'the server to close the connection');
+      await closing;
+      const responses = parseResponses(Buffer.concat(chunks));
+      expect(responses.map((r) => r.status)).toEqual([200, 503]);
+      expect(JSON.parse(responses[1]!.body)).toEqual({ code: '503', msg: expect.stringMatching(/shutting down/), data: null, success: false });
+      expect(responses[1]!.headers.connection).toBe('close');
+    } finally {
+      release();
+      await g.close();
+    }
   });
 });
