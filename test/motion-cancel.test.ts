@@ -145,6 +145,25 @@ describe('motion cancel (decisions.md #23)', () => {
     expectCancelledReply(await cancel(id, h.key, extra), id);
   });
 
+  it.each([
+    ['an array', '[]', 'an array'],
+    ['a string', '"x"', 'a string'],
+    ['a number', '1', 'a number'],
+    ['null', 'null', 'null'],
+    ['true', 'true', 'a boolean'],
+  ])('a JSON body that is %s is a 400 invalid_json, and the task stays queued', async (_name, payload, got) => {
+    const id = await createMotion();
+    const res = await cancel(id, h.key, { headers: json, payload });
+    expect(res.statusCode).toBe(400);
+    expect(body(res).error).toEqual({ message: `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`, type: 'invalid_request_error', param: null, code: 'invalid_json' });
+    expect(h.store.tasks.get(id)!.status).toBe('queued');
+  });
+
+  it('a JSON object with fields is accepted; the fields are ignored', async () => {
+    const id = await createMotion();
+    expectCancelledReply(await cancel(id, h.key, { headers: json, payload: '{"reason":"changed my mind","force":true}' }), id);
+  });
+
   it('a body that is not JSON is a 400', async () => {
     const id = await createMotion();
     const res = await cancel(id, h.key, { headers: json, payload: '{oops' });
