@@ -73,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: handleClientError,
     logController: new AccessLog(), // one access-log line per request
     connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
+    keepAliveTimeout: 90_000, // idle keep-alive connections between requests (G75, G78; Fastify's default is 72 s)
     requestTimeout: 120_000,
   });
   app.removeContentTypeParser('text/plain');
