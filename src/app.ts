@@ -12,6 +12,7 @@ import { AccessLog } from './http/access-log.js';
 import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
@@ -77,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 120_000,
   });
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   // Once closing, requests still arriving on open connections get a 503 and the connection closes.
   let closing = false;
   app.addHook('preClose', (done) => {
