@@ -6,12 +6,15 @@ import type { Logger } from 'pino';
 import { registerAuth } from './auth/plugin.js';
 import type { ChatService } from './chat/service.js';
 import type { Config } from './config.js';
+import { AppError } from './errors.js';
 import type { ReplyContext } from './families/reply-context.js';
 import { AccessLog } from './http/access-log.js';
 import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 import type { LiveRequests } from './http/live-requests.js';
+import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
@@ -70,9 +73,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
-    return503OnClosing: true,
+    return503OnClosing: false, // the onRequest hook below answers 503 in the route's family body (G111)
+    // Errors before routing answer the standard error body too (G111).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
     logController: new AccessLog(), // one access-log line per request
     connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
+    keepAliveTimeout: 90_000, // idle keep-alive connections between requests (G75, G78; Fastify's default is 72 s)
     requestTimeout: 120_000,
     // Node reads these when the server is made (assigning them later has no effect): a connection
     // must send a request's headers within MEDIAGATE_HEADERS_TIMEOUT_SECONDS (10), so clients that
@@ -81,8 +89,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.server.maxConnections = config.maxConnections; // more are closed at once (G84)
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
+  // Once closing, requests still arriving on open connections get a 503 and the connection closes.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    if (closing) {
+      done(new AppError('service_unavailable', 'The gateway is shutting down; retry the request on a new connection', { headers: { connection: 'close' } }));
+      return;
+    }
     done();
   });
   registerErrorHandling(app);

@@ -45,7 +45,7 @@ function mutated(base: Record<string, unknown>) {
     fc.constantFrom(...keys).map((k) => { const b = { ...base }; delete b[k]; return b; }),
     fc.tuple(fc.constantFrom(...keys), anyJson).map(([k, v]) => ({ ...base, [k]: v })),
     fc.tuple(fc.string({ maxLength: 12 }), anyJson).map(([k, v]) => ({ ...base, [k]: v })),
-    fc.tuple(fc.constantFrom(...keys), fc.constantFrom(-1, 0, 1e308, -1e308, 2 ** 53, 0.5, '', ' ', '8', '\u0000', 'x'.repeat(30_000), [], {}, null, true))
+    fc.tuple(fc.constantFrom(...keys), fc.constantFrom(-1, 0, 1e308, -1e308, 2 ** 53, 0.5, '', ' ', '8', '\u0000', 'a\ud800b', 'x'.repeat(30_000), [], {}, null, true))
       .map(([k, v]) => ({ ...base, [k]: v })),
   );
 }

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nestsDeeperThan } from '../src/http/body-bounds.js';
 import { createHarness, type Harness } from './helpers/harness.js';
@@ -52,5 +53,29 @@ describe('malformed and oversized bodies: a clear 4xx, never a 5xx', () => {
     expect(nestsDeeperThan(deep, 32)).toBe(true);
     expect(nestsDeeperThan({ a: [{ b: 1 }] }, 3)).toBe(false);
     expect(nestsDeeperThan({ a: [{ b: {} }] }, 3)).toBe(true);
+  });
+});
+
+describe('slow and idle clients (G78)', () => {
+  it('the server closes idle connections after 90 s (between requests too), wants the headers within 10 s (G84) and a request within 120 s', () => {
+    const server = h.app.server;
+    expect(server.keepAliveTimeout).toBe(90_000); // idle keep-alive connection after a response
+    expect(server.timeout).toBe(90_000); // a socket with no activity at all
+    expect(server.headersTimeout).toBe(10_000); // MEDIAGATE_HEADERS_TIMEOUT_SECONDS
+    expect(server.requestTimeout).toBe(120_000);
+  });
+
+  it('a kept-alive connection that answered a request is told 90 s and idles out after it, not after Fastify\'s 72 s', async () => {
+    const url = await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const sockets: Socket[] = [];
+    h.app.server.on('connection', (s: Socket) => sockets.push(s));
+    const res = await fetch(`${url}/healthz`); // undici keeps the connection alive
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(res.headers.get('keep-alive')).toBe('timeout=90'); // what clients are told
+    const [socket] = sockets;
+    // the idle timer Node arms after the response: the advertised 90 s plus Node's fixed 1 s margin,
+    // so a client reusing the connection just before 90 s never races the close
+    expect(socket?.timeout).toBe(91_000);
   });
 });

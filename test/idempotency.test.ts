@@ -54,6 +54,21 @@ describe.each(CREATES)('%s', (url, body) => {
 });
 
 describe('scope and rules', () => {
+  it('the same fields in another order (nested objects too) are the same request; another array order is not', async () => {
+    const url = '/v1/motion/videos';
+    const first = await post(url, JSON.parse('{"model":"motion_2_0","duration":5,"content":[{"type":"text","text":"a fox"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"},"role":"first_frame"}]}'), 'reordered');
+    expect(first.statusCode, first.body).toBe(200);
+    const before = taskCount();
+    const again = await post(url, JSON.parse('{"content":[{"text":"a fox","type":"text"},{"role":"first_frame","image_url":{"url":"https://example.com/a.png"},"type":"image_url"}],"duration":5,"model":"motion_2_0"}'), 'reordered');
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+    const swapped = await post(url, JSON.parse('{"model":"motion_2_0","duration":5,"content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"},"role":"first_frame"},{"type":"text","text":"a fox"}]}'), 'reordered');
+    expect(swapped.statusCode).toBe(409);
+    expect(swapped.json().error.code).toBe('idempotency_key_reused');
+    expect(taskCount()).toBe(before);
+  });
+
   it('keys are scoped to the API key: another key with the same Idempotency-Key creates its own task', async () => {
     const [url, body] = CREATES[0]!;
     const a = await post(url, body, 'shared');

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
-import type { TaskRecord } from '../src/store/types.js';
+import { hashApiKey } from '../src/auth/keys.js';
+import { mediaRefs } from '../src/contract/media-refs.js';
+import type { TaskRecord, TaskStore } from '../src/store/types.js';
+import { TaskService } from '../src/tasks/service.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
@@ -9,6 +12,7 @@ beforeAll(async () => { h = await createHarness({ workers: false }); });
 afterAll(async () => { await h.close(); });
 
 const json = { 'content-type': 'application/json' };
+const RESULT_SPEC = { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false } as const;
 const RESULT = { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5 };
 
 async function createMotion(key = h.key): Promise<string> {
@@ -72,12 +76,34 @@ describe('motion cancel (decisions.md #23)', () => {
     expect(h.store.tasks.get(id)!.status).toBe(state);
   });
 
-  it('cancelled -> 409 on a second cancel', async () => {
+  it('cancelled -> 200 with the same task on a second cancel (idempotent, G113); nothing changes', async () => {
     const id = await createMotion();
-    expect((await cancel(id)).statusCode).toBe(200);
-    const res = await cancel(id);
-    expect(res.statusCode).toBe(409);
-    expect(body(res).error.code).toBe('invalid_task_state');
+    const first = await cancel(id);
+    expectCancelledReply(first, id);
+    const stored = h.store.tasks.get(id)!;
+    const again = await cancel(id);
+    expectCancelledReply(again, id);
+    expect(again.body).toBe(first.body);
+    expect(h.store.tasks.get(id)).toEqual(stored);
+    const both = await Promise.all([cancel(id), cancel(id)]);
+    expect(both.map((r) => r.statusCode)).toEqual([200, 200]);
+  });
+
+  it('a cancel that loses the race to another cancel answers the cancelled task, not a 409', () => {
+    const id = 'task_race_of_two_cancels_0000000000';
+    const owner = h.store.keys.findActiveByHash(hashApiKey(h.key))!;
+    h.store.tasks.insert({
+      id, ownerKeyId: owner.id, family: 'motion', form: null, model: 'motion_2_0', provider: 'sandbox',
+      request: { params: {}, output: RESULT_SPEC, media: mediaRefs() }, amount: 1, createdAt: Date.now(),
+    });
+    const snapshot = h.store.tasks.get(id)!; // what the losing cancel read: still queued
+    // the other cancel commits between that read and this one's conditional update
+    const store: TaskStore = Object.create(h.store.tasks, { getOwned: { value: () => snapshot } });
+    const winner = new TaskService({ store: h.store.tasks, keys: h.store.keys, providers: undefined as never, videosResultTtlHours: 24 });
+    const loser = new TaskService({ store, keys: h.store.keys, providers: undefined as never, videosResultTtlHours: 24 });
+    const won = winner.cancelOwnedTask(owner, id, 'motion');
+    expect(won.status).toBe('cancelled');
+    expect(loser.cancelOwnedTask(owner, id, 'motion')).toEqual(won);
   });
 
   it("another key's task is a 404 and stays queued", async () => {
@@ -117,6 +143,25 @@ describe('motion cancel (decisions.md #23)', () => {
   ])('accepts %s', async (_name, extra) => {
     const id = await createMotion();
     expectCancelledReply(await cancel(id, h.key, extra), id);
+  });
+
+  it.each([
+    ['an array', '[]', 'an array'],
+    ['a string', '"x"', 'a string'],
+    ['a number', '1', 'a number'],
+    ['null', 'null', 'null'],
+    ['true', 'true', 'a boolean'],
+  ])('a JSON body that is %s is a 400 invalid_json, and the task stays queued', async (_name, payload, got) => {
+    const id = await createMotion();
+    const res = await cancel(id, h.key, { headers: json, payload });
+    expect(res.statusCode).toBe(400);
+    expect(body(res).error).toEqual({ message: `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`, type: 'invalid_request_error', param: null, code: 'invalid_json' });
+    expect(h.store.tasks.get(id)!.status).toBe('queued');
+  });
+
+  it('a JSON object with fields is accepted; the fields are ignored', async () => {
+    const id = await createMotion();
+    expectCancelledReply(await cancel(id, h.key, { headers: json, payload: '{"reason":"changed my mind","force":true}' }), id);
   });
 
   it('a body that is not JSON is a 400', async () => {

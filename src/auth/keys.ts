@@ -19,9 +19,21 @@ export function createApiKey(keys: KeyStore, name: string, now = Date.now()): { 
   return { secret, record: storeApiKey(keys, secret, name, now) };
 }
 
-/** Stores a key whose secret the operator chose (MEDIAGATE_BOOTSTRAP_KEY); idempotent for an existing hash. */
+/**
+ * Stores a key whose secret the operator chose (MEDIAGATE_BOOTSTRAP_KEY); idempotent for an existing
+ * hash, also when another process starting at the same time stores it first (the hash is unique).
+ */
 export function ensureApiKey(keys: KeyStore, secret: string, name: string, now = Date.now()): ApiKeyRecord {
-  return keys.findByHash(hashApiKey(secret)) ?? storeApiKey(keys, secret, name, now);
+  const hash = hashApiKey(secret);
+  const found = keys.findByHash(hash);
+  if (found) return found;
+  try {
+    return storeApiKey(keys, secret, name, now);
+  } catch (err) {
+    const stored = keys.findByHash(hash); // another process inserted it between the look-up and the insert
+    if (stored) return stored;
+    throw err;
+  }
 }
 
 function storeApiKey(keys: KeyStore, secret: string, name: string, now: number): ApiKeyRecord {

@@ -19,26 +19,39 @@ declare module 'fastify' {
   }
 }
 
-/** Hashes of recently seen keys: SHA-256 is a pure function, so caching it never outlives a revocation. */
+/**
+ * Hashes of recently seen Authorization headers: SHA-256 is a pure function, so caching it never
+ * outlives a revocation. Bounded in entries and in bytes: only headers a real key can make are
+ * kept (`Bearer ` + at most 200 characters: `mg_` keys have 46, bootstrap keys at most 200), so the
+ * cache holds at most {@link HASH_CACHE_SIZE} x ({@link MAX_CACHED_HEADER} + 64) characters (about
+ * 6.4 MB); longer headers are hashed on every request. Keyed by the header string itself: a hit
+ * costs one map lookup, and no key string sliced out of a longer header is kept alive.
+ */
 const hashCache = new Map<string, string>();
 const HASH_CACHE_SIZE = 10_000;
+const MAX_CACHED_HEADER = 256;
 
-function cachedKeyHash(secret: string): string {
-  let hash = hashCache.get(secret);
-  if (hash === undefined) {
-    hash = hashApiKey(secret);
-    if (hashCache.size >= HASH_CACHE_SIZE) hashCache.delete(hashCache.keys().next().value!);
-    hashCache.set(secret, hash);
-  }
-  return hash;
+/** What the key hash cache holds (for tests and diagnostics; walks the cache). */
+export function keyHashCacheStats(): { entries: number; chars: number } {
+  let chars = 0;
+  for (const [header, hash] of hashCache) chars += header.length + hash.length;
+  return { entries: hashCache.size, chars };
 }
 
 /** The SHA-256 of the bearer key of an Authorization header; 401 when it is missing or not Bearer. */
 export function bearerKeyHash(header: string | undefined): string {
   if (!header) throw new AppError('missing_api_key', 'Missing Authorization header; send "Authorization: Bearer <API_KEY>"');
+  const cacheable = header.length <= MAX_CACHED_HEADER;
+  const cached = cacheable ? hashCache.get(header) : undefined;
+  if (cached !== undefined) return cached;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new AppError('missing_api_key', 'Authorization header must be "Bearer <API_KEY>"');
-  return cachedKeyHash(match[1]!);
+  const hash = hashApiKey(match[1]!);
+  if (cacheable) {
+    if (hashCache.size >= HASH_CACHE_SIZE) hashCache.delete(hashCache.keys().next().value!);
+    hashCache.set(header, hash);
+  }
+  return hash;
 }
 
 /**

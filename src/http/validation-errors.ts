@@ -17,6 +17,11 @@ export function fieldName(instancePath: string, child?: string): string {
   return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
+/** `['messages', 0, 'content']` -> `messages[0].content`: numbers are array indexes, strings keys. */
+export function joinFieldPath(parts: ReadonlyArray<string | number>): string {
+  return parts.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
 const TYPE_WORDS: Record<string, string> = {
   string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false',
   array: 'an array', object: 'an object', null: 'null',
@@ -29,8 +34,17 @@ const PATTERN_WORDS: Array<[RegExp, string]> = [
   [/^\^\(\[0-9\]\|\[1-5\]/, 'a whole number of seconds from 0 to 60'],
 ];
 
+/**
+ * JSON.parse reads a number beyond the double range (`1e309`) as Infinity, which JSON.stringify
+ * would write as `null`: name it for what it was.
+ */
+function nonFinite(n: number): string {
+  return `${n > 0 ? '' : '-'}Infinity: a number beyond ±1.8e308, too large to represent`;
+}
+
 function describeValue(value: unknown): string {
-  const text = JSON.stringify(value);
+  if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? 'NaN' : nonFinite(value);
+  const text = JSON.stringify(value, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? (v > 0 ? 'Infinity' : '-Infinity') : v));
   if (text === undefined) return String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -18,16 +18,25 @@ export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, p
   }, async (request) => motionCreateReply(await tasks.submitTask(request.apiKey, planMotionTask(request.body), request.idempotency)));
 
   void app.register(async (scope) => {
-    // The cancel call has no body; an empty body sent as application/json is accepted too.
+    // The cancel call needs no body; an empty body sent as application/json is accepted too, and a
+    // JSON body, when sent, must be an object like every other body (its fields are ignored; G30).
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
       const raw = String(text);
       if (raw.trim() === '') { done(null, undefined); return; }
+      let parsed: unknown;
       try {
-        done(null, JSON.parse(raw));
+        parsed = JSON.parse(raw);
       } catch {
         done(new AppError('invalid_json', 'The body is not valid JSON (the cancel call needs no body)'), undefined);
+        return;
       }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+        done(new AppError('invalid_json', `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`), undefined);
+        return;
+      }
+      done(null, parsed);
     });
     scope.post<{ Params: { id: string } }>(`${paths.powerPrefix}/v1/motion/videos/:id/cancel`, {
       schema: { tags: ['motion'], summary: 'Cancel a queued or processing motion task', params: TaskIdParams },

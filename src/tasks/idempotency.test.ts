@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mediaRefs } from '../contract/media-refs.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
 import { idempotencyTaskKey } from '../store/types.js';
-import { IdempotencyService, STALE_CLAIM_MS } from './idempotency.js';
+import { canonicalJson, IdempotencyService, STALE_CLAIM_MS } from './idempotency.js';
 
 // The Idempotency-Key rules without HTTP (docs/API.md G70-G73).
 function setup() {
@@ -58,5 +58,14 @@ describe('IdempotencyService', () => {
     for (const bad of ['', 'has space', 'x'.repeat(256), ['a', 'b']]) {
       expect(() => service.start('key_1', bad, '/e', {})).toThrow(expect.objectContaining({ code: 'invalid_request', param: 'Idempotency-Key' }));
     }
+  });
+});
+
+describe('canonicalJson', () => {
+  it('sorts the keys of every object, keeps array order, writes values as JSON does', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: null, y: 'é\n' }], c: true } })).toBe('{"a":{"c":true,"d":[3,{"y":"é\\n","z":null}]},"b":1}');
+    expect(canonicalJson(JSON.parse('{"n":1.0,"m":1e2}'))).toBe('{"m":100,"n":1}');
+    expect(canonicalJson([2, 1])).not.toBe(canonicalJson([1, 2]));
+    expect(canonicalJson(undefined)).toBe('null');
   });
 });

@@ -26,6 +26,26 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 export const STALE_CLAIM_MS = 2 * 60_000;
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * JSON text of a parsed value with every object's keys in sorted order (arrays keep theirs), so
+ * the same fields in another order give the same text; numbers as JSON.stringify writes them.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const k of Object.keys(obj).sort()) if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonicalJson(obj[k])}`);
+    return `{${parts.join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** What "the same request" means (G71): the endpoint and the canonical JSON of the parsed body. */
+export function requestFingerprint(endpoint: string, body: unknown): string {
+  return createHash('sha256').update(`${endpoint}\n${canonicalJson(body)}`).digest('base64url');
+}
+
 export class IdempotencyService {
   constructor(private readonly records: IdempotencyStore, private readonly tasks: TaskStore) {}
 
@@ -37,7 +57,7 @@ export class IdempotencyService {
     if (typeof idemKey !== 'string' || !VALID_KEY.test(idemKey)) {
       throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 printable ASCII characters without spaces', { param: 'Idempotency-Key' });
     }
-    const fingerprint = createHash('sha256').update(`${endpoint}\n${JSON.stringify(body ?? null)}`).digest('base64url');
+    const fingerprint = requestFingerprint(endpoint, body);
     const found = this.records.begin(keyId, idemKey, fingerprint, now, now - STALE_CLAIM_MS, now - IDEMPOTENCY_WINDOW_MS);
     switch (found.state) {
       case 'new':

@@ -133,7 +133,8 @@ export class TaskService {
   }
 
   /**
-   * Cancels a queued or processing task of the caller (decisions.md #23); a finished task is a 409.
+   * Cancels a queued or processing task of the caller (decisions.md #23); a completed or failed task
+   * is a 409. Cancelling a cancelled task answers it again (G113: safe to retry after a lost reply).
    * A worker running it is told to stop; its late result is refused by the conditional update.
    * With `family`, a task of another family is a 409 (the motion cancel endpoint cancels motion tasks).
    */
@@ -142,10 +143,12 @@ export class TaskService {
     if (family !== undefined && task.family !== family) {
       throw new AppError('invalid_task_state', `Task ${task.id} is a ${task.family} task; only ${family} tasks can be cancelled`, { param: 'id' });
     }
+    if (task.status === 'cancelled') return task;
     const now = Date.now();
     const cancelled = cancelTask(this.deps.store, task, expiryOf(task.family, 'cancelled', now, this.deps.videosResultTtlHours), now);
     if (!cancelled) {
       const current = this.deps.store.get(id) ?? task;
+      if (current.status === 'cancelled') return current; // a concurrent cancel got there first
       throw new AppError('invalid_task_state', `Task ${id} is ${current.status}; only queued or processing tasks can be cancelled`, { param: 'id' });
     }
     this.deps.onCancelled?.(cancelled);

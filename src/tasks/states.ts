@@ -6,7 +6,10 @@
  */
 import type { TaskRecord, TaskResult, TaskStatus, TaskStore } from '../store/types.js';
 
-/** Whether a task has reached a status it never leaves (completed, failed, cancelled). */
+/**
+ * Whether a task has reached a status it never leaves (completed, failed, cancelled). Each of them
+ * sets `progress` to 100: nothing more will happen to the task (G117).
+ */
 export const isFinished = (status: TaskStatus): boolean => status !== 'queued' && status !== 'processing';
 
 /** queued -> processing: the oldest claimable task of these providers, leased to `workerId`. */
@@ -24,7 +27,7 @@ export function completeTask(store: TaskStore, task: TaskRecord, workerId: strin
 /** processing -> failed, only by the lease holder. */
 export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'failed', error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+    status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });
 }
 
@@ -51,13 +54,13 @@ export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date
 /** processing (lease lapsed, no attempts left) -> failed. */
 export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
-    status: 'failed', error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+    status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });
 }
 
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
 export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['queued', 'processing'] }, {
-    status: 'cancelled', error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+    status: 'cancelled', progress: 100, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });
 }

@@ -30,12 +30,15 @@ export const MAX_SANDBOX_IMAGE_SIDE = 4096;
 /** Thrown when a reference image cannot be decoded; `index` is its position in `references`. */
 export class ReferenceDecodeError extends Error {
   readonly index: number;
+  /** What the decoder said. */
+  readonly detail: string;
 
   constructor(index: number, cause: unknown) {
     const detail = cause instanceof Error ? cause.message : String(cause);
     super(`reference image ${index} could not be decoded: ${detail}`, { cause });
     this.name = 'ReferenceDecodeError';
     this.index = index;
+    this.detail = detail;
   }
 }
 

@@ -3,7 +3,7 @@ import type { SandboxTiming } from '../../config.js';
 import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { renderSandboxImage } from './image.js';
-import { fetchAll, promptOf, seedOf } from './job-inputs.js';
+import { fetchAll, promptOf, renderFailure, seedOf } from './job-inputs.js';
 import { renderVideoJob } from './video-job.js';
 import { simulatedDelayMs, simulateWork } from './timing.js';
 
@@ -42,7 +42,7 @@ async function renderImageJob(job: ProviderJob, ctx: ProviderContext, prompt: st
   try {
     data = await renderSandboxImage({ width, height, prompt, seed: seedOf(job), references, format });
   } catch (err) {
-    throw new UnrecoverableError(`sandbox: ${err instanceof Error ? err.message : 'image could not be rendered'}`, { cause: err });
+    throw new UnrecoverableError(`sandbox: ${renderFailure(err, job.media)}`, { cause: err });
   }
   ctx.reportProgress(95);
   ctx.signal.throwIfAborted();

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { MediaRef } from '../../contract/media-refs.js';
+import type { MediaRef, MediaRefs } from '../../contract/media-refs.js';
 import type { ProviderContext, ProviderJob } from '../types.js';
 import { UnrecoverableError } from '../types.js';
+import { ReferenceDecodeError } from './image.js';
+import { VideoFrameDecodeError } from './video.js';
 
 /** Media the sandbox accepts per URL (the contract's largest image limit). */
 const MAX_REFERENCE_BYTES = 30 * 1024 * 1024;
@@ -34,4 +36,14 @@ export async function fetchAll(refs: readonly MediaRef[], ctx: ProviderContext, 
     ctx.reportProgress(fromProgress + ((toProgress - fromProgress) * (i + 1)) / refs.length);
   }
   return out;
+}
+
+/**
+ * The message of a rendering failure, naming a caller medium by the caller's field
+ * (`image_urls[0]`, `content[1].image_url.url`) rather than by its place among the renderer's inputs.
+ */
+export function renderFailure(err: unknown, media: MediaRefs): string {
+  const ref = err instanceof ReferenceDecodeError ? media.images[err.index] : err instanceof VideoFrameDecodeError ? media[err.which] : undefined;
+  if (ref && (err instanceof ReferenceDecodeError || err instanceof VideoFrameDecodeError)) return `${ref.field} could not be decoded as an image: ${err.detail}`;
+  return err instanceof Error ? err.message : String(err);
 }

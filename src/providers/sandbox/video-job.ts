@@ -2,8 +2,9 @@ import sharp from 'sharp';
 import { adaptiveVideoSize } from '../../contract/output.js';
 import type { ProviderContext, ProviderJob, ProviderOutput } from '../types.js';
 import { UnrecoverableError } from '../types.js';
-import { fetchAll, seedOf } from './job-inputs.js';
-import { renderSandboxVideo } from './video.js';
+import { ReferenceDecodeError } from './image.js';
+import { fetchAll, renderFailure, seedOf } from './job-inputs.js';
+import { renderSandboxVideo, VideoFrameDecodeError } from './video.js';
 
 /**
  * A sandbox video task: fetch the frames and reference images, size the video (an `adaptive` ratio
@@ -35,8 +36,8 @@ export async function renderVideoJob(job: ProviderJob, ctx: ProviderContext, pro
     };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    if (err instanceof RangeError || (err instanceof Error && /could not be decoded/.test(err.message))) {
-      throw new UnrecoverableError(`sandbox: ${err.message}`, { cause: err });
+    if (err instanceof RangeError || err instanceof ReferenceDecodeError || err instanceof VideoFrameDecodeError) {
+      throw new UnrecoverableError(`sandbox: ${renderFailure(err, job.media)}`, { cause: err });
     }
     throw err;
   }

@@ -60,12 +60,15 @@ export const MAX_SANDBOX_VIDEO_PIXELS = 3840 * 2160;
 /** Thrown when `firstFrame` or `lastFrame` cannot be decoded. */
 export class VideoFrameDecodeError extends Error {
   readonly which: 'firstFrame' | 'lastFrame';
+  /** What the decoder said. */
+  readonly detail: string;
 
   constructor(which: 'firstFrame' | 'lastFrame', cause: unknown) {
     const detail = cause instanceof Error ? cause.message : String(cause);
     super(`${which} image could not be decoded: ${detail}`, { cause });
     this.name = 'VideoFrameDecodeError';
     this.which = which;
+    this.detail = detail;
   }
 }
 

@@ -102,14 +102,24 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
+/** The schema version the migrations below lead to. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Applies the migrations the database lacks. Several processes may migrate one file at once (two
+ * servers started together): each migration re-checks, inside its IMMEDIATE transaction (which
+ * holds the write lock), that no other process applied it meanwhile.
+ */
 export function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
   const current = row.v ?? 0;
+  const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?');
   MIGRATIONS.forEach((sql, index) => {
     const version = index + 1;
     if (version <= current) return;
     db.transaction(() => {
+      if (applied.get(version) !== undefined) return; // another process got there first
       db.exec(sql);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
     }).immediate();

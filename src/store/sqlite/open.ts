@@ -25,14 +25,34 @@ export interface SqliteOptions {
 }
 
 const AUTO_CHECKPOINT_PAGES = 1000; // SQLite's default
+/** How long opening waits for other processes switching the same new file to WAL (G119). */
+const WAL_SWITCH_WAIT_MS = 10_000;
+
+/**
+ * `journal_mode = WAL`, retried while another process holds the lock it needs: the switch can
+ * answer SQLITE_BUSY at once, without the busy handler (two processes opening a new file together).
+ */
+function switchToWal(db: Database.Database): void {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (!code?.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(5 * attempt, 50)); // opening is synchronous
+    }
+  }
+}
 
 /** Opens (creating and migrating as needed) the embedded store at `<dataDir>/mediagate.db`; `:memory:` for tests. */
 export function openSqliteStore(file: string, options: SqliteOptions = {}): Store {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000'); // first: every step below may meet another process opening the file
+  switchToWal(db);
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db);
   let checkpointer: BackgroundCheckpointer | undefined;

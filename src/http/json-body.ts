@@ -1,0 +1,71 @@
+/**
+ * The JSON body parser (replacing Fastify's, docs/API.md G116). Like Fastify's it refuses prototype
+ * poisoning (a `__proto__` key, or a `constructor` key holding an object with a `prototype` key,
+ * at any depth: objects built from such a body by a merge would change their prototype), but its
+ * errors say what is wrong instead of "not valid JSON": the key and where it is, or the JSON
+ * syntax error with its position.
+ */
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+import { MAX_JSON_DEPTH } from './body-bounds.js';
+import { joinFieldPath } from './validation-errors.js';
+
+/** Where a forbidden key is: the path of the object holding it, and the key. */
+interface Poison {
+  path: Array<string | number>;
+  key: '__proto__' | 'constructor';
+}
+
+/** The first forbidden key in document order; deeper than the depth bound is left to it (G78). */
+export function findPoisonedKey(value: unknown, depth = 1): Poison | undefined {
+  if (value === null || typeof value !== 'object' || depth > MAX_JSON_DEPTH + 1) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findPoisonedKey(value[i], depth + 1);
+      if (found) { found.path.unshift(i); return found; }
+    }
+    return undefined;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const k of Object.keys(obj)) {
+    if (k === '__proto__') return { path: [], key: '__proto__' };
+    const child = obj[k];
+    if (k === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) return { path: [], key: 'constructor' };
+    const found = findPoisonedKey(child, depth + 1);
+    if (found) { found.path.unshift(k); return found; }
+  }
+  return undefined;
+}
+
+/** Only text holding `proto` (of `__proto__` or `prototype`) or a `\u` escape (which may spell them) can hold a forbidden key. */
+const MAY_BE_POISONED = /proto|\\u/;
+
+/** Parses a JSON body: the value, or the 400 `invalid_json` saying why not. */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new AppError('invalid_json', 'The body is empty; send a JSON object');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new AppError('invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
+  }
+  const poison = MAY_BE_POISONED.test(text) ? findPoisonedKey(value) : undefined;
+  if (poison) {
+    const where = poison.path.length > 0 ? `in ${joinFieldPath(poison.path)}` : 'at the top level';
+    const what = poison.key === '__proto__' ? 'a "__proto__" key' : 'a "constructor" key holding an object with a "prototype" key';
+    throw new AppError('invalid_json', `The body contains ${what} (${where}), which is not accepted: such keys can change the prototype of objects built from the body`);
+  }
+  return value;
+}
+
+/** Replaces Fastify's `application/json` parser for every route of `app` (body limit as configured). */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+}
