@@ -34,6 +34,10 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_ASSET_MAX_BYTES: ['4096', { assetMaxBytes: 4096 }],
   MEDIAGATE_ASSET_QUOTA_BYTES: ['8192', { assetQuotaBytes: 8192 }],
   MEDIAGATE_ASSET_TTL_HOURS: ['3', { assetTtlHours: 3 }],
+  MEDIAGATE_MEDIA_REVIEW_SLOTS: ['8', { mediaBudget: expect.objectContaining({ slots: 8 }) }],
+  MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: ['3', { mediaBudget: expect.objectContaining({ keySlots: 3 }) }],
+  MEDIAGATE_MEDIA_BYTES_IN_FLIGHT: ['900000000', { mediaBudget: expect.objectContaining({ bytes: 900_000_000 }) }],
+  MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: ['300000000', { mediaBudget: expect.objectContaining({ keyBytes: 300_000_000 }) }],
   MEDIAGATE_CHAT_HEARTBEAT_MS: ['2500', { chatHeartbeatMs: 2500 }],
   MEDIAGATE_MAX_CONNECTIONS: ['300', { maxConnections: 300 }],
   MEDIAGATE_MIN_FREE_DISK_MB: ['2048', { minFreeDiskBytes: 2048 * 1_048_576 }],
@@ -57,7 +61,22 @@ describe('configuration', () => {
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
       mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
       chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [], minFreeDiskBytes: 512 * 1_048_576, headersTimeoutMs: 10_000,
+      mediaBudget: { slots: 16, keySlots: 4, bytes: 2_147_483_648, keyBytes: 629_145_600 },
     });
+  });
+
+  it('media budgets: a key budget holds the largest single medium and fits in the process budget (G100)', () => {
+    // a larger asset limit raises the default key budget with it
+    expect(loadConfig({ MEDIAGATE_ASSET_MAX_BYTES: String(1024 * 1_048_576) }).mediaBudget).toMatchObject({ keyBytes: 1_073_741_824, bytes: 2_147_483_648 });
+    expect(loadConfig({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '2' }).mediaBudget).toMatchObject({ slots: 2, keySlots: 2 });
+    expect(() => loadConfig({ MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: '100000000' })).toThrow(
+      'MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: must be at least the largest single medium, 209715200 bytes (200 MiB or MEDIAGATE_ASSET_MAX_BYTES), got 100000000',
+    );
+    expect(() => loadConfig({ MEDIAGATE_ASSET_MAX_BYTES: '300000000', MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: '250000000' })).toThrow(/^MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: .*300000000 bytes/);
+    expect(() => loadConfig({ MEDIAGATE_MEDIA_BYTES_IN_FLIGHT: '300000000' })).toThrow(
+      'MEDIAGATE_MEDIA_BYTES_IN_FLIGHT: must be at least MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT (629145600), got 300000000',
+    );
+    expect(() => loadConfig({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '4', MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: '5' })).toThrow(/^MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: must be between 1 and 4/);
   });
 
   it('reads every setting', () => {
@@ -93,6 +112,8 @@ describe('configuration', () => {
     ['MEDIAGATE_MAX_ATTEMPTS', '0'], ['MEDIAGATE_BODY_LIMIT', '10'], ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],
     ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'], ['MEDIAGATE_MAX_CONNECTIONS', '0'],
     ['MEDIAGATE_MIN_FREE_DISK_MB', 'lots'], ['MEDIAGATE_HEADERS_TIMEOUT_SECONDS', '0'],
+    ['MEDIAGATE_MEDIA_REVIEW_SLOTS', '0'], ['MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS', '17'], ['MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', 'lots'],
+    ['MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', '1024'],
   ])('a bad %s (%s) stops the start with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

@@ -65,6 +65,8 @@ export interface Config {
   assetTtlHours: number;
   /** Bound on fetching and checking all caller media of one submit, ms. */
   mediaReviewTimeoutMs: number;
+  /** Caller media fetched and checked at once (docs/API.md G100): slots and reserved bytes, per process and per key. */
+  mediaBudget: { slots: number; keySlots: number; bytes: number; keyBytes: number };
   /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=sandbox,*=sandbox`). */
   modelRoutes: Record<string, string>;
   /** OpenAI-compatible chat upstreams (`MEDIAGATE_CHAT_CONFIG`, `MEDIAGATE_CHAT_UPSTREAM_*`), validated; keys inside. */
@@ -86,6 +88,25 @@ function rateLimitSetting(env: Env): Config['rateLimits'] {
     submitRate: intSetting(env, 'MEDIAGATE_RATE_LIMIT_SUBMITS', 10, 1, 1_000_000),
     queryRate: intSetting(env, 'MEDIAGATE_RATE_LIMIT_QUERIES', 50, 1, 1_000_000),
   };
+}
+
+const MIB = 1_048_576;
+
+/**
+ * G100: slots and byte budgets for caller media. A key's budget must hold the largest single
+ * medium (a 200 MiB reference video, or an asset upload) and fit in the process's.
+ */
+function mediaBudgetSetting(env: Env, assetMaxBytes: number): Config['mediaBudget'] {
+  const slots = intSetting(env, 'MEDIAGATE_MEDIA_REVIEW_SLOTS', 16, 1, 1024);
+  const keySlots = intSetting(env, 'MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS', Math.min(4, slots), 1, slots);
+  const largest = Math.max(200 * MIB, assetMaxBytes);
+  const keyBytes = intSetting(env, 'MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', Math.max(600 * MIB, assetMaxBytes), 1, Number.MAX_SAFE_INTEGER);
+  if (keyBytes < largest) {
+    throw new ConfigError('MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', `must be at least the largest single medium, ${largest} bytes (200 MiB or MEDIAGATE_ASSET_MAX_BYTES), got ${keyBytes}`);
+  }
+  const bytes = intSetting(env, 'MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', Math.max(2048 * MIB, keyBytes), 1, Number.MAX_SAFE_INTEGER);
+  if (bytes < keyBytes) throw new ConfigError('MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', `must be at least MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT (${keyBytes}), got ${bytes}`);
+  return { slots, keySlots, bytes, keyBytes };
 }
 
 function intSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -166,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('MEDIAGATE_SIGNING_SECRET', 'must be at least 32 characters');
   }
   const dataDir = path.resolve(env.MEDIAGATE_DATA_DIR || './data');
+  const assetMaxBytes = intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576);
   return {
     host,
     port,
@@ -189,10 +211,11 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits: rateLimitSetting(env),
     attemptTimeoutMs: intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400) * 1000,
     maxTasksInFlight: intSetting(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 500, 0, 10_000_000),
-    assetMaxBytes: intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576),
+    assetMaxBytes,
     assetQuotaBytes: intSetting(env, 'MEDIAGATE_ASSET_QUOTA_BYTES', 1024 * 1_048_576, 1024, Number.MAX_SAFE_INTEGER),
     assetTtlHours: intSetting(env, 'MEDIAGATE_ASSET_TTL_HOURS', 168, 1, 24 * 365),
     mediaReviewTimeoutMs: intSetting(env, 'MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS', 60_000, 1000, 600_000),
+    mediaBudget: mediaBudgetSetting(env, assetMaxBytes),
     modelRoutes: parseRoutes(env.MEDIAGATE_MODEL_ROUTES),
     sandboxChatTokensPerSecond: tokensPerSecondSetting(env, 'MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 50),
     chatHeartbeatMs: intSetting(env, 'MEDIAGATE_CHAT_HEARTBEAT_MS', 15_000, 10, 600_000),

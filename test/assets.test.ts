@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
+import { createHarness, waitFor, type Harness } from './helpers/harness.js';
 import { image, startMediaServer, video, type MediaServer } from './helpers/media-fixtures.js';
 
 // The asset upload API and assetId:// references (docs/API.md G66-G68).
@@ -63,10 +66,11 @@ describe('asset upload', () => {
     expect(bad.json().error).toMatchObject({ code: 'invalid_request', param: 'url' });
   });
 
-  it('an upload over MEDIAGATE_ASSET_MAX_BYTES is a 413; a missing file field a 400', async () => {
+  it('an upload over MEDIAGATE_ASSET_MAX_BYTES is a 413 and leaves nothing behind; a missing file field a 400', async () => {
     const big = await upload(Buffer.concat([await image(400, 400, 'bmp'), Buffer.alloc(3_100_000)]), 'image/bmp');
     expect(big.status).toBe(413);
     expect(big.body.error?.code).toBe('body_too_large');
+    expect(fs.readdirSync(path.join(h.dataDir, 'tmp'))).toEqual([]);
     const wrongField = await upload(await image(400, 400), 'image/png', h.key, 'picture');
     expect(wrongField.status).toBe(400);
     expect(wrongField.body.error?.param).toBe('file');
@@ -89,6 +93,31 @@ describe('asset upload', () => {
     expect(used.json().error.code).toBe('asset_not_found');
     expect((await upload(bmp, 'image/bmp', h.otherKey)).body.status).toBe('approved');
     expect((await upload(await image(400, 400))).status).toBe(200);
+  });
+});
+
+describe('uploads stream to disk', () => {
+  it('the file is written to the tmp folder while it arrives, then moved (the same file) into the asset folder', async () => {
+    // The test sends the first part of the upload and sends the rest only once it has seen that
+    // part on disk: an upload read whole into memory first would never show it. The inode shows
+    // the approved file was renamed into place, not written again.
+    const bmp = await image(700, 700, 'bmp'); // ~1.47 MB
+    const { payload, headers } = multipart('file', 'x.bmp', 'image/bmp', bmp);
+    const first = 1024 * 1024;
+    const body = new PassThrough();
+    const answering = h.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: { ...h.auth(), ...headers, 'content-length': String(payload.length) }, payload: body });
+    body.write(payload.subarray(0, first));
+    const tmp = path.join(h.dataDir, 'tmp');
+    const partial = await waitFor(() => fs.readdirSync(tmp).find((f) => f.endsWith('.part') && fs.statSync(path.join(tmp, f)).size >= first / 2), 10_000, 'the first part on disk');
+    const inode = fs.statSync(path.join(tmp, partial)).ino;
+    body.end(payload.subarray(first));
+    const res = await answering;
+    expect(res.json()).toMatchObject({ status: 'approved', kind: 'image', format: 'bmp', width: 700, bytes: bmp.length });
+    const stored = path.join(h.dataDir, 'assets', res.json().id as string, 'asset.bmp');
+    expect(fs.statSync(stored).ino).toBe(inode);
+    expect(fs.readFileSync(stored).equals(bmp)).toBe(true);
+    expect(fs.readdirSync(tmp)).toEqual([]);
+    await h.app.inject({ method: 'DELETE', url: `/v2/model-center/assets/${res.json().id as string}`, headers: h.auth() }); // its quota share back
   });
 });
 

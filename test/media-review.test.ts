@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, waitFor, type Harness } from './helpers/harness.js';
@@ -93,12 +94,97 @@ describe('caller media rules at submit', () => {
     }
   });
 
-  it('nothing is stored for a rejected request', async () => {
+  it('nothing is stored for a rejected request, and nothing is left in the tmp folder', async () => {
     const before = fs.existsSync(path.join(h.dataDir, 'inputs')) ? fs.readdirSync(path.join(h.dataDir, 'inputs')).length : 0;
     const res = await sd({ reference_images: [srv.url('/ok.png'), srv.url('/wide.png')] });
     expect(res.status).toBe(400);
     expect(fs.readdirSync(path.join(h.dataDir, 'inputs')).length).toBe(before);
+    expect(fs.readdirSync(path.join(h.dataDir, 'tmp'))).toEqual([]);
   });
+});
+
+/** A loopback server whose routes answer from a handler (held responses, stalls); `drop()` cuts every connection. */
+async function startServer(handler: http.RequestListener) {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: (p: string) => `http://127.0.0.1:${port}${p}`,
+    drop: () => server.closeAllConnections(),
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+describe('caller media stream to disk', () => {
+  it('a medium is written to the tmp folder while it arrives, then moved (the same file) into the task inputs', async () => {
+    // The server sends the first half of the file and holds the rest until the test has seen that
+    // half on disk: review that held the body in memory would never show it, and the test would
+    // time out. The inode shows the accepted file was renamed into place, not written again.
+    const png = await image(640, 640);
+    const file = Buffer.concat([png, Buffer.alloc(1024 * 1024, 7)]); // trailing bytes: still a 640x640 PNG
+    const half = 512 * 1024;
+    let openGate!: () => void;
+    const gate = new Promise<void>((r) => { openGate = r; });
+    const held = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': file.length });
+      res.write(file.subarray(0, half));
+      void gate.then(() => res.end(file.subarray(half)));
+    });
+    try {
+      const tmp = path.join(h.dataDir, 'tmp');
+      const submitting = submit('/v1/pic/images', { model: 'pic', prompt: 'x', image_urls: [held.url('/held.png')] });
+      const partial = await waitFor(() => fs.readdirSync(tmp).find((f) => f.endsWith('.part') && fs.statSync(path.join(tmp, f)).size === half), 10_000, 'the first half on disk');
+      const inode = fs.statSync(path.join(tmp, partial)).ino;
+      openGate();
+      const res = await submitting;
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const task = h.store.tasks.get(res.body.id!)!;
+      const ref = (task.request.media as { images: Array<{ stored: string; facts: { bytes: number; width: number } }> }).images[0]!;
+      expect(ref.facts).toMatchObject({ bytes: file.length, width: 640 });
+      const stored = path.join(h.dataDir, 'inputs', task.id, ref.stored);
+      expect(fs.statSync(stored).ino).toBe(inode);
+      expect(fs.readFileSync(stored).equals(file)).toBe(true);
+      expect(fs.readdirSync(tmp)).toEqual([]);
+    } finally {
+      openGate();
+      await held.close();
+    }
+  });
+});
+
+describe('review slots are shared fairly between keys', () => {
+  it("a key's hanging fetches hold only its own slots: another key's review completes while they still hang", async () => {
+    // 4 slots per process, 2 per key: key A's 6 requests point at a server that sends headers and
+    // never a body. Key B's request must be answered while every one of A's is still pending (with
+    // one limiter for all keys B would queue behind A's fetches until they time out).
+    const hf = await createHarness({ workers: false, env: { MEDIAGATE_MEDIA_REVIEW_SLOTS: '4', MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: '2', MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS: '60000' } });
+    let stalls = 0;
+    const stall = await startServer((_req, res) => {
+      stalls++;
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': 100_000 });
+      res.flushHeaders();
+    });
+    try {
+      let pendingA = 6;
+      const a = Array.from({ length: 6 }, () => hf.app.inject({
+        method: 'POST', url: '/v1/pic/images', headers: hf.auth(), payload: { model: 'pic', prompt: 'x', image_urls: [stall.url('/never.png')] },
+      }).finally(() => { pendingA--; }));
+      await waitFor(() => (stalls >= 2 ? true : undefined), 10_000, "key A's fetches to start");
+      const b = await hf.app.inject({
+        method: 'POST', url: '/v1/pic/images', headers: hf.auth(hf.otherKey), payload: { model: 'pic', prompt: 'x', image_urls: [srv.url('/ok.png')] },
+      });
+      expect(b.statusCode, b.body).toBe(200);
+      expect(pendingA).toBe(6); // B was answered while all of A's requests still waited
+      expect(stalls).toBe(2); // A holds at most its 2 slots
+      const dropping = setInterval(() => stall.drop(), 20); // A's fetches (the queued ones too) fail at once
+      const answers = await Promise.all(a);
+      clearInterval(dropping);
+      for (const r of answers) expect(r.json().error).toMatchObject({ code: 'media_fetch_failed', param: 'image_urls[0]' });
+    } finally {
+      await stall.close();
+      await hf.close();
+    }
+  }, 60_000);
 });
 
 describe('the review of one request is bounded in time', () => {

@@ -3,26 +3,49 @@
  * interface.md): an upload (or a fetched `{url}`) is probed and reviewed against the widest Model
  * Center rules; an approved asset is kept for `ttlHours` and can be used by its owner as
  * `assetId://{id}` wherever a media URL is accepted. Per-key storage quota; size-bounded uploads.
+ *
+ * Uploads and fetched URLs stream to a file in the tmp folder, are probed from it and, once
+ * approved, renamed into `<data>/assets/<id>/`; receiving and checking one takes a slot and a byte
+ * reservation of the key, like media review (media-admission.ts; G100, G101).
  */
-import type { Readable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { ASSET_LIMITS } from '../contract/media-limits.js';
 import { AppError } from '../errors.js';
 import { randomToken } from '../ids.js';
 import type { AssetRecord, AssetStore } from '../store/types.js';
 import type { FsBlobStore } from './blob-store.js';
-import { checkMedium, type MediaFetcher } from './media-review.js';
-import { probeMedia, ProbeError, type MediaFacts } from './probe.js';
+import { AdmissionQueueFull, type MediaAdmission } from './media-admission.js';
+import { checkMedium, type MediaFileFetcher, mediaQueueFull } from './media-review.js';
+import { probeFile, ProbeError, type MediaFacts } from './probe.js';
+import { SNIFF_BYTES } from './safe-fetch.js';
 import { sniffMediaKind } from './sniff.js';
 
 export interface AssetServiceDeps {
   assets: AssetStore;
   files: FsBlobStore;
-  fetch: MediaFetcher;
+  fetch: MediaFileFetcher;
+  /** Slots and bytes for fetching and checking, fair between keys (shared with media review). */
+  admission: MediaAdmission;
+  /** Where uploads are received (`<data>/tmp`, on the same device as `files`). */
   tmpDir: string;
   maxBytes: number;
   quotaBytes: number;
   ttlHours: number;
+  /** Bound on waiting for a slot and fetching a `{url}`, ms. */
+  timeoutMs: number;
+}
+
+/** A received medium in the tmp folder. */
+interface ReceivedFile {
+  path: string;
+  bytes: number;
+  /** Its first bytes, for the kind sniff. */
+  head: Buffer;
 }
 
 const ROLE_OF_KIND = { image: 'images', video: 'videos', audio: 'audios' } as const;
@@ -30,40 +53,88 @@ const ROLE_OF_KIND = { image: 'images', video: 'videos', audio: 'audios' } as co
 export class AssetService {
   constructor(private readonly deps: AssetServiceDeps) {}
 
-  /** Reads an uploaded file stream whole; more than `maxBytes` is a 413. */
-  async readUpload(stream: Readable & { truncated?: boolean }): Promise<Buffer> {
-    const parts: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream) {
-      size += (chunk as Buffer).length;
-      if (size > this.deps.maxBytes) break;
-      parts.push(chunk as Buffer);
+  /**
+   * Receives a multipart file stream of `ownerKeyId` to disk and reviews it. `declared` is the
+   * request's Content-Length (the reservation when smaller than the limit). More than `maxBytes`
+   * is a 413.
+   */
+  async upload(ownerKeyId: string, stream: Readable & { truncated?: boolean }, declared: number | undefined): Promise<AssetRecord> {
+    const reserve = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, this.deps.maxBytes) : this.deps.maxBytes;
+    const waiting = AbortSignal.timeout(this.deps.timeoutMs);
+    try {
+      return await this.deps.admission.run(ownerKeyId, reserve, async () => {
+        const file = await this.receive(stream);
+        try {
+          return await this.create(ownerKeyId, file, 'file');
+        } finally {
+          await fs.promises.rm(file.path, { force: true });
+        }
+      }, waiting);
+    } catch (err) {
+      stream.resume(); // whatever is left of the upload is read and dropped
+      throw this.admissionFailure(err, 'file', waiting);
     }
-    if (size > this.deps.maxBytes || stream.truncated) {
-      stream.resume();
-      throw new AppError('body_too_large', `file: the upload is larger than ${this.deps.maxBytes} bytes (MEDIAGATE_ASSET_MAX_BYTES)`, { param: 'file' });
-    }
-    return Buffer.concat(parts);
   }
 
-  /** Fetches `url` through the safe fetcher (any image, video or audio, up to `maxBytes`). */
-  async fetchUrl(url: string, signal: AbortSignal): Promise<Buffer> {
-    return this.deps.fetch(url, 'url', this.deps.maxBytes, (_type, first) => sniffMediaKind(first) !== undefined, signal);
+  /** Fetches `url` through the safe fetcher (any image, video or audio, up to `maxBytes`) and reviews it. */
+  async fromUrl(ownerKeyId: string, url: string): Promise<AssetRecord> {
+    const signal = AbortSignal.timeout(this.deps.timeoutMs);
+    try {
+      return await this.deps.admission.run(ownerKeyId, this.deps.maxBytes, async (reservation) => {
+        const fetched = await this.deps.fetch({
+          url, field: 'url', maxBytes: this.deps.maxBytes, signal,
+          accept: (_type, first) => sniffMediaKind(first) !== undefined,
+          onLength: (declared) => { if (declared !== undefined) reservation.shrink(declared); },
+        });
+        try {
+          return await this.create(ownerKeyId, fetched, 'url');
+        } finally {
+          await fs.promises.rm(fetched.path, { force: true });
+        }
+      }, signal);
+    } catch (err) {
+      throw this.admissionFailure(err, 'url', signal);
+    }
   }
 
-  /** Reviews and records an upload of `ownerKeyId`; a rejected asset is recorded (and answered) with its reason. */
-  async create(ownerKeyId: string, bytes: Buffer, field: 'file' | 'url'): Promise<AssetRecord> {
+  /** A full queue is a 429 naming the field; running out of time a 400 `media_fetch_failed`. */
+  private admissionFailure(err: unknown, field: 'file' | 'url', signal: AbortSignal): unknown {
+    if (err instanceof AdmissionQueueFull) return mediaQueueFull(field, err);
+    if (signal.aborted && err === signal.reason) {
+      return new AppError('media_fetch_failed', `${field}: receiving and checking this medium took longer than ${Math.round(this.deps.timeoutMs / 1000)} s (MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS); retry later`, { param: field, retryable: true });
+    }
+    return err;
+  }
+
+  /** Writes an upload stream to a new file of the tmp folder; more than `maxBytes` is a 413 and leaves nothing. */
+  private async receive(stream: Readable & { truncated?: boolean }): Promise<ReceivedFile> {
+    const file = path.join(this.deps.tmpDir, `upload-${randomUUID()}.part`);
+    const meter = new UploadMeter(this.deps.maxBytes);
+    try {
+      await pipeline(stream, meter, fs.createWriteStream(file, { flags: 'wx' }));
+      if (meter.over || stream.truncated) {
+        throw new AppError('body_too_large', `file: the upload is larger than ${this.deps.maxBytes} bytes (MEDIAGATE_ASSET_MAX_BYTES)`, { param: 'file' });
+      }
+      return { path: file, bytes: meter.total, head: meter.head() };
+    } catch (err) {
+      await fs.promises.rm(file, { force: true });
+      throw err;
+    }
+  }
+
+  /** Reviews and records a received medium of `ownerKeyId`; a rejected asset is recorded (and answered) with its reason. */
+  private async create(ownerKeyId: string, received: ReceivedFile, field: 'file' | 'url'): Promise<AssetRecord> {
     const now = Date.now();
     const id = `asset_${randomToken(16)}`;
     const base: AssetRecord = {
       id, ownerKeyId, status: 'rejected', reason: null, kind: null, format: null, width: null, height: null,
-      duration: null, fps: null, bytes: bytes.length, file: null, createdAt: now, expiresAt: now + this.deps.ttlHours * 3_600_000,
+      duration: null, fps: null, bytes: received.bytes, file: null, createdAt: now, expiresAt: now + this.deps.ttlHours * 3_600_000,
     };
-    const kind = bytes.length === 0 ? undefined : sniffMediaKind(bytes.subarray(0, 512));
+    const kind = received.bytes === 0 ? undefined : sniffMediaKind(received.head);
     if (!kind) return this.record({ ...base, reason: `${field}: is not an image (jpeg, png, webp, bmp, tiff, gif, heic, heif), video (mp4, mov) or audio file (wav, mp3)` }, now);
     let facts: MediaFacts;
     try {
-      facts = await probeMedia(bytes, kind, { tmpDir: this.deps.tmpDir });
+      facts = await probeFile(received.path, kind);
     } catch (err) {
       if (!(err instanceof ProbeError)) throw err;
       return this.record({ ...base, kind, reason: `${field}: ${err.message}` }, now);
@@ -79,11 +150,11 @@ export class AssetService {
       return this.record({ ...described, reason: err.message }, now);
     }
     const file = `asset.${facts.format}`;
-    await this.deps.files.put(id, file, { data: bytes });
+    await this.deps.files.put(id, file, { path: received.path });
     const approved: AssetRecord = { ...described, status: 'approved', file };
     if (!this.deps.assets.insertWithinQuota(approved, this.deps.quotaBytes, now)) {
       await this.deps.files.removeTask(id);
-      throw new AppError('asset_quota_exceeded', `This upload (${bytes.length} bytes) would take the key past its asset storage quota of ${this.deps.quotaBytes} bytes`, { param: field });
+      throw new AppError('asset_quota_exceeded', `This upload (${received.bytes} bytes) would take the key past its asset storage quota of ${this.deps.quotaBytes} bytes`, { param: field });
     }
     return approved;
   }
@@ -120,5 +191,35 @@ export class AssetService {
   private record(asset: AssetRecord, now: number): AssetRecord {
     this.deps.assets.insertWithinQuota(asset, this.deps.quotaBytes, now);
     return asset;
+  }
+}
+
+/** Counts an upload on its way to disk, keeps its first bytes, and drops (but keeps reading) what is past `maxBytes`. */
+class UploadMeter extends Transform {
+  total = 0;
+  over = false;
+  private readonly first: Buffer[] = [];
+  private firstLength = 0;
+
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.total += chunk.length;
+    if (this.firstLength < SNIFF_BYTES) {
+      this.first.push(chunk);
+      this.firstLength += chunk.length;
+    }
+    if (this.total > this.maxBytes) {
+      this.over = true;
+      done();
+      return;
+    }
+    done(null, chunk);
+  }
+
+  head(): Buffer {
+    return Buffer.concat(this.first).subarray(0, SNIFF_BYTES);
   }
 }

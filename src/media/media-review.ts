@@ -1,38 +1,70 @@
 /**
  * Submit-time review of a task's caller media: every URL is fetched once (safe fetcher), every
  * `assetId://` resolved to the caller's approved asset, each file probed and checked against the
- * family's limits, totals checked per field; the bytes are kept in the task's input folder so the
+ * family's limits, totals checked per field; the files are kept in the task's input folder so the
  * provider never downloads them again. A bad medium is a 400 naming its field, index and rule.
+ *
+ * A fetched medium streams to a file in the tmp folder, is probed from that file and, once it
+ * passed, renamed into `inputs/<task>/`: no medium is ever held in memory. Fetching and checking
+ * take a slot and a byte reservation of the owner's key (media-admission.ts; G100, G101).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { allRefs, type MediaRef, type MediaRefs } from '../contract/media-refs.js';
 import type { ImageLimits, MediaLimits } from '../contract/media-limits.js';
 import { AppError } from '../errors.js';
-import { createLimiter, type Limiter } from '../limiter.js';
 import type { AssetRecord, AssetStore } from '../store/types.js';
 import type { FsBlobStore } from './blob-store.js';
+import { AdmissionQueueFull, type MediaAdmission } from './media-admission.js';
 import { checkAudio, checkImage, checkTotals, checkVideo, invalidMedia } from './media-check.js';
-import { probeMedia, ProbeError, type MediaFacts, type MediaKind } from './probe.js';
+import { probeFile, ProbeError, type MediaFacts, type MediaKind } from './probe.js';
+import type { FetchedFile } from './safe-fetch.js';
 import { looksLike } from './sniff.js';
 
 export const ASSET_SCHEME = 'assetId://';
 
-/** Fetches a caller URL (public addresses only unless configured), checking the first bytes with `accept`. */
-export type MediaFetcher = (url: string, field: string, maxBytes: number, accept: (contentType: string, first: Buffer) => boolean, signal: AbortSignal) => Promise<Buffer>;
+/** What {@link MediaFileFetcher} is asked to fetch. */
+export interface MediaFetchRequest {
+  url: string;
+  /** The request field, for errors. */
+  field: string;
+  maxBytes: number;
+  /** Checks the content type and first bytes as soon as they arrive. */
+  accept: (contentType: string, first: Buffer) => boolean;
+  signal: AbortSignal;
+  /** Told the Content-Length before the body is read (undefined when there is none). */
+  onLength?: (declared: number | undefined) => void;
+}
+
+/**
+ * Fetches a caller URL (public addresses only unless configured) into a new file of the tmp
+ * folder, which the caller then owns; nothing is left behind when it fails.
+ */
+export type MediaFileFetcher = (request: MediaFetchRequest) => Promise<FetchedFile>;
 
 export interface MediaReviewDeps {
-  fetch: MediaFetcher;
+  fetch: MediaFileFetcher;
   /** `<data>/inputs`: one folder per task. */
   inputs: FsBlobStore;
   assets: AssetStore;
   /** `<data>/assets`: one folder per asset. */
   assetFiles: FsBlobStore;
-  tmpDir: string;
+  /** Slots and bytes for fetching and checking, fair between keys (shared with the asset service). */
+  admission: MediaAdmission;
   /** Bound on the whole review of one submit. */
   timeoutMs: number;
-  /** Media fetched and probed at once, process-wide. */
-  concurrency?: number;
+}
+
+/** Seconds a caller is asked to wait when its key has too many media waiting (`Retry-After`). */
+export const MEDIA_QUEUE_RETRY_AFTER_SECONDS = 5;
+
+/** The 429 for a key whose media queue is full, naming the field that did not get in. */
+export function mediaQueueFull(field: string, err: AdmissionQueueFull): AppError {
+  return new AppError(
+    'rate_limited',
+    `${field}: this API key already has ${err.limit} media waiting to be fetched and checked; retry after ${MEDIA_QUEUE_RETRY_AFTER_SECONDS} s`,
+    { param: field, headers: { 'retry-after': String(MEDIA_QUEUE_RETRY_AFTER_SECONDS) } },
+  );
 }
 
 const KIND_OF_ROLE = { frames: 'image', images: 'image', videos: 'video', audios: 'audio' } as const;
@@ -69,11 +101,7 @@ export function assetFacts(a: AssetRecord): MediaFacts {
 }
 
 export class MediaReviewer {
-  private readonly slots: Limiter;
-
-  constructor(private readonly deps: MediaReviewDeps) {
-    this.slots = createLimiter(deps.concurrency ?? 4);
-  }
+  constructor(private readonly deps: MediaReviewDeps) {}
 
   /**
    * Reviews every medium of a new task and keeps the files under `inputs/<taskId>/`; returns the
@@ -87,10 +115,14 @@ export class MediaReviewer {
     const signal = AbortSignal.any([timeout, failFast.signal]);
     const running = items.map(async ({ role, ref }, i) => {
       try {
-        return await this.slots.run(() => this.reviewOne(taskId, ownerKeyId, role, ref, i, limits, signal), signal);
+        if (ref.url.startsWith(ASSET_SCHEME)) return await this.linkAsset(taskId, ownerKeyId, role, ref, i, limits);
+        return await this.deps.admission.run(ownerKeyId, maxBytesOf(limits, role), (reservation) => this.fetchOne(taskId, role, ref, i, limits, signal, (declared) => {
+          if (declared !== undefined) reservation.shrink(declared);
+        }), signal);
       } catch (err) {
-        failFast.abort(err); // the others stop fetching
-        throw err;
+        const failure = err instanceof AdmissionQueueFull ? mediaQueueFull(ref.field, err) : err;
+        failFast.abort(failure); // the others stop fetching (or waiting)
+        throw failure;
       }
     });
     try {
@@ -117,28 +149,39 @@ export class MediaReviewer {
     }
   }
 
-  private async reviewOne(taskId: string, ownerKeyId: string, role: keyof typeof KIND_OF_ROLE, ref: MediaRef, index: number, limits: MediaLimits, signal: AbortSignal): Promise<MediaRef> {
+  /** An `assetId://` ref: the owner's approved asset, checked against the family, linked into the task. */
+  private async linkAsset(taskId: string, ownerKeyId: string, role: keyof typeof KIND_OF_ROLE, ref: MediaRef, index: number, limits: MediaLimits): Promise<MediaRef> {
     const kind: MediaKind = KIND_OF_ROLE[role];
     const name = `${index}-${role}`;
-    let facts: MediaFacts;
-    if (ref.url.startsWith(ASSET_SCHEME)) {
-      const asset = this.ownedAsset(ref, ownerKeyId);
-      if (asset.kind !== kind) throw invalidMedia(ref.field, `${ref.url} is ${asset.kind === 'audio' ? 'an' : 'a'} ${asset.kind}, not ${kind === 'image' ? 'an' : 'a'} ${kind}`);
-      facts = assetFacts(asset);
-      checkMedium(ref.field, role, facts, limits);
-      await linkOrCopy(this.deps.assetFiles.pathOf(asset.id, asset.file!), this.deps.inputs, taskId, name);
-    } else {
-      const bytes = await this.deps.fetch(ref.url, ref.field, maxBytesOf(limits, role), (_type, first) => looksLike(kind, first), signal);
+    const asset = this.ownedAsset(ref, ownerKeyId);
+    if (asset.kind !== kind) throw invalidMedia(ref.field, `${ref.url} is ${asset.kind === 'audio' ? 'an' : 'a'} ${asset.kind}, not ${kind === 'image' ? 'an' : 'a'} ${kind}`);
+    const facts = assetFacts(asset);
+    checkMedium(ref.field, role, facts, limits);
+    await linkOrCopy(this.deps.assetFiles.pathOf(asset.id, asset.file!), this.deps.inputs, taskId, name);
+    return { ...ref, stored: name, facts };
+  }
+
+  /** A URL: fetched to a file, probed from it, checked, and moved into the task's inputs. */
+  private async fetchOne(taskId: string, role: keyof typeof KIND_OF_ROLE, ref: MediaRef, index: number, limits: MediaLimits, signal: AbortSignal, onLength: (declared: number | undefined) => void): Promise<MediaRef> {
+    const kind: MediaKind = KIND_OF_ROLE[role];
+    const name = `${index}-${role}`;
+    const fetched = await this.deps.fetch({
+      url: ref.url, field: ref.field, maxBytes: maxBytesOf(limits, role), accept: (_type, first) => looksLike(kind, first), signal, onLength,
+    });
+    try {
+      let facts: MediaFacts;
       try {
-        facts = await probeMedia(bytes, kind, { signal, tmpDir: this.deps.tmpDir });
+        facts = await probeFile(fetched.path, kind, { signal });
       } catch (err) {
         if (err instanceof ProbeError) throw invalidMedia(ref.field, err.message);
         throw err;
       }
       checkMedium(ref.field, role, facts, limits);
-      await this.deps.inputs.put(taskId, name, { data: bytes });
+      await this.deps.inputs.put(taskId, name, { path: fetched.path });
+      return { ...ref, stored: name, facts };
+    } finally {
+      await fs.promises.rm(fetched.path, { force: true }); // gone already when it was moved
     }
-    return { ...ref, stored: name, facts };
   }
 
   /** Removes the reviewed copies of a task (it was not stored after all). */

@@ -1,6 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
 import { audio, image, video } from '../../test/helpers/media-fixtures.js';
-import { probeImage, probeMedia, ProbeError } from './probe.js';
+import { IMAGE_HEAD_BYTES, probeFile, probeImage, probeMedia, ProbeError } from './probe.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-probe-'));
+afterAll(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+let files = 0;
+/** `bytes` as a file of its own. */
+function onDisk(bytes: Buffer): string {
+  const file = path.join(dir, `f${files++}`);
+  fs.writeFileSync(file, bytes);
+  return file;
+}
 
 /** The first bytes of an ISO-BMFF file with an `ftyp` box of these brands and nothing else. */
 function ftyp(major: string, ...compatible: string[]): Buffer {
@@ -36,5 +50,34 @@ describe('probe', () => {
     await expect(probeMedia(await audio(3), 'video')).rejects.toThrow('is not a readable video (mp4 or mov)');
     await expect(probeMedia(await video(640, 360, 2), 'audio')).rejects.toThrow('is a video, not an audio file (wav or mp3)');
     await expect(probeMedia(Buffer.alloc(0), 'image')).rejects.toThrow('is empty');
+  });
+});
+
+describe('probeFile: the same facts from a file, without loading it', () => {
+  it('images, video and audio', async () => {
+    const png = await image(640, 480, 'png');
+    expect(await probeFile(onDisk(png), 'image')).toEqual({ kind: 'image', format: 'png', bytes: png.length, width: 640, height: 480 });
+    const mp4 = await video(640, 360, 2, 30);
+    expect(await probeFile(onDisk(mp4), 'video')).toMatchObject({ kind: 'video', format: 'mp4', bytes: mp4.length, width: 640, height: 360, fps: 30 });
+    expect(await probeFile(onDisk(await audio(3)), 'audio')).toMatchObject({ format: 'wav', duration: 3 });
+    await expect(probeFile(onDisk(await audio(3)), 'video')).rejects.toThrow('is not a readable video (mp4 or mov)');
+    await expect(probeFile(onDisk(Buffer.alloc(0)), 'image')).rejects.toThrow('is empty');
+    await expect(probeFile(onDisk(Buffer.from('just text')), 'image')).rejects.toThrow(ProbeError);
+  });
+
+  it('an image is read from its head: what follows it does not matter, and its size is the file size', async () => {
+    const png = await image(800, 600, 'png');
+    const file = onDisk(Buffer.concat([png, Buffer.alloc(3 * IMAGE_HEAD_BYTES, 0xee)])); // a trailer of junk
+    expect(await probeFile(file, 'image')).toEqual({ kind: 'image', format: 'png', bytes: png.length + 3 * IMAGE_HEAD_BYTES, width: 800, height: 600 });
+  });
+
+  it('a JPEG whose frame header is past the head (a large metadata segment first) is read whole', async () => {
+    const jpeg = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#336699' } }).jpeg().toBuffer();
+    // APP15 segments of 65,533 bytes each right after SOI push the frame header past the head
+    const segment = Buffer.concat([Buffer.from([0xff, 0xef, 0xff, 0xff]), Buffer.alloc(0xffff - 2, 0x20)]);
+    const padding = Buffer.concat(Array.from({ length: Math.ceil(IMAGE_HEAD_BYTES / segment.length) + 1 }, () => segment));
+    const file = onDisk(Buffer.concat([jpeg.subarray(0, 2), padding, jpeg.subarray(2)]));
+    expect(() => probeImage(fs.readFileSync(file).subarray(0, IMAGE_HEAD_BYTES))).toThrow(ProbeError); // the head alone has no size
+    expect(await probeFile(file, 'image')).toMatchObject({ format: 'jpeg', width: 320, height: 200, bytes: fs.statSync(file).size });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * What a media file really is, read by real parsers: images by their headers (image-size, plus the
- * HEIF brand), video and audio by ffprobe (from @ffprobe-installer/ffprobe) on a temporary file.
- * The facts are checked against a family's limits in media-check.ts.
+ * HEIF brand), video and audio by ffprobe (from @ffprobe-installer/ffprobe). {@link probeFile}
+ * reads a file on disk without loading it (review and assets use it): an image's first 512 KiB,
+ * ffprobe given the path. The facts are checked against a family's limits in media-check.ts.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +11,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { imageSize } from 'image-size';
+import { createLimiter } from '../limiter.js';
 
 export type MediaKind = 'image' | 'video' | 'audio';
 
@@ -36,7 +38,7 @@ export class ProbeError extends Error {
 
 export interface ProbeOptions {
   signal?: AbortSignal;
-  /** Where video and audio are written for ffprobe (default: the OS temp folder). */
+  /** Where video and audio in memory are written for ffprobe (default: the OS temp folder). */
   tmpDir?: string;
   /** Bound on one ffprobe run, ms (default 20000). */
   timeoutMs?: number;
@@ -59,7 +61,8 @@ function heifFormatOf(bytes: Buffer): string | undefined {
   return undefined;
 }
 
-export function probeImage(bytes: Buffer): MediaFacts {
+/** Image facts from `bytes` (the whole file, or its head when `fileBytes` gives the file's size). */
+export function probeImage(bytes: Buffer, fileBytes = bytes.length): MediaFacts {
   let size: ReturnType<typeof imageSize>;
   try {
     size = imageSize(bytes);
@@ -68,7 +71,37 @@ export function probeImage(bytes: Buffer): MediaFacts {
   }
   const format = size.type === 'heif' ? heifFormatOf(bytes) ?? 'heif' : IMAGE_TYPES[size.type ?? ''] ?? size.type ?? 'unknown';
   if (!size.width || !size.height) throw new ProbeError(`is a ${format} image without a readable pixel size`);
-  return { kind: 'image', format, bytes: bytes.length, width: size.width, height: size.height };
+  return { kind: 'image', format, bytes: fileBytes, width: size.width, height: size.height };
+}
+
+/** How much of an image file is read to find its pixel size (image-size's own choice for files). */
+export const IMAGE_HEAD_BYTES = 512 * 1024;
+/**
+ * An image whose size is not within its first {@link IMAGE_HEAD_BYTES} (a TIFF whose directory
+ * follows the pixels, a JPEG with that much metadata before its frame header) is read whole if it
+ * is at most this large (the contract's largest image limit), by at most 2 at once per process.
+ */
+export const IMAGE_WHOLE_READ_MAX_BYTES = 30 * 1024 * 1024;
+const wholeImageReads = createLimiter(2);
+
+async function readHead(file: string, length: number): Promise<Buffer> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function probeImageFile(file: string, fileBytes: number): Promise<MediaFacts> {
+  try {
+    return probeImage(await readHead(file, Math.min(fileBytes, IMAGE_HEAD_BYTES)), fileBytes);
+  } catch (err) {
+    if (!(err instanceof ProbeError) || fileBytes <= IMAGE_HEAD_BYTES || fileBytes > IMAGE_WHOLE_READ_MAX_BYTES) throw err;
+  }
+  return wholeImageReads.run(async () => probeImage(await fs.promises.readFile(file), fileBytes));
 }
 
 let ffprobeBinary: string | undefined;
@@ -111,16 +144,20 @@ async function runFfprobe(file: string, opts: ProbeOptions): Promise<FfprobeOutp
   });
 }
 
-/** Video or audio facts from ffprobe; the bytes go to a temporary file (MP4s need seeking). */
+/** Video or audio facts of `bytes`, written to a temporary file for ffprobe (MP4s need seeking). */
 export async function probeTimed(bytes: Buffer, kind: 'video' | 'audio', opts: ProbeOptions = {}): Promise<MediaFacts> {
   const file = path.join(opts.tmpDir ?? os.tmpdir(), `probe-${randomUUID()}`);
   await fs.promises.writeFile(file, bytes);
-  let out: FfprobeOutput;
   try {
-    out = await runFfprobe(file, opts);
+    return await probeTimedFile(file, kind, bytes.length, opts);
   } finally {
     await fs.promises.rm(file, { force: true });
   }
+}
+
+/** Video or audio facts from ffprobe, reading `file` itself. */
+async function probeTimedFile(file: string, kind: 'video' | 'audio', fileBytes: number, opts: ProbeOptions): Promise<MediaFacts> {
+  const out = await runFfprobe(file, opts);
   const streams = out.streams ?? [];
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   const audio = streams.find((s) => s.codec_type === 'audio');
@@ -128,7 +165,7 @@ export async function probeTimed(bytes: Buffer, kind: 'video' | 'audio', opts: P
   const expected = kind === 'video' ? 'video (mp4 or mov)' : 'audio file (wav or mp3)';
   if (kind === 'audio' && video) throw new ProbeError('is a video, not an audio file (wav or mp3)');
   if (!out.format || (kind === 'video' ? !video : !audio)) throw new ProbeError(`is not a readable ${expected}`);
-  const facts: MediaFacts = { kind, format: containerFormat(out), bytes: bytes.length };
+  const facts: MediaFacts = { kind, format: containerFormat(out), bytes: fileBytes };
   if (Number.isFinite(duration)) facts.duration = duration;
   if (video) {
     if (video.width) facts.width = video.width;
@@ -139,8 +176,19 @@ export async function probeTimed(bytes: Buffer, kind: 'video' | 'audio', opts: P
   return facts;
 }
 
-/** Facts of a medium expected to be of `kind`; throws ProbeError when it is not one. */
+/** Facts of a medium in memory expected to be of `kind`; throws ProbeError when it is not one. */
 export async function probeMedia(bytes: Buffer, kind: MediaKind, opts: ProbeOptions = {}): Promise<MediaFacts> {
   if (bytes.length === 0) throw new ProbeError('is empty');
   return kind === 'image' ? probeImage(bytes) : probeTimed(bytes, kind, opts);
+}
+
+/**
+ * Facts of the medium in `file`, expected to be of `kind`, without loading it: images from their
+ * head ({@link IMAGE_HEAD_BYTES}), video and audio by ffprobe on the file. Throws ProbeError when
+ * it is not one.
+ */
+export async function probeFile(file: string, kind: MediaKind, opts: ProbeOptions = {}): Promise<MediaFacts> {
+  const { size } = await fs.promises.stat(file);
+  if (size === 0) throw new ProbeError('is empty');
+  return kind === 'image' ? probeImageFile(file, size) : probeTimedFile(file, kind, size, opts);
 }

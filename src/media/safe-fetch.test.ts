@@ -1,9 +1,12 @@
+import fs from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { isPublicAddress } from './address-policy.js';
-import { fetchMedia, fetchMediaWith, MAX_REDIRECTS, type FetchMediaOptions } from './safe-fetch.js';
+import { fetchMedia, fetchMediaToFile, fetchMediaWith, MAX_REDIRECTS, SNIFF_BYTES, type FetchMediaOptions } from './safe-fetch.js';
 import { isImageBytes } from './sniff.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -444,6 +447,93 @@ describe('fetchMedia: accept()', () => {
     );
     expect(err.message).toContain('is not an accepted kind of file (Content-Type text/plain)');
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('fetchMediaToFile: the body streams to a file', () => {
+  let dir: string;
+  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fetch-')); });
+  afterEach(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  const files = (): string[] => fs.readdirSync(dir);
+  const imagesOnly = (_ct: string, first: Buffer): boolean => isImageBytes(first) !== null;
+
+  it('answers the file (path, size, first bytes), its content the body', async () => {
+    const got = await fetchMediaToFile(`http://127.0.0.1:${srv.port}/a.png`, { ...PRIVATE_OK, dir, accept: imagesOnly });
+    expect(path.dirname(got.path)).toBe(dir);
+    expect(fs.readFileSync(got.path).equals(PNG)).toBe(true);
+    expect(got).toMatchObject({ bytes: PNG.length, contentType: 'image/png', finalUrl: `http://127.0.0.1:${srv.port}/a.png` });
+    expect(got.head.equals(PNG.subarray(0, SNIFF_BYTES))).toBe(true);
+  });
+
+  it('the bytes are on disk while the body is still arriving (nothing waits for the whole body in memory)', async () => {
+    // The server sends the first half and holds the rest until the test sees that half in a file:
+    // a fetcher that collected the body before writing it would never let the test open the gate.
+    const half = Buffer.concat([PNG, Buffer.alloc(256 * 1024 - PNG.length, 3)]);
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => { openGate = resolve; });
+    const s = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(2 * half.length) });
+      res.write(half);
+      void gate.then(() => res.end(Buffer.alloc(half.length, 4)));
+    });
+    const fetching = fetchMediaToFile(`http://127.0.0.1:${s.port}/big.png`, { ...PRIVATE_OK, dir, accept: imagesOnly });
+    const partial = await expect.poll(() => files().find((f) => fs.statSync(path.join(dir, f)).size === half.length), { timeout: 5_000 }).toBeDefined()
+      .then(() => files()[0]!);
+    const inode = fs.statSync(path.join(dir, partial)).ino;
+    openGate();
+    const got = await fetching;
+    expect(got.bytes).toBe(2 * half.length);
+    expect(path.basename(got.path)).toBe(partial);
+    expect(fs.statSync(got.path).ino).toBe(inode);
+  });
+
+  it('tells the Content-Length before reading the body, and undefined when there is none', async () => {
+    let answered = 0;
+    const s = await server((req, res) => {
+      answered++;
+      if (req.url === '/sized.png') res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(PNG.length) });
+      else res.writeHead(200, { 'content-type': 'image/png', 'transfer-encoding': 'chunked' });
+      res.write(PNG.subarray(0, 8));
+      setImmediate(() => res.end(PNG.subarray(8)));
+    });
+    const lengths: Array<number | undefined> = [];
+    const onLength = (n: number | undefined): void => { lengths.push(n); expect(files()).toEqual([]); }; // before any byte is written
+    await fetchMediaToFile(`http://127.0.0.1:${s.port}/sized.png`, { ...PRIVATE_OK, dir, onLength });
+    await fetchMediaToFile(`http://127.0.0.1:${s.port}/chunked.png`, { ...PRIVATE_OK, dir: fs.mkdtempSync(path.join(dir, 'x')), onLength: (n) => lengths.push(n) });
+    expect(lengths).toEqual([PNG.length, undefined]);
+    expect(answered).toBe(2);
+  });
+
+  it('leaves no file behind when the fetch fails or is aborted mid-body', async () => {
+    const s = await server((req, res) => {
+      if (req.url === '/big') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.write(PNG);
+        res.write(Buffer.alloc(200_000)); // then more than the cap
+        res.end(Buffer.alloc(200_000));
+      } else {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.write(Buffer.concat([PNG, Buffer.alloc(4096)])); // then stall
+      }
+    });
+    const url = (p: string): string => `http://127.0.0.1:${s.port}${p}`;
+    const tooLarge = await appError(fetchMediaToFile(url('/big'), { ...PRIVATE_OK, dir, maxBytes: 100_000 }));
+    expect(tooLarge.message).toContain('more than the limit of 100000 bytes');
+    const timedOut = await appError(fetchMediaToFile(url('/stall'), { ...PRIVATE_OK, dir, timeoutMs: 300 }));
+    expect(timedOut.message).toContain('timed out after 0.3 s');
+    const ctrl = new AbortController();
+    const reason = new Error('task cancelled');
+    const aborted = fetchMediaToFile(url('/stall'), { ...PRIVATE_OK, dir, signal: ctrl.signal });
+    await expect.poll(() => files().length).toBe(1); // the partial file exists while it hangs
+    ctrl.abort(reason);
+    await expect(aborted).rejects.toBe(reason);
+    const notAccepted = await appError(fetchMediaToFile(`http://127.0.0.1:${srv.port}/html`, { ...PRIVATE_OK, dir, accept: imagesOnly }));
+    expect(notAccepted.message).toContain('is not an accepted kind of file');
+    const empty = await appError(fetchMediaToFile(`http://127.0.0.1:${srv.port}/empty`, { ...PRIVATE_OK, dir }));
+    expect(empty.message).toContain('returned an empty body');
+    const missing = await appError(fetchMediaToFile(`http://127.0.0.1:${srv.port}/missing.png`, { ...PRIVATE_OK, dir }));
+    expect(missing.message).toContain('HTTP 404');
+    expect(files()).toEqual([]);
   });
 });
 

@@ -8,13 +8,19 @@
  * - redirects are followed by hand (at most {@link MAX_REDIRECTS}), each hop re-validated;
  * - connect timeout, total timeout, size cap (Content-Length up front and while streaming), and an
  *   optional content check. Every failure is an {@link AppError} whose `param` is the request field.
+ * - the body goes to a sink as it arrives, with backpressure: {@link fetchMediaToFile} writes it to a
+ *   file (what review uses: memory stays bounded whatever the size), {@link fetchMedia} collects it
+ *   in memory (the task runner's fallback for media that were not reviewed). A failed or aborted
+ *   fetch leaves no file behind.
  */
 import { promises as dns } from 'node:dns';
 import type { TcpNetConnectOpts } from 'node:net';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
 import { AppError } from '../errors.js';
 import { classifyAddress, parseHostLiteral } from './address-policy.js';
+import { type BodySink, fileSink, memorySink } from './fetch-sink.js';
 import { sniffMediaType } from './sniff.js';
 
 /** Options of {@link fetchMedia}. */
@@ -37,11 +43,27 @@ export interface FetchMediaOptions {
   accept?: (contentType: string, firstBytes: Buffer) => boolean;
   /** Caller cancellation; when it fires, fetchMedia rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Called once the final (2xx) response's headers passed the size check, before its body is read,
+   * with its Content-Length (undefined when it sends none). Media review lowers its byte reservation to it.
+   */
+  onLength?: (declared: number | undefined) => void;
 }
 
-/** A fetched media file. `finalUrl` is the URL after redirects. */
+/** A fetched media file, in memory. `finalUrl` is the URL after redirects. */
 export interface FetchedMedia {
   bytes: Buffer;
+  contentType: string;
+  finalUrl: string;
+}
+
+/** A fetched media file on disk; the caller owns `path` (moves it away or removes it). */
+export interface FetchedFile {
+  path: string;
+  /** Its size in bytes. */
+  bytes: number;
+  /** Its first {@link SNIFF_BYTES} bytes (fewer if it is shorter). */
+  head: Buffer;
   contentType: string;
   finalUrl: string;
 }
@@ -83,6 +105,15 @@ const defaultDeps: FetchMediaDeps = {
  */
 export async function fetchMedia(url: string, opts: FetchMediaOptions): Promise<FetchedMedia> {
   return fetchMediaWith(url, opts, defaultDeps);
+}
+
+/**
+ * {@link fetchMedia}, writing the body to a new file in `opts.dir` as it arrives (the size cap and
+ * the `accept` check applied on the way); the file is removed on any failure or abort.
+ */
+export async function fetchMediaToFile(url: string, opts: FetchMediaOptions & { dir: string }, deps: Partial<FetchMediaDeps> = {}): Promise<FetchedFile> {
+  const { path, bytes, head, contentType, finalUrl } = await fetchInto(url, opts, deps, fileSink(opts.dir));
+  return { path, bytes, head, contentType, finalUrl };
 }
 
 /**
@@ -128,6 +159,14 @@ export async function fetchMediaWith(
   opts: FetchMediaOptions,
   deps: Partial<FetchMediaDeps> = {},
 ): Promise<FetchedMedia> {
+  const { bytes, contentType, finalUrl } = await fetchInto(url, opts, deps, memorySink());
+  return { bytes, contentType, finalUrl };
+}
+
+/** What a hop answers with once the body is in the sink. */
+type Received<T> = T & { head: Buffer; contentType: string; finalUrl: string };
+
+async function fetchInto<T>(url: string, opts: FetchMediaOptions, deps: Partial<FetchMediaDeps>, sink: BodySink<T>): Promise<Received<T>> {
   let current = parseCallerUrl(url, opts.field);
   opts.signal?.throwIfAborted();
 
@@ -149,7 +188,7 @@ export async function fetchMediaWith(
   try {
     for (let hop = 0; ; hop++) {
       await vetHost(ctx, current, hop);
-      const next = await fetchHop(ctx, agent, current, hop);
+      const next = await fetchHop(ctx, agent, current, hop, sink);
       if (next instanceof URL) {
         current = next;
         continue;
@@ -234,7 +273,7 @@ async function vetHost(ctx: Ctx, u: URL, hop: number): Promise<void> {
 }
 
 /** Performs one request; returns the next URL for a redirect, or the fetched media. */
-async function fetchHop(ctx: Ctx, agent: Agent, u: URL, hop: number): Promise<URL | FetchedMedia> {
+async function fetchHop<T>(ctx: Ctx, agent: Agent, u: URL, hop: number, sink: BodySink<T>): Promise<URL | Received<T>> {
   const res = await request(u, {
     dispatcher: agent,
     method: 'GET',
@@ -267,24 +306,75 @@ async function fetchHop(ctx: Ctx, agent: Agent, u: URL, hop: number): Promise<UR
     throw tooLarge(ctx, u, `Content-Length ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
   }
   const contentType = (headerValue(headers['content-type']) ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  const chunks: Buffer[] = [];
-  let total = 0;
-  let checked = false;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) throw tooLarge(ctx, u, `more than the limit of ${maxBytes} bytes`);
-    chunks.push(chunk);
-    if (!checked && total >= SNIFF_BYTES) {
-      checked = true;
-      checkAccept(ctx, u, contentType, Buffer.concat(chunks).subarray(0, SNIFF_BYTES));
+  ctx.opts.onLength?.(Number.isFinite(declared) ? declared : undefined);
+  const meter = new BodyMeter(ctx, u, contentType);
+  body.on('error', () => undefined); // pipeline reports it; a late one after a failure must not go unhandled
+  let destination: Writable;
+  try {
+    destination = await sink.open();
+  } catch (err) {
+    body.destroy();
+    throw err;
+  }
+  try {
+    await pipeline(body, meter, destination);
+    if (meter.total === 0) {
+      throw new AppError('media_fetch_failed', `${field}: ${where(ctx, u)} returned an empty body`, { param: field });
     }
+    meter.checkShortBody();
+    return { ...(await sink.finish()), head: meter.head(), contentType, finalUrl: u.href };
+  } catch (err) {
+    body.destroy();
+    await sink.discard();
+    throw err;
   }
-  const bytes = Buffer.concat(chunks, total);
-  if (bytes.length === 0) {
-    throw new AppError('media_fetch_failed', `${field}: ${where(ctx, u)} returned an empty body`, { param: field });
+}
+
+/**
+ * Counts the body on its way to the sink: more than `maxBytes` fails at once, and the first
+ * {@link SNIFF_BYTES} bytes go to `accept` as soon as they are here (before they are written).
+ */
+class BodyMeter extends Transform {
+  total = 0;
+  private readonly first: Buffer[] = [];
+  private firstLength = 0;
+  private checked = false;
+
+  constructor(private readonly ctx: Ctx, private readonly u: URL, private readonly contentType: string) {
+    super();
   }
-  if (!checked) checkAccept(ctx, u, contentType, bytes);
-  return { bytes, contentType, finalUrl: u.href };
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.total += chunk.length;
+    if (this.total > this.ctx.opts.maxBytes) {
+      done(tooLarge(this.ctx, this.u, `more than the limit of ${this.ctx.opts.maxBytes} bytes`));
+      return;
+    }
+    if (!this.checked) {
+      this.first.push(chunk);
+      this.firstLength += chunk.length;
+      if (this.firstLength >= SNIFF_BYTES) {
+        this.checked = true;
+        try {
+          checkAccept(this.ctx, this.u, this.contentType, this.head());
+        } catch (err) {
+          done(err as Error);
+          return;
+        }
+      }
+    }
+    done(null, chunk);
+  }
+
+  /** The first bytes seen (at most {@link SNIFF_BYTES}). */
+  head(): Buffer {
+    return Buffer.concat(this.first).subarray(0, SNIFF_BYTES);
+  }
+
+  /** A body shorter than {@link SNIFF_BYTES} is checked once it has ended. */
+  checkShortBody(): void {
+    if (!this.checked) checkAccept(this.ctx, this.u, this.contentType, this.head());
+  }
 }
 
 function checkAccept(ctx: Ctx, u: URL, contentType: string, first: Buffer): void {

@@ -24,15 +24,15 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
       if (request.isMultipart()) {
         const file = await request.file();
         if (file?.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
-        return assetReply(await assets.create(request.apiKey.id, await assets.readUpload(file.file), 'file'));
+        const declared = Number(request.headers['content-length']);
+        return assetReply(await assets.upload(request.apiKey.id, file.file, Number.isFinite(declared) ? declared : undefined));
       }
       const body = request.body as { url?: unknown } | undefined;
       if (body === null || typeof body !== 'object') throw new AppError('invalid_json', 'Send a multipart upload (field "file") or a JSON object {"url": "https://..."}');
       if (typeof body.url !== 'string' || !HTTP_URL.test(body.url) || body.url.length > 4096) {
         throw invalidField('url', 'url is required: a public http(s) URL of the image, video or audio to upload (or send a multipart field "file")');
       }
-      const bytes = await assets.fetchUrl(body.url, AbortSignal.timeout(60_000));
-      return assetReply(await assets.create(request.apiKey.id, bytes, 'url'));
+      return assetReply(await assets.fromUrl(request.apiKey.id, body.url));
     });
   });
   app.get<{ Params: { id: string } }>(`${base}/:id`, {
