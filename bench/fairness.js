@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
 import { writeDocSection } from './doc-section.js';
 import { startGateway } from './gateway-child.js';
@@ -60,6 +61,11 @@ let stateB = await status(keyB, idB);
 while (stateB === 'queued') stateB = await status(keyB, idB, 10);
 const startedAfterMs = performance.now() - submittedB;
 const queuedAhead = BACKLOG - (await countDone());
+// the server's own clock: from B's task being stored to its being claimed
+const db = new Database(path.join(info.dataDir, 'mediagate.db'), { readonly: true });
+const row = /** @type {{ created_at: number, started_at: number }} */ (db.prepare('SELECT created_at, started_at FROM tasks WHERE id = ?').get(idB));
+db.close();
+const waitedMs = row.started_at - row.created_at;
 child.kill('SIGTERM');
 await agent.close();
 
@@ -73,10 +79,11 @@ const section = [
   '|---|---:|',
   `| A's tasks completed per second (4 at once) | ${rate.toFixed(1)} |`,
   `| one task's run time (4 / that rate) | ${fmt(taskMs)} ms |`,
-  `| B's task: from its submit to \`processing\` | ${fmt(startedAfterMs)} ms |`,
+  `| B's task: stored -> claimed by a worker (the server's clock) | ${fmt(waitedMs)} ms |`,
+  `| B's task: from the client's submit to its seeing \`processing\` (two round trips to a busy server included) | ${fmt(startedAfterMs)} ms |`,
   `| A's tasks still waiting when B's started | ${queuedAhead} |`,
   '',
-  `Target: B's first task starts within one task's run time: **${startedAfterMs <= taskMs ? 'met' : 'MISSED'}**. Claims take the lowest fair turn (G85): B's task queues one turn after the last claimed task, not behind A's backlog.`,
+  `Target: B's first task starts within one task's run time: **${waitedMs <= taskMs ? 'met' : 'MISSED'}** (stored to claimed). Claims take the lowest fair turn (G85): B's task is next, not behind A's backlog; it waits only for one of the 4 slots to free.`,
 ].join('\n');
 console.log(section);
 if (!NO_WRITE) writeDocSection('fairness', section);

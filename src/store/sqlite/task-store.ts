@@ -80,19 +80,20 @@ export class SqliteTaskStore implements TaskStore {
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
       amount, created_at, updated_at, run_after, idempotency_key, vtime) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?)`);
     const clockStmt = db.prepare('SELECT vtime FROM fair_clock WHERE id = 1').pluck();
-    const keyTurnStmt = db.prepare('SELECT last_vtime FROM fair_keys WHERE key_id = ?').pluck();
+    const keyTurnStmt = db.prepare('SELECT last_vtime FROM fair_keys WHERE key_id = ?').pluck(); // the end of the key's last turn
     const setKeyTurnStmt = db.prepare(`INSERT INTO fair_keys (key_id, last_vtime) VALUES (?, ?)
       ON CONFLICT (key_id) DO UPDATE SET last_vtime = excluded.last_vtime`);
     this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
-      // Start-time fair queuing (G85): a key's next task is due one turn after its previous one, or
-      // one turn after the clock (the turn of the last claimed task) when the key has fallen behind.
+      // Start-time fair queuing (G85): a task's turn is the end of its key's previous turn, or the
+      // clock (the turn of the last claimed task) when the key has fallen behind it; a turn ends one
+      // later. A key that had nothing waiting thus comes next, and backlogs take turns.
       const clock = clockStmt.get() as number;
       const turns = new Map<string, number>();
       for (const t of tasks) {
-        let last = turns.get(t.ownerKeyId);
-        if (last === undefined) last = (keyTurnStmt.get(t.ownerKeyId) as number | undefined) ?? 0;
-        const vtime = Math.max(last, clock) + 1;
-        turns.set(t.ownerKeyId, vtime);
+        let end = turns.get(t.ownerKeyId);
+        if (end === undefined) end = (keyTurnStmt.get(t.ownerKeyId) as number | undefined) ?? 0;
+        const vtime = Math.max(end, clock);
+        turns.set(t.ownerKeyId, vtime + 1);
         this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt, t.idempotencyKey ?? null, vtime);
       }
       for (const [key, vtime] of turns) setKeyTurnStmt.run(key, vtime);
