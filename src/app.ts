@@ -48,6 +48,8 @@ export interface AppDeps {
   services: AppServices;
   signer: ResultUrlSigner;
   blobs: FsBlobStore;
+  /** The tasks' copies of caller media, served to upstreams at signed `/inputs` URLs (G92). */
+  inputs?: FsBlobStore;
   logger: Logger;
   /** Open streams and long-polls: ended on client exit, key revocation and shutdown. */
   live: LiveRequests;
@@ -117,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerHealthRoutes(app, store, deps.resources);
-  registerFileRoutes(app, deps.signer, deps.blobs);
+  registerFileRoutes(app, deps.signer, deps.blobs, deps.inputs);
 
   const { tasks, chat, idempotency, assets, links } = deps.services;
   const { live } = deps;

@@ -38,6 +38,7 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, type: 'server_error', description: 'An unexpected fault inside the gateway; nothing the caller sent caused it.' },
   upstream_error: { status: 502, type: 'upstream_error', description: 'The model provider answered with an error or something unreadable.' },
   service_unavailable: { status: 503, type: 'server_error', description: 'The gateway is shutting down or its store is unreachable; retry shortly.' },
+  upstream_unavailable: { status: 503, type: 'upstream_error', description: 'No model provider behind this model takes requests now (each has failed repeatedly and is paused); retry after the seconds in `Retry-After`.' },
   upstream_timeout: { status: 504, type: 'upstream_error', description: 'The model provider did not answer in time.' },
 } as const satisfies Record<string, { status: number; type: string; description: string }>;
 

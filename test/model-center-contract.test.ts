@@ -364,12 +364,14 @@ describe('model center query', () => {
     }
   });
 
-  it('a completed video task has result_url = video_url, actualDuration and upstream URLs when given', async () => {
+  it('a completed video task has result_url = video_url and actualDuration; where a re-hosted result came from is never shown (G88)', async () => {
     const created = await create({ model: 'sd_2.0_fast_discount', prompt: 'x' });
-    finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5, upstreamUrls: ['https://up.example/v.mp4'] });
+    finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5, sourceUrls: ['https://up.example/v.mp4'] });
     const b = body(await get(created.id));
-    expect(b).toMatchObject({ id: created.id, object: 'video', status: 'completed', progress: 100, actualDuration: 5, amount: 10, error: null,
-      upstream_url: 'https://up.example/v.mp4', upstream_urls: ['https://up.example/v.mp4'] });
+    expect(b).toMatchObject({ id: created.id, object: 'video', status: 'completed', progress: 100, actualDuration: 5, amount: 10, error: null });
+    expect(b).not.toHaveProperty('upstream_url');
+    expect(b).not.toHaveProperty('upstream_urls');
+    expect(JSON.stringify(b)).not.toContain('up.example');
     expect(b.result_url).toMatch(/^https?:\/\/.+video\.mp4/);
     expect(b.video_url).toBe(b.result_url);
     expect(body(await get(created.id, undefined, `/v1/result/${created.id}`))).toEqual(b);

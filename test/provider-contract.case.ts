@@ -28,16 +28,47 @@ export interface ProviderContractOptions {
   unrecoverableJob: () => ProviderJob;
   /** Folders the provider must leave alone besides the suite's own ones (a configured data dir, ...). */
   watchDirs?: readonly string[];
-  /** Credentials and a media reader for the context, when the provider needs them. */
-  context?: Partial<Pick<ProviderContext, 'credentials' | 'readMedia'>>;
+  /** Credentials, a media reader and media URLs for the context, when the provider needs them. */
+  context?: Partial<Pick<ProviderContext, 'credentials' | 'readMedia' | 'mediaUrl'>>;
+  /** Pause between checks of a generation started at an upstream, ms (default 20). */
+  checkEveryMs?: number;
 }
 
 export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family: FamilyId = 'pic', attempt = 1): ProviderJob {
-  return { taskId: `task_contract_${Math.random().toString(36).slice(2)}`, family, form: null, model: family, params, output, media: mediaRefs(), attempt };
+  return {
+    taskId: `task_contract_${Math.random().toString(36).slice(2)}`, family, form: null, model: family, upstreamModel: family,
+    params, output, media: mediaRefs(), attempt, generation: 0,
+  };
 }
 
+/** The bytes of a produced file: in memory, in the work folder, or at the upstream (fetched with its headers). */
 export async function bytesOf(file: ProducedFile): Promise<Buffer> {
+  if ('url' in file) {
+    const res = await fetch(file.url, { headers: file.headers ?? {} });
+    if (!res.ok) throw new Error(`fetching ${file.url}: HTTP ${res.status}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
   return 'data' in file ? file.data : fs.promises.readFile(file.path);
+}
+
+/**
+ * What the task runner does with a provider, in one place: start, then (for a generation started
+ * at an upstream) check every `checkEveryMs` until it ends, reporting the upstream's progress.
+ * Resolves with the output; rejects with the error of a failed generation or of a call.
+ */
+export async function runToOutput(provider: Provider, job: ProviderJob, ctx: ProviderContext, checkEveryMs = 20): Promise<ProviderOutput> {
+  const started = await provider.start(job, ctx);
+  if (started.state === 'done') return started.output;
+  if (started.progress !== undefined) ctx.reportProgress(started.progress);
+  for (;;) {
+    ctx.signal.throwIfAborted();
+    await new Promise((resolve) => setTimeout(resolve, checkEveryMs));
+    ctx.signal.throwIfAborted();
+    const checked = await provider.check!(started.ref, job, ctx);
+    if (checked.state === 'completed') return checked.output;
+    if (checked.state === 'failed') throw checked.error;
+    if (checked.progress !== undefined) ctx.reportProgress(checked.progress);
+  }
 }
 
 /** Folders under the working directory other processes of the test run may write to (builds). */
@@ -91,6 +122,7 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
       else if (abort) setTimeout(fire, 0);
     },
     readMedia: async () => { throw new Error('no caller media in the provider contract suite'); },
+    mediaUrl: (ref) => ref.url,
     ...options.context,
   };
   const savedTmp = process.env.TMPDIR;
@@ -98,7 +130,7 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
   if (abort?.when === 'before') fire();
   const timer = abort ? setTimeout(fire, 150) : undefined;
   try {
-    run.out = await options.make().submit(job, ctx);
+    run.out = await runToOutput(options.make(), job, ctx, options.checkEveryMs);
   } catch (err) {
     run.error = err;
   } finally {
@@ -126,10 +158,17 @@ function expectMonotonicProgress(progress: readonly number[]): void {
 }
 
 /** The declared facts of a produced file against its bytes. */
-async function expectTruthfulFile(file: ProducedFile, workDir: string): Promise<{ duration?: number }> {
+async function expectTruthfulFile(produced: ProducedFile, workDir: string): Promise<{ duration?: number }> {
+  const bytes = await bytesOf(produced);
+  if ('url' in produced) {
+    // a file at the upstream: the gateway downloads and probes it, so only its kind is declared
+    const sniffed = sniffContentType(bytes);
+    expect(sniffed?.split('/')[0], `${produced.url} is the ${produced.kind} it is declared to be`).toBe(produced.kind);
+    return sniffed!.startsWith('image/') ? {} : { duration: timedFacts(bytes).durationSec };
+  }
+  const file = produced;
   expect(file.name).toMatch(/^(?!\.\.?$)[^/\\]+$/); // a plain file name inside the task's result folder
   if ('path' in file) expect(inside(workDir, file.path), `${file.path} is inside ${workDir}`).toBe(true);
-  const bytes = await bytesOf(file);
   expect(bytes.length).toBeGreaterThan(0);
   const sniffed = sniffContentType(bytes);
   expect(sniffed, `the bytes of ${file.name} are a known media type`).toBeDefined();

@@ -5,7 +5,7 @@ import { createSandboxProvider } from '../src/providers/sandbox/index.js';
 import { UnrecoverableError, type ProviderContext } from '../src/providers/types.js';
 import { imageFacts, timedFacts } from './helpers/media-facts.js';
 import { tempDir } from './helpers/harness.js';
-import { bytesOf, jobFor, runProviderContract } from './provider-contract.case.js';
+import { bytesOf, jobFor, runProviderContract, runToOutput } from './provider-contract.case.js';
 
 const image = (width: number, height: number, format: 'png' | 'jpeg' = 'png'): OutputSpec => ({ kind: 'image', width, height, format });
 const video = (width: number, height: number, durationSec: number, audio: boolean): OutputSpec => ({ kind: 'video', width, height, durationSec, fps: 24, audio });
@@ -29,6 +29,7 @@ function context(signal = new AbortController().signal): ProviderContext & { pro
     signal, log: createLogger('silent'), workDir: tempDir('sandbox-provider-'), credentials: {}, progress,
     reportProgress: (p) => { progress.push(p); },
     readMedia: async () => { throw new Error('no caller media here'); },
+    mediaUrl: (ref) => ref.url,
   };
 }
 
@@ -39,7 +40,7 @@ describe('sandbox provider: exact media', () => {
     { width: 439, height: 1024, format: 'jpeg' as const, contentType: 'image/jpeg' },
     { width: 1, height: 1, format: 'png' as const, contentType: 'image/png' },
   ])('image $width x $height $format', async ({ width, height, format, contentType }) => {
-    const out = await sandbox().submit(jobFor(image(width, height, format)), context());
+    const out = await runToOutput(sandbox(), jobFor(image(width, height, format)), context());
     expect(out.files).toHaveLength(1);
     const file = out.files[0]!;
     expect(file).toMatchObject({ contentType, width, height });
@@ -51,7 +52,7 @@ describe('sandbox provider: exact media', () => {
     { width: 640, height: 360, durationSec: 2, audio: false },
     { width: 360, height: 640, durationSec: 1, audio: false },
   ])('video $width x $height, $durationSec s, audio=$audio: H.264 (yuv420p) MP4 at 24 fps, AAC exactly when asked', async ({ width, height, durationSec, audio }) => {
-    const out = await sandbox().submit(jobFor(video(width, height, durationSec, audio), { prompt: 'clip' }, 'clip'), context());
+    const out = await runToOutput(sandbox(), jobFor(video(width, height, durationSec, audio), { prompt: 'clip' }, 'clip'), context());
     expect(out.files).toHaveLength(1);
     const file = out.files[0]!;
     expect(file).toMatchObject({ contentType: 'video/mp4', width, height, duration: durationSec });
@@ -65,9 +66,9 @@ describe('sandbox provider: exact media', () => {
 
   it('the same job gives the same bytes; another prompt other bytes (G12)', async () => {
     const job = jobFor(image(320, 240), { prompt: 'same' });
-    const a = await bytesOf((await sandbox().submit(job, context())).files[0]!);
-    const b = await bytesOf((await sandbox().submit({ ...job, taskId: 'task_other', attempt: 2 }, context())).files[0]!);
-    const c = await bytesOf((await sandbox().submit(jobFor(image(320, 240), { prompt: 'different' }), context())).files[0]!);
+    const a = await bytesOf((await runToOutput(sandbox(), job, context())).files[0]!);
+    const b = await bytesOf((await runToOutput(sandbox(), { ...job, taskId: 'task_other', attempt: 2 }, context())).files[0]!);
+    const c = await bytesOf((await runToOutput(sandbox(), jobFor(image(320, 240), { prompt: 'different' }), context())).files[0]!);
     expect(b.equals(a)).toBe(true);
     expect(c.equals(a)).toBe(false);
   });
@@ -82,7 +83,7 @@ describe('sandbox provider: prompt markers (G13)', () => {
     ['on a retry as well', jobFor(image(64, 64), { prompt: '[fail]' }, 'pic', 3)],
   ])('[fail] in the %s fails at once, unrecoverably, with the documented message', async (_name, job) => {
     const ctx = context();
-    const err = await sandbox().submit(job, ctx).then(() => undefined, (e: unknown) => e);
+    const err = await sandbox().start(job, ctx).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as Error).message).toBe(FAIL_MESSAGE);
     expect(ctx.progress).toEqual([]);
@@ -90,11 +91,11 @@ describe('sandbox provider: prompt markers (G13)', () => {
 
   it('[flaky] fails the first attempt with a retryable error and completes on the second', async () => {
     const first = jobFor(image(64, 64), { prompt: 'a [flaky] bird' });
-    const err = await sandbox().submit(first, context()).then(() => undefined, (e: unknown) => e);
+    const err = await runToOutput(sandbox(), first, context()).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(UnrecoverableError);
     expect((err as Error).message).toMatch(/\[flaky\]/);
-    const out = await sandbox().submit({ ...first, attempt: 2 }, context());
+    const out = await runToOutput(sandbox(), { ...first, attempt: 2 }, context());
     expect(await imageFacts(await bytesOf(out.files[0]!))).toEqual({ format: 'png', width: 64, height: 64 });
   });
 });
@@ -107,7 +108,7 @@ describe('sandbox provider: abort while encoding', () => {
     const report = ctx.reportProgress;
     ctx.reportProgress = (p) => { report(p); if (p > 68) controller.abort(reason); }; // 68-99: encoding (video-job.ts)
     const started = performance.now();
-    const err = await sandbox().submit(jobFor(video(1280, 720, 10, true), { prompt: 'long' }, 'clip'), ctx).then(() => undefined, (e: unknown) => e);
+    const err = await sandbox().start(jobFor(video(1280, 720, 10, true), { prompt: 'long' }, 'clip'), ctx).then(() => undefined, (e: unknown) => e);
     expect(controller.signal.aborted).toBe(true);
     expect(err).toBe(reason);
     expect(performance.now() - started).toBeLessThan(20_000);

@@ -31,7 +31,7 @@ async function gateway(env: Record<string, string>, options: Parameters<typeof c
 function diskFullProvider(calls: { n: number }): Provider {
   return {
     id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
-    async submit() {
+    async start() {
       calls.n++;
       throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: 'ENOSPC' });
     },

@@ -147,7 +147,7 @@ export function taskRecordsContract(open: OpenStore): void {
     const s = useStore(open);
     const result: TaskResult = {
       files: [{ name: 'video.1a2b3c4d.mp4', contentType: 'video/mp4', bytes: 12345, width: 1280, height: 720, duration: 8 }],
-      actualDuration: 8, upstreamUrls: ['https://upstream.example/v.mp4'],
+      actualDuration: 8, sourceUrls: ['https://upstream.example/v.mp4'],
     };
 
     it('applies the patch only while the status is one of statusIn, and answers the updated task', async () => {

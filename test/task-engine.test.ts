@@ -4,11 +4,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import { createLogger } from '../src/logger.js';
 import { FsBlobStore } from '../src/media/blob-store.js';
+import { Channels } from '../src/providers/channels.js';
 import { ProviderRegistry } from '../src/providers/registry.js';
 import { createSandboxProvider } from '../src/providers/sandbox/index.js';
 import type { Provider, ProviderJob } from '../src/providers/types.js';
 import { openSqliteStore } from '../src/store/sqlite/open.js';
 import type { Store } from '../src/store/types.js';
+import { ResultStorage } from '../src/tasks/result-storage.js';
 import { TaskRunner } from '../src/tasks/runner.js';
 import { claimNextTask } from '../src/tasks/states.js';
 import { tempDir, waitFor } from './helpers/harness.js';
@@ -35,26 +37,28 @@ function countingProvider(delayMs = 20, gate?: Promise<void>) {
   const aborted = new Set<string>();
   const provider: Provider = {
     id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
-    async submit(job: ProviderJob, ctx) {
+    async start(job: ProviderJob, ctx) {
       calls.set(job.taskId, (calls.get(job.taskId) ?? 0) + 1);
       await new Promise<void>((resolve, reject) => {
         const t = gate ? undefined : setTimeout(resolve, delayMs);
         void gate?.then(resolve);
         ctx.signal.addEventListener('abort', () => { aborted.add(job.taskId); clearTimeout(t); reject(new Error('aborted')); }, { once: true });
       });
-      return { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.from('png') }] };
+      return { state: 'done', output: { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.from('png') }] } };
     },
   };
   return { provider, calls, aborted };
 }
 
-function runner(store: Store, dir: string, provider: Provider, over: Partial<ConstructorParameters<typeof TaskRunner>[0]> = {}) {
+function runner(store: Store, dir: string, provider: Provider, over: Partial<ConstructorParameters<typeof TaskRunner>[0]> & { blobs?: FsBlobStore } = {}) {
   const tmp = path.join(dir, `tmp-${Math.random().toString(36).slice(2)}`);
   fs.mkdirSync(tmp, { recursive: true });
+  const { blobs = new FsBlobStore(path.join(dir, 'results')), ...rest } = over;
   const r = new TaskRunner({
-    store: store.tasks, providers: new ProviderRegistry([provider]), blobs: new FsBlobStore(path.join(dir, 'results')), log,
+    store: store.tasks, providers: new ProviderRegistry([provider]), log,
+    channels: new Channels({ log, concurrencyOf: () => 4 }), results: new ResultStorage({ blobs, tmpDir: tmp, allowPrivate: true }),
     tmpDir: tmp, concurrency: 4, maxAttempts: 3, leaseMs: 30_000, videosResultTtlHours: 24,
-    fetchMedia: async () => Buffer.alloc(0), pollMs: 50, ...over,
+    fetchMedia: async () => Buffer.alloc(0), mediaUrl: (_taskId, ref) => ref.url, pollMs: 50, ...rest,
   });
   cleanups.push(() => r.stop(500));
   return r;
@@ -111,7 +115,7 @@ describe('task engine', () => {
     let calls = 0;
     const hanging: Provider = {
       id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
-      submit: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
+      start: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
     };
     const t = s.tasks.insert(newTask());
     runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2 }).start();
@@ -126,7 +130,7 @@ describe('task engine', () => {
     const s = open();
     const failing: Provider = {
       id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
-      submit: async () => { throw new Error('upstream answered 503'); },
+      start: async () => { throw new Error('upstream answered 503'); },
     };
     const t = s.tasks.insert(newTask());
     runner(s, dir, failing, { maxAttempts: 2 }).start();

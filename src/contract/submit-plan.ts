@@ -1,3 +1,4 @@
+import type { RouteCandidate } from '../providers/channels.js';
 import type { FamilyForm, FamilyId } from './families.js';
 import type { MediaRefs } from './media-refs.js';
 import type { OutputSpec } from './output.js';
@@ -10,6 +11,11 @@ export interface TaskRequest {
   output: OutputSpec;
   /** Caller media by role (frames, references), with their field names. */
   media: MediaRefs;
+  /**
+   * The model's route when the task was submitted (G90): the channels to try for each new
+   * generation, in order. Absent: the task's own provider (the sandbox).
+   */
+  route?: RouteCandidate[];
 }
 
 /** What a validated create request becomes: stored as the task's request, run by a provider. */

@@ -12,14 +12,14 @@ export function modelCenterKind(task: TaskRecord): 'image' | 'video' {
 /**
  * The flat Model Center task object (interface.md, "Model Center response fields"), the same for
  * create and query: `result_url` and the typed URL (`video_url`, or `image_url` for imagegen
- * models) and `actualDuration` are null until completed, `error` until failed; `upstream_url`
- * and `upstream_urls` appear only when the provider gave upstream URLs.
+ * models) and `actualDuration` are null until completed, `error` until failed. `upstream_url` and
+ * `upstream_urls` ("may be returned") never are: results are re-hosted, and where they came from
+ * stays with the operator (G88).
  */
 export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
   const kind = modelCenterKind(task);
   const done = task.status === 'completed';
   const url = done ? ctx.resultUrl(task, kind) : null;
-  const upstream = done ? task.result?.upstreamUrls : undefined;
   return {
     id: task.id,
     object: kind,
@@ -31,7 +31,6 @@ export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): Record<st
     [kind === 'image' ? 'image_url' : 'video_url']: url,
     amount: task.amount,
     actualDuration: done ? task.result?.actualDuration ?? null : null,
-    ...(upstream && upstream.length > 0 && { upstream_url: upstream[0], upstream_urls: upstream }),
     error: task.status === 'failed' ? task.error : null,
   };
 }

@@ -15,13 +15,16 @@ import { ChatService } from '../chat/service.js';
 import type { ChatProvider } from '../chat/types.js';
 import { createChatUpstreams } from '../chat/upstream-config.js';
 import type { Config } from '../config.js';
+import type { MediaRef } from '../contract/media-refs.js';
 import { createLogger } from '../logger.js';
 import { LiveRequests } from '../http/live-requests.js';
 import { FsBlobStore } from '../media/blob-store.js';
+import { ASSET_SCHEME } from '../media/media-review.js';
 import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { resultLinks } from '../media/result-links.js';
 import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
-import { ProviderRegistry } from '../providers/registry.js';
+import { type BreakerSettings, Channels, type RouteCandidate } from '../providers/channels.js';
+import { ProviderRegistry, routesOfShorthand } from '../providers/registry.js';
 import { ResourceMonitor } from '../resources.js';
 import { createSandboxProvider } from '../providers/sandbox/index.js';
 import type { Provider } from '../providers/types.js';
@@ -29,7 +32,9 @@ import { openSqliteStore } from '../store/sqlite/open.js';
 import type { Store } from '../store/types.js';
 import { IdempotencyService } from '../tasks/idempotency.js';
 import { startRetentionSweeper } from '../tasks/retention.js';
+import { ResultStorage } from '../tasks/result-storage.js';
 import { TaskRunner } from '../tasks/runner.js';
+import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
 import { TaskWatch } from '../tasks/task-watch.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
@@ -40,6 +45,10 @@ export interface GatewayOptions {
   store?: Store;
   /** Media providers; default: the sandbox. */
   providers?: Provider[];
+  /** Circuit breaker settings of every channel (default: DEFAULT_BREAKER). */
+  breaker?: BreakerSettings;
+  /** Model routes over `providers` (default: `MEDIAGATE_MODEL_ROUTES`). */
+  routes?: Record<string, RouteCandidate[]>;
   /** Chat providers and routes; default: the sandbox plus the configured upstreams. */
   chat?: { providers: ChatProvider[]; routes?: Record<string, string> };
   /** Review caller media at submit (default true). */
@@ -60,6 +69,8 @@ export interface Gateway {
   signer: ResultUrlSigner;
   blobs: FsBlobStore;
   media: MediaServices;
+  /** The channels (providers) calls go through: their circuits and concurrency. */
+  channels: Channels;
   /** Starts the worker and the retention sweeper. */
   startBackground(): void;
   /** Graceful stop: no new work, running tasks finish (up to `graceMs`) or go back to the queue, then everything closes. */
@@ -80,7 +91,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   fs.rmSync(tmpDir, { recursive: true, force: true });
   fs.mkdirSync(tmpDir, { recursive: true });
 
-  const providers = new ProviderRegistry(options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })], config.modelRoutes);
+  const providers = new ProviderRegistry(options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })], options.routes ?? routesOfShorthand(config.modelRoutes));
+  const channels = new Channels({
+    log: logger.child({ component: 'channels' }),
+    concurrencyOf: (id) => providers.get(id)?.concurrency ?? config.workerConcurrency,
+    ...(options.breaker && { breaker: options.breaker }),
+  });
   const upstreams = options.chat ?? createChatUpstreams(config.chatUpstreams);
   const chatRegistry = new ChatProviderRegistry(
     [createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond }), ...upstreams.providers], upstreams.routes,
@@ -90,7 +106,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
 
   const runner = config.workers
     ? new TaskRunner({
-      store: store.tasks, providers, blobs, log: logger.child({ component: 'runner' }), tmpDir,
+      store: store.tasks, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
+      results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
+      mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
       concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
       videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs,
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
@@ -103,8 +121,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     store: store.tasks,
     keys: store.keys,
     providers,
+    channels,
     onSubmitted: () => runner?.wake(),
-    onCancelled: (task) => runner?.abortTask(task.id),
+    onCancelled: (task) => {
+      runner?.abortTask(task.id);
+      void cancelUpstreamOf(task, providers, logger.child({ component: 'cancel' }));
+    },
     watch,
     videosResultTtlHours: config.videosResultTtlHours,
     maxTasksInFlight: config.maxTasksInFlight,
@@ -114,7 +136,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const chat = new ChatService({ registry: chatRegistry, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   const live = new LiveRequests(store.keys);
   const app = await buildApp({
-    config, store, signer, blobs, logger, live, resources,
+    config, store, signer, blobs, inputs: media.inputs, logger, live, resources,
     services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours) },
   });
   app.addHook('onClose', async () => { watch.close(); });
@@ -122,7 +144,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, signer, blobs, media,
+    config, logger, store, app, runner, signer, blobs, media, channels,
     startBackground() {
       runner?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, { ...media, idempotency });
@@ -141,4 +163,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       return closing;
     },
   };
+}
+
+/** How long a signed URL of a caller medium handed to an upstream stays valid. */
+const INPUT_URL_TTL_MS = 6 * 3600_000;
+
+/**
+ * The URL an upstream fetches a caller medium from (G92): the caller's own URL, except for an
+ * uploaded asset (`assetId://`, which no one else can open): a signed URL of the task's copy.
+ */
+function mediaUrlOf(signer: ResultUrlSigner, taskId: string, ref: MediaRef): string {
+  if (!ref.url.startsWith(ASSET_SCHEME) || ref.stored === undefined) return ref.url;
+  return signer.signInputUrl(taskId, ref.stored, Date.now() + INPUT_URL_TTL_MS);
 }

@@ -48,6 +48,19 @@ export interface FetchMediaOptions {
    * with its Content-Length (undefined when it sends none). Media review lowers its byte reservation to it.
    */
   onLength?: (declared: number | undefined) => void;
+  /**
+   * Extra request headers (an upstream's credentials for its own result files), sent only to the
+   * URL's own origin: a redirect elsewhere goes without them.
+   */
+  headers?: Record<string, string>;
+}
+
+/** The HTTP status of a fetch that answered with one other than 2xx (the `cause` of its AppError). */
+export class HttpStatusError extends Error {
+  constructor(readonly status: number) {
+    super(`HTTP ${status}`);
+    this.name = 'HttpStatusError';
+  }
 }
 
 /** A fetched media file, in memory. `finalUrl` is the URL after redirects. */
@@ -127,7 +140,7 @@ export async function vetMediaUrl(url: string, opts: { field: string; allowPriva
   if (opts.allowPrivate) return;
   const timeoutSignal = AbortSignal.timeout(opts.timeoutMs ?? 5000);
   const ctx: Ctx = {
-    opts: { ...opts, maxBytes: 0 }, deps: { ...defaultDeps, ...deps }, original: describeUrl(current),
+    opts: { ...opts, maxBytes: 0 }, deps: { ...defaultDeps, ...deps }, original: describeUrl(current), origin: current.origin,
     timeoutSignal, signal: timeoutSignal, vetted: new Map(),
   };
   try {
@@ -144,6 +157,8 @@ interface Ctx {
   opts: FetchMediaOptions;
   deps: FetchMediaDeps;
   original: string;
+  /** The origin the extra headers may go to. */
+  origin: string;
   timeoutSignal: AbortSignal;
   signal: AbortSignal;
   /** Vetted addresses per host name: the only answers the connect-time lookup gives. */
@@ -177,6 +192,7 @@ async function fetchInto<T>(url: string, opts: FetchMediaOptions, deps: Partial<
     opts,
     deps: { ...defaultDeps, ...deps },
     original: describeUrl(current),
+    origin: current.origin,
     timeoutSignal,
     signal,
     vetted: new Map(),
@@ -278,7 +294,10 @@ async function fetchHop<T>(ctx: Ctx, agent: Agent, u: URL, hop: number, sink: Bo
     dispatcher: agent,
     method: 'GET',
     signal: ctx.signal,
-    headers: { 'user-agent': 'mediagate-media-fetcher', accept: '*/*', 'accept-encoding': 'identity' },
+    headers: {
+      ...(ctx.opts.headers && u.origin === ctx.origin && ctx.opts.headers),
+      'user-agent': 'mediagate-media-fetcher', accept: '*/*', 'accept-encoding': 'identity',
+    },
   });
   const { statusCode, headers, body } = res;
   if (REDIRECT_STATUSES.has(statusCode)) {
@@ -297,7 +316,7 @@ async function fetchHop<T>(ctx: Ctx, agent: Agent, u: URL, hop: number, sink: Bo
   }
   if (statusCode < 200 || statusCode > 299) {
     discard(body);
-    throw fetchFailed(ctx, u, `HTTP ${statusCode}`, statusCode >= 500 || statusCode === 429 || statusCode === 408);
+    throw fetchFailed(ctx, u, `HTTP ${statusCode}`, statusCode >= 500 || statusCode === 429 || statusCode === 408, new HttpStatusError(statusCode));
   }
   const { maxBytes, field } = ctx.opts;
   const declared = Number(headerValue(headers['content-length']) ?? Number.NaN);

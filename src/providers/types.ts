@@ -1,19 +1,30 @@
 /**
- * The provider adapter contract: the whole of it. Adapters translate a task into a call to a model
+ * The provider adapter contract: the whole of it. Adapters translate a task into calls to a model
  * (or, for the sandbox, make the media themselves) and report the outcome. They never touch the
- * store or the queue; the task runner does that with what they return.
+ * store or the queue; the task runner does that with what they return (docs/API.md G86-G95).
+ *
+ * A provider either makes the result at once (`start` answers `done`: the sandbox, synchronous
+ * APIs) or starts a generation elsewhere (`start` answers `started` with a reference). The runner
+ * saves that reference on the task before anything else happens, then calls `check` now and then
+ * (each call from any worker of any process) until the generation ends, and `cancel` when the
+ * caller cancels. Result files at an upstream are named as `RemoteFile`s: the runner downloads
+ * them into the gateway's own storage at once.
  */
 import type { Logger } from 'pino';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
+import type { PollSeconds } from '../tasks/check-delay.js';
 
 /** What a provider is asked to make. */
 export interface ProviderJob {
   taskId: string;
   family: FamilyId;
   form: FamilyForm;
+  /** The model the caller asked for. */
   model: string;
+  /** The model's name at this provider (the route's `model`), else the caller's. */
+  upstreamModel: string;
   /** Validated caller parameters, defaults applied. */
   params: Record<string, unknown>;
   /** The media the task must produce. */
@@ -22,10 +33,16 @@ export interface ProviderJob {
   media: MediaRefs;
   /** 1 on the first try, 2 on the first retry, ... */
   attempt: number;
+  /**
+   * Which upstream generation of the task this is: 0 for the first, one more after each failed
+   * generation. Creates send `Idempotency-Key: <taskId>` (generation 0) or `<taskId>.<generation>`,
+   * so a create repeated after a crash is the same generation, and a new one after a failure is not.
+   */
+  generation: number;
 }
 
 export interface ProviderContext {
-  /** Aborted on cancel, on shutdown and when the worker loses the task's lease. */
+  /** Aborted on cancel, on shutdown, when the worker loses the task's lease, and at the call's time limit. */
   signal: AbortSignal;
   log: Logger;
   /** Reports progress 0-100 (monotonic; lower values are ignored). */
@@ -35,6 +52,11 @@ export interface ProviderContext {
    * through the gateway's safe fetcher (public addresses only, bounded).
    */
   readMedia(ref: MediaRef, maxBytes: number): Promise<Buffer>;
+  /**
+   * A URL an upstream can fetch a caller medium from: the caller's URL as given, or, for an
+   * uploaded asset (`assetId://`), a signed, expiring URL of the gateway's own copy.
+   */
+  mediaUrl(ref: MediaRef): string;
   /** A private scratch folder for this attempt, removed afterwards. */
   workDir: string;
   /** Provider credentials from configuration, if any. */
@@ -42,41 +64,107 @@ export interface ProviderContext {
 }
 
 /** One produced file: bytes in memory, or a file the provider wrote (moved into storage). */
-export type ProducedFile =
+export type LocalFile =
   | { name: string; contentType: string; data: Buffer; width?: number; height?: number; duration?: number }
   | { name: string; contentType: string; path: string; width?: number; height?: number; duration?: number };
 
+/** A result file at an upstream: downloaded into the gateway's storage at once, probed, then served by the gateway. */
+export interface RemoteFile {
+  url: string;
+  /** What the file must be; anything else fails the task. */
+  kind: 'image' | 'video' | 'audio';
+  /** Headers the download needs (that upstream's credentials), sent to that URL's origin only. */
+  headers?: Record<string, string>;
+  /**
+   * The URL is at the provider's own configured address (an upstream on the operator's network),
+   * so the public-address rule of fetched URLs does not apply to it. Anything else an upstream
+   * names must be public.
+   */
+  trusted?: boolean;
+}
+
+export type ProducedFile = LocalFile | RemoteFile;
+
 export interface ProviderOutput {
   files: ProducedFile[];
+  /** Seconds of the produced video where the provider knows them (re-hosted files are probed anyway). */
   actualDuration?: number;
-  upstreamUrls?: string[];
 }
+
+/** A generation running at an upstream: what the gateway keeps to check on it or cancel it. */
+export interface UpstreamRef {
+  /** The upstream's id of the generation. */
+  id: string;
+  /** Anything else a later check or cancel needs (URLs, the form, ...): plain JSON. */
+  data?: Record<string, unknown>;
+}
+
+export type StartResult =
+  /** Made already: the files are the result. */
+  | { state: 'done'; output: ProviderOutput }
+  /** Started elsewhere: check on it later. */
+  | { state: 'started'; ref: UpstreamRef; progress?: number };
+
+export type CheckResult =
+  | { state: 'pending'; progress?: number; /** The upstream asked for this long before the next check, ms. */ retryAfterMs?: number }
+  | { state: 'completed'; output: ProviderOutput }
+  /**
+   * The generation ended without a result. An `UnrecoverableError` (the request was refused, the
+   * content blocked) fails the task; any other error may start a new generation.
+   */
+  | { state: 'failed'; error: Error };
 
 export interface ProviderCapabilities {
   /** Families whose tasks this provider can run. */
   families: readonly FamilyId[];
-  /** Whether `cancel` can stop a running generation. */
+  /** Whether `cancel` can stop a generation. */
   cancel: boolean;
 }
 
 export interface Provider {
   id: string;
   capabilities: ProviderCapabilities;
-  /** Tasks this provider runs at once per process; the runner's default applies when absent. */
+  /** Calls (starts, checks) this provider has in flight at once per process; the runner's default applies when absent. */
   concurrency?: number;
-  /** Runs the job to completion (the signal stops it) and returns what was made. */
-  submit(job: ProviderJob, ctx: ProviderContext): Promise<ProviderOutput>;
-  /** Asks the provider to stop a generation it is running elsewhere (upstreams); optional. */
-  cancel?(job: ProviderJob, ctx: ProviderContext): Promise<void>;
+  /**
+   * Seconds between checks of a started generation: one number, or per family (the others keep
+   * the contract's recommended interval). Absent: the recommendation. The runner adds jitter and
+   * backs off after failed checks (tasks/check-delay.ts).
+   */
+  pollSeconds?: PollSeconds;
+  /** Makes the result (the signal stops it) or starts a generation elsewhere. */
+  start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
+  /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */
+  check?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult>;
+  /** Asks the upstream to stop a started generation (best effort). */
+  cancel?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void>;
 }
 
 /**
- * A failure that retrying cannot fix (a bad prompt, a refused medium). The task fails at once with
- * this message, whatever attempts remain. Any other error is retried with backoff.
+ * A failure that retrying cannot fix (a bad prompt, a refused medium, an upstream 4xx caused by
+ * the request). The task fails at once with this message, whatever attempts remain.
  */
 export class UnrecoverableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly param: string | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; param?: string }) {
     super(message, options);
     this.name = 'UnrecoverableError';
+    this.param = options?.param;
+  }
+}
+
+/**
+ * The channel could not take the call (connection refused or reset, a timeout, 401/402/403: our
+ * credentials or credit there, 429, 5xx): not the request's fault. A start moves on to the next
+ * candidate channel; a check is tried again later. `retryAfterMs`: what the upstream asked for.
+ */
+export class ChannelError extends Error {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+    super(message, options);
+    this.name = 'ChannelError';
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }

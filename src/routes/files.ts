@@ -1,16 +1,14 @@
-import type { Stats } from 'node:fs';
+import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import send from '@fastify/send';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { FsBlobStore } from '../media/blob-store.js';
-import type { ResultUrlSigner } from '../media/signed-url.js';
+import { contentTypeOfExtension } from '../media/formats.js';
+import type { ResultUrlSigner, SignedScope } from '../media/signed-url.js';
+import { sniffMediaType } from '../media/sniff.js';
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp',
-  '.mp4': 'video/mp4', '.mp3': 'audio/mpeg', '.wav': 'audio/wav',
-};
 
 interface FileParams { taskId: string; name: string }
 interface FileQuery { exp?: string; sig?: string }
@@ -125,10 +123,28 @@ const notFound = (): AppError => new AppError('result_not_found', 'The result fi
  * @fastify/send: strong ETag, Last-Modified, If-Match / If-None-Match / If-Modified-Since /
  * If-Unmodified-Since (412 / 304), If-Range and one byte range per request (docs/API.md G1).
  */
-export function registerFileRoutes(app: FastifyInstance, signer: ResultUrlSigner, blobs: FsBlobStore): void {
+export function registerFileRoutes(app: FastifyInstance, signer: ResultUrlSigner, blobs: FsBlobStore, inputs?: FsBlobStore): void {
+  registerSignedFiles(app, signer, 'files', blobs, (file) => contentTypeOfExtension(path.extname(file)));
+  // A task's copies of caller media, for an upstream to fetch (G92): stored without an extension,
+  // so their type is read from their first bytes.
+  if (inputs) registerSignedFiles(app, signer, 'inputs', inputs, (file) => sniffMediaType(readHead(file)) ?? undefined);
+}
+
+/** The first bytes of a file, for sniffing its type. */
+function readHead(file: string): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(512);
+    return head.subarray(0, fs.readSync(fd, head, 0, head.length, 0));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function registerSignedFiles(app: FastifyInstance, signer: ResultUrlSigner, scope: SignedScope, blobs: FsBlobStore, typeOf: (file: string) => string | undefined): void {
   const handler = async (request: FastifyRequest<{ Params: FileParams; Querystring: FileQuery }>, reply: FastifyReply) => {
     const { taskId, name } = request.params;
-    const verdict = signer.verify(taskId, name, request.query.exp, request.query.sig);
+    const verdict = signer.verify(taskId, name, request.query.exp, request.query.sig, Date.now(), scope);
     if (verdict === 'invalid') throw new AppError('result_link_invalid', 'This download link is not valid (altered or not issued by this gateway)');
     if (verdict === 'expired') throw new AppError('result_link_expired', 'This download link has expired; results are kept only for the family retention period');
     let file: string;
@@ -172,7 +188,7 @@ export function registerFileRoutes(app: FastifyInstance, signer: ResultUrlSigner
       sent.stream.destroy();
       return reply.send();
     }
-    void reply.header('content-type', CONTENT_TYPES[path.extname(name).toLowerCase()] ?? 'application/octet-stream')
+    void reply.header('content-type', typeOf(file) ?? 'application/octet-stream')
       .header('content-length', String(h['Content-Length']));
     if (h['Content-Range']) void reply.header('content-range', h['Content-Range']);
     if (request.method === 'HEAD') {
@@ -182,6 +198,6 @@ export function registerFileRoutes(app: FastifyInstance, signer: ResultUrlSigner
     return reply.send(sent.stream);
   };
   app.route<{ Params: FileParams; Querystring: FileQuery }>({
-    method: ['GET', 'HEAD'], url: '/files/:taskId/:name', schema: { hide: true }, exposeHeadRoute: false, handler,
+    method: ['GET', 'HEAD'], url: `/${scope}/:taskId/:name`, schema: { hide: true }, exposeHeadRoute: false, handler,
   });
 }

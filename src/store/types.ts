@@ -5,6 +5,7 @@
  */
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { TaskRequest } from '../contract/submit-plan.js';
+import type { UpstreamRef } from '../providers/types.js';
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
@@ -24,8 +25,21 @@ export interface TaskResult {
   files: ResultFile[];
   /** Length of the produced video in seconds, where the family reports it. */
   actualDuration?: number;
-  /** Original URLs at an upstream provider, where one gives them. */
-  upstreamUrls?: string[];
+  /** Where re-hosted files came from (an upstream's URLs): kept for operators, never shown to callers (G88). */
+  sourceUrls?: string[];
+}
+
+/** A task's generations at an upstream (docs/API.md G86). */
+export interface UpstreamState {
+  /** Which generation: 0 the first, one more after each generation that failed. */
+  generation: number;
+  /** The provider (channel) that accepted the current generation, and its reference; absent between generations. */
+  provider?: string;
+  ref?: UpstreamRef;
+  /** When the current generation was started (Unix ms): it may run `MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS`. */
+  startedAt?: number;
+  /** Checks of the current generation in a row that could not be made (network, 5xx): later checks back off. */
+  checkFailures: number;
 }
 
 export interface TaskRecord {
@@ -52,6 +66,8 @@ export interface TaskRecord {
   attempts: number;
   /** Times the task went back to the queue because the gateway itself was short of a resource (G84). */
   serverFaults: number;
+  /** Its generation at an upstream, once a provider started one; null for tasks made on the spot (the sandbox). */
+  upstream: UpstreamState | null;
   leaseOwner: string | null;
   leaseExpiresAt: number | null;
   /** Not claimable before this time (retry backoff). */
@@ -67,7 +83,7 @@ export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' |
 
 /** Fields a state change may set together with the new status. */
 export type TaskPatch = Partial<Pick<TaskRecord,
-  'attempts' | 'serverFaults' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt'>>;
+  'attempts' | 'serverFaults' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt' | 'provider' | 'upstream'>>;
 
 /** The guard of a conditional update: the row changes only while all of these hold. */
 export interface TaskGuard {
@@ -95,9 +111,11 @@ export interface TaskStore {
   /** Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not. */
   updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined;
   /**
-   * Atomically moves a claimable queued task of these providers to `processing`: fairly between the
-   * keys that have queued tasks (each key's tasks take turns with the others'; a key's own tasks in
-   * the order they were submitted; G85).
+   * Leases the next piece of work of these providers to `workerId`: a due check of a generation
+   * running at an upstream (a `processing` task with no lease whose `runAfter` has come, the
+   * earliest first; its attempts do not change), else a queued task to start, moved to `processing`
+   * with one more attempt: fairly between the keys that have queued tasks (each key's tasks take
+   * turns with the others'; a key's own tasks in the order they were submitted; G85).
    */
   claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined;
 
@@ -109,7 +127,7 @@ export interface TaskStore {
   listLapsedLeases(now: number, limit: number): TaskRecord[];
   /** Finished tasks whose retention ended before `now`. */
   listExpired(now: number, limit: number): TaskRecord[];
-  /** The earliest `runAfter` of a queued task of these providers, or undefined. */
+  /** The earliest `runAfter` of a queued task or a waiting check of these providers, or undefined. */
   nextRunAfter(providers: readonly string[]): number | undefined;
   /** Marks a finished task's retention as carried out (its files are gone; the task stays). */
   clearExpiry(id: string): void;

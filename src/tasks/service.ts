@@ -5,6 +5,7 @@ import type { MediaReviewer } from '../media/media-review.js';
 import { invalidKeyError } from '../auth/keys.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
+import type { Channels, RouteCandidate } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { idempotencyTaskKey, type ApiKeyRecord, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
 import type { FamilyId } from '../contract/families.js';
@@ -26,6 +27,8 @@ export interface TaskServiceDeps {
   /** Long-poll waiters; without it `waitForTaskChange` answers at once. */
   watch?: TaskWatch;
   videosResultTtlHours: number;
+  /** The channels' circuit breakers: a model whose channels all refuse calls is a 503 at submit. */
+  channels?: Channels;
   /** Reviews caller media at submit (fetch once, probe, check the family's limits, keep the bytes). */
   media?: MediaReviewer;
 }
@@ -48,7 +51,8 @@ export class TaskService {
    * Concurrent submits share one transaction: one WAL commit for many tasks.
    */
   async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim): Promise<TaskRecord> {
-    const provider = this.deps.providers.routeModel(plan.model, plan.family);
+    const route = this.deps.providers.routeModel(plan.model, plan.family);
+    this.checkChannels(route);
     this.checkInFlight(owner);
     const createdAt = Date.now();
     const id = newTaskId(createdAt);
@@ -61,8 +65,9 @@ export class TaskService {
       family: plan.family,
       form: plan.form,
       model: plan.model,
-      provider,
-      request: { params: plan.params, output: plan.output, media },
+      provider: route[0]!.provider,
+      // the route is kept with the task when there is a choice or a name to translate (G90)
+      request: { params: plan.params, output: plan.output, media, ...((route.length > 1 || route[0]!.model !== undefined) && { route }) },
       amount: plan.amount,
       createdAt,
       ...(claim && { idempotencyKey: idempotencyTaskKey(claim.keyId, claim.idemKey, claim.claimedAt) }),
@@ -76,6 +81,17 @@ export class TaskService {
       await this.deps.media?.discard(id); // the reviewed copies of a task that was never stored
       throw err;
     });
+  }
+
+  /**
+   * A 503 before anything is stored when no channel of the model's route takes calls now (each
+   * has failed repeatedly and its circuit is open), with the time until one is tried again (G91).
+   */
+  private checkChannels(route: RouteCandidate[]): void {
+    const channels = this.deps.channels;
+    if (!channels || channels.usable(route).length > 0) return;
+    const seconds = Math.max(1, Math.ceil(channels.retryAfterMs(route) / 1000));
+    throw new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
   }
 
   /** At most `maxTasksInFlight` queued or processing tasks per key, submits not yet committed included. */

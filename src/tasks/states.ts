@@ -4,7 +4,7 @@
  * finish a task, and a late worker cannot overwrite a cancel. Every function returns the updated
  * task, or undefined when the guard no longer held (someone else got there first).
  */
-import type { TaskRecord, TaskResult, TaskStatus, TaskStore } from '../store/types.js';
+import type { TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
 
 /**
  * Whether a task has reached a status it never leaves (completed, failed, cancelled). Each of them
@@ -44,10 +44,45 @@ export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string
   });
 }
 
-/** processing (lease lapsed: its worker died) -> queued, unless the worker renewed meanwhile. */
+/**
+ * processing (lease lapsed: its worker died) -> queued, unless the worker renewed meanwhile. A task
+ * with a generation at an upstream stays processing and is checked again at once: the generation is
+ * never started twice (G86).
+ */
 export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
-    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: now,
+    ...(task.upstream?.ref ? {} : { status: 'queued' as const }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
+  });
+}
+
+/**
+ * processing, leased -> processing with a generation at an upstream, no lease, checked from
+ * `runAfter` on by any worker: the reference of the generation a provider just started is saved,
+ * under the lease of the worker that started it, before anything else happens (G86). `provider`:
+ * the channel that accepted it (checks and cancel go there).
+ */
+export function saveUpstreamRef(store: TaskStore, task: TaskRecord, workerId: string, upstream: UpstreamState & { provider: string }, runAfter: number, progress = task.progress): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    upstream, provider: upstream.provider, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress),
+  });
+}
+
+/** processing, leased for a check -> processing, waiting for the next check at `runAfter` (progress only rises). */
+export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, upstream: UpstreamState, progress = task.progress): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    upstream, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress),
+  });
+}
+
+/**
+ * processing -> queued for a new generation: the one at the upstream failed in a way another may
+ * not (its attempt is used). The next start goes through the model's route from its first
+ * candidate (`provider`) with the next generation number, so its create is a new one (G86).
+ */
+export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number): TaskRecord | undefined {
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    status: 'queued', provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
+    leaseOwner: null, leaseExpiresAt: null, runAfter,
   });
 }
 

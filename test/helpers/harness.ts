@@ -7,7 +7,8 @@ import { createApiKey } from '../../src/auth/keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { FsBlobStore } from '../../src/media/blob-store.js';
 import type { ResultUrlSigner } from '../../src/media/signed-url.js';
-import { createGateway } from '../../src/main/gateway.js';
+import { createGateway, type Gateway } from '../../src/main/gateway.js';
+import type { BreakerSettings, RouteCandidate } from '../../src/providers/channels.js';
 import type { Provider } from '../../src/providers/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { Store, TaskRecord, TaskStatus } from '../../src/store/types.js';
@@ -27,6 +28,8 @@ export interface Harness {
   auth(key?: string): Record<string, string>;
   waitForTask(id: string, statuses?: TaskStatus[], timeoutMs?: number): Promise<TaskRecord>;
   close(): Promise<void>;
+  /** The whole gateway (channels, services), for tests that look inside. */
+  gateway: Gateway;
 }
 
 export interface HarnessOptions {
@@ -39,6 +42,10 @@ export interface HarnessOptions {
    */
   reviewMedia?: boolean;
   providers?: Provider[];
+  /** Circuit breaker settings of the channels. */
+  breaker?: BreakerSettings;
+  /** Model routes over `providers`. */
+  routes?: Record<string, RouteCandidate[]>;
   /** Chat providers (default: the sandbox at the configured rate, unlimited in tests) and their model routes. */
   chatProviders?: ChatProvider[];
   chatRoutes?: Record<string, string>;
@@ -63,6 +70,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     store: openSqliteStore(':memory:'),
     runnerPollMs: 50,
     ...(options.providers && { providers: options.providers }),
+    ...(options.routes && { routes: options.routes }),
+    ...(options.breaker && { breaker: options.breaker }),
     ...(options.chatProviders && { chat: { providers: options.chatProviders, ...(options.chatRoutes && { routes: options.chatRoutes }) } }),
     ...(options.reviewMedia === false && { reviewMedia: false }),
   });
@@ -71,7 +80,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const key = createApiKey(store.keys, 'alice').secret;
   const otherKey = createApiKey(store.keys, 'bob').secret;
   return {
-    app, store, config, runner, signer, blobs, dataDir, key, otherKey,
+    app, store, config, runner, signer, blobs, dataDir, key, otherKey, gateway,
     auth: (k = key) => ({ authorization: `Bearer ${k}` }),
     waitForTask: (id, statuses = ['completed', 'failed', 'cancelled'], timeoutMs = 15_000) => waitFor(() => {
       const t = store.tasks.get(id);

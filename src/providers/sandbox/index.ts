@@ -1,6 +1,6 @@
 import { FAMILIES } from '../../contract/families.js';
 import type { SandboxTiming } from '../../config.js';
-import type { Provider, ProviderContext, ProviderJob, ProviderOutput } from '../types.js';
+import type { Provider, ProviderContext, ProviderJob, ProviderOutput, StartResult } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { renderSandboxImage } from './image.js';
 import { fetchAll, promptOf, renderFailure, seedOf } from './job-inputs.js';
@@ -20,15 +20,17 @@ export interface SandboxOptions {
 export function createSandboxProvider(options: SandboxOptions): Provider {
   return {
     id: 'sandbox',
+    // it makes the media here, so a cancel stops it through the signal (its ffmpeg is killed)
     capabilities: { families: FAMILIES, cancel: true },
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-    async submit(job: ProviderJob, ctx: ProviderContext): Promise<ProviderOutput> {
+    async start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult> {
       ctx.signal.throwIfAborted();
       const prompt = promptOf(job);
       if (prompt.includes('[fail]')) throw new UnrecoverableError('sandbox: the prompt contains [fail], so this task fails on purpose');
       if (prompt.includes('[flaky]') && job.attempt === 1) throw new Error('sandbox: the prompt contains [flaky], so the first attempt fails (it is retried)');
       await simulateWork(simulatedDelayMs(options.timing, job.output, job.family), 8, 0, 60, ctx.signal, ctx.reportProgress);
-      return job.output.kind === 'image' ? renderImageJob(job, ctx, prompt) : renderVideoJob(job, ctx, prompt);
+      const output = job.output.kind === 'image' ? await renderImageJob(job, ctx, prompt) : await renderVideoJob(job, ctx, prompt);
+      return { state: 'done', output };
     },
   };
 }

@@ -100,6 +100,11 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE fair_clock (id INTEGER PRIMARY KEY CHECK (id = 1), vtime INTEGER NOT NULL);
   INSERT INTO fair_clock (id, vtime) VALUES (1, 0);
   `,
+  // Generations at upstreams (G86): a started task waits for its next check with no lease.
+  `
+  ALTER TABLE tasks ADD COLUMN upstream TEXT;
+  CREATE INDEX tasks_checks ON tasks (provider, run_after) WHERE status = 'processing' AND lease_owner IS NULL;
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

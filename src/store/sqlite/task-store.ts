@@ -13,7 +13,7 @@ interface TaskRow {
   id: string; owner_key_id: string; family: FamilyId; form: FamilyForm; model: string; provider: string;
   request: string; status: TaskStatus; progress: number; result: string | null; error: string | null;
   amount: number; created_at: number; updated_at: number; started_at: number | null; finished_at: number | null;
-  attempts: number; server_faults: number; vtime: number; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
+  attempts: number; server_faults: number; vtime: number; upstream: string | null; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
 }
 
 /** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
@@ -32,7 +32,8 @@ function toRecord(row: TaskRow): TaskRecord {
     status: row.status,
     progress: row.progress, result: row.result === null ? null : JSON.parse(row.result), error: row.error,
     amount: row.amount, createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
-    finishedAt: row.finished_at, attempts: row.attempts, serverFaults: row.server_faults, leaseOwner: row.lease_owner,
+    finishedAt: row.finished_at, attempts: row.attempts, serverFaults: row.server_faults,
+    upstream: row.upstream === null ? null : JSON.parse(row.upstream), leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at, runAfter: row.run_after, expiresAt: row.expires_at,
   };
 }
@@ -43,14 +44,14 @@ function insertedRecord(task: NewTask): TaskRecord {
     id: task.id, ownerKeyId: task.ownerKeyId, family: task.family, form: task.form, model: task.model,
     provider: task.provider, request: task.request, amount: task.amount, createdAt: task.createdAt,
     status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
-    finishedAt: null, attempts: 0, serverFaults: 0, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
+    finishedAt: null, attempts: 0, serverFaults: 0, upstream: null, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
   };
 }
 
 const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
   attempts: 'attempts', serverFaults: 'server_faults', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
   finishedAt: 'finished_at', leaseOwner: 'lease_owner', leaseExpiresAt: 'lease_expires_at',
-  runAfter: 'run_after', expiresAt: 'expires_at',
+  runAfter: 'run_after', expiresAt: 'expires_at', provider: 'provider', upstream: 'upstream',
 };
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
@@ -156,7 +157,7 @@ export class SqliteTaskStore implements TaskStore {
       stmt = this.db.prepare(`UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`);
       this.updateCache.set(cacheKey, stmt);
     }
-    const values = keys.map((k) => (k === 'result' ? JSON.stringify(patch.result) : patch[k]));
+    const values = keys.map((k) => (k === 'result' || k === 'upstream' ? (patch[k] === null ? null : JSON.stringify(patch[k])) : patch[k]));
     const params = [...values, Date.now(), id, ...guard.statusIn];
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
@@ -170,6 +171,12 @@ export class SqliteTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     let claim = this.claimCache.get(providers.length);
     if (!claim) {
+      // a due check of a generation at an upstream: the earliest first, attempts unchanged
+      const check = this.db.prepare(`UPDATE tasks SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
+        WHERE id = (SELECT id FROM tasks WHERE status = 'processing' AND lease_owner IS NULL
+                    AND provider IN (${placeholders(providers.length)}) AND run_after <= ? ORDER BY run_after LIMIT 1)
+          AND status = 'processing' AND lease_owner IS NULL
+        RETURNING *`);
       const stmt = this.db.prepare(`UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
           attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?
         WHERE id = (SELECT id FROM tasks WHERE status = 'queued' AND provider IN (${placeholders(providers.length)})
@@ -178,14 +185,16 @@ export class SqliteTaskStore implements TaskStore {
         RETURNING *`);
       // the clock moves to the turn of the claimed task: keys that join later queue behind it, not behind the backlog
       const advance = this.db.prepare('UPDATE fair_clock SET vtime = MAX(vtime, ?) WHERE id = 1');
-      claim = this.db.transaction((...params: unknown[]) => {
-        const row = stmt.get(...params) as TaskRow | undefined;
+      claim = this.db.transaction((workerId: unknown, leaseUntil: unknown, now: unknown, ...ids: unknown[]) => {
+        const due = check.get(workerId, leaseUntil, now, ...ids, now) as TaskRow | undefined;
+        if (due) return due;
+        const row = stmt.get(workerId, leaseUntil, now, now, ...ids, now) as TaskRow | undefined;
         if (row) advance.run(row.vtime);
         return row;
       });
       this.claimCache.set(providers.length, claim);
     }
-    const row = claim.immediate(workerId, leaseUntil, now, now, ...providers, now);
+    const row = claim.immediate(workerId, leaseUntil, now, ...providers);
     if (!row) return undefined;
     this.changed(row.id);
     return toRecord(row);
@@ -209,7 +218,7 @@ export class SqliteTaskStore implements TaskStore {
 
   nextRunAfter(providers: readonly string[]): number | undefined {
     if (providers.length === 0) return undefined;
-    const row = this.db.prepare(`SELECT MIN(run_after) AS t FROM tasks WHERE status = 'queued'
+    const row = this.db.prepare(`SELECT MIN(run_after) AS t FROM tasks WHERE (status = 'queued' OR (status = 'processing' AND lease_owner IS NULL))
       AND provider IN (${placeholders(providers.length)})`).get(...providers) as { t: number | null };
     return row.t ?? undefined;
   }

@@ -1,0 +1,201 @@
+/**
+ * Channels: the configured providers as the places calls go to (docs/API.md G90-G91). Each has a
+ * bound on the calls in flight at it from this process (`concurrency`) and a circuit breaker: after
+ * `failuresToOpen` channel faults in a row (ChannelError: refused, reset, timed out, 401/402/403,
+ * 429, 5xx) it opens and takes no calls for `openMs`, then lets one probe through (half-open): a
+ * success closes it, a fault opens it again for twice as long (at most `maxOpenMs`). A dead channel
+ * therefore costs one timeout per interval, not one per request. State changes are logged.
+ */
+import type { Logger } from 'pino';
+import { createLimiter, type Limiter } from '../limiter.js';
+import { ChannelError } from './types.js';
+
+/** One candidate of a model's route (providers.json `routes`). */
+export interface RouteCandidate {
+  /** The provider (channel) id. */
+  provider: string;
+  /** The model's name at that provider; absent: the caller's model name. */
+  model?: string;
+  /** Lower is tried first; candidates of equal priority share the load by `weight`. */
+  priority: number;
+  weight: number;
+}
+
+/**
+ * A route's candidates in the order to try them for one call: by priority, and within a priority
+ * a weighted random order (each next pick in proportion to its weight among those left).
+ */
+export function orderCandidates(candidates: readonly RouteCandidate[], random: () => number = Math.random): RouteCandidate[] {
+  const byPriority = new Map<number, RouteCandidate[]>();
+  for (const c of candidates) byPriority.set(c.priority, [...(byPriority.get(c.priority) ?? []), c]);
+  const out: RouteCandidate[] = [];
+  for (const priority of [...byPriority.keys()].sort((a, b) => a - b)) {
+    const left = [...byPriority.get(priority)!];
+    while (left.length > 0) {
+      let pick = random() * left.reduce((sum, c) => sum + c.weight, 0);
+      let i = 0;
+      for (; i < left.length - 1; i++) {
+        pick -= left[i]!.weight;
+        if (pick < 0) break;
+      }
+      out.push(...left.splice(i, 1));
+    }
+  }
+  return out;
+}
+
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+export interface BreakerSettings {
+  /** Channel faults in a row that open the circuit. */
+  failuresToOpen: number;
+  /** How long it stays open the first time, ms; doubled after each failed probe. */
+  openMs: number;
+  maxOpenMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerSettings = { failuresToOpen: 5, openMs: 30_000, maxOpenMs: 5 * 60_000 };
+
+class Breaker {
+  state: CircuitState = 'closed';
+  private failures = 0;
+  private openFor: number;
+  private openUntil = 0;
+  private probing = false;
+
+  constructor(private readonly settings: BreakerSettings) {
+    this.openFor = settings.openMs;
+  }
+
+  /** Whether a call may go now; in half-open, only one (the probe) until it ends. */
+  allow(now: number): boolean {
+    if (this.state === 'closed') return true;
+    if (this.state === 'open' && now >= this.openUntil) {
+      this.state = 'half-open';
+      this.probing = false;
+    }
+    if (this.state === 'half-open' && !this.probing) {
+      this.probing = true;
+      return true;
+    }
+    return false;
+  }
+
+  /** Whether calls would be refused now (without taking the half-open probe). */
+  blocked(now: number): boolean {
+    return (this.state === 'open' && now < this.openUntil) || (this.state === 'half-open' && this.probing);
+  }
+
+  /** A half-open probe that never went out: the next call may probe. */
+  release(): void {
+    this.probing = false;
+  }
+
+  retryAfterMs(now: number): number {
+    return this.state === 'open' ? Math.max(0, this.openUntil - now) : 0;
+  }
+
+  success(): CircuitState {
+    this.failures = 0;
+    this.probing = false;
+    this.openFor = this.settings.openMs;
+    this.state = 'closed';
+    return this.state;
+  }
+
+  failure(now: number): CircuitState {
+    this.failures++;
+    if (this.state === 'half-open' || this.failures >= this.settings.failuresToOpen) {
+      if (this.state === 'half-open') this.openFor = Math.min(this.settings.maxOpenMs, this.openFor * 2);
+      this.state = 'open';
+      this.openUntil = now + this.openFor;
+      this.probing = false;
+    }
+    return this.state;
+  }
+}
+
+export interface ChannelsOptions {
+  log: Logger;
+  /** Calls in flight at once at a channel from this process. */
+  concurrencyOf(provider: string): number;
+  breaker?: BreakerSettings;
+  now?: () => number;
+}
+
+export class Channels {
+  private readonly breakers = new Map<string, Breaker>();
+  private readonly limiters = new Map<string, Limiter>();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ChannelsOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The state of a channel's circuit. */
+  state(provider: string): CircuitState {
+    return this.breaker(provider).state;
+  }
+
+  /** Candidates whose circuit does not refuse calls now, in the given order. */
+  usable(candidates: readonly RouteCandidate[]): RouteCandidate[] {
+    const now = this.now();
+    return candidates.filter((c) => !this.breaker(c.provider).blocked(now));
+  }
+
+  /** How long until one of these channels takes calls again, ms (0: one takes them now). */
+  retryAfterMs(candidates: readonly RouteCandidate[]): number {
+    const now = this.now();
+    return Math.min(...candidates.map((c) => this.breaker(c.provider).retryAfterMs(now)));
+  }
+
+  /**
+   * One call to a channel: it waits for one of the channel's slots, and is refused at once with a
+   * ChannelError when the circuit is open. A ChannelError from `fn` counts as a fault of the
+   * channel; anything else (an answer, the request's own fault) as a sign of life.
+   */
+  async call<T>(provider: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const breaker = this.breaker(provider);
+    if (!breaker.allow(this.now())) {
+      throw new ChannelError(`the channel ${provider} is not taking calls (its circuit is open)`, { retryAfterMs: breaker.retryAfterMs(this.now()) });
+    }
+    let ran = false;
+    let failed = false;
+    try {
+      return await this.limiter(provider).run(() => { ran = true; return fn(); }, signal);
+    } catch (err) {
+      failed = err instanceof ChannelError;
+      throw err;
+    } finally {
+      if (ran) this.record(provider, breaker, failed);
+      else if (breaker.state === 'half-open') breaker.release(); // the probe never went: another may
+    }
+  }
+
+  private record(provider: string, breaker: Breaker, failed: boolean): void {
+    const before = breaker.state;
+    const after = failed ? breaker.failure(this.now()) : breaker.success();
+    if (after !== before) {
+      const level = after === 'closed' ? 'info' : 'warn';
+      this.opts.log[level]({ channel: provider, from: before, to: after }, `channel ${provider}: circuit ${after}`);
+    }
+  }
+
+  private breaker(provider: string): Breaker {
+    let b = this.breakers.get(provider);
+    if (!b) {
+      b = new Breaker(this.opts.breaker ?? DEFAULT_BREAKER);
+      this.breakers.set(provider, b);
+    }
+    return b;
+  }
+
+  private limiter(provider: string): Limiter {
+    let l = this.limiters.get(provider);
+    if (!l) {
+      l = createLimiter(Math.max(1, this.opts.concurrencyOf(provider)));
+      this.limiters.set(provider, l);
+    }
+    return l;
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * What one leased piece of work does (the runner claims it and keeps its lease): start a task, or
+ * check its generation at an upstream; store what was made; decide what a failure means. Every
+ * change of the task goes through states.ts (docs/API.md G84-G89).
+ */
+import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
+import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
+import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type StartResult, type UpstreamRef } from '../providers/types.js';
+import type { TaskRecord, UpstreamState } from '../store/types.js';
+import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
+import { nextCheckDelayMs } from './check-delay.js';
+import { expiryOf } from './expiry.js';
+import { RemoteFileGone } from './result-storage.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { RunnerOptions } from './runner.js';
+import { completeTask, failTask, requeueTask, saveUpstreamRef, scheduleCheck, startNewGeneration } from './states.js';
+
+export type StopReason = 'shutdown' | 'lease-lost' | 'cancelled' | 'attempt-timeout';
+
+/** One leased piece of work, as the runner hands it over. */
+export interface Work {
+  task: TaskRecord;
+  workerId: string;
+  log: Logger;
+  /** The provider context without credentials (they are the channel's: added per call). */
+  ctx: Omit<ProviderContext, 'credentials'>;
+  controller: AbortController;
+  job: ProviderJob;
+  /** The highest progress reported so far. */
+  progress(): number;
+  opts: RunnerOptions;
+  attemptTimeoutMs: number;
+}
+
+/** How long a check may wait for its upstream, ms. */
+const CHECK_TIMEOUT_MS = 60_000;
+/** How long an upstream cancel may take, ms. */
+const CANCEL_TIMEOUT_MS = 15_000;
+
+/** The route of a task: the candidates of its model when it was submitted, else its own provider. */
+export function routeOf(task: TaskRecord): RouteCandidate[] {
+  return task.request.route ?? [{ provider: task.provider, priority: 0, weight: 1 }];
+}
+
+/** What provider `providerId` is asked to make for `task`: the model under its name there. */
+export function jobOf(task: TaskRecord, providerId: string): ProviderJob {
+  const candidate = routeOf(task).find((c) => c.provider === providerId);
+  return {
+    taskId: task.id, family: task.family, form: task.form, model: task.model, upstreamModel: candidate?.model ?? task.model,
+    params: task.request.params, output: task.request.output, media: task.request.media, attempt: task.attempts,
+    generation: task.upstream?.generation ?? 0,
+  };
+}
+
+/** Settles when `signal` aborts (rejecting with its reason): a provider that ignores the signal is not waited for. */
+function whenAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+function contextFor(w: Work, provider: Provider, signal = w.ctx.signal): ProviderContext {
+  return { ...w.ctx, signal, credentials: w.opts.credentials?.(provider.id) ?? {} };
+}
+
+const expiry = (w: Work, status: 'completed' | 'failed', now: number): number | null => expiryOf(w.task.family, status, now, w.opts.videosResultTtlHours);
+
+/**
+ * Starts the task on the first channel of its route that takes it (G90): connect errors, timeouts,
+ * 429 and 5xx (ChannelError) move on to the next candidate; anything else is the answer. A result
+ * made at once is stored; a generation started elsewhere has its reference saved before anything
+ * else. Returns how long the worker should pause (a fault of the gateway's own), if at all.
+ */
+export async function startTask(w: Work): Promise<number | undefined> {
+  const route = routeOf(w.task);
+  const candidates = orderCandidates(w.opts.channels.usable(route));
+  let refusedBy: ChannelError | undefined;
+  for (const candidate of candidates) {
+    const provider = w.opts.providers.get(candidate.provider);
+    if (!provider) continue;
+    const job: ProviderJob = { ...w.job, upstreamModel: candidate.model ?? w.task.model };
+    const started = w.opts.channels.call(provider.id, () => provider.start(job, contextFor(w, provider)), w.controller.signal);
+    // a generation that starts after this work gave up on it (cancel) is stopped again at once
+    started.then((r) => {
+      if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled') void cancelAtUpstream(provider, r.ref, job, w.log);
+    }, () => undefined);
+    let result: StartResult;
+    try {
+      result = await Promise.race([started, whenAborted(w.controller.signal)]);
+      w.controller.signal.throwIfAborted();
+    } catch (err) {
+      if (err instanceof ChannelError && !w.controller.signal.aborted) {
+        refusedBy = err;
+        w.log.warn({ err: err.message, channel: provider.id }, 'the channel could not take the task; trying the next');
+        continue;
+      }
+      return failedAttempt(w, err);
+    }
+    if (result.state === 'done') return finish(w, result.output);
+    return saveStarted(w, provider, job, result);
+  }
+  return deferForUnavailable(w, route, refusedBy);
+}
+
+/** Saves a started generation's reference under the lease, then waits for its first check. */
+async function saveStarted(w: Work, provider: Provider, job: ProviderJob, result: Extract<StartResult, { state: 'started' }>): Promise<undefined> {
+  const now = Date.now();
+  const upstream = { generation: job.generation, provider: provider.id, ref: result.ref, startedAt: now, checkFailures: 0 };
+  const saved = saveUpstreamRef(w.opts.store, w.task, w.workerId, upstream, now + checkDelay(provider, job), result.progress);
+  if (saved) {
+    w.log.info({ channel: provider.id, upstreamId: result.ref.id, generation: job.generation }, 'generation started at the upstream');
+    return;
+  }
+  // Cancelled meanwhile: stop it at the upstream too. (A lost lease means another worker has the
+  // task: it starts the same generation under the same Idempotency-Key, so this one is left alone.)
+  if (w.opts.store.get(w.task.id)?.status === 'cancelled') await cancelAtUpstream(provider, result.ref, job, w.log);
+  w.log.warn({ upstreamId: result.ref.id }, 'started a generation but no longer held the task');
+}
+
+function checkDelay(provider: Provider, job: ProviderJob, failures = 0, retryAfterMs?: number): number {
+  return nextCheckDelayMs(job.family, {
+    failures, ...(provider.pollSeconds !== undefined && { configured: provider.pollSeconds }), ...(retryAfterMs !== undefined && { retryAfterMs }),
+  });
+}
+
+/**
+ * One check of the task's generation at its upstream (G87): pending waits again (with the
+ * upstream's progress); completed is stored; failed may start a new generation; a check that could
+ * not be made waits longer each time. A generation older than the attempt time limit is stopped.
+ */
+export async function checkTask(w: Work): Promise<number | undefined> {
+  const upstream = w.task.upstream as UpstreamState & { ref: UpstreamRef };
+  const provider = upstream.provider === undefined ? undefined : w.opts.providers.get(upstream.provider);
+  if (!provider?.check) {
+    return failForGood(w, new UnrecoverableError(`the provider that runs this task's generation (${upstream.provider ?? 'unknown'}) is no longer configured`));
+  }
+  const job = jobOf(w.task, provider.id);
+  const now = Date.now();
+  if (upstream.startedAt !== undefined && now - upstream.startedAt > w.attemptTimeoutMs) {
+    await cancelAtUpstream(provider, upstream.ref, job, w.log);
+    return generationFailed(w, new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${w.opts.maxAttempts})`));
+  }
+  const signal = AbortSignal.any([w.controller.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]);
+  let result: CheckResult;
+  try {
+    result = await Promise.race([
+      w.opts.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, provider, signal)), signal),
+      whenAborted(signal),
+    ]);
+    w.controller.signal.throwIfAborted();
+  } catch (err) {
+    if (w.controller.signal.aborted) return stopped(w);
+    const failures = upstream.checkFailures + 1;
+    const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
+    const delay = checkDelay(provider, job, failures, retryAfterMs);
+    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: failures });
+    w.log.warn({ err: err instanceof Error ? err.message : String(err), failures, retryInMs: delay }, 'the check could not be made; checking again later');
+    return;
+  }
+  if (result.state === 'pending') {
+    const delay = checkDelay(provider, job, 0, result.retryAfterMs);
+    const progress = result.progress === undefined ? w.progress() : Math.min(99, Math.max(0, Math.floor(result.progress)));
+    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: 0 }, progress);
+    return;
+  }
+  if (result.state === 'failed') return generationFailed(w, result.error);
+  return finish(w, result.output, () => {
+    // the upstream still holds the result: look again later
+    const failures = upstream.checkFailures + 1;
+    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + checkDelay(provider, job, failures), { ...upstream, checkFailures: failures });
+  });
+}
+
+/** A check stopped before it answered: a shutdown puts the task back to waiting; a cancel or a lost lease leaves it. */
+function stopped(w: Work): undefined {
+  if (w.controller.signal.reason === 'shutdown' && w.task.upstream) {
+    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now(), w.task.upstream);
+  }
+}
+
+/**
+ * Stores what was made and completes the task. Each attempt stores its files under names of its
+ * own (result-storage.ts), so a worker that lost the task can never overwrite the result of the one
+ * that completed it; a refused completion removes its files. `retryLater`: what to do when a remote
+ * file could not be fetched for now (a check looks again).
+ */
+async function finish(w: Work, output: ProviderOutput, retryLater?: () => void): Promise<number | undefined> {
+  const { store, results } = w.opts;
+  let stored: Awaited<ReturnType<typeof results.store>>;
+  try {
+    stored = await results.store(w.task.id, output, w.controller.signal);
+  } catch (err) {
+    if (w.controller.signal.aborted) return w.task.upstream?.ref ? stopped(w) : failedAttempt(w, err);
+    if (err instanceof RemoteFileGone) return generationFailed(w, err);
+    if (serverFaultOf(err) === undefined && retryLater && !(err instanceof UnrecoverableError)) {
+      w.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not fetch the result yet; checking again later');
+      retryLater();
+      return;
+    }
+    return failedAttempt(w, err);
+  }
+  const now = Date.now();
+  const done = completeTask(store, w.task, w.workerId, stored.result, expiry(w, 'completed', now)!, now);
+  if (done) {
+    w.log.info({ ms: now - (w.task.startedAt ?? now) }, 'task completed');
+    return;
+  }
+  // Cancelled, or another worker took over after our lease lapsed: our files are not the result.
+  await stored.discard();
+  w.log.warn({ status: store.get(w.task.id)?.status }, 'finished generation but no longer held the task');
+}
+
+/** A start (or storing its result) failed: why it stopped decides what happens to the task. */
+function failedAttempt(w: Work, err: unknown): number | undefined {
+  const { store, maxAttempts } = w.opts;
+  const reason = w.controller.signal.aborted ? (w.controller.signal.reason as StopReason) : undefined;
+  if (reason === 'attempt-timeout') {
+    err = new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${maxAttempts})`, { retryable: true });
+  }
+  if (reason === 'cancelled') { w.log.info('task cancelled while running'); return; }
+  if (reason === 'lease-lost') { w.log.warn('lost the lease; another worker owns the task now'); return; }
+  if (reason === 'shutdown') {
+    requeueTask(store, w.task, w.workerId, Date.now(), { refundAttempt: true });
+    w.log.info('returned to the queue on shutdown');
+    return;
+  }
+  if (serverFaultOf(err)) return deferForServerFault(w, err);
+  const now = Date.now();
+  if (shouldRetry(err, w.task.attempts, maxAttempts)) {
+    const delay = retryDelayMs(w.task.attempts);
+    requeueTask(store, w.task, w.workerId, now + delay);
+    w.log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
+    return;
+  }
+  return failForGood(w, err);
+}
+
+/** The generation at the upstream failed: a new one, unless the failure is final or the attempts are used up. */
+function generationFailed(w: Work, err: unknown): number | undefined {
+  if (serverFaultOf(err)) return deferForServerFault(w, err);
+  if (shouldRetry(err, w.task.attempts, w.opts.maxAttempts)) {
+    const delay = retryDelayMs(w.task.attempts);
+    startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay);
+    w.log.warn({ err: err instanceof Error ? err.message : String(err), retryInMs: delay }, 'the generation failed; a new one will be started');
+    return;
+  }
+  return failForGood(w, err);
+}
+
+function failForGood(w: Work, err: unknown): undefined {
+  const now = Date.now();
+  const message = failureMessage(err);
+  failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
+  w.log.warn({ error: message }, 'task failed');
+}
+
+/**
+ * The gateway was short of a resource (disk, descriptors, memory) while working on the task: not
+ * the task's fault, so its attempt is given back and the fault counted apart; it runs again after
+ * a pause, which this worker also takes before claiming anything else. After
+ * {@link MAX_SERVER_FAULTS} such faults (about 15 minutes of them) the task fails, saying so (G84).
+ * Returns the pause, ms.
+ */
+export function deferForServerFault(w: Work, err: unknown): number | undefined {
+  const code = serverFaultOf(err) ?? (err as NodeJS.ErrnoException | undefined)?.code ?? 'unknown';
+  const delay = deferTask(w, err, `it was short of a resource of its own (${code})`);
+  return delay;
+}
+
+/**
+ * No channel of the task's route could take it (all refused, or their circuits are open): the
+ * upstreams' fault, not the task's. Like the gateway's own faults: its attempt is given back, it
+ * waits (at least until a channel takes calls again) and tries again; after MAX_SERVER_FAULTS it
+ * fails, naming no upstream (G91).
+ */
+function deferForUnavailable(w: Work, route: RouteCandidate[], refusedBy: ChannelError | undefined): undefined {
+  const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0);
+  deferTask(w, refusedBy, 'no upstream could take it', waitMs); // the worker goes on with other work
+}
+
+function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): number | undefined {
+  const now = Date.now();
+  const faults = w.task.serverFaults + 1;
+  if (faults > MAX_SERVER_FAULTS) {
+    const message = `the gateway could not run this task: ${why} each of the last ${MAX_SERVER_FAULTS} times it tried; nothing in the request caused it, submit it again`;
+    failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
+    w.log.error({ err, why }, 'task failed: the gateway kept failing to run it');
+    return;
+  }
+  const delay = Math.max(atLeastMs, serverFaultDelayMs(faults));
+  requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true });
+  w.log.error({ err, why, retryInMs: delay, serverFaults: faults }, 'the task goes back to the queue without using an attempt');
+  return delay;
+}
+
+/**
+ * After a cancel: stops the task's generation at its upstream, if one was started (whichever
+ * process takes the cancel does this, worker or not; a start still in flight stops its own
+ * generation when it sees the cancel, saveStarted).
+ */
+export async function cancelUpstreamOf(task: TaskRecord, providers: ProviderRegistry, log: Logger): Promise<void> {
+  const upstream = task.upstream;
+  if (!upstream?.ref || upstream.provider === undefined) return;
+  const provider = providers.get(upstream.provider);
+  if (provider) await cancelAtUpstream(provider, upstream.ref, jobOf(task, provider.id), log.child({ taskId: task.id }));
+}
+
+/** Asks the upstream to stop a generation (best effort, bounded in time; a failure is logged). */
+export async function cancelAtUpstream(provider: Provider, ref: UpstreamRef, job: ProviderJob, log: Logger, credentials: Record<string, string> = {}): Promise<void> {
+  if (!provider.cancel) return;
+  const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+  try {
+    await provider.cancel(ref, job, {
+      signal, log, credentials, workDir: '', reportProgress: () => undefined,
+      readMedia: async () => { throw new Error('no media when cancelling'); }, mediaUrl: (r) => r.url,
+    });
+    log.info({ channel: provider.id, upstreamId: ref.id }, 'generation cancelled at the upstream');
+  } catch (err) {
+    log.warn({ err: err instanceof Error ? err.message : String(err), channel: provider.id, upstreamId: ref.id }, 'could not cancel the generation at the upstream');
+  }
+}
