@@ -4,6 +4,8 @@
  */
 export interface Limiter {
   run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Waits for a slot and holds it until the returned release is called (once; later calls do nothing). */
+  acquire(signal?: AbortSignal): Promise<() => void>;
   /** Raising the limit starts queued calls at once; lowering it lets running ones finish. */
   setLimit(limit: number): void;
   readonly limit: number;
@@ -55,6 +57,16 @@ export function createLimiter(initialLimit: number): Limiter {
         active--;
         pump();
       }
+    },
+    async acquire(signal?: AbortSignal): Promise<() => void> {
+      await acquire(signal);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        active--;
+        pump();
+      };
     },
     setLimit(n: number): void {
       checkLimit(n);

@@ -7,7 +7,7 @@ import type { ChatRequest, ChatStreamEvent } from '../src/chat/types.js';
 import { AppError } from '../src/errors.js';
 
 const log = pino({ level: 'silent' });
-const ctx = (signal = new AbortController().signal) => ({ signal, log });
+const ctx = (signal = new AbortController().signal) => ({ signal, log, upstreamModel: 'sandbox' });
 const req = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: text }], stop: [], ...extra });
 
 /** The events after the `open` event, which must come first. */

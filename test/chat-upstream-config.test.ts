@@ -50,7 +50,8 @@ describe('loadChatUpstreams', () => {
     expect(specs[1]).toMatchObject({ apiKey: undefined, maxTokensParam: 'max_tokens', timeoutMs: 120000, models: { 'chat-3-flash-preview': 'llama3' } });
     const { providers, routes } = loadChatUpstreams(env);
     expect(providers.map((p) => p.id)).toEqual(['openai:openai', 'openai:local']);
-    expect(routes).toEqual({ 'chat-2.5-flash': 'openai:openai', 'chat-2.5-pro': 'openai:openai', 'chat-3-flash-preview': 'openai:local' });
+    const one = (provider: string, model: string) => [{ provider, model, priority: 0, weight: 1 }];
+    expect(routes).toEqual({ 'chat-2.5-flash': one('openai:openai', 'gpt-4o-mini'), 'chat-2.5-pro': one('openai:openai', 'gpt-4o'), 'chat-3-flash-preview': one('openai:local', 'llama3') });
   });
 
   it('the env shorthand, with * for all six', () => {
@@ -72,8 +73,8 @@ describe('loadChatUpstreams', () => {
       MEDIAGATE_CHAT_UPSTREAM_URL: 'http://127.0.0.1:2/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=m-env',
     };
     const { routes } = loadChatUpstreams(env);
-    expect(routes['chat-2.5-pro']).toBe('openai:env');
-    expect(routes['chat-2.5-flash']).toBe('openai:a');
+    expect(routes['chat-2.5-pro']).toEqual([{ provider: 'openai:env', model: 'm-env', priority: 0, weight: 1 }]);
+    expect(routes['chat-2.5-flash']).toEqual([{ provider: 'openai:a', model: 'm-a', priority: 0, weight: 1 }]);
     expect(Object.keys(routes)).toHaveLength(6);
   });
 

@@ -18,15 +18,15 @@ const providers: OpenAiChatProvider[] = [];
 function provider(over: Partial<OpenAiChatProviderOptions> = {}): OpenAiChatProvider {
   const p = createOpenAiChatProvider({
     id: 'openai:test', baseUrl: fake.baseUrl, apiKey: KEY,
-    models: { 'chat-2.5-flash': 'gpt-4o-mini', 'chat-2.5-pro': 'gpt-4o' },
     timeoutMs: 5000, connectTimeoutMs: 2000, ...over,
   });
   providers.push(p);
   return p;
 }
 
-function ctx(signal: AbortSignal = new AbortController().signal): ChatContext {
-  return { signal, log };
+/** The route of these tests: chat-2.5-flash is gpt-4o-mini at the upstream (chat-2.5-pro, gpt-4o: `upstreamModel`). */
+function ctx(signal: AbortSignal = new AbortController().signal, upstreamModel = 'gpt-4o-mini'): ChatContext {
+  return { signal, log, upstreamModel };
 }
 
 function request(over: Partial<ChatRequest> = {}): ChatRequest {
@@ -78,7 +78,7 @@ describe('OpenAI-compatible upstream: success', () => {
         { role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] },
       ],
       temperature: 0.3, top_p: 0.9, max_completion_tokens: 50, stop: ['END', '###'], presence_penalty: 0.5, frequency_penalty: -0.5,
-    }), ctx());
+    }), ctx(undefined, 'gpt-4o'));
     expect(out).toEqual({ content: 'Hello there!', finishReason: 'length', usage: { prompt_tokens: 21, completion_tokens: 4, total_tokens: 25 } });
     expect(fake.requests).toHaveLength(1);
     const sent = fake.requests[0]!;

@@ -14,12 +14,12 @@ import type { FamilyId } from '../src/contract/families.js';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import type { OutputSpec } from '../src/contract/output.js';
 import { createLogger } from '../src/logger.js';
-import { UnrecoverableError, type ProducedFile, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput } from '../src/providers/types.js';
+import { UnrecoverableError, type MediaProvider, type ProducedFile, type ProviderContext, type ProviderJob, type ProviderOutput } from '../src/providers/types.js';
 import { snapshotTree, treeChanges } from './helpers/fs-snapshot.js';
 import { imageFacts, sniffContentType, timedFacts } from './helpers/media-facts.js';
 
 export interface ProviderContractOptions {
-  make: () => Provider;
+  make: () => MediaProvider;
   /** Jobs the provider must complete (at least one per kind of output it makes); every file made is checked. */
   jobs: ReadonlyArray<{ name: string; job: () => ProviderJob }>;
   /** A job that runs long enough (a few hundred ms at least) to be aborted while it runs. */
@@ -56,7 +56,7 @@ export async function bytesOf(file: ProducedFile): Promise<Buffer> {
  * at an upstream) check every `checkEveryMs` until it ends, reporting the upstream's progress.
  * Resolves with the output; rejects with the error of a failed generation or of a call.
  */
-export async function runToOutput(provider: Provider, job: ProviderJob, ctx: ProviderContext, checkEveryMs = 20): Promise<ProviderOutput> {
+export async function runToOutput(provider: MediaProvider, job: ProviderJob, ctx: ProviderContext, checkEveryMs = 20): Promise<ProviderOutput> {
   const started = await provider.start(job, ctx);
   if (started.state === 'done') return started.output;
   if (started.progress !== undefined) ctx.reportProgress(started.progress);

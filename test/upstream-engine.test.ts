@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type ProviderJob, type RemoteFile } from '../src/providers/types.js';
+import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type Provider, type ProviderJob, type RemoteFile } from '../src/providers/types.js';
 import { claimNextTask } from '../src/tasks/states.js';
 import { jobOf } from '../src/tasks/task-work.js';
 import { createHarness, waitFor, type Harness, type HarnessOptions } from './helpers/harness.js';
@@ -43,7 +43,7 @@ interface Generation { job: ProviderJob; checks: number; cancelled: boolean }
 function scriptedUpstream(id: string, script: (g: Generation) => CheckResult | Promise<CheckResult>, options: { refuse?: () => ChannelError | undefined; families?: Provider['capabilities']['families'] } = {}) {
   const generations = new Map<string, Generation>();
   const creates: string[] = [];
-  const provider: Provider = {
+  const provider: MediaProvider = {
     id,
     capabilities: { families: options.families ?? ['pic', 'clip'], cancel: true },
     pollSeconds: 0.05,

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
 import type { ChatUsageRecord, UsageStore } from '../store/types.js';
-import { ChatProviderRegistry } from './registry.js';
+import { Channels } from '../providers/channels.js';
+import { chatOnlyProvider, chatRoutesOf, ProviderRegistry } from '../providers/registry.js';
+import { ChannelError } from '../providers/types.js';
 import { ChatService, type ChatCall, type ChatEventSink } from './service.js';
 import type { ChatProvider, ChatRequest, ChatStreamEvent } from './types.js';
 
@@ -38,11 +40,27 @@ function scripted(events: Array<ChatStreamEvent | Error>, onDelta?: (i: number) 
   };
 }
 
-function setup(provider: ChatProvider) {
+/** A chat service whose every chat model is routed to `providers`, in order (the first tried first). */
+function setup(...chatProviders: ChatProvider[]) {
   const rows: ChatUsageRecord[] = [];
   const usage: UsageStore = { recordChatUsage: (r) => { rows.push(r); }, chatUsageByKey: () => [] };
-  const service = new ChatService({ registry: new ChatProviderRegistry([provider], { '*': provider.id }), usage, heartbeatMs: 0 });
-  return { service, rows };
+  const log = createLogger('silent');
+  const routes = Object.fromEntries(Object.entries(chatRoutesOf({ '*': chatProviders[0]!.id }))
+    .map(([model]) => [model, chatProviders.map((p, priority) => ({ provider: p.id, priority, weight: 1 }))]));
+  const channels = new Channels({ log, concurrencyOf: () => 4, breaker: { failuresToOpen: 2, openMs: 60_000, maxOpenMs: 60_000 } });
+  const service = new ChatService({ providers: new ProviderRegistry(chatProviders.map(chatOnlyProvider), routes), channels, usage, heartbeatMs: 0 });
+  return { service, rows, channels };
+}
+
+/** A provider whose every call is refused as a channel fault (a 503 at the upstream), counting them. */
+function refusing(id: string, calls: { n: number }): ChatProvider {
+  const fault = () => new ChannelError(`The chat upstream "${id}" failed (HTTP 503)`);
+  return {
+    id,
+    complete: async () => { calls.n++; throw fault(); },
+    // biome-ignore lint/correctness/useYield: refused before its first event
+    async *stream() { calls.n++; throw fault(); },
+  };
 }
 
 const request: ChatRequest = { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stop: [] };
@@ -92,5 +110,44 @@ describe('ChatService.stream', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]!.completionTokens).toBeGreaterThan(0); // "one two": counted, not the provider's done usage
     expect(rows[0]!.completionTokens).not.toBe(1);
+  });
+});
+
+describe('ChatService: failover between channels (G90, G91)', () => {
+  const answer = (id: string): ChatProvider => ({
+    id,
+    complete: async () => ({ content: `from ${id}`, finishReason: 'stop', usage: usageOf(1, 1) }),
+    async *stream() { yield { type: 'delta', content: `from ${id}` }; yield { type: 'done', finishReason: 'stop', usage: usageOf(1, 1) }; },
+  });
+
+  it('a channel fault of the first candidate hands the call to the next, streamed or not', async () => {
+    const calls = { n: 0 };
+    const { service } = setup(refusing('down', calls), answer('up'));
+    expect((await service.complete(call())).data.content).toBe('from up');
+    const sink = new RecordingSink();
+    expect(await service.stream(call(), () => sink)).toBe('streamed');
+    expect(sink.events.join('\n')).toContain('from up');
+    expect(calls.n).toBe(2);
+  });
+
+  it('the last candidate\'s fault is the answer; once every circuit is open: 503 upstream_unavailable, no call made', async () => {
+    const calls = { n: 0 };
+    const { service, channels } = setup(refusing('down', calls));
+    await expect(service.complete(call())).rejects.toMatchObject({ code: 'upstream_error', status: 502, message: 'The chat upstream "down" failed (HTTP 503)' });
+    await expect(service.complete(call())).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(channels.state('down')).toBe('open');
+    const err = await service.complete(call()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'upstream_unavailable', status: 503 });
+    expect((err as { headers: Record<string, string> }).headers['retry-after']).toBe('60');
+    await expect(service.stream(call(), () => new RecordingSink())).rejects.toMatchObject({ code: 'upstream_unavailable' });
+    expect(calls.n).toBe(2);
+  });
+
+  it('a failure that is not the channel\'s (the request\'s own) is the answer at once: no other channel is tried', async () => {
+    const other = { n: 0 };
+    const bad: ChatProvider = { id: 'bad', complete: async () => { throw Object.assign(new Error('context too long'), { code: 'x' }); }, stream: refusing('x', other).stream };
+    const { service } = setup(bad, { ...answer('up'), complete: async () => { other.n++; return { content: '', finishReason: 'stop', usage: usageOf(0, 0) }; } });
+    await expect(service.complete(call())).rejects.toThrow('context too long');
+    expect(other.n).toBe(0);
   });
 });

@@ -13,12 +13,14 @@ import type { Logger } from 'pino';
 import { AppError, asAppError, ClientGone } from '../errors.js';
 import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
-import type { ChatProviderRegistry } from './registry.js';
+import { orderCandidates, type Channels, type RouteCandidate } from '../providers/channels.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import { ChannelError, type ChatApi } from '../providers/types.js';
 import { ChatChunks } from './chunks.js';
 import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
 import { countPromptTokens, countTextTokens } from './tokens.js';
-import type { ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from './types.js';
+import type { ChatContext, ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from './types.js';
 
 /** `chatcmpl-` + 128 random bits, URL-safe. */
 export function newChatCompletionId(): string {
@@ -33,7 +35,10 @@ export interface ChatSuccessEnvelope {
 }
 
 export interface ChatServiceOptions {
-  registry: ChatProviderRegistry;
+  /** The providers and the route of each chat model (G90). */
+  providers: ProviderRegistry;
+  /** Slots and circuits of the channels calls go through (G91). */
+  channels: Channels;
   usage: UsageStore;
   /** A `: ping` comment after this long without an event, ms (also how long the status line waits). */
   heartbeatMs: number;
@@ -67,10 +72,23 @@ export class ChatService {
    * nothing is billed (G41).
    */
   async complete(call: ChatCall): Promise<ChatSuccessEnvelope> {
-    const provider = this.options.registry.providerFor(call.request.model);
+    const route = this.routeOf(call.request.model);
     await this.vetMedia(call.request);
     const id = newChatCompletionId();
-    const done = await provider.complete(call.request, { signal: call.signal, log: call.log });
+    const { channels } = this.options;
+    let refused: ChannelError | undefined;
+    let done: Awaited<ReturnType<ChatApi['complete']>> | undefined;
+    for (const candidate of orderCandidates(channels.usable(route))) {
+      const chat = this.chatOf(candidate);
+      try {
+        done = await channels.call(candidate.provider, () => chat.complete(call.request, this.contextOf(call, candidate)), call.signal);
+        break;
+      } catch (err) {
+        if (!(err instanceof ChannelError) || call.signal.aborted) throw err;
+        refused = this.refused(call, candidate, err);
+      }
+    }
+    if (!done) throw refused ?? this.unavailable(route);
     this.record(call, id, done.usage);
     return { code: '200', msg: '成功', data: { content: done.content, usage: done.usage, model: call.request.model, id, finish_reason: done.finishReason }, success: true };
   }
@@ -82,20 +100,56 @@ export class ChatService {
    */
   async stream(call: ChatCall, open: OpenChatStream): Promise<ChatStreamOutcome> {
     const { request: chat, signal } = call;
-    const provider = this.options.registry.providerFor(chat.model);
+    const route = this.routeOf(chat.model);
     await this.vetMedia(chat);
     const id = newChatCompletionId();
-    const iterator = provider.stream(chat, { signal, log: call.log })[Symbol.asyncIterator]();
-    const pending = iterator.next();
-    let first: IteratorResult<ChatStreamEvent> | undefined;
+    const opened = await this.openStream(call, route);
+    if (opened === 'client-gone') return 'client-gone';
+    const { iterator, pending, first, lease } = opened;
+    let fault = false;
     try {
-      first = await firstOrTimeout(pending, this.options.heartbeatMs);
-    } catch (err) {
-      if (!signal.aborted) throw err; // before the first byte: a normal JSON error (chat body)
-      if (signal.reason instanceof AppError) throw signal.reason; // stopped by the gateway (revoked key, shutdown)
-      return 'client-gone';
+      return await this.relayStream(call, id, open, { iterator, pending, first }, (err) => { fault = err instanceof ChannelError; });
+    } finally {
+      lease.release(fault);
     }
+  }
 
+  /**
+   * The stream of the first candidate channel that opens one (G90): a channel fault before its
+   * first event (within one heartbeat interval: refused, 429, 5xx, a connect timeout) moves on to
+   * the next. The slot at the channel is held while the stream runs.
+   */
+  private async openStream(call: ChatCall, route: RouteCandidate[]): Promise<OpenedStream | 'client-gone'> {
+    const { signal } = call;
+    let refused: ChannelError | undefined;
+    for (const candidate of orderCandidates(this.options.channels.usable(route))) {
+      const chat = this.chatOf(candidate);
+      let lease: OpenedStream['lease'];
+      try {
+        lease = await this.options.channels.acquire(candidate.provider, signal);
+      } catch (err) {
+        if (signal.aborted) return stoppedBefore(signal);
+        if (err instanceof ChannelError) { refused = err; continue; }
+        throw err;
+      }
+      const iterator = chat.stream(call.request, this.contextOf(call, candidate))[Symbol.asyncIterator]();
+      const pending = iterator.next();
+      try {
+        return { iterator, pending, first: await firstOrTimeout(pending, this.options.heartbeatMs), lease };
+      } catch (err) {
+        lease.release(err instanceof ChannelError);
+        if (signal.aborted) return stoppedBefore(signal);
+        if (!(err instanceof ChannelError)) throw err; // before the first byte: a normal JSON error (chat body)
+        refused = this.refused(call, candidate, err);
+      }
+    }
+    throw refused ?? this.unavailable(route);
+  }
+
+  /** The opened stream to the client: role, deltas, finish, usage; or an error event (G40). */
+  private async relayStream(call: ChatCall, id: string, open: OpenChatStream, opened: Omit<OpenedStream, 'lease'>, failed: (err: unknown) => void): Promise<ChatStreamOutcome> {
+    const { request: chat, signal } = call;
+    const { iterator, pending, first } = opened;
     const sse = open(this.options.heartbeatMs);
     const chunks = new ChatChunks(id, Math.floor(Date.now() / 1000), chat.model);
     let text = '';
@@ -145,12 +199,39 @@ export class ChatService {
         sse.end();
         return 'streamed';
       }
+      failed(err);
       const appErr = asAppError(err);
       if (appErr.status >= 500) call.log.error({ err, chatId: id }, 'chat stream failed after it started');
       await sse.send({ error: { message: appErr.message, type: appErr.type, param: appErr.param ?? null, code: appErr.code } });
       sse.end();
       return 'streamed';
     }
+  }
+
+  /** The chat model's route, or a 503 when no channel of it takes calls now (G91). */
+  private routeOf(model: string): RouteCandidate[] {
+    const route = this.options.providers.routeModel(model, 'chat');
+    if (this.options.channels.usable(route).length === 0) throw this.unavailable(route);
+    return route;
+  }
+
+  private unavailable(route: RouteCandidate[]): AppError {
+    const seconds = Math.max(1, Math.ceil(this.options.channels.retryAfterMs(route) / 1000));
+    return new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+  }
+
+  private chatOf(candidate: RouteCandidate): ChatApi {
+    return this.options.providers.get(candidate.provider)!.chat!;
+  }
+
+  private contextOf(call: ChatCall, candidate: RouteCandidate): ChatContext {
+    return { signal: call.signal, log: call.log, upstreamModel: candidate.model ?? call.request.model };
+  }
+
+  /** A channel refused the call: logged, and the next candidate is tried. */
+  private refused(call: ChatCall, candidate: RouteCandidate, err: ChannelError): ChannelError {
+    call.log.warn({ channel: candidate.provider, err: err.message }, 'the chat channel could not take the call; trying the next');
+    return err;
   }
 
   /**
@@ -180,6 +261,21 @@ export class ChatService {
       call.log.error({ err, chatId: id }, 'could not record chat usage');
     }
   }
+}
+
+interface OpenedStream {
+  iterator: AsyncIterator<ChatStreamEvent>;
+  /** The first `next()` of the iterator. */
+  pending: Promise<IteratorResult<ChatStreamEvent>>;
+  /** Its result, when it came within one heartbeat interval. */
+  first: IteratorResult<ChatStreamEvent> | undefined;
+  lease: { release(failed: boolean): void };
+}
+
+/** Stopped before the stream opened: by the gateway (its reason is the answer), or the client left. */
+function stoppedBefore(signal: AbortSignal): 'client-gone' {
+  if (signal.reason instanceof AppError) throw signal.reason; // stopped by the gateway (revoked key, shutdown)
+  return 'client-gone';
 }
 
 /** The first result, or undefined when `ms` pass first (the promise keeps running). */

@@ -58,6 +58,8 @@ export interface ChatContext {
   /** Aborted when the client goes away or the request times out: stop the upstream call. */
   signal: AbortSignal;
   log: Logger;
+  /** The model's name at this provider (the route's `model`), else the caller's. */
+  upstreamModel: string;
 }
 
 export interface ChatProvider {

@@ -3,12 +3,13 @@ import { CHAT_MODELS } from '../contract/chat.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';
 import { createOpenAiChatProvider, type MaxTokensParam, type OpenAiChatProvider } from '../providers/openai/chat.js';
+import type { RouteCandidate } from '../providers/channels.js';
 import type { ChatProvider } from './types.js';
 
 export interface ChatUpstreams {
   providers: ChatProvider[];
-  /** chat model -> provider id */
-  routes: Record<string, string>;
+  /** chat model -> its one candidate: the provider id and the model's name there */
+  routes: Record<string, RouteCandidate[]>;
 }
 
 export const CHAT_UPSTREAM_DEFAULTS = { timeoutMs: 120_000, stallTimeoutMs: 30_000, connectTimeoutMs: 10_000 } as const;
@@ -196,15 +197,15 @@ export function readChatUpstreamSpecs(env: Env): ChatUpstreamSpec[] {
  */
 export function createChatUpstreams(specs: readonly ChatUpstreamSpec[]): ChatUpstreams {
   const providers: OpenAiChatProvider[] = [];
-  const routes: Record<string, string> = {};
+  const routes: Record<string, RouteCandidate[]> = {};
   for (const spec of specs) {
     const id = `openai:${spec.name}`;
     providers.push(createOpenAiChatProvider({
-      id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models, timeoutMs: spec.timeoutMs,
+      id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, timeoutMs: spec.timeoutMs,
       connectTimeoutMs: spec.connectTimeoutMs, stallTimeoutMs: spec.stallTimeoutMs, maxTokensParam: spec.maxTokensParam,
       keySetting: spec.keySetting,
     }));
-    for (const model of Object.keys(spec.models)) routes[model] = id;
+    for (const [model, upstreamModel] of Object.entries(spec.models)) routes[model] = [{ provider: id, model: upstreamModel, priority: 0, weight: 1 }];
   }
   return { providers, routes };
 }

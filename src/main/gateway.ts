@@ -9,11 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { ensureApiKey } from '../auth/keys.js';
-import { ChatProviderRegistry } from '../chat/registry.js';
-import { createSandboxChatProvider } from '../chat/sandbox.js';
 import { ChatService } from '../chat/service.js';
-import type { ChatProvider } from '../chat/types.js';
-import { createChatUpstreams } from '../chat/upstream-config.js';
 import type { Config } from '../config.js';
 import type { MediaRef } from '../contract/media-refs.js';
 import { createLogger } from '../logger.js';
@@ -23,11 +19,9 @@ import { ASSET_SCHEME } from '../media/media-review.js';
 import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { resultLinks } from '../media/result-links.js';
 import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
-import { type BreakerSettings, Channels, type RouteCandidate } from '../providers/channels.js';
-import { ProviderRegistry, routesOfShorthand } from '../providers/registry.js';
+import { type BreakerSettings, Channels } from '../providers/channels.js';
+import { ProviderRegistry } from '../providers/registry.js';
 import { ResourceMonitor } from '../resources.js';
-import { createSandboxProvider } from '../providers/sandbox/index.js';
-import type { Provider } from '../providers/types.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
 import type { Store } from '../store/types.js';
 import { IdempotencyService } from '../tasks/idempotency.js';
@@ -38,19 +32,14 @@ import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
 import { TaskWatch } from '../tasks/task-watch.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
+import { setUpProviders, type ProviderSetupOptions } from './provider-setup.js';
 
-export interface GatewayOptions {
+export interface GatewayOptions extends ProviderSetupOptions {
   logger?: Logger;
   /** Default: SQLite at `config.databaseFile`, WAL checkpoints on a thread of their own. */
   store?: Store;
-  /** Media providers; default: the sandbox. */
-  providers?: Provider[];
   /** Circuit breaker settings of every channel (default: DEFAULT_BREAKER). */
   breaker?: BreakerSettings;
-  /** Model routes over `providers` (default: `MEDIAGATE_MODEL_ROUTES`). */
-  routes?: Record<string, RouteCandidate[]>;
-  /** Chat providers and routes; default: the sandbox plus the configured upstreams. */
-  chat?: { providers: ChatProvider[]; routes?: Record<string, string> };
   /** Review caller media at submit (default true). */
   reviewMedia?: boolean;
   /** How often the worker looks for work from elsewhere, ms (default 1000). */
@@ -91,16 +80,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   fs.rmSync(tmpDir, { recursive: true, force: true });
   fs.mkdirSync(tmpDir, { recursive: true });
 
-  const providers = new ProviderRegistry(options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })], options.routes ?? routesOfShorthand(config.modelRoutes));
+  const setup = setUpProviders(config, options);
+  const providers = new ProviderRegistry(setup.providers, setup.routes);
   const channels = new Channels({
     log: logger.child({ component: 'channels' }),
     concurrencyOf: (id) => providers.get(id)?.concurrency ?? config.workerConcurrency,
     ...(options.breaker && { breaker: options.breaker }),
   });
-  const upstreams = options.chat ?? createChatUpstreams(config.chatUpstreams);
-  const chatRegistry = new ChatProviderRegistry(
-    [createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond }), ...upstreams.providers], upstreams.routes,
-  );
   const media = createMediaServices(config, store, tmpDir);
   const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);
 
@@ -133,7 +119,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
-  const chat = new ChatService({ registry: chatRegistry, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
+  const chat = new ChatService({ providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   const live = new LiveRequests(store.keys);
   const app = await buildApp({
     config, store, signer, blobs, inputs: media.inputs, logger, live, resources,
@@ -157,7 +143,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         const streamsEnded = live.shutdown(graceMs).then(() => app.server.closeIdleConnections());
         await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded]);
         killAllFfmpeg();
-        await chatRegistry.close();
+        await providers.close();
         store.close();
       })();
       return closing;

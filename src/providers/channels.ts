@@ -155,21 +155,44 @@ export class Channels {
    * channel; anything else (an answer, the request's own fault) as a sign of life.
    */
   async call<T>(provider: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const breaker = this.breaker(provider);
-    if (!breaker.allow(this.now())) {
-      throw new ChannelError(`the channel ${provider} is not taking calls (its circuit is open)`, { retryAfterMs: breaker.retryAfterMs(this.now()) });
-    }
-    let ran = false;
+    const lease = await this.acquire(provider, signal);
     let failed = false;
     try {
-      return await this.limiter(provider).run(() => { ran = true; return fn(); }, signal);
+      return await fn();
     } catch (err) {
       failed = err instanceof ChannelError;
       throw err;
     } finally {
-      if (ran) this.record(provider, breaker, failed);
-      else if (breaker.state === 'half-open') breaker.release(); // the probe never went: another may
+      lease.release(failed);
     }
+  }
+
+  /**
+   * A slot at a channel held until released (a chat stream holds it while it streams): refused at
+   * once with a ChannelError when the circuit is open. `release(failed)` records the outcome (a
+   * channel fault, or a sign of life) and frees the slot; only the first call counts.
+   */
+  async acquire(provider: string, signal?: AbortSignal): Promise<{ release(failed: boolean): void }> {
+    const breaker = this.breaker(provider);
+    if (!breaker.allow(this.now())) {
+      throw new ChannelError(`the channel ${provider} is not taking calls (its circuit is open)`, { retryAfterMs: breaker.retryAfterMs(this.now()) });
+    }
+    let free: () => void;
+    try {
+      free = await this.limiter(provider).acquire(signal);
+    } catch (err) {
+      if (breaker.state === 'half-open') breaker.release(); // the probe never went: another may
+      throw err;
+    }
+    let done = false;
+    return {
+      release: (failed) => {
+        if (done) return;
+        done = true;
+        free();
+        this.record(provider, breaker, failed);
+      },
+    };
   }
 
   private record(provider: string, breaker: Breaker, failed: boolean): void {

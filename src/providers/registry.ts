@@ -1,25 +1,29 @@
-import type { FamilyId } from '../contract/families.js';
+import { CHAT_MODELS } from '../contract/chat.js';
+import type { ChatProvider } from '../chat/types.js';
 import { AppError } from '../errors.js';
 import type { RouteCandidate } from './channels.js';
-import type { Provider } from './types.js';
+import type { Provider, ServiceFamily } from './types.js';
 
 /**
- * The providers this process knows, and the route of each model: its candidates in order
- * (providers.json `routes`, or `MEDIAGATE_MODEL_ROUTES`; G90). A model without a route of its own
- * takes the `*` route, else the fallback provider (the sandbox).
+ * The providers this process knows, media and chat alike, and the route of each model: its
+ * candidates in order (providers.json `routes`, or the shorthand settings; G90). A model without
+ * a route of its own takes the `*` route, else the fallback provider (the sandbox).
  */
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
   constructor(providers: Provider[], private readonly routes: Record<string, RouteCandidate[]> = {}, private readonly fallback = 'sandbox') {
-    for (const p of providers) this.providers.set(p.id, p);
+    for (const p of providers) {
+      if (this.providers.has(p.id)) throw new Error(`two providers are named "${p.id}"`);
+      for (const family of p.capabilities.families) {
+        if (family === 'chat' ? !p.chat : !p.start) throw new Error(`provider "${p.id}" declares ${family} but has no ${family === 'chat' ? 'chat' : 'start'}`);
+      }
+      this.providers.set(p.id, p);
+    }
     for (const [model, candidates] of Object.entries(routes)) {
       for (const c of candidates) {
         if (!this.providers.has(c.provider)) throw new Error(`the route of ${model} names unknown provider "${c.provider}" (known: ${this.ids().join(', ')})`);
       }
-    }
-    if (!this.providers.has(fallback) && routes['*'] === undefined) {
-      throw new Error(`no provider "${fallback}" registered for models without a route`);
     }
   }
 
@@ -27,20 +31,71 @@ export class ProviderRegistry {
     return [...this.providers.keys()];
   }
 
+  /** Providers that run tasks of some media family (the task runner claims for these). */
+  mediaIds(): string[] {
+    return this.ids().filter((id) => this.providers.get(id)!.capabilities.families.some((f) => f !== 'chat'));
+  }
+
   get(id: string): Provider | undefined {
     return this.providers.get(id);
   }
 
-  /** A model's route: the candidates that can run its family, in order; 503 when none can. */
-  routeModel(model: string, family: FamilyId): RouteCandidate[] {
+  /** A model's route: the candidates that can serve its family, in order; 503 when none can. */
+  routeModel(model: string, family: ServiceFamily): RouteCandidate[] {
     const route = this.routes[model] ?? this.routes['*'] ?? [{ provider: this.fallback, priority: 0, weight: 1 }];
     const usable = route.filter((c) => this.providers.get(c.provider)?.capabilities.families.includes(family));
     if (usable.length === 0) throw new AppError('service_unavailable', `No provider is configured for model ${model}`);
     return usable;
+  }
+
+  /** Closes every provider that holds connections (shutdown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.providers.values()].map((p) => p.close?.()));
   }
 }
 
 /** `MEDIAGATE_MODEL_ROUTES` (model -> one provider) as routes of one candidate each. */
 export function routesOfShorthand(routes: Record<string, string>): Record<string, RouteCandidate[]> {
   return Object.fromEntries(Object.entries(routes).map(([model, provider]) => [model, [{ provider, priority: 0, weight: 1 }]]));
+}
+
+/**
+ * Chat routes of the shorthand form (chat model -> provider id, `*` for every chat model not named)
+ * as candidates; `upstreamModel` names the model at the provider, where it differs.
+ */
+export function chatRoutesOf(routes: Record<string, string>, upstreamModel: (model: string, provider: string) => string | undefined = () => undefined): Record<string, RouteCandidate[]> {
+  const out: Record<string, RouteCandidate[]> = {};
+  for (const model of CHAT_MODELS) {
+    const provider = routes[model] ?? routes['*'];
+    if (provider === undefined) continue;
+    const name = upstreamModel(model, provider);
+    out[model] = [{ provider, priority: 0, weight: 1, ...(name !== undefined && name !== model && { model: name }) }];
+  }
+  return out;
+}
+
+/** A chat-only provider as a provider of the `chat` family. */
+export function chatOnlyProvider(chat: ChatProvider): Provider {
+  return {
+    id: chat.id,
+    capabilities: { families: ['chat'], cancel: false },
+    chat,
+    ...(chat.close && { close: () => chat.close!() }),
+  };
+}
+
+/**
+ * `providers` with `chat` served by `chat` under the id `id` too: added to the provider of that id
+ * (the sandbox makes media and chat), or as a provider of its own when there is none.
+ */
+export function withChat(providers: Provider[], id: string, chat: ChatProvider): Provider[] {
+  const i = providers.findIndex((p) => p.id === id);
+  if (i < 0) return [...providers, chatOnlyProvider(chat)];
+  const base = providers[i]!;
+  if (base.chat) return providers;
+  const merged: Provider = Object.assign(Object.create(base) as Provider, {
+    capabilities: { ...base.capabilities, families: [...base.capabilities.families, 'chat' as const] },
+    chat,
+  });
+  return providers.map((p, j) => (j === i ? merged : p));
 }

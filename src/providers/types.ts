@@ -11,6 +11,8 @@
  * them into the gateway's own storage at once.
  */
 import type { Logger } from 'pino';
+import type { ChatCompletion, ChatContext, ChatRequest, ChatStreamEvent } from '../chat/types.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
@@ -114,9 +116,23 @@ export type CheckResult =
    */
   | { state: 'failed'; error: Error };
 
+/** What a provider can serve: a media family's tasks, or chat completions. */
+export type ServiceFamily = FamilyId | 'chat';
+
+/**
+ * Chat completions at a provider (the `chat` family): the whole reply, or its deltas as they come.
+ * The model's name at the provider is `ctx.upstreamModel`. A failure that is the channel's (see
+ * ChannelError) before anything was produced lets the gateway try the next candidate.
+ */
+export interface ChatApi {
+  complete(request: ChatRequest, ctx: ChatContext): Promise<ChatCompletion>;
+  /** Deltas as they come, then exactly one `done` event. A failure mid-way throws from the iterator. */
+  stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
+}
+
 export interface ProviderCapabilities {
-  /** Families whose tasks this provider can run. */
-  families: readonly FamilyId[];
+  /** What this provider serves: media families (it has `start`) and/or `chat` (it has `chat`). */
+  families: readonly ServiceFamily[];
   /** Whether `cancel` can stop a generation. */
   cancel: boolean;
 }
@@ -132,13 +148,20 @@ export interface Provider {
    * backs off after failed checks (tasks/check-delay.ts).
    */
   pollSeconds?: PollSeconds;
-  /** Makes the result (the signal stops it) or starts a generation elsewhere. */
-  start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
+  /** Makes the result (the signal stops it) or starts a generation elsewhere. Required for media families. */
+  start?(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
   /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */
   check?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult>;
   /** Asks the upstream to stop a started generation (best effort). */
   cancel?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void>;
+  /** Chat completions; required for `chat`. */
+  chat?: ChatApi;
+  /** Releases pooled connections at shutdown. */
+  close?(): Promise<void>;
 }
+
+/** A provider of media families: one that has `start` (what the sandbox and media providers are). */
+export type MediaProvider = Provider & Required<Pick<Provider, 'start'>>;
 
 /**
  * A failure that retrying cannot fix (a bad prompt, a refused medium, an upstream 4xx caused by
@@ -156,15 +179,22 @@ export class UnrecoverableError extends Error {
 
 /**
  * The channel could not take the call (connection refused or reset, a timeout, 401/402/403: our
- * credentials or credit there, 429, 5xx): not the request's fault. A start moves on to the next
- * candidate channel; a check is tried again later. `retryAfterMs`: what the upstream asked for.
+ * credentials or credit there, 429, 5xx): not the request's fault. A start or a chat call moves on
+ * to the next candidate channel; a check is tried again later. `retryAfterMs`: what the upstream
+ * asked for. As an AppError it is what a caller gets when no candidate is left (chat): by default
+ * 502 `upstream_error`.
  */
-export class ChannelError extends Error {
+export class ChannelError extends AppError {
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
-    super(message, options);
+  constructor(message: string, options: { cause?: unknown; retryAfterMs?: number; code?: ErrorCode; headers?: Record<string, string> } = {}) {
+    super(options.code ?? 'upstream_error', message, { retryable: true, ...(options.cause !== undefined && { cause: options.cause }), ...(options.headers && { headers: options.headers }) });
     this.name = 'ChannelError';
-    this.retryAfterMs = options?.retryAfterMs;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** A gateway error an upstream answer was mapped to, marked as the channel's fault. */
+  static of(err: AppError, retryAfterMs?: number): ChannelError {
+    return new ChannelError(err.message, { code: err.code, cause: err.cause ?? err, ...(err.headers && { headers: err.headers }), ...(retryAfterMs !== undefined && { retryAfterMs }) });
   }
 }

@@ -123,7 +123,7 @@ export class TaskRunner {
   }
 
   private providerIds(): string[] {
-    return this.opts.providers.ids();
+    return this.opts.providers.mediaIds();
   }
 
   private slots(provider: Provider): number {

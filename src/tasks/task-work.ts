@@ -79,9 +79,10 @@ export async function startTask(w: Work): Promise<number | undefined> {
   let refusedBy: ChannelError | undefined;
   for (const candidate of candidates) {
     const provider = w.opts.providers.get(candidate.provider);
-    if (!provider) continue;
+    if (!provider?.start) continue;
+    const start = provider.start.bind(provider);
     const job: ProviderJob = { ...w.job, upstreamModel: candidate.model ?? w.task.model };
-    const started = w.opts.channels.call(provider.id, () => provider.start(job, contextFor(w, provider)), w.controller.signal);
+    const started = w.opts.channels.call(provider.id, () => start(job, contextFor(w, provider)), w.controller.signal);
     // a generation that starts after this work gave up on it (cancel) is stopped again at once
     started.then((r) => {
       if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled') void cancelAtUpstream(provider, r.ref, job, w.log);

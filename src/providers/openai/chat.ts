@@ -4,10 +4,11 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../../errors.js';
+import { ChannelError } from '../types.js';
 import type {
   ChatCompletion, ChatContext, ChatMessage, ChatProvider, ChatRequest, ChatStreamEvent, FinishReason,
 } from '../../chat/types.js';
-import { errorInfoOf, mapHttpError, mapTransportError, quote, type HttpErrorContext } from './errors.js';
+import { errorInfoOf, mapHttpError, mapTransportError, quote, retryAfterSeconds, type HttpErrorContext } from './errors.js';
 import { SseParser } from './sse-parse.js';
 import { completeUsage, readUsage } from './usage.js';
 
@@ -20,8 +21,6 @@ export interface OpenAiChatProviderOptions {
   /** Up to and including the API version, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
   baseUrl: string;
   apiKey?: string | undefined;
-  /** Our chat model -> the upstream's model name. */
-  models: Record<string, string>;
   /** Whole call, headers and body, streaming or not (G53). */
   timeoutMs: number;
   /** TCP (+TLS) connect. */
@@ -127,6 +126,11 @@ class CallGuard {
   }
 }
 
+/** Upstream statuses that are the channel's fault, not the request's. */
+export function isChannelFault(status: number): boolean {
+  return status === 401 || status === 402 || status === 403 || status === 408 || status === 429 || status >= 500;
+}
+
 function abortError(): Error {
   const e = new Error('The chat request was aborted by the caller');
   e.name = 'AbortError';
@@ -134,7 +138,7 @@ function abortError(): Error {
 }
 
 export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): OpenAiChatProvider {
-  const { id, apiKey, models, timeoutMs } = options;
+  const { id, apiKey, timeoutMs } = options;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const target = new URL(`${baseUrl}/chat/completions`); // parsed once, not per call
   const origin = target.origin;
@@ -151,12 +155,6 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
   const dispatcher: Dispatcher = options.dispatcher ?? ownAgent!;
   const keySetting = options.keySetting ?? `the apiKey of upstream "${id}"`;
 
-  function upstreamModel(model: string): string {
-    const m = models[model] ?? models['*'];
-    if (m === undefined) throw new AppError('service_unavailable', `The chat upstream "${id}" has no model configured for ${model}`);
-    return m;
-  }
-
   function errorContext(model: string): HttpErrorContext {
     return { upstream: id, model, apiKey, keySetting };
   }
@@ -168,12 +166,13 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
       accept: stream ? 'text/event-stream' : 'application/json',
     };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-    const body = JSON.stringify(toUpstreamBody(req, upstreamModel(req.model), stream, maxTokensParam));
+    const body = JSON.stringify(toUpstreamBody(req, ctx.upstreamModel, stream, maxTokensParam));
     let res: Dispatcher.ResponseData;
     try {
       res = await dispatcher.request({ origin, path, method: 'POST', headers, body, signal: guard.signal });
     } catch (err) {
-      throw guard.cut ?? mapTransportError(err, id, 'connect');
+      // not connected (refused, unknown host, connect timeout): the channel's fault (G89)
+      throw guard.cut ?? ChannelError.of(mapTransportError(err, id, 'connect'));
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text = '';
@@ -184,6 +183,8 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
       }
       const error = mapHttpError(res.statusCode, res.headers, text, errorContext(req.model));
       ctx.log.warn({ upstream: id, model: req.model, upstreamStatus: res.statusCode, code: error.code }, 'chat upstream answered with an error');
+      // our credentials or credit there (401, 402, 403), its limits (429), its faults (408, 5xx): another channel may answer
+      if (isChannelFault(res.statusCode)) throw ChannelError.of(error, res.statusCode === 429 ? Number(retryAfterSeconds(res.headers)) * 1000 : undefined);
       throw error;
     }
     return res;

@@ -1,6 +1,6 @@
 import { FAMILIES } from '../../contract/families.js';
 import type { SandboxTiming } from '../../config.js';
-import type { Provider, ProviderContext, ProviderJob, ProviderOutput, StartResult } from '../types.js';
+import type { MediaProvider, ProviderContext, ProviderJob, ProviderOutput, StartResult } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { renderSandboxImage } from './image.js';
 import { fetchAll, promptOf, renderFailure, seedOf } from './job-inputs.js';
@@ -17,7 +17,7 @@ export interface SandboxOptions {
  * deterministic (same request, same bytes). Prompt markers let clients test their failure paths:
  * `[fail]` fails the task at once; `[flaky]` fails the first attempt with a retryable error.
  */
-export function createSandboxProvider(options: SandboxOptions): Provider {
+export function createSandboxProvider(options: SandboxOptions): MediaProvider {
   return {
     id: 'sandbox',
     // it makes the media here, so a cancel stops it through the signal (its ffmpeg is killed)
