@@ -99,7 +99,7 @@ export class ChatService {
    * that leaves aborts the provider; what was generated and sent is billed (G41).
    */
   async stream(call: ChatCall, open: OpenChatStream): Promise<ChatStreamOutcome> {
-    const { request: chat, signal } = call;
+    const { request: chat } = call;
     const route = this.routeOf(chat.model);
     await this.vetMedia(chat);
     const id = newChatCompletionId();
