@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { readChatUpstreamSpecs, type ChatUpstreamSpec } from './chat/upstream-config.js';
 import { ConfigError, type Env } from './config-error.js';
+import { readProvidersFile, type ProvidersConfig } from './providers/providers-file.js';
 import { openFileLimit } from './resources.js';
 
 /**
@@ -71,6 +72,8 @@ export interface Config {
   modelRoutes: Record<string, string>;
   /** OpenAI-compatible chat upstreams (`MEDIAGATE_CHAT_CONFIG`, `MEDIAGATE_CHAT_UPSTREAM_*`), validated; keys inside. */
   chatUpstreams: ChatUpstreamSpec[];
+  /** Providers and routes of `MEDIAGATE_PROVIDERS` (providers.json), validated; keys inside. Undefined: the shorthand settings apply. */
+  providers: ProvidersConfig | undefined;
   /** Most client connections open at once (more are refused at once); sized to the descriptor limit by default. */
   maxConnections: number;
   /** Free disk under the data directory below which /readyz fails and no task is claimed, bytes; 0: not checked. */
@@ -220,6 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxChatTokensPerSecond: tokensPerSecondSetting(env, 'MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 50),
     chatHeartbeatMs: intSetting(env, 'MEDIAGATE_CHAT_HEARTBEAT_MS', 15_000, 10, 600_000),
     chatUpstreams: readChatUpstreamSpecs(env),
+    providers: readProvidersFile(env),
     maxConnections: intSetting(env, 'MEDIAGATE_MAX_CONNECTIONS', defaultMaxConnections(), 1, 1_000_000),
     minFreeDiskBytes: intSetting(env, 'MEDIAGATE_MIN_FREE_DISK_MB', 512, 0, 10_000_000) * 1_048_576,
     headersTimeoutMs: intSetting(env, 'MEDIAGATE_HEADERS_TIMEOUT_SECONDS', 10, 1, 60) * 1000,

@@ -1,28 +1,9 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadChatUpstreams, readChatUpstreamSpecs } from '../src/chat/upstream-config.js';
-import { ConfigError } from '../src/config-error.js';
+import { configError, configFiles } from './helpers/config-files.js';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-chatcfg-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-function file(content: unknown): string {
-  const p = path.join(dir, `c${n++}.json`);
-  fs.writeFileSync(p, typeof content === 'string' ? content : JSON.stringify(content));
-  return p;
-}
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
+const { dir, file } = configFiles('mediagate-chatcfg-');
 
 const good = {
   upstreams: {

@@ -1,0 +1,198 @@
+/**
+ * `MEDIAGATE_PROVIDERS=path/to/providers.json` (README "Upstream providers", docs/API.md G90): the
+ * providers (channels) of the gateway, media and chat alike, and the route of each model. Read and
+ * checked once at start: any mistake (an unknown type or field, a field another type takes, a bad
+ * URL, a route to a provider that does not exist or cannot serve that model's family, an unset key
+ * variable) is a ConfigError naming it. Keys come from environment variables and are never quoted.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { findModel } from '../contract/catalog.js';
+import { CHAT_MODELS } from '../contract/chat.js';
+import { FAMILIES } from '../contract/families.js';
+import { ConfigError, type Env } from '../config-error.js';
+import { readConfigJson } from '../config-file.js';
+import type { PollSeconds } from '../tasks/check-delay.js';
+import type { RouteCandidate } from './channels.js';
+import type { ServiceFamily } from './types.js';
+
+export const SETTING = 'MEDIAGATE_PROVIDERS';
+
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'sandbox'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/** What each type serves. */
+export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
+  relay: [...FAMILIES, 'chat'],
+  'openai-chat': ['chat'],
+  sandbox: [...FAMILIES, 'chat'],
+};
+
+const MS_RULE = 'a whole number of milliseconds between 100 and 3600000';
+const Milliseconds = (description = MS_RULE) => Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000, description }));
+const Url = (description: string) => Type.Optional(Type.String({ description }));
+const Seconds = Type.Number({ minimum: 0.05, maximum: 3600, description: 'seconds between 0.05 and 3600' });
+
+const ProviderEntry = Type.Object({
+  type: Type.Union(PROVIDER_TYPES.map((t) => Type.Literal(t)), { description: `one of ${PROVIDER_TYPES.join(', ')}` }),
+  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat (https://api.openai.com/v1)'),
+  powerBaseUrl: Url('an http(s) URL: {power_base_url} of the upstream (default baseUrl)'),
+  apiBaseUrl: Url('an http(s) URL: {api_base_url} of the upstream (default baseUrl)'),
+  apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable holding the key' })),
+  concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'a whole number of calls between 1 and 10000' })),
+  timeoutMs: Milliseconds(),
+  connectTimeoutMs: Milliseconds(),
+  stallTimeoutMs: Milliseconds(),
+  chatTimeoutMs: Milliseconds(),
+  pollSeconds: Type.Optional(Type.Union([
+    Seconds,
+    Type.Object(Object.fromEntries(FAMILIES.map((f) => [f, Type.Optional(Seconds)])), { additionalProperties: false, description: `an object of family -> seconds (families: ${FAMILIES.join(', ')})` }),
+  ], { description: 'seconds between checks (0.05-3600), or an object of family -> seconds' })),
+  maxTokensParam: Type.Optional(Type.Union(['max_completion_tokens', 'max_tokens', 'both'].map((p) => Type.Literal(p)), { description: 'one of max_completion_tokens, max_tokens, both' })),
+  timing: Type.Optional(Type.Union(['instant', 'fast', 'realistic'].map((p) => Type.Literal(p)), { description: 'one of instant, fast, realistic' })),
+  chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
+}, { additionalProperties: false, description: 'an object { type, baseUrl, apiKeyEnv, ... }' });
+
+const Candidate = Type.Object({
+  provider: Type.String({ minLength: 1, description: 'the id of one of the providers' }),
+  model: Type.Optional(Type.String({ pattern: '^\\S+$', description: "the model's name at that provider (no spaces)" })),
+  priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'a whole number 0-1000 (lower is tried first; default: its position in the list)' })),
+  weight: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'a positive number (share of the load among equal priorities; default 1)' })),
+}, { additionalProperties: false, description: 'an object { provider, model?, priority?, weight? }' });
+
+export const ProvidersFile = Type.Object({
+  providers: Type.Record(Type.String(), ProviderEntry, { description: 'an object of provider id -> { type, ... }' }),
+  routes: Type.Optional(Type.Record(Type.String(), Type.Array(Candidate, { minItems: 1, maxItems: 32, description: 'a list of 1 to 32 candidates' }), {
+    description: 'an object of model (or *) -> [candidates]',
+  })),
+}, { additionalProperties: false, description: 'a JSON object with "providers" and "routes"' });
+
+type ProviderEntry = Static<typeof ProviderEntry>;
+
+/** Fields each type takes besides `type`, `concurrency` and `apiKeyEnv` (which all take). */
+const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
+  relay: ['baseUrl', 'powerBaseUrl', 'apiBaseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'chatTimeoutMs', 'pollSeconds'],
+  'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
+  sandbox: ['timing', 'chatTokensPerSecond', 'pollSeconds'],
+};
+const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
+
+/** One validated provider (its key resolved: never log this object). */
+export interface ProviderSpec {
+  id: string;
+  type: ProviderType;
+  baseUrl?: string;
+  powerBaseUrl?: string;
+  apiBaseUrl?: string;
+  apiKey?: string;
+  /** Where the key comes from, for operator messages (never the key). */
+  keySetting?: string;
+  concurrency?: number;
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+  stallTimeoutMs?: number;
+  chatTimeoutMs?: number;
+  pollSeconds?: PollSeconds;
+  maxTokensParam?: 'max_completion_tokens' | 'max_tokens' | 'both';
+  timing?: 'instant' | 'fast' | 'realistic';
+  chatTokensPerSecond?: number;
+}
+
+export interface ProvidersConfig {
+  providers: ProviderSpec[];
+  routes: Record<string, RouteCandidate[]>;
+}
+
+/** An http(s) URL without credentials, query or fragment, without a trailing slash. */
+export function checkUpstreamUrl(setting: string, where: string, raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(setting, `${where} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(setting, `${where} must be an http(s) URL, got "${raw}"`);
+  if (u.username || u.password) throw new ConfigError(setting, `${where} must not contain credentials (name the key's variable in apiKeyEnv)`);
+  if (u.search || u.hash) throw new ConfigError(setting, `${where} must not have a query or fragment, got "${raw}"`);
+  return u.toString().replace(/\/+$/, '');
+}
+
+const serves = (type: ProviderType, family: ServiceFamily): boolean => TYPE_FAMILIES[type].includes(family);
+
+/** The family a model name belongs to, or undefined for a name no family knows. */
+export function familyOfModel(model: string): ServiceFamily | undefined {
+  if ((CHAT_MODELS as readonly string[]).includes(model)) return 'chat';
+  return findModel(model)?.family;
+}
+
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec {
+  const where = `providers.${id}`;
+  if (!ID_RE.test(id)) throw new ConfigError(SETTING, `${where}: provider ids are letters, digits, "_", ".", ":" and "-", starting with a letter or digit, at most 64, got ${JSON.stringify(id)}`);
+  const allowed = [...COMMON_FIELDS, ...TYPE_FIELDS[entry.type]];
+  for (const field of Object.keys(entry) as Array<keyof ProviderEntry>) {
+    if (!allowed.includes(field)) {
+      const takers = PROVIDER_TYPES.filter((t) => TYPE_FIELDS[t].includes(field));
+      throw new ConfigError(SETTING, `${where}.${field} does not apply to type ${entry.type} (it is a setting of ${takers.join(', ')}; ${entry.type} takes ${TYPE_FIELDS[entry.type].join(', ')})`);
+    }
+  }
+  const spec: ProviderSpec = { ...entry, id } as ProviderSpec;
+  delete (spec as { apiKeyEnv?: string }).apiKeyEnv;
+  if (entry.type !== 'sandbox') {
+    if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
+    spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);
+  }
+  if (entry.powerBaseUrl !== undefined) spec.powerBaseUrl = checkUpstreamUrl(SETTING, `${where}.powerBaseUrl`, entry.powerBaseUrl);
+  if (entry.apiBaseUrl !== undefined) spec.apiBaseUrl = checkUpstreamUrl(SETTING, `${where}.apiBaseUrl`, entry.apiBaseUrl);
+  if (entry.stallTimeoutMs !== undefined && entry.timeoutMs !== undefined && entry.type === 'openai-chat' && entry.stallTimeoutMs > entry.timeoutMs) {
+    throw new ConfigError(SETTING, `${where}.stallTimeoutMs (${entry.stallTimeoutMs}) must not exceed timeoutMs (${entry.timeoutMs})`);
+  }
+  if (entry.apiKeyEnv !== undefined) {
+    const key = env[entry.apiKeyEnv];
+    if (!key) throw new ConfigError(entry.apiKeyEnv, `is empty or not set, but ${where}.apiKeyEnv in ${SETTING} names it`);
+    spec.apiKey = key;
+    spec.keySetting = `the environment variable ${entry.apiKeyEnv} (${where}.apiKeyEnv)`;
+  }
+  return spec;
+}
+
+function routeCandidates(specs: Map<string, ProviderSpec>, model: string, list: Static<typeof Candidate>[]): RouteCandidate[] {
+  const where = `routes.${model}`;
+  const family = model === '*' ? undefined : familyOfModel(model);
+  if (model !== '*' && family === undefined) {
+    throw new ConfigError(SETTING, `${where}: "${model}" is not a model of this interface (a model id of a family's model table, a chat model, or * for every model without a route of its own)`);
+  }
+  const seen = new Set<string>();
+  return list.map((c, i) => {
+    const spec = specs.get(c.provider);
+    if (!spec) throw new ConfigError(SETTING, `${where}[${i}].provider must name one of the providers (${[...specs.keys()].join(', ')}), got ${JSON.stringify(c.provider)}`);
+    if (family !== undefined && !serves(spec.type, family)) {
+      throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type ${spec.type}) cannot serve ${model}, a ${family} model (${spec.type} serves ${TYPE_FAMILIES[spec.type].join(', ')})`);
+    }
+    if (seen.has(c.provider)) throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" is listed twice`);
+    seen.add(c.provider);
+    return { provider: c.provider, priority: c.priority ?? i, weight: c.weight ?? 1, ...(c.model !== undefined && { model: c.model }) };
+  });
+}
+
+/** Settings the file replaces, and how to move each into it. */
+const SHORTHANDS: Record<string, string> = {
+  MEDIAGATE_MODEL_ROUTES: 'write its model=provider pairs as "routes" in the file ("<model>": [{ "provider": "<id>" }])',
+  MEDIAGATE_CHAT_CONFIG: 'describe each of its upstreams in the file as a provider of type openai-chat ({ "type": "openai-chat", "baseUrl": ..., "apiKeyEnv": ... }) and its "models" as routes ("<chat model>": [{ "provider": "<id>", "model": "<upstream model>" }])',
+  MEDIAGATE_CHAT_UPSTREAM_URL: 'describe that upstream in the file as a provider of type openai-chat ({ "type": "openai-chat", "baseUrl": ..., "apiKeyEnv": "<the variable holding its key>" }) and MEDIAGATE_CHAT_UPSTREAM_MODELS as routes',
+};
+
+/** The file named by MEDIAGATE_PROVIDERS, validated (keys resolved), or undefined when it is not set. */
+export function readProvidersFile(env: Env): ProvidersConfig | undefined {
+  const file = env[SETTING];
+  if (!file) return undefined;
+  for (const [name, how] of Object.entries(SHORTHANDS)) {
+    if (env[name]) throw new ConfigError(name, `cannot be used together with ${SETTING}, which replaces it: ${how}`);
+  }
+  const json = readConfigJson(SETTING, file, ProvidersFile);
+  const specs = new Map<string, ProviderSpec>();
+  for (const [id, entry] of Object.entries(json.providers)) specs.set(id, providerSpec(env, id, entry));
+  const routes: Record<string, RouteCandidate[]> = {};
+  for (const [model, list] of Object.entries(json.routes ?? {})) routes[model] = routeCandidates(specs, model, list);
+  return { providers: [...specs.values()], routes };
+}
