@@ -1,0 +1,274 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { missingResult, startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { within } from './helpers/within.js';
+
+// The fault proxy (test/helpers/fault-proxy.ts) against a tiny target: what it forwards, each
+// fault, rule order and counts, a dead host and back, and streams passing through unbuffered.
+
+interface Answer { status: number; headers: http.IncomingHttpHeaders; text: string }
+
+/** One request on a fresh connection; rejects with the socket error (its `code`) when there is no answer. */
+function send(url: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: o.method ?? 'GET', headers: o.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+const errorCode = (p: Promise<unknown>): Promise<string> => p.then(() => 'answered', (err: NodeJS.ErrnoException) => err.code ?? err.message);
+
+/** The target: `/echo` answers what it got; `POST /tasks` creates; `/task/:status` answers a task; `/sse` streams behind gates. */
+interface Target {
+  url: string;
+  created: number;
+  seen: string[];
+  /** Each call opens the gate of the next SSE event. */
+  sseGates: Array<() => void>;
+  close(): Promise<void>;
+}
+
+async function startTarget(): Promise<Target> {
+  const target: Target = { url: '', created: 0, seen: [], sseGates: [], close: async () => undefined };
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const url = req.url ?? '/';
+    target.seen.push(`${req.method} ${url}`);
+    if (url.startsWith('/echo')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-target': 'yes' });
+      res.end(JSON.stringify({ method: req.method, url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    } else if (url === '/tasks' && req.method === 'POST') {
+      target.created++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `t${target.created}`, status: 'queued' }));
+    } else if (url.startsWith('/task/')) {
+      const status = url.slice('/task/'.length);
+      const done = status === 'completed';
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ id: 't1', status, video_url: done ? `${target.url}/files/t1.mp4` : null, image_url: null, progress: done ? 100 : 40 }));
+    } else if (url === '/sse') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+      for (let i = 1; i <= 3; i++) {
+        await new Promise<void>((open) => target.sseGates.push(open));
+        res.write(`data: ${i}\n\n`);
+      }
+      res.end('data: [DONE]\n\n');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  target.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  target.close = async () => { server.closeAllConnections(); server.close(); await once(server, 'close'); };
+  return target;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+
+async function setup(): Promise<{ target: Target; proxy: FaultProxy }> {
+  const target = await startTarget();
+  cleanups.push(() => target.close());
+  const proxy = await startFaultProxy({ target: target.url });
+  cleanups.push(() => proxy.close());
+  return { target, proxy };
+}
+
+describe('fault proxy: forwarding', () => {
+  it('forwards method, path, query, body and end-to-end headers both ways; host is the target\'s; hop-by-hop headers stay behind', async () => {
+    const { target, proxy } = await setup();
+    const res = await send(`${proxy.url}/echo/x?wait=5`, {
+      method: 'POST', body: '{"model":"m"}',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer k', 'idempotency-key': 'task_1', connection: 'close, x-hop', 'x-hop': 'drop me', 'keep-alive': 'timeout=5' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-target']).toBe('yes');
+    const echoed = JSON.parse(res.text);
+    expect(echoed).toMatchObject({ method: 'POST', url: '/echo/x?wait=5', body: '{"model":"m"}' });
+    expect(echoed.headers).toMatchObject({ host: new URL(target.url).host, authorization: 'Bearer k', 'idempotency-key': 'task_1', 'content-type': 'application/json' });
+    expect(echoed.headers['x-hop']).toBeUndefined();
+    expect(echoed.headers['keep-alive']).toBeUndefined();
+    expect(proxy.requests).toEqual([expect.objectContaining({
+      seq: 0, method: 'POST', url: '/echo/x?wait=5', idempotencyKey: 'task_1', body: '{"model":"m"}', received: true, action: 'forwarded', status: 200, targetStatus: 200,
+    })]);
+  });
+
+  it('passes a stream through event by event: the target sends the next event only after the client got the last', async () => {
+    const { target, proxy } = await setup();
+    const got: string[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      http.get(`${proxy.url}/sse`, { agent: false }, (res) => {
+        expect(res.headers['content-type']).toBe('text/event-stream');
+        res.setEncoding('utf8');
+        res.on('data', (text: string) => {
+          got.push(text);
+          target.sseGates.shift()?.();
+        });
+        res.on('end', resolve);
+      }).on('error', reject);
+    });
+    // the first gate opens once the headers are through; each later one only after a chunk arrived
+    await within((async () => { while (target.sseGates.length === 0) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the stream to open');
+    target.sseGates.shift()!();
+    await within(done, 5000, 'the whole stream through the proxy (a buffering proxy never delivers the first event)');
+    expect(got.join('')).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\ndata: [DONE]\n\n');
+    expect(got.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('answers 502 naming the cause when the target cannot be reached', async () => {
+    const { target, proxy } = await setup();
+    await target.close();
+    const res = await send(`${proxy.url}/echo`);
+    expect(res.status).toBe(502);
+    expect(JSON.parse(res.text).error.code).toBe('upstream_error');
+    const seen = proxy.requests[0]!;
+    expect([seen.action, seen.status, seen.targetStatus]).toEqual(['forwarded', 502, undefined]);
+    expect(seen.targetError).toContain('ECONNREFUSED');
+  });
+});
+
+describe('fault proxy: faults', () => {
+  it('a status fault answers without forwarding: a default error body, or the given body and headers; 429 with Retry-After', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { path: '/echo/a' }, fault: { status: 503 } });
+    proxy.addRule({ match: { path: '/echo/b' }, fault: { status: 500, body: 'boom', headers: { 'x-fault': '1' } } });
+    proxy.addRule({ match: { path: '/echo/c' }, fault: { status: 429, retryAfter: 7 } });
+    const a = await send(`${proxy.url}/echo/a`, { method: 'POST', body: '{}' });
+    expect(a.status).toBe(503);
+    expect(JSON.parse(a.text)).toEqual({ error: { message: 'fault-proxy: injected HTTP 503', type: 'server_error', param: null, code: 'injected_503' } });
+    const b = await send(`${proxy.url}/echo/b`);
+    expect([b.status, b.text, b.headers['x-fault'], b.headers['content-type']]).toEqual([500, 'boom', '1', 'text/plain; charset=utf-8']);
+    const c = await send(`${proxy.url}/echo/c`);
+    expect([c.status, c.headers['retry-after'], JSON.parse(c.text).error.code]).toEqual([429, '7', 'rate_limited']);
+    expect(target.seen).toEqual([]);
+    expect(proxy.requests.map((r) => [r.action, r.status])).toEqual([['status', 503], ['status', 500], ['status', 429]]);
+  });
+
+  it('reset cuts the connection without an answer and without forwarding', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ fault: 'reset' });
+    expect(await errorCode(send(`${proxy.url}/tasks`, { method: 'POST', body: '{"prompt":"x"}' }))).toBe('ECONNRESET');
+    expect(target.created).toBe(0);
+    const seen = proxy.requests[0]!;
+    expect([seen.action, seen.status, seen.body]).toEqual(['reset', undefined, '{"prompt":"x"}']);
+  });
+
+  it('hang never answers while later requests are answered, and is released at close', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { path: '/echo/slow' }, fault: 'hang' });
+    let settled = false;
+    const hung = errorCode(send(`${proxy.url}/echo/slow`)).finally(() => { settled = true; });
+    await proxy.waitForRequest({ path: '/echo/slow' });
+    expect((await send(`${proxy.url}/echo/fast`)).status).toBe(200); // answered after the hung one arrived
+    expect(settled).toBe(false);
+    expect(target.seen).toEqual(['GET /echo/fast']);
+    await proxy.close();
+    expect(await within(hung, 5000, 'the hung request to end at close')).toBe('ECONNRESET');
+    expect([proxy.requests[0]!.action, proxy.requests[0]!.status]).toEqual(['hang', undefined]);
+  });
+
+  it('malformed answers 200 with a JSON content type and a body that does not parse', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ fault: 'malformed' });
+    const res = await send(`${proxy.url}/task/processing`);
+    expect([res.status, res.headers['content-type']]).toEqual([200, 'application/json']);
+    expect(() => JSON.parse(res.text)).toThrow();
+    expect(target.seen).toEqual([]);
+  });
+
+  it('forwardThen reset: the target acts (the task is created), then the client gets no answer', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { method: 'POST', path: '/tasks' }, times: 1, fault: { forwardThen: 'reset' } });
+    expect(await errorCode(send(`${proxy.url}/tasks`, { method: 'POST', body: '{}', headers: { 'idempotency-key': 'task_9' } }))).toBe('ECONNRESET');
+    expect(target.created).toBe(1);
+    const again = await send(`${proxy.url}/tasks`, { method: 'POST', body: '{}', headers: { 'idempotency-key': 'task_9' } });
+    expect(JSON.parse(again.text).id).toBe('t2');
+    expect(proxy.requests.map((r) => [r.action, r.idempotencyKey, r.targetStatus, r.status])).toEqual([
+      ['forward-then-reset', 'task_9', 200, undefined],
+      ['forwarded', 'task_9', 200, 200],
+    ]);
+  });
+
+  it('rewriteJson: missingResult points a completed task\'s result URLs at a URL that answers 404; other answers unchanged', async () => {
+    const { proxy } = await setup();
+    const gone = proxy.goneUrl(404, 't1.mp4');
+    proxy.addRule({ match: { path: /^\/task\// }, fault: missingResult(gone) });
+    const processing = JSON.parse((await send(`${proxy.url}/task/processing`)).text);
+    expect(processing).toMatchObject({ status: 'processing', video_url: null });
+    const done = await send(`${proxy.url}/task/completed`);
+    expect(done.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(done.text)).toEqual({ id: 't1', status: 'completed', video_url: gone, image_url: null, progress: 100 });
+    const file = await send(gone);
+    expect(file.status).toBe(404);
+    expect(proxy.goneUrl(410)).not.toBe(gone);
+    expect((await send(proxy.goneUrl(410))).status).toBe(410);
+    expect(proxy.requests.map((r) => r.action)).toEqual(['rewrite-json', 'rewrite-json', 'gone', 'gone']);
+  });
+});
+
+describe('fault proxy: rules', () => {
+  it('the first live matching rule applies; times counts applications, skip lets the first matches through', async () => {
+    const { proxy } = await setup();
+    const first = proxy.addRule({ match: { path: '/echo/q' }, times: 2, fault: { status: 503 } });
+    const second = proxy.addRule({ match: { path: '/echo/q' }, fault: { status: 500 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send(`${proxy.url}/echo/q`)).status);
+    expect(statuses).toEqual([503, 503, 500, 500]);
+    expect([first.applied, second.applied]).toEqual([2, 2]);
+    expect((await send(`${proxy.url}/echo/other`)).status).toBe(200);
+
+    proxy.clearRules();
+    const third = proxy.addRule({ match: { method: 'POST', path: '/echo/q' }, skip: 1, times: 1, fault: { status: 502 } });
+    const posts: number[] = [];
+    for (let i = 0; i < 3; i++) posts.push((await send(`${proxy.url}/echo/q`, { method: 'POST', body: '{}' })).status);
+    expect(posts).toEqual([200, 502, 200]);
+    expect((await send(`${proxy.url}/echo/q`)).status).toBe(200); // GET: not matched
+    expect([third.matched, third.applied]).toEqual([2, 1]);
+  });
+
+  it('matches headers (a later generation\'s Idempotency-Key) and can be removed', async () => {
+    const { proxy } = await setup();
+    const rule = proxy.addRule({ match: { headers: { 'idempotency-key': /\.2$/ } }, fault: { status: 503 } });
+    const key = (k: string) => send(`${proxy.url}/echo`, { headers: { 'idempotency-key': k } }).then((r) => r.status);
+    expect([await key('task_1'), await key('task_1.2'), await key('task_1.3')]).toEqual([200, 503, 200]);
+    rule.remove();
+    expect(await key('task_1.2')).toBe(200);
+  });
+
+  it('waitForRequest resolves with the n-th matching request, counting those already seen', async () => {
+    const { proxy } = await setup();
+    await send(`${proxy.url}/echo/1`);
+    const third = proxy.waitForRequest({ path: /^\/echo\// }, 3);
+    await send(`${proxy.url}/echo/2`);
+    await send(`${proxy.url}/other`);
+    await send(`${proxy.url}/echo/3`);
+    expect((await within(third, 5000, 'the third /echo request')).url).toBe('/echo/3');
+  });
+});
+
+describe('fault proxy: down and up', () => {
+  it('down refuses connections and drops open ones; up listens again on the same port and forwards', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { path: '/echo/slow' }, fault: 'hang' });
+    const hung = errorCode(send(`${proxy.url}/echo/slow`));
+    await proxy.waitForRequest({ path: '/echo/slow' });
+    await proxy.setDown(true);
+    expect(await within(hung, 5000, 'the open connection to drop')).toBe('ECONNRESET');
+    expect(await errorCode(send(`${proxy.url}/echo/a`))).toBe('ECONNREFUSED');
+    await proxy.setDown(false);
+    const res = await send(`${proxy.url}/echo/b`);
+    expect(res.status).toBe(200);
+    expect(target.seen).toEqual(['GET /echo/b']);
+    expect(proxy.requests.map((r) => r.url)).toEqual(['/echo/slow', '/echo/b']);
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * What the fault proxy (fault-proxy.ts) does to one request: the faults it can answer with, and
+ * forwarding to the target (plain and streaming, then cut, or with the JSON answer rewritten).
+ */
+import http from 'node:http';
+import type { SeenRequest } from './fault-proxy.js';
+
+/** Answer `status` without forwarding; `retryAfter` (seconds) sets `Retry-After`. */
+export interface StatusFault {
+  status: number;
+  /** A string is sent as is (text/plain unless `headers` say otherwise); anything else as JSON. Default: an `{"error": ...}` body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  retryAfter?: number;
+}
+
+export interface RewriteContext {
+  method: string;
+  url: string;
+  /** The target's status. */
+  status: number;
+}
+
+/**
+ * - `StatusFault`: an answer made up by the proxy (500, 503, 429 with Retry-After, ...);
+ * - `'reset'`: the request is read, then the connection reset (TCP RST), no answer;
+ * - `'hang'`: the request is read and never answered (released by `setDown(true)` or `close()`);
+ * - `'malformed'`: 200 `application/json` whose body is not JSON;
+ * - `{ forwardThen: 'reset' }`: forwarded (the target really acts) and its whole answer read, then
+ *   the client's connection is reset: "the upstream accepted but we never heard";
+ * - `{ rewriteJson }`: forwarded, and a JSON answer replaced by what the function returns
+ *   (`undefined`: unchanged; answers that are not JSON pass unchanged).
+ */
+export type Fault =
+  | StatusFault
+  | 'reset'
+  | 'hang'
+  | 'malformed'
+  | { forwardThen: 'reset' }
+  | { rewriteJson: (json: unknown, ctx: RewriteContext) => unknown };
+
+export type FaultKind = 'status' | 'reset' | 'hang' | 'malformed' | 'forward-then-reset' | 'rewrite-json';
+
+/** Headers of one connection, never passed on (RFC 9110 7.6.1), plus those named in `Connection`. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+export function endToEndHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const named = new Set(String(headers.connection ?? '').split(',').map((h) => h.trim().toLowerCase()));
+  const out: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.has(name)) out[name] = value;
+  }
+  return out;
+}
+
+function errorType(status: number): string {
+  if (status === 429) return 'rate_limit_error';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
+
+/** Reads the request, then resets its connection. */
+function resetAfterRead(req: http.IncomingMessage): void {
+  const reset = (): void => { req.socket.resetAndDestroy(); };
+  if (req.complete) reset();
+  else req.once('end', reset).resume();
+}
+
+/** Sends `status` with `body` once the request has been read. */
+function sendAfterRead(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, status: number, headers: Record<string, string>, body: string): void {
+  const send = (): void => {
+    seen.status = status;
+    res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) }).end(body);
+  };
+  if (req.complete) send();
+  else req.once('end', send).resume();
+}
+
+/** Sends a JSON body (or a string as text) of the proxy's own. */
+export function sendMadeUp(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: StatusFault): void {
+  const status = fault.status;
+  const given = fault.body ?? { error: { message: `fault-proxy: injected HTTP ${status}`, type: errorType(status), param: null, code: status === 429 ? 'rate_limited' : `injected_${status}` } };
+  const body = typeof given === 'string' ? given : JSON.stringify(given);
+  const headers: Record<string, string> = { 'content-type': typeof given === 'string' ? 'text/plain; charset=utf-8' : 'application/json' };
+  if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
+  sendAfterRead(req, res, seen, status, { ...headers, ...fault.headers }, body);
+}
+
+/** Answers a fault that does not forward (status, reset, hang, malformed). */
+export function answerFault(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: Exclude<Fault, { forwardThen: 'reset' } | { rewriteJson: unknown }>): void {
+  if (fault === 'reset') {
+    seen.action = 'reset';
+    resetAfterRead(req);
+  } else if (fault === 'hang') {
+    seen.action = 'hang';
+    req.resume();
+  } else if (fault === 'malformed') {
+    seen.action = 'malformed';
+    sendAfterRead(req, res, seen, 200, { 'content-type': 'application/json' }, '{"id": "task_fault", "status": "process');
+  } else {
+    seen.action = 'status';
+    sendMadeUp(req, res, seen, fault);
+  }
+}
+
+export interface ForwardTo {
+  target: URL;
+  agent: http.Agent;
+}
+
+/** Forwards to the target; `fault` (forwardThen or rewriteJson) changes what the client gets. */
+export function forwardRequest(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, to: ForwardTo, fault: Fault | undefined): void {
+  const rewrite = typeof fault === 'object' && 'rewriteJson' in fault ? fault.rewriteJson : undefined;
+  const thenReset = typeof fault === 'object' && 'forwardThen' in fault;
+  if (rewrite) seen.action = 'rewrite-json';
+  if (thenReset) seen.action = 'forward-then-reset';
+
+  const upstream = http.request({
+    protocol: to.target.protocol, hostname: to.target.hostname, port: to.target.port, agent: to.agent,
+    method: req.method, path: req.url, headers: { ...endToEndHeaders(req.headers), host: to.target.host },
+  });
+  res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
+  upstream.on('error', (err) => {
+    if (res.destroyed) return;
+    if (seen.targetStatus !== undefined || res.headersSent) { res.destroy(); return; }
+    seen.targetError = err.message;
+    sendMadeUp(req, res, seen, { status: 502, body: { error: { message: `fault-proxy: the target could not be reached: ${err.message}`, type: 'upstream_error', param: null, code: 'upstream_error' } } });
+  });
+  upstream.on('response', (answer) => {
+    const status = answer.statusCode ?? 502;
+    seen.targetStatus = status;
+    answer.on('close', () => { if (!answer.complete) res.destroy(); });
+    if (thenReset) {
+      answer.resume();
+      answer.once('end', () => req.socket.resetAndDestroy());
+      return;
+    }
+    if (rewrite && /\bjson\b/i.test(String(answer.headers['content-type'] ?? ''))) {
+      const chunks: Buffer[] = [];
+      answer.on('data', (c: Buffer) => chunks.push(c));
+      answer.once('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try { json = JSON.parse(text); } catch { json = undefined; }
+        // A rewrite that throws is the test's bug: it surfaces as an uncaught error, never as a pass.
+        const rewritten = json === undefined ? undefined : rewrite(json, { method: seen.method, url: seen.url, status });
+        const out = rewritten === undefined ? text : JSON.stringify(rewritten);
+        const headers = endToEndHeaders(answer.headers);
+        delete headers['content-length'];
+        seen.status = status;
+        res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(out) }).end(out);
+      });
+      return;
+    }
+    seen.status = status;
+    res.writeHead(status, endToEndHeaders(answer.headers));
+    res.flushHeaders();
+    answer.pipe(res);
+  });
+  req.pipe(upstream);
+}
