@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { missingResult, startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { createHarness } from './helpers/harness.js';
 import { within } from './helpers/within.js';
 
 // The fault proxy (test/helpers/fault-proxy.ts) against a tiny target: what it forwards, each
@@ -270,5 +271,30 @@ describe('fault proxy: down and up', () => {
     expect(res.status).toBe(200);
     expect(target.seen).toEqual(['GET /echo/b']);
     expect(proxy.requests.map((r) => r.url)).toEqual(['/echo/slow', '/echo/b']);
+  });
+});
+
+describe('fault proxy in front of a mediagate', () => {
+  it('a create accepted but never heard, then sent again with its Idempotency-Key, is the same task; chat SSE passes through', async () => {
+    const h = await createHarness();
+    cleanups.push(() => h.close());
+    const proxy = await startFaultProxy({ target: await h.app.listen({ port: 0, host: '127.0.0.1' }) });
+    cleanups.push(() => proxy.close());
+    proxy.addRule({ match: { method: 'POST', path: '/v1/motion/videos' }, times: 1, fault: { forwardThen: 'reset' } });
+    const create = () => send(`${proxy.url}/v1/motion/videos`, {
+      method: 'POST', body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a cat' }] }),
+      headers: { ...h.auth(), 'content-type': 'application/json', 'idempotency-key': 'task_relay_1' },
+    });
+    expect(await errorCode(create())).toBe('ECONNRESET');
+    const again = await create();
+    expect([again.status, again.headers['idempotent-replayed']]).toEqual([200, 'true']);
+    expect(proxy.requests.map((r) => [r.action, r.targetStatus])).toEqual([['forward-then-reset', 200], ['forwarded', 200]]);
+
+    const chat = await send(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST', body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+      headers: { ...h.auth(), 'content-type': 'application/json' },
+    });
+    expect(chat.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(chat.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 });
