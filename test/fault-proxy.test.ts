@@ -1,78 +1,13 @@
-import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { missingResult, startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { errorCode, send, startTarget, type Target } from './helpers/fault-proxy-target.js';
 import { createHarness } from './helpers/harness.js';
 import { within } from './helpers/within.js';
 
 // The fault proxy (test/helpers/fault-proxy.ts) against a tiny target: what it forwards, each
-// fault, rule order and counts, a dead host and back, and streams passing through unbuffered.
-
-interface Answer { status: number; headers: http.IncomingHttpHeaders; text: string }
-
-/** One request on a fresh connection; rejects with the socket error (its `code`) when there is no answer. */
-function send(url: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: o.method ?? 'GET', headers: o.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
-
-const errorCode = (p: Promise<unknown>): Promise<string> => p.then(() => 'answered', (err: NodeJS.ErrnoException) => err.code ?? err.message);
-
-/** The target: `/echo` answers what it got; `POST /tasks` creates; `/task/:status` answers a task; `/sse` streams behind gates. */
-interface Target {
-  url: string;
-  created: number;
-  seen: string[];
-  /** Each call opens the gate of the next SSE event. */
-  sseGates: Array<() => void>;
-  close(): Promise<void>;
-}
-
-async function startTarget(): Promise<Target> {
-  const target: Target = { url: '', created: 0, seen: [], sseGates: [], close: async () => undefined };
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const url = req.url ?? '/';
-    target.seen.push(`${req.method} ${url}`);
-    if (url.startsWith('/echo')) {
-      res.writeHead(200, { 'content-type': 'application/json', 'x-target': 'yes' });
-      res.end(JSON.stringify({ method: req.method, url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    } else if (url === '/tasks' && req.method === 'POST') {
-      target.created++;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `t${target.created}`, status: 'queued' }));
-    } else if (url.startsWith('/task/')) {
-      const status = url.slice('/task/'.length);
-      const done = status === 'completed';
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ id: 't1', status, video_url: done ? `${target.url}/files/t1.mp4` : null, image_url: null, progress: done ? 100 : 40 }));
-    } else if (url === '/sse') {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.flushHeaders();
-      for (let i = 1; i <= 3; i++) {
-        await new Promise<void>((open) => target.sseGates.push(open));
-        res.write(`data: ${i}\n\n`);
-      }
-      res.end('data: [DONE]\n\n');
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  target.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  target.close = async () => { server.closeAllConnections(); server.close(); await once(server, 'close'); };
-  return target;
-}
+// fault, rule order and counts, a dead host and back, streams passing through unbuffered; and in
+// front of a real mediagate: a create never heard, replayed by its Idempotency-Key; result files.
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
@@ -124,6 +59,17 @@ describe('fault proxy: forwarding', () => {
     await within(done, 5000, 'the whole stream through the proxy (a buffering proxy never delivers the first event)');
     expect(got.join('')).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\ndata: [DONE]\n\n');
     expect(got.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('without a target answers 502; setTarget forwards from then on', async () => {
+    const target = await startTarget();
+    cleanups.push(() => target.close());
+    const proxy = await startFaultProxy();
+    cleanups.push(() => proxy.close());
+    expect([(await send(`${proxy.url}/echo`)).status, proxy.target]).toEqual([502, '']);
+    proxy.setTarget(target.url);
+    expect([(await send(`${proxy.url}/echo`)).status, proxy.target]).toEqual([200, target.url]);
+    expect(target.seen).toEqual(['GET /echo']);
   });
 
   it('answers 502 naming the cause when the target cannot be reached', async () => {
@@ -296,5 +242,21 @@ describe('fault proxy in front of a mediagate', () => {
     });
     expect(chat.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(chat.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
+  it('result files pass the proxy when the upstream\'s public URL is the proxy\'s', async () => {
+    const proxy = await startFaultProxy();
+    cleanups.push(() => proxy.close());
+    const h = await createHarness({ env: { MEDIAGATE_PUBLIC_URL: proxy.url } });
+    cleanups.push(() => h.close());
+    proxy.setTarget(await h.app.listen({ port: 0, host: '127.0.0.1' }));
+    const headers = { ...h.auth(), 'content-type': 'application/json' };
+    const id = JSON.parse((await send(`${proxy.url}/v1/pic/images`, { method: 'POST', body: '{"model":"pic","prompt":"a cat"}', headers })).text).id as string;
+    await h.waitForTask(id, ['completed']);
+    const url = JSON.parse((await send(`${proxy.url}/v1/result/${id}`, { headers })).text).image_url as string;
+    expect(url.startsWith(`${proxy.url}/`)).toBe(true);
+    const file = await send(url);
+    expect([file.status, file.headers['content-type']]).toEqual([200, 'image/png']);
+    expect(proxy.requests.at(-1)).toMatchObject({ method: 'GET', action: 'forwarded', targetStatus: 200 });
   });
 });

@@ -5,6 +5,11 @@
  * chunk by chunk. `setDown(true)` makes the proxy a dead host (connection refused) until
  * `setDown(false)` listens again on the same port.
  *
+ * Result files pass the proxy only if the upstream's result URLs point at it: start the proxy
+ * first, the upstream with `MEDIAGATE_PUBLIC_URL: proxy.url`, then `proxy.setTarget(upstream url)`.
+ * Connections to the target are not kept alive (no stale pooled socket ever turns into a fault
+ * nobody injected); the proxy's own are kept 60 s.
+ *
  * ```ts
  * const proxy = await startFaultProxy({ target: upstream.url });
  * proxy.addRule({ match: { method: 'POST', path: '/v1/motion/videos' }, times: 1, fault: { forwardThen: 'reset' } });
@@ -71,7 +76,10 @@ export interface FaultProxy {
   /** The proxy's origin, `http://127.0.0.1:<port>`. */
   url: string;
   port: number;
-  target: string;
+  /** The target's origin ('' until one is set). */
+  readonly target: string;
+  /** Forward from now on to `url` (requests before a target is set get a 502). */
+  setTarget(url: string): void;
   requests: SeenRequest[];
   addRule(spec: FaultRuleSpec): FaultRule;
   clearRules(): void;
@@ -104,11 +112,16 @@ export function requestMatches(m: RequestMatch | undefined, req: { method: strin
   return true;
 }
 
+/** Whether the request goes to the target (no fault, or one that acts on the target's answer). */
+function forwards(fault: Fault | undefined): fault is undefined | Extract<Fault, { forwardThen: 'reset' } | { rewriteJson: unknown }> {
+  return fault === undefined || (typeof fault === 'object' && ('forwardThen' in fault || 'rewriteJson' in fault));
+}
+
 interface RuleState { spec: FaultRuleSpec; matched: number; applied: number; removed: boolean }
 
-export async function startFaultProxy(options: { target: string }): Promise<FaultProxy> {
-  const target = new URL(options.target);
-  const agent = new http.Agent({ keepAlive: true });
+export async function startFaultProxy(options: { target?: string } = {}): Promise<FaultProxy> {
+  let target = options.target === undefined ? undefined : new URL(options.target);
+  const agent = new http.Agent({ keepAlive: false });
   const sockets = new Set<Socket>();
   let rules: RuleState[] = [];
   const waiters: Array<{ match: RequestMatch | undefined; count: number; resolve: (r: SeenRequest) => void }> = [];
@@ -161,12 +174,16 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
       return;
     }
     const fault = faultFor(seen);
-    if (fault === undefined || (typeof fault === 'object' && ('forwardThen' in fault || 'rewriteJson' in fault))) {
-      forwardRequest(req, res, seen, { target, agent }, fault);
-    } else {
+    if (!forwards(fault)) {
       answerFault(req, res, seen, fault);
+    } else if (target === undefined) {
+      seen.targetError = 'no target set';
+      sendMadeUp(req, res, seen, { status: 502, body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } } });
+    } else {
+      forwardRequest(req, res, seen, { target, agent }, fault);
     }
   });
+  server.keepAliveTimeout = 60_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -189,7 +206,8 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
   const proxy: FaultProxy = {
     url: `http://127.0.0.1:${port}`,
     port,
-    target: target.origin,
+    get target() { return target?.origin ?? ''; },
+    setTarget(url) { target = new URL(url); },
     requests: [],
     addRule(spec) {
       const state: RuleState = { spec, matched: 0, applied: 0, removed: false };
