@@ -14,7 +14,7 @@ import { planPicTask } from '../src/contract/pic.js';
 import type { SubmitPlan } from '../src/contract/submit-plan.js';
 import { planVideosTask } from '../src/contract/videos.js';
 import { createLogger } from '../src/logger.js';
-import { UnrecoverableError, type MediaProvider, type ProviderContext, type ProviderJob } from '../src/providers/types.js';
+import { UnrecoverableError, type CheckResult, type MediaProvider, type ProviderContext, type ProviderJob } from '../src/providers/types.js';
 import { waitFor } from './helpers/harness.js';
 import { startRelayPair, type RelayPair } from './helpers/relay-pair.js';
 import { runProviderContract, runToOutput } from './provider-contract.case.js';
@@ -92,7 +92,7 @@ describe('relay: what the contract suite does not look at', () => {
     const started = await relay().start(job, context());
     expect(started.state).toBe('started');
     const ref = (started as Extract<typeof started, { state: 'started' }>).ref;
-    let first;
+    let first: CheckResult | undefined;
     for (let i = 0; i < 200 && first?.state !== 'completed'; i++) {
       first = await relay().check!(ref, job, context());
       if (first.state !== 'completed') await new Promise((r) => setTimeout(r, 20));
