@@ -215,6 +215,13 @@ describe('against a scripted upstream', () => {
     expect(JSON.parse(got!.body)).toEqual({ model: 'pic', prompt: 'errors' });
   });
 
+  it('a create that reports progress 100 (or a fraction) starts at most at 99, whole: only a finished task is at 100 (G117)', async () => {
+    script = (_q, _b, res) => json(res, 200, { id: 'up8', status: 'processing', progress: 100 });
+    expect(await relay().start!(picJob(), context())).toMatchObject({ state: 'started', progress: 99 });
+    script = (_q, _b, res) => json(res, 200, { id: 'up9', status: 'processing', progress: 12.7 });
+    expect(await relay().start!(picJob(), context())).toMatchObject({ state: 'started', progress: 12 });
+  });
+
   it('a connection reset: the channel\'s fault', async () => {
     script = (req) => { req.socket.destroy(); };
     const err = await failureOf(relay().start!(picJob(), context()));

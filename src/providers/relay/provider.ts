@@ -92,7 +92,9 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
     if (answer.status < 200 || answer.status >= 300) throw createFailure(id, answer.status, answer.headers, answer.text, scrub);
     const created = createdOf(id, job.family, parseJson(id, answer.text), answer.headers, scrub);
     const data: RelayRefData = { family: job.family, form: job.form, query: queryEndpoint(job.family, job.form, created.upstreamId) };
-    return { state: 'started', ref: { id: created.upstreamId, data: { ...data } }, ...(created.progress !== undefined && { progress: created.progress }) };
+    // a generation just created is not finished, whatever progress its create reported (G96)
+    const progress = created.progress === undefined ? undefined : Math.min(99, Math.floor(created.progress));
+    return { state: 'started', ref: { id: created.upstreamId, data: { ...data } }, ...(progress !== undefined && { progress }) };
   }
 
   /** The query of a started generation: as saved, else worked out from the job (references saved by an older version). */
