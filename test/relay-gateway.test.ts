@@ -5,14 +5,13 @@
  * audio), served from the relaying gateway's own origin; the upstream saw one create per task,
  * at the family's path, with `Idempotency-Key: <task id>`; renamed models reach the upstream under
  * their route name; uploaded assets are relayed as signed `/inputs/` URLs the upstream fetched.
+ * Chat, motion cancel and result downloads: relay-gateway-chat, relay-cancel, relay-result-downloads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../src/store/types.js';
-import { sseData } from './helpers/chat.js';
-import { waitFor } from './helpers/harness.js';
 import { image, startMediaServer, type MediaServer } from './helpers/media-fixtures.js';
 import { imageFacts, sniffContentType, timedFacts } from './helpers/media-facts.js';
-import { startRelayPair, type RelayPair } from './helpers/relay-pair.js';
+import { callRelaying, startRelayPair, type RelayPair } from './helpers/relay-pair.js';
 
 let pair: RelayPair;
 let media: MediaServer;
@@ -24,7 +23,6 @@ beforeAll(async () => {
   pair = await startRelayPair({
     // a renamed model: callers ask for pic-2-stable, the upstream is asked for pic (both 1k)
     routes: { 'pic-2-stable': [{ provider: 'relay', priority: 0, weight: 1, model: 'pic' }] },
-    chatModel: (model) => (model === 'chat-2.5-flash' ? 'chat-3-pro-preview' : undefined),
   });
 }, 60_000);
 afterAll(async () => {
@@ -32,15 +30,7 @@ afterAll(async () => {
   await media?.close();
 });
 
-interface Answer { status: number; json: Record<string, any>; headers: Headers }
-
-async function call(method: 'GET' | 'POST', path: string, body?: unknown, p: RelayPair = pair): Promise<Answer> {
-  const res = await fetch(`${p.relaying.origin}${path}`, {
-    method, headers: { authorization: `Bearer ${p.relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: await res.json() as Record<string, any>, headers: res.headers };
-}
+const call = (method: 'GET' | 'POST', path: string, body?: unknown) => callRelaying(pair, method, path, body);
 
 /** The upstream's task made for relaying task `id` (found by the Idempotency-Key it was created with). */
 function upstreamTaskOf(id: string): TaskRecord {
@@ -238,98 +228,11 @@ describe('caller media and model names', () => {
   });
 });
 
-describe('chat through the relay', () => {
-  const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Describe the sea in a few words, please.' }];
-
-  /** The upstream's own answer to the same request under the route's model name. */
-  async function direct(body: Record<string, unknown>): Promise<Response> {
-    return fetch(`${pair.upstream.origin}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${pair.upstream.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
-  }
-
-  it('non-streamed: the upstream\'s envelope content, finish reason and usage, under the caller\'s model name', async () => {
-    const relayed = await call('POST', '/v1/chat/completions', { model: 'chat-2.5-flash', messages, max_completion_tokens: 400 });
-    expect(relayed.status).toBe(200);
-    const upstream = await (await direct({ model: 'chat-3-pro-preview', messages, max_completion_tokens: 400 })).json() as Record<string, any>;
-    expect(relayed.json).toMatchObject({ code: '200', success: true, data: { content: upstream.data.content, usage: upstream.data.usage, finish_reason: upstream.data.finish_reason, model: 'chat-2.5-flash' } });
-    expect(relayed.json.data.content).toContain('chat-3-pro-preview'); // the sandbox names the model it answered as
-    // the one chat call the relay made (the direct call above does not go through the proxy)
-    const sent = pair.proxy.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.parse(r.body).max_completion_tokens === 400);
-    expect(sent).toHaveLength(1);
-    expect(JSON.parse(sent[0]!.body)).toEqual({ model: 'chat-3-pro-preview', messages, max_completion_tokens: 400 });
-    expect(sent[0]!.headers.authorization).toBe(`Bearer ${pair.upstream.key}`);
-  });
-
-  it('streamed: every upstream delta passed on in order, then the finish reason and the usage chunk', async () => {
-    const body = { model: 'chat-2.5-flash', messages, stream: true, max_completion_tokens: 7 };
-    const res = await fetch(`${pair.relaying.origin}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${pair.relaying.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const relayed = sseData(await res.text());
-    const upstream = sseData(await (await direct({ ...body, model: 'chat-3-pro-preview' })).text());
-    const deltas = (events: typeof relayed) => events.flatMap((e) => (e !== '[DONE]' && typeof e.choices?.[0]?.delta?.content === 'string' && e.choices[0].delta.content !== '' ? [e.choices[0].delta.content as string] : []));
-    expect(deltas(relayed).length).toBeGreaterThan(1);
-    expect(deltas(relayed)).toEqual(deltas(upstream));
-    const chunks = (events: typeof relayed) => events.filter((e): e is Record<string, any> => e !== '[DONE]');
-    const finish = (events: typeof relayed) => chunks(events).find((e) => e.choices?.[0]?.finish_reason)?.choices[0].finish_reason;
-    expect(finish(relayed)).toBe('length');
-    expect(finish(upstream)).toBe('length');
-    const usage = (events: typeof relayed) => chunks(events).find((e) => e.usage)?.usage;
-    expect(usage(relayed)).toEqual(usage(upstream));
-    expect(usage(relayed).completion_tokens).toBe(7);
-    expect(relayed.at(-1)).toBe('[DONE]');
-    expect(relayed.every((e) => e === '[DONE]' || e.model === 'chat-2.5-flash')).toBe(true);
-  });
-});
-
 describe('what the upstream saw', () => {
   it('one create per relayed task, each with Idempotency-Key <task id>, and no create without one', () => {
     expect(relayedIds.length).toBeGreaterThanOrEqual(15);
     for (const id of relayedIds) expect(pair.createsWithKey(id), id).toHaveLength(1);
     const creates = pair.proxy.requests.filter((r) => r.method === 'POST' && r.path !== '/v1/chat/completions');
     expect(creates.map((r) => r.headers['idempotency-key']).sort()).toEqual([...relayedIds].sort());
-  });
-});
-
-describe('motion cancel through the relay', () => {
-  let p: RelayPair;
-  // an upstream without workers: its task waits queued until it is cancelled
-  beforeAll(async () => { p = await startRelayPair({ upstream: { workers: false } }); }, 60_000);
-  afterAll(async () => { await p?.close(); });
-
-  it('the relaying task is cancelled at once; the cancel reaches the upstream, whose task ends cancelled', async () => {
-    const created = await call('POST', '/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'stop me' }] }, p);
-    expect(created.status).toBe(200);
-    const id = created.json.id as string;
-    const started = await waitFor(() => p.relaying.store.tasks.get(id)?.upstream?.ref, 10_000, 'the generation started upstream');
-    expect(p.upstream.store.tasks.get(started.id)!.status).toBe('queued');
-    const cancelled = await call('POST', `/v1/motion/videos/${id}/cancel`, undefined, p);
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.json).toMatchObject({ id, status: 'cancelled' });
-    await waitFor(() => (p.upstream.store.tasks.get(started.id)!.status === 'cancelled' ? true : undefined), 10_000, 'the upstream task cancelled');
-    const sent = p.proxy.requests.filter((r) => r.method === 'POST' && r.path === `/power/v1/motion/videos/${started.id}/cancel`);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.headers.authorization).toBe(`Bearer ${p.upstream.key}`);
-    expect(p.relaying.store.tasks.get(id)!.status).toBe('cancelled');
-  });
-});
-
-describe('result downloads from the relay\'s own upstream', () => {
-  let p: RelayPair;
-  // the relaying gateway fetches only public addresses, except at its configured upstream
-  beforeAll(async () => { p = await startRelayPair({ relaying: { env: { MEDIAGATE_ALLOW_PRIVATE_URLS: '0' } } }); }, 60_000);
-  afterAll(async () => { await p?.close(); });
-
-  it('are allowed on a private address when it is the relay\'s configured origin, with no credentials sent', async () => {
-    const created = await call('POST', '/v1/pic/images', { model: 'pic', prompt: 'private upstream' }, p);
-    const task = await p.relaying.waitForTask(created.json.id as string, undefined, 20_000);
-    expect(task.status, task.error ?? '').toBe('completed');
-    const downloads = p.proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/files/'));
-    expect(downloads).toHaveLength(1);
-    expect(downloads[0]!.headers.authorization).toBeUndefined();
-    expect(task.result!.sourceUrls![0]!.startsWith(`${p.proxy.origin}/files/`)).toBe(true);
   });
 });

@@ -60,3 +60,14 @@ export async function startRelayPair(options: RelayPairOptions = {}): Promise<Re
     },
   };
 }
+
+export interface Answer { status: number; json: Record<string, any>; headers: Headers }
+
+/** One call to the relaying gateway over HTTP with its key. */
+export async function callRelaying(p: RelayPair, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(`${p.relaying.origin}${path}`, {
+    method, headers: { authorization: `Bearer ${p.relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: await res.json() as Record<string, any>, headers: res.headers };
+}
