@@ -22,7 +22,10 @@ export interface ProviderContractOptions {
   make: () => MediaProvider;
   /** Jobs the provider must complete (at least one per kind of output it makes); every file made is checked. */
   jobs: ReadonlyArray<{ name: string; job: () => ProviderJob }>;
-  /** A job that runs long enough (a few hundred ms at least) to be aborted while it runs. */
+  /**
+   * A job that runs long enough (a few hundred ms at least) to be aborted while it runs. For a
+   * provider that starts generations elsewhere: one whose call to the upstream is still in flight.
+   */
   longJob: () => ProviderJob;
   /** A job that must fail for good (a refused prompt or medium): it must end as an UnrecoverableError. */
   unrecoverableJob: () => ProviderJob;

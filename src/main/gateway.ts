@@ -151,14 +151,17 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   };
 }
 
-/** How long a signed URL of a caller medium handed to an upstream stays valid. */
-const INPUT_URL_TTL_MS = 6 * 3600_000;
+/** Signed URLs of caller media handed to an upstream expire at the end of the next period this long (valid 6-12 h). */
+const INPUT_URL_PERIOD_MS = 6 * 3600_000;
 
 /**
  * The URL an upstream fetches a caller medium from (G92): the caller's own URL, except for an
  * uploaded asset (`assetId://`, which no one else can open): a signed URL of the task's copy.
+ * Its expiry is the end of the next 6-hour period rather than now + 6 h, so a create repeated
+ * after a crash (the same Idempotency-Key, G86) sends the same body, and an upstream mediagate
+ * answers it with the same generation instead of a 409 for another body (G71, G95).
  */
-function mediaUrlOf(signer: ResultUrlSigner, taskId: string, ref: MediaRef): string {
+export function mediaUrlOf(signer: ResultUrlSigner, taskId: string, ref: MediaRef, now = Date.now()): string {
   if (!ref.url.startsWith(ASSET_SCHEME) || ref.stored === undefined) return ref.url;
-  return signer.signInputUrl(taskId, ref.stored, Date.now() + INPUT_URL_TTL_MS);
+  return signer.signInputUrl(taskId, ref.stored, (Math.floor(now / INPUT_URL_PERIOD_MS) + 2) * INPUT_URL_PERIOD_MS);
 }

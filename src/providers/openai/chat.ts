@@ -81,7 +81,7 @@ export function mapFinishReason(value: unknown): FinishReason {
  * One upstream call's lifetime: an abort controller fed by the caller's signal, the total timer
  * and (streams) the stall timer. `fail()` records why the call was cut so the catch can say so.
  */
-class CallGuard {
+export class CallGuard {
   readonly controller = new AbortController();
   private reason: unknown;
   private total: NodeJS.Timeout | undefined;
@@ -131,7 +131,7 @@ export function isChannelFault(status: number): boolean {
   return status === 401 || status === 402 || status === 403 || status === 408 || status === 429 || status >= 500;
 }
 
-function abortError(): Error {
+export function abortError(): Error {
   const e = new Error('The chat request was aborted by the caller');
   e.name = 'AbortError';
   return e;

@@ -1,0 +1,73 @@
+/**
+ * Gateway to gateway: an upstream mediagate (sandbox) behind a recording proxy, and a relaying
+ * mediagate whose only media provider is a `relay` pointing at that proxy. The upstream serves
+ * `{power_base_url}` under `/power` and `{api_base_url}` under `/api`, so a call sent to the wrong
+ * prefix is a 404 there; its public URL is the proxy's, so its result URLs go through the proxy
+ * too (and are at the relay's own origin: trusted). Both listen on real ports. Test-only.
+ */
+import type { RouteCandidate } from '../../src/providers/channels.js';
+import { chatRoutesOf } from '../../src/providers/registry.js';
+import { createRelayProvider, type RelayProviderOptions } from '../../src/providers/relay/index.js';
+import type { Provider } from '../../src/providers/types.js';
+import type { HarnessOptions } from './harness.js';
+import { listeningGateway, type ListeningGateway } from './listening-gateway.js';
+import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from './recording-proxy.js';
+
+export interface RelayPair {
+  proxy: RecordingProxy;
+  upstream: ListeningGateway;
+  relaying: ListeningGateway;
+  relay: Provider;
+  /** POSTs the upstream saw whose Idempotency-Key is `key`. */
+  createsWithKey(key: string): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export interface RelayPairOptions {
+  upstream?: HarnessOptions;
+  relaying?: HarnessOptions;
+  relay?: Partial<RelayProviderOptions>;
+  /** Routes of the relaying gateway besides `*` and every chat model -> relay (e.g. renamed models). */
+  routes?: Record<string, RouteCandidate[]>;
+  /** The upstream name of a chat model, where it differs. */
+  chatModel?: (model: string) => string | undefined;
+}
+
+export async function startRelayPair(options: RelayPairOptions = {}): Promise<RelayPair> {
+  const proxy = await startRecordingProxy();
+  const upstream = await listeningGateway({
+    ...options.upstream,
+    env: { MEDIAGATE_PUBLIC_URL: proxy.origin, MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api', ...options.upstream?.env },
+  });
+  proxy.target = upstream.origin;
+  const relay = createRelayProvider({
+    id: 'relay', baseUrl: proxy.origin, powerBaseUrl: `${proxy.origin}/power`, apiBaseUrl: `${proxy.origin}/api`,
+    apiKey: upstream.key, pollSeconds: 0.05, ...options.relay,
+  });
+  const routes: Record<string, RouteCandidate[]> = {
+    '*': [{ provider: 'relay', priority: 0, weight: 1 }],
+    ...chatRoutesOf({ '*': 'relay' }, (model) => options.chatModel?.(model)),
+    ...options.routes,
+  };
+  const relaying = await listeningGateway({ ...options.relaying, providers: [relay], routes });
+  return {
+    proxy, upstream, relaying, relay,
+    createsWithKey: (key) => proxy.requests.filter((r) => r.method === 'POST' && r.headers['idempotency-key'] === key),
+    close: async () => {
+      await relaying.close();
+      await upstream.close();
+      await proxy.close();
+    },
+  };
+}
+
+export interface Answer { status: number; json: Record<string, any>; headers: Headers }
+
+/** One call to the relaying gateway over HTTP with its key. */
+export async function callRelaying(p: RelayPair, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(`${p.relaying.origin}${path}`, {
+    method, headers: { authorization: `Bearer ${p.relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: await res.json() as Record<string, any>, headers: res.headers };
+}
