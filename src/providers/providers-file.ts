@@ -72,7 +72,7 @@ type ProviderEntry = Static<typeof ProviderEntry>;
 const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   relay: ['baseUrl', 'powerBaseUrl', 'apiBaseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'chatTimeoutMs', 'pollSeconds'],
   'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
-  sandbox: ['timing', 'chatTokensPerSecond', 'pollSeconds'],
+  sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
 

@@ -40,12 +40,17 @@ export class ProviderRegistry {
     return this.providers.get(id);
   }
 
-  /** A model's route: the candidates that can serve its family, in order; 503 when none can. */
+  /**
+   * A model's route: its own, else the `*` candidates that can serve its family, else the fallback
+   * (the sandbox); 503 when no candidate can serve it.
+   */
   routeModel(model: string, family: ServiceFamily): RouteCandidate[] {
-    const route = this.routes[model] ?? this.routes['*'] ?? [{ provider: this.fallback, priority: 0, weight: 1 }];
-    const usable = route.filter((c) => this.providers.get(c.provider)?.capabilities.families.includes(family));
-    if (usable.length === 0) throw new AppError('service_unavailable', `No provider is configured for model ${model}`);
-    return usable;
+    const serves = (c: RouteCandidate): boolean => this.providers.get(c.provider)?.capabilities.families.includes(family) ?? false;
+    const own = this.routes[model];
+    const wildcard = this.routes['*']?.filter(serves) ?? [];
+    const route = own?.filter(serves) ?? (wildcard.length > 0 ? wildcard : [{ provider: this.fallback, priority: 0, weight: 1 }].filter(serves));
+    if (route.length === 0) throw new AppError('service_unavailable', `No provider is configured for model ${model}`);
+    return route;
   }
 
   /** Closes every provider that holds connections (shutdown). */

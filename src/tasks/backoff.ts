@@ -25,11 +25,17 @@ const SERVER_FAULT_TEXT: ReadonlyArray<[RegExp, string]> = [
   [/No space left on device/i, 'ENOSPC'], [/Too many open files/i, 'EMFILE'], [/Cannot allocate memory/i, 'ENOMEM'], [/Disk quota exceeded/i, 'EDQUOT'],
 ];
 
-/** The errno code when `err` (or an error it wraps) is the gateway's own resource fault, else undefined. */
+/**
+ * The errno code when `err` (or an error it wraps) is the gateway's own resource fault, else
+ * undefined. Messages are read only of errors of the gateway's own tools (ffmpeg, libvips), never
+ * of errors that describe an upstream's answer (AppError, UnrecoverableError), which may quote an
+ * upstream's own "No space left on device".
+ */
 export function serverFaultOf(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code;
     if (typeof code === 'string' && SERVER_FAULT_CODES.has(code)) return code;
+    if (e instanceof AppError || e instanceof UnrecoverableError) continue;
     const text = `${e.message} ${(e as { stderr?: unknown }).stderr ?? ''}`;
     const found = SERVER_FAULT_TEXT.find(([re]) => re.test(text));
     if (found) return found[1];

@@ -109,7 +109,8 @@ export async function startTask(w: Work): Promise<number | undefined> {
 async function saveStarted(w: Work, provider: Provider, job: ProviderJob, result: Extract<StartResult, { state: 'started' }>): Promise<undefined> {
   const now = Date.now();
   const upstream = { generation: job.generation, provider: provider.id, ref: result.ref, startedAt: now, checkFailures: 0 };
-  const saved = saveUpstreamRef(w.opts.store, w.task, w.workerId, upstream, now + checkDelay(provider, job), result.progress);
+  const progress = result.progress === undefined ? undefined : Math.min(99, Math.max(0, Math.floor(result.progress)));
+  const saved = saveUpstreamRef(w.opts.store, w.task, w.workerId, upstream, now + checkDelay(provider, job), progress);
   if (saved) {
     w.log.info({ channel: provider.id, upstreamId: result.ref.id, generation: job.generation }, 'generation started at the upstream');
     return;
@@ -238,9 +239,12 @@ function failedAttempt(w: Work, err: unknown): number | undefined {
   return failForGood(w, err);
 }
 
-/** The generation at the upstream failed: a new one, unless the failure is final or the attempts are used up. */
+/**
+ * The generation at the upstream failed (its own answer, a timeout, its file gone): a new one,
+ * unless the failure is final or the attempts are used up. Never one of the gateway's own faults:
+ * an upstream's failure text is not read for them.
+ */
 function generationFailed(w: Work, err: unknown): number | undefined {
-  if (serverFaultOf(err)) return deferForServerFault(w, err);
   if (shouldRetry(err, w.task.attempts, w.opts.maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
     startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay);

@@ -171,7 +171,9 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
     try {
       res = await dispatcher.request({ origin, path, method: 'POST', headers, body, signal: guard.signal });
     } catch (err) {
-      // not connected (refused, unknown host, connect timeout): the channel's fault (G89)
+      // no answer (refused, unknown host, connect or total timeout): the channel's fault (G89); a
+      // caller's abort stays what it is
+      if (guard.cut instanceof AppError && !ctx.signal.aborted) throw ChannelError.of(guard.cut);
       throw guard.cut ?? ChannelError.of(mapTransportError(err, id, 'connect'));
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {

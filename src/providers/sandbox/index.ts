@@ -10,6 +10,8 @@ import { simulatedDelayMs, simulateWork } from './timing.js';
 export interface SandboxOptions {
   timing: SandboxTiming;
   concurrency?: number;
+  /** Default `sandbox`; providers.json may name more sandboxes. */
+  id?: string;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface SandboxOptions {
  */
 export function createSandboxProvider(options: SandboxOptions): MediaProvider {
   return {
-    id: 'sandbox',
+    id: options.id ?? 'sandbox',
     // it makes the media here, so a cancel stops it through the signal (its ffmpeg is killed)
     capabilities: { families: FAMILIES, cancel: true },
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),

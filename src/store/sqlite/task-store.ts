@@ -71,6 +71,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly inFlightStmt: Database.Statement;
   private readonly updateCache = new Map<string, Database.Statement>();
   private readonly claimCache = new Map<number, Database.Transaction<(...params: unknown[]) => TaskRow | undefined>>();
+  private readonly nextRunCache = new Map<number, Database.Statement>();
 
   private readonly listeners = new Set<(id: string) => void>();
   private readonly others: DataVersionWatch;
@@ -218,8 +219,13 @@ export class SqliteTaskStore implements TaskStore {
 
   nextRunAfter(providers: readonly string[]): number | undefined {
     if (providers.length === 0) return undefined;
-    const row = this.db.prepare(`SELECT MIN(run_after) AS t FROM tasks WHERE (status = 'queued' OR (status = 'processing' AND lease_owner IS NULL))
-      AND provider IN (${placeholders(providers.length)})`).get(...providers) as { t: number | null };
+    let stmt = this.nextRunCache.get(providers.length);
+    if (!stmt) {
+      stmt = this.db.prepare(`SELECT MIN(run_after) AS t FROM tasks WHERE (status = 'queued' OR (status = 'processing' AND lease_owner IS NULL))
+        AND provider IN (${placeholders(providers.length)})`);
+      this.nextRunCache.set(providers.length, stmt);
+    }
+    const row = stmt.get(...providers) as { t: number | null };
     return row.t ?? undefined;
   }
 
