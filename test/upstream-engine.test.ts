@@ -4,7 +4,9 @@
  * between them), a worker that dies never starts a generation twice, result files are downloaded
  * into the gateway's storage, failures are classified, channels fail over and their circuits open.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type Provider, type ProviderJob, type RemoteFile } from '../src/providers/types.js';
@@ -116,6 +118,32 @@ describe('generations at an upstream', () => {
     expect(up.creates.length).toBe(12);
     release = true;
     for (const id of ids) expect((await h.waitForTask(id)).status).toBe('completed');
+  });
+
+  it('a start gets a scratch folder; a check only a reserved path (G127); neither outlives its work', async () => {
+    const files = await fileServer();
+    files.files.set('/w.png', { body: await image(32, 32), type: 'image/png' });
+    const seen: Array<{ step: string; dir: string; existed: boolean }> = [];
+    const provider: MediaProvider = {
+      id: 'up', capabilities: { families: ['pic'], cancel: false }, pollSeconds: 0.05,
+      async start(_job, ctx) {
+        seen.push({ step: 'start', dir: ctx.workDir, existed: fs.existsSync(ctx.workDir) });
+        return { state: 'started', ref: { id: 'up_1' } };
+      },
+      async check(_ref, _job, ctx) {
+        seen.push({ step: 'check', dir: ctx.workDir, existed: fs.existsSync(ctx.workDir) });
+        if (seen.length < 3) return { state: 'pending' };
+        await fs.promises.mkdir(ctx.workDir, { recursive: true }); // a provider that writes there makes it
+        await fs.promises.writeFile(path.join(ctx.workDir, 'scratch'), 'x');
+        return { state: 'completed', output: { files: [{ url: files.url('/w.png'), kind: 'image' }] } };
+      },
+    };
+    const h = await harness({ providers: [provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
+    const done = await h.waitForTask((await submitPic(h)).json().id as string);
+    expect(done.status).toBe('completed');
+    expect(seen.map((s) => [s.step, s.existed])).toEqual([['start', true], ['check', false], ['check', false]]);
+    expect(new Set(seen.map((s) => s.dir)).size).toBe(3);
+    await waitFor(() => (seen.every((s) => !fs.existsSync(s.dir)) ? true : undefined), 5000, 'every scratch folder removed');
   });
 
   it('a worker that dies after the start never starts the generation again: the next one checks the saved reference', async () => {

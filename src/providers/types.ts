@@ -59,7 +59,10 @@ export interface ProviderContext {
    * uploaded asset (`assetId://`), a signed, expiring URL of the gateway's own copy.
    */
   mediaUrl(ref: MediaRef): string;
-  /** A private scratch folder for this attempt, removed afterwards. */
+  /**
+   * A private scratch folder for this piece of work, removed afterwards. Made before a start; for a
+   * check only its path is reserved (`mkdir(workDir, { recursive: true })` before writing there).
+   */
   workDir: string;
   /** Provider credentials from configuration, if any. */
   credentials: Record<string, string>;

@@ -191,7 +191,11 @@ export class TaskRunner {
     const log = baseLog.child({ taskId: task.id, provider: task.provider, attempt: task.attempts, ...(checking && { check: true }) });
     let workDir: string;
     try {
-      workDir = await fs.promises.mkdtemp(path.join(this.opts.tmpDir, `${task.id}-`));
+      // a check rarely needs a folder (hundreds a second when thousands of tasks wait): its path is
+      // reserved, and made only by a provider that writes there (G127)
+      workDir = checking
+        ? path.join(this.opts.tmpDir, `${task.id}-check-${randomBytes(6).toString('hex')}`)
+        : await fs.promises.mkdtemp(path.join(this.opts.tmpDir, `${task.id}-`));
     } catch (err) {
       // the work has not started: whatever stops the gateway from making a folder is its own fault
       this.pause(deferForServerFault(this.work(task, controller, log, ''), err));

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
+import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
 import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type StartResult, type UpstreamRef } from '../providers/types.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
@@ -53,14 +54,6 @@ export function jobOf(task: TaskRecord, providerId: string): ProviderJob {
   };
 }
 
-/** Settles when `signal` aborts (rejecting with its reason): a provider that ignores the signal is not waited for. */
-function whenAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-}
-
 function contextFor(w: Work, provider: Provider, signal = w.ctx.signal): ProviderContext {
   return { ...w.ctx, signal, credentials: w.opts.credentials?.(provider.id) ?? {} };
 }
@@ -88,8 +81,9 @@ export async function startTask(w: Work): Promise<number | undefined> {
       if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled') void cancelAtUpstream(provider, r.ref, job, w.log);
     }, () => undefined);
     let result: StartResult;
+    const aborted = abortRace(w.controller.signal); // a provider that ignores the signal is not waited for
     try {
-      result = await Promise.race([started, whenAborted(w.controller.signal)]);
+      result = await Promise.race([started, aborted.promise]);
       w.controller.signal.throwIfAborted();
     } catch (err) {
       if (err instanceof ChannelError && !w.controller.signal.aborted) {
@@ -98,6 +92,8 @@ export async function startTask(w: Work): Promise<number | undefined> {
         continue;
       }
       return failedAttempt(w, err);
+    } finally {
+      aborted.release();
     }
     if (result.state === 'done') return finish(w, result.output);
     return saveStarted(w, provider, job, result);
@@ -144,12 +140,14 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     await cancelAtUpstream(provider, upstream.ref, job, w.log);
     return generationFailed(w, new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${w.opts.maxAttempts})`));
   }
-  const signal = AbortSignal.any([w.controller.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]);
+  const bounded = deadline(w.controller.signal, CHECK_TIMEOUT_MS);
+  const { signal } = bounded;
+  const aborted = abortRace(signal); // a provider that ignores the signal is not waited for
   let result: CheckResult;
   try {
     result = await Promise.race([
       w.opts.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, provider, signal)), signal),
-      whenAborted(signal),
+      aborted.promise,
     ]);
     w.controller.signal.throwIfAborted();
   } catch (err) {
@@ -160,6 +158,9 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: failures });
     w.log.warn({ err: err instanceof Error ? err.message : String(err), failures, retryInMs: delay }, 'the check could not be made; checking again later');
     return;
+  } finally {
+    aborted.release();
+    bounded.release();
   }
   if (result.state === 'pending') {
     const delay = checkDelay(provider, job, 0, result.retryAfterMs);
