@@ -2,7 +2,7 @@ import { CHAT_MODELS } from '../contract/chat.js';
 import type { ChatProvider } from '../chat/types.js';
 import { AppError } from '../errors.js';
 import type { RouteCandidate } from './channels.js';
-import type { Provider, ServiceFamily } from './types.js';
+import type { Provider, Refusal, RequestedJob, ServiceFamily } from './types.js';
 
 /**
  * The providers this process knows, media and chat alike, and the route of each model: its
@@ -51,6 +51,27 @@ export class ProviderRegistry {
     const route = own?.filter(serves) ?? (wildcard.length > 0 ? wildcard : [{ provider: this.fallback, priority: 0, weight: 1 }].filter(serves));
     if (route.length === 0) throw new AppError('service_unavailable', `No provider is configured for model ${model}`);
     return route;
+  }
+
+  /**
+   * The candidates of `route` that can honour the request as asked (Provider.refuse, with each
+   * candidate's own model name), in order; when none can, the first refusal as a 400 naming the
+   * field (issue 14's mapping rule: never silently dropped).
+   */
+  honouring(route: RouteCandidate[], job: Omit<RequestedJob, 'upstreamModel'>): RouteCandidate[] {
+    let first: Refusal | undefined;
+    const kept = route.filter((c) => {
+      const refusal = this.refusalOf(c, job);
+      first ??= refusal;
+      return refusal === undefined;
+    });
+    if (kept.length === 0 && first) throw new AppError('invalid_request', `${first.field}: ${first.message}`, { param: first.field });
+    return kept;
+  }
+
+  /** Why the candidate's provider cannot honour the request, if it cannot. */
+  refusalOf(candidate: RouteCandidate, job: Omit<RequestedJob, 'upstreamModel'>): Refusal | undefined {
+    return this.providers.get(candidate.provider)?.refuse?.({ ...job, upstreamModel: candidate.model ?? job.model });
   }
 
   /** Closes every provider that holds connections (shutdown). */

@@ -43,6 +43,17 @@ export interface ProviderJob {
   generation: number;
 }
 
+/** A request as submitted, before it is a task: what {@link Provider.refuse} looks at. */
+export type RequestedJob = Pick<ProviderJob, 'family' | 'form' | 'model' | 'upstreamModel' | 'params' | 'output' | 'media'>;
+
+/** Why a provider cannot honour a request: the field (as the caller named it) and the rule. */
+export interface Refusal {
+  /** The request field, e.g. `resolution`, `image_urls[1]`, `generate_audio`. */
+  field: string;
+  /** Names the value and why, e.g. `resolution 480p: Veo makes 720p or 1080p`. */
+  message: string;
+}
+
 export interface ProviderContext {
   /** Aborted on cancel, on shutdown, when the worker loses the task's lease, and at the call's time limit. */
   signal: AbortSignal;
@@ -151,6 +162,14 @@ export interface Provider {
    * backs off after failed checks (tasks/check-delay.ts).
    */
   pollSeconds?: PollSeconds;
+  /**
+   * Whether this provider can honour every field of the request for `job.upstreamModel` (its
+   * declared mapping): a field it cannot translate is a {@link Refusal}, never silently dropped.
+   * Asked at submit for each candidate of the route (those that refuse are left out of the task's
+   * route; when all refuse, the first refusal is the caller's 400) and again before each start.
+   * Absent: every request its families allow is honoured.
+   */
+  refuse?(job: RequestedJob): Refusal | undefined;
   /** Makes the result (the signal stops it) or starts a generation elsewhere. Required for media families. */
   start?(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
   /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */

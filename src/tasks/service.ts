@@ -51,7 +51,8 @@ export class TaskService {
    * Concurrent submits share one transaction: one WAL commit for many tasks.
    */
   async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim): Promise<TaskRecord> {
-    const route = this.deps.providers.routeModel(plan.model, plan.family);
+    const providers = this.deps.providers;
+    const route = providers.honouring(providers.routeModel(plan.model, plan.family), plan);
     this.checkChannels(route);
     this.checkInFlight(owner);
     const createdAt = Date.now();

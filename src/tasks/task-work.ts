@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
-import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type StartResult, type UpstreamRef } from '../providers/types.js';
+import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
 import { nextCheckDelayMs } from './check-delay.js';
@@ -70,9 +70,16 @@ export async function startTask(w: Work): Promise<number | undefined> {
   const route = routeOf(w.task);
   const candidates = orderCandidates(w.opts.channels.usable(route));
   let refusedBy: ChannelError | undefined;
+  let refusal: Refusal | undefined;
   for (const candidate of candidates) {
     const provider = w.opts.providers.get(candidate.provider);
     if (!provider?.start) continue;
+    // the provider's mapping may have changed since submit (a new providers.json): it is asked again
+    const refused = w.opts.providers.refusalOf(candidate, w.job);
+    if (refused) {
+      refusal ??= refused;
+      continue;
+    }
     const start = provider.start.bind(provider);
     const job: ProviderJob = { ...w.job, upstreamModel: candidate.model ?? w.task.model };
     const started = w.opts.channels.call(provider.id, () => start(job, contextFor(w, provider)), w.controller.signal);
@@ -97,6 +104,9 @@ export async function startTask(w: Work): Promise<number | undefined> {
     }
     if (result.state === 'done') return finish(w, result.output);
     return saveStarted(w, provider, job, result);
+  }
+  if (refusal && route.every((c) => w.opts.providers.refusalOf(c, w.job) !== undefined)) {
+    return failForGood(w, new UnrecoverableError(`${refusal.field}: ${refusal.message}`));
   }
   return deferForUnavailable(w, route, refusedBy);
 }
