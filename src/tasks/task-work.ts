@@ -11,6 +11,7 @@ import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
 import { nextCheckDelayMs } from './check-delay.js';
+import { estimatedProgress } from './progress-estimate.js';
 import { expiryOf } from './expiry.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -174,7 +175,10 @@ export async function checkTask(w: Work): Promise<number | undefined> {
   }
   if (result.state === 'pending') {
     const delay = checkDelay(provider, job, 0, result.retryAfterMs);
-    const progress = result.progress === undefined ? w.progress() : Math.min(99, Math.max(0, Math.floor(result.progress)));
+    // the upstream's own progress, else an estimate from the time it has run (G129)
+    const progress = result.progress === undefined
+      ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
+      : Math.min(99, Math.max(0, Math.floor(result.progress)));
     scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: 0 }, progress);
     return;
   }
