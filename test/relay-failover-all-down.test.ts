@@ -84,8 +84,8 @@ describe('no candidate takes calls', () => {
     now += OPEN_MS;
     for (const id of ids) {
       const done = await r.relaying.waitForTask(id, undefined, 40_000);
-      expect(done, done.error ?? '').toMatchObject({ status: 'completed', provider: 'b', attempts: 1 });
-      expect(done.serverFaults).toBeGreaterThanOrEqual(1);
+      // accepted at last: the run of refusals is over (G123)
+      expect(done, done.error ?? '').toMatchObject({ status: 'completed', provider: 'b', attempts: 1, serverFaults: 0 });
       expect(r.b.creates().filter((c) => c.idempotencyKey === id)).toHaveLength(1);
     }
     expect(circuit('b')).toBe('closed');
