@@ -30,6 +30,8 @@ const TASKS: Array<[string, string, Record<string, unknown>]> = [
   ['videos', '/v1/videos/videos', { model: 'videos_fast', prompt: 'waiting', duration: 4, ratio: '9:16' }],
 ];
 
+const RETRIED = { model: 'pic', prompt: 'retried after Retry-After' };
+const RETRY_KEY = 'retry-after-the-outage';
 const CHAT = { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hello' }], max_completion_tokens: 5 };
 
 describe('no candidate takes calls', () => {
@@ -70,6 +72,8 @@ describe('no candidate takes calls', () => {
         expect(refused.text, kind).not.toContain(secret);
       }
     }
+    // a refused submit keeps nothing of its Idempotency-Key (G72): the retry below may use it again
+    expect((await r.call('POST', '/v1/pic/images', RETRIED, { 'idempotency-key': RETRY_KEY })).status).toBe(503);
     expect(storedTasks()).toBe(before);
     // chat goes through the same channels and circuits: the same 503, in chat's own body
     const chat = await r.call('POST', '/v1/chat/completions', CHAT);
@@ -90,8 +94,11 @@ describe('no candidate takes calls', () => {
     }
     expect(circuit('b')).toBe('closed');
     expect(r.a.upstreamTasks()).toBe(0);
-    // submits are accepted again, and chat is answered
-    expect((await r.call('POST', '/v1/pic/images', { model: 'pic', prompt: 'accepted again' })).status).toBe(200);
+    // submits are accepted again, the one refused before under the same Idempotency-Key too; chat is answered
+    const retried = await r.call('POST', '/v1/pic/images', RETRIED, { 'idempotency-key': RETRY_KEY });
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect((await r.relaying.waitForTask(retried.json.id as string)).status).toBe('completed');
     const chat = await r.call('POST', '/v1/chat/completions', CHAT);
     expect(chat.status, chat.text).toBe(200);
     expect(r.b.proxy.requests.filter((q) => q.url === '/v1/chat/completions')).toHaveLength(1);

@@ -30,8 +30,8 @@ export interface RelayCandidates {
   a: RelayChannel;
   b: RelayChannel;
   relaying: ListeningGateway;
-  /** One call to the relaying gateway over HTTP with its key. */
-  call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer>;
+  /** One call to the relaying gateway over HTTP with its key (and `headers`, e.g. an Idempotency-Key). */
+  call(method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -70,9 +70,9 @@ export async function startRelayCandidates(options: RelayCandidatesOptions = {})
   const relaying = await listeningGateway({ ...options.relaying, providers: [a.relay, b.relay], routes: { '*': route } });
   return {
     a, b, relaying,
-    async call(method, path, body) {
+    async call(method, path, body, headers = {}) {
       const res = await fetch(`${relaying.origin}${path}`, {
-        method, headers: { authorization: `Bearer ${relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        method, headers: { authorization: `Bearer ${relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       });
       const text = await res.text();
