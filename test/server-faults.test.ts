@@ -63,6 +63,24 @@ describe('the gateway\'s own faults are not the task\'s attempts', () => {
     expect(failed.error).toMatch(/short of a resource of its own \(ENOSPC\).*nothing in the request caused it/);
     expect(failed.attempts).toBe(1);
   });
+
+  it('the faults count in a row: an attempt that ran in between (and failed for its own reason) starts the count again', async () => {
+    const calls = { n: 0 };
+    const provider: Provider = {
+      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      async start() {
+        calls.n++;
+        if (calls.n === 1) throw new Error('the model crashed'); // an ordinary failed attempt, retried
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    };
+    const gw = await gateway({}, { providers: [provider] });
+    const id = (await submit(gw)).json().id as string;
+    gw.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS });
+    gw.startBackground();
+    const back = await waitFor(() => { const t = gw.store.tasks.get(id); return calls.n === 2 && t?.status !== 'processing' ? t : undefined; }, 10_000, 'the fault after the failed attempt');
+    expect(back, back.error ?? '').toMatchObject({ status: 'queued', attempts: 1, serverFaults: 1, error: null });
+  });
 });
 
 describe('resources short', () => {

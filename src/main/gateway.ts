@@ -40,6 +40,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   store?: Store;
   /** Circuit breaker settings of every channel (default: DEFAULT_BREAKER). */
   breaker?: BreakerSettings;
+  /** The clock of the channels' circuits, ms (default Date.now; tests step it to open periods' ends). */
+  channelClock?: () => number;
   /** Review caller media at submit (default true). */
   reviewMedia?: boolean;
   /** How often the worker looks for work from elsewhere, ms (default 1000). */
@@ -86,6 +88,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     log: logger.child({ component: 'channels' }),
     concurrencyOf: (id) => providers.get(id)?.concurrency ?? config.workerConcurrency,
     ...(options.breaker && { breaker: options.breaker }),
+    ...(options.channelClock && { now: options.channelClock }),
   });
   const media = createMediaServices(config, store, tmpDir);
   const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);

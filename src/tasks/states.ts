@@ -33,14 +33,15 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
 
 /**
  * processing -> queued by the lease holder: try again after `runAfter`. A retry after a failure
- * keeps the attempt it used; a graceful shutdown gives it back (`refundAttempt`), and so does the
- * gateway's own fault, which is counted apart (`serverFault`, G84).
+ * keeps the attempt it used and ends a run of the gateway's own faults (the attempt ran); a
+ * graceful shutdown gives the attempt back (`refundAttempt`), and so does the gateway's own fault,
+ * which is counted apart, in a row (`serverFault`, G84).
  */
 export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean } = {}): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter,
     ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
-    ...(how.serverFault && { serverFaults: task.serverFaults + 1 }),
+    ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
   });
 }
 
@@ -59,11 +60,12 @@ export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date
  * processing, leased -> processing with a generation at an upstream, no lease, checked from
  * `runAfter` on by any worker: the reference of the generation a provider just started is saved,
  * under the lease of the worker that started it, before anything else happens (G86). `provider`:
- * the channel that accepted it (checks and cancel go there).
+ * the channel that accepted it (checks and cancel go there). An accepted create ends a run of
+ * refusals (G91): they count in a row.
  */
 export function saveUpstreamRef(store: TaskStore, task: TaskRecord, workerId: string, upstream: UpstreamState & { provider: string }, runAfter: number, progress = task.progress): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    upstream, provider: upstream.provider, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress),
+    upstream, provider: upstream.provider, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress), serverFaults: 0,
   });
 }
 

@@ -44,6 +44,8 @@ export interface HarnessOptions {
   providers?: Provider[];
   /** Circuit breaker settings of the channels. */
   breaker?: BreakerSettings;
+  /** The clock of the channels' circuits (default Date.now): a test steps it past an open period. */
+  channelClock?: () => number;
   /** Model routes over `providers`. */
   routes?: Record<string, RouteCandidate[]>;
   /** Chat providers (default: the sandbox at the configured rate, unlimited in tests) and their model routes. */
@@ -72,6 +74,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.providers && { providers: options.providers }),
     ...(options.routes && { routes: options.routes }),
     ...(options.breaker && { breaker: options.breaker }),
+    ...(options.channelClock && { channelClock: options.channelClock }),
     ...(options.chatProviders && { chat: { providers: options.chatProviders, ...(options.chatRoutes && { routes: options.chatRoutes }) } }),
     ...(options.reviewMedia === false && { reviewMedia: false }),
   });

@@ -153,17 +153,33 @@ export function chatFailure(id: string, status: number, headers: Headers, text: 
   return new AppError('invalid_request', said || `${relay(id)} refused the request (HTTP ${status})`, { ...(param !== undefined && { param }) });
 }
 
-/** A failure below HTTP (connect, DNS, reset, TLS): the channel's. The node/undici message is not used (it names the host). */
-export function transportFailure(id: string, err: unknown): ChannelError {
+/** Codes of a connection that broke after the call was sent (or while it was being sent). */
+const BROKE_AFTER_SENDING = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+function errorCodeOf(err: unknown): string {
   const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
   const raw = e?.code ?? e?.cause?.code;
-  const code = typeof raw === 'string' && /^[A-Z0-9_]+$/.test(raw) ? raw : '';
+  return typeof raw === 'string' && /^[A-Z0-9_]+$/.test(raw) ? raw : '';
+}
+
+/**
+ * Whether a call failed because its connection broke after it was sent, before the whole answer
+ * came (reset, closed): the upstream may have acted on it (G124). A refused connect, an unknown
+ * host or a timeout are not this.
+ */
+export function brokeAfterSending(err: unknown): boolean {
+  return err instanceof ChannelError && BROKE_AFTER_SENDING.has(errorCodeOf(err.cause));
+}
+
+/** A failure below HTTP (connect, DNS, reset, TLS): the channel's. The node/undici message is not used (it names the host). */
+export function transportFailure(id: string, err: unknown): ChannelError {
+  const code = errorCodeOf(err);
   const opts = { cause: err };
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return new ChannelError(`could not connect to ${relay(id)} in time`, { ...opts, code: 'upstream_timeout' });
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new ChannelError(`${relay(id)} did not answer in time`, { ...opts, code: 'upstream_timeout' });
   if (code === 'ECONNREFUSED') return new ChannelError(`could not connect to ${relay(id)}: connection refused (is it running, and is its address right?)`, opts);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ChannelError(`could not connect to ${relay(id)}: its host name does not resolve`, opts);
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') {
+  if (BROKE_AFTER_SENDING.has(code)) {
     return new ChannelError(`the connection to ${relay(id)} broke before its answer was complete (${code})`, opts);
   }
   return new ChannelError(`the call to ${relay(id)} failed${code ? ` (${code})` : ''}`, opts);

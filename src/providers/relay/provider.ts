@@ -10,8 +10,8 @@ import type { PollSeconds } from '../../tasks/check-delay.js';
 import type { CheckResult, Provider, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
 import { relayChat } from './chat.js';
 import { createBody } from './create-body.js';
-import { createFailure, queryFailure, scrubberFor } from './errors.js';
-import { RelayHttp } from './http.js';
+import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from './errors.js';
+import { RelayHttp, type RelayAnswer, type RelayCall } from './http.js';
 import { cancelEndpoint, createEndpoint, parseBase, queryEndpoint, type BaseName, type Bases, type Endpoint } from './paths.js';
 import { checkResultOf, createdOf, parseJson } from './replies.js';
 
@@ -87,8 +87,18 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
 
   async function start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult> {
     ctx.signal.throwIfAborted();
-    const body = createBody(job, (ref) => ctx.mediaUrl(ref));
-    const answer = await http.send({ endpoint: createEndpoint(job.family, job.form), method: 'POST', body, idempotencyKey: idempotencyKeyOf(job) }, ctx.signal, timeoutMs);
+    const create: RelayCall = { endpoint: createEndpoint(job.family, job.form), method: 'POST', body: createBody(job, (ref) => ctx.mediaUrl(ref)), idempotencyKey: idempotencyKeyOf(job) };
+    let answer: RelayAnswer;
+    try {
+      answer = await http.send(create, ctx.signal, timeoutMs);
+    } catch (err) {
+      // The upstream may have taken the create before the connection broke: asked once more under
+      // the same key and body, it answers that generation (or makes the one it missed), rather
+      // than the task moving to another channel and this one running unchecked (G124).
+      if (!brokeAfterSending(err)) throw err;
+      ctx.log.warn({ channel: id, err: (err as Error).message }, 'the create\'s connection broke; sending it again under the same key');
+      answer = await http.send(create, ctx.signal, timeoutMs);
+    }
     if (answer.status < 200 || answer.status >= 300) throw createFailure(id, answer.status, answer.headers, answer.text, scrub);
     const created = createdOf(id, job.family, parseJson(id, answer.text), answer.headers, scrub);
     const data: RelayRefData = { family: job.family, form: job.form, query: queryEndpoint(job.family, job.form, created.upstreamId) };
