@@ -1,9 +1,10 @@
 /**
- * A fault-injecting HTTP proxy for tests of upstream providers (node:http on 127.0.0.1, port 0).
- * Every request is forwarded to `target` (an upstream mediagate, a fake) unless a rule says
- * otherwise; every request is recorded with what was done to it. Streams (chat SSE) pass through
- * chunk by chunk. `setDown(true)` makes the proxy a dead host (connection refused) until
- * `setDown(false)` listens again on the same port.
+ * The one test proxy in front of upstreams (node:http on 127.0.0.1, port 0). Every request is read
+ * whole, then forwarded to `target` (an upstream mediagate, a fake) unless a rule (method, path,
+ * headers, body) says otherwise; every request is recorded with what was done to it, its body and
+ * the target's answer (status, headers, text). Answers (chat SSE) pass through chunk by chunk.
+ * `setDown(true)` makes the proxy a dead host (connection refused) until `setDown(false)` listens
+ * again on the same port.
  *
  * Result files pass the proxy only if the upstream's result URLs point at it: start the proxy
  * first, the upstream with `MEDIAGATE_PUBLIC_URL: proxy.url`, then `proxy.setTarget(upstream url)`.
@@ -14,6 +15,7 @@
  * const proxy = await startFaultProxy({ target: upstream.url });
  * proxy.addRule({ match: { method: 'POST', path: '/v1/motion/videos' }, times: 1, fault: { forwardThen: 'reset' } });
  * proxy.addRule({ match: { path: /^\/v1\/result\// }, fault: missingResult(proxy.goneUrl(404)) });
+ * proxy.addRule({ match: { body: /\[hold\]/ }, fault: 'hang' }); // held until the client gives up
  * ```
  */
 import { once } from 'node:events';
@@ -30,6 +32,8 @@ export interface RequestMatch {
   path?: string | RegExp;
   /** Header values by lower-case name, e.g. `{ 'idempotency-key': /\.2$/ }`. */
   headers?: Record<string, string | RegExp>;
+  /** Tested against the request body (as text). */
+  body?: RegExp;
 }
 
 export interface FaultRuleSpec {
@@ -68,8 +72,18 @@ export interface SeenRequest {
   status?: number;
   /** The target's status, when the request reached it. */
   targetStatus?: number;
+  /** The target's answer headers. */
+  targetHeaders?: http.IncomingHttpHeaders;
+  /** The target's whole answer as text (at most the first MiB), once it ended; before any rewrite. */
+  response?: string;
   /** Why the target could not be reached (the client got a 502). */
   targetError?: string;
+  /**
+   * Set when the connection closed before the client had a whole answer: `'proxy'` when the proxy
+   * cut it (a reset fault, the target breaking off, `setDown`, `close`), `'client'` when the
+   * client gave up (an abort, its own timeout).
+   */
+  closedBy?: 'client' | 'proxy';
 }
 
 export interface FaultProxy {
@@ -99,7 +113,7 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-export function requestMatches(m: RequestMatch | undefined, req: { method: string; url: string; headers: http.IncomingHttpHeaders }): boolean {
+export function requestMatches(m: RequestMatch | undefined, req: { method: string; url: string; headers: http.IncomingHttpHeaders; body?: string }): boolean {
   if (m === undefined) return true;
   if (m.method !== undefined && m.method.toUpperCase() !== req.method) return false;
   const pathname = req.url.split('?', 1)[0]!;
@@ -109,6 +123,7 @@ export function requestMatches(m: RequestMatch | undefined, req: { method: strin
     const got = headerText(req.headers[name.toLowerCase()]);
     if (got === undefined || (typeof want === 'string' ? got !== want : !want.test(got))) return false;
   }
+  if (m.body !== undefined && !m.body.test(req.body ?? '')) return false;
   return true;
 }
 
@@ -123,6 +138,8 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   let target = options.target === undefined ? undefined : new URL(options.target);
   const agent = new http.Agent({ keepAlive: false });
   const sockets = new Set<Socket>();
+  /** Requests whose answer is not complete yet. */
+  const open = new Map<http.ServerResponse, SeenRequest>();
   let rules: RuleState[] = [];
   const waiters: Array<{ match: RequestMatch | undefined; count: number; resolve: (r: SeenRequest) => void }> = [];
 
@@ -156,21 +173,32 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
       idempotencyKey: headerText(req.headers['idempotency-key']), body: '', received: false, action: 'forwarded',
     };
     proxy.requests.push(seen);
-    req.on('data', (chunk: Buffer) => {
-      if (seen.body.length < MAX_RECORDED_BODY) seen.body += chunk.toString('utf8');
+    open.set(res, seen);
+    res.on('close', () => {
+      open.delete(res);
+      if (!res.writableFinished) seen.closedBy ??= 'client';
     });
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     const onReceived = (): void => {
       if (seen.received) return;
       seen.received = true;
+      seen.body = Buffer.concat(chunks).subarray(0, MAX_RECORDED_BODY).toString('utf8');
       settleWaiters();
     };
-    req.on('end', onReceived);
     req.on('close', onReceived);
+    // the whole request first: a rule may match its body
+    req.on('end', () => {
+      onReceived();
+      handle(req, res, seen, Buffer.concat(chunks));
+    });
+  });
 
-    if (url.startsWith(GONE_PREFIX)) {
+  function handle(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, body: Buffer): void {
+    if (seen.url.startsWith(GONE_PREFIX)) {
       seen.action = 'gone';
-      const status = Number(url.slice(GONE_PREFIX.length).split(/[/?]/, 1)[0]) || 404;
-      sendMadeUp(req, res, seen, { status, body: { error: { message: 'fault-proxy: this file is gone', type: 'not_found_error', param: null, code: 'result_not_found' } } });
+      const status = Number(seen.url.slice(GONE_PREFIX.length).split(/[/?]/, 1)[0]) || 404;
+      sendMadeUp(res, seen, { status, body: { error: { message: 'fault-proxy: this file is gone', type: 'not_found_error', param: null, code: 'result_not_found' } } });
       return;
     }
     const fault = faultFor(seen);
@@ -178,11 +206,11 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
       answerFault(req, res, seen, fault);
     } else if (target === undefined) {
       seen.targetError = 'no target set';
-      sendMadeUp(req, res, seen, { status: 502, body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } } });
+      sendMadeUp(res, seen, { status: 502, body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } } });
     } else {
-      forwardRequest(req, res, seen, { target, agent }, fault);
+      forwardRequest({ req, res, seen, body }, { target, agent }, fault);
     }
-  });
+  }
   server.keepAliveTimeout = 60_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -198,6 +226,7 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   async function goDown(): Promise<void> {
     const closed = once(server, 'close');
     server.close();
+    for (const seen of open.values()) seen.closedBy ??= 'proxy';
     for (const s of sockets) s.destroy();
     await closed;
   }
