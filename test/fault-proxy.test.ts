@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { missingResult, startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { missingResult } from './helpers/fault-proxy-results.js';
 import { errorCode, send, startTarget, type Target } from './helpers/fault-proxy-target.js';
 import { createHarness } from './helpers/harness.js';
 import { within } from './helpers/within.js';
@@ -163,6 +164,17 @@ describe('fault proxy: faults', () => {
     expect(JSON.parse(proxy.requests[0]!.response!)).toEqual({ id: 't1', status: 'queued' });
   });
 
+  it('forwardThen hang: the target acts, its answer is held back until the client gives up', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { method: 'POST', path: '/tasks' }, times: 1, fault: { forwardThen: 'hang' } });
+    const late = fetch(`${proxy.url}/tasks`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(300) }).then(() => 'answered', (err: Error) => err.name);
+    expect(await within(late, 5000, 'the client to give up')).toBe('TimeoutError');
+    expect(target.created).toBe(1);
+    const seen = proxy.requests[0]!;
+    await within((async () => { while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the proxy to see the client go');
+    expect([seen.action, seen.targetStatus, seen.status, seen.closedBy, JSON.parse(seen.response!).id]).toEqual(['forward-then-hang', 200, undefined, 'client', 't1']);
+  });
+
   it('rewriteJson: missingResult points a completed task\'s result URLs at a URL that answers 404; other answers unchanged', async () => {
     const { proxy } = await setup();
     const gone = proxy.goneUrl(404, 't1.mp4');
@@ -178,6 +190,13 @@ describe('fault proxy: faults', () => {
     expect(proxy.goneUrl(410)).not.toBe(gone);
     expect((await send(proxy.goneUrl(410))).status).toBe(410);
     expect(proxy.requests.map((r) => r.action)).toEqual(['rewrite-json', 'rewrite-json', 'gone', 'gone']);
+
+    // firstOnly: the file is missing at the first completed answer of each query only
+    proxy.clearRules();
+    proxy.addRule({ match: { path: /^\/task\// }, fault: missingResult(gone, { firstOnly: true }) });
+    const urls: unknown[] = [];
+    for (const path of ['/task/processing', '/task/completed', '/task/completed']) urls.push(JSON.parse((await send(`${proxy.url}${path}`)).text).video_url);
+    expect(urls).toEqual([null, gone, `${proxy.target}/files/t1.mp4`]);
   });
 });
 

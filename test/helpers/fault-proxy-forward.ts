@@ -28,6 +28,8 @@ export interface RewriteContext {
  * - `'malformed'`: 200 `application/json` whose body is not JSON;
  * - `{ forwardThen: 'reset' }`: forwarded (the target really acts) and its whole answer read, then
  *   the client's connection is reset: "the upstream accepted but we never heard";
+ * - `{ forwardThen: 'hang' }`: the same, but the answer is held back until the client gives up:
+ *   "the upstream accepted, its answer came too late";
  * - `{ rewriteJson }`: forwarded, and a JSON answer replaced by what the function returns
  *   (`undefined`: unchanged; answers that are not JSON pass unchanged).
  */
@@ -36,10 +38,10 @@ export type Fault =
   | 'reset'
   | 'hang'
   | 'malformed'
-  | { forwardThen: 'reset' }
+  | { forwardThen: 'reset' | 'hang' }
   | { rewriteJson: (json: unknown, ctx: RewriteContext) => unknown };
 
-export type FaultKind = 'status' | 'reset' | 'hang' | 'malformed' | 'forward-then-reset' | 'rewrite-json';
+export type FaultKind = 'status' | 'reset' | 'hang' | 'malformed' | 'forward-then-reset' | 'forward-then-hang' | 'rewrite-json';
 
 /** Headers of one connection, never passed on (RFC 9110 7.6.1), plus those named in `Connection`. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -88,7 +90,7 @@ export function sendMadeUp(res: http.ServerResponse, seen: SeenRequest, fault: S
 }
 
 /** Answers a fault that does not forward (status, reset, hang, malformed). */
-export function answerFault(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: Exclude<Fault, { forwardThen: 'reset' } | { rewriteJson: unknown }>): void {
+export function answerFault(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: Exclude<Fault, { forwardThen: unknown } | { rewriteJson: unknown }>): void {
   if (fault === 'reset') {
     seen.action = 'reset';
     cut(seen, req);
@@ -113,9 +115,9 @@ const MAX_RECORDED_ANSWER = 1 << 20;
 /** Forwards to the target; `fault` (forwardThen or rewriteJson) changes what the client gets. */
 export function forwardRequest({ req, res, seen, body }: Exchange, to: ForwardTo, fault: Fault | undefined): void {
   const rewrite = typeof fault === 'object' && 'rewriteJson' in fault ? fault.rewriteJson : undefined;
-  const thenReset = typeof fault === 'object' && 'forwardThen' in fault;
+  const then = typeof fault === 'object' && 'forwardThen' in fault ? fault.forwardThen : undefined;
   if (rewrite) seen.action = 'rewrite-json';
-  if (thenReset) seen.action = 'forward-then-reset';
+  if (then) seen.action = `forward-then-${then}`;
 
   const upstream = http.request({
     protocol: to.target.protocol, hostname: to.target.hostname, port: to.target.port, agent: to.agent,
@@ -145,10 +147,8 @@ export function forwardRequest({ req, res, seen, body }: Exchange, to: ForwardTo
       seen.response = text.length > MAX_RECORDED_ANSWER ? text.slice(0, MAX_RECORDED_ANSWER) : text;
     });
     answer.on('close', () => { if (!answer.complete && !res.destroyed) cut(seen, req); });
-    if (thenReset) {
-      answer.once('end', () => cut(seen, req));
-      return;
-    }
+    if (then === 'reset') answer.once('end', () => cut(seen, req));
+    if (then) return; // a held answer is read and never sent
     if (rewrite && /\bjson\b/i.test(String(answer.headers['content-type'] ?? ''))) {
       answer.once('end', () => {
         let json: unknown;

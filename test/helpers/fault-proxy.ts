@@ -14,7 +14,7 @@
  * ```ts
  * const proxy = await startFaultProxy({ target: upstream.url });
  * proxy.addRule({ match: { method: 'POST', path: '/v1/motion/videos' }, times: 1, fault: { forwardThen: 'reset' } });
- * proxy.addRule({ match: { path: /^\/v1\/result\// }, fault: missingResult(proxy.goneUrl(404)) });
+ * proxy.addRule({ match: { path: /^\/v1\/result\// }, fault: missingResult(proxy.goneUrl(404)) }); // fault-proxy-results.ts
  * proxy.addRule({ match: { body: /\[hold\]/ }, fault: 'hang' }); // held until the client gives up
  * ```
  */
@@ -57,6 +57,8 @@ export interface FaultRule {
 export interface SeenRequest {
   /** Arrival order, from 0. */
   seq: number;
+  /** When it arrived (`Date.now()`): a lower bound of anything the client did after the answer. */
+  at: number;
   method: string;
   /** Path and query as received. */
   url: string;
@@ -101,7 +103,7 @@ export interface FaultProxy {
   setDown(down: boolean): Promise<void>;
   /** Resolves with the `count`-th received request matching `match` (counting those already seen). */
   waitForRequest(match?: RequestMatch, count?: number): Promise<SeenRequest>;
-  /** A URL on this proxy that answers `status` (a result file the upstream no longer has). */
+  /** A URL on this proxy that answers `status` with a JSON error body (a result file the upstream no longer has). */
   goneUrl(status?: number, name?: string): string;
   close(): Promise<void>;
 }
@@ -128,7 +130,7 @@ export function requestMatches(m: RequestMatch | undefined, req: { method: strin
 }
 
 /** Whether the request goes to the target (no fault, or one that acts on the target's answer). */
-function forwards(fault: Fault | undefined): fault is undefined | Extract<Fault, { forwardThen: 'reset' } | { rewriteJson: unknown }> {
+function forwards(fault: Fault | undefined): fault is undefined | Extract<Fault, { forwardThen: unknown } | { rewriteJson: unknown }> {
   return fault === undefined || (typeof fault === 'object' && ('forwardThen' in fault || 'rewriteJson' in fault));
 }
 
@@ -169,7 +171,7 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const seen: SeenRequest = {
-      seq: proxy.requests.length, method: req.method ?? 'GET', url, headers: req.headers,
+      seq: proxy.requests.length, at: Date.now(), method: req.method ?? 'GET', url, headers: req.headers,
       idempotencyKey: headerText(req.headers['idempotency-key']), body: '', received: false, action: 'forwarded',
     };
     proxy.requests.push(seen);
@@ -274,23 +276,4 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
     },
   };
   return proxy;
-}
-
-/** Result URL fields of the interface's query replies. */
-const RESULT_URL_FIELDS = ['video_url', 'image_url', 'result_url'] as const;
-
-/**
- * A fault that forwards and then points every result URL of a completed task (`video_url`,
- * `image_url`, `result_url`) at `url`: "completed, but the file is missing" with
- * `url = proxy.goneUrl(404)`.
- */
-export function missingResult(url: string): Fault {
-  return {
-    rewriteJson: (json) => {
-      if (json === null || typeof json !== 'object' || (json as Record<string, unknown>).status !== 'completed') return json;
-      const task = { ...(json as Record<string, unknown>) };
-      for (const field of RESULT_URL_FIELDS) if (typeof task[field] === 'string') task[field] = url;
-      return task;
-    },
-  };
 }
