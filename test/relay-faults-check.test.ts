@@ -2,7 +2,7 @@
  * Faults at status queries (issue 13, docs/API.md G87, G97): a relaying mediagate in front of an
  * upstream mediagate through the fault proxy. A task each of pic or videos, motion and Model Center
  * (their queries go to different paths, so they run together) meets the fault at its first checks:
- * an upstream 500, 429 with Retry-After, a reset connection, a hung call, malformed JSON,
+ * an upstream 500, 429 or 503 with Retry-After, a reset connection, a hung call, malformed JSON,
  * an answer lost. A check that could not be made is looked at again later, without costing an attempt or a
  * new generation: every task completes with its one upstream task; nothing a caller sees names
  * the upstream.
@@ -55,7 +55,7 @@ describe('faults at status queries, a later check goes through', () => {
     }
   });
 
-  it.each([429])('%i with Retry-After: the next check is not due, nor made, before the upstream asked', async (status) => {
+  it.each([429, 503])('%i with Retry-After: the next check is not due, nor made, before the upstream asked', async (status) => {
     const RETRY_AFTER_S = 2; // a failed check is otherwise looked at again within ~100 ms here
     const from = pair.proxy.requests.length;
     const families = status === 429 ? WITH_VIDEOS : WITH_PIC;

@@ -1,8 +1,8 @@
 /**
- * Faults at create that never reach the upstream (issue 13, docs/API.md G89-G91, G97): a
+ * Faults at create that never reach the upstream (issue 13, docs/API.md G89-G91, G97, G121): a
  * relaying mediagate in front of an upstream mediagate through the fault proxy. A task each of pic,
  * Model Center and a video family (motion or videos; run together) meets the fault at its first
- * create: an upstream 500, 429 with Retry-After, a reset connection, a hung call, malformed
+ * create: an upstream 500, 429 or 503 with Retry-After, a reset connection, a hung call, malformed
  * JSON. Each is the channel's fault: the task goes back to the queue without using an attempt, is
  * created on the next try (not before the upstream's Retry-After) and completes; every generation
  * is one upstream task; nothing the caller sees names the upstream. Creates the upstream acted on:
@@ -33,7 +33,7 @@ describe('faults at create, the next create goes through', () => {
     }
   });
 
-  it.each([429])('%i with Retry-After: the task is not tried again before the upstream asked', async (status) => {
+  it.each([429, 503])('%i with Retry-After: the task is not tried again before the upstream asked', async (status) => {
     const RETRY_AFTER_S = 4; // longer than the 2 s a task waits after its first channel fault anyway
     const done = createFault(`${status}+retry-after`, { status, retryAfter: RETRY_AFTER_S }, status === 429 ? WITH_VIDEOS : WITH_MOTION);
     // read the relaying gateway's store while the task waits: its run_after honours Retry-After
