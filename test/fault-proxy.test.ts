@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { missingResult, startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
+import { missingResult } from './helpers/fault-proxy-results.js';
 import { errorCode, send, startTarget, type Target } from './helpers/fault-proxy-target.js';
 import { createHarness } from './helpers/harness.js';
 import { within } from './helpers/within.js';
@@ -36,7 +37,9 @@ describe('fault proxy: forwarding', () => {
     expect(echoed.headers['keep-alive']).toBeUndefined();
     expect(proxy.requests).toEqual([expect.objectContaining({
       seq: 0, method: 'POST', url: '/echo/x?wait=5', idempotencyKey: 'task_1', body: '{"model":"m"}', received: true, action: 'forwarded', status: 200, targetStatus: 200,
+      response: res.text, targetHeaders: expect.objectContaining({ 'x-target': 'yes' }),
     })]);
+    expect(proxy.requests[0]!.closedBy).toBeUndefined();
   });
 
   it('passes a stream through event by event: the target sends the next event only after the client got the last', async () => {
@@ -107,7 +110,7 @@ describe('fault proxy: faults', () => {
     expect(await errorCode(send(`${proxy.url}/tasks`, { method: 'POST', body: '{"prompt":"x"}' }))).toBe('ECONNRESET');
     expect(target.created).toBe(0);
     const seen = proxy.requests[0]!;
-    expect([seen.action, seen.status, seen.body]).toEqual(['reset', undefined, '{"prompt":"x"}']);
+    expect([seen.action, seen.status, seen.body, seen.closedBy]).toEqual(['reset', undefined, '{"prompt":"x"}', 'proxy']);
   });
 
   it('hang never answers while later requests are answered, and is released at close', async () => {
@@ -121,7 +124,20 @@ describe('fault proxy: faults', () => {
     expect(target.seen).toEqual(['GET /echo/fast']);
     await proxy.close();
     expect(await within(hung, 5000, 'the hung request to end at close')).toBe('ECONNRESET');
-    expect([proxy.requests[0]!.action, proxy.requests[0]!.status]).toEqual(['hang', undefined]);
+    expect([proxy.requests[0]!.action, proxy.requests[0]!.status, proxy.requests[0]!.closedBy]).toEqual(['hang', undefined, 'proxy']);
+  });
+
+  it('a hung request the client gives up on is recorded as closed by the client', async () => {
+    const { proxy } = await setup();
+    proxy.addRule({ fault: 'hang' });
+    const controller = new AbortController();
+    const hung = fetch(`${proxy.url}/echo/slow`, { signal: controller.signal }).catch(() => 'aborted');
+    const seen = await proxy.waitForRequest({ path: '/echo/slow' });
+    expect(seen.closedBy).toBeUndefined();
+    controller.abort();
+    expect(await hung).toBe('aborted');
+    await within((async () => { while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the proxy to see the client go');
+    expect(seen.closedBy).toBe('client');
   });
 
   it('malformed answers 200 with a JSON content type and a body that does not parse', async () => {
@@ -140,10 +156,23 @@ describe('fault proxy: faults', () => {
     expect(target.created).toBe(1);
     const again = await send(`${proxy.url}/tasks`, { method: 'POST', body: '{}', headers: { 'idempotency-key': 'task_9' } });
     expect(JSON.parse(again.text).id).toBe('t2');
-    expect(proxy.requests.map((r) => [r.action, r.idempotencyKey, r.targetStatus, r.status])).toEqual([
-      ['forward-then-reset', 'task_9', 200, undefined],
-      ['forwarded', 'task_9', 200, 200],
+    expect(proxy.requests.map((r) => [r.action, r.idempotencyKey, r.targetStatus, r.status, r.closedBy])).toEqual([
+      ['forward-then-reset', 'task_9', 200, undefined, 'proxy'],
+      ['forwarded', 'task_9', 200, 200, undefined],
     ]);
+    // the answer the client never got is on record
+    expect(JSON.parse(proxy.requests[0]!.response!)).toEqual({ id: 't1', status: 'queued' });
+  });
+
+  it('forwardThen hang: the target acts, its answer is held back until the client gives up', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { method: 'POST', path: '/tasks' }, times: 1, fault: { forwardThen: 'hang' } });
+    const late = fetch(`${proxy.url}/tasks`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(300) }).then(() => 'answered', (err: Error) => err.name);
+    expect(await within(late, 5000, 'the client to give up')).toBe('TimeoutError');
+    expect(target.created).toBe(1);
+    const seen = proxy.requests[0]!;
+    await within((async () => { while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the proxy to see the client go');
+    expect([seen.action, seen.targetStatus, seen.status, seen.closedBy, JSON.parse(seen.response!).id]).toEqual(['forward-then-hang', 200, undefined, 'client', 't1']);
   });
 
   it('rewriteJson: missingResult points a completed task\'s result URLs at a URL that answers 404; other answers unchanged', async () => {
@@ -155,11 +184,19 @@ describe('fault proxy: faults', () => {
     const done = await send(`${proxy.url}/task/completed`);
     expect(done.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(JSON.parse(done.text)).toEqual({ id: 't1', status: 'completed', video_url: gone, image_url: null, progress: 100 });
+    expect(JSON.parse(proxy.requests[1]!.response!).video_url).toBe(`${proxy.target}/files/t1.mp4`); // the record keeps the target's own
     const file = await send(gone);
     expect(file.status).toBe(404);
     expect(proxy.goneUrl(410)).not.toBe(gone);
     expect((await send(proxy.goneUrl(410))).status).toBe(410);
     expect(proxy.requests.map((r) => r.action)).toEqual(['rewrite-json', 'rewrite-json', 'gone', 'gone']);
+
+    // firstOnly: the file is missing at the first completed answer of each query only
+    proxy.clearRules();
+    proxy.addRule({ match: { path: /^\/task\// }, fault: missingResult(gone, { firstOnly: true }) });
+    const urls: unknown[] = [];
+    for (const path of ['/task/processing', '/task/completed', '/task/completed']) urls.push(JSON.parse((await send(`${proxy.url}${path}`)).text).video_url);
+    expect(urls).toEqual([null, gone, `${proxy.target}/files/t1.mp4`]);
   });
 });
 
@@ -181,6 +218,23 @@ describe('fault proxy: rules', () => {
     expect(posts).toEqual([200, 502, 200]);
     expect((await send(`${proxy.url}/echo/q`)).status).toBe(200); // GET: not matched
     expect([third.matched, third.applied]).toEqual([2, 1]);
+  });
+
+  it('matches the request body; a request is read whole before its rule is chosen', async () => {
+    const { target, proxy } = await setup();
+    proxy.addRule({ match: { body: /\[hold\]/ }, fault: { status: 503 } });
+    const post = (body: string) => send(`${proxy.url}/tasks`, { method: 'POST', body }).then((r) => r.status);
+    expect([await post('{"prompt":"a [hold] b"}'), await post('{"prompt":"go"}')]).toEqual([503, 200]);
+    expect(target.created).toBe(1);
+    // a body sent in pieces still matches (and is forwarded whole)
+    const pieces = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${proxy.url}/echo/pieces`, { method: 'POST', agent: false }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      req.on('error', reject);
+      req.write('{"prompt":"[ho');
+      setTimeout(() => req.end('ld]"}'), 20);
+    });
+    expect(pieces).toBe(503);
+    expect(proxy.requests.at(-1)!.body).toBe('{"prompt":"[hold]"}');
   });
 
   it('matches headers (a later generation\'s Idempotency-Key) and can be removed', async () => {

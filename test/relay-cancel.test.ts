@@ -22,7 +22,7 @@ describe('motion cancel through the relay', () => {
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ id, status: 'cancelled' });
     await waitFor(() => (p.upstream.store.tasks.get(started.id)!.status === 'cancelled' ? true : undefined), 10_000, 'the upstream task cancelled');
-    const sent = p.proxy.requests.filter((r) => r.method === 'POST' && r.path === `/power/v1/motion/videos/${started.id}/cancel`);
+    const sent = p.proxy.requests.filter((r) => r.method === 'POST' && r.url === `/power/v1/motion/videos/${started.id}/cancel`);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.headers.authorization).toBe(`Bearer ${p.upstream.key}`);
     expect(p.relaying.store.tasks.get(id)!.status).toBe('cancelled');

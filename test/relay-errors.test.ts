@@ -41,7 +41,7 @@ describe('against an upstream mediagate', () => {
   let pair: RelayPair;
   const providers: Provider[] = [];
   const relayTo = (options: Partial<RelayProviderOptions> = {}): Provider => {
-    const p = createRelayProvider({ id: 'up', baseUrl: pair.proxy.origin, powerBaseUrl: `${pair.proxy.origin}/power`, apiBaseUrl: `${pair.proxy.origin}/api`, apiKey: pair.upstream.key, ...options });
+    const p = createRelayProvider({ id: 'up', baseUrl: pair.proxy.url, powerBaseUrl: `${pair.proxy.url}/power`, apiBaseUrl: `${pair.proxy.url}/api`, apiKey: pair.upstream.key, ...options });
     providers.push(p);
     return p;
   };
@@ -52,7 +52,7 @@ describe('against an upstream mediagate', () => {
     for (const p of providers) await p.close?.();
     await pair?.close();
   });
-  const host = () => new URL(pair.proxy.origin).host;
+  const host = () => new URL(pair.proxy.url).host;
 
   it('a field the upstream refuses: an UnrecoverableError with the upstream\'s reason and field', async () => {
     const err = await failureOf(relayTo().start!(picJob({ params: { prompt: 'x', size: '7:3' } }), context()));

@@ -33,7 +33,7 @@ describe('chat through the relay', () => {
     expect(relayed.json).toMatchObject({ code: '200', success: true, data: { content: upstream.data.content, usage: upstream.data.usage, finish_reason: upstream.data.finish_reason, model: 'chat-2.5-flash' } });
     expect(relayed.json.data.content).toContain('chat-3-pro-preview'); // the sandbox names the model it answered as
     // the one chat call the relay made (the direct call above does not go through the proxy)
-    const sent = pair.proxy.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.parse(r.body).max_completion_tokens === 400);
+    const sent = pair.proxy.requests.filter((r) => r.url === '/v1/chat/completions' && JSON.parse(r.body).max_completion_tokens === 400);
     expect(sent).toHaveLength(1);
     expect(JSON.parse(sent[0]!.body)).toEqual({ model: 'chat-3-pro-preview', messages, max_completion_tokens: 400 });
     expect(sent[0]!.headers.authorization).toBe(`Bearer ${pair.upstream.key}`);

@@ -69,18 +69,18 @@ async function download(url: string): Promise<Buffer> {
 function expectOneCreate(id: string, path: string): Record<string, unknown> {
   const creates = pair.createsWithKey(id);
   expect(creates).toHaveLength(1);
-  expect(creates[0]!.path).toBe(path);
+  expect(creates[0]!.url).toBe(path);
   expect(creates[0]!.headers.authorization).toBe(`Bearer ${pair.upstream.key}`);
-  expect(creates[0]!.status).toBe(200);
+  expect(creates[0]!.targetStatus).toBe(200);
   return JSON.parse(creates[0]!.body) as Record<string, unknown>;
 }
 
 /** The status queries the upstream saw for relaying task `id`, all at `path` (the upstream id in it). */
 function expectQueries(id: string, path: (upstreamId: string) => string): void {
   const upstreamId = (pair.relaying.store.tasks.get(id)!.upstream!.ref as { id: string }).id;
-  const queries = pair.proxy.requests.filter((r) => r.method === 'GET' && r.path.includes(upstreamId) && !r.path.startsWith('/files/'));
+  const queries = pair.proxy.requests.filter((r) => r.method === 'GET' && r.url.includes(upstreamId) && !r.url.startsWith('/files/'));
   expect(queries.length).toBeGreaterThan(0);
-  for (const q of queries) expect(q.path).toBe(path(upstreamId));
+  for (const q of queries) expect(q.url).toBe(path(upstreamId));
 }
 
 describe('pic through the relay', () => {
@@ -232,7 +232,7 @@ describe('what the upstream saw', () => {
   it('one create per relayed task, each with Idempotency-Key <task id>, and no create without one', () => {
     expect(relayedIds.length).toBeGreaterThanOrEqual(15);
     for (const id of relayedIds) expect(pair.createsWithKey(id), id).toHaveLength(1);
-    const creates = pair.proxy.requests.filter((r) => r.method === 'POST' && r.path !== '/v1/chat/completions');
+    const creates = pair.proxy.requests.filter((r) => r.method === 'POST' && r.url !== '/v1/chat/completions');
     expect(creates.map((r) => r.headers['idempotency-key']).sort()).toEqual([...relayedIds].sort());
   });
 });

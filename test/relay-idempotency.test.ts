@@ -54,7 +54,7 @@ describe('a create repeated after a crash', () => {
     const creates = p.createsWithKey(task.id);
     expect(creates).toHaveLength(2);
     expect(creates[1]!.body).toBe(creates[0]!.body);
-    expect(creates[1]!.responseHeaders?.['idempotent-replayed']).toBe('true');
+    expect(creates[1]!.targetHeaders?.['idempotent-replayed']).toBe('true');
   });
 
   it('a new generation is a new create under <task id>.<n>', async () => {

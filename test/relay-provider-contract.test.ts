@@ -2,7 +2,7 @@
  * The shared provider contract (provider-contract.case.ts) run against the relay, pointing at an
  * upstream mediagate (sandbox, instant timing) through a proxy: jobs of every kind of output it
  * relays complete with truthful files; "an abort while it runs" is an abort while the relay's call
- * to the upstream is in flight (the proxy holds creates whose prompt says `[hold]`); the
+ * to the upstream is in flight (the fault proxy holds creates whose prompt says `[hold]`); the
  * unrecoverable job is a request the upstream refuses with a 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,22 +20,16 @@ import { startRelayPair, type RelayPair } from './helpers/relay-pair.js';
 import { runProviderContract, runToOutput } from './provider-contract.case.js';
 
 let pair: RelayPair;
-const held: Array<() => void> = [];
-/** Held creates whose connection the relay dropped (it aborted the call). */
-let dropped = 0;
 beforeAll(async () => {
   pair = await startRelayPair();
-  pair.proxy.intercept = (req, res) => {
-    if (!req.body.includes('[hold]')) return false;
-    held.push(() => res.destroy()); // never answered: the relay's call stays in flight until it is aborted
-    res.on('close', () => { dropped++; });
-    return true;
-  };
+  // never answered: the relay's call stays in flight until it is aborted (the proxy's close ends the rest)
+  pair.proxy.addRule({ match: { method: 'POST', body: /\[hold\]/ }, fault: 'hang' });
 }, 60_000);
-afterAll(async () => {
-  for (const release of held) release();
-  await pair?.close();
-});
+afterAll(async () => { await pair?.close(); });
+
+/** Creates the proxy holds, and those whose connection the relay dropped (it aborted the call). */
+const held = () => pair.proxy.requests.filter((r) => r.action === 'hang');
+const dropped = () => held().filter((r) => r.closedBy === 'client').length;
 
 const any = (body: unknown) => body as never;
 
@@ -71,12 +65,12 @@ describe('relay: what the contract suite does not look at', () => {
 
   it('an abort while the create is in flight at the upstream rejects with its reason and drops the connection', async () => {
     const controller = new AbortController();
-    const before = { held: held.length, dropped };
+    const before = { held: held().length, dropped: dropped() };
     const started = relay().start(relayJob(() => planPicTask(any({ model: 'pic', prompt: 'in flight [hold]' })))(), { ...context(), signal: controller.signal });
-    await waitFor(() => (held.length > before.held ? true : undefined), 5000, 'the create to reach the upstream');
+    await waitFor(() => (held().length > before.held ? true : undefined), 5000, 'the create to reach the proxy');
     controller.abort('cancelled');
     await expect(started).rejects.toBe('cancelled');
-    await waitFor(() => (dropped > before.dropped ? true : undefined), 5000, 'the connection dropped');
+    await waitFor(() => (dropped() > before.dropped ? true : undefined), 5000, 'the connection dropped');
   });
 
   it('the refused request names the field the upstream named', async () => {

@@ -16,9 +16,9 @@ describe('result downloads from the relay\'s own upstream', () => {
     const created = await callRelaying(p, 'POST', '/v1/pic/images', { model: 'pic', prompt: 'private upstream' });
     const task = await p.relaying.waitForTask(created.json.id as string, undefined, 20_000);
     expect(task.status, task.error ?? '').toBe('completed');
-    const downloads = p.proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/files/'));
+    const downloads = p.proxy.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/files/'));
     expect(downloads).toHaveLength(1);
     expect(downloads[0]!.headers.authorization).toBeUndefined();
-    expect(task.result!.sourceUrls![0]!.startsWith(`${p.proxy.origin}/files/`)).toBe(true);
+    expect(task.result!.sourceUrls![0]!.startsWith(`${p.proxy.url}/files/`)).toBe(true);
   });
 });

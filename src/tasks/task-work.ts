@@ -149,7 +149,9 @@ export async function checkTask(w: Work): Promise<number | undefined> {
   const now = Date.now();
   if (upstream.startedAt !== undefined && now - upstream.startedAt > w.attemptTimeoutMs) {
     await cancelAtUpstream(provider, upstream.ref, job, w.log);
-    return generationFailed(w, new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${w.opts.maxAttempts})`));
+    // an upstream that could not be asked may have finished it: say which it was (G122)
+    const unread = upstream.checkFailures > 0 ? `; the last ${upstream.checkFailures} checks of its status at the upstream failed` : '';
+    return generationFailed(w, new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${w.opts.maxAttempts})${unread}`));
   }
   const bounded = deadline(w.controller.signal, CHECK_TIMEOUT_MS);
   const { signal } = bounded;

@@ -28,6 +28,8 @@ export interface RewriteContext {
  * - `'malformed'`: 200 `application/json` whose body is not JSON;
  * - `{ forwardThen: 'reset' }`: forwarded (the target really acts) and its whole answer read, then
  *   the client's connection is reset: "the upstream accepted but we never heard";
+ * - `{ forwardThen: 'hang' }`: the same, but the answer is held back until the client gives up:
+ *   "the upstream accepted, its answer came too late";
  * - `{ rewriteJson }`: forwarded, and a JSON answer replaced by what the function returns
  *   (`undefined`: unchanged; answers that are not JSON pass unchanged).
  */
@@ -36,10 +38,10 @@ export type Fault =
   | 'reset'
   | 'hang'
   | 'malformed'
-  | { forwardThen: 'reset' }
+  | { forwardThen: 'reset' | 'hang' }
   | { rewriteJson: (json: unknown, ctx: RewriteContext) => unknown };
 
-export type FaultKind = 'status' | 'reset' | 'hang' | 'malformed' | 'forward-then-reset' | 'rewrite-json';
+export type FaultKind = 'status' | 'reset' | 'hang' | 'malformed' | 'forward-then-reset' | 'forward-then-hang' | 'rewrite-json';
 
 /** Headers of one connection, never passed on (RFC 9110 7.6.1), plus those named in `Connection`. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -58,47 +60,48 @@ function errorType(status: number): string {
   return status >= 500 ? 'server_error' : 'invalid_request_error';
 }
 
-/** Reads the request, then resets its connection. */
-function resetAfterRead(req: http.IncomingMessage): void {
-  const reset = (): void => { req.socket.resetAndDestroy(); };
-  if (req.complete) reset();
-  else req.once('end', reset).resume();
+/** One request the proxy read whole, its answer, and its record. */
+export interface Exchange {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  seen: SeenRequest;
+  body: Buffer;
 }
 
-/** Sends `status` with `body` once the request has been read. */
-function sendAfterRead(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, status: number, headers: Record<string, string>, body: string): void {
-  const send = (): void => {
-    seen.status = status;
-    res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) }).end(body);
-  };
-  if (req.complete) send();
-  else req.once('end', send).resume();
+/** Resets the client's connection (TCP RST): no answer, or none complete. */
+function cut(seen: SeenRequest, req: http.IncomingMessage): void {
+  seen.closedBy ??= 'proxy';
+  req.socket.resetAndDestroy();
+}
+
+function send(res: http.ServerResponse, seen: SeenRequest, status: number, headers: Record<string, string>, body: string): void {
+  seen.status = status;
+  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) }).end(body);
 }
 
 /** Sends a JSON body (or a string as text) of the proxy's own. */
-export function sendMadeUp(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: StatusFault): void {
+export function sendMadeUp(res: http.ServerResponse, seen: SeenRequest, fault: StatusFault): void {
   const status = fault.status;
   const given = fault.body ?? { error: { message: `fault-proxy: injected HTTP ${status}`, type: errorType(status), param: null, code: status === 429 ? 'rate_limited' : `injected_${status}` } };
   const body = typeof given === 'string' ? given : JSON.stringify(given);
   const headers: Record<string, string> = { 'content-type': typeof given === 'string' ? 'text/plain; charset=utf-8' : 'application/json' };
   if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-  sendAfterRead(req, res, seen, status, { ...headers, ...fault.headers }, body);
+  send(res, seen, status, { ...headers, ...fault.headers }, body);
 }
 
 /** Answers a fault that does not forward (status, reset, hang, malformed). */
-export function answerFault(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: Exclude<Fault, { forwardThen: 'reset' } | { rewriteJson: unknown }>): void {
+export function answerFault(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: Exclude<Fault, { forwardThen: unknown } | { rewriteJson: unknown }>): void {
   if (fault === 'reset') {
     seen.action = 'reset';
-    resetAfterRead(req);
+    cut(seen, req);
   } else if (fault === 'hang') {
     seen.action = 'hang';
-    req.resume();
   } else if (fault === 'malformed') {
     seen.action = 'malformed';
-    sendAfterRead(req, res, seen, 200, { 'content-type': 'application/json' }, '{"id": "task_fault", "status": "process');
+    send(res, seen, 200, { 'content-type': 'application/json' }, '{"id": "task_fault", "status": "process');
   } else {
     seen.action = 'status';
-    sendMadeUp(req, res, seen, fault);
+    sendMadeUp(res, seen, fault);
   }
 }
 
@@ -107,12 +110,14 @@ export interface ForwardTo {
   agent: http.Agent;
 }
 
+const MAX_RECORDED_ANSWER = 1 << 20;
+
 /** Forwards to the target; `fault` (forwardThen or rewriteJson) changes what the client gets. */
-export function forwardRequest(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, to: ForwardTo, fault: Fault | undefined): void {
+export function forwardRequest({ req, res, seen, body }: Exchange, to: ForwardTo, fault: Fault | undefined): void {
   const rewrite = typeof fault === 'object' && 'rewriteJson' in fault ? fault.rewriteJson : undefined;
-  const thenReset = typeof fault === 'object' && 'forwardThen' in fault;
+  const then = typeof fault === 'object' && 'forwardThen' in fault ? fault.forwardThen : undefined;
   if (rewrite) seen.action = 'rewrite-json';
-  if (thenReset) seen.action = 'forward-then-reset';
+  if (then) seen.action = `forward-then-${then}`;
 
   const upstream = http.request({
     protocol: to.target.protocol, hostname: to.target.hostname, port: to.target.port, agent: to.agent,
@@ -121,24 +126,31 @@ export function forwardRequest(req: http.IncomingMessage, res: http.ServerRespon
   res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
   upstream.on('error', (err) => {
     if (res.destroyed) return;
-    if (seen.targetStatus !== undefined || res.headersSent) { res.destroy(); return; }
+    if (seen.targetStatus !== undefined || res.headersSent) { cut(seen, req); return; }
     seen.targetError = err.message;
-    sendMadeUp(req, res, seen, { status: 502, body: { error: { message: `fault-proxy: the target could not be reached: ${err.message}`, type: 'upstream_error', param: null, code: 'upstream_error' } } });
+    sendMadeUp(res, seen, { status: 502, body: { error: { message: `fault-proxy: the target could not be reached: ${err.message}`, type: 'upstream_error', param: null, code: 'upstream_error' } } });
   });
   upstream.on('response', (answer) => {
     const status = answer.statusCode ?? 502;
     seen.targetStatus = status;
-    answer.on('close', () => { if (!answer.complete) res.destroy(); });
-    if (thenReset) {
-      answer.resume();
-      answer.once('end', () => req.socket.resetAndDestroy());
-      return;
-    }
+    seen.targetHeaders = answer.headers;
+    // the answer as text once it ended (a rewrite needs all of it; the record keeps the first MiB)
+    const parts: Buffer[] = [];
+    let size = 0;
+    let text = '';
+    answer.on('data', (c: Buffer) => {
+      if (rewrite || size < MAX_RECORDED_ANSWER) parts.push(c);
+      size += c.length;
+    });
+    answer.once('end', () => {
+      text = Buffer.concat(parts).toString('utf8');
+      seen.response = text.length > MAX_RECORDED_ANSWER ? text.slice(0, MAX_RECORDED_ANSWER) : text;
+    });
+    answer.on('close', () => { if (!answer.complete && !res.destroyed) cut(seen, req); });
+    if (then === 'reset') answer.once('end', () => cut(seen, req));
+    if (then) return; // a held answer is read and never sent
     if (rewrite && /\bjson\b/i.test(String(answer.headers['content-type'] ?? ''))) {
-      const chunks: Buffer[] = [];
-      answer.on('data', (c: Buffer) => chunks.push(c));
       answer.once('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
         let json: unknown;
         try { json = JSON.parse(text); } catch { json = undefined; }
         // A rewrite that throws is the test's bug: it surfaces as an uncaught error, never as a pass.
@@ -156,5 +168,5 @@ export function forwardRequest(req: http.IncomingMessage, res: http.ServerRespon
     res.flushHeaders();
     answer.pipe(res);
   });
-  req.pipe(upstream);
+  upstream.end(body);
 }

@@ -1,9 +1,10 @@
 /**
- * A fault-injecting HTTP proxy for tests of upstream providers (node:http on 127.0.0.1, port 0).
- * Every request is forwarded to `target` (an upstream mediagate, a fake) unless a rule says
- * otherwise; every request is recorded with what was done to it. Streams (chat SSE) pass through
- * chunk by chunk. `setDown(true)` makes the proxy a dead host (connection refused) until
- * `setDown(false)` listens again on the same port.
+ * The one test proxy in front of upstreams (node:http on 127.0.0.1, port 0). Every request is read
+ * whole, then forwarded to `target` (an upstream mediagate, a fake) unless a rule (method, path,
+ * headers, body) says otherwise; every request is recorded with what was done to it, its body and
+ * the target's answer (status, headers, text). Answers (chat SSE) pass through chunk by chunk.
+ * `setDown(true)` makes the proxy a dead host (connection refused) until `setDown(false)` listens
+ * again on the same port.
  *
  * Result files pass the proxy only if the upstream's result URLs point at it: start the proxy
  * first, the upstream with `MEDIAGATE_PUBLIC_URL: proxy.url`, then `proxy.setTarget(upstream url)`.
@@ -13,7 +14,8 @@
  * ```ts
  * const proxy = await startFaultProxy({ target: upstream.url });
  * proxy.addRule({ match: { method: 'POST', path: '/v1/motion/videos' }, times: 1, fault: { forwardThen: 'reset' } });
- * proxy.addRule({ match: { path: /^\/v1\/result\// }, fault: missingResult(proxy.goneUrl(404)) });
+ * proxy.addRule({ match: { path: /^\/v1\/result\// }, fault: missingResult(proxy.goneUrl(404)) }); // fault-proxy-results.ts
+ * proxy.addRule({ match: { body: /\[hold\]/ }, fault: 'hang' }); // held until the client gives up
  * ```
  */
 import { once } from 'node:events';
@@ -30,6 +32,8 @@ export interface RequestMatch {
   path?: string | RegExp;
   /** Header values by lower-case name, e.g. `{ 'idempotency-key': /\.2$/ }`. */
   headers?: Record<string, string | RegExp>;
+  /** Tested against the request body (as text). */
+  body?: RegExp;
 }
 
 export interface FaultRuleSpec {
@@ -53,6 +57,8 @@ export interface FaultRule {
 export interface SeenRequest {
   /** Arrival order, from 0. */
   seq: number;
+  /** When it arrived (`Date.now()`): a lower bound of anything the client did after the answer. */
+  at: number;
   method: string;
   /** Path and query as received. */
   url: string;
@@ -68,8 +74,18 @@ export interface SeenRequest {
   status?: number;
   /** The target's status, when the request reached it. */
   targetStatus?: number;
+  /** The target's answer headers. */
+  targetHeaders?: http.IncomingHttpHeaders;
+  /** The target's whole answer as text (at most the first MiB), once it ended; before any rewrite. */
+  response?: string;
   /** Why the target could not be reached (the client got a 502). */
   targetError?: string;
+  /**
+   * Set when the connection closed before the client had a whole answer: `'proxy'` when the proxy
+   * cut it (a reset fault, the target breaking off, `setDown`, `close`), `'client'` when the
+   * client gave up (an abort, its own timeout).
+   */
+  closedBy?: 'client' | 'proxy';
 }
 
 export interface FaultProxy {
@@ -87,7 +103,7 @@ export interface FaultProxy {
   setDown(down: boolean): Promise<void>;
   /** Resolves with the `count`-th received request matching `match` (counting those already seen). */
   waitForRequest(match?: RequestMatch, count?: number): Promise<SeenRequest>;
-  /** A URL on this proxy that answers `status` (a result file the upstream no longer has). */
+  /** A URL on this proxy that answers `status` with a JSON error body (a result file the upstream no longer has). */
   goneUrl(status?: number, name?: string): string;
   close(): Promise<void>;
 }
@@ -99,7 +115,7 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-export function requestMatches(m: RequestMatch | undefined, req: { method: string; url: string; headers: http.IncomingHttpHeaders }): boolean {
+export function requestMatches(m: RequestMatch | undefined, req: { method: string; url: string; headers: http.IncomingHttpHeaders; body?: string }): boolean {
   if (m === undefined) return true;
   if (m.method !== undefined && m.method.toUpperCase() !== req.method) return false;
   const pathname = req.url.split('?', 1)[0]!;
@@ -109,11 +125,12 @@ export function requestMatches(m: RequestMatch | undefined, req: { method: strin
     const got = headerText(req.headers[name.toLowerCase()]);
     if (got === undefined || (typeof want === 'string' ? got !== want : !want.test(got))) return false;
   }
+  if (m.body !== undefined && !m.body.test(req.body ?? '')) return false;
   return true;
 }
 
 /** Whether the request goes to the target (no fault, or one that acts on the target's answer). */
-function forwards(fault: Fault | undefined): fault is undefined | Extract<Fault, { forwardThen: 'reset' } | { rewriteJson: unknown }> {
+function forwards(fault: Fault | undefined): fault is undefined | Extract<Fault, { forwardThen: unknown } | { rewriteJson: unknown }> {
   return fault === undefined || (typeof fault === 'object' && ('forwardThen' in fault || 'rewriteJson' in fault));
 }
 
@@ -123,6 +140,8 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   let target = options.target === undefined ? undefined : new URL(options.target);
   const agent = new http.Agent({ keepAlive: false });
   const sockets = new Set<Socket>();
+  /** Requests whose answer is not complete yet. */
+  const open = new Map<http.ServerResponse, SeenRequest>();
   let rules: RuleState[] = [];
   const waiters: Array<{ match: RequestMatch | undefined; count: number; resolve: (r: SeenRequest) => void }> = [];
 
@@ -152,25 +171,36 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const seen: SeenRequest = {
-      seq: proxy.requests.length, method: req.method ?? 'GET', url, headers: req.headers,
+      seq: proxy.requests.length, at: Date.now(), method: req.method ?? 'GET', url, headers: req.headers,
       idempotencyKey: headerText(req.headers['idempotency-key']), body: '', received: false, action: 'forwarded',
     };
     proxy.requests.push(seen);
-    req.on('data', (chunk: Buffer) => {
-      if (seen.body.length < MAX_RECORDED_BODY) seen.body += chunk.toString('utf8');
+    open.set(res, seen);
+    res.on('close', () => {
+      open.delete(res);
+      if (!res.writableFinished) seen.closedBy ??= 'client';
     });
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     const onReceived = (): void => {
       if (seen.received) return;
       seen.received = true;
+      seen.body = Buffer.concat(chunks).subarray(0, MAX_RECORDED_BODY).toString('utf8');
       settleWaiters();
     };
-    req.on('end', onReceived);
     req.on('close', onReceived);
+    // the whole request first: a rule may match its body
+    req.on('end', () => {
+      onReceived();
+      handle(req, res, seen, Buffer.concat(chunks));
+    });
+  });
 
-    if (url.startsWith(GONE_PREFIX)) {
+  function handle(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, body: Buffer): void {
+    if (seen.url.startsWith(GONE_PREFIX)) {
       seen.action = 'gone';
-      const status = Number(url.slice(GONE_PREFIX.length).split(/[/?]/, 1)[0]) || 404;
-      sendMadeUp(req, res, seen, { status, body: { error: { message: 'fault-proxy: this file is gone', type: 'not_found_error', param: null, code: 'result_not_found' } } });
+      const status = Number(seen.url.slice(GONE_PREFIX.length).split(/[/?]/, 1)[0]) || 404;
+      sendMadeUp(res, seen, { status, body: { error: { message: 'fault-proxy: this file is gone', type: 'not_found_error', param: null, code: 'result_not_found' } } });
       return;
     }
     const fault = faultFor(seen);
@@ -178,11 +208,11 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
       answerFault(req, res, seen, fault);
     } else if (target === undefined) {
       seen.targetError = 'no target set';
-      sendMadeUp(req, res, seen, { status: 502, body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } } });
+      sendMadeUp(res, seen, { status: 502, body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } } });
     } else {
-      forwardRequest(req, res, seen, { target, agent }, fault);
+      forwardRequest({ req, res, seen, body }, { target, agent }, fault);
     }
-  });
+  }
   server.keepAliveTimeout = 60_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -198,6 +228,7 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   async function goDown(): Promise<void> {
     const closed = once(server, 'close');
     server.close();
+    for (const seen of open.values()) seen.closedBy ??= 'proxy';
     for (const s of sockets) s.destroy();
     await closed;
   }
@@ -245,23 +276,4 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
     },
   };
   return proxy;
-}
-
-/** Result URL fields of the interface's query replies. */
-const RESULT_URL_FIELDS = ['video_url', 'image_url', 'result_url'] as const;
-
-/**
- * A fault that forwards and then points every result URL of a completed task (`video_url`,
- * `image_url`, `result_url`) at `url`: "completed, but the file is missing" with
- * `url = proxy.goneUrl(404)`.
- */
-export function missingResult(url: string): Fault {
-  return {
-    rewriteJson: (json) => {
-      if (json === null || typeof json !== 'object' || (json as Record<string, unknown>).status !== 'completed') return json;
-      const task = { ...(json as Record<string, unknown>) };
-      for (const field of RESULT_URL_FIELDS) if (typeof task[field] === 'string') task[field] = url;
-      return task;
-    },
-  };
 }

@@ -1,6 +1,6 @@
 /**
- * Gateway to gateway: an upstream mediagate (sandbox) behind a recording proxy, and a relaying
- * mediagate whose only media provider is a `relay` pointing at that proxy. The upstream serves
+ * Gateway to gateway: an upstream mediagate (sandbox) behind the fault proxy (fault-proxy.ts),
+ * and a relaying mediagate whose only media provider is a `relay` pointing at that proxy. The upstream serves
  * `{power_base_url}` under `/power` and `{api_base_url}` under `/api`, so a call sent to the wrong
  * prefix is a 404 there; its public URL is the proxy's, so its result URLs go through the proxy
  * too (and are at the relay's own origin: trusted). Both listen on real ports. Test-only.
@@ -9,17 +9,17 @@ import type { RouteCandidate } from '../../src/providers/channels.js';
 import { chatRoutesOf } from '../../src/providers/registry.js';
 import { createRelayProvider, type RelayProviderOptions } from '../../src/providers/relay/index.js';
 import type { Provider } from '../../src/providers/types.js';
+import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy.js';
 import type { HarnessOptions } from './harness.js';
 import { listeningGateway, type ListeningGateway } from './listening-gateway.js';
-import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from './recording-proxy.js';
 
 export interface RelayPair {
-  proxy: RecordingProxy;
+  proxy: FaultProxy;
   upstream: ListeningGateway;
   relaying: ListeningGateway;
   relay: Provider;
-  /** POSTs the upstream saw whose Idempotency-Key is `key`. */
-  createsWithKey(key: string): RecordedRequest[];
+  /** POSTs the proxy saw whose Idempotency-Key is `key` (the creates of one generation), in order. */
+  createsWithKey(key: string): SeenRequest[];
   close(): Promise<void>;
 }
 
@@ -34,14 +34,14 @@ export interface RelayPairOptions {
 }
 
 export async function startRelayPair(options: RelayPairOptions = {}): Promise<RelayPair> {
-  const proxy = await startRecordingProxy();
+  const proxy = await startFaultProxy();
   const upstream = await listeningGateway({
     ...options.upstream,
-    env: { MEDIAGATE_PUBLIC_URL: proxy.origin, MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api', ...options.upstream?.env },
+    env: { MEDIAGATE_PUBLIC_URL: proxy.url, MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api', ...options.upstream?.env },
   });
-  proxy.target = upstream.origin;
+  proxy.setTarget(upstream.origin);
   const relay = createRelayProvider({
-    id: 'relay', baseUrl: proxy.origin, powerBaseUrl: `${proxy.origin}/power`, apiBaseUrl: `${proxy.origin}/api`,
+    id: 'relay', baseUrl: proxy.url, powerBaseUrl: `${proxy.url}/power`, apiBaseUrl: `${proxy.url}/api`,
     apiKey: upstream.key, pollSeconds: 0.05, ...options.relay,
   });
   const routes: Record<string, RouteCandidate[]> = {
@@ -52,7 +52,7 @@ export async function startRelayPair(options: RelayPairOptions = {}): Promise<Re
   const relaying = await listeningGateway({ ...options.relaying, providers: [relay], routes });
   return {
     proxy, upstream, relaying, relay,
-    createsWithKey: (key) => proxy.requests.filter((r) => r.method === 'POST' && r.headers['idempotency-key'] === key),
+    createsWithKey: (key) => proxy.requests.filter((r) => r.method === 'POST' && r.idempotencyKey === key),
     close: async () => {
       await relaying.close();
       await upstream.close();

@@ -50,7 +50,8 @@ describe('create failures (G97)', () => {
     ['408', 408, {}, '', 'channel', /timed out \(HTTP 408\)/, { code: 'upstream_timeout' }],
     ['429 with Retry-After', 429, retry, standard('slow down', null, 'rate_limited'), 'channel', /rate limiting/, { retryAfterMs: 7000, code: 'rate_limited' }],
     ['500', 500, {}, standard('Internal server error', null, 'internal_error'), 'channel', /failed \(HTTP 500\): Internal server error/],
-    ['503 with Retry-After', 503, retry, '', 'channel', /failed \(HTTP 503\)/],
+    ['503 with Retry-After', 503, retry, '', 'channel', /failed \(HTTP 503\)/, { retryAfterMs: 7000 }],
+    ['503 without Retry-After', 503, {}, '', 'channel', /failed \(HTTP 503\)/, { retryAfterMs: undefined }],
     ['302 redirect', 302, {}, '', 'channel', /redirect/],
     ['409 idempotency_in_progress', 409, { 'retry-after': '2' }, standard('still running', 'Idempotency-Key', 'idempotency_in_progress'), 'channel', /still creating/, { retryAfterMs: 2000 }],
     ['409 idempotency_key_reused', 409, {}, standard('used with another body', 'Idempotency-Key', 'idempotency_key_reused'), 'retryable', /conflict \(HTTP 409 idempotency_key_reused\)/],
@@ -65,7 +66,7 @@ describe('create failures (G97)', () => {
     }
     expect(err.message).toMatch(message);
     if (extra.param !== undefined) expect((err as UnrecoverableError).param).toBe(extra.param);
-    if (extra.retryAfterMs !== undefined) expect((err as ChannelError).retryAfterMs).toBe(extra.retryAfterMs);
+    if ('retryAfterMs' in extra) expect((err as ChannelError).retryAfterMs).toBe(extra.retryAfterMs);
     if (extra.code !== undefined) expect((err as ChannelError).code).toBe(extra.code);
   });
 

@@ -79,20 +79,21 @@ const relay = (id: string): string => `the relay upstream "${id}"`;
 
 /**
  * A status that is the channel's fault as the gateway error a caller gets when no candidate is
- * left; undefined for a status that is the request's (4xx other than these) or a 2xx.
+ * left; undefined for a status that is the request's (4xx other than these) or a 2xx. The
+ * upstream's `Retry-After` goes with any of them (429, and 503 above all: an upstream mediagate
+ * whose own upstreams are all paused answers 503 with it, G91), so the next try waits for it (G121).
  */
 export function channelFault(id: string, status: number, headers: Headers, said: string): ChannelError | undefined {
   const suffix = said ? `: ${said}` : '';
-  const make = (code: ErrorCode, message: string, extra: { retryAfterMs?: number; headers?: Record<string, string> } = {}) => new ChannelError(message, { code, ...extra });
+  const retryAfterMs = retryAfterMsOf(headers);
+  const make = (code: ErrorCode, message: string, extra: { headers?: Record<string, string> } = {}) => new ChannelError(message, { code, ...extra, ...(retryAfterMs !== undefined && { retryAfterMs }) });
   if (status === 401 || status === 403 || status === 407) {
     return make('upstream_error', `${relay(id)} refused the gateway's credentials (HTTP ${status}); check the apiKey configured for it`);
   }
   if (status === 402) return make('upstream_error', `${relay(id)} refused the call: the gateway's account there has no credit left (HTTP 402)`);
   if (status === 408) return make('upstream_timeout', `${relay(id)} timed out (HTTP 408)${suffix}`);
   if (status === 429) {
-    const retryAfterMs = retryAfterMsOf(headers);
-    const seconds = retryAfterSeconds(headers);
-    return make('rate_limited', `${relay(id)} is rate limiting the gateway (HTTP 429)${suffix}`, { headers: { 'Retry-After': seconds }, ...(retryAfterMs !== undefined && { retryAfterMs }) });
+    return make('rate_limited', `${relay(id)} is rate limiting the gateway (HTTP 429)${suffix}`, { headers: { 'Retry-After': retryAfterSeconds(headers) } });
   }
   if (status === 421 || status === 423 || status === 425) return make('upstream_error', `${relay(id)} could not take the call now (HTTP ${status})${suffix}`);
   if (status >= 500) return make('upstream_error', `${relay(id)} failed (HTTP ${status})${suffix}`);
