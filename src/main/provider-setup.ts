@@ -10,6 +10,7 @@ import { CHAT_UPSTREAM_DEFAULTS, createChatUpstreams } from '../chat/upstream-co
 import type { Config } from '../config.js';
 import type { RouteCandidate } from '../providers/channels.js';
 import { createOpenAiChatProvider } from '../providers/openai/chat.js';
+import { createOpenAiImagesProvider } from '../providers/openai-images/index.js';
 import type { ProviderSpec, ProvidersConfig } from '../providers/providers-file.js';
 import { chatOnlyProvider, chatRoutesOf, routesOfShorthand, withChat } from '../providers/registry.js';
 import { createRelayProvider } from '../providers/relay/index.js';
@@ -65,6 +66,12 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
       });
       return { ...chatOnlyProvider(chat), ...concurrency };
     }
+    case 'openai-images':
+      return createOpenAiImagesProvider({
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, ...concurrency,
+        ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
+        ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
+      });
     case 'relay':
       return createRelayProvider({
         id: spec.id, baseUrl: spec.baseUrl!, ...concurrency,

@@ -9,21 +9,24 @@ import { Type, type Static } from '@sinclair/typebox';
 import { findModel } from '../contract/catalog.js';
 import { CHAT_MODELS } from '../contract/chat.js';
 import { FAMILIES } from '../contract/families.js';
+import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
+import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
 import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
 export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   relay: [...FAMILIES, 'chat'],
   'openai-chat': ['chat'],
+  'openai-images': ['pic', 'model-center'],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -34,7 +37,7 @@ const Seconds = Type.Number({ minimum: 0.05, maximum: 3600, description: 'second
 
 const ProviderEntry = Type.Object({
   type: Type.Union(PROVIDER_TYPES.map((t) => Type.Literal(t)), { description: `one of ${PROVIDER_TYPES.join(', ')}` }),
-  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat (https://api.openai.com/v1)'),
+  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat and openai-images (https://api.openai.com/v1, the default of openai-images)'),
   powerBaseUrl: Url('an http(s) URL: {power_base_url} of the upstream (default baseUrl)'),
   apiBaseUrl: Url('an http(s) URL: {api_base_url} of the upstream (default baseUrl)'),
   apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable holding the key' })),
@@ -72,6 +75,7 @@ type ProviderEntry = Static<typeof ProviderEntry>;
 const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   relay: ['baseUrl', 'powerBaseUrl', 'apiBaseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'chatTimeoutMs', 'pollSeconds'],
   'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
+  'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -138,7 +142,8 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
   }
   const spec: ProviderSpec = { ...entry, id } as ProviderSpec;
   delete (spec as { apiKeyEnv?: string }).apiKeyEnv;
-  if (entry.type !== 'sandbox') {
+  if (entry.type === 'openai-images') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl);
+  else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);
   }
@@ -168,6 +173,9 @@ function routeCandidates(specs: Map<string, ProviderSpec>, model: string, list: 
     if (!spec) throw new ConfigError(SETTING, `${where}[${i}].provider must name one of the providers (${[...specs.keys()].join(', ')}), got ${JSON.stringify(c.provider)}`);
     if (family !== undefined && !serves(spec.type, family)) {
       throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type ${spec.type}) cannot serve ${model}, a ${family} model (${spec.type} serves ${TYPE_FAMILIES[spec.type].join(', ')})`);
+    }
+    if (spec.type === 'openai-images' && findModelCenterModel(model)?.kind === 'video') {
+      throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type openai-images) makes images; ${model} is a Model Center video model`);
     }
     if (seen.has(c.provider)) throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" is listed twice`);
     seen.add(c.provider);

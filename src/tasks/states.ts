@@ -17,9 +17,10 @@ export function claimNextTask(store: TaskStore, providers: readonly string[], wo
   return store.claimNext(providers, workerId, now, now + leaseMs);
 }
 
-/** processing -> completed, only by the lease holder. */
-export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now()): TaskRecord | undefined {
+/** processing -> completed, only by the lease holder; `provider`: the candidate that made the result, when it is not the one the task names. */
+export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now(), provider?: string): TaskRecord | undefined {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+    ...(provider !== undefined && { provider }),
     status: 'completed', progress: 100, result, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });
 }

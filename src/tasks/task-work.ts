@@ -103,7 +103,8 @@ export async function startTask(w: Work): Promise<number | undefined> {
     } finally {
       aborted.release();
     }
-    if (result.state === 'done') return finish(w, result.output);
+    // a result made at once by a later candidate (failover) is that candidate's: the task names it
+    if (result.state === 'done') return finish(w, result.output, undefined, provider.id);
     return saveStarted(w, provider, job, result);
   }
   if (refusal && route.every((c) => w.opts.providers.refusalOf(c, w.job) !== undefined)) {
@@ -205,7 +206,7 @@ function stopped(w: Work): undefined {
  * that completed it; a refused completion removes its files. `retryLater`: what to do when a remote
  * file could not be fetched for now (a check looks again).
  */
-async function finish(w: Work, output: ProviderOutput, retryLater?: () => void): Promise<number | undefined> {
+async function finish(w: Work, output: ProviderOutput, retryLater?: () => void, provider?: string): Promise<number | undefined> {
   const { store, results } = w.opts;
   let stored: Awaited<ReturnType<typeof results.store>>;
   try {
@@ -221,7 +222,7 @@ async function finish(w: Work, output: ProviderOutput, retryLater?: () => void):
     return failedAttempt(w, err);
   }
   const now = Date.now();
-  const done = completeTask(store, w.task, w.workerId, stored.result, expiry(w, 'completed', now)!, now);
+  const done = completeTask(store, w.task, w.workerId, stored.result, expiry(w, 'completed', now)!, now, provider);
   if (done) {
     w.log.info({ ms: now - (w.task.startedAt ?? now) }, 'task completed');
     return;

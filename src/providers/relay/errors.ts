@@ -83,22 +83,22 @@ const relay = (id: string): string => `the relay upstream "${id}"`;
  * upstream's `Retry-After` goes with any of them (429, and 503 above all: an upstream mediagate
  * whose own upstreams are all paused answers 503 with it, G91), so the next try waits for it (G121).
  */
-export function channelFault(id: string, status: number, headers: Headers, said: string): ChannelError | undefined {
+export function channelFault(id: string, status: number, headers: Headers, said: string, who = relay(id)): ChannelError | undefined {
   const suffix = said ? `: ${said}` : '';
   const retryAfterMs = retryAfterMsOf(headers);
   const make = (code: ErrorCode, message: string, extra: { headers?: Record<string, string> } = {}) => new ChannelError(message, { code, ...extra, ...(retryAfterMs !== undefined && { retryAfterMs }) });
   if (status === 401 || status === 403 || status === 407) {
-    return make('upstream_error', `${relay(id)} refused the gateway's credentials (HTTP ${status}); check the apiKey configured for it`);
+    return make('upstream_error', `${who} refused the gateway's credentials (HTTP ${status}); check the apiKey configured for it`);
   }
-  if (status === 402) return make('upstream_error', `${relay(id)} refused the call: the gateway's account there has no credit left (HTTP 402)`);
-  if (status === 408) return make('upstream_timeout', `${relay(id)} timed out (HTTP 408)${suffix}`);
+  if (status === 402) return make('upstream_error', `${who} refused the call: the gateway's account there has no credit left (HTTP 402)`);
+  if (status === 408) return make('upstream_timeout', `${who} timed out (HTTP 408)${suffix}`);
   if (status === 429) {
-    return make('rate_limited', `${relay(id)} is rate limiting the gateway (HTTP 429)${suffix}`, { headers: { 'Retry-After': retryAfterSeconds(headers) } });
+    return make('rate_limited', `${who} is rate limiting the gateway (HTTP 429)${suffix}`, { headers: { 'Retry-After': retryAfterSeconds(headers) } });
   }
-  if (status === 421 || status === 423 || status === 425) return make('upstream_error', `${relay(id)} could not take the call now (HTTP ${status})${suffix}`);
-  if (status >= 500) return make('upstream_error', `${relay(id)} failed (HTTP ${status})${suffix}`);
+  if (status === 421 || status === 423 || status === 425) return make('upstream_error', `${who} could not take the call now (HTTP ${status})${suffix}`);
+  if (status >= 500) return make('upstream_error', `${who} failed (HTTP ${status})${suffix}`);
   if (status < 200 || (status >= 300 && status < 400)) {
-    return make('upstream_error', `${relay(id)} answered HTTP ${status}${status >= 300 ? ' (a redirect: configure the address it redirects to)' : ''}`);
+    return make('upstream_error', `${who} answered HTTP ${status}${status >= 300 ? ' (a redirect: configure the address it redirects to)' : ''}`);
   }
   return undefined;
 }
@@ -173,25 +173,25 @@ export function brokeAfterSending(err: unknown): boolean {
 }
 
 /** A failure below HTTP (connect, DNS, reset, TLS): the channel's. The node/undici message is not used (it names the host). */
-export function transportFailure(id: string, err: unknown): ChannelError {
+export function transportFailure(id: string, err: unknown, who = relay(id)): ChannelError {
   const code = errorCodeOf(err);
   const opts = { cause: err };
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return new ChannelError(`could not connect to ${relay(id)} in time`, { ...opts, code: 'upstream_timeout' });
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new ChannelError(`${relay(id)} did not answer in time`, { ...opts, code: 'upstream_timeout' });
-  if (code === 'ECONNREFUSED') return new ChannelError(`could not connect to ${relay(id)}: connection refused (is it running, and is its address right?)`, opts);
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ChannelError(`could not connect to ${relay(id)}: its host name does not resolve`, opts);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return new ChannelError(`could not connect to ${who} in time`, { ...opts, code: 'upstream_timeout' });
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new ChannelError(`${who} did not answer in time`, { ...opts, code: 'upstream_timeout' });
+  if (code === 'ECONNREFUSED') return new ChannelError(`could not connect to ${who}: connection refused (is it running, and is its address right?)`, opts);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ChannelError(`could not connect to ${who}: its host name does not resolve`, opts);
   if (BROKE_AFTER_SENDING.has(code)) {
-    return new ChannelError(`the connection to ${relay(id)} broke before its answer was complete (${code})`, opts);
+    return new ChannelError(`the connection to ${who} broke before its answer was complete (${code})`, opts);
   }
-  return new ChannelError(`the call to ${relay(id)} failed${code ? ` (${code})` : ''}`, opts);
+  return new ChannelError(`the call to ${who} failed${code ? ` (${code})` : ''}`, opts);
 }
 
 /** The whole call took longer than its bound. */
-export function timeoutFailure(id: string, ms: number): ChannelError {
-  return new ChannelError(`${relay(id)} did not answer within ${ms} ms`, { code: 'upstream_timeout' });
+export function timeoutFailure(id: string, ms: number, who = relay(id)): ChannelError {
+  return new ChannelError(`${who} did not answer within ${ms} ms`, { code: 'upstream_timeout' });
 }
 
 /** A 2xx answer that is not what the contract says (not JSON, fields missing). */
-export function malformedReply(id: string, what: string): ChannelError {
-  return new ChannelError(`${relay(id)} answered with ${what}`);
+export function malformedReply(id: string, what: string, who = relay(id)): ChannelError {
+  return new ChannelError(`${who} answered with ${what}`);
 }

@@ -1,0 +1,1 @@
+export { createOpenAiImagesProvider, OPENAI_IMAGES_DEFAULTS, type OpenAiImagesOptions } from './provider.js';
