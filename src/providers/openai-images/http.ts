@@ -5,10 +5,8 @@
  * status is returned for errors.ts to classify. Answers are read up to {@link MAX_ANSWER_BYTES}
  * (base64 images: a 3840x2160 PNG is ~20 MB as base64).
  */
-import { Agent, type Dispatcher, type FormData } from 'undici';
-import { malformedReply, timeoutFailure, transportFailure, type Headers } from '../relay/errors.js';
-import { readBounded } from '../relay/http.js';
-import { ChannelError } from '../types.js';
+import type { Agent, Dispatcher, FormData } from 'undici';
+import { upstreamAgent, upstreamCall, type UpstreamAnswer } from '../upstream-call.js';
 
 export const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
 
@@ -23,57 +21,31 @@ export interface ImagesHttpOptions {
   dispatcher?: Dispatcher | undefined;
 }
 
-export interface ImagesAnswer {
-  status: number;
-  headers: Headers;
-  text: string;
-}
+export type ImagesAnswer = UpstreamAnswer;
 
 export class ImagesHttp {
   private readonly dispatcher: Dispatcher;
   private readonly ownAgent: Agent | undefined;
 
   constructor(private readonly opts: ImagesHttpOptions) {
-    this.ownAgent = opts.dispatcher ? undefined : new Agent({ connect: { timeout: opts.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+    this.ownAgent = opts.dispatcher ? undefined : upstreamAgent(opts.connectTimeoutMs);
     this.dispatcher = opts.dispatcher ?? this.ownAgent!;
   }
 
   /** POSTs `body` (an object as JSON, or a multipart form) to `path` below the base URL. */
   async post(path: '/images/generations' | '/images/edits', body: Record<string, unknown> | FormData, extraHeaders: Record<string, string>, signal: AbortSignal, timeoutMs: number): Promise<ImagesAnswer> {
-    signal.throwIfAborted();
-    const { id, who } = this.opts;
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(timeoutFailure(id, timeoutMs, who));
-    }, timeoutMs);
+    const { id, who, baseUrl, apiKey } = this.opts;
     const json = !isForm(body);
-    try {
-      const base = this.opts.baseUrl;
-      const res = await this.dispatcher.request({
-        origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${path}`, method: 'POST', signal: controller.signal,
-        headers: {
-          accept: 'application/json',
-          ...(json && { 'content-type': 'application/json' }),
-          ...(this.opts.apiKey && { authorization: `Bearer ${this.opts.apiKey}` }),
-          ...extraHeaders,
-        },
-        body: json ? JSON.stringify(body) : body,
-      });
-      const text = await readBounded(res, MAX_ANSWER_BYTES, () => malformedReply(id, `an answer larger than ${MAX_ANSWER_BYTES} bytes`, who));
-      return { status: res.statusCode, headers: res.headers, text };
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      if (timedOut) throw timeoutFailure(id, timeoutMs, who);
-      if (err instanceof ChannelError) throw err;
-      throw transportFailure(id, err, who);
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    }
+    return upstreamCall(this.dispatcher, {
+      origin: baseUrl.origin, path: `${baseUrl.pathname.replace(/\/+$/, '')}${path}`, method: 'POST',
+      headers: {
+        accept: 'application/json',
+        ...(json && { 'content-type': 'application/json' }),
+        ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+        ...extraHeaders,
+      },
+      body: json ? JSON.stringify(body) : body,
+    }, { id, who, signal, timeoutMs, maxBytes: MAX_ANSWER_BYTES });
   }
 
   async close(): Promise<void> {

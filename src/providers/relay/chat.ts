@@ -15,7 +15,8 @@ import { SseParser } from '../openai/sse-parse.js';
 import { completeUsage, readUsage } from '../openai/usage.js';
 import { ChannelError, type ChatApi } from '../types.js';
 import { chatFailure, errorInfoOf, malformedReply, transportFailure, type Scrub } from './errors.js';
-import { readBounded, type RelayHttp } from './http.js';
+import { readBounded } from '../upstream-call.js';
+import type { RelayHttp } from './http.js';
 
 export interface RelayChatOptions {
   id: string;

@@ -1,0 +1,74 @@
+/**
+ * One HTTP call to a provider's upstream, for every provider that speaks HTTP: a bound on the whole
+ * call (connect, headers and body), the caller's signal (whose reason the call rejects with, also
+ * before anything was sent), the answer read whole up to a size. Failures below HTTP and timeouts
+ * are ChannelErrors naming the upstream only as `who` (relay/errors.ts, G99); an HTTP answer of any
+ * status is returned for the provider to classify.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { malformedReply, timeoutFailure, transportFailure, type Headers } from './relay/errors.js';
+import { ChannelError } from './types.js';
+
+export interface UpstreamAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+export interface UpstreamCallOptions {
+  /** The provider's id, and how messages name it (never its address). */
+  id: string;
+  who?: string | undefined;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** Largest answer read; a larger one is a malformed reply (the connection is dropped). */
+  maxBytes: number;
+}
+
+/** A connection pool for one upstream: the call's own timer bounds each call, so undici's are off. */
+export function upstreamAgent(connectTimeoutMs: number): Agent {
+  return new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+}
+
+/** Makes the call and reads the whole answer (see the file's comment for what it rejects with). */
+export async function upstreamCall(dispatcher: Dispatcher, request: Omit<Dispatcher.RequestOptions, 'signal'>, opts: UpstreamCallOptions): Promise<UpstreamAnswer> {
+  const { id, who, signal, timeoutMs, maxBytes } = opts;
+  signal.throwIfAborted();
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(timeoutFailure(id, timeoutMs, who));
+  }, timeoutMs);
+  try {
+    const res = await dispatcher.request({ ...request, signal: controller.signal });
+    const text = await readBounded(res, maxBytes, () => malformedReply(id, `an answer larger than ${maxBytes} bytes`, who));
+    return { status: res.statusCode, headers: res.headers, text };
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (timedOut) throw timeoutFailure(id, timeoutMs, who);
+    if (err instanceof ChannelError) throw err;
+    throw transportFailure(id, err, who);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The body as text, at most `limit` bytes (then the connection is dropped and `tooLarge()` thrown). */
+export async function readBounded(res: Dispatcher.ResponseData, limit: number, tooLarge: () => Error): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) {
+      res.body.destroy();
+      throw tooLarge();
+    }
+    parts.push(b);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
