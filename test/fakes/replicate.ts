@@ -200,7 +200,7 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
       const invalid = invalidFields(model, input);
       if (invalid.length) return problem(res, 422, 'Input validation failed', invalid.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: invalid });
       if (String(input.prompt).includes('[hold]')) return; // never answered
-      const p: FakePrediction = { id: randomBytes(13).toString('hex').slice(0, 26), model: model.name, version: version ?? 'dp-' + randomBytes(16).toString('hex'), input, status: 'starting', looks: 0, output: null, error: null, logs: '' };
+      const p: FakePrediction = { id: randomBytes(13).toString('hex').slice(0, 26), model: model.name, version: version ?? `dp-${randomBytes(16).toString('hex')}`, input, status: 'starting', looks: 0, output: null, error: null, logs: '' };
       predictions.set(p.id, p);
       creates.push(p);
       if (String(req.headers.prefer ?? '').startsWith('wait')) {
