@@ -14,6 +14,7 @@ import { createOpenAiImagesProvider } from '../providers/openai-images/index.js'
 import type { ProviderSpec, ProvidersConfig } from '../providers/providers-file.js';
 import { chatOnlyProvider, chatRoutesOf, routesOfShorthand, withChat } from '../providers/registry.js';
 import { createRelayProvider } from '../providers/relay/index.js';
+import { createReplicateProvider } from '../providers/replicate/index.js';
 import { createSandboxProvider } from '../providers/sandbox/index.js';
 import type { Provider } from '../providers/types.js';
 
@@ -71,6 +72,13 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
         id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, ...concurrency,
         ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
         ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
+      });
+    case 'replicate':
+      return createReplicateProvider({
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models ?? {}, ...concurrency,
+        ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
+        ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
+        ...(spec.pollSeconds !== undefined && { pollSeconds: spec.pollSeconds }),
       });
     case 'relay':
       return createRelayProvider({

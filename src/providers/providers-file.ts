@@ -15,11 +15,12 @@ import { readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
 import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
+import { entryProblem, REPLICATE_DEFAULTS, ReplicateModels, type ReplicateModelsSpec } from './replicate/index.js';
 import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
@@ -27,6 +28,7 @@ export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   relay: [...FAMILIES, 'chat'],
   'openai-chat': ['chat'],
   'openai-images': ['pic', 'model-center'],
+  replicate: [...FAMILIES],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -53,6 +55,7 @@ const ProviderEntry = Type.Object({
   maxTokensParam: Type.Optional(Type.Union(['max_completion_tokens', 'max_tokens', 'both'].map((p) => Type.Literal(p)), { description: 'one of max_completion_tokens, max_tokens, both' })),
   timing: Type.Optional(Type.Union(['instant', 'fast', 'realistic'].map((p) => Type.Literal(p)), { description: 'one of instant, fast, realistic' })),
   chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
+  models: Type.Optional(ReplicateModels),
 }, { additionalProperties: false, description: 'an object { type, baseUrl, apiKeyEnv, ... }' });
 
 const Candidate = Type.Object({
@@ -76,6 +79,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   relay: ['baseUrl', 'powerBaseUrl', 'apiBaseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'chatTimeoutMs', 'pollSeconds'],
   'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
   'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
+  replicate: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -99,6 +103,8 @@ export interface ProviderSpec {
   maxTokensParam?: 'max_completion_tokens' | 'max_tokens' | 'both';
   timing?: 'instant' | 'fast' | 'realistic';
   chatTokensPerSecond?: number;
+  /** replicate: the input mapping of each model name its routes give it. */
+  models?: ReplicateModelsSpec;
 }
 
 export interface ProvidersConfig {
@@ -143,6 +149,14 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
   const spec: ProviderSpec = { ...entry, id } as ProviderSpec;
   delete (spec as { apiKeyEnv?: string }).apiKeyEnv;
   if (entry.type === 'openai-images') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl);
+  else if (entry.type === 'replicate') {
+    spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? REPLICATE_DEFAULTS.baseUrl);
+    if (!entry.models || Object.keys(entry.models).length === 0) throw new ConfigError(SETTING, `${where}.models is required for type replicate: an object of model name -> { model or version, output, input, constants? }`);
+    for (const [name, model] of Object.entries(entry.models)) {
+      const problem = entryProblem(model);
+      if (problem) throw new ConfigError(SETTING, `${where}.models.${name} ${problem}`);
+    }
+  }
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);
@@ -176,6 +190,10 @@ function routeCandidates(specs: Map<string, ProviderSpec>, model: string, list: 
     }
     if (spec.type === 'openai-images' && findModelCenterModel(model)?.kind === 'video') {
       throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type openai-images) makes images; ${model} is a Model Center video model`);
+    }
+    const mapped = spec.type === 'replicate' ? c.model ?? (model === '*' ? undefined : model) : undefined;
+    if (mapped !== undefined && !Object.hasOwn(spec.models ?? {}, mapped)) {
+      throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type replicate) has no models entry "${mapped}" (it has ${Object.keys(spec.models ?? {}).join(', ')})`);
     }
     if (seen.has(c.provider)) throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" is listed twice`);
     seen.add(c.provider);
