@@ -3,21 +3,25 @@
 // takes a while to come back: the upstream has made the task, the relaying gateway has not yet
 // saved its reference (docs/API.md G86's window). A kill -9 of the relaying gateway then almost
 // surely cuts creates the upstream already took, whose repeats must get the same upstream task.
-// `onHeld` is called as each such answer starts to be held (the moment to kill the relaying
-// gateway: that create is surely cut). Everything else passes at once. A request the client stops
+// `onHeld(body)` is called with the create's body as its answer starts to be held (the moment to
+// kill the relaying gateway: that create is surely cut). Everything else passes at once. A request the client stops
 // sending is cut at the upstream too.
 import http from 'node:http';
 
 /**
  * The proxy; `target` (`http://127.0.0.1:<port>` of the upstream) is set once the upstream listens.
  * @param {number} delayMs
- * @returns {Promise<{ origin: string, target: string, onHeld: () => void, close: () => Promise<void> }>}
+ * @returns {Promise<{ origin: string, target: string, onHeld: (body: string) => void, close: () => Promise<void> }>}
  */
 export async function startDelayProxy(delayMs) {
   const agent = new http.Agent({ keepAlive: true });
+  /** @type {{ origin: string, target: string, onHeld: (body: string) => void, close: () => Promise<void> }} */
   const proxy = { origin: '', target: '', onHeld: () => undefined, close: async () => undefined };
   const server = http.createServer((req, res) => {
     const target = new URL(proxy.target);
+    /** @type {Buffer[]} */
+    const body = [];
+    req.on('data', (chunk) => body.push(chunk));
     const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
       const pass = () => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -25,7 +29,7 @@ export async function startDelayProxy(delayMs) {
       };
       if (req.method !== 'POST') { pass(); return; }
       setTimeout(pass, delayMs);
-      proxy.onHeld();
+      proxy.onHeld(Buffer.concat(body).toString());
     });
     up.on('error', () => res.destroy());
     res.on('error', () => undefined);

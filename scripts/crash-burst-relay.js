@@ -102,9 +102,10 @@ export async function runRelayBurst({ tasks, concurrency, killAfter, killAfterSt
   let kill = () => undefined;
   const killed = new Promise((resolve) => { kill = () => { first.server.child.kill('SIGKILL'); resolve(undefined); }; });
   // Past `killAfter` of the burst, the submitters wait for the kill: as soon as the relaying gateway
-  // has started generations (checks are due) and the upstream has answered one more create, whose
-  // answer the proxy is holding (a create the upstream took, its reference not yet saved).
-  proxy.onHeld = () => { if (armed && startsLogged() >= killAfterStarts) kill(); };
+  // has started generations (checks are due) and the upstream has answered one more create relaying
+  // the upload (its signed `/inputs/` URL), whose answer the proxy is holding: a create the upstream
+  // took, its reference not yet saved, whose repeat must carry the same URL.
+  proxy.onHeld = (body) => { if (armed && body.includes('/inputs/') && startsLogged() >= killAfterStarts) kill(); };
   const all = Array.from({ length: tasks }, (_, i) => i);
   const failedBefore = await client.submitAll(first.url, all, () => {
     if (accepted.size < tasks * killAfter) return;
@@ -134,7 +135,7 @@ export async function runRelayBurst({ tasks, concurrency, killAfter, killAfterSt
   const upstreamTwice = completedTwice(taskIdsLogged(upstream.server.output(), 'task completed'));
   // the kill cut the burst: creates and checks were in flight, submits came after it
   const exercised = acceptedBeforeKill > 0 && acceptedBeforeKill < accepted.size && stats.checkingAtKill > 0 && stats.queuedAtKill > 0
-    && (createDelayMs === 0 || stats.createsCutByKill > 0);
+    && (createDelayMs === 0 || stats.uploadCreatesCutByKill > 0);
   const ok = exercised && pending.size === 0 && (counts.completed ?? 0) === accepted.size
     && relayingTwice === 0 && upstreamTwice === 0 && Object.keys(violations).length === 0;
   if (ok) fs.rmSync(dir, { recursive: true, force: true });

@@ -7,8 +7,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 
 /**
- * A relaying task as stored: `upstream` is the saved reference of its generation (G86).
- * @typedef {{ id: string, status: string, upstream: { generation: number, ref?: { id: string } } | null }} RelayingTask
+ * A relaying task as stored: `upstream` is the saved reference of its generation (G86); `upload`:
+ * it relays an uploaded asset (as a signed URL, G92).
+ * @typedef {{ id: string, status: string, upstream: { generation: number, ref?: { id: string } } | null, upload: boolean }} RelayingTask
  */
 
 /**
@@ -19,8 +20,9 @@ import Database from 'better-sqlite3';
 export function readRelayingTasks(dataDir) {
   const db = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });
   try {
-    const rows = /** @type {{ id: string, status: string, upstream: string | null }[]} */ (db.prepare('SELECT id, status, upstream FROM tasks').all());
-    return rows.map((r) => ({ id: r.id, status: r.status, upstream: r.upstream === null ? null : JSON.parse(r.upstream) }));
+    const rows = /** @type {{ id: string, status: string, upstream: string | null, upload: number }[]} */ (
+      db.prepare(`SELECT id, status, upstream, request LIKE '%assetId://%' AS upload FROM tasks`).all());
+    return rows.map((r) => ({ id: r.id, status: r.status, upstream: r.upstream === null ? null : JSON.parse(r.upstream), upload: r.upload === 1 }));
   } finally {
     db.close();
   }
@@ -97,6 +99,7 @@ export function checkRelayed({ relayingDir, upstreamDir, accepted, atKill, resta
     newGenerations: relaying.filter((t) => (t.upstream?.generation ?? 0) > 0).map((t) => t.id),
   };
   const violations = Object.fromEntries(Object.entries(v).filter(([, ids]) => ids.length > 0).map(([k, ids]) => [k, { count: ids.length, some: ids.slice(0, 5) }]));
+  const cut = atKill.filter((t) => !t.upstream?.ref && (byTask.get(t.id) ?? []).some((/** @type {{ created_at: number }} */ u) => u.created_at < restartedAt));
   const finished = (/** @type {string} */ s) => s === 'completed' || s === 'failed' || s === 'cancelled';
   const stats = {
     relayingTasks: relaying.length,
@@ -107,7 +110,9 @@ export function checkRelayed({ relayingDir, upstreamDir, accepted, atKill, resta
     checkingAtKill: atKill.filter((t) => !finished(t.status) && t.upstream?.ref).length,
     completedAtKill: atKill.filter((t) => t.status === 'completed').length,
     /** Creates the upstream took from the killed process whose reference it never saved (G86's window): repeated after the restart. */
-    createsCutByKill: atKill.filter((t) => !t.upstream?.ref && (byTask.get(t.id) ?? []).some((/** @type {{ created_at: number }} */ u) => u.created_at < restartedAt)).length,
+    createsCutByKill: cut.length,
+    /** ... of them, those relaying an upload: the repeat carried the same signed URL (G95), or it would be another generation. */
+    uploadCreatesCutByKill: cut.filter((t) => t.upload).length,
   };
   return { violations, stats };
 }

@@ -22,9 +22,11 @@ describe('crash safety of a relaying gateway under load', () => {
     expect(summary.acceptedBeforeKill).toBeLessThan(summary.accepted);
     expect(summary.checkingAtKill).toBeGreaterThan(0);
     expect(summary.queuedAtKill).toBeGreaterThan(0);
-    // creates the upstream took whose answers the killed gateway never saved: repeated after the
-    // restart under the same Idempotency-Key, and answered with the same upstream task
+    // creates the upstream took whose answers the killed gateway never saved (among them one that
+    // relays an upload as a signed URL): repeated after the restart under the same Idempotency-Key
+    // and body, and answered with the same upstream task
     expect(summary.createsCutByKill).toBeGreaterThan(0);
+    expect(summary.uploadCreatesCutByKill).toBeGreaterThan(0);
     expect(summary.finals).toEqual({ completed: 200 });
     // every task the relaying gateway stored (also any whose answer the kill cut) has one upstream task
     expect(summary.upstreamTasks).toBe(summary.relayingTasks);
