@@ -220,3 +220,16 @@ export class ChannelError extends AppError {
     return new ChannelError(err.message, { code: err.code, cause: err.cause ?? err, ...(err.headers && { headers: err.headers }), ...(retryAfterMs !== undefined && { retryAfterMs }) });
   }
 }
+
+/**
+ * The upstream already holds another create under this generation's `Idempotency-Key` (a create
+ * repeated after a crash whose body is no longer the first one's: an upload's URL signed in another
+ * period, a changed public URL) and refuses every repeat under that key. Repeating the create can
+ * never succeed, so the runner starts a new generation (a new key) while attempts remain (G126).
+ */
+export class GenerationKeyConflict extends AppError {
+  constructor(message: string) {
+    super('upstream_error', message, { retryable: true });
+    this.name = 'GenerationKeyConflict';
+  }
+}

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
-import { ChannelError, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
+import { ChannelError, GenerationKeyConflict, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
 import { nextCheckDelayMs } from './check-delay.js';
@@ -99,6 +99,8 @@ export async function startTask(w: Work): Promise<number | undefined> {
         w.log.warn({ err: err.message, channel: provider.id }, 'the channel could not take the task; trying the next');
         continue;
       }
+      // the upstream refuses every repeat of this generation's create: a new generation goes on (G126)
+      if (err instanceof GenerationKeyConflict && !w.controller.signal.aborted) return generationFailed(w, err);
       return failedAttempt(w, err);
     } finally {
       aborted.release();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.js';
-import { ChannelError, UnrecoverableError } from '../types.js';
+import { ChannelError, GenerationKeyConflict, UnrecoverableError } from '../types.js';
 import { chatFailure, chatParamOf, createFailure, queryFailure, readErrorBody, retryAfterMsOf, scrubberFor, transportFailure } from './errors.js';
 
 const KEY = 'mg_secretsecretsecretsecret';
@@ -36,7 +36,7 @@ describe('scrubbing quoted upstream text', () => {
 
 describe('create failures (G97)', () => {
   const retry = { 'retry-after': '7' };
-  it.each<[string, number, Record<string, string>, string, 'unrecoverable' | 'channel' | 'retryable', RegExp, { param?: string; retryAfterMs?: number; code?: string }?]>([
+  it.each<[string, number, Record<string, string>, string, 'unrecoverable' | 'channel' | 'retryable' | 'key-conflict', RegExp, { param?: string; retryAfterMs?: number; code?: string }?]>([
     ['400 with param', 400, {}, standard('prompt must not be empty', 'prompt'), 'unrecoverable', /^prompt must not be empty$/, { param: 'prompt' }],
     ['400 whose message does not start with the field', 400, {}, standard('the value is out of range', 'duration'), 'unrecoverable', /^duration: the value is out of range$/, { param: 'duration' }],
     ['400 exclusive pair', 400, {}, standard('size and aspect_ratio are mutually exclusive', 'size,aspect_ratio', 'exclusive_fields'), 'unrecoverable', /size and aspect_ratio/, { param: 'size,aspect_ratio' }],
@@ -54,12 +54,15 @@ describe('create failures (G97)', () => {
     ['503 without Retry-After', 503, {}, '', 'channel', /failed \(HTTP 503\)/, { retryAfterMs: undefined }],
     ['302 redirect', 302, {}, '', 'channel', /redirect/],
     ['409 idempotency_in_progress', 409, { 'retry-after': '2' }, standard('still running', 'Idempotency-Key', 'idempotency_in_progress'), 'channel', /still creating/, { retryAfterMs: 2000 }],
-    ['409 idempotency_key_reused', 409, {}, standard('used with another body', 'Idempotency-Key', 'idempotency_key_reused'), 'retryable', /conflict \(HTTP 409 idempotency_key_reused\)/],
+    ['409 idempotency_key_reused', 409, {}, standard('used with another body', 'Idempotency-Key', 'idempotency_key_reused'), 'key-conflict', /conflict \(HTTP 409 idempotency_key_reused\)/],
+    ['409 of another kind', 409, {}, standard('busy', null, 'conflict'), 'retryable', /conflict \(HTTP 409 conflict\): busy/],
   ])('%s', (_name, status, headers, text, kind, message, extra = {}) => {
     const err = createFailure('primary', status, headers, text, scrub);
     if (kind === 'unrecoverable') expect(err).toBeInstanceOf(UnrecoverableError);
     if (kind === 'channel') expect(err).toBeInstanceOf(ChannelError);
-    if (kind === 'retryable') {
+    if (kind === 'key-conflict') expect(err).toBeInstanceOf(GenerationKeyConflict);
+    if (kind === 'retryable') expect(err).not.toBeInstanceOf(GenerationKeyConflict);
+    if (kind === 'retryable' || kind === 'key-conflict') {
       expect(err).toBeInstanceOf(AppError);
       expect(err).not.toBeInstanceOf(ChannelError);
       expect((err as AppError).retryable).toBe(true);

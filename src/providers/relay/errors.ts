@@ -8,7 +8,7 @@
  */
 import { AppError, type ErrorCode } from '../../errors.js';
 import { isContextLengthError, quote, retryAfterSeconds } from '../openai/errors.js';
-import { ChannelError, UnrecoverableError } from '../types.js';
+import { ChannelError, GenerationKeyConflict, UnrecoverableError } from '../types.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -114,10 +114,11 @@ export function createFailure(id: string, status: number, headers: Headers, text
     const retryAfterMs = retryAfterMsOf(headers) ?? 1000;
     return new ChannelError(`${relay(id)} is still creating this task's generation (HTTP 409 idempotency_in_progress); asking again in ${Math.ceil(retryAfterMs / 1000)} s`, { retryAfterMs });
   }
-  if (status === 409) {
-    // not the request's fault, and no other channel knows better: another attempt, while attempts remain
-    return new AppError('upstream_error', `${relay(id)} refused the create with a conflict (HTTP 409${info.code ? ` ${info.code}` : ''})${said ? `: ${said}` : ''}`, { retryable: true });
-  }
+  const conflict = `${relay(id)} refused the create with a conflict (HTTP 409${info.code ? ` ${info.code}` : ''})${said ? `: ${said}` : ''}`;
+  // this generation's key holds another create there: only a new generation (a new key) goes on (G126)
+  if (status === 409 && info.code === 'idempotency_key_reused') return new GenerationKeyConflict(conflict);
+  // not the request's fault, and no other channel knows better: another attempt, while attempts remain
+  if (status === 409) return new AppError('upstream_error', conflict, { retryable: true });
   const reason = said || `${relay(id)} refused the request (HTTP ${status})`;
   return new UnrecoverableError(reasonWithField(reason, info.param), { ...(info.param !== undefined && { param: info.param }) });
 }
