@@ -14,12 +14,13 @@ import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
+import { GEMINI_DEFAULTS } from './gemini/index.js';
 import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
 import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'gemini', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
@@ -27,6 +28,7 @@ export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   relay: [...FAMILIES, 'chat'],
   'openai-chat': ['chat'],
   'openai-images': ['pic', 'model-center'],
+  gemini: ['pic', 'clip', 'model-center'],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -37,7 +39,7 @@ const Seconds = Type.Number({ minimum: 0.05, maximum: 3600, description: 'second
 
 const ProviderEntry = Type.Object({
   type: Type.Union(PROVIDER_TYPES.map((t) => Type.Literal(t)), { description: `one of ${PROVIDER_TYPES.join(', ')}` }),
-  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat and openai-images (https://api.openai.com/v1, the default of openai-images)'),
+  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat, openai-images (default https://api.openai.com/v1) and gemini (default https://generativelanguage.googleapis.com/v1beta)'),
   powerBaseUrl: Url('an http(s) URL: {power_base_url} of the upstream (default baseUrl)'),
   apiBaseUrl: Url('an http(s) URL: {api_base_url} of the upstream (default baseUrl)'),
   apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable holding the key' })),
@@ -76,6 +78,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   relay: ['baseUrl', 'powerBaseUrl', 'apiBaseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'chatTimeoutMs', 'pollSeconds'],
   'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
   'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
+  gemini: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -143,6 +146,7 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
   const spec: ProviderSpec = { ...entry, id } as ProviderSpec;
   delete (spec as { apiKeyEnv?: string }).apiKeyEnv;
   if (entry.type === 'openai-images') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl);
+  else if (entry.type === 'gemini') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? GEMINI_DEFAULTS.baseUrl);
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);
