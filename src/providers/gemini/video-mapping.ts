@@ -38,7 +38,7 @@ export interface VideoCall {
 }
 
 const CLIP_FIELDS = new Set(['prompt', 'size', 'aspect_ratio', 'resolution', 'duration', 'image_urls', 'input_reference', 'first_image', 'last_image']);
-const MODEL_CENTER_FIELDS = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'generate_audio', 'image_urls', 'reference_images', 'first_image', 'last_image', 'negative_prompt', 'person_generation']);
+const MODEL_CENTER_FIELDS = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'generate_audio', 'image_urls', 'reference_images', 'first_image', 'last_image', 'reference_videos', 'reference_audios', 'negative_prompt', 'person_generation']);
 const PERSON_GENERATION = ['allow_all', 'allow_adult', 'dont_allow'];
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
