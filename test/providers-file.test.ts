@@ -62,7 +62,7 @@ describe('providers.json', () => {
   const invalid: Array<[string, unknown, RegExp]> = [
     ['not JSON', '{ "providers": ', /is not valid JSON/],
     ['no providers', { routes: {} }, /providers is required/],
-    ['unknown type', { providers: { a: { type: 'fal', baseUrl: 'https://x' } } }, /providers\.a\.type must be one of relay, openai-chat, openai-images, replicate, sandbox, got "fal"/],
+    ['unknown type', { providers: { a: { type: 'fal', baseUrl: 'https://x' } } }, /providers\.a\.type must be one of relay, openai-chat, openai-images, replicate, gemini, sandbox, got "fal"/],
     ['a typo of a field', { providers: { a: { type: 'relay', baseURL: 'https://x' } } }, /providers\.a has an unknown field "baseURL" \(allowed: type, baseUrl, /],
     ['a field of another type', { providers: { a: { ...relay, maxTokensParam: 'max_tokens' } } }, /providers\.a\.maxTokensParam does not apply to type relay \(it is a setting of openai-chat; relay takes baseUrl, /],
     ['sandbox with a URL', { providers: { s: { type: 'sandbox', baseUrl: 'https://x' } } }, /providers\.s\.baseUrl does not apply to type sandbox/],

@@ -10,6 +10,7 @@ import { CHAT_UPSTREAM_DEFAULTS, createChatUpstreams } from '../chat/upstream-co
 import type { Config } from '../config.js';
 import type { RouteCandidate } from '../providers/channels.js';
 import { createOpenAiChatProvider } from '../providers/openai/chat.js';
+import { createGeminiProvider } from '../providers/gemini/index.js';
 import { createOpenAiImagesProvider } from '../providers/openai-images/index.js';
 import type { ProviderSpec, ProvidersConfig } from '../providers/providers-file.js';
 import { chatOnlyProvider, chatRoutesOf, routesOfShorthand, withChat } from '../providers/registry.js';
@@ -54,6 +55,13 @@ function fromFile(config: Config, file: ProvidersConfig, routes?: Record<string,
 
 function providerOf(config: Config, spec: ProviderSpec): Provider {
   const concurrency = spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {};
+  // what every media provider of the file takes alike: calls in flight, time bounds, check interval
+  const bounds = {
+    ...concurrency,
+    ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
+    ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
+    ...(spec.pollSeconds !== undefined && { pollSeconds: spec.pollSeconds }),
+  };
   switch (spec.type) {
     case 'sandbox':
       return sandbox(config, spec);
@@ -75,10 +83,11 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
       });
     case 'replicate':
       return createReplicateProvider({
-        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models ?? {}, ...concurrency,
-        ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
-        ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
-        ...(spec.pollSeconds !== undefined && { pollSeconds: spec.pollSeconds }),
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models ?? {}, ...bounds,
+      });
+    case 'gemini':
+      return createGeminiProvider({
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, ...bounds,
       });
     case 'relay':
       return createRelayProvider({

@@ -14,13 +14,14 @@ import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
+import { GEMINI_DEFAULTS } from './gemini/index.js';
 import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
 import { entryProblem, REPLICATE_DEFAULTS, ReplicateModels, type ReplicateModelsSpec } from './replicate/index.js';
 import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'gemini', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
@@ -29,6 +30,7 @@ export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   'openai-chat': ['chat'],
   'openai-images': ['pic', 'model-center'],
   replicate: [...FAMILIES],
+  gemini: ['pic', 'clip', 'model-center'],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -39,7 +41,7 @@ const Seconds = Type.Number({ minimum: 0.05, maximum: 3600, description: 'second
 
 const ProviderEntry = Type.Object({
   type: Type.Union(PROVIDER_TYPES.map((t) => Type.Literal(t)), { description: `one of ${PROVIDER_TYPES.join(', ')}` }),
-  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat and openai-images (https://api.openai.com/v1, the default of openai-images)'),
+  baseUrl: Url('an http(s) URL: {base_url} of the upstream (relay), or up to the API version for openai-chat, openai-images (default https://api.openai.com/v1) and gemini (default https://generativelanguage.googleapis.com/v1beta)'),
   powerBaseUrl: Url('an http(s) URL: {power_base_url} of the upstream (default baseUrl)'),
   apiBaseUrl: Url('an http(s) URL: {api_base_url} of the upstream (default baseUrl)'),
   apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable holding the key' })),
@@ -80,6 +82,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
   'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
   replicate: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
+  gemini: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -157,6 +160,7 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
       if (problem) throw new ConfigError(SETTING, `${where}.models.${name} ${problem}`);
     }
   }
+  else if (entry.type === 'gemini') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? GEMINI_DEFAULTS.baseUrl);
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);

@@ -1,0 +1,1 @@
+export { createGeminiProvider, GEMINI_DEFAULTS, type GeminiOptions } from './provider.js';
