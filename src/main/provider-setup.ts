@@ -10,6 +10,7 @@ import { CHAT_UPSTREAM_DEFAULTS, createChatUpstreams } from '../chat/upstream-co
 import type { Config } from '../config.js';
 import type { RouteCandidate } from '../providers/channels.js';
 import { createOpenAiChatProvider } from '../providers/openai/chat.js';
+import { createFalProvider } from '../providers/fal/index.js';
 import { createOpenAiImagesProvider } from '../providers/openai-images/index.js';
 import type { ProviderSpec, ProvidersConfig } from '../providers/providers-file.js';
 import { chatOnlyProvider, chatRoutesOf, routesOfShorthand, withChat } from '../providers/registry.js';
@@ -71,6 +72,13 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
         id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, ...concurrency,
         ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
         ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
+      });
+    case 'fal':
+      return createFalProvider({
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models ?? {}, ...concurrency,
+        ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
+        ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
+        ...(spec.pollSeconds !== undefined && { pollSeconds: spec.pollSeconds }),
       });
     case 'relay':
       return createRelayProvider({

@@ -14,12 +14,14 @@ import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
+import { FAL_DEFAULTS } from './fal/index.js';
+import { FalModels } from './fal/models.js';
 import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
 import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'fal', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
@@ -27,6 +29,7 @@ export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   relay: [...FAMILIES, 'chat'],
   'openai-chat': ['chat'],
   'openai-images': ['pic', 'model-center'],
+  fal: [...FAMILIES],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -53,6 +56,7 @@ const ProviderEntry = Type.Object({
   maxTokensParam: Type.Optional(Type.Union(['max_completion_tokens', 'max_tokens', 'both'].map((p) => Type.Literal(p)), { description: 'one of max_completion_tokens, max_tokens, both' })),
   timing: Type.Optional(Type.Union(['instant', 'fast', 'realistic'].map((p) => Type.Literal(p)), { description: 'one of instant, fast, realistic' })),
   chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
+  models: Type.Optional(FalModels),
 }, { additionalProperties: false, description: 'an object { type, baseUrl, apiKeyEnv, ... }' });
 
 const Candidate = Type.Object({
@@ -76,6 +80,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   relay: ['baseUrl', 'powerBaseUrl', 'apiBaseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'chatTimeoutMs', 'pollSeconds'],
   'openai-chat': ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'stallTimeoutMs', 'maxTokensParam'],
   'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
+  fal: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -99,6 +104,8 @@ export interface ProviderSpec {
   maxTokensParam?: 'max_completion_tokens' | 'max_tokens' | 'both';
   timing?: 'instant' | 'fast' | 'realistic';
   chatTokensPerSecond?: number;
+  /** fal: the input mapping of each fal model id. */
+  models?: FalModels;
 }
 
 export interface ProvidersConfig {
@@ -143,6 +150,7 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
   const spec: ProviderSpec = { ...entry, id } as ProviderSpec;
   delete (spec as { apiKeyEnv?: string }).apiKeyEnv;
   if (entry.type === 'openai-images') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl);
+  else if (entry.type === 'fal') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? FAL_DEFAULTS.baseUrl);
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);
@@ -176,6 +184,9 @@ function routeCandidates(specs: Map<string, ProviderSpec>, model: string, list: 
     }
     if (spec.type === 'openai-images' && findModelCenterModel(model)?.kind === 'video') {
       throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type openai-images) makes images; ${model} is a Model Center video model`);
+    }
+    if (spec.type === 'fal' && model !== '*' && !spec.models?.[c.model ?? model]) {
+      throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type fal) has no entry in its "models" for ${JSON.stringify(c.model ?? model)} (give the fal model id as the candidate's "model" and its input mapping under providers.${c.provider}.models)`);
     }
     if (seen.has(c.provider)) throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" is listed twice`);
     seen.add(c.provider);
