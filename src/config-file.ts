@@ -44,13 +44,14 @@ function describe(err: ValueError): string {
 
 /**
  * `value` checked against `schema`; throws a ConfigError for the first problem (an unknown field
- * before the required one it may be a typo of).
+ * before the required one it may be a typo of). `at`: where `value` is in the file, as a JSON
+ * pointer (`/providers/a/models`), for a part whose shape depends on another field.
  */
-export function checkConfigJson<S extends TSchema>(setting: string, schema: S, value: unknown): Static<S> {
+export function checkConfigJson<S extends TSchema>(setting: string, schema: S, value: unknown, at = ''): Static<S> {
   if (Value.Check(schema, value)) return value as Static<S>;
   const errors = [...Value.Errors(schema, value)];
   const first = errors.find((e) => e.type === ValueErrorType.ObjectAdditionalProperties) ?? errors[0]!;
-  throw new ConfigError(setting, describe(first));
+  throw new ConfigError(setting, describe({ ...first, path: `${at}${first.path}` }));
 }
 
 /** Reads and parses a JSON file named by `setting`, then checks it against `schema`. */

@@ -62,7 +62,9 @@ describe('providers.json', () => {
   const invalid: Array<[string, unknown, RegExp]> = [
     ['not JSON', '{ "providers": ', /is not valid JSON/],
     ['no providers', { routes: {} }, /providers is required/],
-    ['unknown type', { providers: { a: { type: 'fal', baseUrl: 'https://x' } } }, /providers\.a\.type must be one of relay, openai-chat, openai-images, replicate, gemini, sandbox, got "fal"/],
+    ['unknown type', { providers: { a: { type: 'comfyui', baseUrl: 'https://x' } } }, /providers\.a\.type must be one of relay, openai-chat, openai-images, replicate, gemini, fal, sandbox, got "comfyui"/],
+    ['a fal route to a model without an input mapping', { providers: { f: { type: 'fal', models: { 'fal-ai/flux/dev': { inputs: { prompt: 'prompt' }, output: 'images[].url' } } } }, routes: { pic: [{ provider: 'f', model: 'fal-ai/flux/schnell' }] } }, /routes\.pic\[0\]: provider "f" \(type fal\) has no entry in its "models" for "fal-ai\/flux\/schnell"/],
+    ['a fal mapping without output', { providers: { f: { type: 'fal', models: { 'fal-ai/flux/dev': { inputs: { prompt: 'prompt' } } } } } }, /providers\.f\.models\.fal-ai\/flux\/dev/],
     ['a typo of a field', { providers: { a: { type: 'relay', baseURL: 'https://x' } } }, /providers\.a has an unknown field "baseURL" \(allowed: type, baseUrl, /],
     ['a field of another type', { providers: { a: { ...relay, maxTokensParam: 'max_tokens' } } }, /providers\.a\.maxTokensParam does not apply to type relay \(it is a setting of openai-chat; relay takes baseUrl, /],
     ['sandbox with a URL', { providers: { s: { type: 'sandbox', baseUrl: 'https://x' } } }, /providers\.s\.baseUrl does not apply to type sandbox/],

@@ -11,11 +11,13 @@ import type { Config } from '../config.js';
 import type { RouteCandidate } from '../providers/channels.js';
 import { createOpenAiChatProvider } from '../providers/openai/chat.js';
 import { createGeminiProvider } from '../providers/gemini/index.js';
+import { createFalProvider } from '../providers/fal/index.js';
+import type { FalModels } from '../providers/fal/models.js';
 import { createOpenAiImagesProvider } from '../providers/openai-images/index.js';
 import type { ProviderSpec, ProvidersConfig } from '../providers/providers-file.js';
 import { chatOnlyProvider, chatRoutesOf, routesOfShorthand, withChat } from '../providers/registry.js';
 import { createRelayProvider } from '../providers/relay/index.js';
-import { createReplicateProvider } from '../providers/replicate/index.js';
+import { createReplicateProvider, type ReplicateModelsSpec } from '../providers/replicate/index.js';
 import { createSandboxProvider } from '../providers/sandbox/index.js';
 import type { Provider } from '../providers/types.js';
 
@@ -81,13 +83,18 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
         ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
         ...(spec.connectTimeoutMs !== undefined && { connectTimeoutMs: spec.connectTimeoutMs }),
       });
+    // `models` was checked against the type's own schema when the file was read (providers-file.ts)
     case 'replicate':
       return createReplicateProvider({
-        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: spec.models ?? {}, ...bounds,
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: (spec.models ?? {}) as ReplicateModelsSpec, ...bounds,
       });
     case 'gemini':
       return createGeminiProvider({
         id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, ...bounds,
+      });
+    case 'fal':
+      return createFalProvider({
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: (spec.models ?? {}) as FalModels, ...bounds,
       });
     case 'relay':
       return createRelayProvider({

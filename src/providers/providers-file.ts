@@ -11,17 +11,19 @@ import { CHAT_MODELS } from '../contract/chat.js';
 import { FAMILIES } from '../contract/families.js';
 import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import { ConfigError, type Env } from '../config-error.js';
-import { readConfigJson } from '../config-file.js';
+import { checkConfigJson, readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
 import { GEMINI_DEFAULTS } from './gemini/index.js';
+import { FAL_DEFAULTS } from './fal/index.js';
+import { FalModels } from './fal/models.js';
 import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
 import { entryProblem, REPLICATE_DEFAULTS, ReplicateModels, type ReplicateModelsSpec } from './replicate/index.js';
 import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'gemini', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'gemini', 'fal', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
@@ -31,6 +33,7 @@ export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   'openai-images': ['pic', 'model-center'],
   replicate: [...FAMILIES],
   gemini: ['pic', 'clip', 'model-center'],
+  fal: [...FAMILIES],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -57,7 +60,7 @@ const ProviderEntry = Type.Object({
   maxTokensParam: Type.Optional(Type.Union(['max_completion_tokens', 'max_tokens', 'both'].map((p) => Type.Literal(p)), { description: 'one of max_completion_tokens, max_tokens, both' })),
   timing: Type.Optional(Type.Union(['instant', 'fast', 'realistic'].map((p) => Type.Literal(p)), { description: 'one of instant, fast, realistic' })),
   chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
-  models: Type.Optional(ReplicateModels),
+  models: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'replicate and fal: an object of model name -> its input mapping (the shape of each type: README)' })),
 }, { additionalProperties: false, description: 'an object { type, baseUrl, apiKeyEnv, ... }' });
 
 const Candidate = Type.Object({
@@ -83,6 +86,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
   replicate: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   gemini: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds'],
+  fal: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -106,8 +110,8 @@ export interface ProviderSpec {
   maxTokensParam?: 'max_completion_tokens' | 'max_tokens' | 'both';
   timing?: 'instant' | 'fast' | 'realistic';
   chatTokensPerSecond?: number;
-  /** replicate: the input mapping of each model name its routes give it. */
-  models?: ReplicateModelsSpec;
+  /** replicate and fal: the input mapping of each model name its routes give it (checked against the type's own schema). */
+  models?: ReplicateModelsSpec | FalModels;
 }
 
 export interface ProvidersConfig {
@@ -155,12 +159,18 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
   else if (entry.type === 'replicate') {
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? REPLICATE_DEFAULTS.baseUrl);
     if (!entry.models || Object.keys(entry.models).length === 0) throw new ConfigError(SETTING, `${where}.models is required for type replicate: an object of model name -> { model or version, output, input, constants? }`);
-    for (const [name, model] of Object.entries(entry.models)) {
+    const models = checkConfigJson(SETTING, ReplicateModels, entry.models, `/providers/${id}/models`);
+    spec.models = models;
+    for (const [name, model] of Object.entries(models)) {
       const problem = entryProblem(model);
       if (problem) throw new ConfigError(SETTING, `${where}.models.${name} ${problem}`);
     }
   }
   else if (entry.type === 'gemini') spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? GEMINI_DEFAULTS.baseUrl);
+  else if (entry.type === 'fal') {
+    spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? FAL_DEFAULTS.baseUrl);
+    if (entry.models !== undefined) spec.models = checkConfigJson(SETTING, FalModels, entry.models, `/providers/${id}/models`);
+  }
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl);
@@ -198,6 +208,9 @@ function routeCandidates(specs: Map<string, ProviderSpec>, model: string, list: 
     const mapped = spec.type === 'replicate' ? c.model ?? (model === '*' ? undefined : model) : undefined;
     if (mapped !== undefined && !Object.hasOwn(spec.models ?? {}, mapped)) {
       throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type replicate) has no models entry "${mapped}" (it has ${Object.keys(spec.models ?? {}).join(', ')})`);
+    }
+    if (spec.type === 'fal' && model !== '*' && !spec.models?.[c.model ?? model]) {
+      throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type fal) has no entry in its "models" for ${JSON.stringify(c.model ?? model)} (give the fal model id as the candidate's "model" and its input mapping under providers.${c.provider}.models)`);
     }
     if (seen.has(c.provider)) throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" is listed twice`);
     seen.add(c.provider);

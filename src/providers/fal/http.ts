@@ -1,0 +1,68 @@
+/**
+ * One call to the fal queue API: a URL at the configured queue origin (the submit URL, or a
+ * `status_url` / `response_url` / `cancel_url` fal returned), `Authorization: Key <key>`, a bound
+ * on the whole call and the caller's signal (whose reason the call rejects with). Failures below
+ * HTTP and timeouts are ChannelErrors; an HTTP answer of any status is returned for errors.ts to
+ * classify. The key is sent to the queue's origin only: a URL elsewhere is refused before calling.
+ */
+import type { Agent, Dispatcher } from 'undici';
+import { upstreamAgent, upstreamCall, type UpstreamAnswer } from '../upstream-call.js';
+
+/** Largest answer read (queue replies and model results are JSON of a few KB). */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+export interface FalHttpOptions {
+  id: string;
+  /** The queue URL: `https://queue.fal.run`. */
+  baseUrl: URL;
+  apiKey?: string | undefined;
+  connectTimeoutMs: number;
+  who: string;
+  dispatcher?: Dispatcher | undefined;
+}
+
+export type FalAnswer = UpstreamAnswer;
+
+export class FalHttp {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownAgent: Agent | undefined;
+
+  constructor(private readonly opts: FalHttpOptions) {
+    this.ownAgent = opts.dispatcher ? undefined : upstreamAgent(opts.connectTimeoutMs);
+    this.dispatcher = opts.dispatcher ?? this.ownAgent!;
+  }
+
+  /** The URL of a model's submit: `{queue}/{model id}`. */
+  submitUrl(model: string): URL {
+    const base = this.opts.baseUrl;
+    return new URL(`${base.origin}${base.pathname.replace(/\/+$/, '')}/${model}`);
+  }
+
+  /** A URL fal returned, if it is at the queue's origin (else it is not called: the key would go elsewhere). */
+  queueUrl(raw: unknown): URL | undefined {
+    if (typeof raw !== 'string') return undefined;
+    try {
+      const u = new URL(raw);
+      return u.origin === this.opts.baseUrl.origin ? u : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async send(method: 'GET' | 'POST' | 'PUT', url: URL, body: unknown, signal: AbortSignal, timeoutMs: number): Promise<FalAnswer> {
+    const { id, who, apiKey } = this.opts;
+    return upstreamCall(this.dispatcher, {
+      origin: url.origin, path: `${url.pathname}${url.search}`, method,
+      headers: {
+        accept: 'application/json',
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...(apiKey && { authorization: `Key ${apiKey}` }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    }, { id, who, signal, timeoutMs, maxBytes: MAX_ANSWER_BYTES });
+  }
+
+  async close(): Promise<void> {
+    await this.ownAgent?.close();
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The `fal` provider (docs/API.md G140-G144): any family, made by fal models through the queue
+ * API. A start is one `POST {queue}/{model id}` with the input the model's mapping makes of the
+ * request (models.ts, mapping.ts); fal answers a request id and the URLs of its status, result
+ * and cancel, which are saved as the reference and used as given (they drop the model's
+ * sub-path). A check is one `GET status_url` and, once it says COMPLETED, one `GET response_url`
+ * (where the model's own errors show); the result's files are fal CDN URLs the engine re-hosts at
+ * once. Cancel is `PUT cancel_url`. Each answer's `x-fal-request-id` is logged with the task id.
+ */
+import type { Dispatcher } from 'undici';
+import type { PollSeconds } from '../../tasks/check-delay.js';
+import { scrubberFor } from '../relay/errors.js';
+import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import { ChannelError, UnrecoverableError } from '../types.js';
+import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';
+import { FalHttp, type FalAnswer } from './http.js';
+import { falCallOf, mappingOf } from './mapping.js';
+import type { FalModels } from './models.js';
+import { filesOf, parseJson, queueProgress, statusOf, submittedOf, type FalRefData } from './reply.js';
+
+export interface FalOptions {
+  id: string;
+  /** The queue URL (default https://queue.fal.run). */
+  baseUrl?: string | undefined;
+  /** Sent as `Authorization: Key <apiKey>`; never logged nor put in a message. */
+  apiKey?: string | undefined;
+  /** The input mapping of each fal model id this provider serves. */
+  models: FalModels;
+  concurrency?: number | undefined;
+  /** Bound on one call (submit, status, result, cancel), ms (default 60 000). */
+  timeoutMs?: number | undefined;
+  /** TCP (+TLS) connect, ms (default 10 000). */
+  connectTimeoutMs?: number | undefined;
+  pollSeconds?: PollSeconds | undefined;
+  dispatcher?: Dispatcher | undefined;
+}
+
+export const FAL_DEFAULTS = { baseUrl: 'https://queue.fal.run', timeoutMs: 60_000, connectTimeoutMs: 10_000 } as const;
+
+const headerOf = (a: FalAnswer, name: string): string | undefined => {
+  const v = a.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+export function createFalProvider(options: FalOptions): MediaProvider {
+  const { id, apiKey, models } = options;
+  const base = new URL(options.baseUrl ?? FAL_DEFAULTS.baseUrl);
+  const timeoutMs = options.timeoutMs ?? FAL_DEFAULTS.timeoutMs;
+  const who = whoOf(id);
+  const http = new FalHttp({ id, who, baseUrl: base, apiKey, connectTimeoutMs: options.connectTimeoutMs ?? FAL_DEFAULTS.connectTimeoutMs, dispatcher: options.dispatcher });
+  const scrub = scrubberFor(apiKey, [base]);
+
+  function refuse(job: RequestedJob): Refusal | undefined {
+    const call = falCallOf(models, job);
+    return 'field' in call ? call : undefined;
+  }
+
+  function refData(ref: UpstreamRef): { status: URL; response: URL; cancel: URL } {
+    const d = (ref.data ?? {}) as Partial<FalRefData>;
+    const [status, response, cancel] = [d.statusUrl, d.responseUrl, d.cancelUrl].map((u) => http.queueUrl(u));
+    // a reference saved against another queue address (providers.json changed): it cannot be followed
+    if (!status || !response || !cancel) throw new UnrecoverableError(`${who} cannot follow request ${ref.id}: its saved URLs are not at the configured queue address`);
+    return { status, response, cancel };
+  }
+
+  async function start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult> {
+    ctx.signal.throwIfAborted();
+    const call = falCallOf(models, job, (ref) => ctx.mediaUrl(ref));
+    if ('field' in call) throw new UnrecoverableError(`${call.field}: ${call.message}`, { param: call.field });
+    const answer = await http.send('POST', http.submitUrl(call.model), call.input, ctx.signal, timeoutMs);
+    const requestId = headerOf(answer, 'x-fal-request-id');
+    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: requestId, status: answer.status, upstreamModel: call.model }, 'fal submit answered');
+    if (answer.status < 200 || answer.status >= 300) throw submitFailure(id, answer.status, answer.headers, answer.text, scrub, call.model);
+    const json = parseJson(id, who, answer.text);
+    const submitted = submittedOf(id, who, http, json);
+    const position = (json as { queue_position?: unknown } | null)?.queue_position;
+    return {
+      state: 'started',
+      ref: { id: submitted.requestId, data: { ...submitted.data, fieldOfInput: call.fieldOfInput } },
+      progress: queueProgress(typeof position === 'number' ? position : undefined),
+    };
+  }
+
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+    const urls = refData(ref);
+    const answer = await http.send('GET', urls.status, undefined, ctx.signal, timeoutMs);
+    if (answer.status < 200 || answer.status >= 300) {
+      const failure = statusFailure(id, answer.status, answer.headers, answer.text, scrub);
+      if ('gone' in failure) return { state: 'failed', error: failure.gone };
+      throw failure;
+    }
+    const status = statusOf(id, who, parseJson(id, who, answer.text));
+    if (status.status === 'IN_QUEUE') return { state: 'pending', progress: queueProgress(status.queuePosition) };
+    if (status.status === 'IN_PROGRESS') return { state: 'pending' }; // the engine's time estimate (G129)
+    const result = await http.send('GET', urls.response, undefined, ctx.signal, timeoutMs);
+    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: headerOf(result, 'x-fal-request-id') ?? ref.id, status: result.status }, 'fal result answered');
+    if (result.status < 200 || result.status >= 300) {
+      const fieldOfInput = ((ref.data as { fieldOfInput?: Record<string, string> } | undefined)?.fieldOfInput) ?? {};
+      const error = resultFailure(id, result.status, result.headers, result.text, scrub, fieldOfInput, job.upstreamModel);
+      if (error instanceof ChannelError) throw error; // the channel's: look again later
+      return { state: 'failed', error };
+    }
+    const mapping = mappingOf(models, job);
+    if ('field' in mapping) return { state: 'failed', error: new UnrecoverableError(`${mapping.field}: ${mapping.message}`) };
+    try {
+      return { state: 'completed', output: { files: filesOf(who, parseJson(id, who, result.text), mapping.output, job.output.kind) } };
+    } catch (err) {
+      if (err instanceof ChannelError) throw err;
+      return { state: 'failed', error: err as Error };
+    }
+  }
+
+  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: ProviderContext): Promise<void> {
+    const answer = await http.send('PUT', refData(ref).cancel, undefined, ctx.signal, timeoutMs);
+    // 202 CANCELLATION_REQUESTED; 400 ALREADY_COMPLETED and 404 (gone): nothing is left to stop
+    if ((answer.status >= 200 && answer.status < 300) || answer.status === 400 || answer.status === 404) return;
+    const failure = statusFailure(id, answer.status, answer.headers, answer.text, scrub);
+    if (!('gone' in failure)) throw failure;
+  }
+
+  return {
+    id,
+    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center'], cancel: true },
+    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...(options.pollSeconds !== undefined && { pollSeconds: options.pollSeconds }),
+    refuse,
+    start,
+    check,
+    cancel,
+    close: () => http.close(),
+  };
+}

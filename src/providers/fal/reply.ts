@@ -1,0 +1,60 @@
+/**
+ * fal's queue answers, read (docs/API.md G141): the submit's `{request_id, status_url,
+ * response_url, cancel_url}` (the URLs used as given: they drop the model's sub-path), a status
+ * `{status: IN_QUEUE | IN_PROGRESS | COMPLETED, queue_position?}`, and the files of a result at the
+ * mapping's `output` path. Anything else is the channel's fault (ChannelError).
+ */
+import { malformedReply } from '../relay/errors.js';
+import type { RemoteFile } from '../types.js';
+import type { FalHttp } from './http.js';
+import { valuesAt } from './models.js';
+
+export interface FalRefData {
+  statusUrl: string;
+  responseUrl: string;
+  cancelUrl: string;
+}
+
+export type FalStatus = { status: 'IN_QUEUE'; queuePosition: number | undefined } | { status: 'IN_PROGRESS' } | { status: 'COMPLETED' };
+
+export function parseJson(id: string, who: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw malformedReply(id, 'an answer that is not JSON', who);
+  }
+}
+
+const field = (json: unknown, key: string): unknown => (json && typeof json === 'object' ? (json as Record<string, unknown>)[key] : undefined);
+
+/** The request id and the URLs of a submit's answer, each at the queue's origin. */
+export function submittedOf(id: string, who: string, http: FalHttp, json: unknown): { requestId: string; data: FalRefData } {
+  const requestId = field(json, 'request_id');
+  if (typeof requestId !== 'string' || requestId === '') throw malformedReply(id, 'a submit answer without request_id', who);
+  const urls = (['status_url', 'response_url', 'cancel_url'] as const).map((k) => http.queueUrl(field(json, k)));
+  if (urls.some((u) => u === undefined)) throw malformedReply(id, 'a submit answer without status_url, response_url and cancel_url at its own address', who);
+  const [statusUrl, responseUrl, cancelUrl] = urls.map((u) => u!.toString()) as [string, string, string];
+  return { requestId, data: { statusUrl, responseUrl, cancelUrl } };
+}
+
+export function statusOf(id: string, who: string, json: unknown): FalStatus {
+  const status = field(json, 'status');
+  if (status === 'IN_QUEUE') {
+    const p = field(json, 'queue_position');
+    return { status, queuePosition: typeof p === 'number' && Number.isFinite(p) && p >= 0 ? p : undefined };
+  }
+  if (status === 'IN_PROGRESS' || status === 'COMPLETED') return { status };
+  throw malformedReply(id, `a status that is not IN_QUEUE, IN_PROGRESS or COMPLETED (${JSON.stringify(status)?.slice(0, 40)})`, who);
+}
+
+/** Progress while queued: 1 far back in the queue, rising to 9 at its head (then the time estimate, G129). */
+export function queueProgress(position: number | undefined): number {
+  return position === undefined ? 1 : Math.max(1, 9 - Math.min(8, Math.floor(position)));
+}
+
+/** The files at `path` of a result: http(s) URLs (fal's CDN) of the task's kind; none is a failed generation. */
+export function filesOf(who: string, json: unknown, path: string, kind: RemoteFile['kind']): RemoteFile[] {
+  const urls = valuesAt(json, path).filter((v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v));
+  if (urls.length === 0) throw new Error(`${who} answered a result without files at ${path}`);
+  return urls.map((url) => ({ url, kind }));
+}
