@@ -113,9 +113,9 @@ for (const row of rows) {
   for (let i = 1; i < t.queryMs.length; i++) gaps.push((/** @type {number} */ (t.queryMs[i]) - /** @type {number} */ (t.queryMs[i - 1])) / 1000);
   const delay = (row.finished_at - toEpoch(t.finishMs)) / 1000;
   delays.push(delay);
-  // its check interval: the gap before the check that saw it finished
-  const seen = t.queryMs.findIndex((q) => q >= t.finishMs);
-  if (seen > 0) overInterval.push(delay - (/** @type {number} */ (t.queryMs[seen]) - /** @type {number} */ (t.queryMs[seen - 1])) / 1000);
+  // against its configured check interval (the longest the jitter allows), not the gap the checks
+  // really had: a check made late (the worker busy) must count against the target, not widen it
+  overInterval.push(delay - POLL_S * 1.2);
 }
 const stats = upstream.stats();
 const gapDist = distribution(gaps);
@@ -148,7 +148,7 @@ ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'unknown CPU'}. Submitting took $
 | Checks (queries at the upstream) | ${checks} for ${rows.length} tasks; repeated creates ${stats.duplicateCreates} | - |
 | Gap between a task's checks, s (min / p50 / p99) | ${fmt(gapDist.min)} / ${fmt(gapDist.p50)} / ${fmt(gapDist.p99)}; ${tooSoon} shorter than ${(POLL_S * 0.8).toFixed(0)} s | <= 1 check per interval: ${met(checksOk)} |
 | Completed for the caller after the upstream finished, s (p50 / p99 / max) | ${fmt(delayDist.p50)} / ${fmt(delayDist.p99)} / ${fmt(delayDist.max)} | - |
-| ... minus that task's own check interval, s (p50 / p99 / max) | ${fmt(overDist.p50, 2)} / ${fmt(overDist.p99, 2)} / ${fmt(overDist.max, 2)} | <= 2 s at p99: ${met(delayOk)} |
+| ... minus the check interval (${(POLL_S * 1.2).toFixed(0)} s, the longest with jitter), s (p50 / p99 / max) | ${fmt(overDist.p50, 2)} / ${fmt(overDist.p99, 2)} / ${fmt(overDist.max, 2)} | <= 2 s at p99: ${met(delayOk)} |
 | Tasks completed | ${done} of ${TASKS} | all |
 `;
 console.log(section);
