@@ -72,3 +72,39 @@ export async function readBounded(res: Dispatcher.ResponseData, limit: number, t
   }
   return Buffer.concat(parts).toString('utf8');
 }
+
+export interface UpstreamClientOptions {
+  id: string;
+  /** The API's address up to its version (`https://api.openai.com/v1`); calls name paths below it. */
+  baseUrl: URL;
+  apiKey?: string | undefined;
+  connectTimeoutMs: number;
+  /** Names the upstream in messages (never its address). */
+  who: string;
+  /** A pool to use instead of the client's own (tests). */
+  dispatcher?: Dispatcher | undefined;
+}
+
+/** What every native provider's API client shares: its connection pool and calls below its base URL. */
+export class UpstreamClient {
+  protected readonly dispatcher: Dispatcher;
+  private readonly ownAgent: Agent | undefined;
+
+  constructor(protected readonly opts: UpstreamClientOptions) {
+    this.ownAgent = opts.dispatcher ? undefined : upstreamAgent(opts.connectTimeoutMs);
+    this.dispatcher = opts.dispatcher ?? this.ownAgent!;
+  }
+
+  /** A call to `path` below the base URL (or to a whole `URL` the API returned). */
+  protected request(target: string | URL, request: Omit<Dispatcher.RequestOptions, 'signal' | 'origin' | 'path'>, signal: AbortSignal, timeoutMs: number, maxBytes: number): Promise<UpstreamAnswer> {
+    const base = this.opts.baseUrl;
+    const at = typeof target === 'string'
+      ? { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${target}` }
+      : { origin: target.origin, path: `${target.pathname}${target.search}` };
+    return upstreamCall(this.dispatcher, { ...request, ...at }, { id: this.opts.id, who: this.opts.who, signal, timeoutMs, maxBytes });
+  }
+
+  async close(): Promise<void> {
+    await this.ownAgent?.close();
+  }
+}

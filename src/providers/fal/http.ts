@@ -5,33 +5,16 @@
  * HTTP and timeouts are ChannelErrors; an HTTP answer of any status is returned for errors.ts to
  * classify. The key is sent to the queue's origin only: a URL elsewhere is refused before calling.
  */
-import type { Agent, Dispatcher } from 'undici';
-import { upstreamAgent, upstreamCall, type UpstreamAnswer } from '../upstream-call.js';
+import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../upstream-call.js';
 
 /** Largest answer read (queue replies and model results are JSON of a few KB). */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
-export interface FalHttpOptions {
-  id: string;
-  /** The queue URL: `https://queue.fal.run`. */
-  baseUrl: URL;
-  apiKey?: string | undefined;
-  connectTimeoutMs: number;
-  who: string;
-  dispatcher?: Dispatcher | undefined;
-}
+export type FalHttpOptions = UpstreamClientOptions;
 
 export type FalAnswer = UpstreamAnswer;
 
-export class FalHttp {
-  private readonly dispatcher: Dispatcher;
-  private readonly ownAgent: Agent | undefined;
-
-  constructor(private readonly opts: FalHttpOptions) {
-    this.ownAgent = opts.dispatcher ? undefined : upstreamAgent(opts.connectTimeoutMs);
-    this.dispatcher = opts.dispatcher ?? this.ownAgent!;
-  }
-
+export class FalHttp extends UpstreamClient {
   /** The URL of a model's submit: `{queue}/{model id}`. */
   submitUrl(model: string): URL {
     const base = this.opts.baseUrl;
@@ -50,19 +33,15 @@ export class FalHttp {
   }
 
   async send(method: 'GET' | 'POST' | 'PUT', url: URL, body: unknown, signal: AbortSignal, timeoutMs: number): Promise<FalAnswer> {
-    const { id, who, apiKey } = this.opts;
-    return upstreamCall(this.dispatcher, {
-      origin: url.origin, path: `${url.pathname}${url.search}`, method,
+    const { apiKey } = this.opts;
+    return this.request(url, {
+      method,
       headers: {
         accept: 'application/json',
         ...(body !== undefined && { 'content-type': 'application/json' }),
         ...(apiKey && { authorization: `Key ${apiKey}` }),
       },
       ...(body !== undefined && { body: JSON.stringify(body) }),
-    }, { id, who, signal, timeoutMs, maxBytes: MAX_ANSWER_BYTES });
-  }
-
-  async close(): Promise<void> {
-    await this.ownAgent?.close();
+    }, signal, timeoutMs, MAX_ANSWER_BYTES);
   }
 }
