@@ -58,7 +58,7 @@ async function inline(ctx: ProviderContext, ref: MediaRef): Promise<{ mimeType: 
 }
 
 async function imageBody(call: ImageCall, ctx: ProviderContext): Promise<Record<string, unknown>> {
-  const refs = [];
+  const refs: Array<{ inlineData: { mimeType: string; data: string } }> = [];
   for (const ref of call.images) refs.push({ inlineData: await inline(ctx, ref) });
   return {
     contents: [{ role: 'user', parts: [{ text: call.prompt }, ...refs] }],
@@ -74,7 +74,7 @@ async function videoBody(call: VideoCall, ctx: ProviderContext): Promise<Record<
     const { mimeType, data } = await inline(ctx, ref);
     return { bytesBase64Encoded: data, mimeType };
   };
-  const references = [];
+  const references: Array<{ image: { bytesBase64Encoded: string; mimeType: string }; referenceType: string }> = [];
   for (const ref of call.references) references.push({ image: await asImage(ref), referenceType: 'asset' });
   const instance = {
     prompt: call.prompt,
