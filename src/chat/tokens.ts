@@ -7,21 +7,13 @@
  * to the counting thread (token-worker.ts), which also cuts runs of more than that many characters
  * without whitespace into pieces, so no text can hold the event loop or the thread for long.
  */
-import { createRequire } from 'node:module';
+import { decodeGenerator, encode } from 'gpt-tokenizer';
 import { countOnWorker, MAX_RUN_CHARS } from './token-worker.js';
 import type { ChatMessage, ChatRequest } from './types.js';
 
 export { MAX_RUN_CHARS } from './token-worker.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
-
-type Tokenizer = typeof import('gpt-tokenizer');
-let loaded: Tokenizer | undefined;
-/**
- * The tokenizer, loaded on first use (its tables are ~14 MB of heap a gateway that never counts
- * chat tokens should not carry; its CommonJS build loads synchronously).
- */
-const tokenizer = (): Tokenizer => (loaded ??= createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer);
 
 /** Fixed overhead of each message (OpenAI's chat format: `<|start|>role ... <|end|>`), tokens. */
 export const TOKENS_PER_MESSAGE = 3;
@@ -34,7 +26,7 @@ export const MAX_PIECES_TEXT = 4096;
 
 /** Token counts of several texts, in order: short ones here, the rest together on the counting thread. */
 export async function countTexts(texts: readonly string[]): Promise<number[]> {
-  const counts = texts.map((t) => (t.length <= MAX_RUN_CHARS ? (t.length === 0 ? 0 : tokenizer().encode(t, PLAIN).length) : -1));
+  const counts = texts.map((t) => (t.length <= MAX_RUN_CHARS ? (t.length === 0 ? 0 : encode(t, PLAIN).length) : -1));
   const long = texts.filter((t) => t.length > MAX_RUN_CHARS);
   if (long.length === 0) return counts;
   const counted = await countOnWorker(long);
@@ -76,13 +68,13 @@ export async function countPromptTokens(request: Pick<ChatRequest, 'messages'>):
  */
 export function textPieces(text: string): Array<{ text: string; tokens: number }> {
   if (text.length > MAX_PIECES_TEXT) throw new RangeError(`textPieces takes at most ${MAX_PIECES_TEXT} characters (got ${text.length})`);
-  const tokens = tokenizer().encode(text, PLAIN);
+  const tokens = encode(text, PLAIN);
   for (let attempt = 0; attempt < 2; attempt++) {
     const pieces: Array<{ text: string; tokens: number }> = [];
     let pulled = 0;
     let counted = 0;
     const counting = { *[Symbol.iterator]() { for (const t of tokens) { pulled++; yield t; } } };
-    for (const piece of tokenizer().decodeGenerator(counting)) {
+    for (const piece of decodeGenerator(counting)) {
       pieces.push({ text: piece, tokens: pulled - counted });
       counted = pulled;
     }
