@@ -19,6 +19,7 @@ import { tempDir, waitFor } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { imageFacts, sniffContentType } from './helpers/media-facts.js';
 import { image, startMediaServer, type MediaServer } from './helpers/media-fixtures.js';
+import { downloadServed, submitJson } from './helpers/gateway-calls.js';
 
 const { file } = configFiles('mediagate-fal-');
 let main: FakeFal;
@@ -47,17 +48,9 @@ afterAll(async () => {
   await Promise.all([main?.close(), backup?.close(), media?.close()]);
 });
 
-async function submit(url: string, payload: Record<string, unknown>): Promise<{ status: number; json: Record<string, any> }> {
-  const res = await gw.app.inject({ method: 'POST', url, headers: gw.auth(), payload });
-  return { status: res.statusCode, json: res.json() };
-}
+const submit = (url: string, payload: Record<string, unknown>) => submitJson(gw, url, payload);
 
-async function download(url: string): Promise<Buffer> {
-  expect(url.startsWith(`${gw.origin}/files/`), url).toBe(true);
-  const res = await fetch(url);
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
-}
+const download = (url: string) => downloadServed(gw.origin, url);
 
 describe('fal in a gateway built from providers.json', () => {
   it('pic 16:9: submitted to flux as landscape_16_9, the image re-hosted by the gateway', async () => {

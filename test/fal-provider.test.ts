@@ -1,22 +1,13 @@
-/**
- * The fal provider against the fake fal queue: the shared provider contract; the mapping table
- * (each request field sent as the input the mapping names, or refused naming the field); the
- * queue protocol (the returned URLs used as given, so a model with a sub-path is followed; queue
- * position as rising progress); cancel; and how each failure is classified (the model's 422 on
- * the result names the request field; a content checker's refusal says so; 403/429/5xx/resets
- * are the channel's, with Retry-After; an expired request is a failed generation).
- */
-import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../src/contract/clip.js';
 import { planPicTask } from '../src/contract/pic.js';
-import type { SubmitPlan } from '../src/contract/submit-plan.js';
-import { createLogger } from '../src/logger.js';
 import { createFalProvider } from '../src/providers/fal/index.js';
 import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type ProviderContext, type ProviderJob, type UpstreamRef } from '../src/providers/types.js';
 import { FAL_MODELS } from './fal-mapping.js';
 import { exhaustedBalance, rateLimited, startFakeFal, type FakeFal } from './fakes/fal.js';
 import { runProviderContract } from './provider-contract.case.js';
+import { asBody, jobOfPlan, providerContext } from './helpers/provider-jobs.js';
 
 let fake: FakeFal;
 let provider: MediaProvider;
@@ -29,15 +20,12 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const any = (body: unknown) => body as never;
-function jobOf(plan: SubmitPlan, upstreamModel: string): ProviderJob {
-  return { taskId: `task_${randomUUID()}`, family: plan.family, form: plan.form, model: plan.model, upstreamModel, params: plan.params, output: plan.output, media: plan.media, attempt: 1, generation: 0 };
-}
+const any = asBody;
+const jobOf = jobOfPlan;
 const pic = (body: Record<string, unknown>, upstream = 'fal-ai/flux/dev') => jobOf(planPicTask(any({ model: 'pic', prompt: 'a fox', ...body })), upstream);
 const clip = (body: Record<string, unknown>, upstream = 'fal-ai/veo3') => jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
 
-const context = (): ProviderContext => ({
-  signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
+const context = (): ProviderContext => providerContext({
   readMedia: async () => { throw new Error('fal gets URLs'); }, mediaUrl: (ref) => `${ref.url}?signed`,
 });
 

@@ -15,9 +15,10 @@ import { claimNextTask } from '../src/tasks/states.js';
 import { jobOf } from '../src/tasks/task-work.js';
 import { startFakeGemini, type FakeGemini } from './fakes/gemini.js';
 import { configFiles } from './helpers/config-files.js';
-import { createHarness, type Harness } from './helpers/harness.js';
+import { createHarness } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { imageFacts, timedFacts } from './helpers/media-facts.js';
+import { downloadServed, submitJson } from './helpers/gateway-calls.js';
 
 const { file } = configFiles('mediagate-gemini-');
 let fake: FakeGemini;
@@ -43,17 +44,9 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function submit(h: Harness, url: string, payload: Record<string, unknown>): Promise<{ status: number; json: Record<string, any> }> {
-  const res = await h.app.inject({ method: 'POST', url, headers: h.auth(), payload });
-  return { status: res.statusCode, json: res.json() };
-}
+const submit = submitJson;
 
-async function download(url: string): Promise<Buffer> {
-  expect(url.startsWith(`${gw.origin}/files/`), url).toBe(true);
-  const res = await fetch(url);
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
-}
+const download = (url: string) => downloadServed(gw.origin, url);
 
 describe('gemini in a gateway built from providers.json', () => {
   it('pic-2 16:9 2k: made by the image model (imageSize 2K) and re-hosted', async () => {

@@ -1,24 +1,15 @@
-/**
- * The gemini provider against the fake Gemini API: the shared provider contract (an image model and
- * a Veo model); the mapping table (each request field translated into the call the fake records,
- * or refused naming the field, nothing sent); failure classes (a blocked prompt, IMAGE_SAFETY, a Veo
- * result held back by the safety filter -> the caller's failure; a wrong key, which the API answers
- * 400 API_KEY_INVALID, 429 with RetryInfo, 5xx, resets, timeouts -> the channel's), result files
- * downloaded with the key at the API's origin only, and no cancel (the API has none for Veo).
- */
-import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../src/contract/clip.js';
 import { planModelCenterTask } from '../src/contract/model-center.js';
 import { planPicTask } from '../src/contract/pic.js';
-import type { SubmitPlan } from '../src/contract/submit-plan.js';
-import { createLogger } from '../src/logger.js';
 import { createGeminiProvider } from '../src/providers/gemini/index.js';
 import { ChannelError, UnrecoverableError, type MediaProvider, type ProviderContext, type ProviderJob, type RemoteFile } from '../src/providers/types.js';
 import { INTERNAL, LOCATION, quotaExceeded } from './fakes/gemini-rules.js';
 import { startFakeGemini, type FakeGemini } from './fakes/gemini.js';
 import { image } from './helpers/media-fixtures.js';
 import { runProviderContract, runToOutput } from './provider-contract.case.js';
+import { asBody, jobOfPlan, providerContext } from './helpers/provider-jobs.js';
 
 let fake: FakeGemini;
 let provider: MediaProvider;
@@ -32,10 +23,8 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const any = (body: unknown) => body as never;
-function jobOf(plan: SubmitPlan, upstreamModel: string): ProviderJob {
-  return { taskId: `task_${randomUUID()}`, family: plan.family, form: plan.form, model: plan.model, upstreamModel, params: plan.params, output: plan.output, media: plan.media, attempt: 1, generation: 0 };
-}
+const any = asBody;
+const jobOf = jobOfPlan;
 const FLASH = 'gemini-2.5-flash-image';
 const PRO = 'gemini-3-pro-image-preview';
 const VEO = 'veo-3.1-generate-preview';
@@ -45,8 +34,7 @@ const mcImage = (body: Record<string, unknown>, upstream = PRO) => jobOf(planMod
 const mcVideo = (body: Record<string, unknown>, upstream = VEO) => jobOf(planModelCenterTask(any({ model: 'studio-1.1-t2v', prompt: 'a fox', duration: 8, ...body })), upstream);
 
 const refs = new Map<string, Buffer>();
-const context = (): ProviderContext => ({
-  signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
+const context = (): ProviderContext => providerContext({
   readMedia: async (ref) => refs.get(ref.url) ?? Promise.reject(new Error(`no such medium ${ref.url}`)),
   mediaUrl: (ref) => ref.url,
 });

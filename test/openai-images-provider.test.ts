@@ -1,22 +1,14 @@
-/**
- * The openai-images provider against the fake Images API: the shared provider contract; its
- * mapping table (each request field translated into the call the fake records, or refused naming
- * the field), sizes per model (gpt-image-2's exact WxH, the fixed sizes of the others); how each
- * failure is classified (safety -> UnrecoverableError for the caller, quota/limits/5xx/resets ->
- * ChannelError with the upstream's Retry-After), and that no message carries the key or address.
- */
-import { randomUUID } from 'node:crypto';
+
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planModelCenterTask } from '../src/contract/model-center.js';
 import { planPicTask } from '../src/contract/pic.js';
-import type { SubmitPlan } from '../src/contract/submit-plan.js';
-import { createLogger } from '../src/logger.js';
 import { createOpenAiImagesProvider } from '../src/providers/openai-images/index.js';
 import { ChannelError, UnrecoverableError, type MediaProvider, type ProviderContext, type ProviderJob } from '../src/providers/types.js';
 import { QUOTA_ERROR, rateLimited, SERVER_ERROR, startFakeOpenAiImages, type FakeOpenAiImages } from './fakes/openai-images.js';
 import { image } from './helpers/media-fixtures.js';
 import { runProviderContract } from './provider-contract.case.js';
+import { asBody, jobOfPlan, providerContext } from './helpers/provider-jobs.js';
 
 let fake: FakeOpenAiImages;
 let provider: MediaProvider;
@@ -29,18 +21,15 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const any = (body: unknown) => body as never;
+const any = asBody;
 
-function jobOf(plan: SubmitPlan, upstreamModel: string): ProviderJob {
-  return { taskId: `task_${randomUUID()}`, family: plan.family, form: plan.form, model: plan.model, upstreamModel, params: plan.params, output: plan.output, media: plan.media, attempt: 1, generation: 0 };
-}
+const jobOf = jobOfPlan;
 const pic = (body: Record<string, unknown>, upstream = 'gpt-image-2') => jobOf(planPicTask(any({ model: 'pic', prompt: 'a fox', ...body })), upstream);
 const mc = (body: Record<string, unknown>, upstream = 'gpt-image-2') => jobOf(planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'a fox', ...body })), upstream);
 
 /** Reference images are served from memory: the provider reads them through ctx.readMedia. */
 const refs = new Map<string, Buffer>();
-const context = (): ProviderContext => ({
-  signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
+const context = (): ProviderContext => providerContext({
   readMedia: async (ref) => refs.get(ref.url) ?? Promise.reject(new Error(`no such medium ${ref.url}`)),
   mediaUrl: (ref) => ref.url,
 });

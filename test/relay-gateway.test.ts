@@ -12,6 +12,7 @@ import type { TaskRecord } from '../src/store/types.js';
 import { image, startMediaServer, type MediaServer } from './helpers/media-fixtures.js';
 import { imageFacts, sniffContentType, timedFacts } from './helpers/media-facts.js';
 import { callRelaying, startRelayPair, type RelayPair } from './helpers/relay-pair.js';
+import { downloadServed } from './helpers/gateway-calls.js';
 
 let pair: RelayPair;
 let media: MediaServer;
@@ -58,12 +59,7 @@ async function relayTask(createPath: string, body: Record<string, unknown>, quer
 }
 
 /** The bytes behind a result URL, which must be on the relaying gateway's own origin. */
-async function download(url: string): Promise<Buffer> {
-  expect(url.startsWith(`${pair.relaying.origin}/files/`), url).toBe(true);
-  const res = await fetch(url);
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
-}
+const download = (url: string) => downloadServed(pair.relaying.origin, url);
 
 /** The create the upstream saw for relaying task `id`: one, with `Idempotency-Key: <id>`, at `path`. */
 function expectOneCreate(id: string, path: string): Record<string, unknown> {

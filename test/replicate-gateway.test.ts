@@ -19,6 +19,7 @@ import { listeningGateway, type ListeningGateway } from './helpers/listening-gat
 import { image, startMediaServer, type MediaServer } from './helpers/media-fixtures.js';
 import { imageFacts, sniffContentType } from './helpers/media-facts.js';
 import { REPLICATE_MODELS } from './replicate-models.js';
+import { submitJson } from './helpers/gateway-calls.js';
 
 const { file } = configFiles('mediagate-replicate-');
 let main: FakeReplicate;
@@ -46,10 +47,7 @@ afterAll(async () => {
   await Promise.all([main?.close(), backup?.close(), media?.close()]);
 });
 
-const submit = async (url: string, payload: Record<string, unknown>) => {
-  const res = await gw.app.inject({ method: 'POST', url, headers: gw.auth(), payload });
-  return { status: res.statusCode, json: res.json() as Record<string, any> };
-};
+const submit = (url: string, payload: Record<string, unknown>) => submitJson(gw, url, payload);
 const createsOf = (fake: FakeReplicate, prompt: string) => fake.creates.filter((c) => c.input.prompt === prompt);
 
 describe('replicate in a gateway built from providers.json', () => {

@@ -1,24 +1,14 @@
-/**
- * The replicate provider against the fake predictions API: the shared provider contract; the
- * mapping table (each request field translated into the input the fake records, or refused naming
- * the field, nothing created); the create never blocks (`Prefer: wait` never sent); progress read
- * from the logs' tqdm bars; cancel; and how each failure is classified (a refused input a caller's
- * field maps to and a safety refusal -> UnrecoverableError naming it; 401/402/429/5xx/resets/timeouts,
- * a missing model or version, a refused constant -> ChannelError with Retry-After; a model crash ->
- * a plain error, a new generation may start), with no key or address in any message.
- */
-import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../src/contract/clip.js';
 import { planPicTask } from '../src/contract/pic.js';
-import type { SubmitPlan } from '../src/contract/submit-plan.js';
-import { createLogger } from '../src/logger.js';
 import { createReplicateProvider } from '../src/providers/replicate/index.js';
 import { urlsOfOutput } from '../src/providers/replicate/reply.js';
 import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type ProviderContext, type ProviderJob } from '../src/providers/types.js';
 import { PAYMENT_REQUIRED, SERVER_ERROR, startFakeReplicate, throttled, VIDEO_VERSION, type FakeReplicate } from './fakes/replicate.js';
 import { runProviderContract } from './provider-contract.case.js';
 import { REPLICATE_MODELS } from './replicate-models.js';
+import { asBody, jobOfPlan, providerContext } from './helpers/provider-jobs.js';
 
 let fake: FakeReplicate;
 let provider: MediaProvider;
@@ -31,18 +21,15 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const any = (body: unknown) => body as never;
-function jobOf(plan: SubmitPlan, upstreamModel: string): ProviderJob {
-  return { taskId: `task_${randomUUID()}`, family: plan.family, form: plan.form, model: plan.model, upstreamModel, params: plan.params, output: plan.output, media: plan.media, attempt: 1, generation: 0 };
-}
+const any = asBody;
+const jobOf = jobOfPlan;
 const pic = (body: Record<string, unknown> = {}, upstream = 'flux-schnell') => jobOf(planPicTask(any({ model: 'pic-2', prompt: 'a fox', ...body })), upstream);
 const clip = (body: Record<string, unknown> = {}, upstream = 'video-01') => jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
 
 /** Caller media reach the upstream as the URLs ctx.mediaUrl gives (signed URLs of uploaded assets). */
 const signed = (url: string): string => `https://gateway.example/signed?u=${encodeURIComponent(url)}`;
-const context = (progress: number[] = []): ProviderContext => ({
-  signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: (p) => progress.push(p),
-  readMedia: async () => Buffer.alloc(0), mediaUrl: (ref) => signed(ref.url),
+const context = (progress: number[] = []): ProviderContext => providerContext({
+  reportProgress: (p) => progress.push(p), readMedia: async () => Buffer.alloc(0), mediaUrl: (ref) => signed(ref.url),
 });
 
 runProviderContract('replicate (against the fake predictions API)', {
