@@ -1,0 +1,20 @@
+/**
+ * Calls a provider's gateway tests make of a listening gateway: a create (status and JSON body),
+ * and the bytes behind a result URL, which must be at the gateway's own origin (re-hosted, G88).
+ * Test-only.
+ */
+import { expect } from 'vitest';
+import type { Harness } from './harness.js';
+
+export async function submitJson(h: Harness, url: string, payload: Record<string, unknown>): Promise<{ status: number; json: Record<string, any> }> {
+  const res = await h.app.inject({ method: 'POST', url, headers: h.auth(), payload });
+  return { status: res.statusCode, json: res.json() };
+}
+
+/** The bytes behind `url`, which must be one of `origin`'s own `/files/` URLs. */
+export async function downloadServed(origin: string, url: string): Promise<Buffer> {
+  expect(url.startsWith(`${origin}/files/`), url).toBe(true);
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
