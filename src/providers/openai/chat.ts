@@ -5,6 +5,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../../errors.js';
 import { ChannelError } from '../types.js';
+import { readBounded } from '../upstream-call.js';
 import type {
   ChatCompletion, ChatContext, ChatMessage, ChatProvider, ChatRequest, ChatStreamEvent, FinishReason,
 } from '../../chat/types.js';
@@ -325,17 +326,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
   };
 }
 
-async function readText(res: Dispatcher.ResponseData, limit: number): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) {
-      res.body.destroy();
-      throw new AppError('upstream_error', `The chat upstream's answer is larger than ${limit} bytes`);
-    }
-    parts.push(b);
-  }
-  return Buffer.concat(parts).toString('utf8');
+/** The answer's text, at most `limit` bytes (readBounded: the connection is dropped beyond it). */
+function readText(res: Dispatcher.ResponseData, limit: number): Promise<string> {
+  return readBounded(res, limit, () => new AppError('upstream_error', `The chat upstream's answer is larger than ${limit} bytes`));
 }
