@@ -7,37 +7,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planPicTask } from '../src/contract/pic.js';
-import type { SubmitPlan } from '../src/contract/submit-plan.js';
-import type { ChatContext, ChatRequest, ChatStreamEvent } from '../src/chat/types.js';
+import type { ChatStreamEvent } from '../src/chat/types.js';
 import { AppError } from '../src/errors.js';
-import { createLogger } from '../src/logger.js';
 import { createRelayProvider, type RelayProviderOptions } from '../src/providers/relay/index.js';
-import { ChannelError, type Provider, type ProviderContext, type ProviderJob } from '../src/providers/types.js';
+import { ChannelError, type Provider, } from '../src/providers/types.js';
 import { freePort } from './helpers/listening-gateway.js';
+import { chatContext, chatRequest, context, failureOf, KEY, picJob } from './helpers/relay-unit.js';
 
-const KEY = 'mg_relay_test_key_0123456789abcdef';
-const any = (body: unknown) => body as never;
-const log = createLogger('silent');
-
-const context = (signal = new AbortController().signal): ProviderContext => ({
-  signal, log, workDir: '', credentials: {}, reportProgress: () => undefined,
-  readMedia: async () => { throw new Error('not used'); }, mediaUrl: (ref) => ref.url,
-});
-const chatContext = (upstreamModel = 'chat-2.5-flash'): ChatContext => ({ signal: new AbortController().signal, log, upstreamModel });
-const chatRequest: ChatRequest = { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hello' }], stop: [] };
-
-let n = 0;
-function jobOf(plan: SubmitPlan, changes: Partial<ProviderJob> = {}): ProviderJob {
-  return { taskId: `task_err_${Date.now()}_${n++}`, family: plan.family, form: plan.form, model: plan.model, upstreamModel: plan.model, params: plan.params, output: plan.output, media: plan.media, attempt: 1, generation: 0, ...changes };
-}
-const picJob = (changes: Partial<ProviderJob> = {}) => jobOf(planPicTask(any({ model: 'pic', prompt: 'errors' })), changes);
-
-async function failureOf(p: Promise<unknown>): Promise<Error> {
-  const outcome = await p.then(() => undefined, (e: unknown) => e);
-  expect(outcome, 'the call failed').toBeInstanceOf(Error);
-  return outcome as Error;
-}
 
 async function drain(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
   const out: ChatStreamEvent[] = [];
