@@ -2,7 +2,7 @@
  * What a media file really is, read by real parsers: images by their headers (image-size, plus the
  * HEIF brand), video and audio by ffprobe (from @ffprobe-installer/ffprobe). {@link probeFile}
  * reads a file on disk without loading it (review and assets use it): an image's first 512 KiB,
- * ffprobe given the path. The facts are checked against a family's limits in media-check.ts.
+ * a plain MP4/MOV video's `moov` box (mp4-facts.ts), anything else by ffprobe given the path. The facts are checked against a family's limits in media-check.ts.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { imageSize } from 'image-size';
 import { createLimiter } from '../limiter.js';
+import { mp4Facts } from './mp4-facts.js';
 
 export type MediaKind = 'image' | 'video' | 'audio';
 
@@ -155,8 +156,17 @@ export async function probeTimed(bytes: Buffer, kind: 'video' | 'audio', opts: P
   }
 }
 
-/** Video or audio facts from ffprobe, reading `file` itself. */
+/** Video or audio facts, reading `file` itself: a plain MP4/MOV video in process (mp4-facts.ts), else by ffprobe. */
 async function probeTimedFile(file: string, kind: 'video' | 'audio', fileBytes: number, opts: ProbeOptions): Promise<MediaFacts> {
+  if (kind === 'video') {
+    const facts = await mp4Facts(file, fileBytes);
+    if (facts) return facts;
+  }
+  return ffprobeFacts(file, kind, fileBytes, opts);
+}
+
+/** Video or audio facts from ffprobe, reading `file` itself. */
+export async function ffprobeFacts(file: string, kind: 'video' | 'audio', fileBytes: number, opts: ProbeOptions = {}): Promise<MediaFacts> {
   const out = await runFfprobe(file, opts);
   const streams = out.streams ?? [];
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);

@@ -40,6 +40,11 @@ export function image(width: number, height: number, format: ImageFixtureFormat 
   });
 }
 
+/** What the bundled ffmpeg writes given `args` (inputs, codecs, options; the output file is added), made once per `key`. */
+export function ffmpegFixture(key: string, args: string[], ext: string): Promise<Buffer> {
+  return once(`ffmpeg:${key}`, () => ffmpeg(args, ext));
+}
+
 function ffmpeg(args: string[], ext: string): Promise<Buffer> {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fixture-')), `out.${ext}`);
   return new Promise((resolve, reject) => {
