@@ -18,6 +18,7 @@ import type { TcpNetConnectOpts } from 'node:net';
 import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
+import { deadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import { classifyAddress, parseHostLiteral } from './address-policy.js';
 import { type BodySink, fileSink, memorySink } from './fetch-sink.js';
@@ -138,15 +139,17 @@ export async function fetchMediaToFile(url: string, opts: FetchMediaOptions & { 
 export async function vetMediaUrl(url: string, opts: { field: string; allowPrivate: boolean; timeoutMs?: number }, deps: Partial<FetchMediaDeps> = {}): Promise<void> {
   const current = parseCallerUrl(url, opts.field);
   if (opts.allowPrivate) return;
-  const timeoutSignal = AbortSignal.timeout(opts.timeoutMs ?? 5000);
+  const bounded = deadline(new AbortController().signal, opts.timeoutMs ?? 5000);
   const ctx: Ctx = {
     opts: { ...opts, maxBytes: 0 }, deps: { ...defaultDeps, ...deps }, original: describeUrl(current), origin: current.origin,
-    timeoutSignal, signal: timeoutSignal, vetted: new Map(),
+    timeoutSignal: bounded.signal, signal: bounded.signal, vetted: new Map(),
   };
   try {
     await vetHost(ctx, current, 0);
   } catch (err) {
     throw mapError(ctx, current, err);
+  } finally {
+    bounded.release();
   }
 }
 
@@ -159,6 +162,7 @@ interface Ctx {
   original: string;
   /** The origin the extra headers may go to. */
   origin: string;
+  /** Aborted at the fetch's time limit or by the caller's signal (errors ask the caller's first). */
   timeoutSignal: AbortSignal;
   signal: AbortSignal;
   /** Vetted addresses per host name: the only answers the connect-time lookup gives. */
@@ -185,16 +189,16 @@ async function fetchInto<T>(url: string, opts: FetchMediaOptions, deps: Partial<
   let current = parseCallerUrl(url, opts.field);
   opts.signal?.throwIfAborted();
 
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const timeoutSignal = AbortSignal.timeout(timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([timeoutSignal, opts.signal]) : timeoutSignal;
+  // a cleared timer, not AbortSignal.timeout: that one keeps its timer, signals and listeners alive
+  // for the whole bound (10 min for a result) after every fetch (G127)
+  const bounded = deadline(opts.signal ?? new AbortController().signal, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const ctx: Ctx = {
     opts,
     deps: { ...defaultDeps, ...deps },
     original: describeUrl(current),
     origin: current.origin,
-    timeoutSignal,
-    signal,
+    timeoutSignal: bounded.signal,
+    signal: bounded.signal,
     vetted: new Map(),
   };
   const agent = new Agent({
@@ -214,6 +218,7 @@ async function fetchInto<T>(url: string, opts: FetchMediaOptions, deps: Partial<
   } catch (err) {
     throw mapError(ctx, current, err);
   } finally {
+    bounded.release();
     agent.destroy().catch(() => undefined);
   }
 }
