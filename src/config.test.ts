@@ -20,6 +20,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_SIGNING_SECRET: ['s'.repeat(40), { signingSecret: 's'.repeat(40) }],
   MEDIAGATE_WORKERS: ['0', { workers: false }],
   MEDIAGATE_WORKER_CONCURRENCY: ['7', { workerConcurrency: 7 }],
+  MEDIAGATE_HEAP_GROWING_PERCENT: ['0', { heapGrowingPercent: 0 }],
   MEDIAGATE_MAX_ATTEMPTS: ['5', { maxAttempts: 5 }],
   MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: ['90', { attemptTimeoutMs: 90_000 }],
   MEDIAGATE_LEASE_SECONDS: ['12', { leaseMs: 12_000 }],
@@ -56,7 +57,7 @@ describe('configuration', () => {
     expect(loadConfig({})).toMatchObject({
       port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), databaseFile: path.resolve('./data/mediagate.db'),
       publicUrl: 'http://localhost:8790', powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
-      allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, workerConcurrency: 4, maxAttempts: 3,
+      allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, workerConcurrency: 4, heapGrowingPercent: 60, maxAttempts: 3,
       attemptTimeoutMs: 1_800_000, leaseMs: 30_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
       mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,

@@ -40,6 +40,8 @@ export interface Config {
   workers: boolean;
   /** Tasks one provider runs at once in this process. */
   workerConcurrency: number;
+  /** V8's heap growing factor for this process, percent over the live heap (0: V8's own choice). */
+  heapGrowingPercent: number;
   /** Attempts a task gets before it fails for good (a worker that dies mid-task costs one). */
   maxAttempts: number;
   /** Lease length; a worker renews at a third of it. A task whose lease lapses is returned to the queue. */
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     signingSecret,
     workers: boolSetting(env, 'MEDIAGATE_WORKERS', true),
     workerConcurrency: intSetting(env, 'MEDIAGATE_WORKER_CONCURRENCY', 4, 1, 256),
+    heapGrowingPercent: intSetting(env, 'MEDIAGATE_HEAP_GROWING_PERCENT', 60, 0, 1000),
     maxAttempts: intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20),
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),

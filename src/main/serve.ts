@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import { loadConfig, type Config } from '../config.js';
 import type { Env } from '../config-error.js';
 import { createGateway } from './gateway.js';
@@ -12,6 +13,8 @@ export interface RunningServer {
 /** Starts the gateway: store, providers, workers, HTTP. `env` defaults to the process environment. */
 export async function startServer(env: Env = process.env): Promise<RunningServer> {
   const config = loadConfig(env);
+  // a service mostly waiting on I/O: collect garbage before the heap grows far past what is live (G162)
+  if (config.heapGrowingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const gateway = await createGateway(config);
   const address = await gateway.app.listen({ port: config.port, host: config.host });
   gateway.startBackground();
