@@ -77,7 +77,7 @@ export class CallbackReceiver {
       if (check.kind === 'malformed') throw new AppError('invalid_request', check.message, { ...(check.header && { param: check.header }) });
       throw new AppError('invalid_callback_signature', check.message, { ...(check.header && { param: check.header }) });
     }
-    const delivered = `${providerId} ${check.deliveryId}`;
+    const delivered = `${providerId} ${taskId} ${check.deliveryId}`;
     if (!this.seen.take(delivered, this.now())) {
       log.info({ provider: providerId, taskId, upstreamId: check.upstreamId }, 'provider callback: a delivery already taken; nothing done');
       return 'duplicate';

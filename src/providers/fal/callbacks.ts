@@ -50,7 +50,8 @@ export function falCallbacks(o: FalCallbackOptions): ProviderCallbacks {
         valid = fresh !== undefined && signedByFal(signed, delivery.body, fresh);
       }
       if (!valid) return { valid: false, kind: 'forged', header: 'x-fal-webhook-signature', message: `x-fal-webhook-signature: no key of ${who}'s webhook key set made this signature` };
-      return { valid: true, upstreamId: signed.requestId, deliveryId: `${signed.requestId}.${signed.timestamp}` };
+      // fal names no delivery id: the signature is one (it covers the request, the time and the body)
+      return { valid: true, upstreamId: signed.requestId, deliveryId: signed.signature.toString('hex') };
     },
   };
 }
