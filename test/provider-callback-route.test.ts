@@ -38,7 +38,7 @@ describe('POST /v1/provider-callbacks/{provider}/{task}', () => {
       { headers: { 'content-type': 'text/plain' }, payload: 'hello', status: 400, code: 'invalid_request', param: 'webhook-id' },
       { headers: { 'content-type': 'application/octet-stream', ...signed }, payload: Buffer.from([0, 255, 1]), status: 401, code: 'invalid_callback_signature' },
       { headers: { 'content-type': 'application/json', ...signed, 'webhook-timestamp': '-1' }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-timestamp' },
-      { headers: { 'content-type': 'application/json', ...signed, 'webhook-signature': 'v1,' + 'A'.repeat(8000) }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-signature' },
+      { headers: { 'content-type': 'application/json', ...signed, 'webhook-signature': `v1,${'A'.repeat(8000)}` }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-signature' },
       { headers: { 'content-type': 'application/json', ...signed, 'webhook-id': 'x'.repeat(300) }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-id' },
       { url: '/v1/provider-callbacks/nobody/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: '{}', status: 404, code: 'route_not_found', param: 'provider' },
       { url: '/v1/provider-callbacks/sandbox/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: '{}', status: 404, code: 'route_not_found' },
