@@ -82,11 +82,13 @@ export class CallbackReceiver {
       log.info({ provider: providerId, taskId, upstreamId: check.upstreamId }, 'provider callback: a delivery already taken; nothing done');
       return 'duplicate';
     }
-    const outcome = this.bringForward(providerId, taskId, check.upstreamId);
-    if (outcome === undefined) {
-      this.seen.forget(delivered); // not acted on: its repeat is taken
-      throw new AppError('rate_limited', 'Too many notices wait for tasks a worker holds; deliver this one again later', { headers: { 'retry-after': '5' } });
+    let outcome: CallbackOutcome | undefined;
+    try {
+      outcome = this.bringForward(providerId, taskId, check.upstreamId);
+    } finally {
+      if (outcome === undefined) this.seen.forget(delivered); // not acted on: its repeat is taken
     }
+    if (outcome === undefined) throw new AppError('rate_limited', 'Too many notices wait for tasks a worker holds; deliver this one again later', { headers: { 'retry-after': '5' } });
     log.info({ provider: providerId, taskId, upstreamId: check.upstreamId, outcome }, 'provider callback taken');
     return outcome;
   }
