@@ -24,11 +24,13 @@ import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerProviderCallbackRoutes } from './routes/provider-callbacks.js';
 import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
 import type { ResourceMonitor } from './resources.js';
 import type { Store } from './store/types.js';
 import type { IdempotencyService } from './tasks/idempotency.js';
+import type { CallbackReceiver } from './tasks/callbacks.js';
 import type { TaskService } from './tasks/service.js';
 
 /** What the routes call: the services, built by main/gateway.ts. */
@@ -39,6 +41,8 @@ export interface AppServices {
   assets: AssetService;
   /** Signs result URLs in query replies. */
   links: ReplyContext;
+  /** Takes provider callbacks (G157), when the gateway asks upstreams for them. */
+  callbacks?: CallbackReceiver;
 }
 
 export interface AppDeps {
@@ -120,6 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerHealthRoutes(app, store, deps.resources);
   registerFileRoutes(app, deps.signer, deps.blobs, deps.inputs);
+  // signed by the upstream, not by a key: outside the authenticated scope
+  if (deps.services.callbacks) await registerProviderCallbackRoutes(app, deps.services.callbacks);
 
   const { tasks, chat, idempotency, assets, links } = deps.services;
   const { live } = deps;

@@ -10,6 +10,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   HOST: ['127.0.0.1', { host: '127.0.0.1' }],
   MEDIAGATE_DATA_DIR: ['/tmp/x', { dataDir: '/tmp/x', databaseFile: '/tmp/x/mediagate.db' }],
   MEDIAGATE_PUBLIC_URL: ['https://m.example.com/', { publicUrl: 'https://m.example.com' }],
+  MEDIAGATE_PROVIDER_CALLBACKS: ['1', { providerCallbacks: true }],
   MEDIAGATE_POWER_PREFIX: ['/power', { powerPrefix: '/power' }],
   MEDIAGATE_API_PREFIX: ['/api', { apiPrefix: '/api' }],
   MEDIAGATE_BOOTSTRAP_KEY: ['k'.repeat(20), { bootstrapKey: 'k'.repeat(20) }],
@@ -56,7 +57,7 @@ describe('configuration', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
       port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), databaseFile: path.resolve('./data/mediagate.db'),
-      publicUrl: 'http://localhost:8790', powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
+      publicUrl: 'http://localhost:8790', providerCallbacks: false, powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
       allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, workerConcurrency: 4, heapGrowingPercent: 60, maxAttempts: 3,
       attemptTimeoutMs: 1_800_000, leaseMs: 30_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
@@ -93,6 +94,11 @@ describe('configuration', () => {
     expect(loadConfig({}).maxConnections).toBe(defaultMaxConnections());
   });
 
+  it('MEDIAGATE_PROVIDER_CALLBACKS needs an explicit MEDIAGATE_PUBLIC_URL: upstreams cannot reach localhost (G157)', () => {
+    expect(() => loadConfig({ MEDIAGATE_PROVIDER_CALLBACKS: 'on' })).toThrow(/^MEDIAGATE_PROVIDER_CALLBACKS: needs MEDIAGATE_PUBLIC_URL/);
+    expect(loadConfig({ MEDIAGATE_PROVIDER_CALLBACKS: 'on', MEDIAGATE_PUBLIC_URL: 'https://m.example.com' }).providerCallbacks).toBe(true);
+  });
+
   it('MEDIAGATE_RATE_LIMIT=off turns the limits off', () => {
     expect(loadConfig({ MEDIAGATE_RATE_LIMIT: 'off' }).rateLimits).toBeUndefined();
   });
@@ -109,7 +115,7 @@ describe('configuration', () => {
     ['MEDIAGATE_POWER_PREFIX', 'power'], ['MEDIAGATE_API_PREFIX', '/api/'], ['MEDIAGATE_SANDBOX_TIMING', 'slow'],
     ['MEDIAGATE_ALLOW_PRIVATE_URLS', 'maybe'], ['MEDIAGATE_BOOTSTRAP_KEY', 'short'], ['MEDIAGATE_MODEL_ROUTES', 'pic-2'],
     ['MEDIAGATE_LOG_LEVEL', 'loud'], ['MEDIAGATE_SIGNING_SECRET', 'too-short'], ['MEDIAGATE_LEASE_SECONDS', '1'],
-    ['MEDIAGATE_SQLITE_SYNC', 'FULL'], ['MEDIAGATE_SQLITE_SYNC', 'off'], ['MEDIAGATE_WORKERS', '2'], ['MEDIAGATE_RATE_LIMIT', 'maybe'],
+    ['MEDIAGATE_SQLITE_SYNC', 'FULL'], ['MEDIAGATE_SQLITE_SYNC', 'off'], ['MEDIAGATE_WORKERS', '2'], ['MEDIAGATE_RATE_LIMIT', 'maybe'], ['MEDIAGATE_PROVIDER_CALLBACKS', 'maybe'],
     ['MEDIAGATE_MAX_ATTEMPTS', '0'], ['MEDIAGATE_BODY_LIMIT', '10'], ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],
     ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'], ['MEDIAGATE_MAX_CONNECTIONS', '0'],
     ['MEDIAGATE_MIN_FREE_DISK_MB', 'lots'], ['MEDIAGATE_HEADERS_TIMEOUT_SECONDS', '0'],

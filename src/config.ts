@@ -26,6 +26,11 @@ export interface Config {
   sqliteSync: 'normal' | 'full';
   /** Public origin used in result URLs, no trailing slash (e.g. `https://media.example.com`). */
   publicUrl: string;
+  /**
+   * Ask upstreams that can notify the end of a generation (Replicate, fal) to do so at
+   * `<publicUrl>/v1/provider-callbacks/...` (`MEDIAGATE_PROVIDER_CALLBACKS`, G157); polling stays on.
+   */
+  providerCallbacks: boolean;
   /** Path prefix of `{power_base_url}` (motion family), `''` or `/something`. */
   powerPrefix: string;
   /** Path prefix of `{api_base_url}` (clip/reel Form A), `''` or `/something`. */
@@ -191,6 +196,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (signingSecret !== undefined && signingSecret.length < 32) {
     throw new ConfigError('MEDIAGATE_SIGNING_SECRET', 'must be at least 32 characters');
   }
+  const providerCallbacks = boolSetting(env, 'MEDIAGATE_PROVIDER_CALLBACKS', false);
+  if (providerCallbacks && !env.MEDIAGATE_PUBLIC_URL) {
+    throw new ConfigError('MEDIAGATE_PROVIDER_CALLBACKS', 'needs MEDIAGATE_PUBLIC_URL: the public origin at which upstreams reach this gateway (callbacks go to <MEDIAGATE_PUBLIC_URL>/v1/provider-callbacks/...)');
+  }
   const dataDir = path.resolve(env.MEDIAGATE_DATA_DIR || './data');
   const assetMaxBytes = intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576);
   return {
@@ -200,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseFile: path.join(dataDir, 'mediagate.db'),
     sqliteSync: choiceSetting(env, 'MEDIAGATE_SQLITE_SYNC', ['normal', 'full'] as const, 'normal'),
     publicUrl,
+    providerCallbacks,
     powerPrefix: prefixSetting(env, 'MEDIAGATE_POWER_PREFIX'),
     apiPrefix: prefixSetting(env, 'MEDIAGATE_API_PREFIX'),
     bootstrapKey,

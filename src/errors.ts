@@ -19,6 +19,7 @@ export const ERROR_CATALOG = {
   asset_not_found: { status: 400, type: 'invalid_request_error', description: 'An `assetId://` media reference names no approved, unexpired asset of the calling key.' },
   missing_api_key: { status: 401, type: 'authentication_error', description: 'No `Authorization: Bearer <key>` header was sent.' },
   invalid_api_key: { status: 401, type: 'authentication_error', description: 'The bearer key is unknown or has been revoked.' },
+  invalid_callback_signature: { status: 401, type: 'authentication_error', description: 'A provider callback is not signed by that provider\'s upstream, or was signed more than 5 minutes away from the gateway\'s clock; nothing was changed.' },
   result_link_invalid: { status: 403, type: 'permission_error', description: 'A result download URL was altered or is not signed by this gateway.' },
   result_link_expired: { status: 403, type: 'permission_error', description: 'A result download URL is past its expiry (the family retention ended).' },
   asset_quota_exceeded: { status: 403, type: 'permission_error', description: 'Storing this upload would take the key past its asset storage quota (`MEDIAGATE_ASSET_QUOTA_BYTES`); space comes back as assets expire (`MEDIAGATE_ASSET_TTL_HOURS`).' },
@@ -38,7 +39,7 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, type: 'server_error', description: 'An unexpected fault inside the gateway; nothing the caller sent caused it.' },
   upstream_error: { status: 502, type: 'upstream_error', description: 'The model provider answered with an error or something unreadable.' },
   service_unavailable: { status: 503, type: 'server_error', description: 'The gateway is shutting down or its store is unreachable; retry shortly.' },
-  upstream_unavailable: { status: 503, type: 'upstream_error', description: 'No model provider behind this model takes requests now (each has failed repeatedly and is paused); retry after the seconds in `Retry-After`.' },
+  upstream_unavailable: { status: 503, type: 'upstream_error', description: 'No model provider behind this model takes requests now (each has failed repeatedly and is paused), or a provider callback cannot be checked because the upstream\'s signing keys cannot be fetched now; retry after the seconds in `Retry-After`.' },
   upstream_timeout: { status: 504, type: 'upstream_error', description: 'The model provider did not answer in time.' },
 } as const satisfies Record<string, { status: number; type: string; description: string }>;
 

@@ -60,6 +60,7 @@ describe('fal in a gateway built from providers.json', () => {
     expect(task.status, task.error ?? '').toBe('completed');
     expect(task.provider).toBe('fal');
     expect(main.submits.at(-1)).toMatchObject({ model: 'fal-ai/flux/dev', input: { prompt: 'a harbour [queue:2]', image_size: 'landscape_16_9', num_images: 1 } });
+    expect(main.submits.at(-1)?.webhook).toBeUndefined(); // provider callbacks are off: no fal_webhook (G157)
     const query = (await gw.app.inject({ method: 'GET', url: `/v1/result/${task.id}`, headers: gw.auth() })).json();
     const bytes = await download(query.image_url);
     expect(sniffContentType(bytes)).toBe('image/png');

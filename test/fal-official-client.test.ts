@@ -3,10 +3,15 @@
  * was written for. The client has no base-URL option; its requestMiddleware sends its
  * `https://queue.fal.run` calls to the fake. It builds status, result and cancel URLs from the
  * endpoint id without the sub-path, which the fake serves (and the trap's wrong URL would be 404).
+ * Its `webhookUrl` reaches the fake as `fal_webhook`, whose deliveries are signed as fal's webhook
+ * reference says (checked here by a verification written apart from the gateway's).
  */
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { ApiError, createFalClient, ValidationError } from '@fal-ai/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeFal, type FakeFal } from './fakes/fal.js';
+import { waitFor } from './helpers/harness.js';
+import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 
 let fake: FakeFal;
 let fal: ReturnType<typeof createFalClient>;
@@ -55,5 +60,47 @@ describe('the official fal client against the fake queue', () => {
     const err = await wrong.queue.submit('fal-ai/flux/dev', { input: { prompt: 'a fox' } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError<unknown>).status).toBe(401);
+  });
+});
+
+/** fal's signature check as its webhook reference describes it, written out here apart from the gateway's code. */
+async function signedByFalKeys(headers: Record<string, string | string[] | undefined>, body: Buffer, jwksUrl: string): Promise<boolean> {
+  const jwks = (await (await fetch(jwksUrl)).json()) as { keys: Array<{ kty: string; crv: string; x: string }> };
+  const h = (name: string) => String(headers[name]);
+  const message = [h('x-fal-webhook-request-id'), h('x-fal-webhook-user-id'), h('x-fal-webhook-timestamp'), createHash('sha256').update(body).digest('hex')].join('\n');
+  return jwks.keys.filter((k) => k.kty === 'OKP' && k.crv === 'Ed25519').some((k) => {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' });
+    return verify(null, Buffer.from(message), key, Buffer.from(h('x-fal-webhook-signature'), 'hex'));
+  });
+}
+
+describe('the fake\'s webhooks, for a submit made by the official client', () => {
+  it('webhookUrl is sent as fal_webhook; the result is POSTed there, ED25519-signed with a key of the published set', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const { request_id: requestId } = await fal.queue.submit('fal-ai/flux/dev', { input: { prompt: 'a fox' }, webhookUrl: `${receiver.origin}/fal?task=1` });
+      expect(fake.submits.at(-1)?.webhook).toBe(`${receiver.origin}/fal?task=1`);
+      const [delivery] = await waitFor(() => (receiver.received.length > 0 ? receiver.received : undefined), 10_000, 'the webhook');
+      expect(delivery!.path).toBe('/fal?task=1');
+      expect(JSON.parse(delivery!.body.toString())).toMatchObject({ request_id: requestId, gateway_request_id: requestId, status: 'OK', payload: { images: [{ width: 1024 }] } });
+      expect(delivery!.headers).toMatchObject({ 'x-fal-webhook-request-id': requestId, 'x-fal-webhook-user-id': fake.webhooks.userId, 'content-type': 'application/json' });
+      expect(Math.abs(Number(delivery!.headers['x-fal-webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+      expect(await signedByFalKeys(delivery!.headers, delivery!.body, fake.jwksUrl)).toBe(true);
+      expect(await signedByFalKeys(delivery!.headers, Buffer.from(delivery!.body.toString().replace('"OK"', '"ERROR"')), fake.jwksUrl)).toBe(false);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a model\'s refusal is delivered as status ERROR with its error body', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      await fal.queue.submit('fal-ai/flux/dev', { input: { prompt: 'a fox', num_images: 9 }, webhookUrl: receiver.origin });
+      const [delivery] = await waitFor(() => (receiver.received.length > 0 ? receiver.received : undefined), 10_000, 'the webhook');
+      expect(JSON.parse(delivery!.body.toString())).toMatchObject({ status: 'ERROR', error: 'Invalid status code: 422', payload: { detail: [{ loc: ['body', 'num_images'] }] } });
+      expect(await signedByFalKeys(delivery!.headers, delivery!.body, fake.jwksUrl)).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   });
 });

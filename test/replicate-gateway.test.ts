@@ -60,6 +60,7 @@ describe('replicate in a gateway built from providers.json', () => {
     const [made] = createsOf(main, 'a harbour at dawn');
     expect(createsOf(main, 'a harbour at dawn')).toHaveLength(1);
     expect(made!.input).toEqual({ prompt: 'a harbour at dawn', aspect_ratio: '16:9', output_format: 'png', num_outputs: 1, go_fast: true });
+    expect(made!.webhook).toBeUndefined(); // provider callbacks are off: no webhook asked for (G157)
     const query = (await gw.app.inject({ method: 'GET', url: `/v1/result/${task.id}`, headers: gw.auth() })).json();
     expect(query.image_url.startsWith(`${gw.origin}/files/`), query.image_url).toBe(true);
     const bytes = Buffer.from(await (await fetch(query.image_url)).arrayBuffer());

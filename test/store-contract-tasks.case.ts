@@ -187,6 +187,24 @@ export function taskRecordsContract(open: OpenStore): void {
         .toMatchObject({ status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 100, attempts: 1 });
     });
 
+    it('with unleased and upstreamId: only while no worker holds it and its generation at the upstream is that one', async () => {
+      const store = s();
+      const t = await store.tasks.insert(newTask());
+      await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+      const soon = { runAfter: T + 1 } as const;
+      const guard = { statusIn: ['processing'] as const, unleased: true, upstreamId: 'pred_1' };
+      // leased (a start or a check in progress), and no generation yet
+      expect(await store.tasks.updateIf(t.id, guard, soon)).toBeUndefined();
+      const upstream = { generation: 0, provider: 'sandbox', ref: { id: 'pred_1', data: { kind: 'image' } }, startedAt: T, checkFailures: 0 };
+      await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { upstream, leaseOwner: null, leaseExpiresAt: null, runAfter: T + 3_600_000 });
+      expect(await store.tasks.updateIf(t.id, { ...guard, upstreamId: 'pred_other' }, soon)).toBeUndefined();
+      expect(await store.tasks.updateIf(t.id, guard, soon)).toMatchObject({ status: 'processing', runAfter: T + 1, leaseOwner: null, upstream });
+      // claimed for that check: leased again
+      await store.tasks.claimNext(['sandbox'], 'w2', T + 1, T + MINUTE);
+      expect(await store.tasks.updateIf(t.id, guard, { runAfter: T + 2 })).toBeUndefined();
+      expect((await store.tasks.get(t.id))?.runAfter).toBe(T + 1);
+    });
+
     it('sets attempts as given (a graceful shutdown gives the attempt back)', async () => {
       const store = s();
       const t = await store.tasks.insert(newTask());

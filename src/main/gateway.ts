@@ -27,6 +27,7 @@ import type { Store } from '../store/types.js';
 import { IdempotencyService } from '../tasks/idempotency.js';
 import { startRetentionSweeper } from '../tasks/retention.js';
 import { ResultStorage } from '../tasks/result-storage.js';
+import { CallbackReceiver, callbackUrlOf } from '../tasks/callbacks.js';
 import { TaskRunner } from '../tasks/runner.js';
 import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
@@ -98,6 +99,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       store: store.tasks, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
       results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
       mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
+      // upstreams are asked to notify the end of a generation only where the operator turned it on (G157)
+      ...(config.providerCallbacks && {
+        callbackUrl: (providerId: string, taskId: string) => (providers.get(providerId)?.callbacks ? callbackUrlOf(config.publicUrl, providerId, taskId) : undefined),
+      }),
       concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
       videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs,
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
@@ -121,14 +126,20 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     maxTasksInFlight: config.maxTasksInFlight,
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
+  const callbacks = config.providerCallbacks
+    ? new CallbackReceiver({ store: store.tasks, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
+    : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({ providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   const live = new LiveRequests(store.keys);
   const app = await buildApp({
     config, store, signer, blobs, inputs: media.inputs, logger, live, resources,
-    services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours) },
+    services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), ...(callbacks && { callbacks }) },
   });
-  app.addHook('onClose', async () => { watch.close(); });
+  app.addHook('onClose', async () => {
+    watch.close();
+    callbacks?.close();
+  });
 
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;

@@ -95,6 +95,7 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
     case 'fal':
       return createFalProvider({
         id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: (spec.models ?? {}) as FalModels, ...bounds,
+        ...(spec.jwksUrl !== undefined && { jwksUrl: spec.jwksUrl }),
       });
     case 'relay':
       return createRelayProvider({

@@ -61,6 +61,7 @@ const ProviderEntry = Type.Object({
   timing: Type.Optional(Type.Union(['instant', 'fast', 'realistic'].map((p) => Type.Literal(p)), { description: 'one of instant, fast, realistic' })),
   chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
   models: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'replicate and fal: an object of model name -> its input mapping (the shape of each type: README)' })),
+  jwksUrl: Url('an http(s) URL: where fal publishes the keys of its webhook signatures (default https://rest.alpha.fal.ai/.well-known/jwks.json)'),
 }, { additionalProperties: false, description: 'an object { type, baseUrl, apiKeyEnv, ... }' });
 
 const Candidate = Type.Object({
@@ -86,7 +87,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   'openai-images': ['baseUrl', 'timeoutMs', 'connectTimeoutMs'],
   replicate: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   gemini: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds'],
-  fal: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
+  fal: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models', 'jwksUrl'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -112,6 +113,8 @@ export interface ProviderSpec {
   chatTokensPerSecond?: number;
   /** replicate and fal: the input mapping of each model name its routes give it (checked against the type's own schema). */
   models?: ReplicateModelsSpec | FalModels;
+  /** fal: where its webhook keys are published (G160). */
+  jwksUrl?: string;
 }
 
 export interface ProvidersConfig {
@@ -170,6 +173,7 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
   else if (entry.type === 'fal') {
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? FAL_DEFAULTS.baseUrl);
     if (entry.models !== undefined) spec.models = checkConfigJson(SETTING, FalModels, entry.models, `/providers/${id}/models`);
+    if (entry.jwksUrl !== undefined) spec.jwksUrl = checkUpstreamUrl(SETTING, `${where}.jwksUrl`, entry.jwksUrl);
   }
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);

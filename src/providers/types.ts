@@ -77,6 +77,12 @@ export interface ProviderContext {
   workDir: string;
   /** Provider credentials from configuration, if any. */
   credentials: Record<string, string>;
+  /**
+   * Where the upstream may notify this gateway that the generation ended (a provider with
+   * `callbacks`, when the gateway accepts provider callbacks: G157); set for a start only. A
+   * notice only brings the next check forward: polling goes on whether it comes or not.
+   */
+  callbackUrl?: string;
 }
 
 /** One produced file: bytes in memory, or a file the provider wrote (moved into storage). */
@@ -144,6 +150,32 @@ export interface ChatApi {
   stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
 }
 
+/** A notice an upstream sent to the gateway's callback route, as received (the body's raw bytes: signatures cover them). */
+export interface CallbackDelivery {
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/**
+ * What a provider found of a callback delivery (G158). A valid one names the generation it is
+ * about and an id of the delivery (the same for a repeat of it). A refused one says why: a header
+ * missing or unreadable (`malformed`, naming it), signed too long ago or ahead (`stale`), or a
+ * signature no key of the upstream's makes (`forged`).
+ */
+export type CallbackCheck =
+  | { valid: true; upstreamId: string; deliveryId: string }
+  | { valid: false; kind: 'malformed' | 'stale' | 'forged'; message: string; header?: string };
+
+/** How a provider's upstream notifies the end of a generation (webhooks), and how the gateway checks a notice is the upstream's. */
+export interface ProviderCallbacks {
+  /**
+   * Checks a delivery's signature and time before anything in its body is read. Throws a
+   * ChannelError when the upstream's signing keys cannot be had now (the delivery is answered 503:
+   * upstreams deliver again later).
+   */
+  verify(delivery: CallbackDelivery, now: number): Promise<CallbackCheck>;
+}
+
 export interface ProviderCapabilities {
   /** What this provider serves: media families (it has `start`) and/or `chat` (it has `chat`). */
   families: readonly ServiceFamily[];
@@ -178,6 +210,8 @@ export interface Provider {
   cancel?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void>;
   /** Chat completions; required for `chat`. */
   chat?: ChatApi;
+  /** Completion notices of its upstream (webhooks); `start` asks for them where `ctx.callbackUrl` is set. */
+  callbacks?: ProviderCallbacks;
   /** Releases pooled connections at shutdown. */
   close?(): Promise<void>;
 }

@@ -92,6 +92,10 @@ export interface TaskGuard {
   leaseOwner?: string;
   /** Only while the lease ran out before this time (Unix ms). */
   leaseExpiredBefore?: number;
+  /** Only while no worker holds a lease on the task. */
+  unleased?: boolean;
+  /** Only while the task's current generation at its upstream is this one (`upstream.ref.id`). */
+  upstreamId?: string;
 }
 
 export interface TaskStore {

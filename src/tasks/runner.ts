@@ -32,6 +32,8 @@ export interface RunnerOptions {
   fetchMedia: (url: string, field: string, maxBytes: number, signal: AbortSignal) => Promise<Buffer>;
   /** A URL an upstream can fetch a caller medium from (the caller's own URL, or a signed URL of the gateway's copy). */
   mediaUrl: (taskId: string, ref: MediaRef) => string;
+  /** Where a provider's upstream may notify the end of a task's generation (G157); undefined: nowhere (polling only). */
+  callbackUrl?: (providerId: string, taskId: string) => string | undefined;
   /** `<data>/inputs`: the reviewed copies of caller media (media/media-review.ts); removed once the task is finished. */
   inputs?: FsBlobStore;
   credentials?: (providerId: string) => Record<string, string>;

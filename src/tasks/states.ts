@@ -78,6 +78,15 @@ export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: stri
 }
 
 /**
+ * processing, waiting for a check of generation `upstreamId` -> due now: its upstream said that
+ * generation ended (a verified provider callback, G158). Only while no worker holds the task and
+ * its current generation is still that one; the check then reads the outcome from the upstream.
+ */
+export function checkSooner(store: TaskStore, taskId: string, upstreamId: string, now = Date.now()): TaskRecord | undefined {
+  return store.updateIf(taskId, { statusIn: ['processing'], unleased: true, upstreamId }, { runAfter: now });
+}
+
+/**
  * processing -> queued for a new generation: the one at the upstream failed in a way another may
  * not (its attempt is used). The next start goes through the model's route from its first
  * candidate (`provider`) with the next generation number, so its create is a new one (G86).

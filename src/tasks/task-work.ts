@@ -59,6 +59,12 @@ function contextFor(w: Work, provider: Provider, signal = w.ctx.signal): Provide
   return { ...w.ctx, signal, credentials: w.opts.credentials?.(provider.id) ?? {} };
 }
 
+/** A start's context: with the URL its upstream may notify the end of the generation at, where there is one (G157). */
+function startContextFor(w: Work, provider: Provider): ProviderContext {
+  const callbackUrl = w.opts.callbackUrl?.(provider.id, w.task.id);
+  return { ...contextFor(w, provider), ...(callbackUrl !== undefined && { callbackUrl }) };
+}
+
 const expiry = (w: Work, status: 'completed' | 'failed', now: number): number | null => expiryOf(w.task.family, status, now, w.opts.videosResultTtlHours);
 
 /**
@@ -83,7 +89,7 @@ export async function startTask(w: Work): Promise<number | undefined> {
     }
     const start = provider.start.bind(provider);
     const job: ProviderJob = { ...w.job, upstreamModel: candidate.model ?? w.task.model };
-    const started = w.opts.channels.call(provider.id, () => start(job, contextFor(w, provider)), w.controller.signal);
+    const started = w.opts.channels.call(provider.id, () => start(job, startContextFor(w, provider)), w.controller.signal);
     // a generation that starts after this work gave up on it (cancel) is stopped again at once
     started.then((r) => {
       if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled') void cancelAtUpstream(provider, r.ref, job, w.log);

@@ -16,6 +16,9 @@
  *   cancelled. `expire(id)` forgets a request and its files (404 `Request not found`).
  *   `script(kind, ...)` makes the next calls of a kind answer a status (429 with `retry-after`,
  *   403 exhausted balance, 5xx) or reset the connection.
+ * - A submit with `?fal_webhook=<url>` makes a request that runs on its own clock (a step every
+ *   `tickMs`, not per look) and is told to that URL when it ends, signed as fal does
+ *   (fal-webhooks.ts; the public keys at `GET /.well-known/jwks.json`, no auth).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -24,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { video } from '../helpers/media-fixtures.js';
 import { FAKE_FAL_MODELS, type FalValidationError } from './fal-models.js';
+import { FalWebhooks } from './fal-webhooks.js';
 
 export type CallKind = 'submit' | 'status' | 'result' | 'cancel';
 export type FalScripted = { status: number; body: unknown; headers?: Record<string, string> } | 'reset';
@@ -39,6 +43,8 @@ interface FalRequest {
   hold: boolean;
   cancelled: boolean;
   outcome?: { status: number; body: unknown; errorType?: string };
+  /** The submit's `fal_webhook`. */
+  webhook?: string;
 }
 
 export interface RecordedSubmit {
@@ -46,6 +52,8 @@ export interface RecordedSubmit {
   input: Record<string, unknown>;
   headers: http.IncomingHttpHeaders;
   requestId: string;
+  /** The `fal_webhook` query parameter, if any. */
+  webhook?: string;
 }
 
 export interface FakeFal {
@@ -62,6 +70,12 @@ export interface FakeFal {
   state(requestId: string): FalRequest['state'] | undefined;
   /** Lets a `[hold]` request finish at the next look. */
   release(requestId: string): void;
+  /** The webhooks of requests that named one: the signing key, what was sent, how (`mode`). */
+  webhooks: FalWebhooks;
+  /** Where the fake publishes its webhook keys. */
+  jwksUrl: string;
+  /** Ms between the steps of a request that named a webhook (default 20). */
+  tickMs: number;
   close(): Promise<void>;
 }
 
@@ -82,6 +96,22 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
   const notFound: string[] = [];
   const scripted: Record<CallKind, FalScripted[]> = { submit: [], status: [], result: [], cancel: [] };
   let origin = '';
+  const webhooks = new FalWebhooks();
+  const clocks = new Set<NodeJS.Timeout>();
+  const timing = { tickMs: 20, closed: false };
+
+  /** A request with a webhook runs on its own clock (a step every tickMs), and is told to the webhook when it ends. */
+  function runOnItsOwn(r: FalRequest): void {
+    if (timing.closed) return;
+    const clock = setTimeout(() => {
+      clocks.delete(clock);
+      void advance(r).then(() => {
+        if (r.state !== 'COMPLETED') return runOnItsOwn(r);
+        webhooks.deliver(r.webhook!, r.id, r.outcome!);
+      });
+    }, timing.tickMs);
+    clocks.add(clock);
+  }
 
   const urlsOf = (r: FalRequest) => ({
     response_url: `${origin}/${r.app}/requests/${r.id}`,
@@ -140,6 +170,7 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
     const file = files.get(path);
+    if (req.method === 'GET' && path === '/.well-known/jwks.json') { send(200, webhooks.jwks()); return; }
     if (req.method === 'GET' && path.startsWith('/files/')) {
       if (!file) { send(404, { detail: 'Not Found' }); return; }
       res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.bytes.length) });
@@ -172,13 +203,16 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
         return;
       }
       const prompt = String(input.prompt ?? '');
+      const webhook = url.searchParams.get('fal_webhook') ?? undefined;
       const r: FalRequest = {
         id: randomUUID(), app: model.split('/').slice(0, 2).join('/'), model, input,
         position: Number(/\[queue:(\d+)\]/.exec(prompt)?.[1] ?? 0), state: 'IN_QUEUE', hold: prompt.includes('[hold]'), cancelled: false,
+        ...(webhook !== undefined && { webhook }),
       };
       requests.set(r.id, r);
-      submits.push({ model, input, headers: req.headers, requestId: r.id });
-      send(200, { status: 'IN_QUEUE', request_id: r.id, ...urlsOf(r), queue_position: r.position }, { 'x-fal-request-id': r.id });
+      submits.push({ model, input, headers: req.headers, requestId: r.id, ...(webhook !== undefined && { webhook }) });
+      send(200, { status: 'IN_QUEUE', request_id: r.id, gateway_request_id: r.id, ...urlsOf(r), queue_position: r.position }, { 'x-fal-request-id': r.id });
+      if (webhook !== undefined) runOnItsOwn(r);
       return;
     }
     const r = requests.get(m![3]!);
@@ -189,7 +223,7 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
       const logs = url.searchParams.get('logs') === '1' ? [{ message: 'step', level: 'INFO', source: 'USER', timestamp: new Date().toISOString() }] : null;
       const answer = { status: r.state, request_id: r.id, ...urlsOf(r) };
       const position = r.position;
-      await advance(r);
+      if (r.webhook === undefined) await advance(r); // one with a webhook runs on its own clock
       if (answer.status === 'IN_QUEUE') send(202, { ...answer, queue_position: position }, ids);
       else if (answer.status === 'IN_PROGRESS') send(202, { ...answer, logs }, ids);
       else {
@@ -222,7 +256,14 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
     },
     state: (id) => requests.get(id)?.state,
     release: (id) => { const r = requests.get(id); if (r) r.hold = false; },
+    webhooks,
+    jwksUrl: `${origin}/.well-known/jwks.json`,
+    get tickMs() { return timing.tickMs; },
+    set tickMs(ms: number) { timing.tickMs = ms; },
     close: async () => {
+      timing.closed = true;
+      for (const clock of clocks) clearTimeout(clock);
+      await webhooks.settled();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },

@@ -12,12 +12,16 @@
  * as Replicate does an hour after). Prompt markers: `[nsfw]` fails with the safety checker's error,
  * `[crash]` fails with a model error, `[forever]` never ends, `[hold]` leaves the create unanswered.
  * `script(...)` makes the next answers faults (a status with a problem body and headers, or a reset).
+ * A create naming a `webhook` (and `webhook_events_filter`) makes a prediction that runs on its own
+ * clock (a step every `tickMs`, not per look) and is told to the webhook as Replicate does
+ * (replicate-webhooks.ts; the signing secret at `GET /v1/webhooks/default/secret`).
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { image, video } from '../helpers/media-fixtures.js';
+import { ReplicateWebhooks, WEBHOOK_EVENTS, type WebhookEvent } from './replicate-webhooks.js';
 
 type InputRule = { type: 'string' | 'integer' | 'boolean' | 'uri'; required?: boolean; enum?: readonly (string | number)[] };
 interface FakeModel { name: string; kind: 'image' | 'video'; inputs: Record<string, InputRule> }
@@ -46,6 +50,8 @@ export interface FakePrediction {
   output: unknown;
   error: string | null;
   logs: string;
+  /** The create's `webhook` and the events it asked for. */
+  webhook?: { url: string; events: readonly WebhookEvent[] };
 }
 
 export type ScriptedAnswer = { status: number; title: string; detail: string; headers?: Record<string, string> } | 'reset';
@@ -73,6 +79,10 @@ export interface FakeReplicate {
   loseFilesOfNext(n: number): void;
   /** Looks a prediction takes to end (default 3: starting, processing, processing 50%, succeeded). */
   steps: number;
+  /** The webhooks of predictions that named one: the account's secret, what was sent, how (`mode`). */
+  webhooks: ReplicateWebhooks;
+  /** Ms between the steps of a prediction that named a webhook (default 20). */
+  tickMs: number;
   close(): Promise<void>;
 }
 
@@ -114,7 +124,9 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
   const scripted: ScriptedAnswer[] = [];
   const files = new Map<string, { body: Buffer; type: string }>();
   let origin = '';
-  const state = { preferWaits: 0, steps: 3, lostFiles: 0 };
+  const state = { preferWaits: 0, steps: 3, lostFiles: 0, tickMs: 20, closed: false };
+  const webhooks = new ReplicateWebhooks();
+  const clocks = new Set<NodeJS.Timeout>();
 
   const view = (p: FakePrediction): Record<string, unknown> => ({
     id: p.id, model: p.model, version: p.version, input: p.input, logs: p.logs, output: p.output, data_removed: false, error: p.error, status: p.status,
@@ -161,6 +173,49 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
   }
 
   const modelOf = (p: FakePrediction): FakeModel => (p.model === FLUX_SCHNELL.name ? FLUX_SCHNELL : VIDEO_MODEL);
+  const ended = (p: FakePrediction): boolean => ['succeeded', 'failed', 'canceled'].includes(p.status);
+
+  /** Tells the prediction's webhook about `event`, if the create asked for it. */
+  const tell = (p: FakePrediction, event: WebhookEvent): void => {
+    if (p.webhook?.events.includes(event)) webhooks.deliver(p.webhook.url, p.id, event, JSON.stringify(view(p)));
+  };
+
+  /** A prediction with a webhook runs on its own clock (a step every tickMs); each event is told as it happens. */
+  function runOnItsOwn(p: FakePrediction): void {
+    tell(p, 'start');
+    const tick = (): void => {
+      if (state.closed) return;
+      const clock = setTimeout(() => {
+        clocks.delete(clock);
+        if (ended(p)) return; // cancelled meanwhile
+        void step(p, modelOf(p)).then(() => {
+          if (!ended(p)) {
+            tell(p, 'logs');
+            return tick();
+          }
+          if (p.output !== null) tell(p, 'output');
+          tell(p, 'completed');
+        });
+      }, state.tickMs);
+      clocks.add(clock);
+    };
+    tick();
+  }
+
+  /** `webhook` and `webhook_events_filter` of a create, or the 422 fields that refuse them. */
+  function webhookOf(body: Record<string, unknown>): FakePrediction['webhook'] | Array<{ type: string; field: string; description: string }> | undefined {
+    if (body.webhook === undefined) return undefined;
+    let url: URL | undefined;
+    try {
+      url = typeof body.webhook === 'string' ? new URL(body.webhook) : undefined;
+    } catch { /* refused below */ }
+    if (!url || !/^https?:$/.test(url.protocol)) return [{ type: 'format', field: 'webhook', description: 'Does not match format \'uri\'' }];
+    const filter = body.webhook_events_filter ?? [...WEBHOOK_EVENTS];
+    if (!Array.isArray(filter) || filter.some((e) => !(WEBHOOK_EVENTS as readonly unknown[]).includes(e))) {
+      return [{ type: 'enum', field: 'webhook_events_filter', description: `webhook_events_filter must be a list of: ${WEBHOOK_EVENTS.join(', ')}` }];
+    }
+    return { url: url.toString(), events: filter as WebhookEvent[] };
+  }
 
   const server = http.createServer(async (req, res) => {
     const path = (req.url ?? '').split('?')[0]!;
@@ -175,6 +230,11 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
     }
     if (req.headers.authorization !== `Bearer ${apiKey}`) return problem(res, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
     const next = scripted.shift();
+    if (next === undefined && method === 'GET' && path === '/v1/webhooks/default/secret') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ key: webhooks.secret }));
+      return;
+    }
     if (next === 'reset') {
       req.socket.destroy();
       return;
@@ -199,8 +259,13 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
       const input = (body.input ?? {}) as Record<string, unknown>;
       const invalid = invalidFields(model, input);
       if (invalid.length) return problem(res, 422, 'Input validation failed', invalid.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: invalid });
+      const webhook = webhookOf(body);
+      if (Array.isArray(webhook)) return problem(res, 422, 'Input validation failed', webhook.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: webhook });
       if (String(input.prompt).includes('[hold]')) return; // never answered
-      const p: FakePrediction = { id: randomBytes(13).toString('hex').slice(0, 26), model: model.name, version: version ?? `dp-${randomBytes(16).toString('hex')}`, input, status: 'starting', looks: 0, output: null, error: null, logs: '' };
+      const p: FakePrediction = {
+        id: randomBytes(13).toString('hex').slice(0, 26), model: model.name, version: version ?? `dp-${randomBytes(16).toString('hex')}`, input, status: 'starting', looks: 0, output: null, error: null, logs: '',
+        ...(webhook && { webhook }),
+      };
       predictions.set(p.id, p);
       creates.push(p);
       if (String(req.headers.prefer ?? '').startsWith('wait')) {
@@ -210,6 +275,7 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
       }
       res.writeHead(201, { 'content-type': 'application/json', location: `${origin}/v1/predictions/${p.id}` });
       res.end(JSON.stringify(view(p)));
+      if (p.webhook && !ended(p)) runOnItsOwn(p);
       return;
     }
     const one = /^\/v1\/predictions\/([^/]+)(\/cancel)?$/.exec(path);
@@ -217,13 +283,16 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
     if (one && !p) return problem(res, 404, 'Not found', 'The requested resource could not be found.');
     if (p && one![2] && method === 'POST') {
       cancels.push(p.id);
-      if (p.status === 'starting' || p.status === 'processing') p.status = 'canceled';
+      if (p.status === 'starting' || p.status === 'processing') {
+        p.status = 'canceled';
+        tell(p, 'completed');
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(view(p)));
       return;
     }
     if (p && !one![2] && method === 'GET') {
-      await step(p, modelOf(p));
+      if (!p.webhook) await step(p, modelOf(p)); // one with a webhook runs on its own clock
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(view(p)));
       return;
@@ -239,10 +308,16 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
     get preferWaits() { return state.preferWaits; },
     get steps() { return state.steps; },
     set steps(n: number) { state.steps = n; },
+    webhooks,
+    get tickMs() { return state.tickMs; },
+    set tickMs(ms: number) { state.tickMs = ms; },
     script: (...answers) => { scripted.push(...answers); },
     expireFiles: () => files.clear(),
     loseFilesOfNext: (n) => { state.lostFiles = n; },
     close: async () => {
+      state.closed = true;
+      for (const clock of clocks) clearTimeout(clock);
+      await webhooks.settled();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },

@@ -32,6 +32,11 @@ export class FalHttp extends UpstreamClient {
     }
   }
 
+  /** A GET of a public document (fal's webhook key set): no key is sent; answers up to 64 KiB. */
+  async getPublic(url: URL, signal: AbortSignal, timeoutMs: number): Promise<FalAnswer> {
+    return this.request(url, { method: 'GET', headers: { accept: 'application/json' } }, signal, timeoutMs, 64 * 1024);
+  }
+
   async send(method: 'GET' | 'POST' | 'PUT', url: URL, body: unknown, signal: AbortSignal, timeoutMs: number): Promise<FalAnswer> {
     const { apiKey } = this.opts;
     return this.request(url, {

@@ -6,17 +6,21 @@
  * sub-path). A check is one `GET status_url` and, once it says COMPLETED, one `GET response_url`
  * (where the model's own errors show); the result's files are fal CDN URLs the engine re-hosts at
  * once. Cancel is `PUT cancel_url`. Each answer's `x-fal-request-id` is logged with the task id.
+ * Where the gateway takes provider callbacks, a submit names the callback URL as `fal_webhook`;
+ * fal's notice brings the next check forward (G160).
  */
 import type { Dispatcher } from 'undici';
 import type { PollSeconds } from '../../tasks/check-delay.js';
 import { scrubberFor } from '../relay/errors.js';
 import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { ChannelError, UnrecoverableError } from '../types.js';
+import { falCallbacks } from './callbacks.js';
 import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';
 import { FalHttp, type FalAnswer } from './http.js';
 import { falCallOf, mappingOf } from './mapping.js';
 import type { FalModels } from './models.js';
 import { filesOf, parseJson, queueProgress, statusOf, submittedOf, type FalRefData } from './reply.js';
+import { FAL_JWKS_URL } from './webhook-signature.js';
 
 export interface FalOptions {
   id: string;
@@ -32,10 +36,12 @@ export interface FalOptions {
   /** TCP (+TLS) connect, ms (default 10 000). */
   connectTimeoutMs?: number | undefined;
   pollSeconds?: PollSeconds | undefined;
+  /** Where fal publishes the public keys of its webhook signatures (default fal's own, FAL_JWKS_URL). */
+  jwksUrl?: string | undefined;
   dispatcher?: Dispatcher | undefined;
 }
 
-export const FAL_DEFAULTS = { baseUrl: 'https://queue.fal.run', timeoutMs: 60_000, connectTimeoutMs: 10_000 } as const;
+export const FAL_DEFAULTS = { baseUrl: 'https://queue.fal.run', timeoutMs: 60_000, connectTimeoutMs: 10_000, jwksUrl: FAL_JWKS_URL } as const;
 
 const headerOf = (a: FalAnswer, name: string): string | undefined => {
   const v = a.headers[name];
@@ -67,9 +73,12 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     ctx.signal.throwIfAborted();
     const call = falCallOf(models, job, (ref) => ctx.mediaUrl(ref));
     if ('field' in call) throw new UnrecoverableError(`${call.field}: ${call.message}`, { param: call.field });
-    const answer = await http.send('POST', http.submitUrl(call.model), call.input, ctx.signal, timeoutMs);
+    const url = http.submitUrl(call.model);
+    // the end of the request is told to the callback URL too, where there is one (G160)
+    if (ctx.callbackUrl !== undefined) url.searchParams.set('fal_webhook', ctx.callbackUrl);
+    const answer = await http.send('POST', url, call.input, ctx.signal, timeoutMs);
     const requestId = headerOf(answer, 'x-fal-request-id');
-    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: requestId, status: answer.status, upstreamModel: call.model }, 'fal submit answered');
+    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: requestId, status: answer.status, upstreamModel: call.model, webhook: ctx.callbackUrl !== undefined }, 'fal submit answered');
     if (answer.status < 200 || answer.status >= 300) throw submitFailure(id, answer.status, answer.headers, answer.text, scrub, call.model);
     const json = parseJson(id, who, answer.text);
     const submitted = submittedOf(id, who, http, json);
@@ -127,6 +136,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     start,
     check,
     cancel,
+    callbacks: falCallbacks({ id, who, http, jwksUrl: new URL(options.jwksUrl ?? FAL_DEFAULTS.jwksUrl) }),
     close: () => http.close(),
   };
 }

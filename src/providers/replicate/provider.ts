@@ -4,7 +4,8 @@
  * model, `POST /predictions` with `version` otherwise, without `Prefer: wait` (a create never
  * blocks); the prediction id is the saved reference. A check is one `GET /predictions/{id}`; a
  * cancel `POST /predictions/{id}/cancel`. Prediction ids are logged with the task id. Replicate has
- * no idempotency key: the crash window of G137.
+ * no idempotency key: the crash window of G137. Where the gateway takes provider callbacks, a
+ * create asks for Replicate's `completed` webhook, which brings the next check forward (G159).
  */
 import type { Dispatcher } from 'undici';
 import { FAMILIES } from '../../contract/families.js';
@@ -12,6 +13,7 @@ import type { PollSeconds } from '../../tasks/check-delay.js';
 import { scrubberFor } from '../relay/errors.js';
 import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
+import { replicateCallbacks } from './callbacks.js';
 import { checkFailure, createFailure, whoOf } from './errors.js';
 import { ReplicateHttp } from './http.js';
 import { predictionCallOf } from './mapping.js';
@@ -69,16 +71,18 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     const call = predictionCallOf(models, job, (ref) => ctx.mediaUrl(ref));
     if ('field' in call) throw new UnrecoverableError(`${call.field}: ${call.message}`, { param: call.field });
     const { spec, input } = call;
+    // the end of the prediction is told to the callback URL too, where there is one (G159)
+    const webhook = ctx.callbackUrl === undefined ? {} : { webhook: ctx.callbackUrl, webhook_events_filter: ['completed'] };
     const [path, body] = spec.model !== undefined
-      ? [`/models/${spec.model}/predictions`, { input }]
-      : ['/predictions', { version: spec.version, input }];
+      ? [`/models/${spec.model}/predictions`, { input, ...webhook }]
+      : ['/predictions', { version: spec.version, input, ...webhook }];
     const answer = await http.send('POST', path, body, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
       ctx.log.info({ taskId: job.taskId, provider: id, status: answer.status, upstreamModel: job.upstreamModel }, 'replicate refused the create');
       throw createFailure(id, answer.status, answer.headers, answer.text, scrub, call, job.upstreamModel);
     }
     const prediction = predictionOf(id, answer.text);
-    ctx.log.info({ taskId: job.taskId, provider: id, predictionId: prediction.id, upstreamModel: job.upstreamModel }, 'replicate prediction created');
+    ctx.log.info({ taskId: job.taskId, provider: id, predictionId: prediction.id, upstreamModel: job.upstreamModel, webhook: ctx.callbackUrl !== undefined }, 'replicate prediction created');
     const data: ReplicateRefData = { kind: spec.output };
     return { state: 'started', ref: { id: prediction.id, data: { ...data } } };
   }
@@ -114,6 +118,7 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     start,
     check,
     cancel,
+    callbacks: replicateCallbacks({ id, who, http, scrub }),
     close: () => http.close(),
   };
 }

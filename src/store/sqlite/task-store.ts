@@ -148,13 +148,15 @@ export class SqliteTaskStore implements TaskStore {
 
   updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined {
     const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
-    const cacheKey = `${keys.join(',')}|${guard.statusIn.length}|${guard.leaseOwner !== undefined}|${guard.leaseExpiredBefore !== undefined}`;
+    const cacheKey = `${keys.join(',')}|${guard.statusIn.length}|${guard.leaseOwner !== undefined}|${guard.leaseExpiredBefore !== undefined}|${guard.unleased === true}|${guard.upstreamId !== undefined}`;
     let stmt = this.updateCache.get(cacheKey);
     if (!stmt) {
       const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = ?`).concat('updated_at = ?');
       const where = [`id = ?`, `status IN (${placeholders(guard.statusIn.length)})`];
       if (guard.leaseOwner !== undefined) where.push('lease_owner = ?');
       if (guard.leaseExpiredBefore !== undefined) where.push('lease_expires_at < ?');
+      if (guard.unleased) where.push('lease_owner IS NULL');
+      if (guard.upstreamId !== undefined) where.push("json_extract(upstream, '$.ref.id') = ?");
       stmt = this.db.prepare(`UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`);
       this.updateCache.set(cacheKey, stmt);
     }
@@ -162,6 +164,7 @@ export class SqliteTaskStore implements TaskStore {
     const params = [...values, Date.now(), id, ...guard.statusIn];
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
+    if (guard.upstreamId !== undefined) params.push(guard.upstreamId);
     const row = stmt.get(...params) as TaskRow | undefined;
     if (!row) return undefined;
     this.changed(id);
