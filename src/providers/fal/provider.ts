@@ -16,7 +16,8 @@ import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js'
 import { FalHttp, type FalAnswer } from './http.js';
 import { falCallOf, mappingOf } from './mapping.js';
 import type { FalModels } from './models.js';
-import { filesOf, parseJson, queueProgress, statusOf, submittedOf, type FalRefData } from './reply.js';
+import { queueProgress } from '../queue-progress.js';
+import { filesOf, parseJson, statusOf, submittedOf, type FalRefData } from './reply.js';
 
 export interface FalOptions {
   id: string;
