@@ -31,11 +31,11 @@ const said = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify
 const baseOf = (field: string): string => field.replace(/[[.].*$/, '');
 const plural = (kind: string): string => (kind === 'image' ? 'images' : `${kind}s`);
 
-/** The field a caller would fill to give a medium the template needs. */
+/** The field a caller would fill to give a medium the template needs (`model` where the family has none). */
 function fieldFor(job: RequestedJob, slot: string): string {
   if (job.family === 'motion') return 'content';
-  if (slot === 'first_frame') return job.family === 'videos' ? 'image' : 'first_image';
-  if (slot === 'last_frame') return job.family === 'videos' ? 'lastFrameImage' : 'last_image';
+  const frames = job.family === 'videos' ? ['image', 'lastFrameImage'] : job.family === 'clip' || job.family === 'model-center' ? ['first_image', 'last_image'] : undefined;
+  if (slot === 'first_frame' || slot === 'last_frame') return frames?.[slot === 'first_frame' ? 0 : 1] ?? 'model';
   const given = job.media.images[0]?.field;
   if (given) return baseOf(given);
   return job.family === 'videos' ? 'referenceImages' : job.family === 'model-center' ? 'reference_images' : 'image_urls';
