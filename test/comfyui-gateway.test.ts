@@ -18,7 +18,7 @@ import { jobOf } from '../src/tasks/task-work.js';
 import { startFakeComfyUi, type FakeComfyUi } from './fakes/comfyui.js';
 import { configFiles } from './helpers/config-files.js';
 import { downloadServed, submitJson } from './helpers/gateway-calls.js';
-import { createHarness } from './helpers/harness.js';
+import { createHarness, waitFor } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { imageFacts, sniffContentType } from './helpers/media-facts.js';
 import { image, startMediaServer, type MediaServer } from './helpers/media-fixtures.js';
@@ -47,6 +47,7 @@ beforeAll(async () => {
       'pic-2': [{ provider: 'bare' }, { provider: 'comfy' }],
       'pic-pro': [{ provider: 'comfy', model: 'preview' }],
       clip_3_1_fast: [{ provider: 'comfy', model: 'image-to-video' }],
+      motion_2_0: [{ provider: 'comfy' }],
     },
   });
   gw = await listeningGateway({ env: { MEDIAGATE_PROVIDERS: providers } });
@@ -115,6 +116,28 @@ describe('comfyui in a gateway built from providers.json', () => {
     expect(task.provider).toBe('comfy');
     expect(promptsOf(bare, 'a quiet bay')).toHaveLength(0);
     expect(promptsOf(main, 'a quiet bay')).toHaveLength(1);
+  });
+});
+
+describe('comfyui: a cancel through the gateway', () => {
+  it('a motion task cancelled while its prompt runs: the task is cancelled at once, the prompt interrupted by its id', async () => {
+    const frame = media.serve('/motion-first.png', await image(640, 360), 'image/png');
+    const created = await gw.app.inject({
+      method: 'POST', url: '/v1/motion/videos', headers: gw.auth(),
+      payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'a slow pan [hold]' }, { type: 'image_url', image_url: { url: frame } }] },
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const id = created.json().id as string;
+    const promptId = await waitFor(() => {
+      const ref = gw.store.tasks.get(id)?.upstream?.ref?.id;
+      return ref && main.running() === ref ? ref : undefined;
+    }, 15_000, 'the prompt to run');
+    const res = await gw.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: gw.auth() });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(gw.store.tasks.get(id)!.status).toBe('cancelled');
+    await waitFor(() => (main.interrupts.length > 0 ? true : undefined), 15_000, 'the interrupt');
+    expect(main.interrupts).toEqual([{ asked: promptId, interrupted: promptId }]);
+    expect(main.calls.filter((c) => c.startsWith('POST /interrupt'))).toEqual([`POST /interrupt {"prompt_id":"${promptId}"}`]);
   });
 });
 
