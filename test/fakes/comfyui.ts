@@ -15,24 +15,17 @@
  * - `POST /upload/image` multipart (image, subfolder, type, overwrite): `{name, subfolder, type}`;
  *   an existing name without overwrite is renamed `name (1).ext`. `GET /view?filename=&subfolder=&type=`
  *   serves a file (400 for `..`, 404 unknown).
- * - One worker runs one prompt at a time; every `GET /queue` answers, then moves the executor one
- *   step (start the next prompt; finish the running one). What SaveImage / SaveVideo save is real
- *   media of the size the graph asks (EmptyLatentImage rounds down to 8, the Wan latent to 16; the
- *   video is `length / fps` s long); SaveVideo lists its mp4 under `images` with `animated: [true]`;
- *   PreviewImage saves `type: "temp"` files. Prompt markers (in the sampler's positive text):
- *   `[hold]` runs until released or interrupted, `[oom]` fails with torch.OutOfMemoryError, `[crash]`
- *   with a RuntimeError. `restart()` forgets queue and history (in memory at ComfyUI), not files.
+ * - One worker runs one prompt at a time; every `GET /queue` answers, then moves the worker one step
+ *   (start the next prompt; finish the running one: comfyui-run.ts makes its files). A prompt whose
+ *   sampler text has `[hold]` runs until released or interrupted. `restart()` forgets queue and
+ *   history (in memory at ComfyUI), not files.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import sharp from 'sharp';
-import { video } from '../helpers/media-fixtures.js';
 import { nodeDefs, validatePrompt, type Installed } from './comfyui-nodes.js';
-
-type Prompt = Record<string, { class_type: string; inputs: Record<string, unknown> }>;
-type QueueItem = [number, string, Prompt, Record<string, unknown>, string[]];
+import { createExecutor, fileKey as key, NodeException, samplerText, type FakeFiles, type Prompt, type QueueItem } from './comfyui-run.js';
 export type Scripted = { status: number; body: unknown } | 'reset';
 export type CallKind = 'prompt' | 'queue' | 'history' | 'upload' | 'view' | 'interrupt' | 'delete';
 
@@ -85,14 +78,12 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
 
 export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<FakeComfyUi> {
   const installed = { ...DEFAULT_INSTALLED, ...options.installed };
-  const files = new Map<string, { bytes: Buffer; contentType: string }>(); // `${type}/${subfolder}/${name}`
-  const key = (type: string, subfolder: string, name: string): string => `${type}/${subfolder ? `${subfolder}/` : ''}${name}`;
+  const files: FakeFiles = new Map();
   const defs = nodeDefs(installed, (name) => files.has(key('input', '', name)));
   let pending: QueueItem[] = [];
   let running: Running | undefined;
   let history = new Map<string, Record<string, unknown>>();
   const released = new Set<string>();
-  const counters = new Map<string, number>();
   let number = 0;
   let steps: Promise<void> = Promise.resolve();
   const scripted: Record<CallKind, Scripted[]> = { prompt: [], queue: [], history: [], upload: [], view: [], interrupt: [], delete: [] };
@@ -101,67 +92,7 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
   };
 
   const now = (): number => Date.now();
-  const textOf = (p: Prompt, link: unknown): string => (Array.isArray(link) && p[String(link[0])]?.class_type === 'CLIPTextEncode' ? String(p[String(link[0])]!.inputs.text ?? '') : '');
-  const samplerText = (p: Prompt): string => Object.values(p).filter((n) => n.class_type === 'KSampler').map((n) => textOf(p, n.inputs.positive)).join(' ');
-
-  /** What a node's first output is, followed through the graph: a size, frames and rate. */
-  async function shapeOf(p: Prompt, link: unknown): Promise<{ width: number; height: number; frames: number; fps: number }> {
-    if (!Array.isArray(link)) throw new Error('not a link');
-    const node = p[String(link[0])]!;
-    const i = node.inputs;
-    switch (node.class_type) {
-      case 'EmptyLatentImage': return { width: Math.floor(Number(i.width) / 8) * 8, height: Math.floor(Number(i.height) / 8) * 8, frames: 1, fps: 1 };
-      case 'Wan22ImageToVideoLatent': {
-        if (i.start_image !== undefined) await shapeOf(p, i.start_image);
-        return { width: Math.floor(Number(i.width) / 16) * 16, height: Math.floor(Number(i.height) / 16) * 16, frames: Number(i.length), fps: 24 };
-      }
-      case 'LoadImage': {
-        const f = files.get(key('input', '', String(i.image)));
-        const meta = await sharp(f!.bytes).metadata(); // PIL's decode: a file that is no image raises
-        return { width: meta.width ?? 1, height: meta.height ?? 1, frames: 1, fps: 1 };
-      }
-      case 'KSampler': return shapeOf(p, i.latent_image);
-      case 'VAEDecode': return shapeOf(p, i.samples);
-      case 'CreateVideo': return { ...(await shapeOf(p, i.images)), fps: Number(i.fps) };
-      default: throw new Error(`the fake does not run ${node.class_type}`);
-    }
-  }
-
-  function saved(prefix: string, ext: string): { filename: string; subfolder: string } {
-    const parts = prefix.split('/');
-    const base = parts.pop() || 'ComfyUI';
-    const subfolder = parts.join('/');
-    const n = (counters.get(prefix) ?? 0) + 1;
-    counters.set(prefix, n);
-    return { filename: `${base}_${String(n).padStart(5, '0')}_.${ext}`, subfolder };
-  }
-
-  /** Runs a prompt's output nodes: the files they save, as history `outputs`. */
-  async function execute(item: QueueItem): Promise<Record<string, unknown>> {
-    const [, , p, , outputsToExecute] = item;
-    const text = samplerText(p);
-    const fail = (exceptionType: string, message: string) => Object.assign(new Error(message), { exceptionType, node: Object.entries(p).find(([, n]) => n.class_type === 'KSampler')?.[0] ?? '?' });
-    if (text.includes('[oom]')) throw fail('torch.OutOfMemoryError', 'Allocation on device \nThis error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.');
-    if (text.includes('[crash]')) throw fail('RuntimeError', 'mat1 and mat2 shapes cannot be multiplied (154x2048 and 768x320)');
-    const outputs: Record<string, unknown> = {};
-    for (const id of outputsToExecute) {
-      const node = p[id]!;
-      if (node.class_type === 'SaveVideo') {
-        const s = await shapeOf(p, node.inputs.video);
-        const f = saved(String(node.inputs.filename_prefix), 'mp4');
-        files.set(key('output', f.subfolder, f.filename), { bytes: await video(s.width, s.height, s.frames / s.fps, Math.round(s.fps)), contentType: 'video/mp4' });
-        outputs[id] = { images: [{ ...f, type: 'output' }], animated: [true] };
-        continue;
-      }
-      const s = await shapeOf(p, node.inputs.images);
-      const png = await sharp({ create: { width: s.width, height: s.height, channels: 3, background: { r: 30, g: 120, b: 90 } } }).png().toBuffer();
-      const type = node.class_type === 'PreviewImage' ? 'temp' : 'output';
-      const f = type === 'temp' ? { filename: `ComfyUI_temp_${randomUUID().slice(0, 5)}_00001_.png`, subfolder: '' } : saved(String(node.inputs.filename_prefix), 'png');
-      files.set(key(type, f.subfolder, f.filename), { bytes: png, contentType: 'image/png' });
-      outputs[id] = { images: [{ ...f, type }] };
-    }
-    return outputs;
-  }
+  const executor = createExecutor(files);
 
   function finish(item: QueueItem, outputs: Record<string, unknown>, status: 'success' | 'error', messages: unknown[]): void {
     const [, promptId] = item;
@@ -184,12 +115,12 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
         return;
       }
       try {
-        finish(r.item, await execute(r.item), 'success', [['execution_success', { prompt_id: promptId, timestamp: now() }]]);
+        finish(r.item, await executor.execute(r.item), 'success', [['execution_success', { prompt_id: promptId, timestamp: now() }]]);
       } catch (err) {
-        const e = err as Error & { exceptionType?: string; node?: string };
+        const e = err instanceof NodeException ? err : new NodeException('Exception', (err as Error).message, '?');
         finish(r.item, {}, 'error', [['execution_error', {
-          prompt_id: promptId, node_id: e.node ?? '?', node_type: 'KSampler', executed: [], exception_message: e.message,
-          exception_type: e.exceptionType ?? 'Exception', traceback: ['  File "execution.py", line 1, in execute\n'], current_inputs: {}, current_outputs: {}, timestamp: now(),
+          prompt_id: promptId, node_id: e.node, node_type: 'KSampler', executed: [], exception_message: e.message,
+          exception_type: e.exceptionType, traceback: ['  File "execution.py", line 1, in execute\n'], current_inputs: {}, current_outputs: {}, timestamp: now(),
         }]]);
       }
       return;
