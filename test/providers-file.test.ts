@@ -62,7 +62,7 @@ describe('providers.json', () => {
   const invalid: Array<[string, unknown, RegExp]> = [
     ['not JSON', '{ "providers": ', /is not valid JSON/],
     ['no providers', { routes: {} }, /providers is required/],
-    ['unknown type', { providers: { a: { type: 'comfyui', baseUrl: 'https://x' } } }, /providers\.a\.type must be one of relay, openai-chat, openai-images, replicate, gemini, fal, sandbox, got "comfyui"/],
+    ['unknown type', { providers: { a: { type: 'midjourney', baseUrl: 'https://x' } } }, /providers\.a\.type must be one of relay, openai-chat, openai-images, replicate, gemini, fal, comfyui, sandbox, got "midjourney"/],
     ['a fal route to a model without an input mapping', { providers: { f: { type: 'fal', models: { 'fal-ai/flux/dev': { inputs: { prompt: 'prompt' }, output: 'images[].url' } } } }, routes: { pic: [{ provider: 'f', model: 'fal-ai/flux/schnell' }] } }, /routes\.pic\[0\]: provider "f" \(type fal\) has no entry in its "models" for "fal-ai\/flux\/schnell"/],
     ['a fal mapping without output', { providers: { f: { type: 'fal', models: { 'fal-ai/flux/dev': { inputs: { prompt: 'prompt' } } } } } }, /providers\.f\.models\.fal-ai\/flux\/dev/],
     ['a typo of a field', { providers: { a: { type: 'relay', baseURL: 'https://x' } } }, /providers\.a has an unknown field "baseURL" \(allowed: type, baseUrl, /],

@@ -9,6 +9,7 @@ import type { ChatProvider } from '../chat/types.js';
 import { CHAT_UPSTREAM_DEFAULTS, createChatUpstreams } from '../chat/upstream-config.js';
 import type { Config } from '../config.js';
 import type { RouteCandidate } from '../providers/channels.js';
+import { createComfyUiProvider, type ComfyTemplate } from '../providers/comfyui/index.js';
 import { createOpenAiChatProvider } from '../providers/openai/chat.js';
 import { createGeminiProvider } from '../providers/gemini/index.js';
 import { createFalProvider } from '../providers/fal/index.js';
@@ -96,6 +97,10 @@ function providerOf(config: Config, spec: ProviderSpec): Provider {
       return createFalProvider({
         id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, models: (spec.models ?? {}) as FalModels, ...bounds,
         ...(spec.jwksUrl !== undefined && { jwksUrl: spec.jwksUrl }),
+      });
+    case 'comfyui':
+      return createComfyUiProvider({
+        id: spec.id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, templates: spec.models as Record<string, ComfyTemplate> | undefined, ...bounds,
       });
     case 'relay':
       return createRelayProvider({

@@ -5,6 +5,7 @@
  * URL, a route to a provider that does not exist or cannot serve that model's family, an unset key
  * variable) is a ConfigError naming it. Keys come from environment variables and are never quoted.
  */
+import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { findModel } from '../contract/catalog.js';
 import { CHAT_MODELS } from '../contract/chat.js';
@@ -14,6 +15,7 @@ import { ConfigError, type Env } from '../config-error.js';
 import { checkConfigJson, readConfigJson } from '../config-file.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
+import { builtInTemplates, COMFYUI_DEFAULTS, ComfyModels, loadTemplates, type ComfyTemplate } from './comfyui/index.js';
 import { GEMINI_DEFAULTS } from './gemini/index.js';
 import { FAL_DEFAULTS } from './fal/index.js';
 import { FalModels } from './fal/models.js';
@@ -23,7 +25,7 @@ import type { ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 
-export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'gemini', 'fal', 'sandbox'] as const;
+export const PROVIDER_TYPES = ['relay', 'openai-chat', 'openai-images', 'replicate', 'gemini', 'fal', 'comfyui', 'sandbox'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** What each type serves. */
@@ -34,6 +36,7 @@ export const TYPE_FAMILIES: Record<ProviderType, readonly ServiceFamily[]> = {
   replicate: [...FAMILIES],
   gemini: ['pic', 'clip', 'model-center'],
   fal: [...FAMILIES],
+  comfyui: [...FAMILIES],
   sandbox: [...FAMILIES, 'chat'],
 };
 
@@ -60,7 +63,7 @@ const ProviderEntry = Type.Object({
   maxTokensParam: Type.Optional(Type.Union(['max_completion_tokens', 'max_tokens', 'both'].map((p) => Type.Literal(p)), { description: 'one of max_completion_tokens, max_tokens, both' })),
   timing: Type.Optional(Type.Union(['instant', 'fast', 'realistic'].map((p) => Type.Literal(p)), { description: 'one of instant, fast, realistic' })),
   chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
-  models: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'replicate and fal: an object of model name -> its input mapping (the shape of each type: README)' })),
+  models: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'replicate, fal and comfyui: an object of model name -> its input mapping or workflow template (the shape of each type: README)' })),
   jwksUrl: Url('an http(s) URL: where fal publishes the keys of its webhook signatures (default https://rest.alpha.fal.ai/.well-known/jwks.json)'),
 }, { additionalProperties: false, description: 'an object { type, baseUrl, apiKeyEnv, ... }' });
 
@@ -88,6 +91,7 @@ const TYPE_FIELDS: Record<ProviderType, ReadonlyArray<keyof ProviderEntry>> = {
   replicate: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   gemini: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds'],
   fal: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models', 'jwksUrl'],
+  comfyui: ['baseUrl', 'timeoutMs', 'connectTimeoutMs', 'pollSeconds', 'models'],
   sandbox: ['timing', 'chatTokensPerSecond'],
 };
 const COMMON_FIELDS: ReadonlyArray<keyof ProviderEntry> = ['type', 'concurrency', 'apiKeyEnv'];
@@ -111,8 +115,11 @@ export interface ProviderSpec {
   maxTokensParam?: 'max_completion_tokens' | 'max_tokens' | 'both';
   timing?: 'instant' | 'fast' | 'realistic';
   chatTokensPerSecond?: number;
-  /** replicate and fal: the input mapping of each model name its routes give it (checked against the type's own schema). */
-  models?: ReplicateModelsSpec | FalModels;
+  /**
+   * replicate and fal: the input mapping of each model name its routes give it (checked against the
+   * type's own schema); comfyui: its templates, workflows read and slots checked.
+   */
+  models?: ReplicateModelsSpec | FalModels | Record<string, ComfyTemplate>;
   /** fal: where its webhook keys are published (G160). */
   jwksUrl?: string;
 }
@@ -146,7 +153,26 @@ export function familyOfModel(model: string): ServiceFamily | undefined {
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
-function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec {
+/** What a model makes, for a route to a comfyui template: undefined for a chat model or `*`. */
+function kindOfModel(model: string): 'image' | 'video' | undefined {
+  const family = familyOfModel(model);
+  if (family === undefined || family === 'chat') return undefined;
+  if (family === 'pic') return 'image';
+  if (family === 'model-center') return findModelCenterModel(model)?.kind;
+  return 'video';
+}
+
+/** A comfyui provider's templates: `models` checked against its schema, each workflow read (relative to providers.json) and its slots checked. */
+function comfyTemplates(where: string, id: string, models: unknown, baseDir: string): Record<string, ComfyTemplate> {
+  const specs = checkConfigJson(SETTING, ComfyModels, models, `/providers/${id}/models`);
+  try {
+    return loadTemplates(specs, baseDir);
+  } catch (err) {
+    throw new ConfigError(SETTING, `${where}.models.${(err as Error).message}`);
+  }
+}
+
+function providerSpec(env: Env, id: string, entry: ProviderEntry, baseDir: string): ProviderSpec {
   const where = `providers.${id}`;
   if (!ID_RE.test(id)) throw new ConfigError(SETTING, `${where}: provider ids are letters, digits, "_", ".", ":" and "-", starting with a letter or digit, at most 64, got ${JSON.stringify(id)}`);
   const allowed = [...COMMON_FIELDS, ...TYPE_FIELDS[entry.type]];
@@ -174,6 +200,10 @@ function providerSpec(env: Env, id: string, entry: ProviderEntry): ProviderSpec 
     spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? FAL_DEFAULTS.baseUrl);
     if (entry.models !== undefined) spec.models = checkConfigJson(SETTING, FalModels, entry.models, `/providers/${id}/models`);
     if (entry.jwksUrl !== undefined) spec.jwksUrl = checkUpstreamUrl(SETTING, `${where}.jwksUrl`, entry.jwksUrl);
+  }
+  else if (entry.type === 'comfyui') {
+    spec.baseUrl = checkUpstreamUrl(SETTING, `${where}.baseUrl`, entry.baseUrl ?? COMFYUI_DEFAULTS.baseUrl);
+    spec.models = entry.models === undefined ? {} : comfyTemplates(where, id, entry.models, baseDir);
   }
   else if (entry.type !== 'sandbox') {
     if (entry.baseUrl === undefined) throw new ConfigError(SETTING, `${where}.baseUrl is required for type ${entry.type}`);
@@ -216,10 +246,25 @@ function routeCandidates(specs: Map<string, ProviderSpec>, model: string, list: 
     if (spec.type === 'fal' && model !== '*' && !spec.models?.[c.model ?? model]) {
       throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type fal) has no entry in its "models" for ${JSON.stringify(c.model ?? model)} (give the fal model id as the candidate's "model" and its input mapping under providers.${c.provider}.models)`);
     }
+    if (spec.type === 'comfyui') comfyRouteCheck(where, i, c, spec, model);
     if (seen.has(c.provider)) throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" is listed twice`);
     seen.add(c.provider);
     return { provider: c.provider, priority: c.priority ?? i, weight: c.weight ?? 1, ...(c.model !== undefined && { model: c.model }) };
   });
+}
+
+/** A route to a comfyui provider names one of its templates (or a built-in one), of the kind the model makes. */
+function comfyRouteCheck(where: string, i: number, c: Static<typeof Candidate>, spec: ProviderSpec, model: string): void {
+  const templates: Record<string, ComfyTemplate> = { ...builtInTemplates(), ...(spec.models as Record<string, ComfyTemplate>) };
+  const names = Object.keys(templates);
+  if (c.model !== undefined && !names.includes(c.model)) {
+    throw new ConfigError(SETTING, `${where}[${i}]: provider "${c.provider}" (type comfyui) has no template "${c.model}" (it has ${names.join(', ')}; add one under providers.${c.provider}.models)`);
+  }
+  const kind = model === '*' ? undefined : kindOfModel(model);
+  const makes = c.model !== undefined ? templates[c.model]!.makes : kind;
+  if (kind !== undefined && makes !== kind) {
+    throw new ConfigError(SETTING, `${where}[${i}]: the ComfyUI template "${c.model}" of provider "${c.provider}" makes ${makes === 'image' ? 'images' : 'videos'}; ${model} makes ${kind === 'image' ? 'images' : 'videos'}`);
+  }
 }
 
 /** Settings the file replaces, and how to move each into it. */
@@ -238,7 +283,8 @@ export function readProvidersFile(env: Env): ProvidersConfig | undefined {
   }
   const json = readConfigJson(SETTING, file, ProvidersFile);
   const specs = new Map<string, ProviderSpec>();
-  for (const [id, entry] of Object.entries(json.providers)) specs.set(id, providerSpec(env, id, entry));
+  const baseDir = path.dirname(path.resolve(file));
+  for (const [id, entry] of Object.entries(json.providers)) specs.set(id, providerSpec(env, id, entry, baseDir));
   const routes: Record<string, RouteCandidate[]> = {};
   for (const [model, list] of Object.entries(json.routes ?? {})) routes[model] = routeCandidates(specs, model, list);
   return { providers: [...specs.values()], routes };

@@ -19,7 +19,8 @@ import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js'
 import { FalHttp, type FalAnswer } from './http.js';
 import { falCallOf, mappingOf } from './mapping.js';
 import type { FalModels } from './models.js';
-import { filesOf, parseJson, queueProgress, statusOf, submittedOf, type FalRefData } from './reply.js';
+import { queueProgress } from '../queue-progress.js';
+import { filesOf, parseJson, statusOf, submittedOf, type FalRefData } from './reply.js';
 import { FAL_JWKS_URL } from './webhook-signature.js';
 
 export interface FalOptions {

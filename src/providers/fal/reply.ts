@@ -47,11 +47,6 @@ export function statusOf(id: string, who: string, json: unknown): FalStatus {
   throw malformedReply(id, `a status that is not IN_QUEUE, IN_PROGRESS or COMPLETED (${JSON.stringify(status)?.slice(0, 40)})`, who);
 }
 
-/** Progress while queued: 1 far back in the queue, rising to 9 at its head (then the time estimate, G129). */
-export function queueProgress(position: number | undefined): number {
-  return position === undefined ? 1 : Math.max(1, 9 - Math.min(8, Math.floor(position)));
-}
-
 /** The files at `path` of a result: http(s) URLs (fal's CDN) of the task's kind; none is a failed generation. */
 export function filesOf(who: string, json: unknown, path: string, kind: RemoteFile['kind']): RemoteFile[] {
   const urls = valuesAt(json, path).filter((v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v));
