@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openBlobStores } from '../src/media/blob-stores.js';
 import { FsBlobStore } from '../src/media/fs-blob-store.js';
-import { S3BlobStore } from '../src/media/s3-blob-store.js';
+import { S3BlobStore, S3StorageError } from '../src/media/s3-blob-store.js';
 import { runBlobStoreContract } from './blob-store-contract.case.js';
 import { tempDir } from './helpers/harness.js';
-import { type S3Server, startS3Server, useS3Credentials } from './helpers/s3-server.js';
+import { S3_ACCESS_KEY, type S3Server, startS3Server, useS3Credentials } from './helpers/s3-server.js';
 
 useS3Credentials();
 let s3: S3Server;
@@ -66,8 +66,28 @@ describe('S3 blob store', () => {
     expect(results.location).toBe(`s3://${bucket}/envs/prod/results/`);
   });
 
-  it('a ping fails for a bucket that does not exist', async () => {
-    await expect(new S3BlobStore(s3.client, 'no-such-bucket', '', 'results').ping()).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
+  it('a ping fails for a bucket that does not exist, saying so in a clean error', async () => {
+    const failed = await new S3BlobStore(s3.client, 'no-such-bucket', '', 'results').ping().catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(S3StorageError);
+    expect(failed).toMatchObject({ operation: 'HeadBucket', code: 'NotFound', status: 404, message: 'HeadBucket s3://no-such-bucket/: NotFound (HTTP 404)' });
+  });
+
+  it('a refused request becomes an error naming the operation and key, without the SDK\'s raw fields (an access key id, the response)', async () => {
+    const store = new S3BlobStore(strict.client, strict.bucket, '', 'results');
+    await store.put('task_e', 'a.png', { data: Buffer.from('x') });
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    const wrongKey = new S3Client({ endpoint: strict.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: 'not-the-secret' } });
+    try {
+      const failed = await new S3BlobStore(wrongKey, strict.bucket, '', 'results').stat('task_e', 'a.png').catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(S3StorageError);
+      expect((failed as Error).message).toBe(`HeadObject s3://${strict.bucket}/results/task_e/a.png: Forbidden (HTTP 403)`);
+      const logged = JSON.stringify({ ...(failed as object), message: (failed as Error).message });
+      expect(logged).not.toContain('not-the-secret');
+      expect(logged).not.toContain(S3_ACCESS_KEY);
+      expect(Object.keys(failed as object).sort()).toEqual(['code', 'name', 'operation', 'status', 'target']);
+    } finally {
+      wrongKey.destroy();
+    }
   });
 
   it('presigns a GET the bucket honours (signature checked), with the type asked and Range; an altered one is refused', async () => {
@@ -105,7 +125,7 @@ describe('storage readiness (G174)', () => {
       now += 4999;
       expect(await stores.problem()).toBeUndefined(); // still the answer of 4.999 s ago
       now += 1;
-      expect(await stores.problem()).toMatch(new RegExp(`^storage: s3://${bucket}/results/ cannot be reached \\(NotFound 404`));
+      expect(await stores.problem()).toBe(`storage: s3://${bucket}/results/ cannot be reached (HeadBucket s3://${bucket}/: NotFound (HTTP 404))`);
       await s3.client.send(new CreateBucketCommand({ Bucket: bucket }));
       expect(await stores.problem()).toMatch(/cannot be reached/); // cached again
       now += 5000;

@@ -51,9 +51,7 @@ export function openBlobStores(config: Config, options: BlobStoresOptions = {}):
       await stores.results.ping();
       return undefined;
     } catch (err) {
-      const e = err as Error & { $metadata?: { httpStatusCode?: number } };
-      const status = e.$metadata?.httpStatusCode;
-      return `storage: ${stores.results.location} cannot be reached (${e.name}${status ? ` ${status}` : ''}: ${e.message})`;
+      return `storage: ${stores.results.location} cannot be reached (${(err as Error).message})`;
     }
   };
   return {
