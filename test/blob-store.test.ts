@@ -118,7 +118,7 @@ describe('storage readiness (G174)', () => {
   it('one HeadBucket answers for a while (the clock is the test\'s): a bucket gone is seen once the answer is older than cacheMs', async () => {
     const bucket = await freshBucket();
     let now = 1_000_000;
-    const stores = openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), MEDIAGATE_S3_BUCKET: bucket }), { cacheMs: 5000, now: () => now });
+    const stores = await openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), MEDIAGATE_S3_BUCKET: bucket }), { cacheMs: 5000, now: () => now });
     try {
       expect(await stores.problem()).toBeUndefined();
       await s3.client.send(new DeleteBucketCommand({ Bucket: bucket }));
@@ -137,7 +137,7 @@ describe('storage readiness (G174)', () => {
 
   it('without a bucket the three areas are folders of the data directory, and it answers for them', async () => {
     const dir = tempDir();
-    const stores = openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: dir }));
+    const stores = await openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: dir }));
     expect(stores.kind).toBe('local');
     expect([stores.results.location, stores.inputs.location, stores.assets.location]).toEqual(['results', 'inputs', 'assets'].map((a) => path.join(dir, a)));
     expect(await stores.problem()).toBeUndefined();

@@ -81,7 +81,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   if (config.bootstrapKey) ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
-  const storage = openBlobStores(config);
+  const storage = await openBlobStores(config);
   const blobs = storage.results;
   logger.info({ storage: storage.kind, results: blobs.location }, 'result storage');
   const tmpDir = path.join(config.dataDir, 'tmp');
