@@ -56,7 +56,8 @@ export class FsBlobStore implements BlobStore {
 
   async stat(folder: string, name: string): Promise<BlobInfo | undefined> {
     try {
-      const stat = await fs.promises.stat(this.pathOf(folder, name));
+      const file = this.pathOf(folder, name);
+      const stat = await new Promise<fs.Stats>((resolve, reject) => { fs.stat(file, (err, st) => (err ? reject(err) : resolve(st))); });
       return stat.isFile() ? { size: stat.size, lastModified: stat.mtime } : undefined;
     } catch (err) {
       if (MISSING.has(errnoOf(err) ?? '')) return undefined;
@@ -64,20 +65,26 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  /** Opens the file before answering, so a file removed later still streams whole (and a missing one is undefined, not a stream error). */
+  /**
+   * Opens the file before answering, so a file removed later still streams whole (and a missing one
+   * is undefined, not a stream error). The callback API: FileHandle streams cost a third of the
+   * throughput of small ranged downloads.
+   */
   async read(folder: string, name: string, range?: ByteRange): Promise<Readable | undefined> {
-    let handle: fs.promises.FileHandle;
+    const file = this.pathOf(folder, name);
+    let fd: number;
     try {
-      handle = await fs.promises.open(this.pathOf(folder, name), 'r');
+      fd = await new Promise<number>((resolve, reject) => { fs.open(file, 'r', (err, opened) => (err ? reject(err) : resolve(opened))); });
     } catch (err) {
       if (MISSING.has(errnoOf(err) ?? '') || errnoOf(err) === 'EISDIR') return undefined;
       throw err;
     }
-    if (!(await handle.stat()).isFile()) {
-      await handle.close();
+    const isFile = await new Promise<boolean>((resolve) => { fs.fstat(fd, (err, stat) => resolve(!err && stat.isFile())); });
+    if (!isFile) {
+      fs.close(fd, () => undefined);
       return undefined;
     }
-    return handle.createReadStream({ ...(range && { start: range.start, end: range.end }), autoClose: true });
+    return fs.createReadStream(file, { fd, ...(range && { start: range.start, end: range.end }), autoClose: true });
   }
 
   /** A hard link from a file of another folder store (a copy across devices), else a streamed copy. */
