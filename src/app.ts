@@ -18,7 +18,7 @@ import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './htt
 import { registerRateLimits } from './http/rate-limit.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
-import type { FsBlobStore } from './media/blob-store.js';
+import type { BlobStores } from './media/blob-stores.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
@@ -51,9 +51,8 @@ export interface AppDeps {
   store: Store;
   services: AppServices;
   signer: ResultUrlSigner;
-  blobs: FsBlobStore;
-  /** The tasks' copies of caller media, served to upstreams at signed `/inputs` URLs (G92). */
-  inputs?: FsBlobStore;
+  /** Result files at signed `/files` URLs, the tasks' copies of caller media at signed `/inputs` URLs (G92), and whether the storage answers (/readyz). */
+  storage: Pick<BlobStores, 'results' | 'inputs' | 'problem'>;
   logger: Logger;
   /** Open streams and long-polls: ended on client exit, key revocation and shutdown. */
   live: LiveRequests;
@@ -122,8 +121,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerHealthRoutes(app, store, deps.resources);
-  registerFileRoutes(app, deps.signer, deps.blobs, deps.inputs);
+  registerHealthRoutes(app, store, deps.resources, deps.storage);
+  registerFileRoutes(app, deps.signer, { results: deps.storage.results, inputs: deps.storage.inputs, redirect: config.filesRedirect });
   // signed by the upstream, not by a key: outside the authenticated scope
   if (deps.services.callbacks) await registerProviderCallbackRoutes(app, deps.services.callbacks);
 

@@ -44,6 +44,12 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_MAX_CONNECTIONS: ['300', { maxConnections: 300 }],
   MEDIAGATE_MIN_FREE_DISK_MB: ['2048', { minFreeDiskBytes: 2048 * 1_048_576 }],
   MEDIAGATE_HEADERS_TIMEOUT_SECONDS: ['5', { headersTimeoutMs: 5000 }],
+  MEDIAGATE_S3_BUCKET: ['media-results', { s3: expect.objectContaining({ bucket: 'media-results' }) }],
+  MEDIAGATE_S3_ENDPOINT: ['http://127.0.0.1:9000/', { s3: expect.objectContaining({ endpoint: 'http://127.0.0.1:9000' }) }],
+  MEDIAGATE_S3_REGION: ['eu-west-3', { s3: expect.objectContaining({ region: 'eu-west-3' }) }],
+  MEDIAGATE_S3_FORCE_PATH_STYLE: ['1', { s3: expect.objectContaining({ forcePathStyle: true }) }],
+  MEDIAGATE_S3_PREFIX: ['envs/prod', { s3: expect.objectContaining({ prefix: 'envs/prod/' }) }],
+  MEDIAGATE_FILES_REDIRECT: ['1', { filesRedirect: true }],
   MEDIAGATE_CHAT_UPSTREAM_URL: ['http://127.0.0.1:9/v1', { chatUpstreams: [expect.objectContaining({ name: 'env', baseUrl: 'http://127.0.0.1:9/v1' })] }],
   MEDIAGATE_CHAT_UPSTREAM_KEY: ['sk-test', { chatUpstreams: [expect.objectContaining({ apiKey: 'sk-test' })] }],
   MEDIAGATE_CHAT_UPSTREAM_MODELS: ['*=llama3', { chatUpstreams: [expect.objectContaining({ models: expect.objectContaining({ 'chat-2.5-pro': 'llama3' }) })] }],
@@ -63,8 +69,31 @@ describe('configuration', () => {
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
       mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
       chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [], minFreeDiskBytes: 512 * 1_048_576, headersTimeoutMs: 10_000,
-      mediaBudget: { slots: 16, keySlots: 4, bytes: 2_147_483_648, keyBytes: 629_145_600 },
+      mediaBudget: { slots: 16, keySlots: 4, bytes: 2_147_483_648, keyBytes: 629_145_600 }, s3: undefined, filesRedirect: false,
     });
+  });
+
+  it('the bucket (G171): region us-east-1 with an endpoint, else the SDK chain; the prefix ends in /; the others need the bucket', () => {
+    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b', MEDIAGATE_S3_ENDPOINT: 'https://s3.example.com' }).s3).toEqual({
+      bucket: 'b1b', endpoint: 'https://s3.example.com', region: 'us-east-1', forcePathStyle: false, prefix: '',
+    });
+    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b' }).s3).toEqual({ bucket: 'b1b', endpoint: undefined, region: undefined, forcePathStyle: false, prefix: '' });
+    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b', MEDIAGATE_S3_PREFIX: 'mediagate/' }).s3?.prefix).toBe('mediagate/');
+    for (const name of ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_FILES_REDIRECT']) {
+      expect(() => loadConfig({ [name]: name === 'MEDIAGATE_S3_ENDPOINT' ? 'http://127.0.0.1:9000' : '1' }), name).toThrow(`${name}: only applies with MEDIAGATE_S3_BUCKET, which is not set`);
+    }
+  });
+
+  it.each([
+    ['MEDIAGATE_S3_BUCKET', 'ab'], ['MEDIAGATE_S3_BUCKET', 'my bucket'], ['MEDIAGATE_S3_BUCKET', 'a..b'], ['MEDIAGATE_S3_BUCKET', '-abc'],
+    ['MEDIAGATE_S3_ENDPOINT', 'minio:9000'], ['MEDIAGATE_S3_ENDPOINT', 'ftp://x'], ['MEDIAGATE_S3_ENDPOINT', 'https://user:secret@s3.example.com'],
+    ['MEDIAGATE_S3_REGION', 'eu west'], ['MEDIAGATE_S3_FORCE_PATH_STYLE', 'maybe'], ['MEDIAGATE_FILES_REDIRECT', 'sometimes'],
+    ['MEDIAGATE_S3_PREFIX', '/abs'], ['MEDIAGATE_S3_PREFIX', 'a//b'], ['MEDIAGATE_S3_PREFIX', 'a/../b'], ['MEDIAGATE_S3_PREFIX', 'sp ace'],
+  ])('a bad %s (%s) stops the start with a message naming it, never echoing a credential', (name, value) => {
+    const env = { MEDIAGATE_S3_BUCKET: 'media-results', [name]: value };
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^${name}: `));
+    if (value.includes('secret')) expect(() => loadConfig(env)).not.toThrow(/secret/);
   });
 
   it('media budgets: a key budget holds the largest single medium and fits in the process budget (G100)', () => {

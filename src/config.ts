@@ -87,6 +87,23 @@ export interface Config {
   minFreeDiskBytes: number;
   /** A request's headers must arrive within this long, ms (a connection that sends nothing is closed then). */
   headersTimeoutMs: number;
+  /** Results, caller media copies and assets in an S3-compatible bucket (`MEDIAGATE_S3_BUCKET`); undefined: under the data directory (G170, G171). */
+  s3: S3Settings | undefined;
+  /** `MEDIAGATE_FILES_REDIRECT=1`: `/files` answers a redirect to a presigned bucket URL instead of streaming (G173; S3 only). */
+  filesRedirect: boolean;
+}
+
+/** Where and how the bucket is reached; credentials come from the AWS SDK's own chain, never from here. */
+export interface S3Settings {
+  bucket: string;
+  /** An S3-compatible service's URL (MinIO, R2, Ceph ...); undefined: AWS S3. */
+  endpoint: string | undefined;
+  /** undefined: the SDK's chain (`AWS_REGION`, the profile); `us-east-1` when an endpoint is given without one. */
+  region: string | undefined;
+  /** `https://endpoint/bucket/key` rather than `https://bucket.endpoint/key` (MinIO and most self-hosted servers need it). */
+  forcePathStyle: boolean;
+  /** Prepended to every key: `''` or a path ending in `/` (`mediagate/`). */
+  prefix: string;
 }
 
 
@@ -173,6 +190,58 @@ function tokensPerSecondSetting(env: Env, name: string, fallback: number): numbe
   return value;
 }
 
+const S3_ONLY = ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_FILES_REDIRECT'] as const;
+
+/**
+ * G171: the bucket settings. Any of the others without `MEDIAGATE_S3_BUCKET` is refused (a typo in
+ * the bucket's name would otherwise store everything on the local disk without a word).
+ */
+function s3Setting(env: Env): S3Settings | undefined {
+  const bucket = (env.MEDIAGATE_S3_BUCKET ?? '').trim();
+  if (bucket === '') {
+    const orphan = S3_ONLY.find((name) => (env[name] ?? '') !== '');
+    if (orphan) throw new ConfigError(orphan, 'only applies with MEDIAGATE_S3_BUCKET, which is not set');
+    return undefined;
+  }
+  // S3's rules (3-63 characters, lower case, digits, dots, hyphens), widened to the legacy
+  // us-east-1 names (upper case, underscores, up to 255) that S3-compatible services also accept.
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{1,253}[A-Za-z0-9]$/.test(bucket) || bucket.includes('..')) {
+    throw new ConfigError('MEDIAGATE_S3_BUCKET', `must be a bucket name (3-255 letters, digits, ".", "-", "_"; starting and ending with a letter or digit), got "${bucket}"`);
+  }
+  const endpointRaw = (env.MEDIAGATE_S3_ENDPOINT ?? '').trim();
+  let endpoint: string | undefined;
+  if (endpointRaw !== '') {
+    let url: URL;
+    try {
+      url = new URL(endpointRaw);
+    } catch {
+      throw new ConfigError('MEDIAGATE_S3_ENDPOINT', `must be an absolute http(s) URL like https://s3.example.com, got "${endpointRaw}"`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+      throw new ConfigError('MEDIAGATE_S3_ENDPOINT', 'must be an absolute http(s) URL without credentials, query or fragment (credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile or a role)');
+    }
+    endpoint = endpointRaw.replace(/\/+$/, '');
+  }
+  const regionRaw = (env.MEDIAGATE_S3_REGION ?? '').trim();
+  if (regionRaw !== '' && !/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/.test(regionRaw)) {
+    throw new ConfigError('MEDIAGATE_S3_REGION', `must be a region name like eu-west-1 (letters, digits, "-", "_"), got "${regionRaw}"`);
+  }
+  const region = regionRaw !== '' ? regionRaw : endpoint !== undefined ? 'us-east-1' : undefined;
+  return { bucket, endpoint, region, forcePathStyle: boolSetting(env, 'MEDIAGATE_S3_FORCE_PATH_STYLE', false), prefix: s3PrefixSetting(env) };
+}
+
+/** `MEDIAGATE_S3_PREFIX`: path segments of S3's safe characters, no `.`/`..` segment, no leading `/`; stored ending in `/`. */
+function s3PrefixSetting(env: Env): string {
+  const raw = (env.MEDIAGATE_S3_PREFIX ?? '').trim();
+  if (raw === '') return '';
+  const prefix = raw.endsWith('/') ? raw : `${raw}/`;
+  const segments = prefix.slice(0, -1).split('/');
+  if (prefix.length > 512 || segments.some((seg) => !/^[A-Za-z0-9!_.*'()-]+$/.test(seg) || seg === '.' || seg === '..')) {
+    throw new ConfigError('MEDIAGATE_S3_PREFIX', `must be a key prefix like mediagate or envs/prod (letters, digits and !_.*'()- in "/"-separated segments, no leading "/", empty, "." or ".." segments, at most 512 characters), got "${raw}"`);
+  }
+  return prefix;
+}
+
 /** Reads and validates every setting once; a bad value throws a ConfigError naming it. */
 export function loadConfig(env: Env = process.env): Config {
   const port = intSetting(env, 'PORT', 8790, 0, 65535);
@@ -240,5 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnections: intSetting(env, 'MEDIAGATE_MAX_CONNECTIONS', defaultMaxConnections(), 1, 1_000_000),
     minFreeDiskBytes: intSetting(env, 'MEDIAGATE_MIN_FREE_DISK_MB', 512, 0, 10_000_000) * 1_048_576,
     headersTimeoutMs: intSetting(env, 'MEDIAGATE_HEADERS_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+    s3: s3Setting(env),
+    filesRedirect: boolSetting(env, 'MEDIAGATE_FILES_REDIRECT', false),
   };
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ffmpegPath, liveFfmpegCount } from '../src/media/ffmpeg.js';
 import { claimNextTask } from '../src/tasks/states.js';
-import { createHarness, waitFor, type Harness } from './helpers/harness.js';
+import { createHarness, waitFor, type Harness, localBlobs } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 // Every process this test file spawns, so the test can see how each ffmpeg ended: a render that
@@ -91,7 +91,7 @@ describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', 
     expect(body(q)).toMatchObject({ id, status: 'cancelled', video_url: null, actualDuration: null, error: null });
 
     // No result files, and the worker's scratch folder is gone too.
-    expect(fs.existsSync(path.join(h.blobs.root, id))).toBe(false);
+    expect(fs.existsSync(path.join(localBlobs(h).root, id))).toBe(false);
     expect(fs.readdirSync(path.join(h.dataDir, 'tmp')).filter((n) => n.startsWith(id))).toEqual([]);
 
     const again = await cancel(h, id); // idempotent (G113): the cancelled task again

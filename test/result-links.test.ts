@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore } from '../src/media/blob-store.js';
+import { FsBlobStore } from '../src/media/fs-blob-store.js';
 import { ResultUrlSigner } from '../src/media/signed-url.js';
-import { ifRangeHolds, rangeForSend, registerFileRoutes } from '../src/routes/files.js';
+import { byteRangeOf, ifRangeHolds } from '../src/http/conditional-get.js';
+import { registerFileRoutes } from '../src/routes/files.js';
 import { sweepExpiredResults } from '../src/tasks/retention.js';
 import { createLogger } from '../src/logger.js';
-import { createHarness, tempDir, type Harness } from './helpers/harness.js';
+import { createHarness, tempDir, type Harness, localBlobs } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 /** The URL with the first character of its signature changed (to one it is not). */
@@ -83,7 +84,7 @@ interface Served { id: string; path: string; file: string; bytes: Buffer; size: 
 async function servedResult(prompt: string): Promise<Served> {
   const { id, path: p } = await completedImageUrl(prompt);
   const name = decodeURIComponent(p.split('?')[0]!.split('/').pop()!);
-  const file = h.blobs.pathOf(id, name);
+  const file = localBlobs(h).pathOf(id, name);
   const bytes = fs.readFileSync(file);
   const res = await h.app.inject({ method: 'GET', url: p });
   expect(res.statusCode).toBe(200);
@@ -94,7 +95,7 @@ function get(url: string, headers: Record<string, string> = {}, method: 'GET' | 
   return h.app.inject({ method, url, headers });
 }
 
-describe('result downloads over HTTP (RFC 9110, served by @fastify/send)', () => {
+describe('result downloads over HTTP (RFC 9110)', () => {
   let r: Served;
   beforeAll(async () => { r = await servedResult('http semantics'); });
 
@@ -287,14 +288,14 @@ describe('result downloads over HTTP (RFC 9110, served by @fastify/send)', () =>
   });
 });
 
-describe('result downloads: the root holds no path check of send\'s own', () => {
-  it('serve files whose data directory sits inside a dot-directory (send only checks below its root)', async () => {
+describe('result downloads from a data directory inside a dot-directory', () => {
+  it('serve its files (no dot-file rule applies above the store\'s root)', async () => {
     const dir = tempDir();
     const blobs = new FsBlobStore(path.join(dir, '.mediagate', 'results'));
     await blobs.put('task_dot', 'image.png', { data: Buffer.from('0123456789') });
     const signer = new ResultUrlSigner('secret-0123456789abcdefghijklmnop', 'http://x');
     const app = Fastify();
-    registerFileRoutes(app, signer, blobs);
+    registerFileRoutes(app, signer, { results: blobs });
     try {
       const res = await app.inject({ method: 'GET', url: signer.signResultUrl('task_dot', 'image.png', Date.now() + 60_000).replace('http://x', ''), headers: { range: 'bytes=2-4' } });
       expect(res.statusCode).toBe(206);
@@ -306,17 +307,22 @@ describe('result downloads: the root holds no path check of send\'s own', () => 
   });
 });
 
-describe('rangeForSend / ifRangeHolds', () => {
-  it('pass valid byte ranges on, clamp long suffixes, drop invalid fields', () => {
-    expect(rangeForSend('bytes=0-9', 100)).toBe('bytes=0-9');
-    expect(rangeForSend('BYTES= 0-9 , -5', 100)).toBe('bytes=0-9,-5');
-    expect(rangeForSend('bytes=-500', 100)).toBe('bytes=0-');
-    expect(rangeForSend('bytes=-0', 100)).toBe('bytes=-0'); // valid, unsatisfiable: send answers 416
-    expect(rangeForSend('bytes=200-', 100)).toBe('bytes=200-'); // likewise
+describe('byteRangeOf / ifRangeHolds', () => {
+  it('take one satisfiable range, clamp long suffixes and ends, merge overlaps, ignore invalid fields', () => {
+    expect(byteRangeOf('bytes=0-9', 100)).toEqual({ start: 0, end: 9 });
+    expect(byteRangeOf('BYTES= 0-9 , 5-20', 100)).toEqual({ start: 0, end: 20 });
+    expect(byteRangeOf('bytes=0-9,10-19', 100)).toEqual({ start: 0, end: 19 }); // adjacent ranges merge too
+    expect(byteRangeOf('bytes=-500', 100)).toEqual({ start: 0, end: 99 });
+    expect(byteRangeOf('bytes=-5', 100)).toEqual({ start: 95, end: 99 });
+    expect(byteRangeOf('bytes=90-5000', 100)).toEqual({ start: 90, end: 99 });
+    expect(byteRangeOf('bytes=0-9,-5', 100)).toBeUndefined(); // two disjoint ranges: the whole file
+    expect(byteRangeOf('bytes=-0', 100)).toBe('unsatisfiable');
+    expect(byteRangeOf('bytes=200-', 100)).toBe('unsatisfiable');
+    expect(byteRangeOf('bytes=100-100,99999999999999999999-', 100)).toBe('unsatisfiable');
     for (const bad of [undefined, 'bytes=5-2', 'bytes=', 'bytes=,', 'bytes=a-b', 'bytes=0-1,x', 'bytes=1-2-3', 'lines=0-1', 'bytes 0-1', 'bytes=99999999999999999999-1']) {
-      expect(rangeForSend(bad, 100), String(bad)).toBeUndefined();
+      expect(byteRangeOf(bad, 100), String(bad)).toBeUndefined();
     }
-    expect(rangeForSend('bytes=0-1', 0)).toBeUndefined(); // an empty file ignores Range
+    expect(byteRangeOf('bytes=0-1', 0)).toBeUndefined(); // an empty file ignores Range
   });
 
   it('hold If-Range only on an exact strong match', () => {

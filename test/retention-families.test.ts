@@ -6,7 +6,7 @@ import type { TaskRecord } from '../src/store/types.js';
 import { expiryOf } from '../src/tasks/expiry.js';
 import { sweepExpiredResults } from '../src/tasks/retention.js';
 import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
-import { createHarness, type Harness, type HarnessOptions } from './helpers/harness.js';
+import { createHarness, type Harness, type HarnessOptions, localBlobs } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 const HOUR = 3_600_000;
@@ -96,7 +96,7 @@ async function downloadUrl(h: Harness, id: string): Promise<string> {
 
 const expOf = (url: string) => Number(new URL(url).searchParams.get('exp'));
 const local = (h: Harness, url: string) => url.replace(h.config.publicUrl, '');
-const filesOf = (h: Harness, id: string) => fs.existsSync(path.join(h.blobs.root, id));
+const filesOf = (h: Harness, id: string) => fs.existsSync(path.join(localBlobs(h).root, id));
 
 const RETENTION: Array<{ family: Family; ms: number; deletesTask: boolean }> = [
   { family: 'pic', ms: 24 * HOUR, deletesTask: false },

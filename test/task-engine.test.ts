@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import { createLogger } from '../src/logger.js';
-import { FsBlobStore } from '../src/media/blob-store.js';
+import { FsBlobStore } from '../src/media/fs-blob-store.js';
 import { Channels } from '../src/providers/channels.js';
 import { ProviderRegistry } from '../src/providers/registry.js';
 import { createSandboxProvider } from '../src/providers/sandbox/index.js';

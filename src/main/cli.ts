@@ -112,7 +112,9 @@ async function backup(args: string[]): Promise<number> {
   const store = openStore();
   try {
     await store.backup(file);
-    console.log(`database copied to ${file} (also copy results/, assets/ and signing-secret of the data directory; see docs/OPERATIONS.md)`);
+    const { s3 } = loadConfig();
+    const files = s3 ? `signing-secret of the data directory; results and assets are in s3://${s3.bucket}/${s3.prefix}` : 'results/, assets/ and signing-secret of the data directory';
+    console.log(`database copied to ${file} (also copy ${files}; see docs/OPERATIONS.md)`);
     return 0;
   } finally {
     store.close();

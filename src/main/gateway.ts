@@ -14,7 +14,8 @@ import type { Config } from '../config.js';
 import type { MediaRef } from '../contract/media-refs.js';
 import { createLogger } from '../logger.js';
 import { LiveRequests } from '../http/live-requests.js';
-import { FsBlobStore } from '../media/blob-store.js';
+import type { BlobStore } from '../media/blob-store.js';
+import { type BlobStores, openBlobStores } from '../media/blob-stores.js';
 import { ASSET_SCHEME } from '../media/media-review.js';
 import { killAllFfmpeg } from '../media/ffmpeg.js';
 import { resultLinks } from '../media/result-links.js';
@@ -59,7 +60,10 @@ export interface Gateway {
   /** The in-process worker (`MEDIAGATE_WORKERS=1`), not yet started. */
   runner: TaskRunner | undefined;
   signer: ResultUrlSigner;
-  blobs: FsBlobStore;
+  /** Result files (`storage.results`). */
+  blobs: BlobStore;
+  /** Results, caller media copies and assets: the data directory or the bucket (G170). */
+  storage: BlobStores;
   media: MediaServices;
   /** The channels (providers) calls go through: their circuits and concurrency. */
   channels: Channels;
@@ -78,7 +82,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   if (config.bootstrapKey) ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
-  const blobs = new FsBlobStore(path.join(config.dataDir, 'results'));
+  const storage = await openBlobStores(config);
+  const blobs = storage.results;
+  logger.info({ storage: storage.kind, results: blobs.location }, 'result storage');
   const tmpDir = path.join(config.dataDir, 'tmp');
   fs.rmSync(tmpDir, { recursive: true, force: true });
   fs.mkdirSync(tmpDir, { recursive: true });
@@ -91,7 +97,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(options.breaker && { breaker: options.breaker }),
     ...(options.channelClock && { now: options.channelClock }),
   });
-  const media = createMediaServices(config, store, tmpDir);
+  const media = createMediaServices(config, store, tmpDir, storage);
   const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);
 
   const runner = config.workers
@@ -133,7 +139,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const chat = new ChatService({ providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
   const live = new LiveRequests(store.keys);
   const app = await buildApp({
-    config, store, signer, blobs, inputs: media.inputs, logger, live, resources,
+    config, store, signer, storage, logger, live, resources,
     services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), ...(callbacks && { callbacks }) },
   });
   app.addHook('onClose', async () => {
@@ -144,7 +150,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, signer, blobs, media, channels,
+    config, logger, store, app, runner, signer, blobs, storage, media, channels,
     startBackground() {
       runner?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, { ...media, idempotency });
@@ -158,6 +164,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded]);
         killAllFfmpeg();
         await providers.close();
+        storage.close();
         store.close();
       })();
       return closing;

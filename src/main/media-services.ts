@@ -1,7 +1,7 @@
-import path from 'node:path';
 import type { Config } from '../config.js';
 import { AssetService } from '../media/asset-service.js';
-import { FsBlobStore } from '../media/blob-store.js';
+import type { BlobStore } from '../media/blob-store.js';
+import type { BlobStores } from '../media/blob-stores.js';
 import { MediaAdmission } from '../media/media-admission.js';
 import { MediaReviewer, type MediaFileFetcher } from '../media/media-review.js';
 import { fetchMedia, fetchMediaToFile } from '../media/safe-fetch.js';
@@ -24,19 +24,18 @@ export interface MediaServices {
   admission: MediaAdmission;
   reviewer: MediaReviewer;
   assets: AssetService;
-  /** `<data>/inputs`: reviewed copies of caller media, one folder per task. */
-  inputs: FsBlobStore;
+  /** Reviewed copies of caller media, one folder per task (`<data>/inputs`, or the bucket's `inputs/`). */
+  inputs: BlobStore;
 }
 
-/** Caller media: the safe fetcher, submit-time review and the asset library, on `<data>/inputs` and `<data>/assets`. */
-export function createMediaServices(config: Config, store: Store, tmpDir: string): MediaServices {
+/** Caller media: the safe fetcher, submit-time review and the asset library, on the `inputs` and `assets` areas of the storage. */
+export function createMediaServices(config: Config, store: Store, tmpDir: string, storage: BlobStores): MediaServices {
   const fetch: MediaFetcher = async (url, field, maxBytes, accept, signal) =>
     (await fetchMedia(url, { field, maxBytes, allowPrivate: config.allowPrivateUrls, accept, signal })).bytes;
   const fetchToFile: MediaFileFetcher = ({ url, field, maxBytes, accept, signal, onLength }) =>
     fetchMediaToFile(url, { field, maxBytes, allowPrivate: config.allowPrivateUrls, accept, signal, ...(onLength && { onLength }), dir: tmpDir });
   const admission = new MediaAdmission({ ...config.mediaBudget, keyQueue: MEDIA_KEY_QUEUE });
-  const inputs = new FsBlobStore(path.join(config.dataDir, 'inputs'));
-  const assetFiles = new FsBlobStore(path.join(config.dataDir, 'assets'));
+  const { inputs, assets: assetFiles } = storage;
   return {
     fetch,
     admission,

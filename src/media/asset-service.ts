@@ -18,7 +18,8 @@ import { ASSET_LIMITS } from '../contract/media-limits.js';
 import { AppError } from '../errors.js';
 import { randomToken } from '../ids.js';
 import type { AssetRecord, AssetStore } from '../store/types.js';
-import type { FsBlobStore } from './blob-store.js';
+import type { BlobStore } from './blob-store.js';
+import { MEDIA_FORMATS } from './formats.js';
 import { AdmissionQueueFull, type MediaAdmission } from './media-admission.js';
 import { checkMedium, type MediaFileFetcher, mediaQueueFull } from './media-review.js';
 import { probeFile, ProbeError, type MediaFacts } from './probe.js';
@@ -27,7 +28,7 @@ import { sniffMediaKind } from './sniff.js';
 
 export interface AssetServiceDeps {
   assets: AssetStore;
-  files: FsBlobStore;
+  files: BlobStore;
   fetch: MediaFileFetcher;
   /** Slots and bytes for fetching and checking, fair between keys (shared with media review). */
   admission: MediaAdmission;
@@ -150,10 +151,10 @@ export class AssetService {
       return this.record({ ...described, reason: err.message }, now);
     }
     const file = `asset.${facts.format}`;
-    await this.deps.files.put(id, file, { path: received.path });
+    await this.deps.files.put(id, file, { path: received.path }, MEDIA_FORMATS[facts.format] ? { contentType: MEDIA_FORMATS[facts.format]!.contentType } : {});
     const approved: AssetRecord = { ...described, status: 'approved', file };
     if (!this.deps.assets.insertWithinQuota(approved, this.deps.quotaBytes, now)) {
-      await this.deps.files.removeTask(id);
+      await this.deps.files.removeFolder(id);
       throw new AppError('asset_quota_exceeded', `This upload (${received.bytes} bytes) would take the key past its asset storage quota of ${this.deps.quotaBytes} bytes`, { param: field });
     }
     return approved;
@@ -169,7 +170,7 @@ export class AssetService {
   /** Deletes the caller's asset and its file at once (its quota share comes back); 404 when not the caller's. */
   async remove(ownerKeyId: string, id: string): Promise<void> {
     const asset = this.get(ownerKeyId, id);
-    await this.deps.files.removeTask(asset.id);
+    await this.deps.files.removeFolder(asset.id);
     this.deps.assets.delete(asset.id);
   }
 
@@ -180,7 +181,7 @@ export class AssetService {
       const batch = this.deps.assets.listExpired(now, 200);
       if (batch.length === 0) return handled;
       for (const asset of batch) {
-        await this.deps.files.removeTask(asset.id);
+        await this.deps.files.removeFolder(asset.id);
         this.deps.assets.delete(asset.id);
         handled++;
       }

@@ -8,7 +8,7 @@ import type { MediaLimits } from '../contract/media-limits.js';
 import { mediaRefs, refsOf } from '../contract/media-refs.js';
 import { AppError } from '../errors.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
-import { FsBlobStore } from './blob-store.js';
+import { FsBlobStore } from './fs-blob-store.js';
 import { type AdmissionLimits, MediaAdmission } from './media-admission.js';
 import { MediaReviewer } from './media-review.js';
 import { fetchMediaToFile } from './safe-fetch.js';

@@ -9,16 +9,16 @@
  * take a slot and a byte reservation of the owner's key (media-admission.ts; G100, G101).
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { allRefs, type MediaRef, type MediaRefs } from '../contract/media-refs.js';
 import type { ImageLimits, MediaLimits } from '../contract/media-limits.js';
 import { AppError } from '../errors.js';
 import type { AssetRecord, AssetStore } from '../store/types.js';
-import type { FsBlobStore } from './blob-store.js';
+import type { BlobStore } from './blob-store.js';
 import { AdmissionQueueFull, type MediaAdmission } from './media-admission.js';
 import { checkAudio, checkImage, checkTotals, checkVideo, invalidMedia } from './media-check.js';
 import { probeFile, ProbeError, type MediaFacts, type MediaKind } from './probe.js';
 import type { FetchedFile } from './safe-fetch.js';
+import { MEDIA_FORMATS } from './formats.js';
 import { looksLike } from './sniff.js';
 
 export const ASSET_SCHEME = 'assetId://';
@@ -45,10 +45,10 @@ export type MediaFileFetcher = (request: MediaFetchRequest) => Promise<FetchedFi
 export interface MediaReviewDeps {
   fetch: MediaFileFetcher;
   /** `<data>/inputs`: one folder per task. */
-  inputs: FsBlobStore;
+  inputs: BlobStore;
   assets: AssetStore;
   /** `<data>/assets`: one folder per asset. */
-  assetFiles: FsBlobStore;
+  assetFiles: BlobStore;
   /** Slots and bytes for fetching and checking, fair between keys (shared with the asset service). */
   admission: MediaAdmission;
   /** Bound on the whole review of one submit. */
@@ -141,7 +141,7 @@ export class MediaReviewer {
       };
     } catch (err) {
       await Promise.allSettled(running); // none still writing into the folder about to go
-      await this.deps.inputs.removeTask(taskId).catch(() => undefined);
+      await this.deps.inputs.removeFolder(taskId).catch(() => undefined);
       if (timeout.aborted && !(err instanceof AppError && err.code !== 'media_fetch_failed')) {
         throw new AppError('media_fetch_failed', `Fetching and checking the media of this request took longer than ${Math.round(this.deps.timeoutMs / 1000)} s; use faster hosting or upload them as assets`);
       }
@@ -157,7 +157,7 @@ export class MediaReviewer {
     if (asset.kind !== kind) throw invalidMedia(ref.field, `${ref.url} is ${asset.kind === 'audio' ? 'an' : 'a'} ${asset.kind}, not ${kind === 'image' ? 'an' : 'a'} ${kind}`);
     const facts = assetFacts(asset);
     checkMedium(ref.field, role, facts, limits);
-    await linkOrCopy(this.deps.assetFiles.pathOf(asset.id, asset.file!), this.deps.inputs, taskId, name);
+    await this.deps.inputs.copyFrom({ store: this.deps.assetFiles, folder: asset.id, name: asset.file! }, taskId, name);
     return { ...ref, stored: name, facts };
   }
 
@@ -177,7 +177,7 @@ export class MediaReviewer {
         throw err;
       }
       checkMedium(ref.field, role, facts, limits);
-      await this.deps.inputs.put(taskId, name, { path: fetched.path });
+      await this.deps.inputs.put(taskId, name, { path: fetched.path }, storedType(facts));
       return { ...ref, stored: name, facts };
     } finally {
       await fs.promises.rm(fetched.path, { force: true }); // gone already when it was moved
@@ -186,7 +186,7 @@ export class MediaReviewer {
 
   /** Removes the reviewed copies of a task (it was not stored after all). */
   async discard(taskId: string): Promise<void> {
-    await this.deps.inputs.removeTask(taskId);
+    await this.deps.inputs.removeFolder(taskId);
   }
 
   /** The caller's approved, unexpired asset behind an `assetId://` ref, or a 400 naming the field. */
@@ -203,14 +203,8 @@ export class MediaReviewer {
   }
 }
 
-/** A hard link from the asset's file into the task's inputs (a copy across devices). */
-async function linkOrCopy(source: string, inputs: FsBlobStore, taskId: string, name: string): Promise<void> {
-  const target = inputs.pathOf(taskId, name);
-  await fs.promises.mkdir(path.dirname(target), { recursive: true });
-  try {
-    await fs.promises.link(source, target);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
-    await fs.promises.copyFile(source, target);
-  }
+/** The content type a reviewed medium is stored with (the bucket serves it so), when its format is one the gateway knows. */
+function storedType(facts: MediaFacts): { contentType?: string } {
+  const format = MEDIA_FORMATS[facts.format];
+  return format ? { contentType: format.contentType } : {};
 }

@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import type { BlobStores } from '../media/blob-stores.js';
 import type { ResourceMonitor } from '../resources.js';
 import type { Store } from '../store/types.js';
 
 /**
- * `/healthz`: the process answers. `/readyz`: the store answers and the gateway has what it needs
- * to run tasks (disk, descriptors: G84); a 503 names what is missing. Neither needs a key.
+ * `/healthz`: the process answers. `/readyz`: the store answers, the result storage answers (the
+ * data directory, or a HeadBucket of the bucket at most every 5 s: G174) and the gateway has what it
+ * needs to run tasks (disk, descriptors: G84); a 503 names what is missing. Neither needs a key.
  */
-export function registerHealthRoutes(app: FastifyInstance, store: Store, resources: ResourceMonitor): void {
+export function registerHealthRoutes(app: FastifyInstance, store: Store, resources: ResourceMonitor, storage: Pick<BlobStores, 'problem'>): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async () => {
     try {
@@ -16,7 +18,9 @@ export function registerHealthRoutes(app: FastifyInstance, store: Store, resourc
       throw new AppError('service_unavailable', 'The task store is not reachable', { cause: err });
     }
     const state = resources.check();
-    if (!state.ok) throw new AppError('service_unavailable', `Not ready: ${state.problems.join('; ')}`);
+    const storageProblem = await storage.problem();
+    const problems = [...(storageProblem ? [storageProblem] : []), ...state.problems];
+    if (problems.length > 0) throw new AppError('service_unavailable', `Not ready: ${problems.join('; ')}`);
     return { status: 'ready' };
   });
 }

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { FsBlobStore } from '../media/blob-store.js';
+import type { BlobStore } from '../media/blob-store.js';
 import { MEDIA_FORMATS } from '../media/formats.js';
 import { probeFile, ProbeError, type MediaKind } from '../media/probe.js';
 import { fetchMediaToFile, HttpStatusError } from '../media/safe-fetch.js';
@@ -32,7 +32,7 @@ export interface StoredOutput {
 }
 
 export interface ResultStorageOptions {
-  blobs: FsBlobStore;
+  blobs: BlobStore;
   /** Where downloads are written before they are checked and moved in. */
   tmpDir: string;
   /** MEDIAGATE_ALLOW_PRIVATE_URLS: result URLs may name private addresses too. */
@@ -72,7 +72,7 @@ export class ResultStorage {
           sourceUrls.push(f.url);
         } else {
           const name = attemptFileName(f.name, token);
-          const bytes = await this.opts.blobs.put(taskId, name, 'data' in f ? { data: f.data } : { path: f.path });
+          const bytes = await this.opts.blobs.put(taskId, name, 'data' in f ? { data: f.data } : { path: f.path }, { contentType: f.contentType });
           files.push({
             name, contentType: f.contentType, bytes,
             ...(f.width !== undefined && { width: f.width }), ...(f.height !== undefined && { height: f.height }),
@@ -121,7 +121,7 @@ export class ResultStorage {
       const format = MEDIA_FORMATS[facts.format];
       if (!format) throw new ProbeError(`is a ${facts.format} file, which the gateway does not serve`);
       const name = `${file.kind}${index > 0 ? `-${index}` : ''}.${token}.${format.ext}`;
-      const bytes = await this.opts.blobs.put(taskId, name, { path: fetched.path });
+      const bytes = await this.opts.blobs.put(taskId, name, { path: fetched.path }, { contentType: format.contentType });
       return {
         name, contentType: format.contentType, bytes,
         ...(facts.width !== undefined && { width: facts.width }), ...(facts.height !== undefined && { height: facts.height }),

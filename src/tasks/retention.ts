@@ -1,20 +1,20 @@
 import type { Logger } from 'pino';
 import { retentionFor } from '../contract/catalog.js';
-import type { FsBlobStore } from '../media/blob-store.js';
+import type { BlobStore } from '../media/blob-store.js';
 import type { TaskStore } from '../store/types.js';
 
 /**
  * Carries out retention: deletes the result files of tasks whose retention ended, and the tasks
  * themselves where the family says so (motion). Returns how many tasks it handled.
  */
-export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, now = Date.now(), inputs?: FsBlobStore): Promise<number> {
+export async function sweepExpiredResults(store: TaskStore, blobs: BlobStore, log: Logger, videosResultTtlHours: number, now = Date.now(), inputs?: BlobStore): Promise<number> {
   let handled = 0;
   for (;;) {
     const batch = store.listExpired(now, 200);
     if (batch.length === 0) return handled;
     for (const task of batch) {
-      await blobs.removeTask(task.id);
-      await inputs?.removeTask(task.id); // normally gone when the task finished; a backstop
+      await blobs.removeFolder(task.id);
+      await inputs?.removeFolder(task.id); // normally gone when the task finished; a backstop
       if (retentionFor(task.family, videosResultTtlHours).deleteTask) store.delete(task.id);
       else store.clearExpiry(task.id);
       handled++;
@@ -25,13 +25,13 @@ export async function sweepExpiredResults(store: TaskStore, blobs: FsBlobStore, 
 
 /** What else retention sweeps: caller media copies of expired tasks, expired assets, old Idempotency-Keys. */
 export interface MediaRetention {
-  inputs: FsBlobStore;
+  inputs: BlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
   idempotency?: { purgeExpired(): number };
 }
 
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */
-export function startRetentionSweeper(store: TaskStore, blobs: FsBlobStore, log: Logger, videosResultTtlHours: number, media?: MediaRetention, everyMs = 60_000): () => void {
+export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: Logger, videosResultTtlHours: number, media?: MediaRetention, everyMs = 60_000): () => void {
   let running = false;
   const tick = (): void => {
     if (running) return;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { MediaRef } from '../contract/media-refs.js';
-import type { FsBlobStore } from '../media/blob-store.js';
+import { type BlobStore, readBlobBytes } from '../media/blob-store.js';
 import type { Channels } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Provider, ProviderContext } from '../providers/types.js';
@@ -35,7 +35,7 @@ export interface RunnerOptions {
   /** Where a provider's upstream may notify the end of a task's generation (G157); undefined: nowhere (polling only). */
   callbackUrl?: (providerId: string, taskId: string) => string | undefined;
   /** `<data>/inputs`: the reviewed copies of caller media (media/media-review.ts); removed once the task is finished. */
-  inputs?: FsBlobStore;
+  inputs?: BlobStore;
   credentials?: (providerId: string) => Record<string, string>;
   /** Longest one generation may take (made here or at an upstream); then it is stopped and counts as a retryable failure (default 30 min). */
   attemptTimeoutMs?: number;
@@ -221,7 +221,7 @@ export class TaskRunner {
       clearInterval(heartbeat);
       await fs.promises.rm(workDir, { recursive: true, force: true });
       const status = store.get(task.id)?.status;
-      if (this.opts.inputs && (status === undefined || isFinished(status))) await this.opts.inputs.removeTask(task.id);
+      if (this.opts.inputs && (status === undefined || isFinished(status))) await this.opts.inputs.removeFolder(task.id);
     }
   }
 
@@ -234,7 +234,7 @@ export class TaskRunner {
       log,
       workDir,
       readMedia: (ref, maxBytes) => (ref.stored && this.opts.inputs
-        ? fs.promises.readFile(this.opts.inputs.pathOf(task.id, ref.stored))
+        ? readBlobBytes(this.opts.inputs, task.id, ref.stored)
         : this.opts.fetchMedia(ref.url, ref.field, maxBytes, controller.signal)),
       mediaUrl: (ref) => this.opts.mediaUrl(task.id, ref),
       reportProgress: (p) => {

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ChatProvider } from '../../src/chat/types.js';
 import { createApiKey } from '../../src/auth/keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import type { FsBlobStore } from '../../src/media/blob-store.js';
+import type { BlobStore } from '../../src/media/blob-store.js';
+import { FsBlobStore } from '../../src/media/fs-blob-store.js';
 import type { ResultUrlSigner } from '../../src/media/signed-url.js';
 import { createGateway, type Gateway } from '../../src/main/gateway.js';
 import type { BreakerSettings, RouteCandidate } from '../../src/providers/channels.js';
@@ -20,7 +21,8 @@ export interface Harness {
   config: Config;
   runner: TaskRunner | undefined;
   signer: ResultUrlSigner;
-  blobs: FsBlobStore;
+  /** The result files (the data directory's `results/`, or the bucket with MEDIAGATE_S3_BUCKET). */
+  blobs: BlobStore;
   dataDir: string;
   /** A bearer key owned by "alice", and one owned by "bob". */
   key: string;
@@ -94,6 +96,12 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The harness's result folder on disk, for tests that look at files directly (throws when results go to a bucket). */
+export function localBlobs(h: Harness): FsBlobStore {
+  if (!(h.blobs instanceof FsBlobStore)) throw new Error(`this test needs results on the local disk, not ${h.blobs.location}`);
+  return h.blobs;
 }
 
 /** Polls `probe` until it returns a value, or fails after `timeoutMs`. */
