@@ -14,7 +14,7 @@ import { FalHttp } from '../src/providers/fal/http.js';
 import { FAL_MODELS } from './fal-mapping.js';
 import { startFakeFal, type FakeFal } from './fakes/fal.js';
 import { configFiles } from './helpers/config-files.js';
-import { submitJson } from './helpers/gateway-calls.js';
+import { submitPic } from './helpers/gateway-calls.js';
 import { waitFor } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { NOT_BEFORE_MS, postCallback, waitingTask } from './helpers/provider-callbacks.js';
@@ -41,11 +41,7 @@ afterAll(async () => {
   await Promise.all([fal?.close(), polled?.close()]);
 });
 
-const submit = async (model: string, prompt: string): Promise<string> => {
-  const res = await submitJson(gw, '/v1/pic/images', { model, prompt });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.id as string;
-};
+const submit = (model: string, prompt: string): Promise<string> => submitPic(gw, model, prompt);
 const submitOf = (fake: FakeFal, prompt: string) => {
   const made = fake.submits.filter((s) => s.input.prompt === prompt);
   expect(made).toHaveLength(1);

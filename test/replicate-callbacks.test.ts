@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeReplicate, type FakeReplicate } from './fakes/replicate.js';
 import { configFiles } from './helpers/config-files.js';
-import { submitJson } from './helpers/gateway-calls.js';
+import { submitPic } from './helpers/gateway-calls.js';
 import { waitFor } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { NOT_BEFORE_MS, postCallback, waitingTask } from './helpers/provider-callbacks.js';
@@ -37,11 +37,7 @@ afterAll(async () => {
   await Promise.all([rep?.close(), polled?.close()]);
 });
 
-const submit = async (model: string, prompt: string): Promise<string> => {
-  const res = await submitJson(gw, '/v1/pic/images', { model, prompt });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.id as string;
-};
+const submit = (model: string, prompt: string): Promise<string> => submitPic(gw, model, prompt);
 const predictionOf = (fake: FakeReplicate, prompt: string) => {
   const made = fake.creates.filter((c) => c.input.prompt === prompt);
   expect(made).toHaveLength(1);

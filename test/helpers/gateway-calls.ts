@@ -11,6 +11,13 @@ export async function submitJson(h: Harness, url: string, payload: Record<string
   return { status: res.statusCode, json: res.json() };
 }
 
+/** A pic create the gateway must accept (200): the new task's id. */
+export async function submitPic(h: Harness, model: string, prompt: string): Promise<string> {
+  const res = await submitJson(h, '/v1/pic/images', { model, prompt });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  return res.json.id as string;
+}
+
 /** The bytes behind `url`, which must be one of `origin`'s own `/files/` URLs. */
 export async function downloadServed(origin: string, url: string): Promise<Buffer> {
   expect(url.startsWith(`${origin}/files/`), url).toBe(true);

@@ -26,6 +26,8 @@ import { bindingOf, workflowOf, type ComfyBinding } from './mapping.js';
 import { promptIdOf, seedOf } from './prompt-identity.js';
 import { historyEntryOf, outputFiles, parseJson, queuePlace, type PromptMark } from './reply.js';
 import type { ComfyTemplate } from './templates.js';
+import { tuningOf } from '../provider-tuning.js';
+import { FAMILIES } from '../../contract/families.js';
 
 export interface ComfyUiOptions {
   id: string;
@@ -183,9 +185,8 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
 
   return {
     id,
-    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center'], cancel: true },
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-    ...(options.pollSeconds !== undefined && { pollSeconds: options.pollSeconds }),
+    capabilities: { families: FAMILIES, cancel: true },
+    ...tuningOf(options),
     refuse,
     start,
     check,

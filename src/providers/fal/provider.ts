@@ -22,6 +22,8 @@ import type { FalModels } from './models.js';
 import { queueProgress } from '../queue-progress.js';
 import { filesOf, parseJson, statusOf, submittedOf, type FalRefData } from './reply.js';
 import { FAL_JWKS_URL } from './webhook-signature.js';
+import { tuningOf } from '../provider-tuning.js';
+import { FAMILIES } from '../../contract/families.js';
 
 export interface FalOptions {
   id: string;
@@ -130,9 +132,8 @@ export function createFalProvider(options: FalOptions): MediaProvider {
 
   return {
     id,
-    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center'], cancel: true },
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-    ...(options.pollSeconds !== undefined && { pollSeconds: options.pollSeconds }),
+    capabilities: { families: FAMILIES, cancel: true },
+    ...tuningOf(options),
     refuse,
     start,
     check,

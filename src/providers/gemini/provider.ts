@@ -21,6 +21,7 @@ import { imageOfAnswer } from './image-reply.js';
 import { isVeo } from './models.js';
 import { checkResultOf, operationNameOf, type OperationReading } from './operation.js';
 import { videoCallOf, type VideoCall } from './video-mapping.js';
+import { tuningOf } from '../provider-tuning.js';
 
 export interface GeminiOptions {
   id: string;
@@ -165,7 +166,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
     id,
     capabilities: { families: ['pic', 'clip', 'model-center'], cancel: false },
     pollSeconds: options.pollSeconds ?? GEMINI_DEFAULTS.pollSeconds,
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...tuningOf(options),
     refuse,
     start,
     check,

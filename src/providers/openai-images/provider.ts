@@ -17,6 +17,7 @@ import { ImagesHttp, type ImagesAnswer } from './http.js';
 import { imagesCallOf, type ImagesCall } from './mapping.js';
 import { estimateProgress } from './progress.js';
 import { imageOfAnswer } from './reply.js';
+import { tuningOf } from '../provider-tuning.js';
 
 export interface OpenAiImagesOptions {
   id: string;
@@ -101,7 +102,7 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
   return {
     id,
     capabilities: { families: ['pic', 'model-center'], cancel: false },
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...tuningOf(options),
     refuse,
     start,
     close: () => http.close(),

@@ -14,6 +14,7 @@ import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from './e
 import { RelayHttp, type RelayAnswer, type RelayCall } from './http.js';
 import { cancelEndpoint, createEndpoint, parseBase, queryEndpoint, type BaseName, type Bases, type Endpoint } from './paths.js';
 import { checkResultOf, createdOf, parseJson } from './replies.js';
+import { tuningOf } from '../provider-tuning.js';
 
 export interface RelayProviderOptions {
   /** Provider (channel) id; named in error messages instead of the upstream's address. */
@@ -139,8 +140,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
   return {
     id,
     capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'], cancel: true },
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-    ...(options.pollSeconds !== undefined && { pollSeconds: options.pollSeconds }),
+    ...tuningOf(options),
     start,
     check,
     cancel,

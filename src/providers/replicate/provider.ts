@@ -19,6 +19,7 @@ import { ReplicateHttp } from './http.js';
 import { predictionCallOf } from './mapping.js';
 import type { ReplicateModelsSpec } from './models.js';
 import { checkResultOf, predictionOf } from './reply.js';
+import { tuningOf } from '../provider-tuning.js';
 
 export interface ReplicateOptions {
   id: string;
@@ -112,8 +113,7 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
   return {
     id,
     capabilities: { families: [...FAMILIES], cancel: true },
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-    ...(options.pollSeconds !== undefined && { pollSeconds: options.pollSeconds }),
+    ...tuningOf(options),
     refuse,
     start,
     check,

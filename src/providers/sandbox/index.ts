@@ -6,6 +6,7 @@ import { renderSandboxImage } from './image.js';
 import { fetchAll, promptOf, renderFailure, seedOf } from './job-inputs.js';
 import { renderVideoJob } from './video-job.js';
 import { simulatedDelayMs, simulateWork } from './timing.js';
+import { tuningOf } from '../provider-tuning.js';
 
 export interface SandboxOptions {
   timing: SandboxTiming;
@@ -24,7 +25,7 @@ export function createSandboxProvider(options: SandboxOptions): MediaProvider {
     id: options.id ?? 'sandbox',
     // it makes the media here, so a cancel stops it through the signal (its ffmpeg is killed)
     capabilities: { families: FAMILIES, cancel: true },
-    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...tuningOf(options),
     async start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult> {
       ctx.signal.throwIfAborted();
       const prompt = promptOf(job);
