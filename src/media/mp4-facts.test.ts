@@ -1,19 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { filesOnDisk } from '../../test/helpers/files-on-disk.js';
 import { ffmpegFixture, video } from '../../test/helpers/media-fixtures.js';
 import { mp4Facts } from './mp4-facts.js';
 import { ffprobeFacts } from './probe.js';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-mp4-facts-'));
-afterAll(() => { fs.rmSync(dir, { recursive: true, force: true }); });
-let files = 0;
-function onDisk(bytes: Buffer): string {
-  const file = path.join(dir, `f${files++}`);
-  fs.writeFileSync(file, bytes);
-  return file;
-}
+const { onDisk } = filesOnDisk('mg-mp4-facts-');
 
 const testsrc = (size: string, rate: string, seconds: number) => ['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=${rate}:duration=${seconds}`];
 const sine = (seconds: number) => ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`];

@@ -1,20 +1,11 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { filesOnDisk } from '../../test/helpers/files-on-disk.js';
 import { audio, image, video } from '../../test/helpers/media-fixtures.js';
 import { IMAGE_HEAD_BYTES, probeFile, probeImage, probeMedia, ProbeError } from './probe.js';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-probe-'));
-afterAll(() => { fs.rmSync(dir, { recursive: true, force: true }); });
-let files = 0;
-/** `bytes` as a file of its own. */
-function onDisk(bytes: Buffer): string {
-  const file = path.join(dir, `f${files++}`);
-  fs.writeFileSync(file, bytes);
-  return file;
-}
+const { onDisk } = filesOnDisk('mg-probe-');
 
 /** The first bytes of an ISO-BMFF file with an `ftyp` box of these brands and nothing else. */
 function ftyp(major: string, ...compatible: string[]): Buffer {
