@@ -13,11 +13,11 @@ async function createAt40(): Promise<TaskRecord> {
   const res = await h.app.inject({ method: 'POST', url: '/v1/motion/videos', headers: h.auth(), payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] } });
   const id = body(res).id as string;
   for (;;) {
-    const t = claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
+    const t = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
     if (!t) throw new Error(`task ${id} was not claimable`);
     if (t.id === id) {
-      expect(h.store.tasks.setProgress(id, 'w-test', 40)).toBe(true);
-      return h.store.tasks.get(id)!;
+      expect(await h.store.tasks.setProgress(id, 'w-test', 40)).toBe(true);
+      return (await h.store.tasks.get(id))!;
     }
   }
 }
@@ -32,7 +32,7 @@ describe('progress of a task that did not complete', () => {
   ])('%s: 100, in the store and in the query reply', async (_what, end, status) => {
     const task = await createAt40();
     expect((await query(task.id)).progress).toBe(40);
-    expect(end(task)).toMatchObject({ status, progress: 100 });
+    expect(await end(task)).toMatchObject({ status, progress: 100 });
     expect(await query(task.id)).toMatchObject({ status, progress: 100 });
   });
 
@@ -45,8 +45,8 @@ describe('progress of a task that did not complete', () => {
 
   it('a worker reporting progress after the cancel changes nothing', async () => {
     const task = await createAt40();
-    cancelTask(h.store.tasks, task, null);
-    expect(h.store.tasks.setProgress(task.id, 'w-test', 90)).toBe(false);
-    expect(h.store.tasks.get(task.id)!.progress).toBe(100);
+    await cancelTask(h.store.tasks, task, null);
+    expect(await h.store.tasks.setProgress(task.id, 'w-test', 90)).toBe(false);
+    expect((await h.store.tasks.get(task.id))!.progress).toBe(100);
   });
 });
