@@ -1,6 +1,8 @@
 /**
  * The store contract. Routes and the task engine talk only to these interfaces; `sqlite/` is the
- * embedded implementation. Every implementation must pass the shared suite in
+ * embedded implementation, picked by `create-store.ts` unless a PostgreSQL URL is configured.
+ * Every method answers with a Promise (a networked database cannot answer synchronously; G176),
+ * except `watchChanges`. Every implementation must pass the shared suite in
  * `test/store-contract.case.ts`.
  */
 import type { FamilyForm, FamilyId } from '../contract/families.js';
@@ -99,21 +101,21 @@ export interface TaskGuard {
 }
 
 export interface TaskStore {
-  insert(task: NewTask): TaskRecord;
+  insert(task: NewTask): Promise<TaskRecord>;
   /** Inserts several tasks in one transaction (group commit of concurrent submits): all or none. */
-  insertMany(tasks: readonly NewTask[]): TaskRecord[];
+  insertMany(tasks: readonly NewTask[]): Promise<TaskRecord[]>;
   /**
    * The task only if the active (not revoked) key with this SHA-256 hash owns it: the poll path's
    * one query for authentication and lookup together.
    */
-  getOwnedByKeyHash(id: string, keyHash: string): TaskRecord | undefined;
-  get(id: string): TaskRecord | undefined;
+  getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined>;
+  get(id: string): Promise<TaskRecord | undefined>;
   /** The task only if `ownerKeyId` owns it (tenant isolation lives in the query). */
-  getOwned(id: string, ownerKeyId: string): TaskRecord | undefined;
+  getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined>;
 
   // -- used only by tasks/states.ts: every status change is one conditional update --
   /** Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not. */
-  updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined;
+  updateIf(id: string, guard: TaskGuard, patch: TaskPatch): Promise<TaskRecord | undefined>;
   /**
    * Leases the next piece of work of these providers to `workerId`: a due check of a generation
    * running at an upstream (a `processing` task with no lease whose `runAfter` has come, the
@@ -121,31 +123,37 @@ export interface TaskStore {
    * with one more attempt: fairly between the keys that have queued tasks (each key's tasks take
    * turns with the others'; a key's own tasks in the order they were submitted; G85).
    */
-  claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined;
+  claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined>;
 
   /** Extends the lease while `workerId` still holds it on a processing task; false when lost. */
-  renewLease(id: string, workerId: string, leaseUntil: number): boolean;
+  renewLease(id: string, workerId: string, leaseUntil: number): Promise<boolean>;
   /** Records progress while `workerId` holds the lease; false when the lease is lost. */
-  setProgress(id: string, workerId: string, progress: number): boolean;
+  setProgress(id: string, workerId: string, progress: number): Promise<boolean>;
   /** Processing tasks whose lease ran out before `now`. */
-  listLapsedLeases(now: number, limit: number): TaskRecord[];
+  listLapsedLeases(now: number, limit: number): Promise<TaskRecord[]>;
   /** Finished tasks whose retention ended before `now`. */
-  listExpired(now: number, limit: number): TaskRecord[];
+  listExpired(now: number, limit: number): Promise<TaskRecord[]>;
   /** The earliest `runAfter` of a queued task or a waiting check of these providers, or undefined. */
-  nextRunAfter(providers: readonly string[]): number | undefined;
+  nextRunAfter(providers: readonly string[]): Promise<number | undefined>;
   /** Marks a finished task's retention as carried out (its files are gone; the task stays). */
-  clearExpiry(id: string): void;
+  clearExpiry(id: string): Promise<void>;
   /** Forgets a task (retention). */
-  delete(id: string): boolean;
-  countByStatus(): Record<TaskStatus, number>;
+  delete(id: string): Promise<boolean>;
+  countByStatus(): Promise<Record<TaskStatus, number>>;
   /** Queued and processing tasks of a key, counted up to `upTo` at most (the answer is min(count, upTo)). */
-  countInFlight(ownerKeyId: string, upTo: number): number;
+  countInFlight(ownerKeyId: string, upTo: number): Promise<number>;
 
   // -- change notification (long-poll) --
-  /** Calls `listener` with the id of each task this store instance writes; returns an unsubscribe. */
+  /**
+   * Calls `listener` with the id of each task this store instance writes (a store shared by several
+   * processes also reports the others' writes); returns an unsubscribe. Synchronous.
+   */
   watchChanges(listener: (id: string) => void): () => void;
-  /** Whether tasks may have been changed by another connection or process since the last call (cheap). */
-  changedElsewhere(): boolean;
+  /**
+   * Whether tasks may have been changed by another connection or process since the last call (cheap).
+   * Optional: a store whose `watchChanges` already reports other processes' writes has no need of it.
+   */
+  changedElsewhere?(): boolean;
 }
 
 export interface ApiKeyRecord {
@@ -161,15 +169,15 @@ export interface ApiKeyRecord {
 }
 
 export interface KeyStore {
-  insert(key: ApiKeyRecord & { hash: string }): void;
+  insert(key: ApiKeyRecord & { hash: string }): Promise<void>;
   /** The active (not revoked) key with this SHA-256 hash. */
-  findActiveByHash(hash: string): ApiKeyRecord | undefined;
-  findByHash(hash: string): ApiKeyRecord | undefined;
-  list(): ApiKeyRecord[];
+  findActiveByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
   /** Revokes the key with this id; false when no active key has it. */
-  revoke(id: string, now: number): boolean;
+  revoke(id: string, now: number): Promise<boolean>;
   /** Sets (null: clears) a key's own rate limits; false when no key has this id. */
-  setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): boolean;
+  setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean>;
 }
 
 /** One chat completion's token usage, billed to the key that asked. */
@@ -183,9 +191,9 @@ export interface ChatUsageRecord {
 }
 
 export interface UsageStore {
-  recordChatUsage(usage: ChatUsageRecord): void;
+  recordChatUsage(usage: ChatUsageRecord): Promise<void>;
   /** Token totals of a key per model, optionally since a time (Unix ms). */
-  chatUsageByKey(keyId: string, since?: number): Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>;
+  chatUsageByKey(keyId: string, since?: number): Promise<Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>>;
 }
 
 /** An uploaded medium that passed (or failed) review, usable as `assetId://{id}` by its owner. */
@@ -216,12 +224,12 @@ export interface AssetStore {
    * Inserts the asset unless its owner's approved, unexpired assets plus this one would exceed
    * `quotaBytes` (checked and inserted in one transaction); false when over quota.
    */
-  insertWithinQuota(asset: AssetRecord, quotaBytes: number, now: number): boolean;
+  insertWithinQuota(asset: AssetRecord, quotaBytes: number, now: number): Promise<boolean>;
   /** The asset only if `ownerKeyId` owns it. */
-  getOwned(id: string, ownerKeyId: string): AssetRecord | undefined;
+  getOwned(id: string, ownerKeyId: string): Promise<AssetRecord | undefined>;
   /** Assets whose retention ended before `now`. */
-  listExpired(now: number, limit: number): AssetRecord[];
-  delete(id: string): boolean;
+  listExpired(now: number, limit: number): Promise<AssetRecord[]>;
+  delete(id: string): Promise<boolean>;
 }
 
 /** How a task names the Idempotency-Key claim that created it: API key, Idempotency-Key and when it was claimed. */
@@ -244,13 +252,13 @@ export interface IdempotencyStore {
    * `staleBefore` is in progress; a record older than `expiredBefore` counts as absent. A stale
    * claim whose task was committed (tasks carry their `idempotencyKey`) is `recovered`.
    */
-  begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): IdempotencyBegin;
+  begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): Promise<IdempotencyBegin>;
   /** Stores the response of a claimed key. */
-  complete(keyId: string, idemKey: string, statusCode: number, response: string): void;
+  complete(keyId: string, idemKey: string, statusCode: number, response: string): Promise<void>;
   /** Drops a claim whose request did not succeed, so the key can be used again. */
-  abandon(keyId: string, idemKey: string): void;
+  abandon(keyId: string, idemKey: string): Promise<void>;
   /** Deletes records created before `before`; returns how many. */
-  purge(before: number): number;
+  purge(before: number): Promise<number>;
 }
 
 export interface Store {
@@ -260,8 +268,8 @@ export interface Store {
   usage: UsageStore;
   assets: AssetStore;
   /** Cheap round trip for /readyz. */
-  ping(): void;
-  /** A consistent copy of the database at `file`, taken while the gateway runs. */
-  backup(file: string): Promise<void>;
-  close(): void;
+  ping(): Promise<void>;
+  /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */
+  backup?(file: string): Promise<void>;
+  close(): Promise<void>;
 }
