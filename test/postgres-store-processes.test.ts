@@ -1,0 +1,128 @@
+/**
+ * The PostgreSQL store shared by several processes: each store instance below has its own pool and
+ * LISTEN connection, as a separate gateway process would. Claims never overlap, every instance
+ * hears the others' task writes (and not its own twice), workers hear of new work, migrations run
+ * once when processes start together, and a lost LISTEN connection comes back.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { openPostgresStore, type PostgresStore } from '../src/store/postgres/index.js';
+import { SCHEMA_VERSION } from '../src/store/postgres/migrations.js';
+import { postgresDatabase, postgresUnavailable } from './helpers/postgres.js';
+import { MINUTE, T, newTask } from './store-contract-helpers.js';
+
+const unavailable = await postgresUnavailable();
+
+/** Resolves with the first value `subscribe`'s listener is called with that satisfies `match`. */
+function nextEvent<V>(subscribe: (listener: (v: V) => void) => () => void, match: (v: V) => boolean): Promise<V> {
+  return new Promise((resolve) => {
+    const stop = subscribe((v) => {
+      if (!match(v)) return;
+      stop();
+      resolve(v);
+    });
+  });
+}
+
+describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
+  const database = postgresDatabase();
+  const opened: PostgresStore[] = [];
+  const open = async (url: string): Promise<PostgresStore> => {
+    const store = await openPostgresStore({ url, poolSize: 8 });
+    opened.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+
+  it('migrations run once when several processes start together on an empty database', async () => {
+    const url = await database.empty();
+    const stores = await Promise.all([1, 2, 3, 4].map(() => open(url)));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    } finally {
+      await client.end();
+    }
+    for (const s of stores) expect(await s.tasks.countByStatus()).toMatchObject({ queued: 0 });
+  });
+
+  it('two instances claiming from one database at once never claim the same task, and together claim all', async () => {
+    const url = await database.empty();
+    const [a, b] = [await open(url), await open(url)];
+    const ids = (await a.tasks.insertMany(Array.from({ length: 120 }, (_, i) => newTask({ ownerKeyId: `key_${i % 3}`, createdAt: T + i })))).map((t) => t.id);
+    const claimed: Array<{ store: string; id: string }> = [];
+    const worker = async (store: PostgresStore, name: string): Promise<void> => {
+      for (;;) {
+        const task = await store.tasks.claimNext(['sandbox'], `${name}-worker`, T + 1000, T + MINUTE);
+        if (!task) return;
+        claimed.push({ store: name, id: task.id });
+      }
+    };
+    await Promise.all([0, 1, 2, 3, 4, 5].flatMap((i) => [worker(a, `a${i}`), worker(b, `b${i}`)]));
+    expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort()); // each exactly once
+    expect(new Set(claimed.map((c) => c.store[0])).size).toBe(2); // both instances took part
+    expect(await a.tasks.countByStatus()).toMatchObject({ queued: 0, processing: 120 });
+  });
+
+  it("an instance's watchers hear the other's task writes once committed, and their own writes once (no echo)", async () => {
+    const url = await database.empty();
+    const [a, b] = [await open(url), await open(url)];
+    const heardByA: string[] = [];
+    a.tasks.watchChanges((id) => heardByA.push(id));
+    const inB = nextEvent<string>((l) => b.tasks.watchChanges(l), () => true);
+    const x = await a.tasks.insert(newTask());
+    expect(await inB).toBe(x.id);
+    expect((await b.tasks.get(x.id))?.status).toBe('queued'); // announced after the commit: readable
+    // A's echo of x would come before B's write y (notifications arrive in commit order)
+    const yHeard = nextEvent<string>((l) => a.tasks.watchChanges(l), (id) => id !== x.id);
+    const y = await b.tasks.insert(newTask());
+    expect(await yHeard).toBe(y.id);
+    expect(heardByA).toEqual([x.id, y.id]);
+    // a status change and a delete are heard too
+    const cancelHeard = nextEvent<string>((l) => b.tasks.watchChanges(l), (id) => id === x.id);
+    await a.tasks.updateIf(x.id, { statusIn: ['queued'] }, { status: 'cancelled' });
+    await cancelHeard;
+    expect((await b.tasks.get(x.id))?.status).toBe('cancelled');
+    const deleteHeard = nextEvent<string>((l) => a.tasks.watchChanges(l), (id) => id === y.id);
+    await b.tasks.delete(y.id);
+    await deleteHeard;
+  });
+
+  it("a worker hears of work another process queued or scheduled: the task's provider", async () => {
+    const url = await database.empty();
+    const [api, worker] = [await open(url), await open(url)];
+    const queued = nextEvent<string>((l) => worker.tasks.watchQueue(l), () => true);
+    const t = await api.tasks.insert(newTask({ provider: 'prov_q' }));
+    expect(await queued).toBe('prov_q');
+    // claimed (leased): nothing to announce; back to waiting for its check: announced again
+    await worker.tasks.claimNext(['prov_q'], 'w1', T, T + MINUTE);
+    const scheduled = nextEvent<string>((l) => worker.tasks.watchQueue(l), () => true);
+    await api.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { leaseOwner: null, leaseExpiresAt: null, runAfter: T + 10 });
+    expect(await scheduled).toBe('prov_q');
+  });
+
+  it('a lost LISTEN connection comes back: changedElsewhere says notifications may have been missed, and the next ones arrive', async () => {
+    const url = await database.empty();
+    const [a, b] = [await open(url), await open(url)];
+    expect(b.tasks.changedElsewhere()).toBe(false);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // every LISTEN session of this database (a's and b's) is cut
+      const { rowCount } = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`);
+      expect(rowCount).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    await vi.waitFor(() => expect(b.tasks.changedElsewhere()).toBe(true), { timeout: 10_000, interval: 50 });
+    expect(b.tasks.changedElsewhere()).toBe(false); // once per loss
+    const heard = nextEvent<string>((l) => b.tasks.watchChanges(l), () => true);
+    const t = await a.tasks.insert(newTask());
+    expect(await heard).toBe(t.id);
+  });
+});
