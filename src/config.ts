@@ -22,6 +22,8 @@ export interface Config {
   dataDir: string;
   /** The SQLite database file, `<dataDir>/mediagate.db`. */
   databaseFile: string;
+  /** `MEDIAGATE_DATABASE_URL`: a PostgreSQL database instead of the SQLite file (G177). Holds credentials: never log it. */
+  databaseUrl?: string;
   /** `full` fsyncs every SQLite commit (survives power loss); `normal` survives process crashes. */
   sqliteSync: 'normal' | 'full';
   /** Public origin used in result URLs, no trailing slash (e.g. `https://media.example.com`). */
@@ -242,6 +244,27 @@ function s3PrefixSetting(env: Env): string {
   return prefix;
 }
 
+/**
+ * G177: `MEDIAGATE_DATABASE_URL`, a `postgres://` or `postgresql://` URL (user, password, host,
+ * port, database and query options as libpq reads them; parts left out take libpq's defaults);
+ * empty or unset: the SQLite file. The
+ * message of a bad value never repeats it (it may hold a password).
+ */
+function databaseUrlSetting(env: Env): string | undefined {
+  const raw = (env.MEDIAGATE_DATABASE_URL ?? '').trim();
+  if (raw === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || url.hash) {
+    throw new ConfigError('MEDIAGATE_DATABASE_URL', 'must be a PostgreSQL URL like postgres://user:password@host:5432/mediagate (scheme postgres:// or postgresql://, no #fragment)');
+  }
+  return raw;
+}
+
 /** Reads and validates every setting once; a bad value throws a ConfigError naming it. */
 export function loadConfig(env: Env = process.env): Config {
   const port = intSetting(env, 'PORT', 8790, 0, 65535);
@@ -270,12 +293,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('MEDIAGATE_PROVIDER_CALLBACKS', 'needs MEDIAGATE_PUBLIC_URL: the public origin at which upstreams reach this gateway (callbacks go to <MEDIAGATE_PUBLIC_URL>/v1/provider-callbacks/...)');
   }
   const dataDir = path.resolve(env.MEDIAGATE_DATA_DIR || './data');
+  const databaseUrl = databaseUrlSetting(env);
   const assetMaxBytes = intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576);
   return {
     host,
     port,
     dataDir,
     databaseFile: path.join(dataDir, 'mediagate.db'),
+    ...(databaseUrl !== undefined && { databaseUrl }),
     sqliteSync: choiceSetting(env, 'MEDIAGATE_SQLITE_SYNC', ['normal', 'full'] as const, 'normal'),
     publicUrl,
     providerCallbacks,

@@ -14,30 +14,30 @@ export function hashApiKey(secret: string): string {
 }
 
 /** Creates a key and stores its hash; the returned secret is shown once and never stored. */
-export function createApiKey(keys: KeyStore, name: string, now = Date.now()): { secret: string; record: ApiKeyRecord } {
+export async function createApiKey(keys: KeyStore, name: string, now = Date.now()): Promise<{ secret: string; record: ApiKeyRecord }> {
   const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
-  return { secret, record: storeApiKey(keys, secret, name, now) };
+  return { secret, record: await storeApiKey(keys, secret, name, now) };
 }
 
 /**
  * Stores a key whose secret the operator chose (MEDIAGATE_BOOTSTRAP_KEY); idempotent for an existing
  * hash, also when another process starting at the same time stores it first (the hash is unique).
  */
-export function ensureApiKey(keys: KeyStore, secret: string, name: string, now = Date.now()): ApiKeyRecord {
+export async function ensureApiKey(keys: KeyStore, secret: string, name: string, now = Date.now()): Promise<ApiKeyRecord> {
   const hash = hashApiKey(secret);
-  const found = keys.findByHash(hash);
+  const found = await keys.findByHash(hash);
   if (found) return found;
   try {
-    return storeApiKey(keys, secret, name, now);
+    return await storeApiKey(keys, secret, name, now);
   } catch (err) {
-    const stored = keys.findByHash(hash); // another process inserted it between the look-up and the insert
+    const stored = await keys.findByHash(hash); // another process inserted it between the look-up and the insert
     if (stored) return stored;
     throw err;
   }
 }
 
-function storeApiKey(keys: KeyStore, secret: string, name: string, now: number): ApiKeyRecord {
+async function storeApiKey(keys: KeyStore, secret: string, name: string, now: number): Promise<ApiKeyRecord> {
   const record: ApiKeyRecord = { id: newKeyId(), name, prefix: secret.slice(0, 8), createdAt: now, revokedAt: null };
-  keys.insert({ ...record, hash: hashApiKey(secret) });
+  await keys.insert({ ...record, hash: hashApiKey(secret) });
   return record;
 }

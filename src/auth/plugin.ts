@@ -65,17 +65,24 @@ export function registerAuth(scope: FastifyInstance, keys: KeyStore): void {
   scope.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     try {
       request.apiKeyHash = bearerKeyHash(request.headers.authorization);
-      if (!request.routeOptions.config.keyCheckedByRoute) request.apiKey = authenticate(keys, request.apiKeyHash);
-      done();
     } catch (err) {
       done(err as Error);
+      return;
     }
+    if (request.routeOptions.config.keyCheckedByRoute) {
+      done();
+      return;
+    }
+    authenticate(keys, request.apiKeyHash).then((key) => {
+      request.apiKey = key;
+      done();
+    }, (err: unknown) => done(err as Error));
   });
 }
 
 /** The active key with this hash, or 401. */
-export function authenticate(keys: KeyStore, keyHash: string): ApiKeyRecord {
-  const key = keys.findActiveByHash(keyHash);
+export async function authenticate(keys: KeyStore, keyHash: string): Promise<ApiKeyRecord> {
+  const key = await keys.findActiveByHash(keyHash);
   if (!key) throw invalidKeyError();
   return key;
 }

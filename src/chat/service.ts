@@ -251,15 +251,12 @@ export class ChatService {
     if (checks.length > 0) await Promise.all(checks);
   }
 
+  /** Records a completion's usage; the reply does not wait for the write (a failure is logged). */
   private record(call: ChatCall, id: string, usage: ChatUsage): void {
-    try {
-      this.options.usage.recordChatUsage({
-        keyId: call.keyId, model: call.request.model, requestId: id,
-        promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, createdAt: Date.now(),
-      });
-    } catch (err) {
-      call.log.error({ err, chatId: id }, 'could not record chat usage');
-    }
+    this.options.usage.recordChatUsage({
+      keyId: call.keyId, model: call.request.model, requestId: id,
+      promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, createdAt: Date.now(),
+    }).catch((err: unknown) => call.log.error({ err, chatId: id }, 'could not record chat usage'));
   }
 }
 

@@ -24,7 +24,7 @@ export function registerIdempotency(scope: FastifyInstance, idempotency: Idempot
   const claim: preHandlerAsyncHookHandler = async function claim(request, reply) {
     const idemKey = request.headers['idempotency-key'];
     if (idemKey === undefined) return;
-    const start = idempotency.start(request.apiKey.id, idemKey, request.routeOptions.url ?? '', request.body);
+    const start = await idempotency.start(request.apiKey.id, idemKey, request.routeOptions.url ?? '', request.body);
     if (start.run) {
       request.idempotency = start.claim;
       return;
@@ -35,16 +35,22 @@ export function registerIdempotency(scope: FastifyInstance, idempotency: Idempot
 
   const keepResponse: onSendHookHandler = function storeResponse(request, reply, payload, done) {
     const claimed = request.idempotency;
-    if (claimed) {
-      request.idempotency = undefined;
-      idempotency.finish(claimed, reply.statusCode, typeof payload === 'string' ? payload : undefined);
+    if (!claimed) {
+      done(null, payload);
+      return;
     }
-    done(null, payload);
+    request.idempotency = undefined;
+    // stored before it is sent: a client that saw the response finds it replayed
+    idempotency.finish(claimed, reply.statusCode, typeof payload === 'string' ? payload : undefined)
+      .then(() => done(null, payload), (err: unknown) => done(err as Error));
   };
 
   const release: onResponseHookHandler = function release(request, _reply, done) {
     // no payload went out (the client went away first): free the key
-    if (request.idempotency) idempotency.abandon(request.idempotency);
+    if (request.idempotency) {
+      idempotency.abandon(request.idempotency)
+        .catch((err: unknown) => request.log.error({ err }, 'could not free the Idempotency-Key of a request that sent no response'));
+    }
     done();
   };
 

@@ -21,9 +21,14 @@ export class LiveRequests {
   private closing: AppError | undefined;
   /** Called when the last open request is released during a shutdown. */
   private drained: (() => void) | undefined;
+  /** Whether a check of the keys is under way (checks never overlap). */
+  private checking = false;
 
-  /** `checkMs`: how often the keys of open requests are checked for revocation. */
-  constructor(private readonly keys: KeyStore, private readonly checkMs = 1000) {}
+  /**
+   * `checkMs`: how often the keys of open requests are checked for revocation; `onCheckError`: told
+   * when the store could not answer (the requests stay open; the next check tries again).
+   */
+  constructor(private readonly keys: KeyStore, private readonly checkMs = 1000, private readonly onCheckError: (err: unknown) => void = () => undefined) {}
 
   /** How many requests are open now. */
   get size(): number {
@@ -38,7 +43,9 @@ export class LiveRequests {
     raw.on('close', onClose);
     if (this.closing) entry.controller.abort(this.closing);
     this.tracked.add(entry);
-    this.timer ??= setInterval(() => this.checkKeys(), this.checkMs);
+    this.timer ??= setInterval(() => {
+      this.checkKeys().catch((err: unknown) => this.onCheckError(err));
+    }, this.checkMs);
     this.timer.unref();
     return {
       signal: entry.controller.signal,
@@ -73,15 +80,21 @@ export class LiveRequests {
   }
 
   /** Ends the requests of keys that are no longer active. */
-  private checkKeys(): void {
-    const revoked = new Map<string, boolean>();
-    for (const t of this.tracked) {
-      let gone = revoked.get(t.keyHash);
-      if (gone === undefined) {
-        gone = this.keys.findActiveByHash(t.keyHash) === undefined;
-        revoked.set(t.keyHash, gone);
+  private async checkKeys(): Promise<void> {
+    if (this.checking) return; // a slow store: the last check is still under way
+    this.checking = true;
+    try {
+      const revoked = new Map<string, boolean>();
+      for (const t of [...this.tracked]) {
+        let gone = revoked.get(t.keyHash);
+        if (gone === undefined) {
+          gone = (await this.keys.findActiveByHash(t.keyHash)) === undefined;
+          revoked.set(t.keyHash, gone);
+        }
+        if (gone) t.controller.abort(new AppError('invalid_api_key', 'The API key was revoked while this request was open'));
       }
-      if (gone) t.controller.abort(new AppError('invalid_api_key', 'The API key was revoked while this request was open'));
+    } finally {
+      this.checking = false;
     }
   }
 }

@@ -11,7 +11,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
-import type { KeyStore } from '../store/types.js';
+import type { ApiKeyRecord, KeyStore } from '../store/types.js';
 import { hookList, routeHasMethod } from './route-hooks.js';
 
 export interface RateLimitSettings {
@@ -44,12 +44,19 @@ function bursty(rate: number): BurstyRateLimiter {
 export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, settings: RateLimitSettings): void {
   const byKey = new Map<string, KeyLimiters>();
 
-  /** The limiters of an active key; undefined for an unknown or revoked one (the route answers 401). */
-  const limitersFor = (keyHash: string): KeyLimiters | undefined => {
+  /**
+   * The limiters of an active key; undefined for an unknown or revoked one (the route answers 401).
+   * Answered at once while the key was checked within REFRESH_MS (the common case: no store round trip).
+   */
+  const limitersFor = (keyHash: string): KeyLimiters | undefined | Promise<KeyLimiters | undefined> => {
+    const entry = byKey.get(keyHash);
+    if (entry && Date.now() - entry.checkedAt <= REFRESH_MS) return entry;
+    return keys.findActiveByHash(keyHash).then((key) => limitersOf(keyHash, key));
+  };
+
+  const limitersOf = (keyHash: string, key: ApiKeyRecord | undefined): KeyLimiters | undefined => {
     const now = Date.now();
     const entry = byKey.get(keyHash);
-    if (entry && now - entry.checkedAt <= REFRESH_MS) return entry;
-    const key = keys.findActiveByHash(keyHash);
     if (!key) { // never a budget for a key that does not exist: random keys cannot push real ones out
       if (entry) byKey.delete(keyHash);
       return undefined;
@@ -70,13 +77,17 @@ export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, setti
   const hook = (budget: Budget): onRequestHookHandler => function rateLimit(request, _reply, done) {
     const keyHash = request.apiKeyHash;
     if (!keyHash) { done(); return; }
+    const consume = (limiters: KeyLimiters | undefined): void => {
+      if (!limiters) { done(); return; }
+      limiters[budget].consume(keyHash).then(() => done(), (res: unknown) => {
+        if (!(res instanceof RateLimiterRes)) { done(res as Error); return; }
+        const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+        done(new AppError('rate_limited', `Too many ${budget === 'submit' ? 'submits' : 'queries'} for this API key; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } }));
+      });
+    };
     const limiters = limitersFor(keyHash);
-    if (!limiters) { done(); return; }
-    limiters[budget].consume(keyHash).then(() => done(), (res: unknown) => {
-      if (!(res instanceof RateLimiterRes)) { done(res as Error); return; }
-      const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-      done(new AppError('rate_limited', `Too many ${budget === 'submit' ? 'submits' : 'queries'} for this API key; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } }));
-    });
+    if (limiters instanceof Promise) limiters.then(consume, (err: unknown) => done(err as Error));
+    else consume(limiters);
   };
   const submit = hook('submit');
   const query = hook('query');

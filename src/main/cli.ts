@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createApiKey } from '../auth/keys.js';
 import { ConfigError } from '../config-error.js';
 import { loadConfig } from '../config.js';
-import { openSqliteStore } from '../store/sqlite/open.js';
+import { createStore } from '../store/create-store.js';
 import type { Store } from '../store/types.js';
 import { startServer } from './serve.js';
 
@@ -22,8 +22,8 @@ Settings come from the environment; see README.md.`;
 /** A mistake on the command line: the message goes to stderr, the exit code is 2. */
 class UsageError extends Error {}
 
-function openStore(): Store {
-  return openSqliteStore(loadConfig().databaseFile);
+function openStore(): Promise<Store> {
+  return createStore(loadConfig());
 }
 
 /** `parseArgs` with the command's own options; unknown options and missing values are usage errors. */
@@ -59,22 +59,22 @@ function rateOption(flag: string, raw: string | undefined, current: number | nul
   return Number(raw);
 }
 
-function keys(args: string[]): number {
+async function keys(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  const store = openStore();
+  const store = await openStore();
   try {
     switch (sub) {
       case 'create': {
         const { values } = parse(rest, { name: { type: 'string' } }, 0);
         if (!values.name || !/^.{1,100}$/.test(values.name)) throw new UsageError('keys create needs --name NAME (1-100 characters)');
-        const { secret, record } = createApiKey(store.keys, values.name);
+        const { secret, record } = await createApiKey(store.keys, values.name);
         console.error(`Created API key ${record.id} (${record.name}). It is shown only now; store it safely.`);
         process.stdout.write(`${secret}\n`);
         return 0;
       }
       case 'list': {
         parse(rest, {}, 0);
-        for (const k of store.keys.list()) {
+        for (const k of await store.keys.list()) {
           const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'active';
           console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${new Date(k.createdAt).toISOString()}\t${state}`);
         }
@@ -83,17 +83,17 @@ function keys(args: string[]): number {
       case 'revoke': {
         const { positionals: [id] } = parse(rest, {}, 1);
         if (!id) throw new UsageError('keys revoke needs a KEY_ID (see keys list)');
-        if (!store.keys.revoke(id, Date.now())) { console.error(`no active key with id ${id}`); return 1; }
+        if (!(await store.keys.revoke(id, Date.now()))) { console.error(`no active key with id ${id}`); return 1; }
         console.log(`revoked ${id}`);
         return 0;
       }
       case 'limit': {
         const { values, positionals: [id] } = parse(rest, { submits: { type: 'string' }, queries: { type: 'string' } }, 1);
-        const current = store.keys.list().find((k) => k.id === id);
+        const current = (await store.keys.list()).find((k) => k.id === id);
         if (!id || !current) throw new UsageError('keys limit needs the KEY_ID of an existing key (see keys list)');
         const submitRate = rateOption('--submits', values.submits, current.submitRate);
         const queryRate = rateOption('--queries', values.queries, current.queryRate);
-        store.keys.setRateLimits(id, { submitRate, queryRate });
+        await store.keys.setRateLimits(id, { submitRate, queryRate });
         console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s)`);
         return 0;
       }
@@ -101,7 +101,7 @@ function keys(args: string[]): number {
         throw new UsageError(USAGE);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -109,15 +109,19 @@ async function backup(args: string[]): Promise<number> {
   const { positionals: [file] } = parse(args, {}, 1);
   if (!file) throw new UsageError('backup needs a FILE to write the copy to');
   if (fs.existsSync(file)) throw new UsageError(`${file} exists; choose a new file name`);
-  const store = openStore();
+  const store = await openStore();
   try {
+    if (!store.backup) {
+      console.error('backup copies the embedded SQLite database; this gateway uses PostgreSQL (MEDIAGATE_DATABASE_URL): back it up with pg_dump');
+      return 1;
+    }
     await store.backup(file);
     const { s3 } = loadConfig();
     const files = s3 ? `signing-secret of the data directory; results and assets are in s3://${s3.bucket}/${s3.prefix}` : 'results/, assets/ and signing-secret of the data directory';
     console.log(`database copied to ${file} (also copy ${files}; see docs/OPERATIONS.md)`);
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -125,7 +129,7 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   try {
     if (command === 'serve' || command === undefined) return await serve();
-    if (command === 'keys') { process.exitCode = keys(args); return; }
+    if (command === 'keys') { process.exitCode = await keys(args); return; }
     if (command === 'backup') { process.exitCode = await backup(args); return; }
     if (command === 'build') return; // the launcher already built
     console.error(USAGE);

@@ -23,7 +23,7 @@ import { loadSigningSecret, ResultUrlSigner } from '../media/signed-url.js';
 import { type BreakerSettings, Channels } from '../providers/channels.js';
 import { ProviderRegistry } from '../providers/registry.js';
 import { ResourceMonitor } from '../resources.js';
-import { openSqliteStore } from '../store/sqlite/open.js';
+import { createStore } from '../store/create-store.js';
 import type { Store } from '../store/types.js';
 import { IdempotencyService } from '../tasks/idempotency.js';
 import { startRetentionSweeper } from '../tasks/retention.js';
@@ -77,10 +77,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const logger = options.logger ?? createLogger(config.logLevel);
   fs.mkdirSync(config.dataDir, { recursive: true });
   const sqliteLog = logger.child({ component: 'sqlite' });
-  const store = options.store ?? openSqliteStore(config.databaseFile, {
-    synchronous: config.sqliteSync, backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog,
-  });
-  if (config.bootstrapKey) ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
+  const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
+  if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config);
   const blobs = storage.results;
@@ -137,7 +135,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({ providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
-  const live = new LiveRequests(store.keys);
+  const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources,
     services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), ...(callbacks && { callbacks }) },
@@ -165,7 +163,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         killAllFfmpeg();
         await providers.close();
         storage.close();
-        store.close();
+        await store.close();
       })();
       return closing;
     },

@@ -153,7 +153,7 @@ export class AssetService {
     const file = `asset.${facts.format}`;
     await this.deps.files.put(id, file, { path: received.path }, MEDIA_FORMATS[facts.format] ? { contentType: MEDIA_FORMATS[facts.format]!.contentType } : {});
     const approved: AssetRecord = { ...described, status: 'approved', file };
-    if (!this.deps.assets.insertWithinQuota(approved, this.deps.quotaBytes, now)) {
+    if (!(await this.deps.assets.insertWithinQuota(approved, this.deps.quotaBytes, now))) {
       await this.deps.files.removeFolder(id);
       throw new AppError('asset_quota_exceeded', `This upload (${received.bytes} bytes) would take the key past its asset storage quota of ${this.deps.quotaBytes} bytes`, { param: field });
     }
@@ -161,36 +161,36 @@ export class AssetService {
   }
 
   /** The caller's asset, or 404. */
-  get(ownerKeyId: string, id: string): AssetRecord {
-    const asset = this.deps.assets.getOwned(id, ownerKeyId);
+  async get(ownerKeyId: string, id: string): Promise<AssetRecord> {
+    const asset = await this.deps.assets.getOwned(id, ownerKeyId);
     if (!asset || asset.expiresAt <= Date.now()) throw new AppError('asset_id_not_found', `No asset with id ${id}`, { param: 'id' });
     return asset;
   }
 
   /** Deletes the caller's asset and its file at once (its quota share comes back); 404 when not the caller's. */
   async remove(ownerKeyId: string, id: string): Promise<void> {
-    const asset = this.get(ownerKeyId, id);
+    const asset = await this.get(ownerKeyId, id);
     await this.deps.files.removeFolder(asset.id);
-    this.deps.assets.delete(asset.id);
+    await this.deps.assets.delete(asset.id);
   }
 
   /** Deletes expired assets and their files; returns how many. */
   async sweepExpired(log: Logger, now = Date.now()): Promise<number> {
     let handled = 0;
     for (;;) {
-      const batch = this.deps.assets.listExpired(now, 200);
+      const batch = await this.deps.assets.listExpired(now, 200);
       if (batch.length === 0) return handled;
       for (const asset of batch) {
         await this.deps.files.removeFolder(asset.id);
-        this.deps.assets.delete(asset.id);
+        await this.deps.assets.delete(asset.id);
         handled++;
       }
       log.info({ count: batch.length }, 'retention: removed expired assets');
     }
   }
 
-  private record(asset: AssetRecord, now: number): AssetRecord {
-    this.deps.assets.insertWithinQuota(asset, this.deps.quotaBytes, now);
+  private async record(asset: AssetRecord, now: number): Promise<AssetRecord> {
+    await this.deps.assets.insertWithinQuota(asset, this.deps.quotaBytes, now);
     return asset;
   }
 }

@@ -153,7 +153,7 @@ export class MediaReviewer {
   private async linkAsset(taskId: string, ownerKeyId: string, role: keyof typeof KIND_OF_ROLE, ref: MediaRef, index: number, limits: MediaLimits): Promise<MediaRef> {
     const kind: MediaKind = KIND_OF_ROLE[role];
     const name = `${index}-${role}`;
-    const asset = this.ownedAsset(ref, ownerKeyId);
+    const asset = await this.ownedAsset(ref, ownerKeyId);
     if (asset.kind !== kind) throw invalidMedia(ref.field, `${ref.url} is ${asset.kind === 'audio' ? 'an' : 'a'} ${asset.kind}, not ${kind === 'image' ? 'an' : 'a'} ${kind}`);
     const facts = assetFacts(asset);
     checkMedium(ref.field, role, facts, limits);
@@ -190,9 +190,8 @@ export class MediaReviewer {
   }
 
   /** The caller's approved, unexpired asset behind an `assetId://` ref, or a 400 naming the field. */
-  private ownedAsset(ref: MediaRef, ownerKeyId: string): AssetRecord {
-    const id = ref.url.slice(ASSET_SCHEME.length);
-    const asset = this.deps.assets.getOwned(id, ownerKeyId);
+  private async ownedAsset(ref: MediaRef, ownerKeyId: string): Promise<AssetRecord> {
+    const asset = await this.deps.assets.getOwned(ref.url.slice(ASSET_SCHEME.length), ownerKeyId);
     if (!asset || asset.expiresAt <= Date.now()) {
       throw new AppError('asset_not_found', `${ref.field}: ${ref.url} is not an asset of this API key (unknown, another key's, or expired)`, { param: ref.field });
     }

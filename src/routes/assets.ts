@@ -37,7 +37,7 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
   });
   app.get<{ Params: { id: string } }>(`${base}/:id`, {
     schema: { tags: ['model-center'], summary: 'Query an asset', params: TaskIdParams },
-  }, async (request) => assetReply(assets.get(request.apiKey.id, request.params.id)));
+  }, async (request) => assetReply(await assets.get(request.apiKey.id, request.params.id)));
   app.delete<{ Params: { id: string } }>(`${base}/:id`, {
     schema: { tags: ['model-center'], summary: 'Delete an asset (tasks that already use it keep their copy)', params: TaskIdParams },
   }, async (request) => {

@@ -13,7 +13,7 @@ export function registerHealthRoutes(app: FastifyInstance, store: Store, resourc
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async () => {
     try {
-      store.ping();
+      await store.ping();
     } catch (err) {
       throw new AppError('service_unavailable', 'The task store is not reachable', { cause: err });
     }

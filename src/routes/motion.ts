@@ -40,6 +40,6 @@ export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, p
     });
     scope.post<{ Params: { id: string } }>(`${paths.powerPrefix}/v1/motion/videos/:id/cancel`, {
       schema: { tags: ['motion'], summary: 'Cancel a queued or processing motion task', params: TaskIdParams },
-    }, async (request) => motionQueryReply(tasks.cancelOwnedTask(request.apiKey, request.params.id, 'motion'), links));
+    }, async (request) => motionQueryReply(await tasks.cancelOwnedTask(request.apiKey, request.params.id, 'motion'), links));
   });
 }

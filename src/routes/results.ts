@@ -37,7 +37,7 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
       schema: { tags: ['tasks'], summary, params: TaskIdParams, querystring: WaitQuery },
       config: { keyCheckedByRoute: true },
     }, async (request, reply) => {
-      const task = tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
+      const task = await tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
       const wait = request.query.wait;
       if (wait === undefined || wait === '0') return sendQueryReply(reply, task, links);
       const gone = live.track(reply, request.apiKeyHash);

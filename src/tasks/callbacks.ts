@@ -54,6 +54,7 @@ export class CallbackReceiver {
   private readonly seen = new SeenDeliveries();
   private readonly waiting = new Map<string, NodeJS.Timeout>();
   private readonly now: () => number;
+  private closed = false;
 
   constructor(private readonly opts: CallbackReceiverOptions) {
     this.now = opts.now ?? Date.now;
@@ -84,7 +85,7 @@ export class CallbackReceiver {
     }
     let outcome: CallbackOutcome | undefined;
     try {
-      outcome = this.bringForward(providerId, taskId, check.upstreamId);
+      outcome = await this.bringForward(providerId, taskId, check.upstreamId);
     } finally {
       if (outcome === undefined) this.seen.forget(delivered); // not acted on: its repeat is taken
     }
@@ -95,13 +96,14 @@ export class CallbackReceiver {
 
   /** Stops waiting for held tasks (shutdown): their next checks come as scheduled. */
   close(): void {
+    this.closed = true;
     for (const timer of this.waiting.values()) clearTimeout(timer);
     this.waiting.clear();
   }
 
   /** Whether the task waits for a check of that generation at that provider, is held by a worker, or neither. */
-  private stateOf(providerId: string, taskId: string, upstreamId: string): TaskState {
-    const task = this.opts.store.get(taskId);
+  private async stateOf(providerId: string, taskId: string, upstreamId: string): Promise<TaskState> {
+    const task = await this.opts.store.get(taskId);
     if (task?.status !== 'processing') return 'gone';
     const ref = task.upstream?.ref;
     if (ref !== undefined && (ref.id !== upstreamId || task.upstream?.provider !== providerId)) return 'gone';
@@ -110,14 +112,14 @@ export class CallbackReceiver {
   }
 
   /** Brings the check forward now, or once the worker lets the task go; undefined when too many wait already. */
-  private bringForward(providerId: string, taskId: string, upstreamId: string): CallbackOutcome | undefined {
-    const state = this.stateOf(providerId, taskId, upstreamId);
-    if (state === 'waiting' && checkSooner(this.opts.store, taskId, upstreamId, this.now())) {
+  private async bringForward(providerId: string, taskId: string, upstreamId: string): Promise<CallbackOutcome | undefined> {
+    const state = await this.stateOf(providerId, taskId, upstreamId);
+    if (state === 'waiting' && await checkSooner(this.opts.store, taskId, upstreamId, this.now())) {
       this.opts.wake();
       return 'check_sooner';
     }
     // (a worker may have taken it between the look and the update)
-    if (state === 'gone' || this.stateOf(providerId, taskId, upstreamId) !== 'held') return 'not_waiting';
+    if (state === 'gone' || (await this.stateOf(providerId, taskId, upstreamId)) !== 'held') return 'not_waiting';
     if (this.waiting.has(taskId)) return 'after_current_work';
     if (this.waiting.size >= (this.opts.maxWaiting ?? 10_000)) return undefined;
     this.afterCurrentWork(providerId, taskId, upstreamId, this.now() + (this.opts.waitMs ?? 90_000));
@@ -125,21 +127,30 @@ export class CallbackReceiver {
   }
 
   private afterCurrentWork(providerId: string, taskId: string, upstreamId: string, until: number): void {
+    // the task stays in `waiting` while it is looked at, so a repeated notice meanwhile waits with it
     const timer = setTimeout(() => {
-      this.waiting.delete(taskId);
-      try {
-        const state = this.stateOf(providerId, taskId, upstreamId);
-        if (state === 'waiting' && checkSooner(this.opts.store, taskId, upstreamId, this.now())) {
-          this.opts.log.info({ provider: providerId, taskId, upstreamId }, 'provider callback: check brought forward once the worker let the task go');
-          this.opts.wake();
-        } else if (state !== 'gone' && this.now() < until) {
-          this.afterCurrentWork(providerId, taskId, upstreamId, until);
-        }
-      } catch (err) {
-        this.opts.log.warn({ err, taskId }, 'provider callback: could not bring the check forward');
-      }
+      void this.lookAgain(providerId, taskId, upstreamId, until)
+        .catch((err: unknown) => {
+          this.opts.log.warn({ err, taskId }, 'provider callback: could not bring the check forward');
+          return false;
+        })
+        .then((again) => {
+          if (this.waiting.get(taskId) === timer) this.waiting.delete(taskId);
+          if (again && !this.closed) this.afterCurrentWork(providerId, taskId, upstreamId, until);
+        });
     }, this.opts.retryMs ?? 250);
     timer.unref();
     this.waiting.set(taskId, timer);
+  }
+
+  /** One look at a held task: brings its check forward if the worker let it go; true to look again later. */
+  private async lookAgain(providerId: string, taskId: string, upstreamId: string, until: number): Promise<boolean> {
+    const state = await this.stateOf(providerId, taskId, upstreamId);
+    if (state === 'waiting' && await checkSooner(this.opts.store, taskId, upstreamId, this.now())) {
+      this.opts.log.info({ provider: providerId, taskId, upstreamId }, 'provider callback: check brought forward once the worker let the task go');
+      this.opts.wake();
+      return false;
+    }
+    return state !== 'gone' && this.now() < until;
   }
 }

@@ -53,20 +53,20 @@ export class IdempotencyService {
    * Claims `idemKey` of API key `keyId` for a request to `endpoint` with `body`, or finds the
    * response to answer instead. Throws the 400/409 a caller gets for a bad, reused or busy key.
    */
-  start(keyId: string, idemKey: unknown, endpoint: string, body: unknown, now = Date.now()): IdempotencyStart {
+  async start(keyId: string, idemKey: unknown, endpoint: string, body: unknown, now = Date.now()): Promise<IdempotencyStart> {
     if (typeof idemKey !== 'string' || !VALID_KEY.test(idemKey)) {
       throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 printable ASCII characters without spaces', { param: 'Idempotency-Key' });
     }
     const fingerprint = requestFingerprint(endpoint, body);
-    const found = this.records.begin(keyId, idemKey, fingerprint, now, now - STALE_CLAIM_MS, now - IDEMPOTENCY_WINDOW_MS);
+    const found = await this.records.begin(keyId, idemKey, fingerprint, now, now - STALE_CLAIM_MS, now - IDEMPOTENCY_WINDOW_MS);
     switch (found.state) {
       case 'new':
         return { run: true, claim: { keyId, idemKey, claimedAt: now } };
       case 'recovered': { // the first request committed its task, then died before answering
-        const task = this.tasks.get(found.taskId);
+        const task = await this.tasks.get(found.taskId);
         if (!task) throw new AppError('invalid_task_state', `The task created under Idempotency-Key ${idemKey} no longer exists; use a new key`, { param: 'Idempotency-Key' });
         const payload = JSON.stringify(originalCreateReply(task));
-        this.records.complete(keyId, idemKey, 200, payload);
+        await this.records.complete(keyId, idemKey, 200, payload);
         return { run: false, statusCode: 200, payload };
       }
       case 'replay':
@@ -79,18 +79,18 @@ export class IdempotencyService {
   }
 
   /** Stores the response of a claimed request: a success is kept for replays, anything else frees the key. */
-  finish(claim: IdempotencyClaim, statusCode: number, payload: string | undefined): void {
-    if (statusCode >= 200 && statusCode < 300 && payload !== undefined) this.records.complete(claim.keyId, claim.idemKey, statusCode, payload);
-    else this.abandon(claim);
+  finish(claim: IdempotencyClaim, statusCode: number, payload: string | undefined): Promise<void> {
+    if (statusCode >= 200 && statusCode < 300 && payload !== undefined) return this.records.complete(claim.keyId, claim.idemKey, statusCode, payload);
+    return this.abandon(claim);
   }
 
   /** Frees a claim whose request sent no response (the client went away first). */
-  abandon(claim: IdempotencyClaim): void {
-    this.records.abandon(claim.keyId, claim.idemKey);
+  abandon(claim: IdempotencyClaim): Promise<void> {
+    return this.records.abandon(claim.keyId, claim.idemKey);
   }
 
   /** Forgets records older than the window (retention sweeper); returns how many. */
-  purgeExpired(now = Date.now()): number {
+  purgeExpired(now = Date.now()): Promise<number> {
     return this.records.purge(now - IDEMPOTENCY_WINDOW_MS);
   }
 }

@@ -10,13 +10,13 @@ import type { TaskStore } from '../store/types.js';
 export async function sweepExpiredResults(store: TaskStore, blobs: BlobStore, log: Logger, videosResultTtlHours: number, now = Date.now(), inputs?: BlobStore): Promise<number> {
   let handled = 0;
   for (;;) {
-    const batch = store.listExpired(now, 200);
+    const batch = await store.listExpired(now, 200);
     if (batch.length === 0) return handled;
     for (const task of batch) {
       await blobs.removeFolder(task.id);
       await inputs?.removeFolder(task.id); // normally gone when the task finished; a backstop
-      if (retentionFor(task.family, videosResultTtlHours).deleteTask) store.delete(task.id);
-      else store.clearExpiry(task.id);
+      if (retentionFor(task.family, videosResultTtlHours).deleteTask) await store.delete(task.id);
+      else await store.clearExpiry(task.id);
       handled++;
     }
     log.info({ count: batch.length }, 'retention: removed expired results');
@@ -27,7 +27,7 @@ export async function sweepExpiredResults(store: TaskStore, blobs: BlobStore, lo
 export interface MediaRetention {
   inputs: BlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
-  idempotency?: { purgeExpired(): number };
+  idempotency?: { purgeExpired(): Promise<number> };
 }
 
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */

@@ -66,6 +66,11 @@ export class TaskRunner {
   private stopping = false;
   private started = false;
   private fillScheduled = false;
+  /** The fill under way (one at a time: its claims are awaited), and whether another was asked for meanwhile. */
+  private filling: Promise<void> | undefined;
+  private fillAgain = false;
+  /** The lapsed-lease sweep under way, if any (sweeps never overlap). */
+  private recovering = false;
   private dueTimer: NodeJS.Timeout | undefined;
   /** No claims before this time: the gateway just hit one of its own faults (G84). */
   private pausedUntil = 0;
@@ -81,9 +86,9 @@ export class TaskRunner {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.recoverLapsedLeases();
+    this.sweepLapsedLeases();
     this.timers.push(setInterval(() => this.fill(), this.opts.pollMs ?? 1000));
-    this.timers.push(setInterval(() => this.recoverLapsedLeases(), Math.max(500, Math.floor(this.opts.leaseMs / 3))));
+    this.timers.push(setInterval(() => this.sweepLapsedLeases(), Math.max(500, Math.floor(this.opts.leaseMs / 3))));
     for (const t of this.timers) t.unref();
     this.fill();
   }
@@ -116,6 +121,7 @@ export class TaskRunner {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     if (this.dueTimer) clearTimeout(this.dueTimer);
+    await this.filling; // a claim in flight launches its task: it is waited for like the others
     const all = Promise.all([...this.running.values()].map((r) => r.done));
     const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
     if ((await Promise.race([all.then(() => 'done' as const), timeout])) === 'timeout') {
@@ -146,23 +152,62 @@ export class TaskRunner {
     return true;
   }
 
+  /**
+   * Claims work up to every provider's free slots. One fill runs at a time; one asked for while it
+   * runs follows it (a slot freed meanwhile is filled then).
+   */
   private fill(): void {
+    if (this.filling) {
+      this.fillAgain = true;
+      return;
+    }
+    this.filling = this.fillOnce()
+      .catch((err: unknown) => this.opts.log.error({ err }, 'could not claim tasks'))
+      .finally(() => {
+        this.filling = undefined;
+        if (this.fillAgain && !this.stopping) {
+          this.fillAgain = false;
+          this.fill();
+        }
+      });
+  }
+
+  private async fillOnce(): Promise<void> {
+    this.fillAgain = false;
     if (this.stopping || !this.mayClaim()) return;
     for (const id of this.providerIds()) {
       const provider = this.opts.providers.get(id)!;
-      while ((this.activeByProvider.get(id) ?? 0) < this.slots(provider)) {
-        const task = claimNextTask(this.opts.store, [id], this.workerId, this.opts.leaseMs);
+      // the slot is taken before the claim is awaited and given back if nothing was claimed, so a
+      // task that finishes meanwhile never lets the count pass the provider's slots
+      while (!this.stopping && (this.activeByProvider.get(id) ?? 0) < this.slots(provider)) {
+        this.takeSlot(id);
+        let task: TaskRecord | undefined;
+        try {
+          task = await claimNextTask(this.opts.store, [id], this.workerId, this.opts.leaseMs);
+        } finally {
+          if (!task) this.freeSlot(id);
+        }
         if (!task) break;
         this.launch(provider, task);
       }
     }
-    this.scheduleDue();
+    await this.scheduleDue();
+  }
+
+  /** Counts one more running piece of work of a provider. */
+  private takeSlot(id: string): void {
+    this.activeByProvider.set(id, (this.activeByProvider.get(id) ?? 0) + 1);
+  }
+
+  private freeSlot(id: string): void {
+    this.activeByProvider.set(id, (this.activeByProvider.get(id) ?? 1) - 1);
   }
 
   /** Wakes up when the earliest backed-off task or check becomes due (sooner than the poll interval). */
-  private scheduleDue(): void {
-    const next = this.opts.store.nextRunAfter(this.providerIds());
-    if (next === undefined || this.dueTimer) return;
+  private async scheduleDue(): Promise<void> {
+    if (this.dueTimer) return;
+    const next = await this.opts.store.nextRunAfter(this.providerIds());
+    if (next === undefined || this.dueTimer || this.stopping) return;
     const delay = next - Date.now();
     if (delay <= 0 || delay > (this.opts.pollMs ?? 1000)) return;
     this.dueTimer = setTimeout(() => {
@@ -172,8 +217,8 @@ export class TaskRunner {
     this.dueTimer.unref();
   }
 
+  /** Runs a claimed piece of work in the slot taken for it. */
   private launch(provider: Provider, task: TaskRecord): void {
-    this.activeByProvider.set(provider.id, (this.activeByProvider.get(provider.id) ?? 0) + 1);
     const controller = new AbortController();
     const entry: Running = { task, controller, done: Promise.resolve() };
     this.running.set(task.id, entry);
@@ -181,7 +226,7 @@ export class TaskRunner {
       .catch((err: unknown) => this.opts.log.error({ err, taskId: task.id }, 'task runner fault'))
       .finally(() => {
         this.running.delete(task.id);
-        this.activeByProvider.set(provider.id, (this.activeByProvider.get(provider.id) ?? 1) - 1);
+        this.freeSlot(provider.id);
         this.wake();
       });
   }
@@ -200,14 +245,23 @@ export class TaskRunner {
         : await fs.promises.mkdtemp(path.join(this.opts.tmpDir, `${task.id}-`));
     } catch (err) {
       // the work has not started: whatever stops the gateway from making a folder is its own fault
-      this.pause(deferForServerFault(this.work(task, controller, log, ''), err));
+      this.pause(await deferForServerFault(this.work(task, controller, log, ''), err));
       return;
     }
+    // one renewal at a time: a slow one is not overtaken by the next; none is acted on after the work ended
+    let renewing = false;
+    let ended = false;
+    const renew = async (): Promise<void> => {
+      if (await store.renewLease(task.id, this.workerId, Date.now() + leaseMs)) return;
+      const current = await store.get(task.id);
+      if (!ended) controller.abort((current?.status === 'cancelled' ? 'cancelled' : 'lease-lost') satisfies StopReason);
+    };
     const heartbeat = setInterval(() => {
-      if (!store.renewLease(task.id, this.workerId, Date.now() + leaseMs)) {
-        const current = store.get(task.id);
-        controller.abort((current?.status === 'cancelled' ? 'cancelled' : 'lease-lost') satisfies StopReason);
-      }
+      if (renewing) return;
+      renewing = true;
+      renew()
+        .catch((err: unknown) => log.warn({ err }, 'could not renew the lease; trying again'))
+        .finally(() => { renewing = false; });
     }, Math.max(200, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     // a start may run one attempt's time; a generation at an upstream is timed by its own start (task-work.ts)
@@ -217,10 +271,11 @@ export class TaskRunner {
       const work = this.work(task, controller, log, workDir);
       this.pause(checking ? await checkTask(work) : await startTask(work));
     } finally {
+      ended = true;
       clearTimeout(attemptTimer);
       clearInterval(heartbeat);
       await fs.promises.rm(workDir, { recursive: true, force: true });
-      const status = store.get(task.id)?.status;
+      const status = (await store.get(task.id))?.status;
       if (this.opts.inputs && (status === undefined || isFinished(status))) await this.opts.inputs.removeFolder(task.id);
     }
   }
@@ -241,7 +296,8 @@ export class TaskRunner {
         const value = Math.max(0, Math.min(99, Math.floor(p)));
         if (value <= lastProgress) return;
         lastProgress = value;
-        store.setProgress(task.id, this.workerId, value);
+        // progress only rises in the store too (MAX), so writes that complete out of order lose nothing
+        store.setProgress(task.id, this.workerId, value).catch((err: unknown) => log.warn({ err }, 'could not record progress'));
       },
     } satisfies Omit<ProviderContext, 'credentials'>;
     return {
@@ -260,14 +316,14 @@ export class TaskRunner {
    * Tasks whose worker stopped renewing (crash, kill -9): back to the queue, or failed when out of
    * attempts; a task with a generation at an upstream goes back to waiting for its check (G86).
    */
-  recoverLapsedLeases(now = Date.now()): number {
+  async recoverLapsedLeases(now = Date.now()): Promise<number> {
     const { store, maxAttempts } = this.opts;
     let recovered = 0;
-    for (const task of store.listLapsedLeases(now, 100)) {
+    for (const task of await store.listLapsedLeases(now, 100)) {
       if (!task.upstream?.ref && task.attempts >= maxAttempts) {
         const error = `generation did not finish: the worker running it stopped responding ${task.attempts} time(s); giving up`;
-        if (failLapsedTask(store, task, error, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now)) recovered++;
-      } else if (recoverLapsedTask(store, task, now)) {
+        if (await failLapsedTask(store, task, error, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now)) recovered++;
+      } else if (await recoverLapsedTask(store, task, now)) {
         recovered++;
       }
     }
@@ -276,5 +332,14 @@ export class TaskRunner {
       this.wake();
     }
     return recovered;
+  }
+
+  /** {@link recoverLapsedLeases} on the timer: a sweep still running is not overlapped; a failure is logged. */
+  private sweepLapsedLeases(): void {
+    if (this.recovering) return;
+    this.recovering = true;
+    this.recoverLapsedLeases()
+      .catch((err: unknown) => this.opts.log.error({ err }, 'could not recover tasks whose worker stopped'))
+      .finally(() => { this.recovering = false; });
   }
 }

@@ -43,6 +43,8 @@ interface PendingInsert {
 export class TaskService {
   /** Submits of this event-loop turn, committed together (group commit) before any of them is answered. */
   private pending: PendingInsert[] = [];
+  /** Batches whose transaction is under way: still in flight for the in-flight bound. */
+  private readonly committing = new Set<PendingInsert[]>();
 
   constructor(private readonly deps: TaskServiceDeps) {}
 
@@ -54,7 +56,7 @@ export class TaskService {
     const providers = this.deps.providers;
     const route = providers.honouring(providers.routeModel(plan.model, plan.family), plan);
     this.checkChannels(route);
-    this.checkInFlight(owner);
+    await this.checkInFlight(owner);
     const createdAt = Date.now();
     const id = newTaskId(createdAt);
     const media = this.deps.media && allRefs(plan.media).length > 0
@@ -75,7 +77,7 @@ export class TaskService {
     };
     const committed = new Promise<TaskRecord>((resolve, reject) => {
       this.pending.push({ task, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => this.commitPending());
+      if (this.pending.length === 1) setImmediate(() => { void this.commitPending(); });
     });
     if (media === plan.media) return committed;
     return committed.catch(async (err: unknown) => {
@@ -95,26 +97,34 @@ export class TaskService {
     throw new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
   }
 
-  /** At most `maxTasksInFlight` queued or processing tasks per key, submits not yet committed included. */
-  private checkInFlight(owner: ApiKeyRecord): void {
+  /**
+   * At most `maxTasksInFlight` queued or processing tasks per key, submits not yet committed
+   * included (counted before the store is asked: one committed meanwhile counts twice, never none).
+   */
+  private async checkInFlight(owner: ApiKeyRecord): Promise<void> {
     const max = this.deps.maxTasksInFlight ?? 0;
     if (max <= 0) return;
     let pending = 0;
     for (const p of this.pending) if (p.task.ownerKeyId === owner.id) pending++;
-    if (pending + this.deps.store.countInFlight(owner.id, max) >= max) {
+    for (const batch of this.committing) for (const p of batch) if (p.task.ownerKeyId === owner.id) pending++;
+    if (pending + await this.deps.store.countInFlight(owner.id, max) >= max) {
       throw new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
     }
   }
 
-  private commitPending(): void {
+  /** Commits the submits gathered in one event-loop turn; the next turn's may start their own meanwhile. */
+  private async commitPending(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
+    this.committing.add(batch);
     let records: TaskRecord[];
     try {
-      records = this.deps.store.insertMany(batch.map((p) => p.task));
+      records = await this.deps.store.insertMany(batch.map((p) => p.task));
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
+    } finally {
+      this.committing.delete(batch);
     }
     batch.forEach((p, i) => { p.resolve(records[i]!); });
     this.deps.onSubmitted?.(records);
@@ -124,10 +134,10 @@ export class TaskService {
    * The poll path: authentication and lookup in one query by the key's hash. On a miss the key is
    * looked up alone, to answer 401 for a bad key and 404 for a task that is not the caller's.
    */
-  getTaskForKeyHash(keyHash: string, id: string): TaskRecord {
-    const task = this.deps.store.getOwnedByKeyHash(id, keyHash);
+  async getTaskForKeyHash(keyHash: string, id: string): Promise<TaskRecord> {
+    const task = await this.deps.store.getOwnedByKeyHash(id, keyHash);
     if (task) return task;
-    if (!this.deps.keys.findActiveByHash(keyHash)) throw invalidKeyError();
+    if (!(await this.deps.keys.findActiveByHash(keyHash))) throw invalidKeyError();
     throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
   }
 
@@ -143,8 +153,8 @@ export class TaskService {
   }
 
   /** The caller's task; another key's task is a 404 exactly like an unknown id (decisions.md #6). */
-  getOwnedTask(owner: ApiKeyRecord, id: string): TaskRecord {
-    const task = this.deps.store.getOwned(id, owner.id);
+  async getOwnedTask(owner: ApiKeyRecord, id: string): Promise<TaskRecord> {
+    const task = await this.deps.store.getOwned(id, owner.id);
     if (!task) throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
     return task;
   }
@@ -155,16 +165,16 @@ export class TaskService {
    * A worker running it is told to stop; its late result is refused by the conditional update.
    * With `family`, a task of another family is a 409 (the motion cancel endpoint cancels motion tasks).
    */
-  cancelOwnedTask(owner: ApiKeyRecord, id: string, family?: FamilyId): TaskRecord {
-    const task = this.getOwnedTask(owner, id);
+  async cancelOwnedTask(owner: ApiKeyRecord, id: string, family?: FamilyId): Promise<TaskRecord> {
+    const task = await this.getOwnedTask(owner, id);
     if (family !== undefined && task.family !== family) {
       throw new AppError('invalid_task_state', `Task ${task.id} is a ${task.family} task; only ${family} tasks can be cancelled`, { param: 'id' });
     }
     if (task.status === 'cancelled') return task;
     const now = Date.now();
-    const cancelled = cancelTask(this.deps.store, task, expiryOf(task.family, 'cancelled', now, this.deps.videosResultTtlHours), now);
+    const cancelled = await cancelTask(this.deps.store, task, expiryOf(task.family, 'cancelled', now, this.deps.videosResultTtlHours), now);
     if (!cancelled) {
-      const current = this.deps.store.get(id) ?? task;
+      const current = (await this.deps.store.get(id)) ?? task;
       if (current.status === 'cancelled') return current; // a concurrent cancel got there first
       throw new AppError('invalid_task_state', `Task ${id} is ${current.status}; only queued or processing tasks can be cancelled`, { param: 'id' });
     }

@@ -13,12 +13,12 @@ import type { TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } fro
 export const isFinished = (status: TaskStatus): boolean => status !== 'queued' && status !== 'processing';
 
 /** queued -> processing: the oldest claimable task of these providers, leased to `workerId`. */
-export function claimNextTask(store: TaskStore, providers: readonly string[], workerId: string, leaseMs: number, now = Date.now()): TaskRecord | undefined {
+export function claimNextTask(store: TaskStore, providers: readonly string[], workerId: string, leaseMs: number, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.claimNext(providers, workerId, now, now + leaseMs);
 }
 
 /** processing -> completed, only by the lease holder; `provider`: the candidate that made the result, when it is not the one the task names. */
-export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now(), provider?: string): TaskRecord | undefined {
+export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now(), provider?: string): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     ...(provider !== undefined && { provider }),
     status: 'completed', progress: 100, result, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
@@ -26,7 +26,7 @@ export function completeTask(store: TaskStore, task: TaskRecord, workerId: strin
 }
 
 /** processing -> failed, only by the lease holder. */
-export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
+export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });
@@ -38,7 +38,7 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
  * graceful shutdown gives the attempt back (`refundAttempt`), and so does the gateway's own fault,
  * which is counted apart, in a row (`serverFault`, G84).
  */
-export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean } = {}): TaskRecord | undefined {
+export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean } = {}): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter,
     ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
@@ -51,7 +51,7 @@ export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string
  * with a generation at an upstream stays processing and is checked again at once: the generation is
  * never started twice (G86).
  */
-export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): TaskRecord | undefined {
+export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
     ...(task.upstream?.ref ? {} : { status: 'queued' as const }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
   });
@@ -64,14 +64,14 @@ export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date
  * the channel that accepted it (checks and cancel go there). An accepted create ends a run of
  * refusals (G91): they count in a row.
  */
-export function saveUpstreamRef(store: TaskStore, task: TaskRecord, workerId: string, upstream: UpstreamState & { provider: string }, runAfter: number, progress = task.progress): TaskRecord | undefined {
+export function saveUpstreamRef(store: TaskStore, task: TaskRecord, workerId: string, upstream: UpstreamState & { provider: string }, runAfter: number, progress = task.progress): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     upstream, provider: upstream.provider, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress), serverFaults: 0,
   });
 }
 
 /** processing, leased for a check -> processing, waiting for the next check at `runAfter` (progress only rises). */
-export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, upstream: UpstreamState, progress = task.progress): TaskRecord | undefined {
+export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, upstream: UpstreamState, progress = task.progress): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     upstream, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress),
   });
@@ -82,7 +82,7 @@ export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: stri
  * generation ended (a verified provider callback, G158). Only while no worker holds the task and
  * its current generation is still that one; the check then reads the outcome from the upstream.
  */
-export function checkSooner(store: TaskStore, taskId: string, upstreamId: string, now = Date.now()): TaskRecord | undefined {
+export function checkSooner(store: TaskStore, taskId: string, upstreamId: string, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(taskId, { statusIn: ['processing'], unleased: true, upstreamId }, { runAfter: now });
 }
 
@@ -91,7 +91,7 @@ export function checkSooner(store: TaskStore, taskId: string, upstreamId: string
  * not (its attempt is used). The next start goes through the model's route from its first
  * candidate (`provider`) with the next generation number, so its create is a new one (G86).
  */
-export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number): TaskRecord | undefined {
+export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'queued', provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
     leaseOwner: null, leaseExpiresAt: null, runAfter,
@@ -99,14 +99,14 @@ export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId:
 }
 
 /** processing (lease lapsed, no attempts left) -> failed. */
-export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
+export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
     status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });
 }
 
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
-export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): TaskRecord | undefined {
+export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['queued', 'processing'] }, {
     status: 'cancelled', progress: 100, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   });

@@ -2,7 +2,8 @@
  * Long-poll waiters (`?wait=N` on the query paths): a waiter is released as soon as its task's
  * status differs from the one it saw, at its deadline, or when its client goes away. Changes made
  * through this process's store are seen at once (`watchChanges`); changes by other processes are
- * noticed by one shared check every `pollMs` (`changedElsewhere`, a single cheap SQLite read), so
+ * noticed by one shared check every `pollMs` (`changedElsewhere`, a single cheap SQLite read) where
+ * the store has it (a store without it reports other processes' writes through `watchChanges`), so
  * a waiter costs a map entry and a timer, not reads. Waiters are bounded in all and per key;
  * past the bound a query simply answers at once.
  */
@@ -69,8 +70,10 @@ export class TaskWatch {
       set.add(waiter);
       this.perKey.set(keyId, keyCount + 1);
       this.count++;
-      this.ticker ??= setInterval(() => this.pollElsewhere(), this.pollMs);
-      this.ticker.unref();
+      if (this.store.changedElsewhere) {
+        this.ticker ??= setInterval(() => this.pollElsewhere(), this.pollMs);
+        this.ticker.unref();
+      }
     });
   }
 
@@ -79,16 +82,20 @@ export class TaskWatch {
     for (const set of [...this.byTask.values()]) for (const w of [...set]) w.release();
   }
 
-  /** Releases the waiters of `id` whose status is no longer the one they saw. */
+  /**
+   * Releases the waiters of `id` whose status is no longer the one they saw; all of them when the
+   * task cannot be read (each query then reads it again and answers what it finds).
+   */
   private check(id: string): void {
-    const set = this.byTask.get(id);
-    if (!set) return;
-    const status = this.store.get(id)?.status;
-    for (const w of [...set]) if (status !== w.status) w.release();
+    if (!this.byTask.has(id)) return;
+    void this.store.get(id).then((task) => task?.status, () => null).then((status) => {
+      const set = this.byTask.get(id);
+      if (set) for (const w of [...set]) if (status !== w.status) w.release();
+    });
   }
 
   private pollElsewhere(): void {
-    if (!this.store.changedElsewhere()) return;
+    if (!this.store.changedElsewhere?.()) return;
     for (const id of [...this.byTask.keys()]) this.check(id);
   }
 

@@ -126,14 +126,14 @@ async function saveStarted(w: Work, provider: Provider, job: ProviderJob, result
   const now = Date.now();
   const upstream = { generation: job.generation, provider: provider.id, ref: result.ref, startedAt: now, checkFailures: 0 };
   const progress = result.progress === undefined ? undefined : Math.min(99, Math.max(0, Math.floor(result.progress)));
-  const saved = saveUpstreamRef(w.opts.store, w.task, w.workerId, upstream, now + checkDelay(provider, job), progress);
+  const saved = await saveUpstreamRef(w.opts.store, w.task, w.workerId, upstream, now + checkDelay(provider, job), progress);
   if (saved) {
     w.log.info({ channel: provider.id, upstreamId: result.ref.id, generation: job.generation }, 'generation started at the upstream');
     return;
   }
   // Cancelled meanwhile: stop it at the upstream too. (A lost lease means another worker has the
   // task: it starts the same generation under the same Idempotency-Key, so this one is left alone.)
-  if (w.opts.store.get(w.task.id)?.status === 'cancelled') await cancelAtUpstream(provider, result.ref, job, w.log);
+  if ((await w.opts.store.get(w.task.id))?.status === 'cancelled') await cancelAtUpstream(provider, result.ref, job, w.log);
   w.log.warn({ upstreamId: result.ref.id }, 'started a generation but no longer held the task');
 }
 
@@ -177,7 +177,7 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     const failures = upstream.checkFailures + 1;
     const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
     const delay = checkDelay(provider, job, failures, retryAfterMs);
-    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: failures });
+    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: failures });
     w.log.warn({ err: err instanceof Error ? err.message : String(err), failures, retryInMs: delay }, 'the check could not be made; checking again later');
     return;
   } finally {
@@ -190,21 +190,21 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     const progress = result.progress === undefined
       ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
       : Math.min(99, Math.max(0, Math.floor(result.progress)));
-    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: 0 }, progress);
+    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: 0 }, progress);
     return;
   }
   if (result.state === 'failed') return generationFailed(w, result.error);
-  return finish(w, result.output, () => {
+  return finish(w, result.output, async () => {
     // the upstream still holds the result: look again later
     const failures = upstream.checkFailures + 1;
-    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + checkDelay(provider, job, failures), { ...upstream, checkFailures: failures });
+    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + checkDelay(provider, job, failures), { ...upstream, checkFailures: failures });
   });
 }
 
 /** A check stopped before it answered: a shutdown puts the task back to waiting; a cancel or a lost lease leaves it. */
-function stopped(w: Work): undefined {
+async function stopped(w: Work): Promise<undefined> {
   if (w.controller.signal.reason === 'shutdown' && w.task.upstream) {
-    scheduleCheck(w.opts.store, w.task, w.workerId, Date.now(), w.task.upstream);
+    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now(), w.task.upstream);
   }
 }
 
@@ -214,7 +214,7 @@ function stopped(w: Work): undefined {
  * that completed it; a refused completion removes its files. `retryLater`: what to do when a remote
  * file could not be fetched for now (a check looks again).
  */
-async function finish(w: Work, output: ProviderOutput, retryLater?: () => void, provider?: string): Promise<number | undefined> {
+async function finish(w: Work, output: ProviderOutput, retryLater?: () => Promise<void>, provider?: string): Promise<number | undefined> {
   const { store, results } = w.opts;
   let stored: Awaited<ReturnType<typeof results.store>>;
   try {
@@ -224,24 +224,24 @@ async function finish(w: Work, output: ProviderOutput, retryLater?: () => void, 
     if (err instanceof RemoteFileGone) return generationFailed(w, err);
     if (serverFaultOf(err) === undefined && retryLater && !(err instanceof UnrecoverableError)) {
       w.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not fetch the result yet; checking again later');
-      retryLater();
+      await retryLater();
       return;
     }
     return failedAttempt(w, err);
   }
   const now = Date.now();
-  const done = completeTask(store, w.task, w.workerId, stored.result, expiry(w, 'completed', now)!, now, provider);
+  const done = await completeTask(store, w.task, w.workerId, stored.result, expiry(w, 'completed', now)!, now, provider);
   if (done) {
     w.log.info({ ms: now - (w.task.startedAt ?? now) }, 'task completed');
     return;
   }
   // Cancelled, or another worker took over after our lease lapsed: our files are not the result.
   await stored.discard();
-  w.log.warn({ status: store.get(w.task.id)?.status }, 'finished generation but no longer held the task');
+  w.log.warn({ status: (await store.get(w.task.id))?.status }, 'finished generation but no longer held the task');
 }
 
 /** A start (or storing its result) failed: why it stopped decides what happens to the task. */
-function failedAttempt(w: Work, err: unknown): number | undefined {
+async function failedAttempt(w: Work, err: unknown): Promise<number | undefined> {
   const { store, maxAttempts } = w.opts;
   const reason = w.controller.signal.aborted ? (w.controller.signal.reason as StopReason) : undefined;
   if (reason === 'attempt-timeout') {
@@ -250,7 +250,7 @@ function failedAttempt(w: Work, err: unknown): number | undefined {
   if (reason === 'cancelled') { w.log.info('task cancelled while running'); return; }
   if (reason === 'lease-lost') { w.log.warn('lost the lease; another worker owns the task now'); return; }
   if (reason === 'shutdown') {
-    requeueTask(store, w.task, w.workerId, Date.now(), { refundAttempt: true });
+    await requeueTask(store, w.task, w.workerId, Date.now(), { refundAttempt: true });
     w.log.info('returned to the queue on shutdown');
     return;
   }
@@ -258,7 +258,7 @@ function failedAttempt(w: Work, err: unknown): number | undefined {
   const now = Date.now();
   if (shouldRetry(err, w.task.attempts, maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
-    requeueTask(store, w.task, w.workerId, now + delay);
+    await requeueTask(store, w.task, w.workerId, now + delay);
     w.log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
     return;
   }
@@ -270,20 +270,20 @@ function failedAttempt(w: Work, err: unknown): number | undefined {
  * unless the failure is final or the attempts are used up. Never one of the gateway's own faults:
  * an upstream's failure text is not read for them.
  */
-function generationFailed(w: Work, err: unknown): number | undefined {
+async function generationFailed(w: Work, err: unknown): Promise<number | undefined> {
   if (shouldRetry(err, w.task.attempts, w.opts.maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
-    startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay);
+    await startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay);
     w.log.warn({ err: err instanceof Error ? err.message : String(err), retryInMs: delay }, 'the generation failed; a new one will be started');
     return;
   }
   return failForGood(w, err);
 }
 
-function failForGood(w: Work, err: unknown): undefined {
+async function failForGood(w: Work, err: unknown): Promise<undefined> {
   const now = Date.now();
   const message = failureMessage(err);
-  failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
+  await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
   w.log.warn({ error: message }, 'task failed');
 }
 
@@ -294,9 +294,9 @@ function failForGood(w: Work, err: unknown): undefined {
  * {@link MAX_SERVER_FAULTS} such faults (about 15 minutes of them) the task fails, saying so (G84).
  * Returns the pause, ms.
  */
-export function deferForServerFault(w: Work, err: unknown): number | undefined {
+export async function deferForServerFault(w: Work, err: unknown): Promise<number | undefined> {
   const code = serverFaultOf(err) ?? (err as NodeJS.ErrnoException | undefined)?.code ?? 'unknown';
-  const delay = deferTask(w, err, `it was short of a resource of its own (${code})`);
+  const delay = await deferTask(w, err, `it was short of a resource of its own (${code})`);
   return delay;
 }
 
@@ -306,22 +306,22 @@ export function deferForServerFault(w: Work, err: unknown): number | undefined {
  * waits (at least until a channel takes calls again) and tries again; after MAX_SERVER_FAULTS it
  * fails, naming no upstream (G91).
  */
-function deferForUnavailable(w: Work, route: RouteCandidate[], refusedBy: ChannelError | undefined): undefined {
+async function deferForUnavailable(w: Work, route: RouteCandidate[], refusedBy: ChannelError | undefined): Promise<undefined> {
   const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0);
-  deferTask(w, refusedBy, 'no upstream could take it', waitMs); // the worker goes on with other work
+  await deferTask(w, refusedBy, 'no upstream could take it', waitMs); // the worker goes on with other work
 }
 
-function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): number | undefined {
+async function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): Promise<number | undefined> {
   const now = Date.now();
   const faults = w.task.serverFaults + 1;
   if (faults > MAX_SERVER_FAULTS) {
     const message = `the gateway could not run this task: ${why} each of the last ${MAX_SERVER_FAULTS} times it tried; nothing in the request caused it, submit it again`;
-    failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
+    await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
     w.log.error({ err, why }, 'task failed: the gateway kept failing to run it');
     return;
   }
   const delay = Math.max(atLeastMs, serverFaultDelayMs(faults));
-  requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true });
+  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true });
   w.log.error({ err, why, retryInMs: delay, serverFaults: faults }, 'the task goes back to the queue without using an attempt');
   return delay;
 }

@@ -38,20 +38,20 @@ export class SqliteAssetStore implements AssetStore {
     });
   }
 
-  insertWithinQuota(asset: AssetRecord, quotaBytes: number, now: number): boolean {
+  async insertWithinQuota(asset: AssetRecord, quotaBytes: number, now: number): Promise<boolean> {
     return this.insertChecked.immediate(asset, quotaBytes, now);
   }
 
-  getOwned(id: string, ownerKeyId: string): AssetRecord | undefined {
+  async getOwned(id: string, ownerKeyId: string): Promise<AssetRecord | undefined> {
     const row = this.getOwnedStmt.get(id, ownerKeyId) as AssetRow | undefined;
     return row && toRecord(row);
   }
 
-  listExpired(now: number, limit: number): AssetRecord[] {
+  async listExpired(now: number, limit: number): Promise<AssetRecord[]> {
     return (this.expiredStmt.all(now, limit) as AssetRow[]).map(toRecord);
   }
 
-  delete(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     return this.deleteStmt.run(id).changes === 1;
   }
 }

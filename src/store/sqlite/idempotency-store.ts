@@ -38,19 +38,19 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     });
   }
 
-  begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): IdempotencyBegin {
+  async begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): Promise<IdempotencyBegin> {
     return this.beginTx.immediate(keyId, idemKey, fingerprint, now, staleBefore, expiredBefore);
   }
 
-  complete(keyId: string, idemKey: string, statusCode: number, response: string): void {
+  async complete(keyId: string, idemKey: string, statusCode: number, response: string): Promise<void> {
     this.completeStmt.run(statusCode, response, keyId, idemKey);
   }
 
-  abandon(keyId: string, idemKey: string): void {
+  async abandon(keyId: string, idemKey: string): Promise<void> {
     this.abandonStmt.run(keyId, idemKey);
   }
 
-  purge(before: number): number {
+  async purge(before: number): Promise<number> {
     return this.purgeStmt.run(before).changes;
   }
 }

@@ -21,12 +21,12 @@ export class SqliteKeyStore implements KeyStore {
     this.byHash = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE hash = ?`);
   }
 
-  insert(key: ApiKeyRecord & { hash: string }): void {
+  async insert(key: ApiKeyRecord & { hash: string }): Promise<void> {
     this.db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at, revoked_at, submit_rate, query_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(key.id, key.name, key.prefix, key.hash, key.createdAt, key.revokedAt, key.submitRate ?? null, key.queryRate ?? null);
   }
 
-  findActiveByHash(hash: string): ApiKeyRecord | undefined {
+  async findActiveByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const hit = this.active.get(hash);
     if (hit) return hit;
     const row = this.activeByHash.get(hash) as KeyRow | undefined;
@@ -36,22 +36,22 @@ export class SqliteKeyStore implements KeyStore {
     return key;
   }
 
-  findByHash(hash: string): ApiKeyRecord | undefined {
+  async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const row = this.byHash.get(hash) as KeyRow | undefined;
     return row && toRecord(row);
   }
 
-  list(): ApiKeyRecord[] {
+  async list(): Promise<ApiKeyRecord[]> {
     return (this.db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at`).all() as KeyRow[]).map(toRecord);
   }
 
-  setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): boolean {
+  async setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean> {
     const changed = this.db.prepare('UPDATE api_keys SET submit_rate = ?, query_rate = ? WHERE id = ?').run(limits.submitRate, limits.queryRate, id).changes === 1;
     if (changed) this.active.clear();
     return changed;
   }
 
-  revoke(id: string, now: number): boolean {
+  async revoke(id: string, now: number): Promise<boolean> {
     const revoked = this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
     if (revoked) {
       this.active.clear();

@@ -46,8 +46,11 @@ function switchToWal(db: Database.Database): void {
   }
 }
 
+/** The embedded store: the whole contract, with its optional capabilities present. */
+export type SqliteStore = Store & { tasks: SqliteTaskStore; backup(file: string): Promise<void> };
+
 /** Opens (creating and migrating as needed) the embedded store at `<dataDir>/mediagate.db`; `:memory:` for tests. */
-export function openSqliteStore(file: string, options: SqliteOptions = {}): Store {
+export function openSqliteStore(file: string, options: SqliteOptions = {}): SqliteStore {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma('busy_timeout = 5000'); // first: every step below may meet another process opening the file
@@ -72,12 +75,12 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Stor
     usage,
     assets: new SqliteAssetStore(db),
     idempotency: new SqliteIdempotencyStore(db),
-    ping: () => { ping.get(); },
+    ping: async () => { ping.get(); },
     backup: async (target) => {
       usage.tryFlush();
       await db.backup(target);
     },
-    close: () => {
+    close: async () => {
       usage.tryFlush(); // a failure is reported: those rows are lost with the process
       checkpointer?.stop();
       db.close();

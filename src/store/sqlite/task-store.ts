@@ -117,16 +117,17 @@ export class SqliteTaskStore implements TaskStore {
       AND status IN ('queued', 'processing') LIMIT ?)`).pluck();
   }
 
-  insert(task: NewTask): TaskRecord {
-    return this.insertMany([task])[0]!;
+  async insert(task: NewTask): Promise<TaskRecord> {
+    this.insertBatch([task]);
+    return insertedRecord(task);
   }
 
-  insertMany(tasks: readonly NewTask[]): TaskRecord[] {
+  async insertMany(tasks: readonly NewTask[]): Promise<TaskRecord[]> {
     this.insertBatch(tasks);
     return tasks.map(insertedRecord);
   }
 
-  getOwnedByKeyHash(id: string, keyHash: string): TaskRecord | undefined {
+  async getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
     const hit = this.polls.get(id);
     if (hit?.keyHash === keyHash) return hit.task;
     const row = this.getByKeyHashStmt.get(id, keyHash) as TaskRow | undefined;
@@ -136,17 +137,17 @@ export class SqliteTaskStore implements TaskStore {
     return task;
   }
 
-  get(id: string): TaskRecord | undefined {
+  async get(id: string): Promise<TaskRecord | undefined> {
     const row = this.getStmt.get(id) as TaskRow | undefined;
     return row && toRecord(row);
   }
 
-  getOwned(id: string, ownerKeyId: string): TaskRecord | undefined {
+  async getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined> {
     const row = this.getOwnedStmt.get(id, ownerKeyId) as TaskRow | undefined;
     return row && toRecord(row);
   }
 
-  updateIf(id: string, guard: TaskGuard, patch: TaskPatch): TaskRecord | undefined {
+  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch): Promise<TaskRecord | undefined> {
     const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
     const cacheKey = `${keys.join(',')}|${guard.statusIn.length}|${guard.leaseOwner !== undefined}|${guard.leaseExpiredBefore !== undefined}|${guard.unleased === true}|${guard.upstreamId !== undefined}`;
     let stmt = this.updateCache.get(cacheKey);
@@ -171,7 +172,7 @@ export class SqliteTaskStore implements TaskStore {
     return toRecord(row);
   }
 
-  claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): TaskRecord | undefined {
+  async claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined> {
     if (providers.length === 0) return undefined;
     let claim = this.claimCache.get(providers.length);
     if (!claim) {
@@ -204,23 +205,23 @@ export class SqliteTaskStore implements TaskStore {
     return toRecord(row);
   }
 
-  renewLease(id: string, workerId: string, leaseUntil: number): boolean {
+  async renewLease(id: string, workerId: string, leaseUntil: number): Promise<boolean> {
     return this.changedIf(id, this.renewStmt.run(leaseUntil, Date.now(), id, workerId).changes === 1);
   }
 
-  setProgress(id: string, workerId: string, progress: number): boolean {
+  async setProgress(id: string, workerId: string, progress: number): Promise<boolean> {
     return this.changedIf(id, this.progressStmt.run(progress, Date.now(), id, workerId).changes === 1);
   }
 
-  listLapsedLeases(now: number, limit: number): TaskRecord[] {
+  async listLapsedLeases(now: number, limit: number): Promise<TaskRecord[]> {
     return (this.lapsedStmt.all(now, limit) as TaskRow[]).map(toRecord);
   }
 
-  listExpired(now: number, limit: number): TaskRecord[] {
+  async listExpired(now: number, limit: number): Promise<TaskRecord[]> {
     return (this.expiredStmt.all(now, limit) as TaskRow[]).map(toRecord);
   }
 
-  nextRunAfter(providers: readonly string[]): number | undefined {
+  async nextRunAfter(providers: readonly string[]): Promise<number | undefined> {
     if (providers.length === 0) return undefined;
     let stmt = this.nextRunCache.get(providers.length);
     if (!stmt) {
@@ -232,12 +233,12 @@ export class SqliteTaskStore implements TaskStore {
     return row.t ?? undefined;
   }
 
-  clearExpiry(id: string): void {
+  async clearExpiry(id: string): Promise<void> {
     this.db.prepare('UPDATE tasks SET expires_at = NULL WHERE id = ?').run(id);
     this.changed(id);
   }
 
-  delete(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     return this.changedIf(id, this.deleteStmt.run(id).changes === 1);
   }
 
@@ -261,11 +262,11 @@ export class SqliteTaskStore implements TaskStore {
     return wrote;
   }
 
-  countInFlight(ownerKeyId: string, upTo: number): number {
+  async countInFlight(ownerKeyId: string, upTo: number): Promise<number> {
     return this.inFlightStmt.get(ownerKeyId, upTo) as number;
   }
 
-  countByStatus(): Record<TaskStatus, number> {
+  async countByStatus(): Promise<Record<TaskStatus, number>> {
     const counts: Record<TaskStatus, number> = { queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 };
     for (const row of this.db.prepare('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status').all() as { status: TaskStatus; n: number }[]) {
       counts[row.status] = row.n;

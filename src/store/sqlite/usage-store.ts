@@ -35,7 +35,7 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   /** Queues a row; throws once the database is closed (the caller logs it: nothing is dropped silently). */
-  recordChatUsage(u: ChatUsageRecord): void {
+  async recordChatUsage(u: ChatUsageRecord): Promise<void> {
     if (!this.db.open) throw new Error('the chat usage ledger is closed');
     this.pending.push(u);
     if (this.pending.length > USAGE_MAX_PENDING) {
@@ -76,7 +76,7 @@ export class SqliteUsageStore implements UsageStore {
     this.pending = [];
   }
 
-  chatUsageByKey(keyId: string, since = 0): Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }> {
+  async chatUsageByKey(keyId: string, since = 0): Promise<Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>> {
     this.tryFlush(); // a write failure is reported; the rows already written are still answered
     return this.byKeyStmt.all(keyId, since) as Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>;
   }

@@ -1,0 +1,19 @@
+import type { Config } from '../config.js';
+import { ConfigError } from '../config-error.js';
+import { openSqliteStore, type SqliteOptions } from './sqlite/open.js';
+import type { Store } from './types.js';
+
+/** What picks and opens the store: the SQLite file, or a PostgreSQL database when its URL is set. */
+export type StoreConfig = Pick<Config, 'databaseFile' | 'databaseUrl' | 'sqliteSync'>;
+
+/**
+ * Opens the configured store (G177): PostgreSQL when `MEDIAGATE_DATABASE_URL` is set (its module is
+ * loaded only then), else the embedded SQLite file under the data directory. `sqlite` holds the
+ * embedded store's own options (background checkpoints, the deferred-write logger).
+ */
+export async function createStore(config: StoreConfig, sqlite: Omit<SqliteOptions, 'synchronous'> = {}): Promise<Store> {
+  if (config.databaseUrl !== undefined) {
+    throw new ConfigError('MEDIAGATE_DATABASE_URL', 'PostgreSQL support is not built yet');
+  }
+  return openSqliteStore(config.databaseFile, { ...sqlite, synchronous: config.sqliteSync });
+}
