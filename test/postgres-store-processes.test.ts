@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL store shared by several processes: each store instance below has its own pool and
  * LISTEN connection, as a separate gateway process would. Claims never overlap, every instance
- * hears the others' task writes (and not its own twice), workers hear of new work, migrations run
+ * hears the others' task writes (and not its own twice), workers hear of new work and cancels, migrations run
  * once when processes start together, and a lost LISTEN connection comes back.
  */
 import pg from 'pg';
@@ -103,6 +103,24 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     const scheduled = nextEvent<string>((l) => worker.tasks.watchQueue(l), () => true);
     await api.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { leaseOwner: null, leaseExpiresAt: null, runAfter: T + 10 });
     expect(await scheduled).toBe('prov_q');
+  });
+
+  it('a cancel by one process is heard by every instance, once per cancel', async () => {
+    const url = await database.empty();
+    const [api, worker] = [await open(url), await open(url)];
+    const cancels: string[] = [];
+    worker.tasks.watchCancels((id) => cancels.push(id));
+    const [t, other] = [await api.tasks.insert(newTask()), await api.tasks.insert(newTask())];
+    await worker.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
+    const heard = nextEvent<string>((l) => worker.tasks.watchCancels(l), () => true);
+    await api.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', leaseOwner: null, leaseExpiresAt: null, finishedAt: T + 1 });
+    expect(await heard).toBe(t.id);
+    // a later write to the cancelled task is no second cancel; the next cancel is heard after it
+    await api.tasks.clearExpiry(t.id);
+    const next = nextEvent<string>((l) => worker.tasks.watchCancels(l), () => true);
+    await api.tasks.updateIf(other.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T + 2 });
+    expect(await next).toBe(other.id);
+    expect(cancels).toEqual([t.id, other.id]);
   });
 
   it('a lost LISTEN connection comes back: changedElsewhere says notifications may have been missed, and the next ones arrive', async () => {

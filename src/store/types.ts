@@ -154,6 +154,18 @@ export interface TaskStore {
    * Optional: a store whose `watchChanges` already reports other processes' writes has no need of it.
    */
   changedElsewhere?(): boolean;
+  /**
+   * Optional (stores shared by several processes, G184): calls `listener` with a provider's id
+   * whenever a task of that provider may be claimed now (queued or requeued, a check scheduled),
+   * written by any process, and with `''` when such news may have been lost; returns an unsubscribe.
+   * A worker wakes on it instead of waiting for its next poll.
+   */
+  watchQueue?(listener: (provider: string) => void): () => void;
+  /**
+   * Optional (stores shared by several processes, G184): calls `listener` with the id of each task
+   * cancelled by any process; returns an unsubscribe. The worker running it stops at once.
+   */
+  watchCancels?(listener: (id: string) => void): () => void;
 }
 
 export interface ApiKeyRecord {

@@ -22,14 +22,18 @@ const types = {
 /**
  * Connection settings shared by the pool and the LISTEN connection. `mediagate.instance` names the
  * store instance in every session: the task triggers put it in each notification, so an instance
- * recognises (and skips) the echoes of its own writes.
+ * recognises (and skips) the echoes of its own writes. Options the URL itself gives (`?options=`)
+ * are kept: pg lets the URL's parameters override the configuration, so they are merged here.
  */
 export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
+  const parsed = new URL(url);
+  const own = parsed.searchParams.get('options');
+  parsed.searchParams.delete('options');
   return {
-    connectionString: url,
+    connectionString: parsed.toString(),
     types,
     application_name: 'mediagate',
-    options: `-c mediagate.instance=${instanceId}`,
+    options: `${own ? `${own} ` : ''}-c mediagate.instance=${instanceId}`,
   };
 }
 

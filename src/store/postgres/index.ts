@@ -22,6 +22,17 @@ export interface PostgresStore extends Store {
   tasks: PostgresTaskStore;
 }
 
+/** The URL without its password, for messages. */
+function redacted(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'MEDIAGATE_DATABASE_URL';
+  }
+}
+
 /**
  * Connects, migrates (once across processes started together) and starts listening for other
  * processes' task writes. Rejects when the database cannot be reached or migrated.
@@ -35,6 +46,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
   const listener = new ChangeListener(options.url, instanceId, {
     taskChanged: (id) => tasks.changedByOther(id),
     queueChanged: (provider) => tasks.queueChanged(provider),
+    cancelled: (id) => tasks.cancelled(id),
     resumed: () => tasks.resumed(),
   }, options.logger);
   try {
@@ -43,7 +55,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
   } catch (err) {
     await listener.close();
     await pool.end().catch(() => undefined);
-    throw err;
+    throw new Error(`could not open the PostgreSQL store at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
   }
   let closing: Promise<void> | undefined;
   return {

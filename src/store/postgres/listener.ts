@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { clientConfig } from './connect.js';
-import { QUEUE_CHANNEL, TASKS_CHANNEL } from './migrations.js';
+import { CANCEL_CHANNEL, QUEUE_CHANNEL, TASKS_CHANNEL } from './migrations.js';
 
 /** Waits between attempts to get the LISTEN connection back: doubling from the first, up to the last. */
 const RECONNECT_MIN_MS = 100;
@@ -12,6 +12,8 @@ export interface ListenerEvents {
   taskChanged(id: string): void;
   /** A task of this provider may be claimed now (queued, or a check waiting), by any instance's write. */
   queueChanged(provider: string): void;
+  /** A task was cancelled, by any instance (its own included: the worker may run elsewhere). */
+  cancelled(id: string): void;
   /**
    * The LISTEN connection was (re-)established after a loss: notifications sent meanwhile are gone,
    * so whatever waits for one should look again.
@@ -21,8 +23,8 @@ export interface ListenerEvents {
 
 /**
  * The store's one dedicated LISTEN connection (a pooled connection cannot listen: it is handed to
- * other queries). Lost connections are re-established with a backoff, listening again on both
- * channels, and reported through `resumed`. Notifications of this store instance's own writes are
+ * other queries). Lost connections are re-established with a backoff, listening again on every
+ * channel, and reported through `resumed`. Notifications of this store instance's own writes are
  * dropped here: the store tells its watchers about them at once, before the commit's echo arrives.
  */
 export class ChangeListener {
@@ -61,7 +63,7 @@ export class ChangeListener {
     client.on('end', () => this.lost(client, undefined));
     await client.connect();
     try {
-      await client.query(`LISTEN ${TASKS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}`);
+      await client.query(`LISTEN ${TASKS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
@@ -78,6 +80,8 @@ export class ChangeListener {
     const payload = msg.payload ?? '';
     if (msg.channel === QUEUE_CHANNEL) {
       this.events.queueChanged(payload);
+    } else if (msg.channel === CANCEL_CHANNEL) {
+      this.events.cancelled(payload);
     } else if (msg.channel === TASKS_CHANNEL && !payload.startsWith(this.ownPrefix)) {
       const space = payload.indexOf(' ');
       this.events.taskChanged(space < 0 ? payload : payload.slice(space + 1));

@@ -4,6 +4,8 @@ import type pg from 'pg';
 export const TASKS_CHANNEL = 'mediagate_tasks';
 /** The channel announcing work a worker may claim now: the provider's id. */
 export const QUEUE_CHANNEL = 'mediagate_queue';
+/** The channel announcing a task just cancelled: its id. */
+export const CANCEL_CHANNEL = 'mediagate_cancels';
 
 /**
  * Ordered schema steps, each applied once in its own transaction and recorded in
@@ -106,7 +108,8 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX idempotency_created ON idempotency_keys (created_at);
   `,
   // Cross-process signals (G183): every committed task write is announced, whoever made it (a
-  // gateway, the CLI, psql); so is every task a worker may claim now (queued, or a check waiting).
+  // gateway, the CLI, psql); so is every task a worker may claim now (queued, or a check waiting),
+  // and every task cancelled.
   `
   CREATE FUNCTION mediagate_task_notify() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
@@ -117,6 +120,9 @@ const MIGRATIONS: readonly string[] = [
     PERFORM pg_notify('${TASKS_CHANNEL}', COALESCE(current_setting('mediagate.instance', true), '-') || ' ' || NEW.id);
     IF NEW.status = 'queued' OR (NEW.status = 'processing' AND NEW.lease_owner IS NULL) THEN
       PERFORM pg_notify('${QUEUE_CHANNEL}', NEW.provider);
+    END IF;
+    IF NEW.status = 'cancelled' AND (TG_OP = 'INSERT' OR OLD.status <> 'cancelled') THEN
+      PERFORM pg_notify('${CANCEL_CHANNEL}', NEW.id);
     END IF;
     RETURN NULL;
   END $$;

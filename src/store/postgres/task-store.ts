@@ -58,6 +58,7 @@ const NEXT_RUN_SQL = `SELECT LEAST(
 export class PostgresTaskStore implements TaskStore {
   private readonly listeners = new Set<(id: string) => void>();
   private readonly queueListeners = new Set<(provider: string) => void>();
+  private readonly cancelListeners = new Set<(id: string) => void>();
   /** Statement names of the conditional updates, by their text (pg prepares a named statement once per connection). */
   private readonly updateNames = new Map<string, string>();
   private missedNotifications = false;
@@ -204,15 +205,16 @@ export class PostgresTaskStore implements TaskStore {
     return () => { this.listeners.delete(listener); };
   }
 
-  /**
-   * Calls `listener` with a provider's id whenever a task of that provider may be claimed now (a
-   * task queued or requeued, a check scheduled), by a write of any process; also with `''` after
-   * notifications may have been lost. Returns an unsubscribe. How workers learn of new work at
-   * once without polling the table (G184).
-   */
+  /** See TaskStore.watchQueue (G184); `''` follows a lost LISTEN connection. */
   watchQueue(listener: (provider: string) => void): () => void {
     this.queueListeners.add(listener);
     return () => { this.queueListeners.delete(listener); };
+  }
+
+  /** See TaskStore.watchCancels (G184): cancels by any instance, this one's included. */
+  watchCancels(listener: (id: string) => void): () => void {
+    this.cancelListeners.add(listener);
+    return () => { this.cancelListeners.delete(listener); };
   }
 
   /**
@@ -233,6 +235,11 @@ export class PostgresTaskStore implements TaskStore {
   /** From the LISTEN connection: a task of `provider` may be claimed now. */
   queueChanged(provider: string): void {
     for (const listener of this.queueListeners) listener(provider);
+  }
+
+  /** From the LISTEN connection: task `id` was cancelled. */
+  cancelled(id: string): void {
+    for (const listener of this.cancelListeners) listener(id);
   }
 
   /** From the LISTEN connection: it was re-established; what was announced meanwhile is lost. */
