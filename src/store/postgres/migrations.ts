@@ -56,6 +56,7 @@ const MIGRATIONS: readonly string[] = [
   );
   -- claims: queued tasks in fair order, due checks (G85, G86)
   CREATE INDEX tasks_fair_queue ON tasks (provider, vtime, created_at) WHERE status = 'queued';
+  CREATE INDEX tasks_queue ON tasks (provider, run_after) WHERE status = 'queued';
   CREATE INDEX tasks_checks ON tasks (provider, run_after) WHERE status = 'processing' AND lease_owner IS NULL;
   CREATE INDEX tasks_leases ON tasks (lease_expires_at) WHERE status = 'processing';
   CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;

@@ -8,17 +8,17 @@ import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore }
  * `FOR UPDATE SKIP LOCKED` so concurrent workers (of any process) pass over each other's rows
  * instead of waiting for or repeating them. The fair clock moves to the started task's turn.
  */
-const CLAIM_SQL = `
+const claimSql = (provider: string): string => `
 WITH due AS (
   SELECT id FROM tasks
-  WHERE status = 'processing' AND lease_owner IS NULL AND provider = ANY($1::text[]) AND run_after <= $2
+  WHERE status = 'processing' AND lease_owner IS NULL AND ${provider} AND run_after <= $2
   ORDER BY run_after LIMIT 1 FOR UPDATE SKIP LOCKED
 ), checked AS (
   UPDATE tasks t SET lease_owner = $3, lease_expires_at = $4, updated_at = $5
   FROM due WHERE t.id = due.id RETURNING t.*
 ), next AS (
   SELECT id FROM tasks
-  WHERE status = 'queued' AND provider = ANY($1::text[]) AND run_after <= $2 AND NOT EXISTS (SELECT 1 FROM due)
+  WHERE status = 'queued' AND ${provider} AND run_after <= $2 AND NOT EXISTS (SELECT 1 FROM due)
   ORDER BY vtime, created_at LIMIT 1 FOR UPDATE SKIP LOCKED
 ), started AS (
   UPDATE tasks t SET status = 'processing', lease_owner = $3, lease_expires_at = $4, attempts = t.attempts + 1,
@@ -50,9 +50,19 @@ FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text
   AS i(id, owner_key_id, family, form, model, provider, request, amount, created_at, idempotency_key, back)
 JOIN turns ON turns.key_id = i.owner_key_id`;
 
-const NEXT_RUN_SQL = `SELECT LEAST(
-  (SELECT MIN(run_after) FROM tasks WHERE status = 'queued' AND provider = ANY($1::text[])),
-  (SELECT MIN(run_after) FROM tasks WHERE status = 'processing' AND lease_owner IS NULL AND provider = ANY($1::text[]))) AS t`;
+const nextRunSql = (provider: string): string => `SELECT LEAST(
+  (SELECT MIN(run_after) FROM tasks WHERE status = 'queued' AND ${provider}),
+  (SELECT MIN(run_after) FROM tasks WHERE status = 'processing' AND lease_owner IS NULL AND ${provider})) AS t`;
+
+/**
+ * Statements over one provider (the runner claims provider by provider) compare it with `=`: the
+ * planner then reads the claim's partial indexes in order and stops at the first row, where
+ * `= ANY(array)` would sort every candidate of the array's providers first.
+ */
+const ONE_PROVIDER = 'provider = $1';
+const SOME_PROVIDERS = 'provider = ANY($1::text[])';
+const CLAIM = { one: claimSql(ONE_PROVIDER), some: claimSql(SOME_PROVIDERS) };
+const NEXT_RUN = { one: nextRunSql(ONE_PROVIDER), some: nextRunSql(SOME_PROVIDERS) };
 
 /** PostgreSQL task store: the tasks table is the queue; every state change is one conditional UPDATE. */
 export class PostgresTaskStore implements TaskStore {
@@ -132,7 +142,11 @@ export class PostgresTaskStore implements TaskStore {
 
   async claimNext(providers: readonly string[], workerId: string, now: number, leaseUntil: number): Promise<TaskRecord | undefined> {
     if (providers.length === 0) return undefined;
-    const task = await this.one({ name: 'mg_tasks_claim', text: CLAIM_SQL, values: [providers, now, workerId, leaseUntil, now] });
+    const one = providers.length === 1;
+    const task = await this.one({
+      name: one ? 'mg_tasks_claim_one' : 'mg_tasks_claim', text: one ? CLAIM.one : CLAIM.some,
+      values: [one ? providers[0] : providers, now, workerId, leaseUntil, now],
+    });
     if (task) this.changed(task.id);
     return task;
   }
@@ -171,7 +185,10 @@ export class PostgresTaskStore implements TaskStore {
 
   async nextRunAfter(providers: readonly string[]): Promise<number | undefined> {
     if (providers.length === 0) return undefined;
-    const { rows } = await this.pool.query<{ t: number | null }>({ name: 'mg_tasks_next_run', text: NEXT_RUN_SQL, values: [providers] });
+    const one = providers.length === 1;
+    const { rows } = await this.pool.query<{ t: number | null }>({
+      name: one ? 'mg_tasks_next_run_one' : 'mg_tasks_next_run', text: one ? NEXT_RUN.one : NEXT_RUN.some, values: [one ? providers[0] : providers],
+    });
     return rows[0]?.t ?? undefined;
   }
 
