@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL store shared by several processes: each store instance below has its own pool and
  * LISTEN connection, as a separate gateway process would. Claims never overlap, every instance
- * hears the others' task writes (and not its own twice), workers hear of new work and cancels, migrations run
+ * hears the others' task writes (and not its own twice), workers hear of new work and cancels, a periodic job runs in one process at a time, migrations run
  * once when processes start together, and a lost LISTEN connection comes back.
  */
 import pg from 'pg';
@@ -121,6 +121,28 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     await api.tasks.updateIf(other.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T + 2 });
     expect(await next).toBe(other.id);
     expect(cancels).toEqual([t.id, other.id]);
+  });
+
+  it('runAlone: a job runs in one process at a time; the others skip it while it runs, and run it after', async () => {
+    const url = await database.empty();
+    const [a, b] = [await open(url), await open(url)];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => { entered = resolve; });
+    const first = a.runAlone!('sweep', async () => { entered(); await gate; });
+    await inside;
+    const ran: string[] = [];
+    expect(await b.runAlone!('sweep', async () => { ran.push('b sweep'); })).toBe(false);
+    expect(await a.runAlone!('sweep', async () => { ran.push('a sweep again'); })).toBe(false); // also within the same process
+    expect(await b.runAlone!('other job', async () => { ran.push('b other'); })).toBe(true);
+    release();
+    expect(await first).toBe(true);
+    expect(await b.runAlone!('sweep', async () => { ran.push('b sweep'); })).toBe(true);
+    expect(ran).toEqual(['b other', 'b sweep']);
+    // a job that throws frees the job too
+    await expect(a.runAlone!('sweep', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    expect(await b.runAlone!('sweep', async () => undefined)).toBe(true);
   });
 
   it('a lost LISTEN connection comes back: changedElsewhere says notifications may have been missed, and the next ones arrive', async () => {

@@ -279,6 +279,11 @@ export interface Store {
   keys: KeyStore;
   usage: UsageStore;
   assets: AssetStore;
+  /**
+   * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
+   * the job of this name, so a periodic job runs once across all processes; false when skipped.
+   */
+  runAlone?(name: string, fn: () => Promise<void>): Promise<boolean>;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
   /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */

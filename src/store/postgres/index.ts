@@ -9,6 +9,7 @@ import { PostgresAssetStore } from './asset-store.js';
 import { createPool, type PostgresStoreOptions } from './connect.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
+import { runAlone } from './jobs.js';
 import { ChangeListener } from './listener.js';
 import { migrate } from './migrations.js';
 import { PostgresTaskStore } from './task-store.js';
@@ -64,6 +65,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     usage: new PostgresUsageStore(pool),
     assets: new PostgresAssetStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
+    runAlone: (name, fn) => runAlone(pool, name, fn),
     ping: async () => { await pool.query('SELECT 1'); },
     close: () => {
       closing ??= (async () => {
