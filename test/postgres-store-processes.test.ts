@@ -36,6 +36,12 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     await Promise.all(opened.splice(0).map((s) => s.close()));
   });
 
+  it('a database that cannot be reached is an error naming the URL without its password', async () => {
+    const failure = openPostgresStore({ url: 'postgres://mediagate:s3cr3t-pw@127.0.0.1:1/mediagate' });
+    await expect(failure).rejects.toThrow(/^could not open the PostgreSQL store at postgres:\/\/mediagate:\*\*\*@127\.0\.0\.1:1\/mediagate: /);
+    await expect(failure).rejects.not.toThrow(/s3cr3t/);
+  });
+
   it('migrations run once when several processes start together on an empty database', async () => {
     const url = await database.empty();
     const stores = await Promise.all([1, 2, 3, 4].map(() => open(url)));
