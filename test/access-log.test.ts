@@ -21,7 +21,7 @@ beforeAll(async () => {
   dataDir = tempDir();
   const config = loadConfig({ MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_WORKERS: '0', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_SIGNING_SECRET: 's'.repeat(40) });
   gw = await createGateway(config, { store: openSqliteStore(':memory:'), logger: createLogger('info', sink) });
-  key = createApiKey(gw.store.keys, 'logged').secret;
+  key = (await createApiKey(gw.store.keys, 'logged')).secret;
 });
 afterAll(async () => { await gw.close(1000); fs.rmSync(dataDir, { recursive: true, force: true }); });
 

@@ -129,7 +129,7 @@ describe('assetId:// wherever a media URL is', () => {
       payload: { model: 'sd_2.0_fast_discount', prompt: 'x', reference_images: [`assetId://${asset.id as string}`] },
     });
     expect(res.statusCode, res.body).toBe(200);
-    const task = h.store.tasks.get(res.json().id)!;
+    const task = (await h.store.tasks.get(res.json().id))!;
     expect((task.request.media as { images: Array<{ stored?: string; facts?: { width: number } }> }).images[0]).toMatchObject({ stored: '0-images', facts: { width: 1280 } });
   });
 

@@ -24,12 +24,12 @@ describe('authentication (decisions.md #5)', () => {
   });
 
   it('a revoked key fails at once', async () => {
-    const { secret, record } = createApiKey(h.store.keys, 'temp');
+    const { secret, record } = await createApiKey(h.store.keys, 'temp');
     expect((await create({ authorization: `Bearer ${secret}` })).statusCode).toBe(200);
     const id = body(await create({ authorization: `Bearer ${secret}` })).id as string;
     const poll = () => h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: { authorization: `Bearer ${secret}` } });
     expect((await poll()).statusCode).toBe(200);
-    expect(h.store.keys.revoke(record.id, Date.now())).toBe(true);
+    expect(await h.store.keys.revoke(record.id, Date.now())).toBe(true);
     const res = await create({ authorization: `Bearer ${secret}` });
     expect(res.statusCode).toBe(401);
     expect(body(res).error.code).toBe('invalid_api_key');
@@ -39,8 +39,8 @@ describe('authentication (decisions.md #5)', () => {
   });
 
   it('keys are stored only as SHA-256 hashes', async () => {
-    const { secret } = createApiKey(h.store.keys, 'hashcheck');
-    const listed = JSON.stringify(h.store.keys.list());
+    const { secret } = await createApiKey(h.store.keys, 'hashcheck');
+    const listed = JSON.stringify(await h.store.keys.list());
     expect(listed).not.toContain(secret);
   });
 

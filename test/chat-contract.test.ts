@@ -129,9 +129,9 @@ describe('chat: every broken rule is a 400 with the chat error body naming the f
   });
 
   it('a rejected request records no usage', async () => {
-    const before = h.store.usage.chatUsageByKey((await keyId(h.key)));
+    const before = await h.store.usage.chatUsageByKey((await keyId(h.key)));
     await chat({ ...base, temperature: 9 });
-    expect(h.store.usage.chatUsageByKey(await keyId(h.key))).toEqual(before);
+    expect(await h.store.usage.chatUsageByKey(await keyId(h.key))).toEqual(before);
   });
 });
 
@@ -223,11 +223,11 @@ describe('chat: the sandbox reply, max tokens and stop sequences', () => {
 
   it('[fail] in the last user message is a 502 with the chat body, no usage', async () => {
     const id = await keyId(h.key);
-    const before = JSON.stringify(h.store.usage.chatUsageByKey(id));
+    const before = JSON.stringify(await h.store.usage.chatUsageByKey(id));
     const res = await chat({ ...base, messages: [user('please [fail] now')] });
     expect(res.statusCode).toBe(502);
     expect(body(res)).toEqual({ code: '502', msg: expect.stringContaining('[fail]'), data: null, success: false });
-    expect(JSON.stringify(h.store.usage.chatUsageByKey(id))).toBe(before);
+    expect(JSON.stringify(await h.store.usage.chatUsageByKey(id))).toBe(before);
   });
 
   it('[fail] streamed: still a JSON 502, since it fails before the first byte', async () => {
@@ -301,13 +301,13 @@ describe('chat: streaming through inject (full body)', () => {
 describe('chat: usage is recorded per key', () => {
   it('one row per completion, streamed or not, with the reported tokens, for the calling key only', async () => {
     const other = await keyId(h.otherKey);
-    const before = h.store.usage.chatUsageByKey(other);
+    const before = await h.store.usage.chatUsageByKey(other);
     expect(before).toEqual([]);
     const a = body(await chat({ ...base, model: 'chat-2.5-pro' }, h.auth(h.otherKey))).data;
     const streamed = sseData((await chat({ ...base, model: 'chat-2.5-pro', stream: true, max_completion_tokens: 4 }, h.auth(h.otherKey))).body);
     const su = (streamed.find((e) => e !== '[DONE]' && e.usage) as Record<string, any>).usage;
     await chat({ ...base, model: 'chat-2.5-flash-lite' }, h.auth(h.otherKey));
-    const rows = h.store.usage.chatUsageByKey(other);
+    const rows = await h.store.usage.chatUsageByKey(other);
     const pro = rows.find((r) => r.model === 'chat-2.5-pro')!;
     expect(pro).toEqual({ model: 'chat-2.5-pro', requests: 2, promptTokens: a.usage.prompt_tokens + su.prompt_tokens, completionTokens: a.usage.completion_tokens + 4 });
     expect(rows.find((r) => r.model === 'chat-2.5-flash-lite')!.requests).toBe(1);
@@ -316,5 +316,5 @@ describe('chat: usage is recorded per key', () => {
 
 async function keyId(secret: string): Promise<string> {
   const { hashApiKey } = await import('../src/auth/keys.js');
-  return h.store.keys.findActiveByHash(hashApiKey(secret))!.id;
+  return (await h.store.keys.findActiveByHash(hashApiKey(secret)))!.id;
 }

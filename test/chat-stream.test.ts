@@ -119,8 +119,8 @@ describe('chat SSE over a real HTTP connection', () => {
   });
 
   it('a client that disconnects mid-stream aborts the provider; what was sent is billed', async () => {
-    const keyId = h.store.keys.findActiveByHash(hashApiKey(h.key))!.id;
-    const before = h.store.usage.chatUsageByKey(keyId).find((r) => r.model === 'chat-2.5-pro')?.requests ?? 0;
+    const keyId = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!.id;
+    const before = (await h.store.usage.chatUsageByKey(keyId)).find((r) => r.model === 'chat-2.5-pro')?.requests ?? 0;
     const { req, res } = await rawPost(url, h.auth(), { model: 'chat-2.5-pro', messages: [user('go on forever')], stream: true });
     let seen = '';
     await new Promise<void>((resolve) => res.on('data', (c: Buffer) => { seen += c.toString(); if (seen.includes('w2 ')) resolve(); }));
@@ -128,7 +128,7 @@ describe('chat SSE over a real HTTP connection', () => {
     const signal = providers.endless.signals.at(-1)!;
     await waitFor(() => (signal.aborted ? true : undefined), 3000, 'the provider to be aborted');
     expect(providers.endless.pulled).toBeLessThan(50);
-    const row = await waitFor(() => h.store.usage.chatUsageByKey(keyId).find((r) => r.model === 'chat-2.5-pro' && r.requests > before), 3000, 'the usage row');
+    const row = await waitFor(async () => (await h.store.usage.chatUsageByKey(keyId)).find((r) => r.model === 'chat-2.5-pro' && r.requests > before), 3000, 'the usage row');
     expect(row.completionTokens).toBeGreaterThan(0);
   });
 

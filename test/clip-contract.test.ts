@@ -42,8 +42,8 @@ const isB = (model: string | undefined) => model !== undefined && (CLIP_FORM_B_M
 const base = (model: ClipModel | undefined) => ({ ...(model && { model }), prompt: 'a paper boat on a river' });
 const ALL_MODELS: Array<ClipModel | undefined> = [undefined, ...CLIP_MODELS];
 
-function plannedOf(harness: Harness, id: string) {
-  const task = harness.store.tasks.get(id)!;
+async function plannedOf(harness: Harness, id: string) {
+  const task = (await harness.store.tasks.get(id))!;
   return { task, output: task.request.output as { kind: string; width: number; height: number; durationSec: number; audio: boolean }, params: task.request.params as Record<string, unknown>, media: task.request.media as Record<string, any> };
 }
 
@@ -56,14 +56,14 @@ async function expect400(payload: unknown, param: string | null, message: RegExp
 }
 
 /** Moves the task to processing (claiming older queued tasks on the way) and then finishes it. */
-function finish(harness: Harness, id: string, how: 'complete' | 'fail') {
+async function finish(harness: Harness, id: string, how: 'complete' | 'fail') {
   for (;;) {
-    const claimed = claimNextTask(harness.store.tasks, ['sandbox'], 'test-worker', 60_000);
+    const claimed = await claimNextTask(harness.store.tasks, ['sandbox'], 'test-worker', 60_000);
     if (!claimed) throw new Error(`task ${id} was not claimable`);
     if (claimed.id !== id) continue;
     return how === 'complete'
-      ? completeTask(harness.store.tasks, claimed, 'test-worker', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 8 }, Date.now() + 86_400_000)!
-      : failTask(harness.store.tasks, claimed, 'test-worker', 'sandbox: failed on purpose', Date.now() + 86_400_000)!;
+      ? (await completeTask(harness.store.tasks, claimed, 'test-worker', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 8 }, Date.now() + 86_400_000))!
+      : (await failTask(harness.store.tasks, claimed, 'test-worker', 'sandbox: failed on purpose', Date.now() + 86_400_000))!;
   }
 }
 
@@ -79,7 +79,7 @@ describe('clip Form A: every size / aspect_ratio is planned at its pixel size, 8
     const b = body(res);
     expect(b).toEqual({ id: expect.stringMatching(/^task_/), object: 'video.generation', created: expect.any(Number), model: 'clip3.1-fast', status: 'queued', progress: 0, error: null });
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
-    const { task, output, params } = plannedOf(h, b.id);
+    const { task, output, params } = await plannedOf(h, b.id);
     expect(task.form).toBe('A');
     expect(task.amount).toBe(CLIP_PRICES['clip3.1-fast']);
     expect(output).toMatchObject({ kind: 'video', width, height, durationSec: 8, audio: false });
@@ -102,7 +102,7 @@ describe('clip Form B: every model x resolution spelling x aspect_ratio', () => 
     }
     expect(res.statusCode).toBe(200);
     expect(body(res)).toMatchObject({ object: 'video', model, status: 'queued', error: null, progress: 0 });
-    const { task, output, params } = plannedOf(h, body(res).id);
+    const { task, output, params } = await plannedOf(h, body(res).id);
     expect(task.form).toBe('B');
     expect(task.amount).toBe(CLIP_PRICES[model]);
     const [long, short] = SIDES[(resolution ?? '720p').toLowerCase() as keyof typeof SIDES];
@@ -119,7 +119,7 @@ describe('clip duration / seconds: only 8, integer or string of digits, on every
     const res = await post({ ...base(model), [field]: value });
     if (ok) {
       expect(res.statusCode).toBe(200);
-      expect(plannedOf(h, body(res).id).output.durationSec).toBe(8);
+      expect((await plannedOf(h, body(res).id)).output.durationSec).toBe(8);
       return;
     }
     expect(res.statusCode).toBe(400);
@@ -157,7 +157,7 @@ describe('clip reference images: every model at and just past its count', () => 
     const res = await post({ ...base(model), [field]: urls(n) });
     if (ok) {
       expect(res.statusCode).toBe(200);
-      const { media, params } = plannedOf(h, body(res).id);
+      const { media, params } = await plannedOf(h, body(res).id);
       expect(media.images).toEqual(urls(n).map((url, i) => ({ url, field: `${field}[${i}]` })));
       if (n > 0) expect(params[field]).toEqual(urls(n));
       return;
@@ -184,7 +184,7 @@ describe('clip frames: first_image alone, first + last, last alone refused, on e
       return;
     }
     expect(res.statusCode).toBe(200);
-    const { media } = plannedOf(h, body(res).id);
+    const { media } = await plannedOf(h, body(res).id);
     expect(media.firstFrame).toEqual({ url: FIRST, field: 'first_image' });
     if ('last_image' in extra) expect(media.lastFrame).toEqual({ url: LAST, field: 'last_image' });
   });
@@ -208,11 +208,11 @@ describe('clip: other broken rules are 400s naming the field and the rule', () =
   it.each(cases)('$name', async ({ payload, param, message, code }) => { await expect400(payload, param, message, code); });
 
   it('nothing is stored for a rejected request', async () => {
-    const count = () => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
-    const before = count();
+    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = await count();
     await post({ ...base('clip_3_1_fast_stable'), input_reference: urls(1) });
     await post({ ...base(undefined), duration: 10 });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
   it('ignores unknown extra fields (decisions.md #11)', async () => {
     expect((await post({ ...base(undefined), n: 2, style: 'film' })).statusCode).toBe(200);
@@ -225,7 +225,7 @@ describe('clip paths: the form follows model, never the path (decisions.md #2)',
     const res = await post(base(model), url, hp);
     expect(res.statusCode).toBe(200);
     expect(body(res).object).toBe(isB(model) ? 'video' : 'video.generation');
-    expect(hp.store.tasks.get(body(res).id)!.form).toBe(isB(model) ? 'B' : 'A');
+    expect((await hp.store.tasks.get(body(res).id))!.form).toBe(isB(model) ? 'B' : 'A');
   });
   it('without a prefix both forms share /clip/videos', async () => {
     expect(body(await post(base(undefined))).object).toBe('video.generation');
@@ -241,7 +241,7 @@ describe('clip query replies (endpoint 5) by form and status', () => {
     (['queued', 'completed', 'failed'] as const).map((status) => ({ model, status })));
   it.each(cases)('$model $status', async ({ model, status }) => {
     const id = body(await post(base(model))).id as string;
-    if (status !== 'queued') finish(h, id, status === 'completed' ? 'complete' : 'fail');
+    if (status !== 'queued') (await finish(h, id, status === 'completed' ? 'complete' : 'fail'));
     for (const url of [`/v1/result/${id}`, `/v1/videos/${id}`, `/v1/reel/videos/${id}`]) {
       const res = await get(url);
       expect(res.statusCode).toBe(200);

@@ -128,13 +128,13 @@ describe('comfyui: a cancel through the gateway', () => {
     });
     expect(created.statusCode, created.body).toBe(200);
     const id = created.json().id as string;
-    const promptId = await waitFor(() => {
-      const ref = gw.store.tasks.get(id)?.upstream?.ref?.id;
+    const promptId = await waitFor(async () => {
+      const ref = (await gw.store.tasks.get(id))?.upstream?.ref?.id;
       return ref && main.running() === ref ? ref : undefined;
     }, 15_000, 'the prompt to run');
     const res = await gw.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: gw.auth() });
     expect(res.statusCode, res.body).toBe(200);
-    expect(gw.store.tasks.get(id)!.status).toBe('cancelled');
+    expect((await gw.store.tasks.get(id))!.status).toBe('cancelled');
     await waitFor(() => (main.interrupts.length > 0 ? true : undefined), 15_000, 'the interrupt');
     expect(main.interrupts).toEqual([{ asked: promptId, interrupted: promptId }]);
     expect(main.calls.filter((c) => c.startsWith('POST /interrupt'))).toEqual([`POST /interrupt {"prompt_id":"${promptId}"}`]);
@@ -153,18 +153,18 @@ describe('comfyui: a worker that dies after ComfyUI queued the prompt, before it
     try {
       const id = (await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'after the crash [hold]' } })).json().id as string;
       // the "dead" worker claims the task and queues the prompt; it dies before saving the prompt id
-      const claimed = claimNextTask(h.store.tasks, ['comfy'], 'dead', 200)!;
+      const claimed = (await claimNextTask(h.store.tasks, ['comfy'], 'dead', 200))!;
       const started = await provider.start(jobOf(claimed, 'comfy'), { signal: new AbortController().signal, log: createLogger('silent') } as never);
       if (started.state !== 'started') throw new Error('expected a started prompt');
-      h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, { leaseExpiresAt: Date.now() - 1 });
-      expect(h.store.tasks.get(id)!.upstream?.ref).toBeUndefined();
+      await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, { leaseExpiresAt: Date.now() - 1 });
+      expect((await h.store.tasks.get(id))!.upstream?.ref).toBeUndefined();
       const { createGateway } = await import('../src/main/gateway.js');
       const worker = await createGateway({ ...h.config, workers: true }, { store: h.store, providers: [provider], routes, runnerPollMs: 20 });
       worker.runner!.start();
       try {
         const saved = await (async () => {
           for (let i = 0; i < 200; i++) {
-            const ref = h.store.tasks.get(id)?.upstream?.ref;
+            const ref = (await h.store.tasks.get(id))?.upstream?.ref;
             if (ref) return ref;
             await new Promise((r) => setTimeout(r, 25));
           }

@@ -79,53 +79,53 @@ describe('fal webhooks bring the check forward', () => {
     const requestId = waiting.upstream.ref.id;
     expect(waiting.runAfter - Date.now()).toBeGreaterThan(NOT_BEFORE_MS - 60_000);
     const body = JSON.stringify({ request_id: requestId, gateway_request_id: requestId, status: 'OK', payload: { images: [] } });
-    const unchanged = () => {
-      expect(gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: waiting.runAfter, leaseOwner: null });
+    const unchanged = async () => {
+      expect(await gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: waiting.runAfter, leaseOwner: null });
       expect(looksAt(fal, requestId)).toBe(0);
     };
 
     const forged = await postCallback(gw, 'fal', id, fal.webhooks.sign(requestId, body, { key: generateKeyPairSync('ed25519').privateKey }), body);
     expect(forged.status).toBe(401);
     expect(forged.json.error).toMatchObject({ code: 'invalid_callback_signature', param: 'x-fal-webhook-signature' });
-    unchanged();
+    await unchanged();
     expect((await postCallback(gw, 'fal', id, fal.webhooks.sign(requestId, body), body.replace('"OK"', '"ERROR"'))).status).toBe(401);
-    unchanged();
+    await unchanged();
     const stale = await postCallback(gw, 'fal', id, fal.webhooks.sign(requestId, body, { timestamp: Math.floor(Date.now() / 1000) - 400 }), body);
     expect(stale.status).toBe(401);
     expect(stale.json.error?.message).toMatch(/^x-fal-webhook-timestamp \d+ is 4\d\d s before this gateway's clock/);
-    unchanged();
+    await unchanged();
     const { 'x-fal-webhook-signature': _sig, ...unsigned } = fal.webhooks.sign(requestId, body);
     const missing = await postCallback(gw, 'fal', id, unsigned, body);
     expect(missing.status).toBe(400);
     expect(missing.json.error).toMatchObject({ code: 'invalid_request', param: 'x-fal-webhook-signature' });
-    unchanged();
+    await unchanged();
     expect((await postCallback(gw, 'fal', id, fal.webhooks.sign('another-request', body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
     expect((await postCallback(gw, 'fal', 'task_AAAAAAAAnotatask0000000000', fal.webhooks.sign(requestId, body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
     // signed with the other provider's keys, about this task (its generation is not that provider's)
     expect((await postCallback(gw, 'polled', id, polled.webhooks.sign(requestId, body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
-    unchanged();
+    await unchanged();
 
     const genuine = fal.webhooks.sign(requestId, body);
     expect(await postCallback(gw, 'fal', id, genuine, body)).toEqual({ status: 200, json: { received: true, outcome: 'check_sooner' } });
     // the check it brought: the request is still in progress there, so the next check is an hour away again
-    const checked = await waitFor(() => {
-      const t = gw.store.tasks.get(id)!;
+    const checked = await waitFor(async () => {
+      const t = (await gw.store.tasks.get(id))!;
       return looksAt(fal, requestId) === 1 && t.leaseOwner === null && t.runAfter > Date.now() ? t : undefined;
     }, 15_000, 'the check the delivery brought forward');
     expect(checked.status).toBe('processing');
     expect(checked.runAfter - Date.now()).toBeGreaterThan(NOT_BEFORE_MS - 60_000);
 
     expect(await postCallback(gw, 'fal', id, genuine, body)).toEqual({ status: 200, json: { received: true, outcome: 'duplicate' } });
-    expect(gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: checked.runAfter });
+    expect(await gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: checked.runAfter });
     expect(looksAt(fal, requestId)).toBe(1);
   });
 
   it('a genuine delivery about a finished task changes nothing', async () => {
-    const before = gw.store.tasks.get(doneId)!;
+    const before = (await gw.store.tasks.get(doneId))!;
     const made = submitOf(fal, 'a lighthouse at dusk');
     const body = JSON.stringify({ request_id: made.requestId, status: 'OK', payload: {} });
     expect((await postCallback(gw, 'fal', doneId, fal.webhooks.sign(made.requestId, body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
-    expect(gw.store.tasks.get(doneId)).toEqual(before);
+    expect(await gw.store.tasks.get(doneId)).toEqual(before);
   });
 
   it('deliveries no key matches fetch the key set again at most once per 30 s, however many come', async () => {

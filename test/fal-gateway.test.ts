@@ -125,11 +125,11 @@ describe('a gateway that stops after fal accepted a request', () => {
     let first: Gateway | undefined = await open();
     let second: Gateway | undefined;
     try {
-      const key = createApiKey(first.store.keys, 'alice').secret;
+      const key = (await createApiKey(first.store.keys, 'alice')).secret;
       const res = await first.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key}` }, payload: { model: 'pic', prompt: 'one only [hold]' } });
       expect(res.statusCode).toBe(200);
       const taskId = res.json().id as string;
-      const requestId = await waitFor(() => first!.store.tasks.get(taskId)?.upstream?.ref?.id, 15_000, 'the request id saved');
+      const requestId = await waitFor(async () => (await first!.store.tasks.get(taskId))?.upstream?.ref?.id, 15_000, 'the request id saved');
       await waitFor(() => (fal.calls.includes(`status ${requestId}`) ? true : undefined), 15_000, 'a first check');
       await first.close(0);
       first = undefined;
@@ -137,8 +137,8 @@ describe('a gateway that stops after fal accepted a request', () => {
 
       fal.release(requestId); // the generation finishes while no gateway runs
       second = await open();
-      const task = await waitFor(() => {
-        const t = second!.store.tasks.get(taskId);
+      const task = await waitFor(async () => {
+        const t = await second!.store.tasks.get(taskId);
         return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
       }, 20_000, 'the task to end at the second gateway');
       expect(task.status, task.error ?? '').toBe('completed');

@@ -104,7 +104,7 @@ describe('gemini: a crash between the create and the completion', () => {
     expect(created.status).toBe(200);
     const id = (created.json.id ?? created.json.task_id) as string;
     // a worker claims the task, creates the generation, saves the reference, then dies (its lease lapses)
-    const claimed = claimNextTask(h.store.tasks, ['gem'], 'dead', 200)!;
+    const claimed = (await claimNextTask(h.store.tasks, ['gem'], 'dead', 200))!;
     const creates = fake.creates();
     const ctx: ProviderContext = {
       signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
@@ -112,7 +112,7 @@ describe('gemini: a crash between the create and the completion', () => {
     };
     const started = await provider.start(jobOf(claimed, 'gem'), ctx);
     expect(started.state).toBe('started');
-    h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
+    await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
       upstream: { generation: 0, provider: 'gem', ref: (started as { ref: { id: string } }).ref, startedAt: Date.now(), checkFailures: 0 },
       leaseOwner: 'dead', leaseExpiresAt: Date.now() - 1,
     });

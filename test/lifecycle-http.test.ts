@@ -15,8 +15,8 @@ beforeAll(async () => {
   dataDir = tempDir();
   // The CLI writes keys into the same database the server reads (both through the store).
   const store = openSqliteStore(path.join(dataDir, 'mediagate.db'));
-  key = createApiKey(store.keys, 'http-test').secret;
-  store.close();
+  key = (await createApiKey(store.keys, 'http-test')).secret;
+  await store.close();
   server = await startServer({
     MEDIAGATE_MIN_FREE_DISK_MB: '0',
     PORT: '0', HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',

@@ -40,24 +40,24 @@ async function readAll(res: Response, onFirstContent: () => void): Promise<strin
 describe('open requests of a revoked key', () => {
   it('a chat stream ends with an invalid_api_key error event, long before its reply would have', async () => {
     const { h, url } = await slowChat();
-    const { secret, record } = createApiKey(h.store.keys, 'to-revoke');
+    const { secret, record } = await createApiKey(h.store.keys, 'to-revoke');
     const res = await openStream(url, secret);
     expect(res.status).toBe(200);
-    const events = await within(readAll(res, () => { h.store.keys.revoke(record.id, Date.now()); }), GENEROUS_MS, 'the stream to end after the revocation');
+    const events = await within(readAll(res, async () => { (await h.store.keys.revoke(record.id, Date.now())); }), GENEROUS_MS, 'the stream to end after the revocation');
     const last = JSON.parse(events.at(-1)!) as { error?: { code: string } };
     expect(last.error).toMatchObject({ code: 'invalid_api_key' });
     expect(events).not.toContain('[DONE]');
     // what was sent is billed
-    expect(h.store.usage.chatUsageByKey(record.id)[0]?.completionTokens).toBeGreaterThan(0);
+    expect((await h.store.usage.chatUsageByKey(record.id))[0]?.completionTokens).toBeGreaterThan(0);
   });
 
   it('a long-poll answers 401 soon after the revocation', async () => {
     const { h, url } = await slowChat();
-    const { secret, record } = createApiKey(h.store.keys, 'poller');
+    const { secret, record } = await createApiKey(h.store.keys, 'poller');
     const created = await (await fetch(`${url}/v1/pic/images`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'x' }) })).json() as { id: string };
     const waiting = fetch(`${url}/v1/result/${created.id}?wait=60`, { headers: { authorization: `Bearer ${secret}` } });
     await new Promise((r) => setTimeout(r, 100));
-    h.store.keys.revoke(record.id, Date.now());
+    await h.store.keys.revoke(record.id, Date.now());
     const res = await within(waiting, GENEROUS_MS, 'the long-poll to answer after the revocation');
     expect(res.status).toBe(401);
     expect((await res.json() as { error: { code: string } }).error.code).toBe('invalid_api_key');

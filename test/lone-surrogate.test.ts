@@ -16,7 +16,7 @@ const post = (url: string, payload: unknown) => h.app.inject({
   method: 'POST', url, headers: { ...h.auth(), 'content-type': 'application/json' }, payload: JSON.stringify(payload),
 });
 
-const queued = (): number => h.store.tasks.countByStatus().queued;
+const queued = async (): Promise<number> => (await h.store.tasks.countByStatus()).queued;
 
 describe('a lone surrogate in a chat message', () => {
   it.each([
@@ -51,10 +51,10 @@ describe('a lone surrogate in a task body', () => {
     ['a videos prompt', 'prompt', '/v1/videos/videos', { model: 'videos', prompt: LONE, duration: 5 }, 'videos-create'],
     ['an ignored extra field of clip', 'note', '/clip/videos', { model: 'clip_3_1_fast', prompt: 'x', note: LONE }, 'standard'],
   ])('%s: 400 naming %s, nothing stored', async (_what, field, url, payload, style) => {
-    const before = queued();
+    const before = await queued();
     const res = await post(url, payload);
     expect(res.statusCode, res.body).toBe(400);
-    expect(queued()).toBe(before);
+    expect(await queued()).toBe(before);
     const b = body(res);
     if (style === 'videos-create') {
       expect(b).toMatchObject({ code: '400', data: null });
@@ -88,7 +88,7 @@ describe('a lone surrogate in a task body', () => {
     const res = await post(`/v1/motion/videos/${id}/cancel`, { reason: LONE });
     expect(res.statusCode).toBe(400);
     expect(body(res).error).toMatchObject({ code: 'invalid_request', param: 'reason' });
-    expect(h.store.tasks.get(id)!.status).toBe('queued');
+    expect((await h.store.tasks.get(id))!.status).toBe('queued');
   });
 });
 

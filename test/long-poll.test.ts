@@ -57,9 +57,9 @@ async function startPoll(url: string, id: string) {
 }
 
 /** Claims the oldest queued tasks until `id` is the one claimed (older queued tasks first). */
-function claim(id: string, worker: string) {
-  let claimed = claimNextTask(h.store.tasks, ['sandbox'], worker, 60_000)!;
-  while (claimed.id !== id) claimed = claimNextTask(h.store.tasks, ['sandbox'], worker, 60_000)!;
+async function claim(id: string, worker: string) {
+  let claimed = (await claimNextTask(h.store.tasks, ['sandbox'], worker, 60_000))!;
+  while (claimed.id !== id) claimed = (await claimNextTask(h.store.tasks, ['sandbox'], worker, 60_000))!;
   return claimed;
 }
 
@@ -68,7 +68,7 @@ describe('?wait=N', () => {
     const id = await createPic();
     const pending = await startPoll(`${prefix}${id}?wait=60`, id);
     expect(pending.settled()).toBe(false); // it waits: nothing has changed yet
-    claim(id, 'w-test');
+    await claim(id, 'w-test');
     const res = await within(pending.promise, GENEROUS_MS, 'the answer after the change (a 60 s wait)');
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('processing'); // the status it waited for: after the change
@@ -86,8 +86,8 @@ describe('?wait=N', () => {
 
   it('a finished task answers at once', async () => {
     const id = await createPic();
-    const claimed = claim(id, 'w-done');
-    completeTask(h.store.tasks, claimed, 'w-done', { files: [] }, Date.now() + 60_000);
+    const claimed = await claim(id, 'w-done');
+    await completeTask(h.store.tasks, claimed, 'w-done', { files: [] }, Date.now() + 60_000);
     const res = await within(poll(`/v1/result/${id}?wait=60`), GENEROUS_MS, 'the answer for a finished task (a 60 s wait)');
     expect(res.json().status).toBe('completed');
   });
@@ -114,26 +114,26 @@ describe('TaskWatch', () => {
     const worker = openSqliteStore(file);
     const watch = new TaskWatch(api.tasks, { pollMs: 50 });
     try {
-      const t = api.tasks.insert(newTask());
+      const t = await api.tasks.insert(newTask());
       const waiting = tracked(watch.waitForChange(t.id, 'queued', 'key_a', 60_000, new AbortController().signal));
       expect(watch.size).toBe(1);
       // A few poll intervals with nothing changed: the waiter stays.
       await new Promise((r) => setTimeout(r, 200));
       expect(waiting.settled()).toBe(false);
       expect(watch.size).toBe(1);
-      claimNextTask(worker.tasks, ['sandbox'], 'w2', 60_000); // the other connection: no in-process notice
+      await claimNextTask(worker.tasks, ['sandbox'], 'w2', 60_000); // the other connection: no in-process notice
       await within(waiting.promise, GENEROUS_MS, 'the waiter after a change elsewhere (a 60 s wait)');
-      expect(worker.tasks.get(t.id)!.status).toBe('processing');
+      expect((await worker.tasks.get(t.id))!.status).toBe('processing');
       expect(watch.size).toBe(0);
     } finally {
-      watch.close(); api.close(); worker.close();
+      watch.close(); await api.close(); await worker.close();
     }
   });
 
   it('is bounded per key and in all: past the bound a wait ends at once; a client that leaves frees its place', async () => {
     const store = openSqliteStore(':memory:');
     const watch = new TaskWatch(store.tasks, { maxWaitersPerKey: 2, maxWaiters: 3 });
-    const t = store.tasks.insert(newTask());
+    const t = await store.tasks.insert(newTask());
     const gone = new AbortController();
     const a = tracked(watch.waitForChange(t.id, 'queued', 'k1', 60_000, gone.signal));
     const b = tracked(watch.waitForChange(t.id, 'queued', 'k1', 60_000, new AbortController().signal));
@@ -155,6 +155,6 @@ describe('TaskWatch', () => {
     watch.close();
     expect(watch.size).toBe(0);
     await Promise.all([b.promise, firstForK2.promise]); // close releases every waiter
-    store.close();
+    await store.close();
   });
 });

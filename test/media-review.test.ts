@@ -84,7 +84,7 @@ describe('caller media rules at submit', () => {
     const res = await call();
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const id = res.body.id ?? (res.body as { data?: { projectId?: string } }).data?.projectId;
-    const task = h.store.tasks.get(id!)!;
+    const task = (await h.store.tasks.get(id!))!;
     const media = task.request.media as { images: Array<{ stored?: string; facts?: { kind: string } }>; videos: Array<{ stored?: string }>; firstFrame?: { stored?: string } };
     const refs = [...media.images, ...media.videos, ...(media.firstFrame ? [media.firstFrame] : [])];
     expect(refs.length).toBeGreaterThan(0);
@@ -138,7 +138,7 @@ describe('caller media stream to disk', () => {
       openGate();
       const res = await submitting;
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const task = h.store.tasks.get(res.body.id!)!;
+      const task = (await h.store.tasks.get(res.body.id!))!;
       const ref = (task.request.media as { images: Array<{ stored: string; facts: { bytes: number; width: number } }> }).images[0]!;
       expect(ref.facts).toMatchObject({ bytes: file.length, width: 640 });
       const stored = path.join(h.dataDir, 'inputs', task.id, ref.stored);
@@ -196,7 +196,7 @@ describe('the review of one request is bounded in time', () => {
       expect(Date.now() - started).toBeLessThan(5000);
       expect(res.statusCode).toBe(400);
       expect(res.json().error.code).toBe('media_fetch_failed');
-      expect(Object.values(ht.store.tasks.countByStatus()).reduce((a, b) => a + b, 0)).toBe(0);
+      expect(Object.values(await ht.store.tasks.countByStatus()).reduce((a, b) => a + b, 0)).toBe(0);
     } finally {
       await ht.close();
     }

@@ -76,7 +76,7 @@ const submit = (payload: unknown, key?: string) => h.app.inject({
   payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
 });
 const urls = (n: number, ext = 'png') => Array.from({ length: n }, (_, i) => `https://example.com/${i}.${ext}`);
-const stored = (id: string) => h.store.tasks.get(id)!.request as { params: Record<string, any>; output: Record<string, any>; media: Record<string, any> };
+const stored = async (id: string) => (await h.store.tasks.get(id))!.request as { params: Record<string, any>; output: Record<string, any>; media: Record<string, any> };
 const SD_IDS = Object.keys(SD_MODELS);
 
 async function ok(payload: Record<string, unknown>) {
@@ -103,7 +103,7 @@ describe('model center create: every published Model ID is accepted', () => {
     });
     expect(b).not.toHaveProperty(other);
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
-    expect(stored(b.id).output.kind).toBe(kind);
+    expect((await stored(b.id)).output.kind).toBe(kind);
   });
 });
 
@@ -143,32 +143,32 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
 
   it('applies every default and plans the default output', async () => {
     const b = await ok({ model: id, prompt: 'x' });
-    const p = stored(b.id).params;
+    const p = (await stored(b.id)).params;
     expect(p).toMatchObject({
       prompt: 'x', reference_images: [], reference_videos: [], reference_audios: [], duration: spec.duration.default,
       aspect_ratio: '16:9', resolution: '720p', seed: -1, first_image: [], last_image: [], generate_audio: true,
     });
     if (spec.watermark) expect(p.watermark).toBe(false); else expect(p).not.toHaveProperty('watermark');
-    expect(stored(b.id).output).toEqual(videoOutput('720p', '16:9', spec.duration.default, true));
+    expect((await stored(b.id)).output).toEqual(videoOutput('720p', '16:9', spec.duration.default, true));
   });
 
   it.each([...SD_ASPECT_RATIOS])('aspect_ratio %s', async (aspect) => {
     const b = await ok({ model: id, prompt: 'x', aspect_ratio: aspect });
-    expect(stored(b.id).output).toEqual(videoOutput('720p', aspect, spec.duration.default, true));
+    expect((await stored(b.id)).output).toEqual(videoOutput('720p', aspect, spec.duration.default, true));
   });
   it('rejects another aspect_ratio', async () => { await bad({ model: id, prompt: 'x', aspect_ratio: '2:1' }, 'aspect_ratio', /aspect_ratio must be one of: 16:9, 9:16, 1:1, adaptive/); });
 
   it.each(['480p', '720p', '1080p', '4K', '720P'].map((r) => ({ r, allowed: spec.resolutions.includes(r) })))('resolution $r allowed=$allowed', async ({ r, allowed }) => {
     if (!allowed) return bad({ model: id, prompt: 'x', resolution: r }, 'resolution', new RegExp(`resolution must be one of: ${spec.resolutions.join(', ')}`));
     const b = await ok({ model: id, prompt: 'x', resolution: r, generate_audio: false });
-    expect(stored(b.id).output).toEqual(videoOutput(r, '16:9', spec.duration.default, false));
+    expect((await stored(b.id)).output).toEqual(videoOutput(r, '16:9', spec.duration.default, false));
   });
 
   const { min, max } = spec.duration;
   it.each([min, max, String(min), String(max), '5', 5].map((d) => ({ d })))('duration $d accepted', async ({ d }) => {
     const b = await ok({ model: id, prompt: 'x', duration: d });
-    expect(stored(b.id).params.duration).toBe(Number(d));
-    expect(stored(b.id).output.durationSec).toBe(Number(d));
+    expect((await stored(b.id)).params.duration).toBe(Number(d));
+    expect((await stored(b.id)).output.durationSec).toBe(Number(d));
   });
   it.each([min - 1, max + 1, String(max + 1), '0', -1].map((d) => ({ d })))('duration $d rejected', async ({ d }) => {
     await bad({ model: id, prompt: 'x', duration: d }, 'duration', new RegExp(`duration must be an integer from ${min} to ${max} for ${id}`));
@@ -194,22 +194,22 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
   });
 
   it('seed: integer from -1, default -1', async () => {
-    expect(stored((await ok({ model: id, prompt: 'x', seed: 42 })).id).params.seed).toBe(42);
+    expect((await stored((await ok({ model: id, prompt: 'x', seed: 42 })).id)).params.seed).toBe(42);
     await bad({ model: id, prompt: 'x', seed: -2 }, 'seed', /seed must be >= -1/);
     await bad({ model: id, prompt: 'x', seed: '5' }, 'seed', /seed must be an integer/);
   });
   it('generate_audio: boolean, planned audio track follows it', async () => {
-    expect(stored((await ok({ model: id, prompt: 'x', generate_audio: false })).id).output.audio).toBe(false);
+    expect((await stored((await ok({ model: id, prompt: 'x', generate_audio: false })).id)).output.audio).toBe(false);
     await bad({ model: id, prompt: 'x', generate_audio: 'yes' }, 'generate_audio', /generate_audio must be true or false/);
   });
   it('tools: array of objects passed on', async () => {
     const tools = [{ type: 'web_search', options: { depth: 2 } }];
-    expect(stored((await ok({ model: id, prompt: 'x', tools })).id).params.tools).toEqual(tools);
+    expect((await stored((await ok({ model: id, prompt: 'x', tools })).id)).params.tools).toEqual(tools);
     await bad({ model: id, prompt: 'x', tools: ['search'] }, 'tools[0]', /tools\[0\] must be an object/);
   });
   it(`watermark is ${spec.watermark ? 'a boolean' : 'not supported'}`, async () => {
     if (spec.watermark) {
-      expect(stored((await ok({ model: id, prompt: 'x', watermark: true })).id).params.watermark).toBe(true);
+      expect((await stored((await ok({ model: id, prompt: 'x', watermark: true })).id)).params.watermark).toBe(true);
       return bad({ model: id, prompt: 'x', watermark: 'no' }, 'watermark', /watermark must be true or false/);
     }
     return bad({ model: id, prompt: 'x', watermark: false }, 'watermark', new RegExp(`watermark is not supported by ${id}`));
@@ -245,19 +245,19 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
 
   it('plans media by role with field names', async () => {
     const b = await ok({ model: id, prompt: 'x', reference_images: urls(2), reference_videos: urls(1, 'mp4'), reference_audios: urls(1, 'mp3') });
-    expect(stored(b.id).media).toEqual({
+    expect((await stored(b.id)).media).toEqual({
       images: [{ url: urls(2)[0], field: 'reference_images[0]' }, { url: urls(2)[1], field: 'reference_images[1]' }],
       videos: [{ url: urls(1, 'mp4')[0], field: 'reference_videos[0]' }],
       audios: [{ url: urls(1, 'mp3')[0], field: 'reference_audios[0]' }],
     });
     const f = await ok({ model: id, prompt: 'x', first_image: urls(1), last_image: ['https://example.com/last.png'] });
-    expect(stored(f.id).media).toMatchObject({ firstFrame: { field: 'first_image[0]' }, lastFrame: { url: 'https://example.com/last.png', field: 'last_image[0]' } });
+    expect((await stored(f.id)).media).toMatchObject({ firstFrame: { field: 'first_image[0]' }, lastFrame: { url: 'https://example.com/last.png', field: 'last_image[0]' } });
   });
 
   it('passes unknown fields on (decisions.md #11)', async () => {
     const b = await ok({ model: id, prompt: 'x', camera_fixed: true, extra: { a: [1] } });
-    expect(stored(b.id).params).toMatchObject({ camera_fixed: true, extra: { a: [1] } });
-    expect(stored(b.id).params).not.toHaveProperty('model');
+    expect((await stored(b.id)).params).toMatchObject({ camera_fixed: true, extra: { a: [1] } });
+    expect((await stored(b.id)).params).not.toHaveProperty('model');
   });
 });
 
@@ -265,9 +265,9 @@ describe('sd_2.0_mini_special reference image aliases (decisions.md #18)', () =>
   const id = 'sd_2.0_mini_special';
   it.each([...SD_IMAGE_ALIASES])('%s alone is stored as reference_images', async (alias) => {
     const b = await ok({ model: id, prompt: 'x', [alias]: urls(9) });
-    expect(stored(b.id).params.reference_images).toEqual(urls(9));
-    if (alias !== 'reference_images') expect(stored(b.id).params).not.toHaveProperty(alias);
-    expect(stored(b.id).media.images[8]).toEqual({ url: urls(9)[8], field: `${alias}[8]` });
+    expect((await stored(b.id)).params.reference_images).toEqual(urls(9));
+    if (alias !== 'reference_images') expect((await stored(b.id)).params).not.toHaveProperty(alias);
+    expect((await stored(b.id)).media.images[8]).toEqual({ url: urls(9)[8], field: `${alias}[8]` });
     await bad({ model: id, prompt: 'x', [alias]: urls(10) }, alias, /at most 9 items/);
   });
   const pairs = SD_IMAGE_ALIASES.flatMap((a, i) => SD_IMAGE_ALIASES.slice(i + 1).map((b) => [a, b] as const));
@@ -291,16 +291,16 @@ describe('models whose parameters are not shown', () => {
     const payload = { model: 'kinetic-o3-video', prompt: 'x', duration: '7', mode: 'pro', nested: { a: [1, 'b'] }, cfg_scale: 0.5, image_urls: urls(1) };
     const b = await ok(payload);
     const { model: _m, ...rest } = payload;
-    expect(stored(b.id).params).toEqual(rest);
-    expect(stored(b.id).media.images).toEqual([{ url: urls(1)[0], field: 'image_urls[0]' }]);
+    expect((await stored(b.id)).params).toEqual(rest);
+    expect((await stored(b.id)).media.images).toEqual([{ url: urls(1)[0], field: 'image_urls[0]' }]);
   });
   it('video: default output 720p 16:9 5 s without audio', async () => {
-    expect(stored((await ok({ model: 'studio-1.0-t2v', prompt: 'x' })).id).output).toEqual(videoOutput('720p', '16:9', 5, false));
+    expect((await stored((await ok({ model: 'studio-1.0-t2v', prompt: 'x' })).id)).output).toEqual(videoOutput('720p', '16:9', 5, false));
   });
   it('video: output follows resolution, aspect_ratio, duration and generate_audio', async () => {
     const b = await ok({ model: 'gen3.0-r2v', prompt: 'x', resolution: '1080p', aspect_ratio: '9:16', duration: '8', generate_audio: true });
-    expect(stored(b.id).output).toEqual(videoOutput('1080p', '9:16', 8, true));
-    expect(stored(b.id).params.duration).toBe('8');
+    expect((await stored(b.id)).output).toEqual(videoOutput('1080p', '9:16', 8, true));
+    expect((await stored(b.id)).params.duration).toBe('8');
   });
   it.each([
     [{ resolution: '768p' }, 'resolution', /resolution must be one of: 480p, 720p, 1080p, 4K/],
@@ -318,7 +318,7 @@ describe('models whose parameters are not shown', () => {
     [{ size: '3:4' }, 768, 1024], [{ resolution: '4K' }, 4096, 4096], [{ size: 'large' }, 1024, 1024], [{ size: '9000x10' }, 1024, 1024],
   ] as const)('imagegen: %j -> %dx%d png', async (fields, width, height) => {
     const b = await ok({ model: 'imagegen_5.0Pro', prompt: 'x', ...fields });
-    expect(stored(b.id).output).toEqual({ kind: 'image', format: 'png', width, height });
+    expect((await stored(b.id)).output).toEqual({ kind: 'image', format: 'png', width, height });
   });
   it.each([
     [{ image_urls: 'https://example.com/a.png' }, 'image_urls', /image_urls must be an array/],
@@ -330,11 +330,11 @@ describe('models whose parameters are not shown', () => {
     await bad({ model: 'gen-2.7-editvideo', prompt: 'x', ...fields }, param, message);
   });
   it('nothing is stored for a rejected request', async () => {
-    const count = () => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
-    const before = count();
+    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = await count();
     await submit({ model: 'sd_2.0_fast_discount', prompt: 'x', duration: 99 });
     await submit({ model: 'Studio 1.0 Image-to-Video', prompt: 'x' });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 });
 
@@ -345,13 +345,13 @@ describe('model center query', () => {
   const create = async (payload: Record<string, unknown>) => body(await q.app.inject({ method: 'POST', url: URL, headers: q.auth(), payload }));
   const get = (id: string, key?: string, path = `${URL}/${id}`) => q.app.inject({ method: 'GET', url: path, headers: q.auth(key) });
   /** Claims queued tasks (oldest first) until this one is processing. */
-  const claim = (id: string) => {
+  const claim = async (id: string) => {
     for (;;) {
-      const task = claimNextTask(q.store.tasks, ['sandbox'], 'w1', 60_000)!;
+      const task = (await claimNextTask(q.store.tasks, ['sandbox'], 'w1', 60_000))!;
       if (task.id === id) return task;
     }
   };
-  const finish = (id: string, result: TaskResult) => completeTask(q.store.tasks, claim(id), 'w1', result, Date.now() + 3_600_000)!;
+  const finish = async (id: string, result: TaskResult) => (await completeTask(q.store.tasks, await claim(id), 'w1', result, Date.now() + 3_600_000))!;
 
   it('a queued task answers with the create shape; other keys and unknown ids get 404', async () => {
     const created = await create({ model: 'sd_2.0_fast_discount', prompt: 'x' });
@@ -366,7 +366,7 @@ describe('model center query', () => {
 
   it('a completed video task has result_url = video_url and actualDuration; where a re-hosted result came from is never shown (G88)', async () => {
     const created = await create({ model: 'sd_2.0_fast_discount', prompt: 'x' });
-    finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5, sourceUrls: ['https://up.example/v.mp4'] });
+    await finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5, sourceUrls: ['https://up.example/v.mp4'] });
     const b = body(await get(created.id));
     expect(b).toMatchObject({ id: created.id, object: 'video', status: 'completed', progress: 100, actualDuration: 5, amount: 10, error: null });
     expect(b).not.toHaveProperty('upstream_url');
@@ -379,7 +379,7 @@ describe('model center query', () => {
 
   it('a completed video task without upstream URLs has no upstream fields', async () => {
     const created = await create({ model: 'kinetic-o3-video', prompt: 'x' });
-    finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5 });
+    await finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5 });
     const b = body(await get(created.id));
     expect(b).not.toHaveProperty('upstream_url');
     expect(b).not.toHaveProperty('upstream_urls');
@@ -388,7 +388,7 @@ describe('model center query', () => {
 
   it('a completed imagegen task answers with object image and image_url', async () => {
     const created = await create({ model: 'imagegen-5.0', prompt: 'x' });
-    finish(created.id, { files: [{ name: 'image.png', contentType: 'image/png', bytes: 1 }] });
+    await finish(created.id, { files: [{ name: 'image.png', contentType: 'image/png', bytes: 1 }] });
     const b = body(await get(created.id));
     expect(b).toMatchObject({ object: 'image', status: 'completed', actualDuration: null, error: null });
     expect(b.image_url).toMatch(/image\.png/);
@@ -398,7 +398,7 @@ describe('model center query', () => {
 
   it('a failed task carries its error and null URLs', async () => {
     const created = await create({ model: 'sd_2.5_special_v1', prompt: 'x' });
-    failTask(q.store.tasks, claim(created.id), 'w1', 'sandbox: boom', null);
+    await failTask(q.store.tasks, await claim(created.id), 'w1', 'sandbox: boom', null);
     expect(body(await get(created.id))).toMatchObject({ status: 'failed', error: 'sandbox: boom', result_url: null, video_url: null, actualDuration: null });
   });
 });

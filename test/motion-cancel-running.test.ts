@@ -47,7 +47,7 @@ describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', 
     expect(created.statusCode).toBe(200);
     const id = body(created).id as string;
 
-    await waitFor(() => (h.store.tasks.get(id)?.status === 'processing' && liveFfmpegCount() > 0 ? true : undefined), 30_000, 'ffmpeg to be rendering the task');
+    await waitFor(async () => ((await h.store.tasks.get(id))?.status === 'processing' && liveFfmpegCount() > 0 ? true : undefined), 30_000, 'ffmpeg to be rendering the task');
     expect(h.runner!.inFlight).toBe(1);
 
     // Anything the worker stores goes through the blob store: a worker that was not stopped would
@@ -55,7 +55,7 @@ describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', 
     const put = vi.spyOn(h.blobs, 'put');
     const atCancel = ffmpegs().filter(running);
     expect(atCancel).toHaveLength(1); // the render, mid-encode
-    expect(h.store.tasks.get(id)!.progress).toBeLessThan(99); // not done yet: there is a render to stop
+    expect((await h.store.tasks.get(id))!.progress).toBeLessThan(99); // not done yet: there is a render to stop
     const spawnedBeforeCancel = ffmpegs().length;
     const closed = atCancel.map((c) => new Promise<void>((resolve) => c.once('close', () => resolve())));
 
@@ -77,12 +77,12 @@ describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', 
     // Nothing turns it back into something else: the runner, now idle, looks for work and for
     // lapsed leases (even an hour on), and finds nothing of it (no late completion, retry or failure).
     h.runner!.wake();
-    expect(h.runner!.recoverLapsedLeases(Date.now() + 3_600_000)).toBe(0);
+    expect(await h.runner!.recoverLapsedLeases(Date.now() + 3_600_000)).toBe(0);
     await new Promise((r) => setImmediate(r));
     await waitFor(() => (h.runner!.inFlight === 0 ? true : undefined), 30_000, 'the runner to be idle after looking for work');
     expect(put.mock.calls.filter(([taskId]) => taskId === id)).toEqual([]);
     put.mockRestore();
-    const stored = h.store.tasks.get(id)!;
+    const stored = (await h.store.tasks.get(id))!;
     expect(stored).toMatchObject({ status: 'cancelled', error: null, result: null, leaseOwner: null });
     expect(liveFfmpegCount()).toBe(0);
 
@@ -97,7 +97,7 @@ describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', 
     const again = await cancel(h, id); // idempotent (G113): the cancelled task again
     expect(again.statusCode).toBe(200);
     expect(again.body).toBe(res.body);
-    expect(h.store.tasks.get(id)!.status).toBe('cancelled');
+    expect((await h.store.tasks.get(id))!.status).toBe('cancelled');
   }, 60_000);
 });
 
@@ -112,13 +112,13 @@ describe('cancelling a queued motion task', () => {
       payload: JSON.stringify({ model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] }),
     });
     const id = body(created).id as string;
-    expect(h.store.tasks.get(id)!.status).toBe('queued');
+    expect((await h.store.tasks.get(id))!.status).toBe('queued');
     const res = await cancel(h, id);
     expect(res.statusCode).toBe(200);
     expect(body(res).status).toBe('cancelled');
     // A worker asking for work now gets nothing: the task was the only one queued.
-    expect(claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000)).toBeUndefined();
-    expect(h.store.tasks.get(id)).toMatchObject({ status: 'cancelled', attempts: 0, startedAt: null });
+    expect(await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000)).toBeUndefined();
+    expect(await h.store.tasks.get(id)).toMatchObject({ status: 'cancelled', attempts: 0, startedAt: null });
     const q = await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() });
     expect(body(q)).toMatchObject({ id, status: 'cancelled', video_url: null });
   });

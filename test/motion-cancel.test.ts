@@ -29,9 +29,9 @@ const cancel = (id: string, key = h.key, extra: { headers?: Record<string, strin
 });
 
 /** Claims tasks until `id` is the one claimed (the store hands out the oldest first). */
-function claim(id: string): TaskRecord {
+async function claim(id: string): Promise<TaskRecord> {
   for (;;) {
-    const t = claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
+    const t = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
     if (!t) throw new Error(`task ${id} was not claimable`);
     if (t.id === id) return t;
   }
@@ -51,59 +51,59 @@ describe('motion cancel (decisions.md #23)', () => {
     expectCancelledReply(await cancel(id), id);
     const q = await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() });
     expect(body(q)).toMatchObject({ id, status: 'cancelled', video_url: null, error: null });
-    expect(h.store.tasks.get(id)!.status).toBe('cancelled');
+    expect((await h.store.tasks.get(id))!.status).toBe('cancelled');
   });
 
   it('processing -> cancelled; a late completeTask is refused', async () => {
     const id = await createMotion();
-    const claimed = claim(id);
+    const claimed = await claim(id);
     expect(claimed.status).toBe('processing');
     expectCancelledReply(await cancel(id), id);
-    expect(completeTask(h.store.tasks, claimed, 'w-test', RESULT, Date.now() + 1000)).toBeUndefined();
-    expect(h.store.tasks.get(id)!.status).toBe('cancelled');
+    expect(await completeTask(h.store.tasks, claimed, 'w-test', RESULT, Date.now() + 1000)).toBeUndefined();
+    expect((await h.store.tasks.get(id))!.status).toBe('cancelled');
   });
 
   const finish: Record<string, (t: TaskRecord) => void> = {
-    completed: (t) => { completeTask(h.store.tasks, t, 'w-test', RESULT, Date.now() + 1000); },
-    failed: (t) => { failTask(h.store.tasks, t, 'w-test', 'boom', Date.now() + 1000); },
+    completed: async (t) => { (await completeTask(h.store.tasks, t, 'w-test', RESULT, Date.now() + 1000)); },
+    failed: async (t) => { (await failTask(h.store.tasks, t, 'w-test', 'boom', Date.now() + 1000)); },
   };
   it.each(['completed', 'failed'])('%s -> 409 invalid_task_state', async (state) => {
     const id = await createMotion();
-    finish[state]!(claim(id));
+    finish[state]!(await claim(id));
     const res = await cancel(id);
     expect(res.statusCode).toBe(409);
     expect(body(res).error).toEqual({ message: expect.stringMatching(new RegExp(`is ${state}; only queued or processing`)), type: 'conflict_error', param: 'id', code: 'invalid_task_state' });
-    expect(h.store.tasks.get(id)!.status).toBe(state);
+    expect((await h.store.tasks.get(id))!.status).toBe(state);
   });
 
   it('cancelled -> 200 with the same task on a second cancel (idempotent, G113); nothing changes', async () => {
     const id = await createMotion();
     const first = await cancel(id);
     expectCancelledReply(first, id);
-    const stored = h.store.tasks.get(id)!;
+    const stored = (await h.store.tasks.get(id))!;
     const again = await cancel(id);
     expectCancelledReply(again, id);
     expect(again.body).toBe(first.body);
-    expect(h.store.tasks.get(id)).toEqual(stored);
+    expect(await h.store.tasks.get(id)).toEqual(stored);
     const both = await Promise.all([cancel(id), cancel(id)]);
     expect(both.map((r) => r.statusCode)).toEqual([200, 200]);
   });
 
-  it('a cancel that loses the race to another cancel answers the cancelled task, not a 409', () => {
+  it('a cancel that loses the race to another cancel answers the cancelled task, not a 409', async () => {
     const id = 'task_race_of_two_cancels_0000000000';
-    const owner = h.store.keys.findActiveByHash(hashApiKey(h.key))!;
-    h.store.tasks.insert({
+    const owner = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!;
+    await h.store.tasks.insert({
       id, ownerKeyId: owner.id, family: 'motion', form: null, model: 'motion_2_0', provider: 'sandbox',
       request: { params: {}, output: RESULT_SPEC, media: mediaRefs() }, amount: 1, createdAt: Date.now(),
     });
-    const snapshot = h.store.tasks.get(id)!; // what the losing cancel read: still queued
+    const snapshot = (await h.store.tasks.get(id))!; // what the losing cancel read: still queued
     // the other cancel commits between that read and this one's conditional update
-    const store: TaskStore = Object.create(h.store.tasks, { getOwned: { value: () => snapshot } });
+    const store: TaskStore = Object.create(h.store.tasks, { getOwned: { value: async () => snapshot } });
     const winner = new TaskService({ store: h.store.tasks, keys: h.store.keys, providers: undefined as never, videosResultTtlHours: 24 });
     const loser = new TaskService({ store, keys: h.store.keys, providers: undefined as never, videosResultTtlHours: 24 });
-    const won = winner.cancelOwnedTask(owner, id, 'motion');
+    const won = await winner.cancelOwnedTask(owner, id, 'motion');
     expect(won.status).toBe('cancelled');
-    expect(loser.cancelOwnedTask(owner, id, 'motion')).toEqual(won);
+    expect(await loser.cancelOwnedTask(owner, id, 'motion')).toEqual(won);
   });
 
   it("another key's task is a 404 and stays queued", async () => {
@@ -111,7 +111,7 @@ describe('motion cancel (decisions.md #23)', () => {
     const res = await cancel(id);
     expect(res.statusCode).toBe(404);
     expect(body(res).error).toMatchObject({ code: 'task_not_found', type: 'not_found_error' });
-    expect(h.store.tasks.get(id)!.status).toBe('queued');
+    expect((await h.store.tasks.get(id))!.status).toBe('queued');
   });
 
   it('an unknown id is a 404', async () => {
@@ -126,14 +126,14 @@ describe('motion cancel (decisions.md #23)', () => {
     const c = await cancel(id);
     expect(c.statusCode).toBe(409);
     expect(body(c).error).toMatchObject({ code: 'invalid_task_state', message: expect.stringMatching(/is a pic task; only motion tasks can be cancelled/) });
-    expect(h.store.tasks.get(id)!.status).toBe('queued');
+    expect((await h.store.tasks.get(id))!.status).toBe('queued');
   });
 
   it('needs the bearer key', async () => {
     const id = await createMotion();
     const res = await h.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel` });
     expect(res.statusCode).toBe(401);
-    expect(h.store.tasks.get(id)!.status).toBe('queued');
+    expect((await h.store.tasks.get(id))!.status).toBe('queued');
   });
 
   it.each([
@@ -156,7 +156,7 @@ describe('motion cancel (decisions.md #23)', () => {
     const res = await cancel(id, h.key, { headers: json, payload });
     expect(res.statusCode).toBe(400);
     expect(body(res).error).toEqual({ message: `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`, type: 'invalid_request_error', param: null, code: 'invalid_json' });
-    expect(h.store.tasks.get(id)!.status).toBe('queued');
+    expect((await h.store.tasks.get(id))!.status).toBe('queued');
   });
 
   it('a JSON object with fields is accepted; the fields are ignored', async () => {

@@ -54,8 +54,8 @@ const submit = (payload: unknown) => h.app.inject({
 });
 const text = (t = 'a red fox runs through snow') => ({ type: 'text', text: t });
 const img = (role?: string, n = 0) => ({ type: 'image_url', image_url: { url: `https://example.com/${n}.png` }, ...(role && { role }) });
-const stored = (id: string) => h.store.tasks.get(id)!;
-const outputOf = (id: string) => stored(id).request.output as Extract<OutputSpec, { kind: 'video' }>;
+const stored = async (id: string) => (await h.store.tasks.get(id))!;
+const outputOf = async (id: string) => (await stored(id)).request.output as Extract<OutputSpec, { kind: 'video' }>;
 const isPro = (m: string) => (MOTION_PRO_MODELS as readonly string[]).includes(m);
 const resolutionOf = (m: string) => (isPro(m) ? m.split('_').pop()! : '720p');
 
@@ -86,12 +86,12 @@ describe('motion create: every model x scenario is accepted with the right defau
     expect(Object.keys(b).sort()).toEqual(['created', 'error', 'id', 'model', 'object', 'progress', 'status', 'video_url']);
     expect(b).toMatchObject({ object: 'video', model, status: 'queued', progress: 0, video_url: null, error: null });
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
-    const task = stored(b.id);
+    const task = await stored(b.id);
     const params = task.request.params as Record<string, unknown>;
     const withImages = mode !== 'text-to-video';
     const ratio = withImages || isPro(model) ? 'adaptive' : '16:9';
     expect(params.ratio).toBe(ratio);
-    const out = outputOf(b.id);
+    const out = await outputOf(b.id);
     const rule = motionDurationRule(model);
     expect(out.durationSec).toBe(rule.default);
     expect(out.audio).toBe(isPro(model));
@@ -110,7 +110,7 @@ describe('motion create: every ratio value plans its pixel size', () => {
   it.each(cases)('$model ratio=$ratio', async ({ model, ratio }) => {
     const res = await submit({ model, content: [text()], ratio });
     expect(res.statusCode).toBe(200);
-    const out = outputOf(body(res).id);
+    const out = await outputOf(body(res).id);
     expect({ width: out.width, height: out.height }).toEqual(videoSize(resolutionOf(model), ratio));
   });
   it('an unknown ratio is a 400', () => expect400({ model: 'motion_2_0', content: [text()], ratio: '2:1' }, 'ratio', /ratio must be one of: 16:9, 4:3, 1:1, 3:4, 9:16, 21:9, adaptive/));
@@ -130,8 +130,8 @@ describe('motion create: duration per model, at and just past each bound', () =>
   it.each(ok)('$model duration=$duration -> $seconds s', async ({ model, duration, seconds }) => {
     const res = await submit({ model, content: [text()], duration });
     expect(res.statusCode).toBe(200);
-    const task = stored(body(res).id);
-    expect(outputOf(task.id).durationSec).toBe(seconds);
+    const task = await stored(body(res).id);
+    expect((await outputOf(task.id)).durationSec).toBe(seconds);
     expect((task.request.params as { duration: number }).duration).toBe(Number(duration));
     expect(task.amount).toBe(priceOf(model, seconds));
   });
@@ -157,7 +157,7 @@ describe('motion create: generate_audio per model', () => {
     }
     const res = await submit(payload);
     expect(res.statusCode).toBe(200);
-    expect(outputOf(body(res).id).audio).toBe(isPro(model) && generate_audio !== false);
+    expect((await outputOf(body(res).id)).audio).toBe(isPro(model) && generate_audio !== false);
   });
   it('generate_audio must be a boolean', () => expect400({ model: 'motion_1_5_pro_720p', content: [text()], generate_audio: 'true' }, 'generate_audio', /generate_audio must be true or false/));
 });
@@ -167,7 +167,7 @@ describe('motion create: content scenarios and counts', () => {
   it.each([1, 2, 3, 4])('%i reference images are accepted', async (n) => {
     const res = await submit({ model: 'motion_2_0', content: [text(), ...refs(n)] });
     expect(res.statusCode).toBe(200);
-    expect((stored(body(res).id).request.media as { images: unknown[] }).images).toHaveLength(n);
+    expect(((await stored(body(res).id)).request.media as { images: unknown[] }).images).toHaveLength(n);
   });
   it('last frame then first frame (any order) is accepted', async () => {
     expect((await submit({ model: 'motion_2_0', content: [img('last_frame', 1), text(), img(undefined, 2)] })).statusCode).toBe(200);
@@ -202,10 +202,10 @@ describe('motion create: content scenarios and counts', () => {
   it('missing content is a 400', () => expect400({ model: 'motion_2_0' }, 'content', /content is required/));
   it('missing model is a 400', () => expect400({ content: [text()] }, 'model', /model is required/));
   it('nothing is stored for a rejected request', async () => {
-    const count = () => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
-    const before = count();
+    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = await count();
     await submit({ model: 'motion_2_0', content: [text(), img('last_frame')] });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 });
 
@@ -243,7 +243,7 @@ describe('motion create: service tier', () => {
   ] as const)('service_tier=%s is stored as %s and priced x%s', async (tier, stored_, factor) => {
     const res = await submit({ model: 'motion_1_5_pro_720p', content: [text()], duration: 8, ...(tier && { service_tier: tier }) });
     expect(res.statusCode).toBe(200);
-    const task = stored(body(res).id);
+    const task = await stored(body(res).id);
     expect((task.request.params as { service_tier: string }).service_tier).toBe(stored_);
     expect(task.amount).toBe(2 * 8 * factor);
   });
@@ -253,9 +253,9 @@ describe('motion create: service tier', () => {
 describe('motion query: shapes by state', () => {
   const query = async (id: string) => body(await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() }));
   /** Claims tasks until `id` is the one claimed (the store hands out the oldest first). */
-  const claim = (id: string) => {
+  const claim = async (id: string) => {
     for (;;) {
-      const t = claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
+      const t = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
       if (!t) throw new Error(`task ${id} was not claimable`);
       if (t.id === id) return t;
     }
@@ -269,16 +269,16 @@ describe('motion query: shapes by state', () => {
   });
   it('completed: signed video_url and actualDuration', async () => {
     const id = await create();
-    const t = claim(id);
+    const t = await claim(id);
     expect((await query(id)).status).toBe('processing');
-    completeTask(h.store.tasks, t, 'w-test', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 10 }, Date.now() + 1000);
+    await completeTask(h.store.tasks, t, 'w-test', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 10 }, Date.now() + 1000);
     const b = await query(id);
     expect(b).toMatchObject({ id, object: 'video', status: 'completed', progress: 100, actualDuration: 10, error: null });
     expect(b.video_url).toMatch(/^https?:\/\/.+video\.mp4/);
   });
   it('failed: error message, no url', async () => {
     const id = await create();
-    failTask(h.store.tasks, claim(id), 'w-test', 'the model refused', Date.now() + 1000);
+    await failTask(h.store.tasks, await claim(id), 'w-test', 'the model refused', Date.now() + 1000);
     expect(await query(id)).toMatchObject({ status: 'failed', video_url: null, actualDuration: null, error: 'the model refused' });
   });
 });

@@ -39,7 +39,7 @@ describe('pic create: every model x resolution x size is accepted and planned at
     expect(b.id).toMatch(/^task_[A-Za-z0-9_-]{30}$/);
     expect(Number.isInteger(b.created)).toBe(true);
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
-    const task = h.store.tasks.get(b.id)!;
+    const task = (await h.store.tasks.get(b.id))!;
     expect(task.amount).toBe(PIC_PRICES[model]);
     const out = task.request.output as { width: number; height: number; format: string };
     const want = expectedSize(model, resolution, size);
@@ -110,9 +110,9 @@ describe('pic create: every broken rule is a 400 naming the field and the rule',
   });
 
   it('nothing is stored for a rejected request', async () => {
-    const before = Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
     await submit({ model: 'nope', prompt: 'x' });
-    const after = Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const after = Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
     expect(after).toBe(before);
   });
 });

@@ -92,8 +92,8 @@ describe('crash safety', () => {
     const copy = path.join(dataDir, 'backup-copy.db');
     expect(runCli(['backup', copy], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(0);
     const restored = openSqliteStore(copy);
-    expect(ids.every((id) => restored.tasks.get(id)?.status === 'completed')).toBe(true);
-    restored.close();
+    expect((await Promise.all(ids.map((id) => restored.tasks.get(id)))).every((t) => t?.status === 'completed')).toBe(true);
+    await restored.close();
     expect(runCli(['backup', copy], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(2); // never overwrites
 
     second.child.kill('SIGTERM');

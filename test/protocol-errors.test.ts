@@ -102,13 +102,13 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
     ['a control byte in a header name', () => 'GET /v1/result/x HTTP/1.1\r\nHost: x\r\nX-N\x02ote: a\r\n\r\n', /a header name or value contains a character HTTP does not allow/],
     ['a request line with no valid version', () => 'GET /v1/result/x HTTP/9\r\n\r\n', /^The request is not valid HTTP\/1\.1: /],
   ])('%s: 400 malformed_http, nothing stored', async (_what, bytes, message) => {
-    const before = h.store.tasks.countByStatus().queued;
+    const before = (await h.store.tasks.countByStatus()).queued;
     const [res, ...more] = await raw(bytes());
     expect(more).toEqual([]);
     expectStandardError(res!, 400, 'malformed_http', message);
     expect(res!.headers.connection).toBe('close');
     expect(res!.headers.date).toMatch(/GMT$/);
-    expect(h.store.tasks.countByStatus().queued).toBe(before);
+    expect((await h.store.tasks.countByStatus()).queued).toBe(before);
   });
 
   it('a Content-Length shorter than the body, cutting it: that body is answered as invalid JSON, and the connection closed', async () => {
@@ -134,7 +134,7 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
     const responses = await raw(post(`Content-Length: ${BODY.length}\r\n`, `${BODY}{"and":"more"}`));
     expect(responses.map((r) => r.status)).toEqual([200, 400]);
     const { id } = JSON.parse(responses[0]!.body) as { id: string };
-    expect(h.store.tasks.get(id)?.status).toBe('queued');
+    expect((await h.store.tasks.get(id))?.status).toBe('queued');
     expect(JSON.parse(responses[1]!.body).error.code).toBe('malformed_http');
   });
 

@@ -54,7 +54,7 @@ describe('what a provider cannot honour', () => {
     const res = await submit(h, '4k');
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatchObject({ code: 'invalid_request', param: 'resolution', message: 'resolution: resolution 4k: pic makes at most 2k' });
-    expect(h.store.tasks.countByStatus()).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
+    expect(await h.store.tasks.countByStatus()).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
     expect((await submit(h, '2k')).statusCode).toBe(200);
   });
 

@@ -50,10 +50,10 @@ describe('a gateway built from providers.json', () => {
     const id = await submitPic('pic');
     const renamed = await submitPic('pic-2');
     for (const t of [id, renamed]) expect((await gw.waitForTask(t)).status).toBe('completed');
-    const task = gw.store.tasks.get(id)!;
-    const upstreamTask = upstream.store.tasks.get(task.upstream!.ref!.id)!;
+    const task = (await gw.store.tasks.get(id))!;
+    const upstreamTask = (await upstream.store.tasks.get(task.upstream!.ref!.id))!;
     expect(upstreamTask).toMatchObject({ model: 'pic', status: 'completed' });
-    const renamedTask = upstream.store.tasks.get(gw.store.tasks.get(renamed)!.upstream!.ref!.id)!;
+    const renamedTask = (await upstream.store.tasks.get((await gw.store.tasks.get(renamed))!.upstream!.ref!.id))!;
     expect(renamedTask.model).toBe('pic-pro');
   });
 

@@ -23,7 +23,7 @@ const query = (key: string, id: string) => h.app.inject({ method: 'GET', url: `/
 
 describe('rate limits per API key', () => {
   it('submits: the rate plus a burst of as many again, then 429 with Retry-After and the family body', async () => {
-    const key = createApiKey(h.store.keys, 'submitter').secret;
+    const key = (await createApiKey(h.store.keys, 'submitter')).secret;
     const codes: number[] = [];
     for (let i = 0; i < 8; i++) codes.push((await submit(key)).statusCode);
     expect(codes.slice(0, 6)).toEqual([200, 200, 200, 200, 200, 200]);
@@ -39,7 +39,7 @@ describe('rate limits per API key', () => {
   });
 
   it('the budget refills with time: the rate after its 1 s window, the burst after its 2 s', async () => {
-    const key = createApiKey(h.store.keys, 'refill').secret;
+    const key = (await createApiKey(h.store.keys, 'refill')).secret;
     const burst = async (n: number) => { const codes: number[] = []; for (let i = 0; i < n; i++) codes.push((await submit(key)).statusCode); return codes; };
     expect(await burst(7)).toEqual([200, 200, 200, 200, 200, 200, 429]);
     vi.advanceTimersByTime(500); // not yet: half way through the 1 s window
@@ -51,8 +51,8 @@ describe('rate limits per API key', () => {
   });
 
   it('queries have their own budget; one key flooding leaves another key untouched', async () => {
-    const flood = createApiKey(h.store.keys, 'flood').secret;
-    const calm = createApiKey(h.store.keys, 'calm').secret;
+    const flood = (await createApiKey(h.store.keys, 'flood')).secret;
+    const calm = (await createApiKey(h.store.keys, 'calm')).secret;
     const id = (await submit(flood)).json().id as string;
     const calmId = (await submit(calm)).json().id as string;
     const codes: number[] = [];
@@ -64,8 +64,8 @@ describe('rate limits per API key', () => {
   });
 
   it('a key of its own limits (keys limit) gets them', async () => {
-    const { secret, record } = createApiKey(h.store.keys, 'vip');
-    expect(h.store.keys.setRateLimits(record.id, { submitRate: 10, queryRate: null })).toBe(true);
+    const { secret, record } = await createApiKey(h.store.keys, 'vip');
+    expect(await h.store.keys.setRateLimits(record.id, { submitRate: 10, queryRate: null })).toBe(true);
     const codes: number[] = [];
     for (let i = 0; i < 21; i++) codes.push((await submit(secret)).statusCode);
     expect(codes.filter((c) => c === 200)).toHaveLength(20);

@@ -41,8 +41,8 @@ const urls = (n: number) => Array.from({ length: n }, (_, i) => `https://example
 const base = (model: ReelModel) => ({ model, prompt: 'a lighthouse at dusk' });
 const rules = (model: ReelModel) => REEL_MODEL_RULES[model];
 
-function plannedOf(harness: Harness, id: string) {
-  const task = harness.store.tasks.get(id)!;
+async function plannedOf(harness: Harness, id: string) {
+  const task = (await harness.store.tasks.get(id))!;
   return { task, output: task.request.output as { kind: string; width: number; height: number; durationSec: number; audio: boolean }, params: task.request.params as Record<string, unknown>, media: task.request.media as Record<string, any> };
 }
 
@@ -55,14 +55,14 @@ async function expect400(payload: unknown, param: string | null, message: RegExp
 }
 
 /** Moves the task to processing (claiming older queued tasks on the way) and then finishes it. */
-function finish(harness: Harness, id: string, how: 'complete' | 'fail', actualDuration: number) {
+async function finish(harness: Harness, id: string, how: 'complete' | 'fail', actualDuration: number) {
   for (;;) {
-    const claimed = claimNextTask(harness.store.tasks, ['sandbox'], 'test-worker', 60_000);
+    const claimed = await claimNextTask(harness.store.tasks, ['sandbox'], 'test-worker', 60_000);
     if (!claimed) throw new Error(`task ${id} was not claimable`);
     if (claimed.id !== id) continue;
     return how === 'complete'
-      ? completeTask(harness.store.tasks, claimed, 'test-worker', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration }, Date.now() + 86_400_000)!
-      : failTask(harness.store.tasks, claimed, 'test-worker', 'sandbox: failed on purpose', Date.now() + 86_400_000)!;
+      ? (await completeTask(harness.store.tasks, claimed, 'test-worker', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration }, Date.now() + 86_400_000))!
+      : (await failTask(harness.store.tasks, claimed, 'test-worker', 'sandbox: failed on purpose', Date.now() + 86_400_000))!;
   }
 }
 
@@ -79,7 +79,7 @@ describe('reel create: every model x size / aspect_ratio, default duration the s
     const b = body(res);
     expect(b).toEqual({ id: expect.stringMatching(/^task_/), object: 'video.generation', created: expect.any(Number), model, status: 'queued', progress: 0, video_url: null, error: null });
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
-    const { task, output, params } = plannedOf(h, b.id);
+    const { task, output, params } = await plannedOf(h, b.id);
     expect(task.form).toBe(rules(model).form);
     expect(task.amount).toBe(rules(model).price);
     const duration = rules(model).form === 'A' ? 10 : 4;
@@ -96,7 +96,7 @@ describe('reel duration / seconds: allowed values per model, integer or string o
     const res = await post({ ...base(model), [field]: value });
     if (ok) {
       expect(res.statusCode).toBe(200);
-      const { output, params } = plannedOf(h, body(res).id);
+      const { output, params } = await plannedOf(h, body(res).id);
       expect(output.durationSec).toBe(Number(value));
       expect(params.duration).toBe(Number(value));
       return;
@@ -133,7 +133,7 @@ describe('reel reference images: every model at and just past its count (Form A 
     const res = await post({ ...base(model), [field]: urls(n) });
     if (ok) {
       expect(res.statusCode).toBe(200);
-      const { media, params } = plannedOf(h, body(res).id);
+      const { media, params } = await plannedOf(h, body(res).id);
       expect(media.images).toEqual(urls(n).map((url, i) => ({ url, field: `${field}[${i}]` })));
       expect(params[field]).toEqual(urls(n));
       return;
@@ -157,11 +157,11 @@ describe('reel: other broken rules are 400s naming the field and the rule', () =
   ];
   it.each(cases)('$name', async ({ payload, param, message, code }) => { await expect400(payload, param, message, code); });
   it('nothing is stored for a rejected request', async () => {
-    const count = () => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
-    const before = count();
+    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = await count();
     await post({ ...base('reelOa2Plus'), image_urls: urls(2) });
     await post({ ...base('reel-2'), duration: 25 });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
   it('ignores unknown extra fields (decisions.md #11)', async () => {
     expect((await post({ ...base('reel-2-pro'), n: 1, quality: 'hd' })).statusCode).toBe(200);
@@ -174,7 +174,7 @@ describe('reel paths: every create path takes both forms; the form follows model
     const res = await post(base(model), url, hp);
     expect(res.statusCode).toBe(200);
     expect(body(res)).toMatchObject({ object: 'video.generation', model, status: 'queued' });
-    expect(hp.store.tasks.get(body(res).id)!.form).toBe(rules(model).form);
+    expect((await hp.store.tasks.get(body(res).id))!.form).toBe(rules(model).form);
   });
   it('the overview path applies the same rules', async () => {
     await expect400({ ...base('reelOa2'), duration: 10 }, 'duration', /duration must be one of 4, 8, 12 for reelOa2/, 'invalid_request', '/v1/reel/videos');
@@ -187,7 +187,7 @@ describe('reel query replies on every query path, by status', () => {
   it.each(cases)('$model $status', async ({ model, status }) => {
     const seconds = rules(model).durations.at(-1)!;
     const id = body(await post({ ...base(model), seconds }, '/reel/videos', hp)).id as string;
-    if (status !== 'queued') finish(hp, id, status === 'completed' ? 'complete' : 'fail', seconds);
+    if (status !== 'queued') (await finish(hp, id, status === 'completed' ? 'complete' : 'fail', seconds));
     for (const url of QUERY_PATHS(id)) {
       const res = await get(url, hp);
       expect(res.statusCode).toBe(200);

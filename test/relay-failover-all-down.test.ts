@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(async () => { await r?.close(); });
 
 const circuit = (id: 'a' | 'b') => r.relaying.gateway.channels.state(id);
-const storedTasks = () => Object.values(r.relaying.store.tasks.countByStatus()).reduce((sum, n) => sum + n, 0);
+const storedTasks = async () => Object.values(await r.relaying.store.tasks.countByStatus()).reduce((sum, n) => sum + n, 0);
 
 const TASKS: Array<[string, string, Record<string, unknown>]> = [
   ['pic', '/v1/pic/images', { model: 'pic', prompt: 'waiting' }],
@@ -47,8 +47,8 @@ describe('no candidate takes calls', () => {
     }
     // every task tried the candidates, was refused by both, and went back to the queue
     for (const id of ids) {
-      const waiting = await waitFor(() => {
-        const t = r.relaying.store.tasks.get(id)!;
+      const waiting = await waitFor(async () => {
+        const t = (await r.relaying.store.tasks.get(id))!;
         return t.serverFaults >= 1 ? t : undefined;
       }, 20_000, `task ${id} refused by every candidate`);
       expect(waiting).toMatchObject({ status: 'queued', attempts: 0, error: null, upstream: null });
@@ -58,7 +58,7 @@ describe('no candidate takes calls', () => {
   });
 
   it('with every circuit open, a submit is a 503 upstream_unavailable with Retry-After, naming no upstream, storing nothing', async () => {
-    const before = storedTasks();
+    const before = await storedTasks();
     for (const [kind, path, body] of TASKS) {
       const refused = await r.call('POST', path, body);
       expect(refused.status, kind).toBe(503);
@@ -74,13 +74,13 @@ describe('no candidate takes calls', () => {
     }
     // a refused submit keeps nothing of its Idempotency-Key (G72): the retry below may use it again
     expect((await r.call('POST', '/v1/pic/images', RETRIED, { 'idempotency-key': RETRY_KEY })).status).toBe(503);
-    expect(storedTasks()).toBe(before);
+    expect(await storedTasks()).toBe(before);
     // chat goes through the same channels and circuits: the same 503, in chat's own body
     const chat = await r.call('POST', '/v1/chat/completions', CHAT);
     expect(chat.status).toBe(503);
     expect(chat.headers.get('retry-after')).toBe(String(OPEN_MS / 1000));
     expect(chat.json).toMatchObject({ code: '503', success: false, data: null });
-    for (const id of ids) expect(r.relaying.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
+    for (const id of ids) expect(await r.relaying.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
   });
 
   it('once an upstream is back and the open period ended, the waiting tasks complete there with their first attempt', async () => {
@@ -93,7 +93,7 @@ describe('no candidate takes calls', () => {
       expect(r.b.creates().filter((c) => c.idempotencyKey === id)).toHaveLength(1);
     }
     expect(circuit('b')).toBe('closed');
-    expect(r.a.upstreamTasks()).toBe(0);
+    expect(await r.a.upstreamTasks()).toBe(0);
     // submits are accepted again, the one refused before under the same Idempotency-Key too; chat is answered
     const retried = await r.call('POST', '/v1/pic/images', RETRIED, { 'idempotency-key': RETRY_KEY });
     expect(retried.status, retried.text).toBe(200);

@@ -27,35 +27,35 @@ const createsAt = (channel: 'a' | 'b', id: string) => r[channel].creates().filte
 
 describe('the connection breaks after a create was sent', () => {
   it('the upstream took it: the create sent again gets the same generation there; no other channel is asked', async () => {
-    const heldByA = r.a.upstreamTasks();
+    const heldByA = await r.a.upstreamTasks();
     r.a.proxy.addRule({ match: { method: 'POST' }, times: 1, fault: { forwardThen: 'reset' } });
     const task = await pic('the answer was lost');
     expect(task).toMatchObject({ provider: 'a', attempts: 1, upstream: { provider: 'a', generation: 0 } });
     const creates = createsAt('a', task.id);
     expect(creates.map((c) => [c.action, c.targetStatus])).toEqual([['forward-then-reset', 200], ['forwarded', 200]]);
     expect(creates[1]!.body).toBe(creates[0]!.body);
-    expect(r.a.upstreamTasks()).toBe(heldByA + 1); // one generation at `a`, answered twice
+    expect(await r.a.upstreamTasks()).toBe(heldByA + 1); // one generation at `a`, answered twice
     expect(createsAt('b', task.id)).toEqual([]);
   });
 
   it('the upstream never got it: the create sent again makes it there', async () => {
-    const heldByA = r.a.upstreamTasks();
+    const heldByA = await r.a.upstreamTasks();
     r.a.proxy.addRule({ match: { method: 'POST' }, times: 1, fault: 'reset' });
     const task = await pic('reset before it arrived');
     expect(task.provider).toBe('a');
     expect(createsAt('a', task.id).map((c) => c.action)).toEqual(['reset', 'forwarded']);
-    expect(r.a.upstreamTasks()).toBe(heldByA + 1);
+    expect(await r.a.upstreamTasks()).toBe(heldByA + 1);
     expect(createsAt('b', task.id)).toEqual([]);
   });
 
   it('it breaks again: the next candidate takes the task', async () => {
-    const heldByA = r.a.upstreamTasks();
+    const heldByA = await r.a.upstreamTasks();
     r.a.proxy.addRule({ match: { method: 'POST' }, fault: 'reset' });
     const task = await pic('a keeps breaking');
     expect(task).toMatchObject({ provider: 'b', attempts: 1 });
     expect(createsAt('a', task.id).map((c) => c.action)).toEqual(['reset', 'reset']);
     expect(createsAt('b', task.id)).toHaveLength(1);
-    expect(r.a.upstreamTasks()).toBe(heldByA);
+    expect(await r.a.upstreamTasks()).toBe(heldByA);
   });
 
   it('a refused connection is not sent again: the next candidate takes the task at once', async () => {

@@ -28,8 +28,8 @@ async function started(path: string, body: Record<string, unknown>): Promise<{ i
   const created = await r.call('POST', path, body);
   expect(created.status, created.text).toBe(200);
   const id = created.json.id as string;
-  const upstream = await waitFor(() => {
-    const saved = r.relaying.store.tasks.get(id)?.upstream;
+  const upstream = await waitFor(async () => {
+    const saved = (await r.relaying.store.tasks.get(id))?.upstream;
     return saved?.ref ? saved : undefined;
   }, 15_000, 'the generation started');
   return { id, channel: upstream.provider!, upstreamId: upstream.ref!.id };
@@ -53,7 +53,7 @@ describe('checks and cancel stay with the channel that accepted', () => {
   it('accepted by the second after the first refused: every check goes to the second, also once the first is healthy again', async () => {
     const refuse = r.a.proxy.addRule({ fault: { status: 503 } });
     const seenByA = r.a.proxy.requests.length;
-    const heldByA = r.a.upstreamTasks();
+    const heldByA = await r.a.upstreamTasks();
     const { id, channel, upstreamId } = await started('/v1/pic/images', { model: 'pic', prompt: 'stays on b' });
     expect(channel).toBe('b');
     expect(refuse.applied).toBe(1); // the create, refused
@@ -63,10 +63,10 @@ describe('checks and cancel stay with the channel that accepted', () => {
     await checks('b', upstreamId, 6);
     const done = await r.relaying.waitForTask(id, undefined, 45_000);
     expect(done).toMatchObject({ status: 'completed', provider: 'b', attempts: 1 });
-    expect(r.b.upstream.store.tasks.get(upstreamId)!.status).toBe('completed');
+    expect((await r.b.upstream.store.tasks.get(upstreamId))!.status).toBe('completed');
     // `a` saw the one refused create of this task and nothing else
     expect(r.a.proxy.requests.slice(seenByA).map((q) => [q.method, q.idempotencyKey, q.status])).toEqual([['POST', id, 503]]);
-    expect(r.a.upstreamTasks()).toBe(heldByA);
+    expect(await r.a.upstreamTasks()).toBe(heldByA);
   }, 60_000);
 
   it('a motion cancel goes to the upstream that accepted the create, whose task ends cancelled; the other gets nothing', async () => {
@@ -75,12 +75,12 @@ describe('checks and cancel stay with the channel that accepted', () => {
     const { id, channel, upstreamId } = await started('/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'stop me' }] });
     expect(channel).toBe('b');
     await checks('b', upstreamId, 2);
-    expect(r.b.upstream.store.tasks.get(upstreamId)!.status).toBe('processing');
+    expect((await r.b.upstream.store.tasks.get(upstreamId))!.status).toBe('processing');
     refuse.remove();
     const cancelled = await r.call('POST', `/v1/motion/videos/${id}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ id, status: 'cancelled' });
-    await waitFor(() => (r.b.upstream.store.tasks.get(upstreamId)!.status === 'cancelled' ? true : undefined), 15_000, 'the upstream task cancelled');
+    await waitFor(async () => ((await r.b.upstream.store.tasks.get(upstreamId))!.status === 'cancelled' ? true : undefined), 15_000, 'the upstream task cancelled');
     const sent = r.b.about(upstreamId).filter((q) => q.method === 'POST');
     expect(sent.map((q) => q.url)).toEqual([`/power/v1/motion/videos/${upstreamId}/cancel`]);
     // `a` saw the one refused create of this task and nothing else

@@ -24,9 +24,9 @@ describe('refusals by every candidate', () => {
     const created = await r.call('POST', '/v1/pic/images', { model: 'pic', prompt: 'outages' });
     expect(created.status).toBe(200);
     const id = created.json.id as string;
-    await waitFor(() => (r.relaying.store.tasks.get(id)!.serverFaults === 1 ? true : undefined), 15_000, 'the first refusal by every candidate');
+    await waitFor(async () => ((await r.relaying.store.tasks.get(id))!.serverFaults === 1 ? true : undefined), 15_000, 'the first refusal by every candidate');
     // a long outage: as many refusals in a row as a task may have before one more fails it
-    expect(r.relaying.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS })).toBeDefined();
+    expect(await r.relaying.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS })).toBeDefined();
 
     // `b` comes back and accepts; its generation then fails, and from that moment `b` refuses creates
     let refuseCreates: FaultRule | undefined;
@@ -40,9 +40,9 @@ describe('refusals by every candidate', () => {
       },
     });
     await r.b.proxy.setDown(false);
-    const waiting = await waitFor(() => {
+    const waiting = await waitFor(async () => {
       // refused by `b` (and `a`, down): once that is handled the task is no longer processing
-      const t = r.relaying.store.tasks.get(id)!;
+      const t = (await r.relaying.store.tasks.get(id))!;
       return refuseCreates?.applied === 1 && t.status !== 'processing' ? t : undefined;
     }, 20_000, 'the second generation refused by every candidate');
     expect(waiting, waiting.error ?? '').toMatchObject({ status: 'queued', serverFaults: 1, attempts: 1, error: null, upstream: { generation: 1 } });

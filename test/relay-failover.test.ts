@@ -35,13 +35,13 @@ async function submitAll(): Promise<TaskRecord[]> {
 }
 
 /** Each task completed on `b` with its first attempt, from one create there under its own key. */
-function expectCompletedOnB(tasks: TaskRecord[]): void {
+async function expectCompletedOnB(tasks: TaskRecord[]): Promise<void> {
   for (const task of tasks) {
     expect(task, task.error ?? '').toMatchObject({ status: 'completed', provider: 'b', attempts: 1, serverFaults: 0, upstream: { provider: 'b', generation: 0 } });
     const creates = r.b.creates().filter((c) => c.idempotencyKey === task.id);
     expect(creates).toHaveLength(1);
     expect(creates[0]!.targetStatus).toBe(200);
-    expect(r.b.upstream.store.tasks.get(task.upstream!.ref!.id)).toMatchObject({ status: 'completed', family: task.family });
+    expect(await r.b.upstream.store.tasks.get(task.upstream!.ref!.id)).toMatchObject({ status: 'completed', family: task.family });
     // every check of the generation went to `b`
     expect(r.b.about(task.upstream!.ref!.id).filter((q) => q.method === 'GET').length).toBeGreaterThan(0);
   }
@@ -52,9 +52,9 @@ describe('the first candidate fails, the second takes the task', () => {
     await r.a.proxy.setDown(true);
     try {
       const tasks = await submitAll();
-      expectCompletedOnB(tasks);
+      await expectCompletedOnB(tasks);
       expect(r.a.proxy.requests).toEqual([]);
-      expect(r.a.upstreamTasks()).toBe(0);
+      expect(await r.a.upstreamTasks()).toBe(0);
     } finally {
       await r.a.proxy.setDown(false);
     }
@@ -64,7 +64,7 @@ describe('the first candidate fails, the second takes the task', () => {
     const refuse = r.a.proxy.addRule({ match: { method: 'POST' }, fault: { status: 503 } });
     try {
       const tasks = await submitAll();
-      expectCompletedOnB(tasks);
+      await expectCompletedOnB(tasks);
       // each task was offered to `a` first, under the same key it was then created with at `b`
       for (const task of tasks) {
         const offered = r.a.creates().filter((c) => c.idempotencyKey === task.id);
@@ -74,7 +74,7 @@ describe('the first candidate fails, the second takes the task', () => {
       }
       expect(refuse.applied).toBe(TASKS.length);
       expect(r.a.proxy.requests.filter((q) => q.method !== 'POST')).toEqual([]);
-      expect(r.a.upstreamTasks()).toBe(0);
+      expect(await r.a.upstreamTasks()).toBe(0);
     } finally {
       refuse.remove();
     }

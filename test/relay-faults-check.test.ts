@@ -31,7 +31,7 @@ function checksOf(task: TaskRecord): SeenRequest[] {
 
 /** One task per family whose first `times` status queries meet `fault`; answers the tasks once all completed. */
 async function checkFault(fault: Fault, families: FamilyName[], times: number, name: string): Promise<TaskRecord[]> {
-  const before = upstreamTaskCount(pair);
+  const before = await upstreamTaskCount(pair);
   // one task per query path: a rule on the path meets only that task's checks
   const rules = families.map((family) => pair.proxy.addRule({ match: { method: 'GET', path: FAMILIES[family].query }, times, fault }));
   const ids = await Promise.all(families.map((family) => submit(pair, family, `check fault ${name}`)));
@@ -64,8 +64,8 @@ describe('faults at status queries, a later check goes through', () => {
       const refused = await waitFor(() => pair.proxy.requests.slice(from).find((r) => r.status === status && FAMILIES[family].query.test(r.url)), 20_000, `${family}: the ${status}`);
       // the relaying gateway's store while the task waits for its next check
       const id = relayingIdOf(refused);
-      const waiting = await waitFor(() => {
-        const t = pair.relaying.store.tasks.get(id);
+      const waiting = await waitFor(async () => {
+        const t = await pair.relaying.store.tasks.get(id);
         return t?.upstream?.checkFailures === 1 ? t : undefined;
       }, 10_000, `${family}: the check scheduled again`);
       expect(waiting.status).toBe('processing');

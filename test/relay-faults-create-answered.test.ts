@@ -37,7 +37,7 @@ describe('a create the upstream accepted, its answer not heard', () => {
 
 describe('a create the upstream refuses', () => {
   it('fails the task at once with the upstream\'s reason and field; its address and key are not in it', async () => {
-    const before = upstreamTaskCount(pair);
+    const before = await upstreamTaskCount(pair);
     const ids = await Promise.all((['pic', 'videos', 'model-center'] as const).map(async (family) => {
       const marker = `create refused for ${family}.`;
       // the upstream's message names where it is and the key the relay sent

@@ -40,8 +40,8 @@ describe('faults at create, the next create goes through', () => {
     const waited = await Promise.all((status === 429 ? WITH_VIDEOS : WITH_MOTION).map(async (family) => {
       const refused = await pair.proxy.waitForRequest({ method: 'POST', body: escaped(`create fault ${status}+retry-after for ${family}.`) });
       const id = refused.idempotencyKey!;
-      const queued = await waitFor(() => {
-        const t = pair.relaying.store.tasks.get(id);
+      const queued = await waitFor(async () => {
+        const t = await pair.relaying.store.tasks.get(id);
         return t?.status === 'queued' && t.serverFaults === 1 ? t : undefined;
       }, 10_000, `${family}: the task back in the queue`);
       expect(queued.runAfter, family).toBeGreaterThanOrEqual(refused.at + RETRY_AFTER_S * 1000);

@@ -23,7 +23,7 @@ const FAMILIES: FamilyName[] = ['pic', 'motion', 'model-center'];
 async function neverAnswered(fault: Fault, text: string): Promise<void> {
   const rule = pair.proxy.addRule({ match: { method: 'GET', path: ANY_QUERY }, fault });
   try {
-    const before = upstreamTaskCount(pair);
+    const before = await upstreamTaskCount(pair);
     const ids = await Promise.all(FAMILIES.map((family) => submit(pair, family, text)));
     for (const task of await settleAll(pair, ids, before)) {
       expect(task.status, task.family).toBe('failed');
@@ -32,7 +32,7 @@ async function neverAnswered(fault: Fault, text: string): Promise<void> {
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([2, 1]);
       const upstreamIds = createsOf(pair, task.id).map(upstreamIdIn);
       if (task.family !== 'motion') {
-        expect(upstreamIds.map((u) => pair.upstream.store.tasks.get(u!)!.status), task.family).toEqual(['completed', 'completed']);
+        expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u!)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
       }
       // a motion generation given up on is cancelled at the upstream; the others cannot be
       const cancels = pair.proxy.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/cancel'));

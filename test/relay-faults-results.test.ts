@@ -21,7 +21,7 @@ let rule: FaultRule | undefined;
 afterEach(() => rule?.remove());
 
 async function run(families: FamilyName[], text: string) {
-  const before = upstreamTaskCount(pair);
+  const before = await upstreamTaskCount(pair);
   const ids = await Promise.all(families.map((family) => submit(pair, family, text)));
   return settleAll(pair, ids, before);
 }
@@ -46,7 +46,7 @@ describe('a completed upstream task whose result file', () => {
       // two generations (<id>, <id>.1), each one task the upstream made and completed
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([2, 1]);
       const upstreamIds = createsOf(pair, task.id).map(upstreamIdIn);
-      expect(upstreamIds.map((u) => pair.upstream.store.tasks.get(u!)!.status), task.family).toEqual(['completed', 'completed']);
+      expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u!)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
       // one download of each generation's file, each missing
       expect(downloadsOf(task.id), task.family).toEqual([['gone', 404], ['gone', 404]]);
     }

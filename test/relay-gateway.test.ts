@@ -34,15 +34,15 @@ afterAll(async () => {
 const call = (method: 'GET' | 'POST', path: string, body?: unknown) => callRelaying(pair, method, path, body);
 
 /** The upstream's task made for relaying task `id` (found by the Idempotency-Key it was created with). */
-function upstreamTaskOf(id: string): TaskRecord {
-  const upstreamId = pair.relaying.store.tasks.get(id)?.upstream?.ref?.id;
+async function upstreamTaskOf(id: string): Promise<TaskRecord> {
+  const upstreamId = (await pair.relaying.store.tasks.get(id))?.upstream?.ref?.id;
   expect(upstreamId).toBeDefined();
   // the one create sent with Idempotency-Key <id> answered that upstream task
   const creates = pair.createsWithKey(id);
   expect(creates).toHaveLength(1);
   const answer = JSON.parse(creates[0]!.response!) as { id?: string; data?: { projectId?: string } };
   expect(answer.id ?? answer.data?.projectId).toBe(upstreamId);
-  return pair.upstream.store.tasks.get(upstreamId!)!;
+  return (await pair.upstream.store.tasks.get(upstreamId!))!;
 }
 
 /** Submits through the relaying gateway, waits for the task there, and answers its query reply. */
@@ -72,8 +72,8 @@ function expectOneCreate(id: string, path: string): Record<string, unknown> {
 }
 
 /** The status queries the upstream saw for relaying task `id`, all at `path` (the upstream id in it). */
-function expectQueries(id: string, path: (upstreamId: string) => string): void {
-  const upstreamId = (pair.relaying.store.tasks.get(id)!.upstream!.ref as { id: string }).id;
+async function expectQueries(id: string, path: (upstreamId: string) => string): Promise<void> {
+  const upstreamId = ((await pair.relaying.store.tasks.get(id))!.upstream!.ref as { id: string }).id;
   const queries = pair.proxy.requests.filter((r) => r.method === 'GET' && r.url.includes(upstreamId) && !r.url.startsWith('/files/'));
   expect(queries.length).toBeGreaterThan(0);
   for (const q of queries) expect(q.url).toBe(path(upstreamId));
@@ -93,7 +93,7 @@ describe('pic through the relay', () => {
     expect(await imageFacts(bytes)).toMatchObject({ width, height });
     const body = expectOneCreate(id, '/v1/pic/images');
     expect(body).toEqual({ model, prompt: 'a fox in the snow', ...fields });
-    expectQueries(id, (u) => `/v1/result/${u}`);
+    await expectQueries(id, (u) => `/v1/result/${u}`);
   });
 });
 
@@ -113,8 +113,8 @@ describe('video families through the relay', () => {
     expect(query).toMatchObject({ id, object: 'video.generation', model: 'clip3.1-fast', status: 'completed' });
     await expectVideo(query.video_url, 720, 1280, 8, false);
     expect(expectOneCreate(id, '/api/clip/videos')).toEqual({ model: 'clip3.1-fast', prompt: 'waves', size: '720x1280', duration: 8 });
-    expectQueries(id, (u) => `/power/v1/result/${u}`);
-    expect(upstreamTaskOf(id)).toMatchObject({ family: 'clip', form: 'A', status: 'completed' });
+    await expectQueries(id, (u) => `/power/v1/result/${u}`);
+    expect(await upstreamTaskOf(id)).toMatchObject({ family: 'clip', form: 'A', status: 'completed' });
   });
 
   it('clip Form B: created at {base_url}/clip/videos, queried at {base_url}/v1/result; actualDuration passed on', async () => {
@@ -123,8 +123,8 @@ describe('video families through the relay', () => {
     expect(Math.abs(query.actualDuration - 8)).toBeLessThanOrEqual(0.1);
     await expectVideo(query.video_url, 1280, 720, 8, false);
     expect(expectOneCreate(id, '/clip/videos')).toEqual({ model: 'clip_3_1_fast', prompt: 'waves', aspect_ratio: '16:9', resolution: '720p' });
-    expectQueries(id, (u) => `/v1/result/${u}`);
-    expect(upstreamTaskOf(id)).toMatchObject({ family: 'clip', form: 'B' });
+    await expectQueries(id, (u) => `/v1/result/${u}`);
+    expect(await upstreamTaskOf(id)).toMatchObject({ family: 'clip', form: 'B' });
   });
 
   it('reel Form A: created at {api_base_url}/reel/videos, queried at {api_base_url}/v1/videos', async () => {
@@ -132,15 +132,15 @@ describe('video families through the relay', () => {
     expect(query).toMatchObject({ id, object: 'video.generation', model: 'reel-2', status: 'completed' });
     await expectVideo(query.video_url, 1280, 720, 10, false);
     expect(expectOneCreate(id, '/api/reel/videos')).toEqual({ model: 'reel-2', prompt: 'city', size: '1280x720', duration: 10 });
-    expectQueries(id, (u) => `/api/v1/videos/${u}`);
+    await expectQueries(id, (u) => `/api/v1/videos/${u}`);
   });
 
   it('reel Form B: created at {base_url}/reel/videos', async () => {
     const { id, query } = await relayTask('/v1/reel/videos', { model: 'reelOa2Plus', prompt: 'city' });
     await expectVideo(query.video_url, 720, 1280, 4, false);
     expect(expectOneCreate(id, '/reel/videos')).toEqual({ model: 'reelOa2Plus', prompt: 'city', size: '720x1280', duration: 4 });
-    expectQueries(id, (u) => `/api/v1/videos/${u}`);
-    expect(upstreamTaskOf(id)).toMatchObject({ family: 'reel', form: 'B' });
+    await expectQueries(id, (u) => `/api/v1/videos/${u}`);
+    expect(await upstreamTaskOf(id)).toMatchObject({ family: 'reel', form: 'B' });
   });
 
   it('motion 1.5 pro with audio: created and queried under {power_base_url}', async () => {
@@ -148,7 +148,7 @@ describe('video families through the relay', () => {
     expect(query).toMatchObject({ id, object: 'video', status: 'completed' });
     await expectVideo(query.video_url, 854, 480, 4, true);
     expect(expectOneCreate(id, '/power/v1/motion/videos')).toEqual({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'a dog runs' }], ratio: 'adaptive', duration: 4, generate_audio: true });
-    expectQueries(id, (u) => `/power/v1/result/${u}`);
+    await expectQueries(id, (u) => `/power/v1/result/${u}`);
   });
 
   it('videos: the {code, msg, data: {projectId}} envelope at both ends', async () => {
@@ -162,8 +162,8 @@ describe('video families through the relay', () => {
     await expectVideo(query.video_url, 720, 1280, 4, false);
     expect(expectOneCreate(id, '/v1/videos/videos')).toEqual({ model: 'videos_fast', prompt: 'a lake', duration: 4, ratio: '9:16', resolution: '720p' });
     // the upstream's projectId is what the relay checks
-    expect(pair.relaying.store.tasks.get(id)!.upstream!.ref!.id).toBe(upstreamTaskOf(id).id);
-    expectQueries(id, (u) => `/v1/result/${u}`);
+    expect((await pair.relaying.store.tasks.get(id))!.upstream!.ref!.id).toBe((await upstreamTaskOf(id)).id);
+    await expectQueries(id, (u) => `/v1/result/${u}`);
   });
 
   it('Model Center, a video model: flat task objects, audio as the table\'s default', async () => {
@@ -172,7 +172,7 @@ describe('video families through the relay', () => {
     expect(query.result_url).toBe(query.video_url);
     await expectVideo(query.result_url, 854, 480, 4, true);
     expect(expectOneCreate(id, '/v2/model-center/tasks')).toMatchObject({ model: 'sd_2.0_fast_discount', prompt: 'rain', duration: 4, resolution: '480p', generate_audio: true });
-    expectQueries(id, (u) => `/v2/model-center/tasks/${u}`);
+    await expectQueries(id, (u) => `/v2/model-center/tasks/${u}`);
   });
 
   it('Model Center, an image model: every field passed on', async () => {
@@ -190,7 +190,7 @@ describe('caller media and model names', () => {
     const { id, query } = await relayTask('/v1/pic/images', { model: 'pic', prompt: 'with a reference', image_urls: [url] });
     expect(expectOneCreate(id, '/v1/pic/images')).toEqual({ model: 'pic', prompt: 'with a reference', image_urls: [url] });
     expect(media.requests.get('/ref.png')).toBe(2); // the relaying gateway's review, then the upstream's
-    expect(upstreamTaskOf(id).request.media.images[0]).toMatchObject({ url, facts: { width: 320, height: 240 } });
+    expect((await upstreamTaskOf(id)).request.media.images[0]).toMatchObject({ url, facts: { width: 320, height: 240 } });
     expect(await imageFacts(await download(query.image_url))).toMatchObject({ width: 1024, height: 1024 });
   });
 
@@ -205,13 +205,13 @@ describe('caller media and model names', () => {
     const pic = await relayTask('/v1/pic/images', { model: 'pic', prompt: 'from an upload', image_urls: [ref] });
     const sent = expectOneCreate(pic.id, '/v1/pic/images').image_urls as string[];
     expect(sent[0]).toMatch(new RegExp(`^${pair.relaying.origin}/inputs/${pic.id}/[^?]+\\?exp=\\d+&sig=`));
-    expect(upstreamTaskOf(pic.id).request.media.images[0]).toMatchObject({ url: sent[0], facts: { width: 640, height: 480 } });
-    expect(pair.upstream.store.tasks.get(upstreamTaskOf(pic.id).id)!.request.media.images[0]!.stored).toBeDefined();
+    expect((await upstreamTaskOf(pic.id)).request.media.images[0]).toMatchObject({ url: sent[0], facts: { width: 640, height: 480 } });
+    expect((await pair.upstream.store.tasks.get((await upstreamTaskOf(pic.id)).id))!.request.media.images[0]!.stored).toBeDefined();
 
     const motion = await relayTask('/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'it moves' }, { type: 'image_url', image_url: { url: ref } }], duration: 2 });
     const content = expectOneCreate(motion.id, '/power/v1/motion/videos').content as Array<{ image_url?: { url: string } }>;
     expect(content[1]!.image_url!.url).toMatch(new RegExp(`^${pair.relaying.origin}/inputs/${motion.id}/`));
-    expect(upstreamTaskOf(motion.id).request.media.firstFrame).toMatchObject({ field: 'content[1].image_url.url', facts: { width: 640, height: 480 } });
+    expect((await upstreamTaskOf(motion.id)).request.media.firstFrame).toMatchObject({ field: 'content[1].image_url.url', facts: { width: 640, height: 480 } });
     // adaptive ratio from the 4:3 frame at 720p, 2 s, no audio (2.0 model)
     await expectVideo(motion.query.video_url, 960, 720, 2, false);
   });
@@ -220,7 +220,7 @@ describe('caller media and model names', () => {
     const { id, query } = await relayTask('/v1/pic/images', { model: 'pic-2-stable', prompt: 'renamed' });
     expect(query.model).toBe('pic-2-stable');
     expect(expectOneCreate(id, '/v1/pic/images')).toEqual({ model: 'pic', prompt: 'renamed' });
-    expect(upstreamTaskOf(id).model).toBe('pic');
+    expect((await upstreamTaskOf(id)).model).toBe('pic');
   });
 });
 

@@ -38,7 +38,7 @@ async function queuedPicWithUpload(): Promise<TaskRecord> {
     body: JSON.stringify({ model: 'pic', prompt: 'crash window', image_urls: [`assetId://${asset.id}`] }),
   });
   expect(res.status).toBe(200);
-  return p.relaying.store.tasks.get((await res.json() as { id: string }).id)!;
+  return (await p.relaying.store.tasks.get((await res.json() as { id: string }).id))!;
 }
 
 describe('a create repeated after a crash', () => {

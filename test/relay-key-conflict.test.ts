@@ -56,10 +56,10 @@ describe('a repeated create the upstream refuses as another request under its ke
     // the first generation was made under the plain key and is not the one checked
     expect(firstCreate?.state).toBe('started');
     const lost = firstCreate?.state === 'started' ? firstCreate.ref.id : '';
-    expect(upstream.store.tasks.get(lost)).toBeDefined();
+    expect(await upstream.store.tasks.get(lost)).toBeDefined();
     expect(done.upstream).toMatchObject({ generation: 1 });
     expect(done.upstream?.ref?.id).not.toBe(lost);
-    expect(upstream.store.tasks.get(done.upstream!.ref!.id)?.status).toBe('completed');
+    expect((await upstream.store.tasks.get(done.upstream!.ref!.id))?.status).toBe('completed');
     // one attempt for the crash, one for the refused repeat: the new generation ran on the last
     expect(done.attempts).toBe(3);
   });

@@ -75,56 +75,56 @@ describe('replicate webhooks bring the check forward', () => {
     const predictionId = waiting.upstream.ref.id;
     expect(waiting.runAfter - Date.now()).toBeGreaterThan(NOT_BEFORE_MS - 60_000);
     const body = JSON.stringify({ id: predictionId, status: 'succeeded', output: ['https://replicate.delivery/x.png'] });
-    const unchanged = () => {
-      expect(gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: waiting.runAfter, leaseOwner: null });
+    const unchanged = async () => {
+      expect(await gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: waiting.runAfter, leaseOwner: null });
       expect(looksAt(rep, predictionId)).toBe(0);
     };
 
     const forged = await postCallback(gw, 'rep', id, rep.webhooks.sign(body, { secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}` }), body);
     expect(forged.status).toBe(401);
     expect(forged.json.error).toMatchObject({ code: 'invalid_callback_signature', param: 'webhook-signature' });
-    unchanged();
+    await unchanged();
     const tampered = await postCallback(gw, 'rep', id, rep.webhooks.sign(body), body.replace('succeeded', 'failed'));
     expect(tampered.status).toBe(401);
-    unchanged();
+    await unchanged();
     const stale = await postCallback(gw, 'rep', id, rep.webhooks.sign(body, { timestamp: Math.floor(Date.now() / 1000) - 400 }), body);
     expect(stale.status).toBe(401);
     expect(stale.json.error?.message).toMatch(/^webhook-timestamp \d+ is 4\d\d s before this gateway's clock/);
-    unchanged();
+    await unchanged();
     const { 'webhook-signature': _sig, ...unsigned } = rep.webhooks.sign(body);
     const missing = await postCallback(gw, 'rep', id, unsigned, body);
     expect(missing.status).toBe(400);
     expect(missing.json.error).toMatchObject({ code: 'invalid_request', param: 'webhook-signature' });
-    unchanged();
+    await unchanged();
     const other = JSON.stringify({ id: 'another-prediction', status: 'succeeded' });
     expect((await postCallback(gw, 'rep', id, rep.webhooks.sign(other), other)).json).toEqual({ received: true, outcome: 'not_waiting' });
     expect((await postCallback(gw, 'rep', 'task_AAAAAAAAnotatask0000000000', rep.webhooks.sign(body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
     // signed by another provider's upstream (another account's secret) for this task
     const elsewhere = await postCallback(gw, 'polled', id, polled.webhooks.sign(body), body);
     expect(elsewhere.json).toEqual({ received: true, outcome: 'not_waiting' });
-    unchanged();
+    await unchanged();
 
     const genuine = rep.webhooks.sign(body);
     expect(await postCallback(gw, 'rep', id, genuine, body)).toEqual({ status: 200, json: { received: true, outcome: 'check_sooner' } });
     // the check it brought: the prediction still runs there, so the next check is an hour away again
-    const checked = await waitFor(() => {
-      const t = gw.store.tasks.get(id)!;
+    const checked = await waitFor(async () => {
+      const t = (await gw.store.tasks.get(id))!;
       return looksAt(rep, predictionId) === 1 && t.leaseOwner === null && t.runAfter > Date.now() ? t : undefined;
     }, 15_000, 'the check the delivery brought forward');
     expect(checked.status).toBe('processing');
     expect(checked.runAfter - Date.now()).toBeGreaterThan(NOT_BEFORE_MS - 60_000);
 
     expect(await postCallback(gw, 'rep', id, genuine, body)).toEqual({ status: 200, json: { received: true, outcome: 'duplicate' } });
-    expect(gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: checked.runAfter });
+    expect(await gw.store.tasks.get(id)).toMatchObject({ status: 'processing', runAfter: checked.runAfter });
     expect(looksAt(rep, predictionId)).toBe(1);
   });
 
   it('a genuine delivery about a finished task changes nothing', async () => {
-    const before = gw.store.tasks.get(doneId)!;
+    const before = (await gw.store.tasks.get(doneId))!;
     const made = predictionOf(rep, 'a lighthouse at dusk');
     const body = JSON.stringify({ id: made.id, status: 'succeeded' });
     expect((await postCallback(gw, 'rep', doneId, rep.webhooks.sign(body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
-    expect(gw.store.tasks.get(doneId)).toEqual(before);
+    expect(await gw.store.tasks.get(doneId)).toEqual(before);
     expect(looksAt(rep, made.id)).toBe(1);
   });
 });

@@ -122,10 +122,10 @@ describe('replicate: a crash between the create and the result', () => {
     try {
       const id = (await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic-2', prompt: 'after the crash' } })).json().id as string;
       // the "dead" worker claims the task, creates the prediction, saves its id, and is killed
-      const claimed = claimNextTask(h.store.tasks, ['rep'], 'dead', 200)!;
+      const claimed = (await claimNextTask(h.store.tasks, ['rep'], 'dead', 200))!;
       const started = await provider.start(jobOf(claimed, 'rep'), { signal: new AbortController().signal, log: createLogger('silent') } as never);
       if (started.state !== 'started') throw new Error('expected a started prediction');
-      h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
+      await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
         upstream: { generation: 0, provider: 'rep', ref: started.ref, startedAt: Date.now(), checkFailures: 0 },
         leaseOwner: 'dead', leaseExpiresAt: Date.now() - 1,
       });

@@ -59,7 +59,7 @@ describe('result downloads', () => {
 
   it('expire with the family retention: 24 h after completion for pic (decisions.md #20)', async () => {
     const { id, path } = await completedImageUrl();
-    const task = h.store.tasks.get(id)!;
+    const task = (await h.store.tasks.get(id))!;
     const exp = Number(new URL(`http://x${path}`).searchParams.get('exp'));
     expect(exp).toBe(Math.floor((task.finishedAt! + 24 * 3_600_000) / 1000));
     expect(task.expiresAt).toBe(task.finishedAt! + 24 * 3_600_000);
@@ -67,11 +67,11 @@ describe('result downloads', () => {
 
   it('the retention sweeper deletes expired pic results but keeps the task', async () => {
     const { id, path } = await completedImageUrl('sweep me');
-    const task = h.store.tasks.get(id)!;
+    const task = (await h.store.tasks.get(id))!;
     const swept = await sweepExpiredResults(h.store.tasks, h.blobs, createLogger('silent'), 24, task.expiresAt! + 1);
     expect(swept).toBeGreaterThanOrEqual(1);
-    expect(h.store.tasks.get(id)?.status).toBe('completed');
-    expect(h.store.tasks.get(id)?.expiresAt).toBeNull();
+    expect((await h.store.tasks.get(id))?.status).toBe('completed');
+    expect((await h.store.tasks.get(id))?.expiresAt).toBeNull();
     const res = await h.app.inject({ method: 'GET', url: path });
     expect(res.statusCode).toBe(404);
     expect(body(res).error.code).toBe('result_not_found');

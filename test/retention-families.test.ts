@@ -57,14 +57,14 @@ async function create(h: Harness, family: Family): Promise<string> {
   expect(res.statusCode).toBe(200);
   const b = body(res);
   const id = (b.id ?? b.data?.projectId) as string;
-  expect(h.store.tasks.get(id)?.family).toBe(family);
+  expect((await h.store.tasks.get(id))?.family).toBe(family);
   return id;
 }
 
 /** Claims tasks until `id` is the one claimed. */
-function claim(h: Harness, id: string): TaskRecord {
+async function claim(h: Harness, id: string): Promise<TaskRecord> {
   for (;;) {
-    const t = claimNextTask(h.store.tasks, ['sandbox'], WORKER, 60_000);
+    const t = await claimNextTask(h.store.tasks, ['sandbox'], WORKER, 60_000);
     if (!t) throw new Error(`task ${id} was not claimable`);
     if (t.id === id) return t;
   }
@@ -73,11 +73,11 @@ function claim(h: Harness, id: string): TaskRecord {
 /** Creates a task of `family` through the API and completes it by hand, with a result file on disk. */
 async function completed(h: Harness, family: Family, ttlHours: number): Promise<TaskRecord> {
   const id = await create(h, family);
-  const task = claim(h, id);
+  const task = await claim(h, id);
   const { name, contentType } = FILE[family];
   const bytes = await h.blobs.put(id, name, { data: Buffer.from('x') });
   const finishedAt = Date.now();
-  const done = completeTask(h.store.tasks, task, WORKER, { files: [{ name, contentType, bytes }], actualDuration: 4 }, expiryOf(family, 'completed', finishedAt, ttlHours)!, finishedAt);
+  const done = await completeTask(h.store.tasks, task, WORKER, { files: [{ name, contentType, bytes }], actualDuration: 4 }, expiryOf(family, 'completed', finishedAt, ttlHours)!, finishedAt);
   expect(done?.status).toBe('completed');
   return done!;
 }
@@ -122,18 +122,18 @@ describe('retention per family (decisions.md #20)', () => {
     // Just before expiry: nothing is removed.
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, task.expiresAt! - 1)).toBe(0);
     expect(filesOf(h, id)).toBe(true);
-    expect(h.store.tasks.get(id)).toMatchObject({ status: 'completed', expiresAt: task.expiresAt });
+    expect(await h.store.tasks.get(id)).toMatchObject({ status: 'completed', expiresAt: task.expiresAt });
 
     // Just after: the files go; motion tasks go too, the others stay (with no expiry left).
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, task.expiresAt! + 1)).toBe(1);
     expect(filesOf(h, id)).toBe(false);
     const q = await query(h, id);
     if (deletesTask) {
-      expect(h.store.tasks.get(id)).toBeUndefined();
+      expect(await h.store.tasks.get(id)).toBeUndefined();
       expect(q.statusCode).toBe(404);
       expect(body(q).error).toMatchObject({ code: 'task_not_found' });
     } else {
-      expect(h.store.tasks.get(id)).toMatchObject({ status: 'completed', expiresAt: null });
+      expect(await h.store.tasks.get(id)).toMatchObject({ status: 'completed', expiresAt: null });
       expect(q.statusCode).toBe(200);
       expect(body(q).status).toBe('completed');
       const dl = await h.app.inject({ method: 'GET', url: local(h, url) });
@@ -141,7 +141,7 @@ describe('retention per family (decisions.md #20)', () => {
       expect(['result_not_found', 'result_link_expired']).toContain(body(dl).error.code);
       // Nothing is left to sweep: a later sweep does not touch the task again.
       expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, task.expiresAt! + 365 * DAY)).toBe(0);
-      expect(h.store.tasks.get(id)?.status).toBe('completed');
+      expect((await h.store.tasks.get(id))?.status).toBe('completed');
     }
   });
 
@@ -149,13 +149,13 @@ describe('retention per family (decisions.md #20)', () => {
     const h = await harness();
     const id = await create(h, 'motion');
     const finishedAt = Date.now();
-    const failed = failTask(h.store.tasks, claim(h, id), WORKER, 'boom', expiryOf('motion', 'failed', finishedAt, 24), finishedAt);
+    const failed = await failTask(h.store.tasks, await claim(h, id), WORKER, 'boom', expiryOf('motion', 'failed', finishedAt, 24), finishedAt);
     expect(failed).toMatchObject({ status: 'failed', expiresAt: finishedAt + 7 * DAY });
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, finishedAt + 7 * DAY - 1)).toBe(0);
-    expect(h.store.tasks.get(id)?.status).toBe('failed');
+    expect((await h.store.tasks.get(id))?.status).toBe('failed');
     expect(body(await query(h, id))).toMatchObject({ status: 'failed', error: 'boom' });
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, finishedAt + 7 * DAY + 1)).toBe(1);
-    expect(h.store.tasks.get(id)).toBeUndefined();
+    expect(await h.store.tasks.get(id)).toBeUndefined();
     const q = await query(h, id);
     expect(q.statusCode).toBe(404);
     expect(body(q).error.code).toBe('task_not_found');
@@ -166,13 +166,13 @@ describe('retention per family (decisions.md #20)', () => {
     const id = await create(h, 'motion');
     const res = await h.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: h.auth() });
     expect(res.statusCode).toBe(200);
-    const task = h.store.tasks.get(id)!;
+    const task = (await h.store.tasks.get(id))!;
     expect(task.status).toBe('cancelled');
     expect(task.expiresAt).toBe(task.finishedAt! + 7 * DAY);
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, task.expiresAt! - 1)).toBe(0);
     expect(body(await query(h, id)).status).toBe('cancelled');
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, task.expiresAt! + 1)).toBe(1);
-    expect(h.store.tasks.get(id)).toBeUndefined();
+    expect(await h.store.tasks.get(id)).toBeUndefined();
     const q = await query(h, id);
     expect(q.statusCode).toBe(404);
     expect(body(q).error.code).toBe('task_not_found');
@@ -183,10 +183,10 @@ describe('retention per family (decisions.md #20)', () => {
     const id = await create(h, 'pic');
     const finishedAt = Date.now();
     expect(expiryOf('pic', 'failed', finishedAt, 24)).toBeNull();
-    const failed = failTask(h.store.tasks, claim(h, id), WORKER, 'boom', expiryOf('pic', 'failed', finishedAt, 24), finishedAt);
+    const failed = await failTask(h.store.tasks, await claim(h, id), WORKER, 'boom', expiryOf('pic', 'failed', finishedAt, 24), finishedAt);
     expect(failed).toMatchObject({ status: 'failed', expiresAt: null });
     expect(await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, finishedAt + 10 * 365 * DAY)).toBe(0);
-    expect(h.store.tasks.get(id)).toMatchObject({ status: 'failed', error: 'boom' });
+    expect(await h.store.tasks.get(id)).toMatchObject({ status: 'failed', error: 'boom' });
     const q = await query(h, id);
     expect(q.statusCode).toBe(200);
     expect(body(q)).toMatchObject({ status: 'failed', error: 'boom', image_url: null });

@@ -118,7 +118,7 @@ describe('results in the bucket', () => {
 
   it('retention deletes the expired results from the bucket; the link then answers 404', async () => {
     const { id, link } = await completedTask(h, '/v1/pic/images', { model: 'pic', prompt: 'expiring' });
-    const task = h.store.tasks.get(id)!;
+    const task = (await h.store.tasks.get(id))!;
     expect(await s3.keys(`e2e/results/${id}/`)).toHaveLength(1);
     await sweepExpiredResults(h.store.tasks, h.blobs, log, 24, task.expiresAt! - 1); // earlier tasks' retention ends, not this one's
     expect(await s3.keys(`e2e/results/${id}/`)).toHaveLength(1);

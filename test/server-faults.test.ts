@@ -24,7 +24,7 @@ async function gateway(env: Record<string, string>, options: Parameters<typeof c
   });
   const gw = await createGateway(config, { store: openSqliteStore(':memory:'), runnerPollMs: 20, ...options });
   cleanups.push(async () => { await gw.close(500); fs.rmSync(dataDir, { recursive: true, force: true }); });
-  return Object.assign(gw, { key: createApiKey(gw.store.keys, 'k').secret });
+  return Object.assign(gw, { key: (await createApiKey(gw.store.keys, 'k')).secret });
 }
 
 /** A provider whose every attempt fails as a full disk would. */
@@ -46,7 +46,7 @@ describe('the gateway\'s own faults are not the task\'s attempts', () => {
     const gw = await gateway({ MEDIAGATE_MAX_ATTEMPTS: '1' }, { providers: [diskFullProvider(calls)] });
     gw.startBackground();
     const id = (await submit(gw)).json().id as string;
-    const back = await waitFor(() => { const t = gw.store.tasks.get(id); return t && t.serverFaults >= 1 && t.status === 'queued' ? t : undefined; }, 10_000, 'the task back in the queue');
+    const back = await waitFor(async () => { const t = await gw.store.tasks.get(id); return t && t.serverFaults >= 1 && t.status === 'queued' ? t : undefined; }, 10_000, 'the task back in the queue');
     // one attempt allowed: were it counted, the task would have failed
     expect(back).toMatchObject({ status: 'queued', attempts: 0, serverFaults: 1, error: null });
     expect(back.runAfter).toBeGreaterThan(Date.now()); // after a pause
@@ -57,9 +57,9 @@ describe('the gateway\'s own faults are not the task\'s attempts', () => {
     const calls = { n: 0 };
     const gw = await gateway({}, { providers: [diskFullProvider(calls)] });
     const id = (await submit(gw)).json().id as string;
-    gw.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS });
+    await gw.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS });
     gw.startBackground();
-    const failed = await waitFor(() => { const t = gw.store.tasks.get(id); return t?.status === 'failed' ? t : undefined; }, 10_000, 'the task to fail');
+    const failed = await waitFor(async () => { const t = await gw.store.tasks.get(id); return t?.status === 'failed' ? t : undefined; }, 10_000, 'the task to fail');
     expect(failed.error).toMatch(/short of a resource of its own \(ENOSPC\).*nothing in the request caused it/);
     expect(failed.attempts).toBe(1);
   });
@@ -76,9 +76,9 @@ describe('the gateway\'s own faults are not the task\'s attempts', () => {
     };
     const gw = await gateway({}, { providers: [provider] });
     const id = (await submit(gw)).json().id as string;
-    gw.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS });
+    await gw.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS });
     gw.startBackground();
-    const back = await waitFor(() => { const t = gw.store.tasks.get(id); return calls.n === 2 && t?.status !== 'processing' ? t : undefined; }, 10_000, 'the fault after the failed attempt');
+    const back = await waitFor(async () => { const t = await gw.store.tasks.get(id); return calls.n === 2 && t?.status !== 'processing' ? t : undefined; }, 10_000, 'the fault after the failed attempt');
     expect(back, back.error ?? '').toMatchObject({ status: 'queued', attempts: 1, serverFaults: 1, error: null });
   });
 });
@@ -94,10 +94,10 @@ describe('resources short', () => {
     expect(ready.json().error).toMatchObject({ code: 'service_unavailable', message: expect.stringMatching(/disk: 100 MiB free .* MEDIAGATE_MIN_FREE_DISK_MB \(512 MiB\)/) });
     const id = (await submit(gw)).json().id as string;
     await new Promise((r) => setTimeout(r, 200)); // ten worker polls
-    expect(gw.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
+    expect(await gw.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
     free = 10_000 * 1_048_576;
     expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-    await waitFor(() => (gw.store.tasks.get(id)?.status === 'completed' ? true : undefined), 10_000, 'the task to run once the disk has room');
+    await waitFor(async () => ((await gw.store.tasks.get(id))?.status === 'completed' ? true : undefined), 10_000, 'the task to run once the disk has room');
   });
 
   it('descriptors near their limit count as short too', () => {

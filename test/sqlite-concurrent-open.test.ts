@@ -24,8 +24,8 @@ const { openSqliteStore } = await import(${JSON.stringify(pathToFileURL(path.joi
 const { ensureApiKey } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist', 'auth', 'keys.js')).href)});
 while (Date.now() < Number(startAt)) { /* spin: start together */ }
 const store = openSqliteStore(file);
-ensureApiKey(store.keys, ${JSON.stringify(BOOTSTRAP)}, 'bootstrap'); // as every server does with MEDIAGATE_BOOTSTRAP_KEY
-store.close();
+await ensureApiKey(store.keys, ${JSON.stringify(BOOTSTRAP)}, 'bootstrap'); // as every server does with MEDIAGATE_BOOTSTRAP_KEY
+await store.close();
 `;
 
 function run(file: string, startAt: number): Promise<{ code: number | null; stderr: string }> {

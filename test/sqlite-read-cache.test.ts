@@ -14,44 +14,44 @@ describe('sqlite read cache across connections', () => {
   const open: Store[] = [];
   afterEach(() => { for (const s of open.splice(0)) s.close(); });
 
-  function twoConnections(): [Store, Store] {
+  async function twoConnections(): Promise<[Store, Store]> {
     const file = path.join(tempDir(), 'mediagate.db');
     const a = openSqliteStore(file);
     const b = openSqliteStore(file);
     open.push(a, b);
-    a.keys.insert({ id: 'key_a', name: 'a', prefix: 'mg_aaaaa', createdAt: 1, revokedAt: null, hash: 'hash-a' });
+    await a.keys.insert({ id: 'key_a', name: 'a', prefix: 'mg_aaaaa', createdAt: 1, revokedAt: null, hash: 'hash-a' });
     return [a, b];
   }
 
   it('sees a task finished by another connection', async () => {
-    const [api, worker] = twoConnections();
-    const t = api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.status).toBe('queued');
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.status).toBe('queued');
-    const claimed = claimNextTask(worker.tasks, ['sandbox'], 'w1', 1000)!;
+    const [api, worker] = await twoConnections();
+    const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+    expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.status).toBe('queued');
+    expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.status).toBe('queued');
+    const claimed = (await claimNextTask(worker.tasks, ['sandbox'], 'w1', 1000))!;
     await nextTurn();
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.status).toBe('processing');
-    completeTask(worker.tasks, claimed, 'w1', { files: [] }, 5);
+    expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.status).toBe('processing');
+    await completeTask(worker.tasks, claimed, 'w1', { files: [] }, 5);
     await nextTurn();
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.status).toBe('completed');
+    expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.status).toBe('completed');
   });
 
   it('refuses a key revoked by another connection from the next turn on', async () => {
-    const [api, cli] = twoConnections();
-    const t = api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
-    expect(api.keys.findActiveByHash('hash-a')?.id).toBe('key_a');
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.id).toBe(t.id);
-    expect(cli.keys.revoke('key_a', 2)).toBe(true);
+    const [api, cli] = await twoConnections();
+    const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+    expect((await api.keys.findActiveByHash('hash-a'))?.id).toBe('key_a');
+    expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.id).toBe(t.id);
+    expect(await cli.keys.revoke('key_a', 2)).toBe(true);
     await nextTurn();
-    expect(api.keys.findActiveByHash('hash-a')).toBeUndefined();
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')).toBeUndefined();
+    expect(await api.keys.findActiveByHash('hash-a')).toBeUndefined();
+    expect(await api.tasks.getOwnedByKeyHash(t.id, 'hash-a')).toBeUndefined();
   });
 
-  it('answers a task read for another key hash from the database, not the cache', () => {
-    const [api] = twoConnections();
-    api.keys.insert({ id: 'key_b', name: 'b', prefix: 'mg_bbbbb', createdAt: 1, revokedAt: null, hash: 'hash-b' });
-    const t = api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-a')?.id).toBe(t.id);
-    expect(api.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();
+  it('answers a task read for another key hash from the database, not the cache', async () => {
+    const [api] = await twoConnections();
+    await api.keys.insert({ id: 'key_b', name: 'b', prefix: 'mg_bbbbb', createdAt: 1, revokedAt: null, hash: 'hash-b' });
+    const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+    expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.id).toBe(t.id);
+    expect(await api.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();
   });
 });

@@ -1,18 +1,18 @@
 /**
  * Shared pieces of the store contract suite (`store-contract*.case.ts`). The suite talks to the
- * `Store` interface only and awaits every call's result (awaiting a plain value is harmless), so it
- * runs unchanged against a backend whose methods return promises.
+ * `Store` interface only and awaits every call's result (G176), so it runs unchanged against every
+ * backend.
  */
 import { afterEach, beforeEach } from 'vitest';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import type { AssetRecord, NewTask, Store } from '../src/store/types.js';
 
 /** Opens a fresh, empty store (a new database each call). */
-export type OpenStore = () => Promise<Store> | Store;
+export type OpenStore = () => Promise<Store>;
 
 export interface StoreContractOptions {
   /** Opens an existing database file read-write: used to read what `backup(file)` wrote. */
-  openFile?: (file: string) => Promise<Store> | Store;
+  openFile?: (file: string) => Promise<Store>;
 }
 
 /** A fixed clock for the suite: every time below is relative to it, so expected values are exact. */
@@ -54,11 +54,6 @@ export function useStore(open: OpenStore): () => Store {
     if (!store) throw new Error('no store: useStore() must be called inside a describe block');
     return store;
   };
-}
-
-/** Runs `fn` so that a synchronous throw and a rejected promise both end up as a rejection. */
-export function settle<T>(fn: () => T | Promise<T>): Promise<T> {
-  return (async () => fn())();
 }
 
 /** Ids of records, sorted (for comparisons where the store promises no order). */

@@ -1,7 +1,7 @@
 /**
  * The store contract suite: the behaviour every `Store` implementation (src/store/types.ts) must
  * have, one describe block per interface. It talks to the Store interface only and awaits every
- * call, so it runs unchanged against any backend (SQLite now, PostgreSQL later, sync or async).
+ * call (the contract is asynchronous: G176), so it runs unchanged against every backend.
  * Run it from each implementation's test file: `runStoreContract(name, open, options)`, where
  * `open` gives a fresh, empty store each call.
  */
@@ -36,7 +36,11 @@ function storeContract(open: OpenStore, { openFile }: StoreContractOptions): voi
     const s = useStore(open);
 
     it('ping answers', async () => {
-      await expect((async () => s().ping())()).resolves.toBeUndefined();
+      await expect(s().ping()).resolves.toBeUndefined();
+    });
+
+    it('backup is an optional capability: a function where present', () => {
+      expect(['undefined', 'function']).toContain(typeof s().backup);
     });
 
     it.skipIf(!openFile)('backup writes a consistent copy: tasks, keys and the usage rows recorded just before', async () => {
@@ -45,6 +49,7 @@ function storeContract(open: OpenStore, { openFile }: StoreContractOptions): voi
       await store.keys.insert({ id: 'key_bk', name: 'bk', prefix: 'mg_bkbkb', createdAt: T, revokedAt: null, hash: 'hash-bk' });
       await store.usage.recordChatUsage({ keyId: 'key_bk', model: 'chat-2.5-pro', requestId: 'r1', promptTokens: 3, completionTokens: 4, createdAt: T });
       const file = path.join(tempDir('store-backup-'), 'copy.db');
+      if (!store.backup) throw new Error('a store given openFile must have backup');
       await store.backup(file);
       expect(fs.statSync(file).size).toBeGreaterThan(0);
       await store.tasks.delete(task.id); // after the backup: not in the copy's past, not in its future

@@ -16,16 +16,16 @@ describe('group commit of concurrent submits', () => {
     expect(replies.every((r) => r.statusCode === 200)).toBe(true);
     const ids = replies.map((r) => body(r).id as string);
     expect(new Set(ids).size).toBe(60);
-    for (const [i, id] of ids.entries()) expect(h.store.tasks.get(id)?.request).toMatchObject({ params: { prompt: `burst ${i}` } });
+    for (const [i, id] of ids.entries()) expect((await h.store.tasks.get(id))?.request).toMatchObject({ params: { prompt: `burst ${i}` } });
     expect(spy.mock.calls.length).toBeLessThan(60);
     // each id carries the millisecond of its task's created_at (one clock read per submit)
-    for (const id of ids) expect(id.slice(5, 13)).toBe(sortableTime(h.store.tasks.get(id)!.createdAt));
+    for (const id of ids) expect(id.slice(5, 13)).toBe(sortableTime((await h.store.tasks.get(id))!.createdAt));
     spy.mockRestore();
   });
 
   it('a failed commit answers every request of the batch with a 500 and stores none of them', async () => {
-    const countTasks = () => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
-    const before = countTasks();
+    const countTasks = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = await countTasks();
     // The commit fails inside the real transaction, after some of the batch's rows are written:
     // the batch is written again with its first task once more at the end, so the last row breaks
     // the primary key. One transaction means none of the rows stays.
@@ -40,12 +40,12 @@ describe('group commit of concurrent submits', () => {
     const batch = spy.mock.calls[0]![0];
     expect(batch.map((t) => (t.request.params as { prompt?: string }).prompt)).toEqual(['a', 'b']);
     // And none of them was stored.
-    for (const t of batch) expect(h.store.tasks.get(t.id)).toBeUndefined();
-    expect(countTasks()).toBe(before);
+    for (const t of batch) expect(await h.store.tasks.get(t.id)).toBeUndefined();
+    expect(await countTasks()).toBe(before);
     spy.mockRestore();
     const after = await submit('c');
     expect(after.statusCode).toBe(200);
-    expect(h.store.tasks.get(body(after).id as string)?.request).toMatchObject({ params: { prompt: 'c' } });
-    expect(countTasks()).toBe(before + 1);
+    expect((await h.store.tasks.get(body(after).id as string))?.request).toMatchObject({ params: { prompt: 'c' } });
+    expect(await countTasks()).toBe(before + 1);
   });
 });

@@ -69,12 +69,12 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const a = open();
     const b = open();
-    const task = a.tasks.insert(newTask());
+    const task = await a.tasks.insert(newTask());
     // Worker "dead" claims it with a short lease and never renews: as after kill -9.
-    expect(claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200)?.id).toBe(task.id);
+    expect((await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200))?.id).toBe(task.id);
     const { provider, calls } = countingProvider();
     runner(b, dir, provider, { leaseMs: 600 }).start();
-    const done = await waitFor(() => { const t = b.tasks.get(task.id); return t?.status === 'completed' ? t : undefined; }, 10_000, 'recovery');
+    const done = await waitFor(async () => { const t = await b.tasks.get(task.id); return t?.status === 'completed' ? t : undefined; }, 10_000, 'recovery');
     expect(done.attempts).toBe(2);
     expect(calls.get(task.id)).toBe(1);
     const name = done.result!.files[0]!.name;
@@ -85,11 +85,11 @@ describe('task engine', () => {
   it('a task whose workers keep dying fails with a clear error after the last attempt', async () => {
     const { dir, open } = setup();
     const a = open();
-    const task = a.tasks.insert(newTask());
-    claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 100);
+    const task = await a.tasks.insert(newTask());
+    await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 100);
     const { provider, calls } = countingProvider();
     runner(open(), dir, provider, { maxAttempts: 1, leaseMs: 600 }).start();
-    const done = await waitFor(() => { const t = a.tasks.get(task.id); return t?.status === 'failed' ? t : undefined; }, 10_000, 'failure');
+    const done = await waitFor(async () => { const t = await a.tasks.get(task.id); return t?.status === 'failed' ? t : undefined; }, 10_000, 'failure');
     expect(done.error).toMatch(/worker running it stopped responding 1 time\(s\); giving up/);
     expect(calls.size).toBe(0);
   });
@@ -98,12 +98,12 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s1 = open();
     const s2 = open();
-    const ids = Array.from({ length: 40 }, () => s1.tasks.insert(newTask()).id);
+    const ids = await Promise.all(Array.from({ length: 40 }, async () => (await s1.tasks.insert(newTask())).id));
     const p1 = countingProvider(5);
     const p2 = countingProvider(5);
     runner(s1, dir, p1.provider).start();
     runner(s2, dir, p2.provider).start();
-    await waitFor(() => (ids.every((id) => s1.tasks.get(id)?.status === 'completed') ? true : undefined), 15_000, 'all done');
+    await waitFor(async () => ((await Promise.all(ids.map((id) => s1.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined), 15_000, 'all done');
     for (const id of ids) expect((p1.calls.get(id) ?? 0) + (p2.calls.get(id) ?? 0)).toBe(1);
     expect(p1.calls.size).toBeGreaterThan(0);
     expect(p2.calls.size).toBeGreaterThan(0);
@@ -117,9 +117,9 @@ describe('task engine', () => {
       id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
       start: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
     };
-    const t = s.tasks.insert(newTask());
+    const t = await s.tasks.insert(newTask());
     runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2 }).start();
-    const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'timeout failure');
+    const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'timeout failure');
     expect(done.error).toMatch(/^generation did not finish within \d+ s \(attempt 2 of 2\)$/);
     expect(calls).toBe(2);
     expect(done.attempts).toBe(2);
@@ -132,18 +132,18 @@ describe('task engine', () => {
       id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
       start: async () => { throw new Error('upstream answered 503'); },
     };
-    const t = s.tasks.insert(newTask());
+    const t = await s.tasks.insert(newTask());
     runner(s, dir, failing, { maxAttempts: 2 }).start();
-    const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'failure');
+    const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'failure');
     expect(done).toMatchObject({ status: 'failed', attempts: 2, error: 'generation failed: upstream answered 503' });
   });
 
   it('a retryable failure is retried with backoff, then completes', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = s.tasks.insert(newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
+    const t = await s.tasks.insert(newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
     runner(s, dir, createSandboxProvider({ timing: 'instant' })).start();
-    const done = await waitFor(() => { const r = s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
+    const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);
   });
@@ -151,32 +151,32 @@ describe('task engine', () => {
   it('a graceful stop returns a running task to the queue and gives its attempt back', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = s.tasks.insert(newTask());
+    const t = await s.tasks.insert(newTask());
     const slow = countingProvider(60_000);
     const r = runner(s, dir, slow.provider);
     r.start();
-    await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
+    await waitFor(async () => ((await s.tasks.get(t.id))?.status === 'processing' ? true : undefined), 5000, 'claim');
     await r.stop(100);
-    expect(s.tasks.get(t.id)).toMatchObject({ status: 'queued', attempts: 0, leaseOwner: null });
+    expect(await s.tasks.get(t.id)).toMatchObject({ status: 'queued', attempts: 0, leaseOwner: null });
   });
 
   it('a worker that lost its lease stops and does not overwrite the new owner', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = s.tasks.insert(newTask());
+    const t = await s.tasks.insert(newTask());
     const slow = countingProvider(60_000);
     runner(s, dir, slow.provider, { leaseMs: 600 }).start();
-    await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
+    await waitFor(async () => ((await s.tasks.get(t.id))?.status === 'processing' ? true : undefined), 5000, 'claim');
     // Someone else takes the task over (as after a lapse); the heartbeat notices and aborts.
-    s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'other-worker', leaseExpiresAt: Date.now() + 60_000 });
+    await s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'other-worker', leaseExpiresAt: Date.now() + 60_000 });
     await waitFor(() => (slow.aborted.has(t.id) ? true : undefined), 10_000, 'the old worker to abort');
-    expect(s.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'other-worker' });
+    expect(await s.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'other-worker' });
   });
 
   it('a worker that finishes after losing the task leaves the real result untouched and removes its own files', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = s.tasks.insert(newTask());
+    const t = await s.tasks.insert(newTask());
     // The late worker generates until the test lets it finish: after the takeover below.
     let finishGenerating!: () => void;
     const slow = countingProvider(0, new Promise<void>((resolve) => { finishGenerating = resolve; }));
@@ -186,13 +186,13 @@ describe('task engine', () => {
     const removed = vi.spyOn(blobs, 'remove');
     const late = runner(s, dir, slow.provider, { blobs });
     late.start();
-    await waitFor(() => (s.tasks.get(t.id)?.status === 'processing' ? true : undefined), 5000, 'claim');
+    await waitFor(async () => ((await s.tasks.get(t.id))?.status === 'processing' ? true : undefined), 5000, 'claim');
     // Another worker takes over and completes first (the heartbeat has not noticed yet).
-    const taken = s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'winner', leaseExpiresAt: Date.now() + 60_000 })!;
+    const taken = (await s.tasks.updateIf(t.id, { statusIn: ['processing'] }, { leaseOwner: 'winner', leaseExpiresAt: Date.now() + 60_000 }))!;
     const winnerFile = path.join(dir, 'results', t.id, 'out.winner.png');
     fs.mkdirSync(path.dirname(winnerFile), { recursive: true });
     fs.writeFileSync(winnerFile, 'winner');
-    s.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'winner' }, {
+    await s.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'winner' }, {
       status: 'completed', result: { files: [{ name: 'out.winner.png', contentType: 'image/png', bytes: 6 }] }, leaseOwner: null, finishedAt: Date.now(),
     });
     expect(taken.leaseOwner).toBe('winner');
@@ -209,6 +209,6 @@ describe('task engine', () => {
     expect(removed.mock.calls.filter(([id]) => id === t.id).map(([, name]) => name)).toEqual(stored);
     expect(fs.readdirSync(path.dirname(winnerFile))).toEqual(['out.winner.png']);
     expect(fs.readFileSync(winnerFile, 'utf8')).toBe('winner');
-    expect(s.tasks.get(t.id)?.result?.files[0]?.name).toBe('out.winner.png');
+    expect((await s.tasks.get(t.id))?.result?.files[0]?.name).toBe('out.winner.png');
   });
 });

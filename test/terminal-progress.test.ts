@@ -13,11 +13,11 @@ async function createAt40(): Promise<TaskRecord> {
   const res = await h.app.inject({ method: 'POST', url: '/v1/motion/videos', headers: h.auth(), payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] } });
   const id = body(res).id as string;
   for (;;) {
-    const t = claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
+    const t = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
     if (!t) throw new Error(`task ${id} was not claimable`);
     if (t.id === id) {
-      expect(h.store.tasks.setProgress(id, 'w-test', 40)).toBe(true);
-      return h.store.tasks.get(id)!;
+      expect(await h.store.tasks.setProgress(id, 'w-test', 40)).toBe(true);
+      return (await h.store.tasks.get(id))!;
     }
   }
 }
@@ -26,9 +26,9 @@ const query = async (id: string) => body(await h.app.inject({ method: 'GET', url
 
 describe('progress of a task that did not complete', () => {
   it.each([
-    ['failed by its worker', (t: TaskRecord) => failTask(h.store.tasks, t, 'w-test', 'boom', null), 'failed'],
-    ['failed after its worker stopped answering', (t: TaskRecord) => failLapsedTask(h.store.tasks, t, 'gave up', null, t.leaseExpiresAt! + 1), 'failed'],
-    ['cancelled while processing', (t: TaskRecord) => cancelTask(h.store.tasks, t, null), 'cancelled'],
+    ['failed by its worker', async (t: TaskRecord) => await failTask(h.store.tasks, t, 'w-test', 'boom', null), 'failed'],
+    ['failed after its worker stopped answering', async (t: TaskRecord) => await failLapsedTask(h.store.tasks, t, 'gave up', null, t.leaseExpiresAt! + 1), 'failed'],
+    ['cancelled while processing', async (t: TaskRecord) => await cancelTask(h.store.tasks, t, null), 'cancelled'],
   ])('%s: 100, in the store and in the query reply', async (_what, end, status) => {
     const task = await createAt40();
     expect((await query(task.id)).progress).toBe(40);
@@ -45,8 +45,8 @@ describe('progress of a task that did not complete', () => {
 
   it('a worker reporting progress after the cancel changes nothing', async () => {
     const task = await createAt40();
-    cancelTask(h.store.tasks, task, null);
-    expect(h.store.tasks.setProgress(task.id, 'w-test', 90)).toBe(false);
-    expect(h.store.tasks.get(task.id)!.progress).toBe(100);
+    await cancelTask(h.store.tasks, task, null);
+    expect(await h.store.tasks.setProgress(task.id, 'w-test', 90)).toBe(false);
+    expect((await h.store.tasks.get(task.id))!.progress).toBe(100);
   });
 });

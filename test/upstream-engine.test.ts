@@ -88,7 +88,7 @@ describe('generations at an upstream', () => {
     const res = await submitPic(h);
     expect(res.statusCode).toBe(200);
     const id = res.json().id as string;
-    const waiting = await waitFor(() => { const t = h.store.tasks.get(id); return t?.upstream?.ref ? t : undefined; }, 5000, 'the reference saved');
+    const waiting = await waitFor(async () => { const t = await h.store.tasks.get(id); return t?.upstream?.ref ? t : undefined; }, 5000, 'the reference saved');
     expect(waiting).toMatchObject({ status: 'processing', provider: 'up', upstream: { generation: 0, provider: 'up', ref: { id: `up_${id}` } } });
     const done = await h.waitForTask(id);
     expect(done.status).toBe('completed');
@@ -114,7 +114,7 @@ describe('generations at an upstream', () => {
     const up = scriptedUpstream('up', () => (release ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } } : { state: 'pending' }));
     const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_WORKER_CONCURRENCY: '2' } });
     const ids = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await submitPic(h, `p${i}`)).json().id as string));
-    await waitFor(() => (ids.every((id) => h.store.tasks.get(id)?.upstream?.ref) ? true : undefined), 10_000, 'all 12 started with 2 slots');
+    await waitFor(async () => ((await Promise.all(ids.map((id) => h.store.tasks.get(id)))).every((t) => t?.upstream?.ref) ? true : undefined), 10_000, 'all 12 started with 2 slots');
     expect(up.creates.length).toBe(12);
     release = true;
     for (const id of ids) expect((await h.waitForTask(id)).status).toBe('completed');
@@ -154,10 +154,10 @@ describe('generations at an upstream', () => {
     const id = (await submitPic(h)).json().id as string;
     // a "dead" worker claims the task, starts the generation, saves the reference, then a check
     // claim of its own lapses (kill -9 in the middle of a check)
-    const claimed = claimNextTask(h.store.tasks, ['up'], 'dead', 200)!;
+    const claimed = (await claimNextTask(h.store.tasks, ['up'], 'dead', 200))!;
     const started = await up.provider.start(jobOf(claimed, 'up'), undefined as never);
     expect(started.state).toBe('started');
-    h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
+    await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
       upstream: { generation: 0, provider: 'up', ref: (started as { ref: { id: string; data: Record<string, unknown> } }).ref, startedAt: Date.now(), checkFailures: 0 },
       leaseOwner: 'dead', leaseExpiresAt: Date.now() - 1,
     });
@@ -185,7 +185,7 @@ describe('generations at an upstream', () => {
     const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
     const id = (await submitPic(h)).json().id as string;
     // after the first (refused) check: the next is scheduled no sooner than the upstream asked
-    const waiting = await waitFor(() => { const t = h.store.tasks.get(id); return t?.upstream?.checkFailures === 1 && holdSecond ? t : undefined; }, 5000, 'the first failed check');
+    const waiting = await waitFor(async () => { const t = await h.store.tasks.get(id); return t?.upstream?.checkFailures === 1 && holdSecond ? t : undefined; }, 5000, 'the first failed check');
     holdSecond = false;
     expect(waiting.runAfter).toBeGreaterThanOrEqual(checkedAt[0]! + 400);
     expect(waiting).toMatchObject({ status: 'processing', leaseOwner: null, attempts: 1 });
@@ -242,14 +242,14 @@ describe('generations at an upstream', () => {
     const res = await h.app.inject({ method: 'POST', url: '/v1/motion/videos', headers: h.auth(), payload: { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }] } });
     expect(res.statusCode).toBe(200);
     const id = res.json().id as string;
-    await waitFor(() => (h.store.tasks.get(id)?.upstream?.ref ? true : undefined), 5000, 'started');
+    await waitFor(async () => ((await h.store.tasks.get(id))?.upstream?.ref ? true : undefined), 5000, 'started');
     const cancel = await h.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: h.auth() });
     expect(cancel.statusCode).toBe(200);
-    expect(h.store.tasks.get(id)!.status).toBe('cancelled');
+    expect((await h.store.tasks.get(id))!.status).toBe('cancelled');
     await waitFor(() => (up.generations.get(id)?.cancelled ? true : undefined), 5000, 'the upstream cancel');
     finish = true;
     await new Promise((r) => setTimeout(r, 300));
-    expect(h.store.tasks.get(id)!.status).toBe('cancelled');
+    expect((await h.store.tasks.get(id))!.status).toBe('cancelled');
     expect(files.hits).toEqual([]);
   });
 });
@@ -277,7 +277,7 @@ describe('channels: failover and circuits', () => {
     expect(first.creates).toEqual([]);
     expect(h.gateway.channels.state('first')).toBe('open');
     // the checks stayed with the channel that accepted
-    expect(h.store.tasks.get(ids[0]!)!.upstream?.provider).toBe('second');
+    expect((await h.store.tasks.get(ids[0]!))!.upstream?.provider).toBe('second');
     // recovered: once the open period ends, a probe goes through and closes the circuit
     down = false;
     const after: string[] = [];
@@ -303,6 +303,6 @@ describe('channels: failover and circuits', () => {
     expect(refused.json().error).toMatchObject({ code: 'upstream_unavailable', type: 'upstream_error' });
     expect(refused.body).not.toMatch(/10\.0\.0\.7|ECONNREFUSED/);
     // the accepted tasks wait without using attempts
-    for (const id of ids) expect(h.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
+    for (const id of ids) expect(await h.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
   });
 });

@@ -29,54 +29,54 @@ describe('chat usage batching (sqlite)', () => {
 
   it('writes the rows of one window together, after the window', async () => {
     const { api, other } = twoConnections();
-    api.usage.recordChatUsage(row('r1'));
-    api.usage.recordChatUsage(row('r2'));
-    expect(other.usage.chatUsageByKey('key_u')).toEqual([]); // still pending
+    await api.usage.recordChatUsage(row('r1'));
+    await api.usage.recordChatUsage(row('r2'));
+    expect(await other.usage.chatUsageByKey('key_u')).toEqual([]); // still pending
     await sleep(USAGE_FLUSH_MS * 3);
-    expect(other.usage.chatUsageByKey('key_u')).toEqual([{ model: 'chat-2.5-flash', requests: 2, promptTokens: 6, completionTokens: 8 }]);
+    expect(await other.usage.chatUsageByKey('key_u')).toEqual([{ model: 'chat-2.5-flash', requests: 2, promptTokens: 6, completionTokens: 8 }]);
   });
 
-  it('a read through the recording store sees pending rows at once', () => {
+  it('a read through the recording store sees pending rows at once', async () => {
     const { api } = twoConnections();
-    api.usage.recordChatUsage(row('r1'));
-    expect(api.usage.chatUsageByKey('key_u')[0]?.requests).toBe(1);
+    await api.usage.recordChatUsage(row('r1'));
+    expect((await api.usage.chatUsageByKey('key_u'))[0]?.requests).toBe(1);
   });
 
-  it('closing the store writes what is pending', () => {
+  it('closing the store writes what is pending', async () => {
     const { file, api } = twoConnections();
-    api.usage.recordChatUsage(row('r1'));
-    api.close();
+    await api.usage.recordChatUsage(row('r1'));
+    await api.close();
     open.splice(open.indexOf(api), 1);
     const reopened = openSqliteStore(file);
     open.push(reopened);
-    expect(reopened.usage.chatUsageByKey('key_u')[0]?.requests).toBe(1);
+    expect((await reopened.usage.chatUsageByKey('key_u'))[0]?.requests).toBe(1);
   });
 
-  it('a failed write is reported, its rows stay pending and are written by a later flush', () => {
+  it('a failed write is reported, its rows stay pending and are written by a later flush', async () => {
     const db = new Database(':memory:');
     migrate(db);
     const errors: Array<{ rows: number; dropped: boolean }> = [];
     const usage = new SqliteUsageStore(db, (_err, info) => errors.push(info));
     db.exec('ALTER TABLE chat_usage RENAME TO chat_usage_away');
-    usage.recordChatUsage(row('r1'));
-    usage.recordChatUsage(row('r2'));
+    await usage.recordChatUsage(row('r1'));
+    await usage.recordChatUsage(row('r2'));
     expect(usage.tryFlush()).toBe(false);
     expect(errors).toEqual([{ rows: 2, dropped: false }]);
     db.exec('ALTER TABLE chat_usage_away RENAME TO chat_usage');
-    expect(usage.chatUsageByKey('key_u')[0]?.requests).toBe(2);
+    expect((await usage.chatUsageByKey('key_u'))[0]?.requests).toBe(2);
     db.close();
-    expect(() => usage.recordChatUsage(row('r3'))).toThrow(/closed/);
+    await expect(usage.recordChatUsage(row('r3'))).rejects.toThrow(/closed/);
   });
 
-  it('while writes fail, at most USAGE_MAX_PENDING rows wait; the oldest beyond are dropped and reported', () => {
+  it('while writes fail, at most USAGE_MAX_PENDING rows wait; the oldest beyond are dropped and reported', async () => {
     const db = new Database(':memory:');
     migrate(db);
     const errors: Array<{ rows: number; dropped: boolean }> = [];
     const usage = new SqliteUsageStore(db, (_err, info) => errors.push(info));
-    for (let i = 0; i <= USAGE_MAX_PENDING; i++) usage.recordChatUsage(row(`r${i}`));
+    for (let i = 0; i <= USAGE_MAX_PENDING; i++) await usage.recordChatUsage(row(`r${i}`));
     expect(errors).toEqual([{ rows: 1, dropped: true }]);
     usage.flush();
-    expect(usage.chatUsageByKey('key_u')[0]?.requests).toBe(USAGE_MAX_PENDING);
+    expect((await usage.chatUsageByKey('key_u'))[0]?.requests).toBe(USAGE_MAX_PENDING);
     db.close();
   });
 
@@ -85,7 +85,7 @@ describe('chat usage batching (sqlite)', () => {
     migrate(db);
     const errors: unknown[] = [];
     const usage = new SqliteUsageStore(db, (err) => errors.push(err));
-    usage.recordChatUsage(row('r1'));
+    await usage.recordChatUsage(row('r1'));
     db.close();
     await sleep(USAGE_FLUSH_MS * 3);
     expect(errors).toEqual([]);

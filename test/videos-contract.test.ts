@@ -13,7 +13,7 @@ const submit = (payload: unknown, headers: Record<string, string> = { ...h.auth(
 });
 const base = { model: 'videos', prompt: 'a red fox runs through snow', duration: 5 };
 const urls = (kind: string, n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${kind}${i}`);
-const outputOf = (id: string) => h.store.tasks.get(id)!.request.output as Extract<OutputSpec, { kind: 'video' }>;
+const outputOf = async (id: string) => (await h.store.tasks.get(id))!.request.output as Extract<OutputSpec, { kind: 'video' }>;
 const SIZES = { '16:9': { width: 1280, height: 720 }, '9:16': { width: 720, height: 1280 } } as const;
 // Written out from interface.md ("Video task, videos family" table) and the operator's price list
 // (API.md G11, src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
@@ -37,9 +37,9 @@ describe('videos create: every model x ratio x duration bound, success envelope'
     expect(res.statusCode).toBe(200);
     const b = body(res);
     expect(b).toEqual({ code: '0', msg: null, data: { projectId: expect.stringMatching(/^task_[A-Za-z0-9_-]{30}$/) } });
-    const task = h.store.tasks.get(b.data.projectId)!;
+    const task = (await h.store.tasks.get(b.data.projectId))!;
     expect(task).toMatchObject({ family: 'videos', model, status: 'queued', amount: VIDEOS_PRICES[model] });
-    const out = outputOf(task.id);
+    const out = await outputOf(task.id);
     expect({ width: out.width, height: out.height }).toEqual(SIZES[ratio ?? '16:9']);
     expect(out.durationSec).toBe(Number(duration));
     expect(out.audio).toBe(false);
@@ -66,13 +66,13 @@ describe('videos create: accepted media combinations', () => {
 
   it('stores the media by role with field names', async () => {
     const res = await submit({ ...base, referenceImages: urls('img', 2), referenceVideos: urls('vid', 1) });
-    const media = h.store.tasks.get(body(res).data.projectId)!.request.media;
+    const media = (await h.store.tasks.get(body(res).data.projectId))!.request.media;
     expect(media).toEqual({
       images: [{ url: 'https://example.com/img0', field: 'referenceImages[0]' }, { url: 'https://example.com/img1', field: 'referenceImages[1]' }],
       videos: [{ url: 'https://example.com/vid0', field: 'referenceVideos[0]' }], audios: [],
     });
     const frames = await submit({ ...base, image: 'https://example.com/a.png', lastFrameImage: 'https://example.com/b.png' });
-    expect(h.store.tasks.get(body(frames).data.projectId)!.request.media).toMatchObject({
+    expect((await h.store.tasks.get(body(frames).data.projectId))!.request.media).toMatchObject({
       firstFrame: { url: 'https://example.com/a.png', field: 'image' }, lastFrame: { url: 'https://example.com/b.png', field: 'lastFrameImage' },
     });
   });
@@ -123,18 +123,18 @@ describe('videos create: every failure is the {code:"400", msg, data:null} envel
   });
 
   it('nothing is stored for a rejected request', async () => {
-    const count = () => Object.values(h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
-    const before = count();
+    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = await count();
     await submit(noDuration);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 });
 
 describe('videos query via /v1/result/{projectId}', () => {
   const query = async (id: string, key = h.key) => h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth(key) });
-  const claim = (id: string) => {
+  const claim = async (id: string) => {
     for (;;) {
-      const t = claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
+      const t = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
       if (!t) throw new Error(`task ${id} was not claimable`);
       if (t.id === id) return t;
     }
@@ -147,19 +147,19 @@ describe('videos query via /v1/result/{projectId}', () => {
       id, object: 'video', created: expect.any(Number), model: 'videos_fast', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null,
     });
     expect(Math.abs(body(await query(id)).created - Date.now() / 1000)).toBeLessThan(5);
-    claim(id);
+    await claim(id);
     expect(body(await query(id))).toMatchObject({ status: 'processing', video_url: null, actualDuration: null });
   });
   it('completed: video_url and actualDuration', async () => {
     const id = await create();
-    completeTask(h.store.tasks, claim(id), 'w-test', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 7 }, Date.now() + 1000);
+    await completeTask(h.store.tasks, await claim(id), 'w-test', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 7 }, Date.now() + 1000);
     const b = body(await query(id));
     expect(b).toMatchObject({ id, object: 'video', status: 'completed', progress: 100, actualDuration: 7, error: null });
     expect(b.video_url).toMatch(/^https?:\/\/.+video\.mp4/);
   });
   it('failed: error, no url', async () => {
     const id = await create();
-    failTask(h.store.tasks, claim(id), 'w-test', 'invalid prompt', Date.now() + 1000);
+    await failTask(h.store.tasks, await claim(id), 'w-test', 'invalid prompt', Date.now() + 1000);
     expect(body(await query(id))).toMatchObject({ status: 'failed', video_url: null, actualDuration: null, error: 'invalid prompt' });
   });
   it("another key's projectId is a 404 in the standard error body", async () => {

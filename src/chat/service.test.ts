@@ -43,7 +43,7 @@ function scripted(events: Array<ChatStreamEvent | Error>, onDelta?: (i: number) 
 /** A chat service whose every chat model is routed to `providers`, in order (the first tried first). */
 function setup(...chatProviders: ChatProvider[]) {
   const rows: ChatUsageRecord[] = [];
-  const usage: UsageStore = { recordChatUsage: (r) => { rows.push(r); }, chatUsageByKey: () => [] };
+  const usage: UsageStore = { recordChatUsage: async (r) => { rows.push(r); }, chatUsageByKey: async () => [] };
   const log = createLogger('silent');
   const routes = Object.fromEntries(Object.entries(chatRoutesOf({ '*': chatProviders[0]!.id }))
     .map(([model]) => [model, chatProviders.map((p, priority) => ({ provider: p.id, priority, weight: 1 }))]));

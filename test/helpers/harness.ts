@@ -82,13 +82,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   gateway.runner?.start();
   const { app, store, runner, signer, blobs } = gateway;
-  const key = createApiKey(store.keys, 'alice').secret;
-  const otherKey = createApiKey(store.keys, 'bob').secret;
+  const key = (await createApiKey(store.keys, 'alice')).secret;
+  const otherKey = (await createApiKey(store.keys, 'bob')).secret;
   return {
     app, store, config, runner, signer, blobs, dataDir, key, otherKey, gateway,
     auth: (k = key) => ({ authorization: `Bearer ${k}` }),
-    waitForTask: (id, statuses = ['completed', 'failed', 'cancelled'], timeoutMs = 15_000) => waitFor(() => {
-      const t = store.tasks.get(id);
+    waitForTask: (id, statuses = ['completed', 'failed', 'cancelled'], timeoutMs = 15_000) => waitFor(async () => {
+      const t = await store.tasks.get(id);
       return t && statuses.includes(t.status) ? t : undefined;
     }, timeoutMs, `task ${id} to reach ${statuses.join('/')}`),
     close: async () => {

@@ -20,8 +20,8 @@ export async function postCallback(h: Harness, providerId: string, taskId: strin
 
 /** The task once its generation is saved and no worker holds it: waiting for its next check. */
 export function waitingTask(h: Harness, id: string): Promise<TaskRecord & { upstream: { ref: { id: string } } }> {
-  return waitFor(() => {
-    const t = h.store.tasks.get(id);
+  return waitFor(async () => {
+    const t = await h.store.tasks.get(id);
     return t?.status === 'processing' && t.upstream?.ref && t.leaseOwner === null ? (t as TaskRecord & { upstream: { ref: { id: string } } }) : undefined;
   }, 15_000, `task ${id} to wait for its check`);
 }

@@ -23,7 +23,7 @@ export interface RelayChannel {
   /** Requests the proxy received whose path names `upstreamId` (checks, cancels). */
   about(upstreamId: string): SeenRequest[];
   /** Tasks the upstream holds: every create it accepted. */
-  upstreamTasks(): number;
+  upstreamTasks(): Promise<number>;
 }
 
 export interface RelayCandidates {
@@ -58,7 +58,7 @@ async function startChannel(id: string, options: HarnessOptions = {}): Promise<R
     id, proxy, upstream, relay,
     creates: () => proxy.requests.filter((r) => r.method === 'POST' && r.idempotencyKey !== undefined),
     about: (upstreamId) => proxy.requests.filter((r) => r.url.split('?', 1)[0]!.split('/').includes(upstreamId)),
-    upstreamTasks: () => Object.values(upstream.store.tasks.countByStatus()).reduce((sum, n) => sum + n, 0),
+    upstreamTasks: async () => Object.values(await upstream.store.tasks.countByStatus()).reduce((sum, n) => sum + n, 0),
   };
 }
 

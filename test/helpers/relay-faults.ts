@@ -56,8 +56,8 @@ export async function submit(pair: RelayPair, family: FamilyName, text: string):
 }
 
 /** How many tasks the upstream has (of every status). */
-export function upstreamTaskCount(pair: RelayPair): number {
-  return Object.values(pair.upstream.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+export async function upstreamTaskCount(pair: RelayPair): Promise<number> {
+  return Object.values(await pair.upstream.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
 }
 
 /** The creates the proxy saw for relaying task `id` (every generation: `<id>`, `<id>.<n>`), in order. */
@@ -78,7 +78,7 @@ export function upstreamIdIn(create: SeenRequest): string | undefined {
  * answered the same upstream task, which exists there (a failed task's last generation may have
  * none: its create was refused). Answers the number of upstream tasks made for it.
  */
-export function expectOneUpstreamTaskPerGeneration(pair: RelayPair, task: TaskRecord): number {
+export async function expectOneUpstreamTaskPerGeneration(pair: RelayPair, task: TaskRecord): Promise<number> {
   const generation = task.upstream?.generation ?? 0;
   const keys = Array.from({ length: generation + 1 }, (_, g) => (g === 0 ? task.id : `${task.id}.${g}`));
   const creates = createsOf(pair, task.id);
@@ -88,7 +88,7 @@ export function expectOneUpstreamTaskPerGeneration(pair: RelayPair, task: TaskRe
     const answered = [...new Set(creates.filter((c) => c.idempotencyKey === key).map(upstreamIdIn).filter((u) => u !== undefined))];
     const refused = task.status === 'failed' && g === generation && answered.length === 0;
     expect(answered.length, `upstream tasks made for ${key}`).toBe(refused ? 0 : 1);
-    if (answered[0] !== undefined) expect(pair.upstream.store.tasks.get(answered[0]), key).toBeDefined();
+    if (answered[0] !== undefined) expect(await pair.upstream.store.tasks.get(answered[0]), key).toBeDefined();
     if (g === generation) expect(task.upstream?.ref?.id, 'the generation the task knows').toBe(answered[0]);
     made += answered.length;
   }
@@ -112,14 +112,14 @@ export async function settleAll(pair: RelayPair, ids: readonly string[], upstrea
   const tasks = await Promise.all(ids.map((id) => pair.relaying.waitForTask(id, undefined, timeoutMs)));
   let made = 0;
   for (const task of tasks) {
-    made += expectOneUpstreamTaskPerGeneration(pair, task);
+    made += await expectOneUpstreamTaskPerGeneration(pair, task);
     const query = await callRelaying(pair, 'GET', `/v1/result/${task.id}`);
     expect(query.status).toBe(200);
     expect(query.json.status).toBe(task.status);
     expectNothingOfTheUpstream(pair, JSON.stringify(query.json));
     if (task.error !== null) expectNothingOfTheUpstream(pair, task.error);
   }
-  expect(upstreamTaskCount(pair) - upstreamBefore, 'tasks the upstream made').toBe(made);
+  expect(await upstreamTaskCount(pair) - upstreamBefore, 'tasks the upstream made').toBe(made);
   return tasks;
 }
 
@@ -143,7 +143,7 @@ export interface CreateCase { family: FamilyName; id: string; rule: FaultRule }
  * using an attempt (the channel's fault, not the task's).
  */
 export async function createFault(pair: RelayPair, name: string, fault: Fault, families: readonly FamilyName[]): Promise<CreateCase[]> {
-  const before = upstreamTaskCount(pair);
+  const before = await upstreamTaskCount(pair);
   const cases = await Promise.all(families.map(async (family) => {
     const marker = `create fault ${name} for ${family}.`;
     const rule = pair.proxy.addRule({ match: { method: 'POST', body: escaped(marker) }, times: 1, fault });
