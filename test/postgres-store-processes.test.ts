@@ -42,6 +42,33 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     await expect(failure).rejects.not.toThrow(/s3cr3t/);
   });
 
+  it('a usage row recorded without waiting for it is seen by the next read through the same store', async () => {
+    const url = await database.empty();
+    const store = await open(url);
+    await Promise.all([1, 2, 3, 4, 5].map(() => store.ping())); // connections ready: the read below is not held up by a connect
+    // another session holds the table in SHARE mode: inserts wait for it, reads do not
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query('BEGIN');
+      await admin.query('LOCK TABLE chat_usage IN SHARE MODE');
+      const writes = [0, 1, 2].map((i) => store.usage.recordChatUsage({ keyId: 'key_u', model: 'chat-2.5-pro', requestId: `r${i}`, promptTokens: 2, completionTokens: 3, createdAt: T }));
+      await vi.waitFor(async () => {
+        const { rows } = await admin.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM pg_locks WHERE relation = 'chat_usage'::regclass AND NOT granted`);
+        expect(rows[0]!.n).toBe(3);
+      }, { timeout: 10_000, interval: 20 });
+      // a read made now must include the three rows: it cannot answer while they are still held up
+      const read = store.usage.chatUsageByKey('key_u');
+      const early = await Promise.race([read.then(() => 'answered'), new Promise((r) => { setTimeout(r, 500, 'waiting'); })]);
+      await admin.query('COMMIT');
+      expect(early).toBe('waiting');
+      expect(await read).toEqual([{ model: 'chat-2.5-pro', requests: 3, promptTokens: 6, completionTokens: 9 }]);
+      await Promise.all(writes);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('migrations run once when several processes start together on an empty database', async () => {
     const url = await database.empty();
     const stores = await Promise.all([1, 2, 3, 4].map(() => open(url)));

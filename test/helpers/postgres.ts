@@ -7,6 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import type { Store } from '../../src/store/types.js';
 
 /** The server's administrative database; override with MEDIAGATE_TEST_POSTGRES_URL. */
 export const POSTGRES_ADMIN_URL = process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -73,6 +75,29 @@ export function postgresDatabase(): { empty(): Promise<string> } {
       await created;
       await withClient(url, (client) => client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public'));
       return url;
+    },
+  };
+}
+
+/**
+ * Whether the gateway tests' harness runs on PostgreSQL instead of an in-memory SQLite store
+ * (`MEDIAGATE_TEST_STORE=postgres`): the e2e suites then run unchanged against it.
+ */
+export const harnessOnPostgres = process.env.MEDIAGATE_TEST_STORE === 'postgres';
+
+/** A PostgreSQL store on a database of its own, dropped when the store is closed. */
+export async function openTestPostgresStore(): Promise<Store> {
+  const reason = await postgresUnavailable();
+  if (reason) throw new Error(`MEDIAGATE_TEST_STORE=postgres: ${reason}`);
+  const name = `mediagate_test_${randomBytes(6).toString('hex')}`;
+  await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`CREATE DATABASE ${name}`));
+  const store = await openPostgresStore({ url: databaseUrl(name), poolSize: 4 });
+  const close = store.close;
+  return {
+    ...store,
+    close: async () => {
+      await close();
+      await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }
