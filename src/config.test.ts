@@ -50,6 +50,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_S3_FORCE_PATH_STYLE: ['1', { s3: expect.objectContaining({ forcePathStyle: true }) }],
   MEDIAGATE_S3_PREFIX: ['envs/prod', { s3: expect.objectContaining({ prefix: 'envs/prod/' }) }],
   MEDIAGATE_FILES_REDIRECT: ['1', { filesRedirect: true }],
+  MEDIAGATE_DATABASE_URL: ['postgres://mg:pw@db.internal:5432/mediagate', { databaseUrl: 'postgres://mg:pw@db.internal:5432/mediagate' }],
   MEDIAGATE_CHAT_UPSTREAM_URL: ['http://127.0.0.1:9/v1', { chatUpstreams: [expect.objectContaining({ name: 'env', baseUrl: 'http://127.0.0.1:9/v1' })] }],
   MEDIAGATE_CHAT_UPSTREAM_KEY: ['sk-test', { chatUpstreams: [expect.objectContaining({ apiKey: 'sk-test' })] }],
   MEDIAGATE_CHAT_UPSTREAM_MODELS: ['*=llama3', { chatUpstreams: [expect.objectContaining({ models: expect.objectContaining({ 'chat-2.5-pro': 'llama3' }) })] }],
@@ -130,6 +131,16 @@ describe('configuration', () => {
 
   it('MEDIAGATE_RATE_LIMIT=off turns the limits off', () => {
     expect(loadConfig({ MEDIAGATE_RATE_LIMIT: 'off' }).rateLimits).toBeUndefined();
+  });
+
+  it('MEDIAGATE_DATABASE_URL (G177): postgres:// or postgresql://, unset or empty for SQLite; a bad one is named, its password never echoed', () => {
+    expect(loadConfig({}).databaseUrl).toBeUndefined();
+    expect(loadConfig({ MEDIAGATE_DATABASE_URL: '' }).databaseUrl).toBeUndefined();
+    expect(loadConfig({ MEDIAGATE_DATABASE_URL: 'postgresql:///mediagate?host=/var/run/postgresql' }).databaseUrl).toBe('postgresql:///mediagate?host=/var/run/postgresql');
+    for (const bad of ['mysql://u:secret@h/db', 'db.internal:5432', 'postgres://u:secret@h/db#x', 'sqlite:///data/mediagate.db']) {
+      expect(() => loadConfig({ MEDIAGATE_DATABASE_URL: bad }), bad).toThrow(/^MEDIAGATE_DATABASE_URL: must be a PostgreSQL URL/);
+      expect(() => loadConfig({ MEDIAGATE_DATABASE_URL: bad }), bad).not.toThrow(/secret/);
+    }
   });
 
   it('the README documents every setting it reads', () => {

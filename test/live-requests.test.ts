@@ -25,14 +25,14 @@ function openStream(url: string, key: string): Promise<Response> {
 }
 
 /** Reads the stream to its end; its events and whether the first content arrived before `onFirst` ran. */
-async function readAll(res: Response, onFirstContent: () => void): Promise<string[]> {
+async function readAll(res: Response, onFirstContent: () => unknown): Promise<string[]> {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
   let told = false;
   for (let r = await reader.read(); !r.done; r = await reader.read()) {
     text += decoder.decode(r.value, { stream: true });
-    if (!told && /"content":"[^"]/.test(text)) { told = true; onFirstContent(); }
+    if (!told && /"content":"[^"]/.test(text)) { told = true; await onFirstContent(); }
   }
   return text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
 }
@@ -43,7 +43,7 @@ describe('open requests of a revoked key', () => {
     const { secret, record } = await createApiKey(h.store.keys, 'to-revoke');
     const res = await openStream(url, secret);
     expect(res.status).toBe(200);
-    const events = await within(readAll(res, async () => { (await h.store.keys.revoke(record.id, Date.now())); }), GENEROUS_MS, 'the stream to end after the revocation');
+    const events = await within(readAll(res, () => h.store.keys.revoke(record.id, Date.now())), GENEROUS_MS, 'the stream to end after the revocation');
     const last = JSON.parse(events.at(-1)!) as { error?: { code: string } };
     expect(last.error).toMatchObject({ code: 'invalid_api_key' });
     expect(events).not.toContain('[DONE]');

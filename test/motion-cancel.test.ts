@@ -63,13 +63,13 @@ describe('motion cancel (decisions.md #23)', () => {
     expect((await h.store.tasks.get(id))!.status).toBe('cancelled');
   });
 
-  const finish: Record<string, (t: TaskRecord) => void> = {
-    completed: async (t) => { (await completeTask(h.store.tasks, t, 'w-test', RESULT, Date.now() + 1000)); },
-    failed: async (t) => { (await failTask(h.store.tasks, t, 'w-test', 'boom', Date.now() + 1000)); },
+  const finish: Record<string, (t: TaskRecord) => Promise<unknown>> = {
+    completed: (t) => completeTask(h.store.tasks, t, 'w-test', RESULT, Date.now() + 1000),
+    failed: (t) => failTask(h.store.tasks, t, 'w-test', 'boom', Date.now() + 1000),
   };
   it.each(['completed', 'failed'])('%s -> 409 invalid_task_state', async (state) => {
     const id = await createMotion();
-    finish[state]!(await claim(id));
+    await finish[state]!(await claim(id));
     const res = await cancel(id);
     expect(res.statusCode).toBe(409);
     expect(body(res).error).toEqual({ message: expect.stringMatching(new RegExp(`is ${state}; only queued or processing`)), type: 'conflict_error', param: 'id', code: 'invalid_task_state' });

@@ -9,7 +9,7 @@ import { ProviderRegistry } from '../src/providers/registry.js';
 import { createSandboxProvider } from '../src/providers/sandbox/index.js';
 import type { Provider, ProviderJob } from '../src/providers/types.js';
 import { openSqliteStore } from '../src/store/sqlite/open.js';
-import type { Store } from '../src/store/types.js';
+import type { Store, TaskStore } from '../src/store/types.js';
 import { ResultStorage } from '../src/tasks/result-storage.js';
 import { TaskRunner } from '../src/tasks/runner.js';
 import { claimNextTask } from '../src/tasks/states.js';
@@ -65,6 +65,34 @@ function runner(store: Store, dir: string, provider: Provider, over: Partial<Con
 }
 
 describe('task engine', () => {
+  it('claims that answer later (a networked store) never run a provider past its slots, however often the runner is woken', async () => {
+    const { dir, open } = setup();
+    const store = open();
+    const ids = await Promise.all(Array.from({ length: 12 }, async () => (await store.tasks.insert(newTask())).id));
+    // each claim answers only after a timer: finishing work and wakes interleave with claims in flight
+    const slow: TaskStore = Object.create(store.tasks, {
+      claimNext: { value: (...args: Parameters<TaskStore['claimNext']>) => new Promise((r) => setTimeout(r, 10)).then(() => store.tasks.claimNext(...args)) },
+    });
+    let running = 0;
+    let most = 0;
+    const provider: Provider = {
+      id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
+      async start() {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 15));
+        running--;
+        return { state: 'done', output: { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.from('png') }] } };
+      },
+    };
+    const r = runner({ ...store, tasks: slow }, dir, provider, { concurrency: 2 });
+    r.start();
+    const waking = setInterval(() => r.wake(), 1);
+    cleanups.push(() => clearInterval(waking));
+    await waitFor(async () => ((await Promise.all(ids.map((id) => store.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined), 15_000, 'all 12 done');
+    expect(most).toBe(2);
+    expect(r.inFlight).toBe(0);
+  });
+
   it('a task whose worker died (lease lapsed) is finished by another worker', async () => {
     const { dir, open } = setup();
     const a = open();

@@ -26,13 +26,13 @@ const query = async (id: string) => body(await h.app.inject({ method: 'GET', url
 
 describe('progress of a task that did not complete', () => {
   it.each([
-    ['failed by its worker', async (t: TaskRecord) => await failTask(h.store.tasks, t, 'w-test', 'boom', null), 'failed'],
-    ['failed after its worker stopped answering', async (t: TaskRecord) => await failLapsedTask(h.store.tasks, t, 'gave up', null, t.leaseExpiresAt! + 1), 'failed'],
-    ['cancelled while processing', async (t: TaskRecord) => await cancelTask(h.store.tasks, t, null), 'cancelled'],
+    ['failed by its worker', (t: TaskRecord) => failTask(h.store.tasks, t, 'w-test', 'boom', null), 'failed'],
+    ['failed after its worker stopped answering', (t: TaskRecord) => failLapsedTask(h.store.tasks, t, 'gave up', null, t.leaseExpiresAt! + 1), 'failed'],
+    ['cancelled while processing', (t: TaskRecord) => cancelTask(h.store.tasks, t, null), 'cancelled'],
   ])('%s: 100, in the store and in the query reply', async (_what, end, status) => {
     const task = await createAt40();
     expect((await query(task.id)).progress).toBe(40);
-    expect(end(task)).toMatchObject({ status, progress: 100 });
+    expect(await end(task)).toMatchObject({ status, progress: 100 });
     expect(await query(task.id)).toMatchObject({ status, progress: 100 });
   });
 
