@@ -151,7 +151,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     config, logger, store, app, runner, signer, blobs, storage, media, channels,
     startBackground() {
       runner?.start();
-      stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, { ...media, idempotency });
+      stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
+        ...media, idempotency, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+      });
     },
     close(graceMs = 10_000) {
       closing ??= (async () => {

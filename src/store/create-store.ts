@@ -1,5 +1,4 @@
 import type { Config } from '../config.js';
-import { ConfigError } from '../config-error.js';
 import { openSqliteStore, type SqliteOptions } from './sqlite/open.js';
 import type { Store } from './types.js';
 
@@ -13,7 +12,8 @@ export type StoreConfig = Pick<Config, 'databaseFile' | 'databaseUrl' | 'sqliteS
  */
 export async function createStore(config: StoreConfig, sqlite: Omit<SqliteOptions, 'synchronous'> = {}): Promise<Store> {
   if (config.databaseUrl !== undefined) {
-    throw new ConfigError('MEDIAGATE_DATABASE_URL', 'PostgreSQL support is not built yet');
+    const { openPostgresStore } = await import('./postgres/index.js');
+    return openPostgresStore({ url: config.databaseUrl, logger: sqlite.logger });
   }
   return openSqliteStore(config.databaseFile, { ...sqlite, synchronous: config.sqliteSync });
 }

@@ -154,6 +154,18 @@ export interface TaskStore {
    * Optional: a store whose `watchChanges` already reports other processes' writes has no need of it.
    */
   changedElsewhere?(): boolean;
+  /**
+   * Optional (stores shared by several processes, G184): calls `listener` with a provider's id
+   * whenever a task of that provider may be claimed now (queued or requeued, a check scheduled),
+   * written by any process, and with `''` when such news may have been lost; returns an unsubscribe.
+   * A worker wakes on it instead of waiting for its next poll.
+   */
+  watchQueue?(listener: (provider: string) => void): () => void;
+  /**
+   * Optional (stores shared by several processes, G184): calls `listener` with the id of each task
+   * cancelled by any process; returns an unsubscribe. The worker running it stops at once.
+   */
+  watchCancels?(listener: (id: string) => void): () => void;
 }
 
 export interface ApiKeyRecord {
@@ -267,6 +279,11 @@ export interface Store {
   keys: KeyStore;
   usage: UsageStore;
   assets: AssetStore;
+  /**
+   * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
+   * the job of this name, so a periodic job runs once across all processes; false when skipped.
+   */
+  runAlone?(name: string, fn: () => Promise<void>): Promise<boolean>;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
   /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */

@@ -28,6 +28,8 @@ export interface MediaRetention {
   inputs: BlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
   idempotency?: { purgeExpired(): Promise<number> };
+  /** Runs a sweep unless another process is sweeping (a store shared by several processes, G184). */
+  runAlone?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
 }
 
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */
@@ -36,9 +38,12 @@ export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: L
   const tick = (): void => {
     if (running) return;
     running = true;
-    sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs)
-      .then(() => media?.assets.sweepExpired(log))
-      .then(() => media?.idempotency?.purgeExpired())
+    const sweep = async (): Promise<void> => {
+      await sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs);
+      await media?.assets.sweepExpired(log);
+      await media?.idempotency?.purgeExpired();
+    };
+    (media?.runAlone ? media.runAlone('retention', sweep) : sweep())
       .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))
       .finally(() => { running = false; });
   };

@@ -63,6 +63,8 @@ export class TaskRunner {
   private readonly running = new Map<string, Running>();
   private readonly activeByProvider = new Map<string, number>();
   private timers: NodeJS.Timeout[] = [];
+  /** Unsubscribes from a shared store's news of work and cancels (G184). */
+  private unwatch: Array<() => void> = [];
   private stopping = false;
   private started = false;
   private fillScheduled = false;
@@ -90,6 +92,13 @@ export class TaskRunner {
     this.timers.push(setInterval(() => this.fill(), this.opts.pollMs ?? 1000));
     this.timers.push(setInterval(() => this.sweepLapsedLeases(), Math.max(500, Math.floor(this.opts.leaseMs / 3))));
     for (const t of this.timers) t.unref();
+    // a store shared by several processes tells of work queued and tasks cancelled by any of them
+    const { store } = this.opts;
+    const queue = store.watchQueue?.((provider) => {
+      if (provider === '' || this.opts.providers.get(provider)) this.wake();
+    });
+    const cancels = store.watchCancels?.((id) => this.abortTask(id));
+    this.unwatch = [queue, cancels].filter((u) => u !== undefined);
     this.fill();
   }
 
@@ -118,6 +127,7 @@ export class TaskRunner {
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
+    for (const stop of this.unwatch.splice(0)) stop();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     if (this.dueTimer) clearTimeout(this.dueTimer);

@@ -12,6 +12,7 @@ import { createGateway, type Gateway } from '../../src/main/gateway.js';
 import type { BreakerSettings, RouteCandidate } from '../../src/providers/channels.js';
 import type { Provider } from '../../src/providers/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
+import { harnessOnPostgres, openTestPostgresStore } from './postgres.js';
 import type { Store, TaskRecord, TaskStatus } from '../../src/store/types.js';
 import type { TaskRunner } from '../../src/tasks/runner.js';
 
@@ -60,7 +61,8 @@ export function tempDir(prefix = 'mediagate-test-'): string {
 }
 
 /**
- * A gateway built as `mediagate serve` builds it (src/main/gateway.ts), on an in-memory store,
+ * A gateway built as `mediagate serve` builds it (src/main/gateway.ts), on an in-memory store
+ * (a PostgreSQL database of its own with `MEDIAGATE_TEST_STORE=postgres`),
  * with a sandbox worker at `instant` timing, two keys and a temp data dir.
  */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -71,7 +73,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.workers === false && { MEDIAGATE_WORKERS: '0' }), ...options.env,
   });
   const gateway = await createGateway(config, {
-    store: openSqliteStore(':memory:'),
+    store: harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:'),
     runnerPollMs: 50,
     ...(options.providers && { providers: options.providers }),
     ...(options.routes && { routes: options.routes }),

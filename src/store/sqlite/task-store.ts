@@ -1,58 +1,11 @@
 import type Database from 'better-sqlite3';
-import type { FamilyForm, FamilyId } from '../../contract/families.js';
-import { mediaRefs } from '../../contract/media-refs.js';
-import type { TaskRequest } from '../../contract/submit-plan.js';
+import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
 /** A poll-path read: the task and the hash of the key it was read for. */
 export interface OwnedTaskEntry { keyHash: string; task: TaskRecord }
-
-interface TaskRow {
-  id: string; owner_key_id: string; family: FamilyId; form: FamilyForm; model: string; provider: string;
-  request: string; status: TaskStatus; progress: number; result: string | null; error: string | null;
-  amount: number; created_at: number; updated_at: number; started_at: number | null; finished_at: number | null;
-  attempts: number; server_faults: number; vtime: number; upstream: string | null; lease_owner: string | null; lease_expires_at: number | null; run_after: number; expires_at: number | null;
-}
-
-/** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
-function toRecord(row: TaskRow): TaskRecord {
-  let request: TaskRequest | undefined;
-  return {
-    id: row.id, ownerKeyId: row.owner_key_id, family: row.family, form: row.form, model: row.model,
-    provider: row.provider,
-    get request(): TaskRequest {
-      if (request === undefined) {
-        const parsed = JSON.parse(row.request) as TaskRequest;
-        request = { ...parsed, media: parsed.media ?? mediaRefs() }; // tasks stored before media review had none
-      }
-      return request;
-    },
-    status: row.status,
-    progress: row.progress, result: row.result === null ? null : JSON.parse(row.result), error: row.error,
-    amount: row.amount, createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
-    finishedAt: row.finished_at, attempts: row.attempts, serverFaults: row.server_faults,
-    upstream: row.upstream === null ? null : JSON.parse(row.upstream), leaseOwner: row.lease_owner,
-    leaseExpiresAt: row.lease_expires_at, runAfter: row.run_after, expiresAt: row.expires_at,
-  };
-}
-
-/** A new task as the INSERT leaves it (the column defaults), without reading it back. */
-function insertedRecord(task: NewTask): TaskRecord {
-  return {
-    id: task.id, ownerKeyId: task.ownerKeyId, family: task.family, form: task.form, model: task.model,
-    provider: task.provider, request: task.request, amount: task.amount, createdAt: task.createdAt,
-    status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
-    finishedAt: null, attempts: 0, serverFaults: 0, upstream: null, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
-  };
-}
-
-const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
-  attempts: 'attempts', serverFaults: 'server_faults', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
-  finishedAt: 'finished_at', leaseOwner: 'lease_owner', leaseExpiresAt: 'lease_expires_at',
-  runAfter: 'run_after', expiresAt: 'expires_at', provider: 'provider', upstream: 'upstream',
-};
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -161,7 +114,7 @@ export class SqliteTaskStore implements TaskStore {
       stmt = this.db.prepare(`UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`);
       this.updateCache.set(cacheKey, stmt);
     }
-    const values = keys.map((k) => (k === 'result' || k === 'upstream' ? (patch[k] === null ? null : JSON.stringify(patch[k])) : patch[k]));
+    const values = keys.map((k) => columnValue(patch, k));
     const params = [...values, Date.now(), id, ...guard.statusIn];
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);

@@ -1,0 +1,78 @@
+/**
+ * The PostgreSQL store (G180): the whole store contract on one database shared by any number of
+ * gateway processes. Loaded by `create-store.ts` only when `MEDIAGATE_DATABASE_URL` is set.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Store } from '../types.js';
+import { PostgresAssetStore } from './asset-store.js';
+import { createPool, type PostgresStoreOptions } from './connect.js';
+import { PostgresIdempotencyStore } from './idempotency-store.js';
+import { PostgresKeyStore } from './key-store.js';
+import { runAlone } from './jobs.js';
+import { ChangeListener } from './listener.js';
+import { migrate } from './migrations.js';
+import { PostgresTaskStore } from './task-store.js';
+import { PostgresUsageStore } from './usage-store.js';
+
+export type { PostgresStoreOptions } from './connect.js';
+export { PostgresTaskStore } from './task-store.js';
+
+/** A PostgreSQL-backed store, with the task store's cross-process capabilities visible. */
+export interface PostgresStore extends Store {
+  tasks: PostgresTaskStore;
+}
+
+/** The URL without its password, for messages. */
+function redacted(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'MEDIAGATE_DATABASE_URL';
+  }
+}
+
+/**
+ * Connects, migrates (once across processes started together) and starts listening for other
+ * processes' task writes. Rejects when the database cannot be reached or migrated.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions & { logger?: Logger }): Promise<PostgresStore> {
+  const instanceId = randomBytes(8).toString('hex');
+  const pool = createPool(options, instanceId);
+  // an idle pooled connection that breaks is dropped by the pool; without a listener its error would end the process
+  pool.on('error', (err) => options.logger?.warn({ err }, 'PostgreSQL: an idle pooled connection failed'));
+  const tasks = new PostgresTaskStore(pool);
+  const listener = new ChangeListener(options.url, instanceId, {
+    taskChanged: (id) => tasks.changedByOther(id),
+    queueChanged: (provider) => tasks.queueChanged(provider),
+    cancelled: (id) => tasks.cancelled(id),
+    resumed: () => tasks.resumed(),
+  }, options.logger);
+  try {
+    await migrate(pool);
+    await listener.start();
+  } catch (err) {
+    await listener.close();
+    await pool.end().catch(() => undefined);
+    throw new Error(`could not open the PostgreSQL store at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    tasks,
+    keys: new PostgresKeyStore(pool),
+    usage: new PostgresUsageStore(pool),
+    assets: new PostgresAssetStore(pool),
+    idempotency: new PostgresIdempotencyStore(pool),
+    runAlone: (name, fn) => runAlone(pool, name, fn),
+    ping: async () => { await pool.query('SELECT 1'); },
+    close: () => {
+      closing ??= (async () => {
+        await listener.close();
+        await pool.end();
+      })();
+      return closing;
+    },
+  };
+}
