@@ -45,6 +45,8 @@ export class TaskService {
   private pending: PendingInsert[] = [];
   /** Batches whose transaction is under way: still in flight for the in-flight bound. */
   private readonly committing = new Set<PendingInsert[]>();
+  /** Submits per key admitted by the in-flight bound and not yet pending (their count or media review is awaited). */
+  private readonly admitting = new Map<string, number>();
 
   constructor(private readonly deps: TaskServiceDeps) {}
 
@@ -56,12 +58,20 @@ export class TaskService {
     const providers = this.deps.providers;
     const route = providers.honouring(providers.routeModel(plan.model, plan.family), plan);
     this.checkChannels(route);
-    await this.checkInFlight(owner);
     const createdAt = Date.now();
     const id = newTaskId(createdAt);
-    const media = this.deps.media && allRefs(plan.media).length > 0
-      ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
-      : plan.media;
+    // admitted before the first await and counted until pending, so concurrent submits of a key
+    // cannot pass the in-flight bound together while their counts or reviews are awaited
+    this.admit(owner.id, 1);
+    let media: SubmitPlan['media'];
+    try {
+      await this.checkInFlight(owner);
+      media = this.deps.media && allRefs(plan.media).length > 0
+        ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
+        : plan.media;
+    } finally {
+      this.admit(owner.id, -1);
+    }
     const task: NewTask = {
       id,
       ownerKeyId: owner.id,
@@ -104,12 +114,18 @@ export class TaskService {
   private async checkInFlight(owner: ApiKeyRecord): Promise<void> {
     const max = this.deps.maxTasksInFlight ?? 0;
     if (max <= 0) return;
-    let pending = 0;
+    let pending = (this.admitting.get(owner.id) ?? 1) - 1; // others admitted, not this one
     for (const p of this.pending) if (p.task.ownerKeyId === owner.id) pending++;
     for (const batch of this.committing) for (const p of batch) if (p.task.ownerKeyId === owner.id) pending++;
     if (pending + await this.deps.store.countInFlight(owner.id, max) >= max) {
       throw new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
     }
+  }
+
+  private admit(keyId: string, change: 1 | -1): void {
+    const n = (this.admitting.get(keyId) ?? 0) + change;
+    if (n > 0) this.admitting.set(keyId, n);
+    else this.admitting.delete(keyId);
   }
 
   /** Commits the submits gathered in one event-loop turn; the next turn's may start their own meanwhile. */
