@@ -1,18 +1,7 @@
 import type pg from 'pg';
+import { assetOfRow, type AssetRow } from '../asset-rows.js';
 import type { AssetRecord, AssetStore } from '../types.js';
 import { inTransaction } from './connect.js';
-
-interface AssetRow {
-  id: string; owner_key_id: string; status: AssetRecord['status']; reason: string | null; kind: AssetRecord['kind'];
-  format: string | null; width: number | null; height: number | null; duration: number | null; fps: number | null;
-  bytes: number; file: string | null; created_at: number; expires_at: number;
-}
-
-const toRecord = (r: AssetRow): AssetRecord => ({
-  id: r.id, ownerKeyId: r.owner_key_id, status: r.status, reason: r.reason, kind: r.kind, format: r.format,
-  width: r.width, height: r.height, duration: r.duration, fps: r.fps, bytes: r.bytes, file: r.file,
-  createdAt: r.created_at, expiresAt: r.expires_at,
-});
 
 const INSERT_SQL = `INSERT INTO assets (id, owner_key_id, status, reason, kind, format, width, height, duration, fps, bytes, file, created_at, expires_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
@@ -46,12 +35,12 @@ export class PostgresAssetStore implements AssetStore {
 
   async getOwned(id: string, ownerKeyId: string): Promise<AssetRecord | undefined> {
     const { rows } = await this.pool.query<AssetRow>({ name: 'mg_assets_get_owned', text: 'SELECT * FROM assets WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
-    return rows[0] && toRecord(rows[0]);
+    return rows[0] && assetOfRow(rows[0]);
   }
 
   async listExpired(now: number, limit: number): Promise<AssetRecord[]> {
     const { rows } = await this.pool.query<AssetRow>({ name: 'mg_assets_expired', text: 'SELECT * FROM assets WHERE expires_at < $1 ORDER BY expires_at LIMIT $2', values: [now, limit] });
-    return rows.map(toRecord);
+    return rows.map(assetOfRow);
   }
 
   async delete(id: string): Promise<boolean> {

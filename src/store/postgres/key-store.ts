@@ -1,13 +1,6 @@
 import type pg from 'pg';
+import { KEY_COLUMNS, keyOfRow, type KeyRow } from '../key-rows.js';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
-
-interface KeyRow { id: string; name: string; prefix: string; created_at: number; revoked_at: number | null; submit_rate: number | null; query_rate: number | null }
-
-const COLUMNS = 'id, name, prefix, created_at, revoked_at, submit_rate, query_rate';
-const toRecord = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at,
-  submitRate: r.submit_rate, queryRate: r.query_rate,
-});
 
 /**
  * PostgreSQL API key store; keys are looked up by their SHA-256 hash only. No read cache: a
@@ -25,16 +18,16 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async findActiveByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.one({ name: 'mg_keys_active', text: `SELECT ${COLUMNS} FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`, values: [hash] });
+    return this.one({ name: 'mg_keys_active', text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`, values: [hash] });
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.one({ name: 'mg_keys_by_hash', text: `SELECT ${COLUMNS} FROM api_keys WHERE hash = $1`, values: [hash] });
+    return this.one({ name: 'mg_keys_by_hash', text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, values: [hash] });
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    const { rows } = await this.pool.query<KeyRow>(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id COLLATE "C"`);
-    return rows.map(toRecord);
+    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id COLLATE "C"`);
+    return rows.map(keyOfRow);
   }
 
   async setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean> {
@@ -49,6 +42,6 @@ export class PostgresKeyStore implements KeyStore {
 
   private async one(query: pg.QueryConfig): Promise<ApiKeyRecord | undefined> {
     const { rows } = await this.pool.query<KeyRow>(query);
-    return rows[0] && toRecord(rows[0]);
+    return rows[0] && keyOfRow(rows[0]);
   }
 }

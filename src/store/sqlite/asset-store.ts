@@ -1,17 +1,6 @@
 import type Database from 'better-sqlite3';
+import { assetOfRow, type AssetRow } from '../asset-rows.js';
 import type { AssetRecord, AssetStore } from '../types.js';
-
-interface AssetRow {
-  id: string; owner_key_id: string; status: AssetRecord['status']; reason: string | null; kind: AssetRecord['kind'];
-  format: string | null; width: number | null; height: number | null; duration: number | null; fps: number | null;
-  bytes: number; file: string | null; created_at: number; expires_at: number;
-}
-
-const toRecord = (r: AssetRow): AssetRecord => ({
-  id: r.id, ownerKeyId: r.owner_key_id, status: r.status, reason: r.reason, kind: r.kind, format: r.format,
-  width: r.width, height: r.height, duration: r.duration, fps: r.fps, bytes: r.bytes, file: r.file,
-  createdAt: r.created_at, expiresAt: r.expires_at,
-});
 
 /** SQLite asset store: the quota check and the insert share one IMMEDIATE transaction. */
 export class SqliteAssetStore implements AssetStore {
@@ -44,11 +33,11 @@ export class SqliteAssetStore implements AssetStore {
 
   async getOwned(id: string, ownerKeyId: string): Promise<AssetRecord | undefined> {
     const row = this.getOwnedStmt.get(id, ownerKeyId) as AssetRow | undefined;
-    return row && toRecord(row);
+    return row && assetOfRow(row);
   }
 
   async listExpired(now: number, limit: number): Promise<AssetRecord[]> {
-    return (this.expiredStmt.all(now, limit) as AssetRow[]).map(toRecord);
+    return (this.expiredStmt.all(now, limit) as AssetRow[]).map(assetOfRow);
   }
 
   async delete(id: string): Promise<boolean> {

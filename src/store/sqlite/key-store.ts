@@ -1,14 +1,7 @@
 import type Database from 'better-sqlite3';
+import { KEY_COLUMNS, keyOfRow, type KeyRow } from '../key-rows.js';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
 import type { SqliteReadCache } from './read-cache.js';
-
-interface KeyRow { id: string; name: string; prefix: string; created_at: number; revoked_at: number | null; submit_rate: number | null; query_rate: number | null }
-
-const COLUMNS = 'id, name, prefix, created_at, revoked_at, submit_rate, query_rate';
-const toRecord = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at,
-  submitRate: r.submit_rate, queryRate: r.query_rate,
-});
 
 /** SQLite API key store; keys are looked up by their SHA-256 hash only. */
 export class SqliteKeyStore implements KeyStore {
@@ -17,8 +10,8 @@ export class SqliteKeyStore implements KeyStore {
 
   /** `active` caches `findActiveByHash`; `onRevoked` drops every other read a key's revocation changes. */
   constructor(private readonly db: Database.Database, private readonly active: SqliteReadCache<ApiKeyRecord>, private readonly onRevoked: () => void) {
-    this.activeByHash = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE hash = ? AND revoked_at IS NULL`);
-    this.byHash = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE hash = ?`);
+    this.activeByHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ? AND revoked_at IS NULL`);
+    this.byHash = db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`);
   }
 
   async insert(key: ApiKeyRecord & { hash: string }): Promise<void> {
@@ -31,18 +24,18 @@ export class SqliteKeyStore implements KeyStore {
     if (hit) return hit;
     const row = this.activeByHash.get(hash) as KeyRow | undefined;
     if (!row) return undefined;
-    const key = toRecord(row);
+    const key = keyOfRow(row);
     this.active.set(hash, key);
     return key;
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const row = this.byHash.get(hash) as KeyRow | undefined;
-    return row && toRecord(row);
+    return row && keyOfRow(row);
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    return (this.db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at`).all() as KeyRow[]).map(toRecord);
+    return (this.db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at`).all() as KeyRow[]).map(keyOfRow);
   }
 
   async setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean> {
