@@ -110,6 +110,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app);
+  // a worker process answers only its health (G163): callers, files and callbacks go to API processes
+  if (config.role === 'worker') {
+    registerHealthRoutes(app, store, deps.resources, deps.storage);
+    return app;
+  }
 
   await app.register(swagger, {
     openapi: {

@@ -50,6 +50,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_S3_FORCE_PATH_STYLE: ['1', { s3: expect.objectContaining({ forcePathStyle: true }) }],
   MEDIAGATE_S3_PREFIX: ['envs/prod', { s3: expect.objectContaining({ prefix: 'envs/prod/' }) }],
   MEDIAGATE_FILES_REDIRECT: ['1', { filesRedirect: true }],
+  MEDIAGATE_ROLE: ['api', { role: 'api', workers: false }],
   MEDIAGATE_DATABASE_URL: ['postgres://mg:pw@db.internal:5432/mediagate', { databaseUrl: 'postgres://mg:pw@db.internal:5432/mediagate' }],
   MEDIAGATE_CHAT_UPSTREAM_URL: ['http://127.0.0.1:9/v1', { chatUpstreams: [expect.objectContaining({ name: 'env', baseUrl: 'http://127.0.0.1:9/v1' })] }],
   MEDIAGATE_CHAT_UPSTREAM_KEY: ['sk-test', { chatUpstreams: [expect.objectContaining({ apiKey: 'sk-test' })] }],
@@ -65,7 +66,7 @@ describe('configuration', () => {
     expect(loadConfig({})).toMatchObject({
       port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), databaseFile: path.resolve('./data/mediagate.db'),
       publicUrl: 'http://localhost:8790', providerCallbacks: false, powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
-      allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, workerConcurrency: 4, heapGrowingPercent: 60, maxAttempts: 3,
+      allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, role: 'all', workerConcurrency: 4, heapGrowingPercent: 60, maxAttempts: 3,
       attemptTimeoutMs: 1_800_000, leaseMs: 30_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
       mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
@@ -95,6 +96,14 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${name}: `));
     if (value.includes('secret')) expect(() => loadConfig(env)).not.toThrow(/secret/);
+  });
+
+  it('roles (G163): api never runs workers, worker always does; a worker told to run none, or an unknown role, stops the start', () => {
+    expect(loadConfig({ MEDIAGATE_ROLE: 'api', MEDIAGATE_WORKERS: '1' })).toMatchObject({ role: 'api', workers: false });
+    expect(loadConfig({ MEDIAGATE_ROLE: 'worker' })).toMatchObject({ role: 'worker', workers: true });
+    expect(loadConfig({ MEDIAGATE_WORKERS: '0' })).toMatchObject({ role: 'all', workers: false });
+    expect(() => loadConfig({ MEDIAGATE_ROLE: 'worker', MEDIAGATE_WORKERS: '0' })).toThrow(/^MEDIAGATE_WORKERS: cannot be 0 .* worker/);
+    expect(() => loadConfig({ MEDIAGATE_ROLE: 'poller' })).toThrow(/^MEDIAGATE_ROLE: /);
   });
 
   it('media budgets: a key budget holds the largest single medium and fits in the process budget (G100)', () => {

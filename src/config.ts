@@ -45,6 +45,8 @@ export interface Config {
   signingSecret: string | undefined;
   /** Run the task workers inside this process. */
   workers: boolean;
+  /** What this process does (MEDIAGATE_ROLE, `serve --role`): `api` answers callers, `worker` runs tasks, `all` both (G163). */
+  role: 'api' | 'worker' | 'all';
   /** Tasks one provider runs at once in this process. */
   workerConcurrency: number;
   /** V8's heap growing factor for this process, percent over the live heap (0: V8's own choice). */
@@ -292,6 +294,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (providerCallbacks && !env.MEDIAGATE_PUBLIC_URL) {
     throw new ConfigError('MEDIAGATE_PROVIDER_CALLBACKS', 'needs MEDIAGATE_PUBLIC_URL: the public origin at which upstreams reach this gateway (callbacks go to <MEDIAGATE_PUBLIC_URL>/v1/provider-callbacks/...)');
   }
+  const role = choiceSetting(env, 'MEDIAGATE_ROLE', ['api', 'worker', 'all'] as const, 'all');
+  const workers = boolSetting(env, 'MEDIAGATE_WORKERS', role !== 'api');
+  if (role === 'worker' && !workers) throw new ConfigError('MEDIAGATE_WORKERS', 'cannot be 0 in a process whose MEDIAGATE_ROLE (--role) is worker: it would do nothing');
   const dataDir = path.resolve(env.MEDIAGATE_DATA_DIR || './data');
   const databaseUrl = databaseUrlSetting(env);
   const assetMaxBytes = intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576);
@@ -311,7 +316,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateUrls: boolSetting(env, 'MEDIAGATE_ALLOW_PRIVATE_URLS', false),
     logLevel,
     signingSecret,
-    workers: boolSetting(env, 'MEDIAGATE_WORKERS', true),
+    workers: role === 'worker' || (role === 'all' && workers),
+    role,
     workerConcurrency: intSetting(env, 'MEDIAGATE_WORKER_CONCURRENCY', 4, 1, 256),
     heapGrowingPercent: intSetting(env, 'MEDIAGATE_HEAP_GROWING_PERCENT', 60, 0, 1000),
     maxAttempts: intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20),

@@ -70,7 +70,7 @@ describe('asset upload', () => {
     const big = await upload(Buffer.concat([await image(400, 400, 'bmp'), Buffer.alloc(3_100_000)]), 'image/bmp');
     expect(big.status).toBe(413);
     expect(big.body.error?.code).toBe('body_too_large');
-    expect(fs.readdirSync(path.join(h.dataDir, 'tmp'))).toEqual([]);
+    expect(fs.readdirSync(h.tmpDir)).toEqual([]);
     const wrongField = await upload(await image(400, 400), 'image/png', h.key, 'picture');
     expect(wrongField.status).toBe(400);
     expect(wrongField.body.error?.param).toBe('file');
@@ -107,7 +107,7 @@ describe('uploads stream to disk', () => {
     const body = new PassThrough();
     const answering = h.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: { ...h.auth(), ...headers, 'content-length': String(payload.length) }, payload: body });
     body.write(payload.subarray(0, first));
-    const tmp = path.join(h.dataDir, 'tmp');
+    const tmp = h.tmpDir;
     const partial = await waitFor(() => fs.readdirSync(tmp).find((f) => f.endsWith('.part') && fs.statSync(path.join(tmp, f)).size >= first / 2), 10_000, 'the first part on disk');
     const inode = fs.statSync(path.join(tmp, partial)).ino;
     body.end(payload.subarray(first));

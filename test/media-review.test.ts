@@ -99,7 +99,7 @@ describe('caller media rules at submit', () => {
     const res = await sd({ reference_images: [srv.url('/ok.png'), srv.url('/wide.png')] });
     expect(res.status).toBe(400);
     expect(fs.readdirSync(path.join(h.dataDir, 'inputs')).length).toBe(before);
-    expect(fs.readdirSync(path.join(h.dataDir, 'tmp'))).toEqual([]);
+    expect(fs.readdirSync(h.tmpDir)).toEqual([]);
   });
 });
 
@@ -131,7 +131,7 @@ describe('caller media stream to disk', () => {
       void gate.then(() => res.end(file.subarray(half)));
     });
     try {
-      const tmp = path.join(h.dataDir, 'tmp');
+      const tmp = h.tmpDir;
       const submitting = submit('/v1/pic/images', { model: 'pic', prompt: 'x', image_urls: [held.url('/held.png')] });
       const partial = await waitFor(() => fs.readdirSync(tmp).find((f) => f.endsWith('.part') && fs.statSync(path.join(tmp, f)).size === half), 10_000, 'the first half on disk');
       const inode = fs.statSync(path.join(tmp, partial)).ino;

@@ -92,7 +92,7 @@ describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', 
 
     // No result files, and the worker's scratch folder is gone too.
     expect(fs.existsSync(path.join(localBlobs(h).root, id))).toBe(false);
-    expect(fs.readdirSync(path.join(h.dataDir, 'tmp')).filter((n) => n.startsWith(id))).toEqual([]);
+    expect(fs.readdirSync(h.tmpDir).filter((n) => n.startsWith(id))).toEqual([]);
 
     const again = await cancel(h, id); // idempotent (G113): the cancelled task again
     expect(again.statusCode).toBe(200);

@@ -86,7 +86,7 @@ describe('results in the bucket', () => {
     expect(head.rawPayload.length).toBe(0);
 
     for (const area of LOCAL_AREAS) expect(fs.existsSync(path.join(h.dataDir, area)), area).toBe(false);
-    expect(fs.readdirSync(path.join(h.dataDir, 'tmp')).filter((n) => n.startsWith(id))).toEqual([]);
+    expect(fs.readdirSync(h.tmpDir).filter((n) => n.startsWith(id))).toEqual([]);
   });
 
   it('a video task completes with a playable MP4 in the bucket', async () => {

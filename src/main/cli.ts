@@ -9,7 +9,8 @@ import { startServer } from './serve.js';
 
 const USAGE = `Usage: mediagate <command>
 
-  serve                         start the gateway (same as npm start)
+  serve [--role api|worker|all] start the gateway (same as npm start); api: answer callers only,
+                                worker: run tasks only (HTTP: /healthz and /readyz), all (default): both
   keys create --name NAME       create an API key; the key is printed alone on the last line
   keys list                     list keys (ids, names, prefixes; never the keys)
   keys revoke KEY_ID            revoke a key at once
@@ -39,8 +40,9 @@ function parse<const O extends Record<string, { type: 'string' }>>(args: string[
   return parsed;
 }
 
-async function serve(): Promise<void> {
-  const server = await startServer();
+async function serve(args: string[]): Promise<void> {
+  const { values } = parse(args, { role: { type: 'string' } }, 0);
+  const server = await startServer(values.role === undefined ? process.env : { ...process.env, MEDIAGATE_ROLE: values.role });
   let signals = 0;
   const stop = (signal: string): void => {
     if (++signals > 1) process.exit(1);
@@ -128,7 +130,7 @@ async function backup(args: string[]): Promise<number> {
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   try {
-    if (command === 'serve' || command === undefined) return await serve();
+    if (command === 'serve' || command === undefined) return await serve(args);
     if (command === 'keys') { process.exitCode = await keys(args); return; }
     if (command === 'backup') { process.exitCode = await backup(args); return; }
     if (command === 'build') return; // the launcher already built

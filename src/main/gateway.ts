@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
+import { openScratchDir } from './scratch-dir.js';
 import { ensureApiKey } from '../auth/keys.js';
 import { ChatService } from '../chat/service.js';
 import type { Config } from '../config.js';
@@ -67,6 +68,8 @@ export interface Gateway {
   media: MediaServices;
   /** The channels (providers) calls go through: their circuits and concurrency. */
   channels: Channels;
+  /** This process's scratch folder (`<data>/tmp/<pid>-<random>`, G163). */
+  tmpDir: string;
   /** Starts the worker and the retention sweeper. */
   startBackground(): void;
   /** Graceful stop: no new work, running tasks finish (up to `graceMs`) or go back to the queue, then everything closes. */
@@ -83,9 +86,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const storage = await openBlobStores(config);
   const blobs = storage.results;
   logger.info({ storage: storage.kind, results: blobs.location }, 'result storage');
-  const tmpDir = path.join(config.dataDir, 'tmp');
-  fs.rmSync(tmpDir, { recursive: true, force: true });
-  fs.mkdirSync(tmpDir, { recursive: true });
+  const scratch = openScratchDir(path.join(config.dataDir, 'tmp'));
+  const tmpDir = scratch.dir;
 
   const setup = setUpProviders(config, options);
   const providers = new ProviderRegistry(setup.providers, setup.routes);
@@ -148,7 +150,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, signer, blobs, storage, media, channels,
+    config, logger, store, app, runner, signer, blobs, storage, media, channels, tmpDir,
     startBackground() {
       runner?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
@@ -166,6 +168,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         await providers.close();
         storage.close();
         await store.close();
+        scratch.remove();
       })();
       return closing;
     },

@@ -25,6 +25,8 @@ export interface Harness {
   /** The result files (the data directory's `results/`, or the bucket with MEDIAGATE_S3_BUCKET). */
   blobs: BlobStore;
   dataDir: string;
+  /** The gateway's scratch folder (`<data>/tmp/<pid>-<random>`). */
+  tmpDir: string;
   /** A bearer key owned by "alice", and one owned by "bob". */
   key: string;
   otherKey: string;
@@ -87,7 +89,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const key = (await createApiKey(store.keys, 'alice')).secret;
   const otherKey = (await createApiKey(store.keys, 'bob')).secret;
   return {
-    app, store, config, runner, signer, blobs, dataDir, key, otherKey, gateway,
+    app, store, config, runner, signer, blobs, dataDir, tmpDir: gateway.tmpDir, key, otherKey, gateway,
     auth: (k = key) => ({ authorization: `Bearer ${k}` }),
     waitForTask: (id, statuses = ['completed', 'failed', 'cancelled'], timeoutMs = 15_000) => waitFor(async () => {
       const t = await store.tasks.get(id);
