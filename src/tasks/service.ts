@@ -43,10 +43,8 @@ interface PendingInsert {
 export class TaskService {
   /** Submits of this event-loop turn, committed together (group commit) before any of them is answered. */
   private pending: PendingInsert[] = [];
-  /** Batches whose transaction is under way: still in flight for the in-flight bound. */
-  private readonly committing = new Set<PendingInsert[]>();
-  /** Submits per key admitted by the in-flight bound and not yet pending (their count or media review is awaited). */
-  private readonly admitting = new Map<string, number>();
+  /** Submits per key admitted here and not yet committed (their count, media review or transaction is awaited): in flight for the bound. */
+  private readonly uncommitted = new Map<string, number>();
 
   constructor(private readonly deps: TaskServiceDeps) {}
 
@@ -60,17 +58,18 @@ export class TaskService {
     this.checkChannels(route);
     const createdAt = Date.now();
     const id = newTaskId(createdAt);
-    // admitted before the first await and counted until pending, so concurrent submits of a key
-    // cannot pass the in-flight bound together while their counts or reviews are awaited
-    this.admit(owner.id, 1);
+    // counted before the first await until its commit settles, so concurrent submits of a key
+    // cannot pass the in-flight bound together while their counts, reviews or commits are awaited
+    this.countUncommitted(owner.id, 1);
     let media: SubmitPlan['media'];
     try {
       await this.checkInFlight(owner);
       media = this.deps.media && allRefs(plan.media).length > 0
         ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
         : plan.media;
-    } finally {
-      this.admit(owner.id, -1);
+    } catch (err) {
+      this.countUncommitted(owner.id, -1);
+      throw err;
     }
     const task: NewTask = {
       id,
@@ -114,25 +113,22 @@ export class TaskService {
   private async checkInFlight(owner: ApiKeyRecord): Promise<void> {
     const max = this.deps.maxTasksInFlight ?? 0;
     if (max <= 0) return;
-    let pending = (this.admitting.get(owner.id) ?? 1) - 1; // others admitted, not this one
-    for (const p of this.pending) if (p.task.ownerKeyId === owner.id) pending++;
-    for (const batch of this.committing) for (const p of batch) if (p.task.ownerKeyId === owner.id) pending++;
-    if (pending + await this.deps.store.countInFlight(owner.id, max) >= max) {
+    const others = (this.uncommitted.get(owner.id) ?? 1) - 1; // this submit is counted too
+    if (others + await this.deps.store.countInFlight(owner.id, max) >= max) {
       throw new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
     }
   }
 
-  private admit(keyId: string, change: 1 | -1): void {
-    const n = (this.admitting.get(keyId) ?? 0) + change;
-    if (n > 0) this.admitting.set(keyId, n);
-    else this.admitting.delete(keyId);
+  private countUncommitted(keyId: string, change: 1 | -1): void {
+    const n = (this.uncommitted.get(keyId) ?? 0) + change;
+    if (n > 0) this.uncommitted.set(keyId, n);
+    else this.uncommitted.delete(keyId);
   }
 
   /** Commits the submits gathered in one event-loop turn; the next turn's may start their own meanwhile. */
   private async commitPending(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
-    this.committing.add(batch);
     let records: TaskRecord[];
     try {
       records = await this.deps.store.insertMany(batch.map((p) => p.task));
@@ -140,7 +136,7 @@ export class TaskService {
       for (const p of batch) p.reject(err);
       return;
     } finally {
-      this.committing.delete(batch);
+      for (const p of batch) this.countUncommitted(p.task.ownerKeyId, -1);
     }
     batch.forEach((p, i) => { p.resolve(records[i]!); });
     this.deps.onSubmitted?.(records);
