@@ -2,7 +2,9 @@
 // Crash safety under load (issue 6): submits a burst of tasks across every family at once,
 // kill -9s the gateway in the middle of the burst, starts it again on the same data directory,
 // submits the rest, and checks that every task that was answered 200 reaches `completed`: none
-// lost, none stuck, none run to completion twice (from the servers' "task completed" logs).
+// lost, none stuck, none run to completion twice (from the servers' "task completed" logs); and
+// that the credits are right (issue 16): credits are enforced throughout, and afterwards
+// `mediagate credits reconcile` exits 0 with every hold settled.
 //
 //   node scripts/crash-burst.js [--tasks 300] [--concurrency 40] [--kill-after 0.4]
 //   node scripts/crash-burst.js --relay [--tasks 240] [--create-delay-ms 200] [--kill-after-starts 2] ...
@@ -13,12 +15,13 @@
 //
 // Prints one JSON summary line last; exits 0 when every check holds, 1 otherwise.
 // test/crash-burst.test.ts and test/relay-crash-burst.test.ts run it at a size that fits CI.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { burstClient, completedTwice, KINDS } from './crash-burst-load.js';
-import { startServer, taskIdsLogged } from './crash-burst-process.js';
+import { ROOT, startServer, taskIdsLogged } from './crash-burst-process.js';
 import { runRelayBurst } from './crash-burst-relay.js';
 
 const arg = (name, fallback) => {
@@ -44,6 +47,8 @@ const env = {
   MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_LOG_LEVEL: 'info',
   MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_WORKER_CONCURRENCY: '2',
   MEDIAGATE_MIN_FREE_DISK_MB: '0', // what it tests is crashes, not a machine short of disk
+  // every submit holds its price and every task settles it (G201): enough credit for the whole burst
+  MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '1000000',
 };
 
 const started = Date.now();
@@ -70,11 +75,16 @@ second.child.kill('SIGTERM');
 await second.exited;
 
 const twice = completedTwice(taskIdsLogged(first.output() + second.output(), 'task completed'));
+// the books after the crash: every cached balance equals its ledger, every hold settled once
+const reconcile = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'mediagate.js'), 'credits', 'reconcile'], { cwd: ROOT, env, encoding: 'utf8' });
+const openHolds = Number(/(\d+) holds open/.exec(reconcile.stdout)?.[1] ?? NaN);
+const credits = { reconciled: reconcile.status === 0, openHolds, report: reconcile.stdout.trim(), ...(reconcile.status !== 0 && { problems: reconcile.stderr.trim() }) };
 const summary = {
   tasks: TASKS, accepted: accepted.size, acceptedBeforeKill, refusedOrCutOff: failedBefore + failedAfter,
-  finals: counts, stuck: pending.size, completedTwice: twice, seconds: Math.round((Date.now() - started) / 1000),
+  finals: counts, stuck: pending.size, completedTwice: twice, credits, seconds: Math.round((Date.now() - started) / 1000),
 };
-const ok = killed && acceptedBeforeKill > 0 && pending.size === 0 && (counts.completed ?? 0) === accepted.size && twice === 0;
+const ok = killed && acceptedBeforeKill > 0 && pending.size === 0 && (counts.completed ?? 0) === accepted.size && twice === 0
+  && credits.reconciled && openHolds === 0;
 fs.rmSync(dataDir, { recursive: true, force: true });
 console.log(JSON.stringify({ ok, ...summary }));
 process.exit(ok ? 0 : 1);

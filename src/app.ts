@@ -16,10 +16,12 @@ import { registerJsonBodyParser } from './http/json-body.js';
 import type { LiveRequests } from './http/live-requests.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import type { RateLimitBackend } from './http/rate-limit-backends.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
 import type { BlobStores } from './media/blob-stores.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
+import { registerAccountRoutes } from './routes/account.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerFileRoutes } from './routes/files.js';
@@ -58,6 +60,8 @@ export interface AppDeps {
   live: LiveRequests;
   /** The gateway's own disk and descriptors, for /readyz. */
   resources: ResourceMonitor;
+  /** Where per-key rate-limit counts live (G196); unused when `config.rateLimits` is off. */
+  rateLimits: RateLimitBackend;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -136,13 +140,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   await app.register(async (api) => {
     registerAuth(api, store.keys);
-    if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits);
+    if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits, deps.rateLimits);
     registerIdempotency(api, idempotency);
     registerBodyBounds(api);
     for (const register of FAMILY_ROUTES) register(api, tasks, paths, links, live);
     registerResultRoutes(api, tasks, links, paths, live);
     registerChatRoutes(api, chat, live);
     registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
+    registerAccountRoutes(api, store.credits);
   });
   return app;
 }

@@ -3,6 +3,8 @@ import { readChatUpstreamSpecs, type ChatUpstreamSpec } from './chat/upstream-co
 import { ConfigError, type Env } from './config-error.js';
 import { readProvidersFile, type ProvidersConfig } from './providers/providers-file.js';
 import { openFileLimit } from './resources.js';
+import { parseCredits } from './credits/money.js';
+import { readPrices, type PriceBook } from './credits/prices.js';
 
 /**
  * The default connection cap: three quarters of the descriptors left after 256 for the gateway's
@@ -24,6 +26,8 @@ export interface Config {
   databaseFile: string;
   /** `MEDIAGATE_DATABASE_URL`: a PostgreSQL database instead of the SQLite file (G177). Holds credentials: never log it. */
   databaseUrl?: string;
+  /** `MEDIAGATE_REDIS_URL`: rate-limit counts in Redis, shared by every process (G196). Holds credentials: never log it. */
+  redisUrl?: string;
   /** `full` fsyncs every SQLite commit (survives power loss); `normal` survives process crashes. */
   sqliteSync: 'normal' | 'full';
   /** Public origin used in result URLs, no trailing slash (e.g. `https://media.example.com`). */
@@ -95,6 +99,19 @@ export interface Config {
   s3: S3Settings | undefined;
   /** `MEDIAGATE_FILES_REDIRECT=1`: `/files` answers a redirect to a presigned bucket URL instead of streaming (G173; S3 only). */
   filesRedirect: boolean;
+  /** Credits (G200-G205): prices, holds and the ledger are always kept; `enforce` refuses what an account cannot pay (402). */
+  credits: CreditsSettings;
+}
+
+export interface CreditsSettings {
+  /** `MEDIAGATE_CREDITS=on`: a submit or chat request its account cannot cover is refused (402); off (default): recorded, never refused. */
+  enforce: boolean;
+  /** `MEDIAGATE_STARTING_CREDITS`: granted to each new account, micro-credits. */
+  startingMicro: number;
+  /** `MEDIAGATE_PRICES`: the catalog's prices with the operator's overrides, and chat prices. */
+  prices: PriceBook;
+  /** `MEDIAGATE_CHAT_HOLD_TOKENS`: completion tokens held for a chat request that sets no `max_completion_tokens`. */
+  chatHoldTokens: number;
 }
 
 /** Where and how the bucket is reached; credentials come from the AWS SDK's own chain, never from here. */
@@ -138,6 +155,18 @@ function mediaBudgetSetting(env: Env, assetMaxBytes: number): Config['mediaBudge
   const bytes = intSetting(env, 'MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', Math.max(2048 * MIB, keyBytes), 1, Number.MAX_SAFE_INTEGER);
   if (bytes < keyBytes) throw new ConfigError('MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', `must be at least MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT (${keyBytes}), got ${bytes}`);
   return { slots, keySlots, bytes, keyBytes };
+}
+
+function creditsSetting(env: Env): CreditsSettings {
+  const raw = env.MEDIAGATE_STARTING_CREDITS;
+  const startingMicro = raw ? parseCredits(raw) : 0;
+  if (startingMicro === undefined || startingMicro < 0) throw new ConfigError('MEDIAGATE_STARTING_CREDITS', `must be a number of credits of 0 or more with at most 6 decimals, got "${raw}"`);
+  return {
+    enforce: choiceSetting(env, 'MEDIAGATE_CREDITS', ['off', 'on'] as const, 'off') === 'on',
+    startingMicro,
+    prices: readPrices(env.MEDIAGATE_PRICES || undefined),
+    chatHoldTokens: intSetting(env, 'MEDIAGATE_CHAT_HOLD_TOKENS', 4096, 1, 10_000_000),
+  };
 }
 
 function intSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -253,18 +282,41 @@ function s3PrefixSetting(env: Env): string {
  * message of a bad value never repeats it (it may hold a password).
  */
 function databaseUrlSetting(env: Env): string | undefined {
-  const raw = (env.MEDIAGATE_DATABASE_URL ?? '').trim();
+  return serviceUrlSetting(env, 'MEDIAGATE_DATABASE_URL', ['postgres:', 'postgresql:'],
+    'must be a PostgreSQL URL like postgres://user:password@host:5432/mediagate (scheme postgres:// or postgresql://, no #fragment)');
+}
+
+/**
+ * G196: `MEDIAGATE_REDIS_URL`, `redis://[user:password@]host:6379[/db]` or `rediss://` (TLS):
+ * per-key rate-limit counts in Redis, shared by every process using it. Unset: the PostgreSQL
+ * store's database when there is one, else each process's memory.
+ */
+function redisUrlSetting(env: Env): string | undefined {
+  return serviceUrlSetting(env, 'MEDIAGATE_REDIS_URL', ['redis:', 'rediss:'],
+    'must be a Redis URL like redis://:password@host:6379/0 (scheme redis:// or rediss://, no #fragment)');
+}
+
+/** A service URL setting (it may hold a password: a bad value's message never repeats it); empty or unset: undefined. */
+function serviceUrlSetting(env: Env, name: string, schemes: readonly string[], rule: string): string | undefined {
+  const raw = (env[name] ?? '').trim();
   if (raw === '') return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || url.hash) {
-    throw new ConfigError('MEDIAGATE_DATABASE_URL', 'must be a PostgreSQL URL like postgres://user:password@host:5432/mediagate (scheme postgres:// or postgresql://, no #fragment)');
-  }
+  if (!isServiceUrl(raw, schemes)) throw new ConfigError(name, rule);
   return raw;
+}
+
+/** A `postgres://` or `postgresql://` URL without a #fragment (what MEDIAGATE_DATABASE_URL and `migrate-store --to` take). */
+export function isPostgresUrl(raw: string): boolean {
+  return isServiceUrl(raw, ['postgres:', 'postgresql:']);
+}
+
+/** A URL of one of these schemes (`postgres:`), without a #fragment. */
+function isServiceUrl(raw: string, schemes: readonly string[]): boolean {
+  try {
+    const url = new URL(raw);
+    return schemes.includes(url.protocol) && !url.hash;
+  } catch {
+    return false;
+  }
 }
 
 /** Reads and validates every setting once; a bad value throws a ConfigError naming it. */
@@ -299,6 +351,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (role === 'worker' && !workers) throw new ConfigError('MEDIAGATE_WORKERS', 'cannot be 0 in a process whose MEDIAGATE_ROLE (--role) is worker: it would do nothing');
   const dataDir = path.resolve(env.MEDIAGATE_DATA_DIR || './data');
   const databaseUrl = databaseUrlSetting(env);
+  const redisUrl = redisUrlSetting(env);
   const assetMaxBytes = intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576);
   return {
     host,
@@ -306,6 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseFile: path.join(dataDir, 'mediagate.db'),
     ...(databaseUrl !== undefined && { databaseUrl }),
+    ...(redisUrl !== undefined && { redisUrl }),
     sqliteSync: choiceSetting(env, 'MEDIAGATE_SQLITE_SYNC', ['normal', 'full'] as const, 'normal'),
     publicUrl,
     providerCallbacks,
@@ -342,5 +396,6 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutMs: intSetting(env, 'MEDIAGATE_HEADERS_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     s3: s3Setting(env),
     filesRedirect: boolSetting(env, 'MEDIAGATE_FILES_REDIRECT', false),
+    credits: creditsSetting(env),
   };
 }

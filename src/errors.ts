@@ -17,6 +17,7 @@ export const ERROR_CATALOG = {
   media_fetch_failed: { status: 400, type: 'invalid_request_error', description: 'A media URL could not be fetched (unreachable, timed out, HTTP error, too large, or not the expected kind of file).' },
   invalid_media: { status: 400, type: 'invalid_request_error', description: 'A caller medium (image, video or audio URL, or `assetId://`) breaks a rule of its family: format, byte size, pixel size, aspect ratio, duration, frame rate or a total; the message names the field with its index and the rule.' },
   asset_not_found: { status: 400, type: 'invalid_request_error', description: 'An `assetId://` media reference names no approved, unexpired asset of the calling key.' },
+  insufficient_credits: { status: 402, type: 'billing_error', description: 'The key\'s account has fewer credits available than the request\'s price (`MEDIAGATE_CREDITS=on`); the message names the price and the balance. Nothing was created.' },
   missing_api_key: { status: 401, type: 'authentication_error', description: 'No `Authorization: Bearer <key>` header was sent.' },
   invalid_api_key: { status: 401, type: 'authentication_error', description: 'The bearer key is unknown or has been revoked.' },
   invalid_callback_signature: { status: 401, type: 'authentication_error', description: 'A provider callback is not signed by that provider\'s upstream, or was signed more than 5 minutes away from the gateway\'s clock; nothing was changed.' },

@@ -46,6 +46,11 @@ export function newTaskId(now = Date.now()): string {
 }
 
 /** A new public id for an API key record (not the secret). */
+/** An account id (G200): `acct_` and 12 hex digits, like the ids migrated keys' accounts got. */
+export function newAccountId(): string {
+  return `acct_${randomBytes(6).toString('hex')}`;
+}
+
 export function newKeyId(): string {
   return `key_${randomBytes(6).toString('hex')}`;
 }

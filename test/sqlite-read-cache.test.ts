@@ -19,7 +19,7 @@ describe('sqlite read cache across connections', () => {
     const a = openSqliteStore(file);
     const b = openSqliteStore(file);
     open.push(a, b);
-    await a.keys.insert({ id: 'key_a', name: 'a', prefix: 'mg_aaaaa', createdAt: 1, revokedAt: null, hash: 'hash-a' });
+    await a.keys.insert({ id: 'key_a', name: 'a', accountId: 'acct_a', prefix: 'mg_aaaaa', createdAt: 1, revokedAt: null, hash: 'hash-a' });
     return [a, b];
   }
 
@@ -49,7 +49,7 @@ describe('sqlite read cache across connections', () => {
 
   it('answers a task read for another key hash from the database, not the cache', async () => {
     const [api] = await twoConnections();
-    await api.keys.insert({ id: 'key_b', name: 'b', prefix: 'mg_bbbbb', createdAt: 1, revokedAt: null, hash: 'hash-b' });
+    await api.keys.insert({ id: 'key_b', name: 'b', accountId: 'acct_b', prefix: 'mg_bbbbb', createdAt: 1, revokedAt: null, hash: 'hash-b' });
     const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
     expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.id).toBe(t.id);
     expect(await api.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();

@@ -8,11 +8,11 @@ import type { ApiKeyRecord, ChatUsageRecord } from '../src/store/types.js';
 import { T, useStore, type OpenStore } from './store-contract-helpers.js';
 
 const key = (id: string, createdAt = T): ApiKeyRecord & { hash: string } =>
-  ({ id, name: `name of ${id}`, prefix: `mg_${id.slice(-5)}`, createdAt, revokedAt: null, hash: `hash-${id}` });
+  ({ id, name: `name of ${id}`, accountId: `acct_${id}`, prefix: `mg_${id.slice(-5)}`, createdAt, revokedAt: null, hash: `hash-${id}` });
 
-/** The record as the store answers it: without the hash; rate limits null until set. */
+/** The record as the store answers it: without the hash; rate limits and spending cap null until set. */
 const answered = ({ hash: _hash, ...record }: ApiKeyRecord & { hash: string }, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
-  ({ ...record, submitRate: null, queryRate: null, ...over });
+  ({ ...record, submitRate: null, queryRate: null, spendCapMicro: null, ...over });
 
 /** Optional rate fields may be absent or null before they are set: compare them as null. */
 const normalised = (k: ApiKeyRecord | undefined) => k && { ...k, submitRate: k.submitRate ?? null, queryRate: k.queryRate ?? null };
@@ -33,11 +33,11 @@ export function keyStoreContract(open: OpenStore): void {
       expect(await store.keys.findByHash('hash-unknown')).toBeUndefined();
     });
 
-    it('insert keeps a key\'s own rate limits when given', async () => {
+    it('insert keeps a key\'s own rate limits and spending cap when given', async () => {
       const store = s();
-      const k = { ...key('key_00009'), submitRate: 7, queryRate: 70 };
+      const k = { ...key('key_00009'), submitRate: 7, queryRate: 70, spendCapMicro: 5_000_000 };
       await store.keys.insert(k);
-      expect(await store.keys.findActiveByHash(k.hash)).toMatchObject({ submitRate: 7, queryRate: 70 });
+      expect(await store.keys.findActiveByHash(k.hash)).toMatchObject({ submitRate: 7, queryRate: 70, spendCapMicro: 5_000_000 });
     });
 
     it('lists every key, revoked ones included, oldest first, without hashes', async () => {

@@ -3,7 +3,7 @@
  * counting, the poll read by key hash and change notification.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store, TaskPatch } from '../src/store/types.js';
+import type { InsertBounds, InsertRefusal, Store, TaskPatch, TaskRecord } from '../src/store/types.js';
 import { MINUTE, T, idsOf, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
 
 /** processing -> a finished status by the lease holder, as the engine does it. */
@@ -11,6 +11,9 @@ async function finish(store: Store, id: string, workerId: string, patch: TaskPat
   const done = await store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: workerId }, { leaseOwner: null, leaseExpiresAt: null, ...patch });
   if (!done) throw new Error(`could not finish ${id}`);
 }
+
+const bound = (maxInFlight: number): InsertBounds => ({ maxInFlight, enforceCredits: false });
+const inserted = (r: TaskRecord | InsertRefusal): r is TaskRecord => !('refused' in r);
 
 export function taskLeasesContract(open: OpenStore): void {
   describe('tasks: leases and progress (renewLease, setProgress, listLapsedLeases)', () => {
@@ -140,11 +143,39 @@ export function taskLeasesContract(open: OpenStore): void {
       expect(await store.tasks.countInFlight('key_if', 100)).toBe(3);
       expect(await store.tasks.countInFlight('key_other', 100)).toBe(1);
     });
+
+    it('insertWithinBound leaves out the tasks past their key\'s bound (the call\'s own counted), inserting the rest', async () => {
+      const store = s();
+      await store.tasks.insertMany([newTask({ ownerKeyId: 'key_wb', createdAt: T }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 1 })]);
+      const batch = [
+        newTask({ ownerKeyId: 'key_wb', createdAt: T + 2 }), newTask({ ownerKeyId: 'key_wc', createdAt: T + 3 }),
+        newTask({ ownerKeyId: 'key_wb', createdAt: T + 4 }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 5 }),
+      ];
+      const records = await store.tasks.insertWithinBound(batch, bound(3));
+      expect(records.map((r) => ('refused' in r ? r : r.id))).toEqual([batch[0]!.id, batch[1]!.id, { refused: 'in_flight' }, { refused: 'in_flight' }]);
+      for (const r of records) if (!('refused' in r)) expect(await store.tasks.get(r.id)).toEqual(r);
+      expect(await store.tasks.get(batch[2]!.id)).toBeUndefined();
+      expect(await store.tasks.countInFlight('key_wb', 100)).toBe(3);
+      // a finished task frees its place; 0 means no bound
+      const claimed = (await store.tasks.claimNext(['sandbox'], 'w1', T + 20, T + MINUTE))!;
+      await finish(store, claimed.id, 'w1', { status: 'failed', error: 'boom', finishedAt: T + 30 });
+      const more = await store.tasks.insertWithinBound([newTask({ ownerKeyId: claimed.ownerKeyId, createdAt: T + 40 }), newTask({ ownerKeyId: claimed.ownerKeyId, createdAt: T + 41 })], bound(3));
+      expect(more.filter(inserted)).toHaveLength(1);
+      expect((await store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_wb', createdAt: T + 50 })], bound(0))).filter(inserted)).toHaveLength(1);
+      expect(await store.tasks.insertWithinBound([], bound(3))).toEqual([]);
+    });
+
+    it('concurrent insertWithinBound calls of one key never pass the bound together', async () => {
+      const store = s();
+      const calls = Array.from({ length: 8 }, (_, i) => store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_race', createdAt: T + 2 * i }), newTask({ ownerKeyId: 'key_race', createdAt: T + 2 * i + 1 })], bound(5)));
+      expect((await Promise.all(calls)).flat().filter(inserted)).toHaveLength(5);
+      expect(await store.tasks.countInFlight('key_race', 100)).toBe(5);
+    });
   });
 
   describe('tasks: poll reads and change notification (getOwnedByKeyHash, watchChanges, changedElsewhere)', () => {
     const s = useStore(open);
-    const key = (id: string, hash: string) => ({ id, name: id, prefix: `mg_${id}`, createdAt: T, revokedAt: null, hash });
+    const key = (id: string, hash: string) => ({ id, name: id, accountId: `acct_${id}`, prefix: `mg_${id}`, createdAt: T, revokedAt: null, hash });
 
     it('reads a task by the hash of its active owner key only', async () => {
       const store = s();

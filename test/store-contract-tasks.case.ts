@@ -58,6 +58,26 @@ export function taskRecordsContract(open: OpenStore): void {
       expect(await store.tasks.get(fresh.id)).toBeUndefined();
       expect(await store.tasks.insertMany([])).toEqual([]);
     });
+
+    it('concurrent insertMany calls: each answers its own records and stays all or none, whatever the others do (G194)', async () => {
+      const store = s();
+      const taken = await store.tasks.insert(newTask());
+      const batches = [
+        [newTask(), newTask({ ownerKeyId: 'key_b' })],
+        [newTask(), { ...newTask(), id: taken.id }], // cannot be inserted: nothing of it may be
+        [newTask({ ownerKeyId: 'key_b' })],
+        Array.from({ length: 1500 }, () => newTask()), // more than one statement takes
+        [newTask()],
+      ];
+      const settled = await Promise.allSettled(batches.map((b) => store.tasks.insertMany(b)));
+      expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      settled.forEach((r, i) => {
+        if (r.status === 'fulfilled') expect(r.value.map((t) => t.id)).toEqual(batches[i]!.map((t) => t.id));
+      });
+      expect(await store.tasks.get(batches[1]![0]!.id)).toBeUndefined();
+      for (const i of [0, 2, 3, 4]) for (const t of [batches[i]![0]!, batches[i]!.at(-1)!]) expect((await store.tasks.get(t.id))?.status).toBe('queued');
+      expect((await store.tasks.countByStatus()).queued).toBe(1 + 2 + 1 + 1500 + 1);
+    });
   });
 
   describe('tasks: claiming (claimNext, nextRunAfter)', () => {

@@ -13,8 +13,10 @@ import { assetStoreContract } from './store-contract-assets.case.js';
 import { T, newTask, useStore, type OpenStore, type StoreContractOptions } from './store-contract-helpers.js';
 import { idempotencyStoreContract } from './store-contract-idempotency.case.js';
 import { keyStoreContract, usageStoreContract } from './store-contract-keys-usage.case.js';
+import { lookupsTogetherContract } from './store-contract-lookups.case.js';
 import { taskLeasesContract } from './store-contract-task-leases.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
+import { creditsContract } from './store-contract-credits.case.js';
 
 export { newTask } from './store-contract-helpers.js';
 export type { OpenStore, StoreContractOptions } from './store-contract-helpers.js';
@@ -26,7 +28,9 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     assetStoreContract(open);
     idempotencyStoreContract(open);
     keyStoreContract(open);
+    lookupsTogetherContract(open);
     usageStoreContract(open);
+    creditsContract(open);
     storeContract(open, options);
   });
 }
@@ -46,7 +50,7 @@ function storeContract(open: OpenStore, { openFile }: StoreContractOptions): voi
     it.skipIf(!openFile)('backup writes a consistent copy: tasks, keys and the usage rows recorded just before', async () => {
       const store = s();
       const task = await store.tasks.insert(newTask({ createdAt: T }));
-      await store.keys.insert({ id: 'key_bk', name: 'bk', prefix: 'mg_bkbkb', createdAt: T, revokedAt: null, hash: 'hash-bk' });
+      await store.keys.insert({ id: 'key_bk', name: 'bk', accountId: 'acct_bk', prefix: 'mg_bkbkb', createdAt: T, revokedAt: null, hash: 'hash-bk' });
       await store.usage.recordChatUsage({ keyId: 'key_bk', model: 'chat-2.5-pro', requestId: 'r1', promptTokens: 3, completionTokens: 4, createdAt: T });
       const file = path.join(tempDir('store-backup-'), 'copy.db');
       if (!store.backup) throw new Error('a store given openFile must have backup');

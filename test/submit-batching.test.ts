@@ -11,7 +11,7 @@ const submit = (prompt: string) => h.app.inject({ method: 'POST', url: '/v1/pic/
 
 describe('group commit of concurrent submits', () => {
   it('commits a burst in few transactions, and every answered task is stored', async () => {
-    const spy = vi.spyOn(h.store.tasks, 'insertMany');
+    const spy = vi.spyOn(h.store.tasks, 'insertWithinBound');
     const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => submit(`burst ${i}`)));
     expect(replies.every((r) => r.statusCode === 200)).toBe(true);
     const ids = replies.map((r) => body(r).id as string);
@@ -29,13 +29,13 @@ describe('group commit of concurrent submits', () => {
     // The commit fails inside the real transaction, after some of the batch's rows are written:
     // the batch is written again with its first task once more at the end, so the last row breaks
     // the primary key. One transaction means none of the rows stays.
-    const insertMany = h.store.tasks.insertMany.bind(h.store.tasks);
-    const spy = vi.spyOn(h.store.tasks, 'insertMany').mockImplementationOnce((tasks) => insertMany([...tasks, tasks[0]!]));
+    const insert = h.store.tasks.insertWithinBound.bind(h.store.tasks);
+    const spy = vi.spyOn(h.store.tasks, 'insertWithinBound').mockImplementationOnce((tasks, bound) => insert([...tasks, tasks[0]!], bound));
     const replies = await Promise.all([submit('a'), submit('b')]);
     expect(replies.map((r) => r.statusCode)).toEqual([500, 500]);
     expect(body(replies[0]!).error.code).toBe('internal_error');
     expect(body(replies[0]!).error.message).not.toMatch(/constraint/i); // the cause is logged, not shown
-    // Both submits were one batch: one insertMany call (one transaction) with both tasks.
+    // Both submits were one batch: one insert call (one transaction) with both tasks.
     expect(spy.mock.calls).toHaveLength(1);
     const batch = spy.mock.calls[0]![0];
     expect(batch.map((t) => (t.request.params as { prompt?: string }).prompt)).toEqual(['a', 'b']);

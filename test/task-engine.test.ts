@@ -90,7 +90,9 @@ describe('task engine', () => {
     cleanups.push(() => clearInterval(waking));
     await waitFor(async () => ((await Promise.all(ids.map((id) => store.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined), 15_000, 'all 12 done');
     expect(most).toBe(2);
-    expect(r.inFlight).toBe(0);
+    // a task is completed in the store before its worker lets go of its slot (the runner's last
+    // steps after the terminal write): the slot is freed soon after, not necessarily by now
+    await waitFor(() => (r.inFlight === 0 ? true : undefined), 5_000, 'the runner to let go of its slots');
   });
 
   it('a task whose worker died (lease lapsed) is finished by another worker', async () => {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import { newKeyId } from '../ids.js';
-import type { ApiKeyRecord, KeyStore } from '../store/types.js';
+import { newAccountId, newKeyId } from '../ids.js';
+import type { ApiKeyRecord, KeyStore, NewAccount } from '../store/types.js';
 
 const KEY_PREFIX = 'mg_';
 
@@ -13,22 +13,28 @@ export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+/**
+ * Whose credits a new key spends (G200): an existing account, or (without `accountId`) an account
+ * of its own, created with it and named after it, with `startingMicro` credits.
+ */
+export interface KeyAccount { accountId?: string; startingMicro?: number }
+
 /** Creates a key and stores its hash; the returned secret is shown once and never stored. */
-export async function createApiKey(keys: KeyStore, name: string, now = Date.now()): Promise<{ secret: string; record: ApiKeyRecord }> {
+export async function createApiKey(keys: KeyStore, name: string, account: KeyAccount = {}, now = Date.now()): Promise<{ secret: string; record: ApiKeyRecord }> {
   const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
-  return { secret, record: await storeApiKey(keys, secret, name, now) };
+  return { secret, record: await storeApiKey(keys, secret, name, account, now) };
 }
 
 /**
  * Stores a key whose secret the operator chose (MEDIAGATE_BOOTSTRAP_KEY); idempotent for an existing
  * hash, also when another process starting at the same time stores it first (the hash is unique).
  */
-export async function ensureApiKey(keys: KeyStore, secret: string, name: string, now = Date.now()): Promise<ApiKeyRecord> {
+export async function ensureApiKey(keys: KeyStore, secret: string, name: string, account: KeyAccount = {}, now = Date.now()): Promise<ApiKeyRecord> {
   const hash = hashApiKey(secret);
   const found = await keys.findByHash(hash);
   if (found) return found;
   try {
-    return await storeApiKey(keys, secret, name, now);
+    return await storeApiKey(keys, secret, name, account, now);
   } catch (err) {
     const stored = await keys.findByHash(hash); // another process inserted it between the look-up and the insert
     if (stored) return stored;
@@ -36,8 +42,9 @@ export async function ensureApiKey(keys: KeyStore, secret: string, name: string,
   }
 }
 
-async function storeApiKey(keys: KeyStore, secret: string, name: string, now: number): Promise<ApiKeyRecord> {
-  const record: ApiKeyRecord = { id: newKeyId(), name, prefix: secret.slice(0, 8), createdAt: now, revokedAt: null };
-  await keys.insert({ ...record, hash: hashApiKey(secret) });
+async function storeApiKey(keys: KeyStore, secret: string, name: string, account: KeyAccount, now: number): Promise<ApiKeyRecord> {
+  const own: NewAccount | undefined = account.accountId === undefined ? { id: newAccountId(), name, createdAt: now, startingMicro: account.startingMicro ?? 0 } : undefined;
+  const record: ApiKeyRecord = { id: newKeyId(), name, accountId: account.accountId ?? own!.id, prefix: secret.slice(0, 8), createdAt: now, revokedAt: null };
+  await keys.insert({ ...record, hash: hashApiKey(secret) }, own);
   return record;
 }

@@ -64,7 +64,7 @@ function refusing(id: string, calls: { n: number }): ChatProvider {
 }
 
 const request: ChatRequest = { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stop: [] };
-const call = (signal = new AbortController().signal): ChatCall => ({ keyId: 'key_1', request, signal, log: createLogger('silent') });
+const call = (signal = new AbortController().signal): ChatCall => ({ keyId: 'key_1', accountId: 'acct_1', request, signal, log: createLogger('silent') });
 const usageOf = (p: number, c: number) => ({ prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
 
 describe('ChatService.stream', () => {
@@ -88,14 +88,14 @@ describe('ChatService.stream', () => {
     expect(rows).toEqual([]);
   });
 
-  it('a failure after the stream opened ends it with an error event and no [DONE]; nothing is billed', async () => {
+  it('a failure after the stream opened ends it with an error event and no [DONE]; what was generated is billed (G206)', async () => {
     const { service, rows } = setup(scripted([{ type: 'open' }, { type: 'delta', content: 'a' }, new Error('broke')]));
     const sink = new RecordingSink();
     await service.stream(call(), () => sink);
     const last = JSON.parse(sink.events.at(-1)!);
     expect(last.error).toMatchObject({ code: 'internal_error', type: 'server_error' });
     expect(sink.events).not.toContain('[DONE]');
-    expect(rows).toEqual([]);
+    expect(rows).toMatchObject([{ keyId: 'key_1', model: 'chat-2.5-flash', completionTokens: 1 }]);
   });
 
   it('a client that leaves mid-stream stops the provider; what was sent is billed with counted tokens', async () => {

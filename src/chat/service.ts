@@ -16,6 +16,7 @@ import type { UsageStore } from '../store/types.js';
 import { orderCandidates, type Channels, type RouteCandidate } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { ChannelError, type ChatApi } from '../providers/types.js';
+import type { ChatCredits, ChatSettle } from './chat-credits.js';
 import { ChatChunks } from './chunks.js';
 import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
@@ -44,11 +45,15 @@ export interface ChatServiceOptions {
   heartbeatMs: number;
   /** MEDIAGATE_ALLOW_PRIVATE_URLS: media URLs may name private addresses (local testing only). */
   allowPrivateUrls?: boolean;
+  /** Holds and settles each request's credits (G206); absent: none. */
+  credits?: ChatCredits;
 }
 
 /** One chat call: who asks, what, and the signal that fires when the client goes away. */
 export interface ChatCall {
   keyId: string;
+  /** The key's account, whose credits the call spends (G206). */
+  accountId: string;
   request: ChatRequest;
   signal: AbortSignal;
   log: Logger;
@@ -75,21 +80,26 @@ export class ChatService {
     const route = this.routeOf(call.request.model);
     await this.vetMedia(call.request);
     const id = newChatCompletionId();
+    const settle = await this.hold(call, id);
     const { channels } = this.options;
     let refused: ChannelError | undefined;
     let done: Awaited<ReturnType<ChatApi['complete']>> | undefined;
-    for (const candidate of orderCandidates(channels.usable(route))) {
-      const chat = this.chatOf(candidate);
-      try {
-        done = await channels.call(candidate.provider, () => chat.complete(call.request, this.contextOf(call, candidate)), call.signal);
-        break;
-      } catch (err) {
-        if (!(err instanceof ChannelError) || call.signal.aborted) throw err;
-        refused = this.refused(call, candidate, err);
+    try {
+      for (const candidate of orderCandidates(channels.usable(route))) {
+        const chat = this.chatOf(candidate);
+        try {
+          done = await channels.call(candidate.provider, () => chat.complete(call.request, this.contextOf(call, candidate)), call.signal);
+          break;
+        } catch (err) {
+          if (!(err instanceof ChannelError) || call.signal.aborted) throw err;
+          refused = this.refused(call, candidate, err);
+        }
       }
+      if (!done) throw refused ?? this.unavailable(route);
+    } finally {
+      if (!done) settle(undefined); // nothing was generated: the hold goes back
     }
-    if (!done) throw refused ?? this.unavailable(route);
-    this.record(call, id, done.usage);
+    this.record(call, id, done.usage, settle);
     return { code: '200', msg: '成功', data: { content: done.content, usage: done.usage, model: call.request.model, id, finish_reason: done.finishReason }, success: true };
   }
 
@@ -103,15 +113,24 @@ export class ChatService {
     const route = this.routeOf(chat.model);
     await this.vetMedia(chat);
     const id = newChatCompletionId();
-    const opened = await this.openStream(call, route);
-    if (opened === 'client-gone') return 'client-gone';
-    const { iterator, pending, first, lease } = opened;
+    const settle = await this.hold(call, id);
     let fault = false;
+    let lease: OpenedStream['lease'] | undefined;
     try {
-      return await this.relayStream(call, id, open, { iterator, pending, first }, (err) => { fault = err instanceof ChannelError; });
+      const opened = await this.openStream(call, route);
+      if (opened === 'client-gone') return 'client-gone';
+      lease = opened.lease;
+      const { iterator, pending, first } = opened;
+      return await this.relayStream(call, id, open, { iterator, pending, first }, settle, (err) => { fault = err instanceof ChannelError; });
     } finally {
-      lease.release(fault);
+      lease?.release(fault);
+      settle(undefined); // a no-op once the stream settled what it generated
     }
+  }
+
+  /** The request's credit hold (G206): a no-op settle without credits or for a free model; throws the 402. */
+  private async hold(call: ChatCall, id: string): Promise<ChatSettle> {
+    return this.options.credits ? this.options.credits.hold(call.accountId, call.keyId, id, call.request, call.log) : () => undefined;
   }
 
   /**
@@ -147,7 +166,7 @@ export class ChatService {
   }
 
   /** The opened stream to the client: role, deltas, finish, usage; or an error event (G40). */
-  private async relayStream(call: ChatCall, id: string, open: OpenChatStream, opened: Omit<OpenedStream, 'lease'>, failed: (err: unknown) => void): Promise<ChatStreamOutcome> {
+  private async relayStream(call: ChatCall, id: string, open: OpenChatStream, opened: Omit<OpenedStream, 'lease'>, settle: ChatSettle, failed: (err: unknown) => void): Promise<ChatStreamOutcome> {
     const { request: chat, signal } = call;
     const { iterator, pending, first } = opened;
     const sse = open(this.options.heartbeatMs);
@@ -175,7 +194,7 @@ export class ChatService {
           sse.sendJson(chunks.finish(event.finishReason));
           sse.sendJson(chunks.usage(event.usage));
           await sse.done();
-          this.record(call, id, event.usage);
+          this.record(call, id, event.usage, settle);
           return 'streamed';
         } // 'open': nothing to send, the stream is open already
         if (sse.isClosed) throw new ClientGone();
@@ -187,8 +206,9 @@ export class ChatService {
         // down): the provider was aborted; what was generated and sent is billed (G41). The
         // gateway's reason goes to a client that is still there as an error event.
         void iterator.return?.()?.catch(() => undefined);
-        const [promptTokens, completionTokens] = await Promise.all([countPromptTokens(chat), countTextTokens(text)]);
-        this.record(call, id, { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens });
+        const usage = await usageOf(chat, text);
+        this.record(call, id, usage, settle);
+        const { completion_tokens: completionTokens } = usage;
         const stop: unknown = signal.aborted ? signal.reason : undefined;
         if (stop instanceof AppError && !sse.isClosed) {
           call.log.info({ chatId: id, completionTokens, code: stop.code }, 'chat stream stopped by the gateway');
@@ -200,6 +220,8 @@ export class ChatService {
         return 'streamed';
       }
       failed(err);
+      // what was generated before the failure is charged (G206); usage is recorded as for an abort
+      if (text !== '') this.record(call, id, await usageOf(chat, text), settle);
       const appErr = asAppError(err);
       if (appErr.status >= 500) call.log.error({ err, chatId: id }, 'chat stream failed after it started');
       await sse.send({ error: { message: appErr.message, type: appErr.type, param: appErr.param ?? null, code: appErr.code } });
@@ -251,13 +273,20 @@ export class ChatService {
     if (checks.length > 0) await Promise.all(checks);
   }
 
-  /** Records a completion's usage; the reply does not wait for the write (a failure is logged). */
-  private record(call: ChatCall, id: string, usage: ChatUsage): void {
+  /** Records a completion's usage and settles its credits; the reply does not wait for the writes (a failure is logged). */
+  private record(call: ChatCall, id: string, usage: ChatUsage, settle: ChatSettle): void {
+    settle(usage);
     this.options.usage.recordChatUsage({
       keyId: call.keyId, model: call.request.model, requestId: id,
       promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, createdAt: Date.now(),
     }).catch((err: unknown) => call.log.error({ err, chatId: id }, 'could not record chat usage'));
   }
+}
+
+/** The usage of a reply cut short: the prompt and the text generated so far, counted. */
+async function usageOf(chat: ChatRequest, text: string): Promise<ChatUsage> {
+  const [promptTokens, completionTokens] = await Promise.all([countPromptTokens(chat), countTextTokens(text)]);
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 
 interface OpenedStream {

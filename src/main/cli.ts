@@ -1,9 +1,12 @@
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createApiKey } from '../auth/keys.js';
 import { ConfigError } from '../config-error.js';
 import { loadConfig } from '../config.js';
 import { createStore } from '../store/create-store.js';
+import { parse, UsageError } from './cli-args.js';
+import { parseCredits, toCredits } from '../credits/money.js';
+import { migrateStoreCommand } from './migrate-store.js';
+import { accountsCommand, ACCOUNTS_USAGE, creditsCommand, CREDITS_USAGE } from './credits-cli.js';
 import type { Store } from '../store/types.js';
 import { startServer } from './serve.js';
 
@@ -11,33 +14,36 @@ const USAGE = `Usage: mediagate <command>
 
   serve [--role api|worker|all] start the gateway (same as npm start); api: answer callers only,
                                 worker: run tasks only (HTTP: /healthz and /readyz), all (default): both
-  keys create --name NAME       create an API key; the key is printed alone on the last line
-  keys list                     list keys (ids, names, prefixes; never the keys)
+  keys create --name NAME [--account ACCOUNT_ID]
+                                create an API key spending the credits of ACCOUNT_ID (default: a new
+                                account of its own); the key is printed alone on the last line
+  keys list                     list keys (ids, prefixes, names, accounts; never the keys)
   keys revoke KEY_ID            revoke a key at once
-  keys limit KEY_ID [--submits N|default] [--queries N|default]
-                                set a key's own rate limits (per second; bursts of twice that)
+  keys limit KEY_ID [--submits N|default] [--queries N|default] [--credits N|none]
+                                set a key's own rate limits (per second; bursts of twice that) and its
+                                spending cap (credits its tasks and chat may hold and be charged in all)
+${ACCOUNTS_USAGE}
+${CREDITS_USAGE}
   backup FILE                   write a consistent copy of the database to FILE (safe while serving)
+  migrate-store --to postgres://... [--from FILE] [--files]
+                                copy the SQLite database (of MEDIAGATE_DATA_DIR, or FILE) into an empty
+                                PostgreSQL database (--to defaults to MEDIAGATE_DATABASE_URL); --files
+                                also copies local result and asset files into MEDIAGATE_S3_BUCKET.
+                                Stop the gateways first (docs/OPERATIONS.md)
 
 Settings come from the environment; see README.md.`;
-
-/** A mistake on the command line: the message goes to stderr, the exit code is 2. */
-class UsageError extends Error {}
 
 function openStore(): Promise<Store> {
   return createStore(loadConfig());
 }
 
-/** `parseArgs` with the command's own options; unknown options and missing values are usage errors. */
-function parse<const O extends Record<string, { type: 'string' }>>(args: string[], options: O, positionals: number) {
-  const parsed = (() => {
-    try {
-      return parseArgs({ args, options, allowPositionals: true, strict: true });
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-  })();
-  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
-  return parsed;
+async function withStore(fn: (store: Store) => Promise<number>): Promise<number> {
+  const store = await openStore();
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
 }
 
 async function serve(args: string[]): Promise<void> {
@@ -61,15 +67,26 @@ function rateOption(flag: string, raw: string | undefined, current: number | nul
   return Number(raw);
 }
 
+/** `--credits N|none`: a key's spending cap in micro-credits, null for none, or its current one when absent (G207). */
+function spendCapOption(raw: string | undefined, current: number | null | undefined): number | null {
+  if (raw === undefined) return current ?? null;
+  if (raw === 'none') return null;
+  const micro = parseCredits(raw);
+  if (micro === undefined || micro <= 0) throw new UsageError(`--credits must be a number of credits above 0 (at most 6 decimals) or "none", got "${raw}"`);
+  return micro;
+}
+
 async function keys(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   const store = await openStore();
   try {
     switch (sub) {
       case 'create': {
-        const { values } = parse(rest, { name: { type: 'string' } }, 0);
+        const { values } = parse(rest, { name: { type: 'string' }, account: { type: 'string' } }, 0);
         if (!values.name || !/^.{1,100}$/.test(values.name)) throw new UsageError('keys create needs --name NAME (1-100 characters)');
-        const { secret, record } = await createApiKey(store.keys, values.name);
+        if (values.account !== undefined && !(await store.credits.getAccount(values.account))) throw new UsageError(`--account ${values.account}: no such account (see accounts list)`);
+        const { secret, record } = await createApiKey(store.keys, values.name,
+          values.account === undefined ? { startingMicro: loadConfig().credits.startingMicro } : { accountId: values.account });
         console.error(`Created API key ${record.id} (${record.name}). It is shown only now; store it safely.`);
         process.stdout.write(`${secret}\n`);
         return 0;
@@ -78,7 +95,7 @@ async function keys(args: string[]): Promise<number> {
         parse(rest, {}, 0);
         for (const k of await store.keys.list()) {
           const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'active';
-          console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${new Date(k.createdAt).toISOString()}\t${state}`);
+          console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${k.accountId}\t${new Date(k.createdAt).toISOString()}\t${state}`);
         }
         return 0;
       }
@@ -90,13 +107,16 @@ async function keys(args: string[]): Promise<number> {
         return 0;
       }
       case 'limit': {
-        const { values, positionals: [id] } = parse(rest, { submits: { type: 'string' }, queries: { type: 'string' } }, 1);
+        const { values, positionals: [id] } = parse(rest, { submits: { type: 'string' }, queries: { type: 'string' }, credits: { type: 'string' } }, 1);
         const current = (await store.keys.list()).find((k) => k.id === id);
         if (!id || !current) throw new UsageError('keys limit needs the KEY_ID of an existing key (see keys list)');
         const submitRate = rateOption('--submits', values.submits, current.submitRate);
         const queryRate = rateOption('--queries', values.queries, current.queryRate);
+        const cap = spendCapOption(values.credits, current.spendCapMicro);
         await store.keys.setRateLimits(id, { submitRate, queryRate });
-        console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s)`);
+        if (cap !== current.spendCapMicro) await store.keys.setSpendCap(id, cap);
+        console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s); `
+          + `spending cap ${cap === null ? 'none' : `${toCredits(cap)} credits`}`);
         return 0;
       }
       default:
@@ -132,7 +152,10 @@ async function main(argv: string[]): Promise<void> {
   try {
     if (command === 'serve' || command === undefined) return await serve(args);
     if (command === 'keys') { process.exitCode = await keys(args); return; }
+    if (command === 'accounts') { process.exitCode = await withStore((store) => accountsCommand(store, args, USAGE)); return; }
+    if (command === 'credits') { process.exitCode = await withStore((store) => creditsCommand(store, args, USAGE)); return; }
     if (command === 'backup') { process.exitCode = await backup(args); return; }
+    if (command === 'migrate-store') { process.exitCode = await migrateStoreCommand(args); return; }
     if (command === 'build') return; // the launcher already built
     console.error(USAGE);
     process.exitCode = command === '--help' || command === 'help' ? 0 : 2;

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { openScratchDir } from './scratch-dir.js';
 import { ensureApiKey } from '../auth/keys.js';
+import { ChatCredits } from '../chat/chat-credits.js';
 import { ChatService } from '../chat/service.js';
 import type { Config } from '../config.js';
 import type { MediaRef } from '../contract/media-refs.js';
@@ -34,6 +35,7 @@ import { TaskRunner } from '../tasks/runner.js';
 import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
 import { TaskWatch } from '../tasks/task-watch.js';
+import { memoryBackend, openRateLimitBackend } from '../http/rate-limit-backends.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
 import { setUpProviders, type ProviderSetupOptions } from './provider-setup.js';
 
@@ -81,7 +83,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   fs.mkdirSync(config.dataDir, { recursive: true });
   const sqliteLog = logger.child({ component: 'sqlite' });
   const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
-  if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap');
+  if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap', { startingMicro: config.credits.startingMicro });
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config);
   const blobs = storage.results;
@@ -116,7 +118,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
     })
     : undefined;
-  const watch = new TaskWatch(store.tasks);
+  const watch = new TaskWatch(store.tasks, { ...(store.waitSlots && { slots: store.waitSlots }) });
   const tasks = new TaskService({
     store: store.tasks,
     keys: store.keys,
@@ -130,16 +132,22 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     watch,
     videosResultTtlHours: config.videosResultTtlHours,
     maxTasksInFlight: config.maxTasksInFlight,
+    credits: { prices: config.credits.prices, enforce: config.credits.enforce, balances: store.credits },
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
   const callbacks = config.providerCallbacks
     ? new CallbackReceiver({ store: store.tasks, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
     : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
-  const chat = new ChatService({ providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls });
+  const chat = new ChatService({
+    providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls,
+    credits: new ChatCredits({ store: store.credits, prices: config.credits.prices, enforce: config.credits.enforce, holdTokens: config.credits.chatHoldTokens }),
+  });
+  const rateLimits = config.rateLimits ? await openRateLimitBackend(config.redisUrl, store, logger.child({ component: 'rate-limits' })) : memoryBackend;
+  if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
   const app = await buildApp({
-    config, store, signer, storage, logger, live, resources,
+    config, store, signer, storage, logger, live, resources, rateLimits,
     services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), ...(callbacks && { callbacks }) },
   });
   app.addHook('onClose', async () => {
@@ -154,7 +162,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     startBackground() {
       runner?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
-        ...media, idempotency, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+        ...media, idempotency, credits: store.credits, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       });
     },
     close(graceMs = 10_000) {
@@ -165,7 +173,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         const streamsEnded = live.shutdown(graceMs).then(() => app.server.closeIdleConnections());
         await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded]);
         killAllFfmpeg();
-        await providers.close();
+        await Promise.all([providers.close(), rateLimits.close()]);
         storage.close();
         await store.close();
         scratch.remove();

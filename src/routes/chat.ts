@@ -22,7 +22,7 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService, live
     },
   }, async (request, reply) => {
     const gone = live.track(reply, request.apiKeyHash);
-    const call: ChatCall = { keyId: request.apiKey.id, request: toChatRequest(request.body), signal: gone.signal, log: request.log as unknown as Logger };
+    const call: ChatCall = { keyId: request.apiKey.id, accountId: request.apiKey.accountId, request: toChatRequest(request.body), signal: gone.signal, log: request.log as unknown as Logger };
     try {
       if (request.body.stream === true) {
         const outcome = await chat.stream(call, (heartbeatMs) => {

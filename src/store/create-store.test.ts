@@ -21,7 +21,7 @@ describe('createStore (G177)', () => {
     const config = loadConfig({ MEDIAGATE_DATA_DIR: dir });
     const store = await createStore(config);
     opened.push(store);
-    await store.keys.insert({ id: 'key_cs', name: 'cs', prefix: 'mg_cscsc', createdAt: 1, revokedAt: null, hash: 'hash-cs' });
+    await store.keys.insert({ id: 'key_cs', name: 'cs', accountId: 'acct_cs', prefix: 'mg_cscsc', createdAt: 1, revokedAt: null, hash: 'hash-cs' });
     expect(fs.existsSync(path.join(dir, 'mediagate.db'))).toBe(true);
     expect(typeof store.backup).toBe('function');
     expect(typeof store.tasks.changedElsewhere).toBe('function');

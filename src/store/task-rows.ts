@@ -11,6 +11,7 @@ export interface TaskRow {
   amount: number; created_at: number; updated_at: number; started_at: number | null; finished_at: number | null;
   attempts: number; server_faults: number; vtime: number; upstream: string | null; lease_owner: string | null;
   lease_expires_at: number | null; run_after: number; expires_at: number | null;
+  account_id: string | null; hold_micro: number | null; per_second_micro: number | null;
 }
 
 /** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
@@ -28,7 +29,9 @@ export function toRecord(row: TaskRow): TaskRecord {
     },
     status: row.status,
     progress: row.progress, result: row.result === null ? null : JSON.parse(row.result), error: row.error,
-    amount: row.amount, createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
+    amount: row.amount,
+    charge: row.account_id === null ? null : { accountId: row.account_id, holdMicro: Number(row.hold_micro ?? 0), perSecondMicro: row.per_second_micro === null ? null : Number(row.per_second_micro) },
+    createdAt: row.created_at, updatedAt: row.updated_at, startedAt: row.started_at,
     finishedAt: row.finished_at, attempts: row.attempts, serverFaults: row.server_faults,
     upstream: row.upstream === null ? null : JSON.parse(row.upstream), leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at, runAfter: row.run_after, expiresAt: row.expires_at,
@@ -39,7 +42,7 @@ export function toRecord(row: TaskRow): TaskRecord {
 export function insertedRecord(task: NewTask): TaskRecord {
   return {
     id: task.id, ownerKeyId: task.ownerKeyId, family: task.family, form: task.form, model: task.model,
-    provider: task.provider, request: task.request, amount: task.amount, createdAt: task.createdAt,
+    provider: task.provider, request: task.request, amount: task.amount, charge: task.charge ?? null, createdAt: task.createdAt,
     status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
     finishedAt: null, attempts: 0, serverFaults: 0, upstream: null, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
   };

@@ -7,6 +7,8 @@
  */
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { TaskRequest } from '../contract/submit-plan.js';
+import type { Logger } from 'pino';
+import type { RateLimitBackend } from '../http/rate-limit-backends.js';
 import type { UpstreamRef } from '../providers/types.js';
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
@@ -60,6 +62,8 @@ export interface TaskRecord {
   error: string | null;
   /** Credits charged for the task. */
   amount: number;
+  /** The hold written at submit and settled by the terminal transition (G200), or null (tasks from before credits). */
+  charge: TaskCharge | null;
   /** Unix milliseconds. */
   createdAt: number;
   updatedAt: number;
@@ -78,10 +82,49 @@ export interface TaskRecord {
   expiresAt: number | null;
 }
 
+/**
+ * What a task holds of its account's credits (G200-G202), in micro-credits (1 credit = 1,000,000):
+ * the price in force at submit, kept with the task and used to settle it.
+ */
+export interface TaskCharge {
+  accountId: string;
+  /** Held at submit: the whole price (per-second models: for the requested duration). */
+  holdMicro: number;
+  /** Per-second models: the price of one second of output, to settle to the actual duration; null otherwise. */
+  perSecondMicro: number | null;
+}
+
 export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' | 'model' | 'provider' | 'request' | 'amount' | 'createdAt'> & {
   /** The Idempotency-Key claim of the request that created it (`idempotencyTaskKey`), committed with the task. */
   idempotencyKey?: string;
+  /** The hold to write with the task (absent: none). */
+  charge?: TaskCharge;
 };
+
+/**
+ * Money moved by a terminal transition, in the same transaction as the status change (G201): the
+ * task's hold is captured (`amountMicro` of it, at most the hold; the rest goes back) or released.
+ */
+export type Settlement = { kind: 'capture'; amountMicro: number } | { kind: 'release' };
+
+/** Why `insertWithinBound` left a task out. */
+export type InsertRefusal =
+  | { refused: 'in_flight' }
+  /** The account's available credit (micro-credits) when the task came to be held. */
+  | { refused: 'credits'; availableMicro: number }
+  /** The key's spending cap and what its holds and charges already came to (G207). */
+  | { refused: 'key_cap'; capMicro: number; usedMicro: number };
+
+/** Why a chat request's hold was refused. */
+export type HoldRefusal = Exclude<InsertRefusal, { refused: 'in_flight' }>;
+
+/** What `insertWithinBound` checks besides inserting. */
+export interface InsertBounds {
+  /** Queued + processing tasks per key (0: unlimited). */
+  maxInFlight: number;
+  /** Refuse a task whose hold exceeds its account's available credit (MEDIAGATE_CREDITS=on). */
+  enforceCredits: boolean;
+}
 
 /** Fields a state change may set together with the new status. */
 export type TaskPatch = Partial<Pick<TaskRecord,
@@ -105,6 +148,16 @@ export interface TaskStore {
   /** Inserts several tasks in one transaction (group commit of concurrent submits): all or none. */
   insertMany(tasks: readonly NewTask[]): Promise<TaskRecord[]>;
   /**
+   * Like `insertMany`, except that a task whose owner already has `maxInFlight` queued or processing
+   * tasks (those inserted before it in this call counted) is left out, and so (with
+   * `enforceCredits`) is a task whose hold exceeds its account's available credit (holds before it
+   * in this call counted): its refusal in its place; the others are inserted together, each with
+   * its hold in the ledger. The counts, the balances and the inserts are one transaction, serialised
+   * per key and per account across every process sharing the store, so concurrent submits cannot
+   * pass the bound or overdraw an account together (G198, G200).
+   */
+  insertWithinBound(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>>;
+  /**
    * The task only if the active (not revoked) key with this SHA-256 hash owns it: the poll path's
    * one query for authentication and lookup together.
    */
@@ -114,8 +167,12 @@ export interface TaskStore {
   getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined>;
 
   // -- used only by tasks/states.ts: every status change is one conditional update --
-  /** Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not. */
-  updateIf(id: string, guard: TaskGuard, patch: TaskPatch): Promise<TaskRecord | undefined>;
+  /**
+   * Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not.
+   * With `settle`, the task's hold (if it has one) is settled in the same transaction: money moves
+   * only when this update wins (G201).
+   */
+  updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined>;
   /**
    * Leases the next piece of work of these providers to `workerId`: a due check of a generation
    * running at an upstream (a `processing` task with no lease whose `runAfter` has come, the
@@ -171,6 +228,8 @@ export interface TaskStore {
 export interface ApiKeyRecord {
   id: string;
   name: string;
+  /** The account whose credits the key spends (G200). */
+  accountId: string;
   /** First characters of the key, for recognising it in listings. */
   prefix: string;
   createdAt: number;
@@ -178,10 +237,16 @@ export interface ApiKeyRecord {
   /** Per-key rate limits (requests per second; bursts of twice that); null: the server's defaults. */
   submitRate?: number | null;
   queryRate?: number | null;
+  /**
+   * The key's own spending cap (G207): the most credits its tasks and chat requests may hold and
+   * have been charged, in total, micro-credits; null or absent: none (the account's balance only).
+   */
+  spendCapMicro?: number | null;
 }
 
 export interface KeyStore {
-  insert(key: ApiKeyRecord & { hash: string }): Promise<void>;
+  /** Stores a key; with `account`, that new account (and its starting grant) in the same transaction. */
+  insert(key: ApiKeyRecord & { hash: string }, account?: NewAccount): Promise<void>;
   /** The active (not revoked) key with this SHA-256 hash. */
   findActiveByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
@@ -190,6 +255,8 @@ export interface KeyStore {
   revoke(id: string, now: number): Promise<boolean>;
   /** Sets (null: clears) a key's own rate limits; false when no key has this id. */
   setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean>;
+  /** Sets (null: clears) a key's spending cap (G207), micro-credits; false when no key has this id. */
+  setSpendCap(id: string, capMicro: number | null): Promise<boolean>;
 }
 
 /** One chat completion's token usage, billed to the key that asked. */
@@ -206,6 +273,91 @@ export interface UsageStore {
   recordChatUsage(usage: ChatUsageRecord): Promise<void>;
   /** Token totals of a key per model, optionally since a time (Unix ms). */
   chatUsageByKey(keyId: string, since?: number): Promise<Array<{ model: string; requests: number; promptTokens: number; completionTokens: number }>>;
+}
+
+/** An account: it owns keys, and the credits its keys spend (G200). */
+export interface AccountRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface NewAccount extends AccountRecord {
+  /** Credited by a `grant` ledger entry when it is created (micro-credits; 0: none). */
+  startingMicro: number;
+}
+
+/** An account's cached totals (micro-credits): `available` = grants + adjustments - captures - open holds. */
+export interface AccountBalance extends AccountRecord {
+  availableMicro: number;
+  heldMicro: number;
+  spentMicro: number;
+}
+
+export type LedgerKind = 'grant' | 'hold' | 'capture' | 'release' | 'adjust';
+
+/**
+ * One append-only ledger entry (micro-credits). `amountMicro`: granted (adjust: signed), held,
+ * captured (charged) or released. A capture or release settles one hold: `settledMicro` is that
+ * hold's amount (a capture below it gives the rest back).
+ */
+export interface LedgerEntry {
+  id: number;
+  accountId: string;
+  /** The key whose task or chat request it concerns (holds and settlements). */
+  keyId: string | null;
+  kind: LedgerKind;
+  amountMicro: number;
+  settledMicro: number | null;
+  taskId: string | null;
+  /** The chat request, for chat holds and their settlement. */
+  requestId: string | null;
+  model: string | null;
+  note: string | null;
+  createdAt: number;
+}
+
+/** What `credits reconcile` finds wrong; all empty when the books are right. */
+export interface ReconcileReport {
+  accounts: number;
+  entries: number;
+  /** Keys whose cached held and spent totals (G207) differ from the ledger's. */
+  keysMismatched: Array<{ keyId: string; cached: { heldMicro: number; spentMicro: number }; ledger: { heldMicro: number; spentMicro: number } }>;
+  /** Accounts whose cached totals differ from the ledger's. */
+  mismatched: Array<{ accountId: string; cached: Omit<AccountBalance, keyof AccountRecord>; ledger: Omit<AccountBalance, keyof AccountRecord> }>;
+  /** Holds of finished tasks that were never settled. */
+  unsettled: string[];
+  /** Holds settled more than once, and settlements without a hold (task or request ids). */
+  doubled: string[];
+  /** Holds still open (tasks queued or processing, chat requests under way): not a mismatch. */
+  open: number;
+}
+
+/** Accounts and the ledger (G200-G205). */
+export interface CreditStore {
+  createAccount(account: NewAccount): Promise<void>;
+  getAccount(id: string): Promise<AccountBalance | undefined>;
+  listAccounts(): Promise<AccountBalance[]>;
+  /** A `grant` (or, for a negative amount, `adjust`) entry; false when no account has this id. */
+  grant(accountId: string, amountMicro: number, note: string, now: number): Promise<boolean>;
+  /** The account's entries, oldest first. */
+  ledger(accountId: string): Promise<LedgerEntry[]>;
+  /**
+   * Holds `amountMicro` for a chat request; with `enforce`, only if the account has that much
+   * available and the key's spending cap allows it (checked and held in one transaction).
+   */
+  holdRequest(hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number }, enforce: boolean): Promise<{ held: true } | HoldRefusal>;
+  /** Settles a chat request's hold: captures `amountMicro` (at most the hold) and releases the rest; false when it was settled already. */
+  settleRequest(requestId: string, amountMicro: number, now: number): Promise<boolean>;
+  /**
+   * Releases the holds of chat requests made before `before` that were never settled (their
+   * process died mid-request); returns how many. A settlement racing it loses or wins as a whole.
+   */
+  releaseStaleRequests(before: number, now: number): Promise<number>;
+  /** Captured credits per model since `since` (Unix ms). */
+  usage(accountId: string, since: number): Promise<Array<{ model: string; settled: number; spentMicro: number }>>;
+  /** Compares every account's cached totals with its ledger and checks each hold was settled at most once. */
+  reconcile(): Promise<ReconcileReport>;
 }
 
 /** An uploaded medium that passed (or failed) review, usable as `assetId://{id}` by its owner. */
@@ -273,17 +425,34 @@ export interface IdempotencyStore {
   purge(before: number): Promise<number>;
 }
 
+/** Long-poll slots of each key, counted wherever the store is shared. */
+export interface WaitSlots {
+  /**
+   * Takes one of `max` slots of `keyId`, held until the release is called or, should this process
+   * die, until `untilMs`; undefined when all `max` are held.
+   */
+  take(keyId: string, max: number, untilMs: number): Promise<(() => void) | undefined>;
+}
+
 export interface Store {
   tasks: TaskStore;
   idempotency: IdempotencyStore;
   keys: KeyStore;
   usage: UsageStore;
   assets: AssetStore;
+  credits: CreditStore;
   /**
    * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
    * the job of this name, so a periodic job runs once across all processes; false when skipped.
    */
   runAlone?(name: string, fn: () => Promise<void>): Promise<boolean>;
+  /**
+   * Optional (stores shared by several processes, G196): rate-limit counts kept in the store, so a
+   * key's budget holds across every process using it.
+   */
+  rateLimits?(logger?: Logger): RateLimitBackend;
+  /** Optional (stores shared by several processes, G197): long-poll slots per key counted across processes. */
+  waitSlots?: WaitSlots;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
   /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */

@@ -78,9 +78,13 @@ export class IdempotencyService {
     }
   }
 
-  /** Stores the response of a claimed request: a success is kept for replays, anything else frees the key. */
+  /**
+   * Stores the response of a claimed request: a success is kept for replays, and so is a 402 (the
+   * request was refused for its price: a replay stays refused even after a grant, G204); anything
+   * else frees the key.
+   */
   finish(claim: IdempotencyClaim, statusCode: number, payload: string | undefined): Promise<void> {
-    if (statusCode >= 200 && statusCode < 300 && payload !== undefined) return this.records.complete(claim.keyId, claim.idemKey, statusCode, payload);
+    if (((statusCode >= 200 && statusCode < 300) || statusCode === 402) && payload !== undefined) return this.records.complete(claim.keyId, claim.idemKey, statusCode, payload);
     return this.abandon(claim);
   }
 

@@ -23,11 +23,16 @@ export async function sweepExpiredResults(store: TaskStore, blobs: BlobStore, lo
   }
 }
 
+/** A chat request's hold not settled after this long belongs to a process that died mid-request (G206). */
+export const CHAT_HOLD_LIFETIME_MS = 3_600_000;
+
 /** What else retention sweeps: caller media copies of expired tasks, expired assets, old Idempotency-Keys. */
 export interface MediaRetention {
   inputs: BlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
   idempotency?: { purgeExpired(): Promise<number> };
+  /** Releases the credit holds of chat requests whose process died before settling them (G206). */
+  credits?: { releaseStaleRequests(before: number, now: number): Promise<number> };
   /** Runs a sweep unless another process is sweeping (a store shared by several processes, G184). */
   runAlone?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
 }
@@ -42,6 +47,9 @@ export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: L
       await sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs);
       await media?.assets.sweepExpired(log);
       await media?.idempotency?.purgeExpired();
+      const now = Date.now();
+      const released = await media?.credits?.releaseStaleRequests(now - CHAT_HOLD_LIFETIME_MS, now);
+      if (released) log.warn({ count: released }, 'credits: released the holds of chat requests that were never settled (their process stopped mid-request)');
     };
     (media?.runAlone ? media.runAlone('retention', sweep) : sweep())
       .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))

@@ -7,7 +7,9 @@ import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import type { Channels, RouteCandidate } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import { idempotencyTaskKey, type ApiKeyRecord, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
+import { idempotencyTaskKey, type ApiKeyRecord, type CreditStore, type InsertRefusal, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
+import { insufficientCredits } from '../credits/refusal.js';
+import { PriceBook } from '../credits/prices.js';
 import type { FamilyId } from '../contract/families.js';
 import { expiryOf } from './expiry.js';
 import type { IdempotencyClaim } from './idempotency.js';
@@ -31,7 +33,17 @@ export interface TaskServiceDeps {
   channels?: Channels;
   /** Reviews caller media at submit (fetch once, probe, check the family's limits, keep the bytes). */
   media?: MediaReviewer;
+  /**
+   * Prices in force (G202) and whether an account that cannot pay is refused (G204), with the
+   * balances to look at before reviewing media; absent: catalog prices, never refused.
+   */
+  credits?: { prices: PriceBook; enforce: boolean; balances?: Pick<CreditStore, 'getAccount'> };
 }
+
+const tooManyInFlight = (max: number): AppError =>
+  new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
+
+const DEFAULT_PRICES = new PriceBook();
 
 interface PendingInsert {
   task: NewTask;
@@ -43,8 +55,11 @@ interface PendingInsert {
 export class TaskService {
   /** Submits of this event-loop turn, committed together (group commit) before any of them is answered. */
   private pending: PendingInsert[] = [];
-  /** Submits per key admitted here and not yet committed (their count, media review or transaction is awaited): in flight for the bound. */
-  private readonly uncommitted = new Map<string, number>();
+  /**
+   * Submits per key admitted here whose in-flight count or media review is awaited: not yet sent
+   * to the store, so never in its count; the early check adds them (G198).
+   */
+  private readonly reviewing = new Map<string, number>();
 
   constructor(private readonly deps: TaskServiceDeps) {}
 
@@ -58,18 +73,20 @@ export class TaskService {
     this.checkChannels(route);
     const createdAt = Date.now();
     const id = newTaskId(createdAt);
-    // counted before the first await until its commit settles, so concurrent submits of a key
-    // cannot pass the in-flight bound together while their counts, reviews or commits are awaited
-    this.countUncommitted(owner.id, 1);
+    // counted from before the first await until it goes to the commit, so a burst of one key past
+    // the in-flight bound is refused before its media are fetched
+    this.countReviewing(owner.id, 1);
+    const charge = (this.deps.credits?.prices ?? DEFAULT_PRICES).taskCharge(plan, owner.accountId);
     let media: SubmitPlan['media'];
     try {
       await this.checkInFlight(owner);
-      media = this.deps.media && allRefs(plan.media).length > 0
-        ? await this.deps.media.review(id, owner.id, plan.media, mediaLimitsFor(plan))
+      const review = this.deps.media && allRefs(plan.media).length > 0;
+      if (review) await this.checkBalance(charge.holdMicro, owner.accountId);
+      media = review
+        ? await this.deps.media!.review(id, owner.id, plan.media, mediaLimitsFor(plan))
         : plan.media;
-    } catch (err) {
-      this.countUncommitted(owner.id, -1);
-      throw err;
+    } finally {
+      this.countReviewing(owner.id, -1);
     }
     const task: NewTask = {
       id,
@@ -81,6 +98,8 @@ export class TaskService {
       // the route is kept with the task when there is a choice or a name to translate (G90)
       request: { params: plan.params, output: plan.output, media, ...((route.length > 1 || route[0]!.model !== undefined) && { route }) },
       amount: plan.amount,
+      // the price in force now is held with the task, in its transaction (G201)
+      charge,
       createdAt,
       ...(claim && { idempotencyKey: idempotencyTaskKey(claim.keyId, claim.idemKey, claim.claimedAt) }),
     };
@@ -107,39 +126,58 @@ export class TaskService {
   }
 
   /**
-   * At most `maxTasksInFlight` queued or processing tasks per key, submits not yet committed
-   * included (counted before the store is asked: one committed meanwhile counts twice, never none).
+   * The early check of the in-flight bound (G198): the key's stored queued and processing tasks
+   * plus its other submits under review here, read after the count (a submit gone to its commit
+   * meanwhile is then in neither, never in both). It never counts a task twice, so it refuses only
+   * what the commit's own check would refuse; submits on their way to a commit are left to that check.
    */
   private async checkInFlight(owner: ApiKeyRecord): Promise<void> {
     const max = this.deps.maxTasksInFlight ?? 0;
     if (max <= 0) return;
-    const others = (this.uncommitted.get(owner.id) ?? 1) - 1; // this submit is counted too
-    if (others + await this.deps.store.countInFlight(owner.id, max) >= max) {
-      throw new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
-    }
+    const stored = await this.deps.store.countInFlight(owner.id, max);
+    const others = (this.reviewing.get(owner.id) ?? 1) - 1; // this submit is counted too
+    if (stored + others >= max) throw tooManyInFlight(max);
   }
 
-  private countUncommitted(keyId: string, change: 1 | -1): void {
-    const n = (this.uncommitted.get(keyId) ?? 0) + change;
-    if (n > 0) this.uncommitted.set(keyId, n);
-    else this.uncommitted.delete(keyId);
+  /**
+   * Before media are fetched for a submit its account cannot pay (credits enforced): the 402 at
+   * once (G204). A look, not the check: the balance is checked again where the hold is written.
+   */
+  private async checkBalance(holdMicro: number, accountId: string): Promise<void> {
+    const { enforce, balances } = this.deps.credits ?? {};
+    if (!enforce || !balances) return;
+    const account = await balances.getAccount(accountId);
+    if (account && account.availableMicro < holdMicro) throw insufficientCredits(holdMicro, { refused: 'credits', availableMicro: account.availableMicro });
+  }
+
+  private countReviewing(keyId: string, change: 1 | -1): void {
+    const n = (this.reviewing.get(keyId) ?? 0) + change;
+    if (n > 0) this.reviewing.set(keyId, n);
+    else this.reviewing.delete(keyId);
   }
 
   /** Commits the submits gathered in one event-loop turn; the next turn's may start their own meanwhile. */
   private async commitPending(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
-    let records: TaskRecord[];
+    let records: Array<TaskRecord | InsertRefusal>;
     try {
-      records = await this.deps.store.insertMany(batch.map((p) => p.task));
+      // the bound and the balance again, where they hold across processes: checked with the inserts (G198, G200)
+      records = await this.deps.store.insertWithinBound(batch.map((p) => p.task), {
+        maxInFlight: this.deps.maxTasksInFlight ?? 0, enforceCredits: this.deps.credits?.enforce ?? false,
+      });
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
-    } finally {
-      for (const p of batch) this.countUncommitted(p.task.ownerKeyId, -1);
     }
-    batch.forEach((p, i) => { p.resolve(records[i]!); });
-    this.deps.onSubmitted?.(records);
+    batch.forEach((p, i) => {
+      const record = records[i]!;
+      if (!('refused' in record)) p.resolve(record);
+      else if (record.refused === 'in_flight') p.reject(tooManyInFlight(this.deps.maxTasksInFlight ?? 0));
+      else p.reject(insufficientCredits(p.task.charge?.holdMicro ?? 0, record));
+    });
+    const committed = records.filter((r): r is TaskRecord => !('refused' in r));
+    if (committed.length > 0) this.deps.onSubmitted?.(committed);
   }
 
   /**

@@ -4,7 +4,20 @@
  * finish a task, and a late worker cannot overwrite a cancel. Every function returns the updated
  * task, or undefined when the guard no longer held (someone else got there first).
  */
-import type { TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
+import { perSecondCharge } from '../credits/prices.js';
+import type { Settlement, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
+
+/**
+ * Every transition to a terminal status settles the task's hold in its own conditional update
+ * (G201): a completed task's is captured (per-second models: for the length produced, never
+ * above the hold), a failed or cancelled task's released. Money thus moves once, by the winner.
+ */
+const RELEASE: Settlement = { kind: 'release' };
+
+function captureFor(task: TaskRecord, result: TaskResult): Settlement {
+  if (!task.charge) return { kind: 'capture', amountMicro: 0 };
+  return { kind: 'capture', amountMicro: result.actualDuration === undefined ? task.charge.holdMicro : perSecondCharge(task.charge, result.actualDuration) };
+}
 
 /**
  * Whether a task has reached a status it never leaves (completed, failed, cancelled). Each of them
@@ -22,14 +35,14 @@ export function completeTask(store: TaskStore, task: TaskRecord, workerId: strin
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     ...(provider !== undefined && { provider }),
     status: 'completed', progress: 100, result, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  });
+  }, captureFor(task, result));
 }
 
 /** processing -> failed, only by the lease holder. */
 export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  });
+  }, RELEASE);
 }
 
 /**
@@ -102,12 +115,12 @@ export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId:
 export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
     status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  });
+  }, RELEASE);
 }
 
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
 export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['queued', 'processing'] }, {
     status: 'cancelled', progress: 100, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  });
+  }, RELEASE);
 }

@@ -4,10 +4,11 @@
  * through this process's store are seen at once (`watchChanges`); changes by other processes are
  * noticed by one shared check every `pollMs` (`changedElsewhere`, a single cheap SQLite read) where
  * the store has it (a store without it reports other processes' writes through `watchChanges`), so
- * a waiter costs a map entry and a timer, not reads. Waiters are bounded in all and per key;
- * past the bound a query simply answers at once.
+ * a waiter costs a map entry and a timer, not reads. Waiters are bounded in all (this process's
+ * memory) and per key: in this process, or across every process where the store counts long-poll
+ * slots (G197). Past a bound a query simply answers at once.
  */
-import type { TaskStatus, TaskStore } from '../store/types.js';
+import type { TaskStatus, TaskStore, WaitSlots } from '../store/types.js';
 
 interface Waiter {
   id: string;
@@ -21,22 +22,28 @@ export interface TaskWatchOptions {
   pollMs?: number;
   maxWaiters?: number;
   maxWaitersPerKey?: number;
+  /** Counts each key's waiters across processes (the per-key bound then holds cluster-wide). */
+  slots?: WaitSlots;
 }
 
 export class TaskWatch {
   private readonly byTask = new Map<string, Set<Waiter>>();
   private readonly perKey = new Map<string, number>();
   private count = 0;
+  /** Slots being taken from the store now: counted against the process's bound meanwhile. */
+  private taking = 0;
   private ticker: NodeJS.Timeout | undefined;
   private readonly unsubscribe: () => void;
   private readonly pollMs: number;
   private readonly maxWaiters: number;
   private readonly maxWaitersPerKey: number;
+  private readonly slots: WaitSlots | undefined;
 
   constructor(private readonly store: TaskStore, options: TaskWatchOptions = {}) {
     this.pollMs = options.pollMs ?? 250;
     this.maxWaiters = options.maxWaiters ?? 10_000;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? 100;
+    this.slots = options.slots;
     this.unsubscribe = store.watchChanges((id) => this.check(id));
   }
 
@@ -50,10 +57,42 @@ export class TaskWatch {
    * at once when the bounds are reached (the caller then answers what it has).
    */
   waitForChange(id: string, status: TaskStatus, keyId: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const keyCount = this.perKey.get(keyId) ?? 0;
-    if (timeoutMs <= 0 || signal.aborted || this.count >= this.maxWaiters || keyCount >= this.maxWaitersPerKey) return Promise.resolve();
+    if (timeoutMs <= 0 || signal.aborted || this.count + this.taking >= this.maxWaiters) return Promise.resolve();
+    if (!this.slots) {
+      if ((this.perKey.get(keyId) ?? 0) >= this.maxWaitersPerKey) return Promise.resolve();
+      return this.wait(id, status, keyId, Date.now() + timeoutMs, signal);
+    }
+    return this.waitInSlot(this.slots, id, status, keyId, Date.now() + timeoutMs, signal);
+  }
+
+  /**
+   * Waits holding one of the key's slots counted across processes. The task may have changed while
+   * the slot was taken (no waiter was registered yet), so it is read once after registering.
+   */
+  private async waitInSlot(slots: WaitSlots, id: string, status: TaskStatus, keyId: string, until: number, signal: AbortSignal): Promise<void> {
+    this.taking++;
+    let release: (() => void) | undefined;
+    try {
+      release = await slots.take(keyId, this.maxWaitersPerKey, until);
+    } catch {
+      return; // the store cannot count slots now: answer at once rather than wait unbounded
+    } finally {
+      this.taking--;
+    }
+    if (!release) return;
+    try {
+      if (signal.aborted || Date.now() >= until) return;
+      const waited = this.wait(id, status, keyId, until, signal);
+      this.check(id);
+      await waited;
+    } finally {
+      release();
+    }
+  }
+
+  private wait(id: string, status: TaskStatus, keyId: string, until: number, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => waiter.release(), timeoutMs);
+      const timer = setTimeout(() => waiter.release(), until - Date.now());
       const onAbort = (): void => waiter.release();
       const waiter: Waiter = {
         id, status, keyId,
@@ -68,7 +107,7 @@ export class TaskWatch {
       let set = this.byTask.get(id);
       if (!set) { set = new Set(); this.byTask.set(id, set); }
       set.add(waiter);
-      this.perKey.set(keyId, keyCount + 1);
+      this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + 1);
       this.count++;
       if (this.store.changedElsewhere) {
         this.ticker ??= setInterval(() => this.pollElsewhere(), this.pollMs);

@@ -41,7 +41,7 @@ function databaseUrl(name: string): string {
 }
 
 /** Runs `fn` on a new connection to `url`, closed afterwards. */
-async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -16,6 +16,19 @@ export function runCli(args: string[], env: Record<string, string>): { status: n
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** {@link runCli} without blocking this process: for commands that talk to servers the test itself runs (an S3 server). */
+export function runCliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
@@ -24,13 +37,16 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `mediagate serve` on a free port and resolves once it logs that it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEDIAGATE_MIN_FREE_DISK_MB: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `mediagate serve [args]` on a free port and resolves once it logs that it listens. */
+export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEDIAGATE_MIN_FREE_DISK_MB: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // a start that hangs leaves no process behind
+      reject(new Error(`server did not start:\n${out}`));
+    }, 60_000);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       const m = /"address":"(http:\/\/[^"]+)"/.exec(out);

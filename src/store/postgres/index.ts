@@ -4,14 +4,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { redactedUrl } from '../../redacted-url.js';
 import type { Store } from '../types.js';
 import { PostgresAssetStore } from './asset-store.js';
+import { PostgresCreditStore } from './credit-store.js';
 import { createPool, type PostgresStoreOptions } from './connect.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { runAlone } from './jobs.js';
 import { ChangeListener } from './listener.js';
 import { migrate } from './migrations.js';
+import { postgresRateLimits, PostgresWaitSlots } from './shared-limits.js';
 import { PostgresTaskStore } from './task-store.js';
 import { PostgresUsageStore } from './usage-store.js';
 
@@ -21,17 +24,6 @@ export { PostgresTaskStore } from './task-store.js';
 /** A PostgreSQL-backed store, with the task store's cross-process capabilities visible. */
 export interface PostgresStore extends Store {
   tasks: PostgresTaskStore;
-}
-
-/** The URL without its password, for messages. */
-function redacted(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'MEDIAGATE_DATABASE_URL';
-  }
 }
 
 /**
@@ -56,7 +48,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
   } catch (err) {
     await listener.close();
     await pool.end().catch(() => undefined);
-    throw new Error(`could not open the PostgreSQL store at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`could not open the PostgreSQL store at ${redactedUrl(options.url, 'MEDIAGATE_DATABASE_URL')}: ${(err as Error).message}`, { cause: err });
   }
   let closing: Promise<void> | undefined;
   return {
@@ -64,8 +56,11 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     keys: new PostgresKeyStore(pool),
     usage: new PostgresUsageStore(pool),
     assets: new PostgresAssetStore(pool),
+    credits: new PostgresCreditStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
+    rateLimits: (logger) => postgresRateLimits(pool, logger),
+    waitSlots: new PostgresWaitSlots(pool, options.logger),
     ping: async () => { await pool.query('SELECT 1'); },
     close: () => {
       closing ??= (async () => {

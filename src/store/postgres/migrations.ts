@@ -130,6 +130,83 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER tasks_notify AFTER INSERT OR UPDATE OR DELETE ON tasks
     FOR EACH ROW EXECUTE FUNCTION mediagate_task_notify();
   `,
+  // Limits shared by every process (G196-G197): rate-limit counts (rate-limiter-flexible's table
+  // layout) and long-poll slots. Both are short-lived counts: UNLOGGED (no WAL; emptied if the
+  // server crashes, which only forgives a few seconds of counting).
+  `
+  CREATE UNLOGGED TABLE rate_limits (
+    key     varchar(255) PRIMARY KEY,
+    points  integer NOT NULL DEFAULT 0,
+    expire  bigint
+  );
+  CREATE UNLOGGED TABLE wait_slots (
+    id          text PRIMARY KEY,
+    key_id      text NOT NULL,
+    expires_at  bigint NOT NULL
+  );
+  CREATE INDEX wait_slots_key ON wait_slots (key_id, expires_at);
+  -- One long-poll slot of p_key, unless p_max are held (slots past their end are dropped first).
+  -- The advisory lock serialises takers of one key; the count after it sees every committed slot
+  -- (each statement of a VOLATILE function reads a fresh snapshot under READ COMMITTED).
+  CREATE FUNCTION mediagate_take_wait_slot(p_id text, p_key text, p_until bigint, p_now bigint, p_max integer)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+  BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('mediagate_wait_slots:' || p_key, 0));
+    DELETE FROM wait_slots WHERE key_id = p_key AND expires_at <= p_now;
+    IF (SELECT count(*) FROM wait_slots WHERE key_id = p_key) >= p_max THEN
+      RETURN false;
+    END IF;
+    INSERT INTO wait_slots (id, key_id, expires_at) VALUES (p_id, p_key, p_until);
+    RETURN true;
+  END $$;
+  `,
+  // Credits (G200-G205): accounts own keys; the ledger is append-only (the trigger refuses changes)
+  // and each hold is settled at most once (the unique indexes); every existing key gets an account.
+  `
+  CREATE TABLE accounts (
+    id              text PRIMARY KEY,
+    name            text NOT NULL,
+    created_at      bigint NOT NULL,
+    available_micro bigint NOT NULL DEFAULT 0,
+    held_micro      bigint NOT NULL DEFAULT 0,
+    spent_micro     bigint NOT NULL DEFAULT 0
+  );
+  CREATE TABLE ledger (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    account_id    text NOT NULL,
+    kind          text NOT NULL CHECK (kind IN ('grant', 'hold', 'capture', 'release', 'adjust')),
+    amount_micro  bigint NOT NULL,
+    settled_micro bigint,
+    key_id        text,
+    task_id       text,
+    request_id    text,
+    model         text,
+    note          text,
+    created_at    bigint NOT NULL
+  );
+  CREATE INDEX ledger_account ON ledger (account_id, id);
+  CREATE INDEX ledger_settled ON ledger (account_id, created_at) WHERE kind IN ('capture', 'release');
+  CREATE UNIQUE INDEX ledger_task_hold ON ledger (task_id) WHERE kind = 'hold' AND task_id IS NOT NULL;
+  CREATE UNIQUE INDEX ledger_task_settled ON ledger (task_id) WHERE kind IN ('capture', 'release') AND task_id IS NOT NULL;
+  CREATE UNIQUE INDEX ledger_request_hold ON ledger (request_id) WHERE kind = 'hold' AND request_id IS NOT NULL;
+  CREATE UNIQUE INDEX ledger_request_settled ON ledger (request_id) WHERE kind IN ('capture', 'release') AND request_id IS NOT NULL;
+  CREATE INDEX ledger_request_holds ON ledger (created_at) WHERE kind = 'hold' AND request_id IS NOT NULL;
+  CREATE FUNCTION mediagate_ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION 'the ledger is append-only';
+  END $$;
+  CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON ledger
+    FOR EACH STATEMENT EXECUTE FUNCTION mediagate_ledger_append_only();
+  ALTER TABLE api_keys ADD COLUMN account_id text;
+  ALTER TABLE api_keys ADD COLUMN spend_cap_micro bigint;
+  ALTER TABLE api_keys ADD COLUMN held_micro bigint NOT NULL DEFAULT 0;
+  ALTER TABLE api_keys ADD COLUMN spent_micro bigint NOT NULL DEFAULT 0;
+  INSERT INTO accounts (id, name, created_at) SELECT 'acct_' || substr(id, 5), name, created_at FROM api_keys;
+  UPDATE api_keys SET account_id = 'acct_' || substr(id, 5);
+  ALTER TABLE tasks ADD COLUMN account_id text;
+  ALTER TABLE tasks ADD COLUMN hold_micro bigint;
+  ALTER TABLE tasks ADD COLUMN per_second_micro bigint;
+  `,
 ];
 
 /** The schema version the migrations lead to. */
@@ -139,11 +216,12 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 const MIGRATION_LOCK = 0x6d67_6d69_67; // "mgmig"
 
 /**
- * Applies the migrations the database lacks. Processes started together serialise on a
+ * Applies the migrations the database lacks (up to `upTo`: tests build an older schema with it).
+ * Processes started together serialise on a
  * session-level advisory lock (`pg_advisory_lock`), taken before anything is read; each migration
  * commits with its `schema_migrations` row, so a crash leaves either the step and its row or neither.
  */
-export async function migrate(pool: pg.Pool): Promise<void> {
+export async function migrate(pool: pg.Pool, upTo = MIGRATIONS.length): Promise<void> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
@@ -152,7 +230,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
       const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
       const current = rows[0]?.v ?? 0;
-      for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+      for (let version = current + 1; version <= upTo; version++) {
         await client.query('BEGIN');
         try {
           await client.query(MIGRATIONS[version - 1]!);

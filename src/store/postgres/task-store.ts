@@ -1,6 +1,9 @@
 import type pg from 'pg';
 import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import { lockedAvailables, lockedKeyCaps, settleCtes, taskHoldsQuery } from './credit-store.js';
+import { inTransaction } from './transaction.js';
+import { TurnBatch } from './turn-batch.js';
 
 /**
  * Starting a queued task or a due check, in one statement (G181): the due check of a generation at
@@ -43,12 +46,20 @@ turns AS (
   ON CONFLICT (key_id) DO UPDATE SET last_vtime = excluded.last_vtime + GREATEST(f.last_vtime - (SELECT vtime FROM clock), 0)
   RETURNING key_id, last_vtime
 )
-INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status, amount, created_at, updated_at, run_after, idempotency_key, vtime)
+INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status, amount, created_at, updated_at, run_after, idempotency_key, vtime,
+  account_id, hold_micro, per_second_micro)
 SELECT i.id, i.owner_key_id, i.family, i.form, i.model, i.provider, i.request, 'queued', i.amount, i.created_at, i.created_at, 0, i.idempotency_key,
-  turns.last_vtime - i.back
-FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::bigint[], $12::text[], $13::bigint[])
-  AS i(id, owner_key_id, family, form, model, provider, request, amount, created_at, idempotency_key, back)
+  turns.last_vtime - i.back, i.account_id, i.hold_micro, i.per_second_micro
+FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::bigint[], $12::text[], $13::bigint[],
+  $14::text[], $15::bigint[], $16::bigint[])
+  AS i(id, owner_key_id, family, form, model, provider, request, amount, created_at, idempotency_key, back, account_id, hold_micro, per_second_micro)
 JOIN turns ON turns.key_id = i.owner_key_id`;
+
+/** The transaction-scoped advisory lock of each key (sorted by the caller), held until commit (G198). */
+const IN_FLIGHT_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('mediagate_in_flight:' || k, 0)) FROM unnest($1::text[]) AS k`;
+/** Queued and processing tasks of each key, counted up to the bound. */
+const IN_FLIGHT_COUNTS_SQL = `SELECT k AS key_id, (SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner_key_id = k
+  AND status IN ('queued', 'processing') LIMIT $2) x)::int AS n FROM unnest($1::text[]) AS k`;
 
 const nextRunSql = (provider: string): string => `SELECT LEAST(
   (SELECT MIN(run_after) FROM tasks WHERE status = 'queued' AND ${provider}),
@@ -59,10 +70,33 @@ const nextRunSql = (provider: string): string => `SELECT LEAST(
  * planner then reads the claim's partial indexes in order and stops at the first row, where
  * `= ANY(array)` would sort every candidate of the array's providers first.
  */
+/** The poll's read: a task by id, if the (active) key of hash `$2` owns it. */
+export const BY_KEY_HASH_SQL = 'SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id WHERE t.id = $1 AND k.hash = $2 AND k.revoked_at IS NULL';
+/** The same for a batch of (id, hash) pairs (G193): each row comes with the index of its pair. */
+const BY_KEY_HASHES_SQL = `
+SELECT q.i, t.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(id, hash, i)
+JOIN tasks t ON t.id = q.id
+JOIN api_keys k ON k.id = t.owner_key_id
+WHERE k.hash = q.hash AND k.revoked_at IS NULL`;
+
 const ONE_PROVIDER = 'provider = $1';
 const SOME_PROVIDERS = 'provider = ANY($1::text[])';
-const CLAIM = { one: claimSql(ONE_PROVIDER), some: claimSql(SOME_PROVIDERS) };
+/** The claim's statements (exported for bench/table-size.js's query plans). */
+export const CLAIM = { one: claimSql(ONE_PROVIDER), some: claimSql(SOME_PROVIDERS) };
+/** Queued and processing tasks of owner `$1`, counted up to `$2`. */
+export const IN_FLIGHT_SQL = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM tasks WHERE owner_key_id = $1 AND status IN ('queued', 'processing') LIMIT $2) x`;
 const NEXT_RUN = { one: nextRunSql(ONE_PROVIDER), some: nextRunSql(SOME_PROVIDERS) };
+
+/** At most this many tasks per insert statement (more batches wait for the next). */
+const MAX_INSERT = 1000;
+
+interface WaitingInsert {
+  tasks: readonly NewTask[];
+  /** What the tasks are inserted within. */
+  bounds: InsertBounds;
+  resolve: (records: Array<TaskRecord | InsertRefusal>) => void;
+  reject: (err: unknown) => void;
+}
 
 /** PostgreSQL task store: the tasks table is the queue; every state change is one conditional UPDATE. */
 export class PostgresTaskStore implements TaskStore {
@@ -72,6 +106,14 @@ export class PostgresTaskStore implements TaskStore {
   /** Statement names of the conditional updates, by their text (pg prepares a named statement once per connection). */
   private readonly updateNames = new Map<string, string>();
   private missedNotifications = false;
+  /** Batches waiting for the insert statement in flight to finish (G194). */
+  private readonly waitingInserts: WaitingInsert[] = [];
+  private inserting = false;
+  /** The polls of one event-loop turn, read in one query (G193). */
+  private readonly byKeyHash = new TurnBatch<{ id: string; keyHash: string }, TaskRecord>(
+    ({ id, keyHash }) => `${keyHash} ${id}`,
+    (lookups) => this.readByKeyHashes(lookups),
+  );
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -79,34 +121,138 @@ export class PostgresTaskStore implements TaskStore {
     return (await this.insertMany([task]))[0]!;
   }
 
+  /**
+   * One insert at a time (G194): batches handed in while one is committing wait and go together in
+   * the next. Concurrent statements would only queue on the keys' fair_keys rows (each holds its
+   * keys' rows until its commit) while each holding a pooled connection; one at a time, an insert
+   * takes whatever arrived during the last commit. Each call stays all or none: when a joint
+   * insert fails, its batches are tried again one by one.
+   */
   async insertMany(tasks: readonly NewTask[]): Promise<TaskRecord[]> {
-    if (tasks.length === 0) return [];
-    const perKey = new Map<string, number>();
-    for (const t of tasks) perKey.set(t.ownerKeyId, (perKey.get(t.ownerKeyId) ?? 0) + 1);
-    const seen = new Map<string, number>();
-    const back = tasks.map((t) => {
-      const j = seen.get(t.ownerKeyId) ?? 0;
-      seen.set(t.ownerKeyId, j + 1);
-      return perKey.get(t.ownerKeyId)! - j; // the j-th task of its key takes turn end - n + j
-    });
-    await this.pool.query({
-      name: 'mg_tasks_insert', text: INSERT_SQL, values: [
-        [...perKey.keys()], [...perKey.values()],
-        tasks.map((t) => t.id), tasks.map((t) => t.ownerKeyId), tasks.map((t) => t.family), tasks.map((t) => t.form),
-        tasks.map((t) => t.model), tasks.map((t) => t.provider), tasks.map((t) => JSON.stringify(t.request)),
-        tasks.map((t) => t.amount), tasks.map((t) => t.createdAt), tasks.map((t) => t.idempotencyKey ?? null), back,
-      ],
-    });
-    for (const t of tasks) this.changed(t.id);
-    return tasks.map(insertedRecord);
+    return (await this.insertWithinBound(tasks, { maxInFlight: 0, enforceCredits: false })) as TaskRecord[];
   }
 
-  async getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
-    return this.one({
-      name: 'mg_tasks_by_key_hash',
-      text: `SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id WHERE t.id = $1 AND k.hash = $2 AND k.revoked_at IS NULL`,
-      values: [id, keyHash],
+  /** G198, G200: in the same one-at-a-time inserts, the bound and the holds checked in their transaction (`insertNow`). */
+  insertWithinBound(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>> {
+    if (tasks.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.waitingInserts.push({ tasks, bounds: { maxInFlight: Math.max(0, bounds.maxInFlight), enforceCredits: bounds.enforceCredits }, resolve, reject });
+      if (!this.inserting) this.insertWaiting();
     });
+  }
+
+  /** Takes the waiting batches of equal bounds (at most MAX_INSERT tasks, at least one batch) into one insert. */
+  private insertWaiting(): void {
+    const batches: WaitingInsert[] = [];
+    const { bounds } = this.waitingInserts[0]!;
+    const same = (b: InsertBounds): boolean => b.maxInFlight === bounds.maxInFlight && b.enforceCredits === bounds.enforceCredits;
+    let count = 0;
+    for (let i = 0; i < this.waitingInserts.length;) {
+      const next = this.waitingInserts[i]!;
+      if (!same(next.bounds) || (batches.length > 0 && count + next.tasks.length > MAX_INSERT)) { i++; continue; }
+      this.waitingInserts.splice(i, 1);
+      batches.push(next);
+      count += next.tasks.length;
+    }
+    this.inserting = true;
+    void this.insertBatches(batches, bounds).finally(() => {
+      this.inserting = false;
+      if (this.waitingInserts.length > 0) this.insertWaiting();
+    });
+  }
+
+  private async insertBatches(batches: WaitingInsert[], bounds: InsertBounds): Promise<void> {
+    try {
+      const records = await this.insertNow(batches.flatMap((b) => b.tasks), bounds);
+      let at = 0;
+      for (const b of batches) {
+        b.resolve(records.slice(at, at + b.tasks.length));
+        at += b.tasks.length;
+      }
+    } catch (err) {
+      if (batches.length === 1) {
+        batches[0]!.reject(err);
+        return;
+      }
+      for (const b of batches) await this.insertNow(b.tasks, bounds).then(b.resolve, b.reject);
+    }
+  }
+
+  /**
+   * G198, G200: a batch with neither a bound nor a hold is one statement. Otherwise one
+   * transaction: the keys' advisory locks (in key order: no deadlock between processes), then the
+   * accounts' rows (locked, in id order), then the keys' counts (a statement after the locks: it
+   * sees every batch committed before), then the inserts and the holds of the tasks that fit.
+   */
+  private async insertNow(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>> {
+    const { maxInFlight, enforceCredits } = bounds;
+    let refusals: Array<InsertRefusal | undefined> = [];
+    if (maxInFlight <= 0 && !tasks.some((t) => t.charge)) {
+      await this.pool.query(insertQuery(tasks));
+    } else {
+      refusals = await inTransaction(this.pool, async (client) => {
+        const keys = [...new Set(tasks.map((t) => t.ownerKeyId))].sort();
+        if (maxInFlight > 0) await client.query({ name: 'mg_in_flight_lock', text: IN_FLIGHT_LOCK_SQL, values: [keys] });
+        const accounts = [...new Set(tasks.flatMap((t) => (t.charge ? [t.charge.accountId] : [])))];
+        const available = accounts.length > 0 ? await lockedAvailables(client, accounts) : new Map<string, number>();
+        const caps = enforceCredits && accounts.length > 0 ? await lockedKeyCaps(client, keys) : new Map<string, { capMicro: number; usedMicro: number }>();
+        const inFlight = new Map<string, number>();
+        if (maxInFlight > 0) {
+          const { rows } = await client.query<{ key_id: string; n: number }>({ name: 'mg_in_flight_counts', text: IN_FLIGHT_COUNTS_SQL, values: [keys, maxInFlight] });
+          for (const r of rows) inFlight.set(r.key_id, r.n);
+        }
+        const out = tasks.map((t): InsertRefusal | undefined => {
+          const n = inFlight.get(t.ownerKeyId) ?? 0;
+          if (maxInFlight > 0 && n >= maxInFlight) return { refused: 'in_flight' };
+          if (t.charge && enforceCredits) {
+            const left = available.get(t.charge.accountId);
+            if (left === undefined) throw new Error(`no account ${t.charge.accountId}`);
+            if (t.charge.holdMicro > left) return { refused: 'credits', availableMicro: left };
+            const cap = caps.get(t.ownerKeyId);
+            if (cap && cap.usedMicro + t.charge.holdMicro > cap.capMicro) return { refused: 'key_cap', ...cap };
+            available.set(t.charge.accountId, left - t.charge.holdMicro);
+            if (cap) caps.set(t.ownerKeyId, { ...cap, usedMicro: cap.usedMicro + t.charge.holdMicro });
+          }
+          inFlight.set(t.ownerKeyId, n + 1);
+          return undefined;
+        });
+        const inserted = tasks.filter((_, i) => !out[i]);
+        if (inserted.length > 0) {
+          await client.query(insertQuery(inserted));
+          const holds = taskHoldsQuery(inserted);
+          if (holds) await client.query(holds);
+        }
+        return out;
+      });
+    }
+    return tasks.map((t, i) => {
+      const refusal = refusals[i];
+      if (refusal) return refusal;
+      this.changed(t.id);
+      return insertedRecord(t);
+    });
+  }
+
+  getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
+    return this.byKeyHash.get({ id, keyHash });
+  }
+
+  private async readByKeyHashes(lookups: { id: string; keyHash: string }[]): Promise<Map<string, TaskRecord>> {
+    const found = new Map<string, TaskRecord>();
+    if (lookups.length === 1) {
+      const { id, keyHash } = lookups[0]!;
+      const task = await this.one({ name: 'mg_tasks_by_key_hash', text: BY_KEY_HASH_SQL, values: [id, keyHash] });
+      if (task) found.set(`${keyHash} ${id}`, task);
+      return found;
+    }
+    const { rows } = await this.pool.query<TaskRow & { i: number }>({
+      name: 'mg_tasks_by_key_hashes', text: BY_KEY_HASHES_SQL, values: [lookups.map((l) => l.id), lookups.map((l) => l.keyHash)],
+    });
+    for (const row of rows) {
+      const { id, keyHash } = lookups[row.i - 1]!; // WITH ORDINALITY counts from 1
+      found.set(`${keyHash} ${id}`, toRecord(row));
+    }
+    return found;
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -117,7 +263,7 @@ export class PostgresTaskStore implements TaskStore {
     return this.one({ name: 'mg_tasks_get_owned', text: 'SELECT * FROM tasks WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
   }
 
-  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch): Promise<TaskRecord | undefined> {
+  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
     const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
     const values: unknown[] = [id, guard.statusIn];
     const param = (value: unknown): string => `$${values.push(value)}`;
@@ -129,7 +275,11 @@ export class PostgresTaskStore implements TaskStore {
     if (guard.leaseExpiredBefore !== undefined) where.push(`lease_expires_at < ${param(guard.leaseExpiredBefore)}`);
     if (guard.unleased) where.push('lease_owner IS NULL');
     if (guard.upstreamId !== undefined) where.push(`upstream_ref_id = ${param(guard.upstreamId)}`);
-    const text = `UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`;
+    const update = `UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`;
+    // a settlement is part of the same statement: it happens exactly when the update does (G201)
+    const text = settle
+      ? `WITH t AS (${update})${settleCtes(param(settle.kind), param(settle.kind === 'capture' ? settle.amountMicro : 0), param(Date.now()))}\nSELECT * FROM t`
+      : update;
     let name = this.updateNames.get(text);
     if (name === undefined) {
       name = `mg_tasks_update_${this.updateNames.size}`;
@@ -210,7 +360,7 @@ export class PostgresTaskStore implements TaskStore {
   async countInFlight(ownerKeyId: string, upTo: number): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>({
       name: 'mg_tasks_in_flight',
-      text: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM tasks WHERE owner_key_id = $1 AND status IN ('queued', 'processing') LIMIT $2) x`,
+      text: IN_FLIGHT_SQL,
       values: [ownerKeyId, upTo],
     });
     return rows[0]!.n;
@@ -285,4 +435,25 @@ export class PostgresTaskStore implements TaskStore {
     const { rows } = await this.pool.query<TaskRow>(query);
     return rows.map(toRecord);
   }
+}
+
+/** The group insert of `tasks` (taking their keys' turns, G85). */
+function insertQuery(tasks: readonly NewTask[]): pg.QueryConfig {
+  const perKey = new Map<string, number>();
+  for (const t of tasks) perKey.set(t.ownerKeyId, (perKey.get(t.ownerKeyId) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  const back = tasks.map((t) => {
+    const j = seen.get(t.ownerKeyId) ?? 0;
+    seen.set(t.ownerKeyId, j + 1);
+    return perKey.get(t.ownerKeyId)! - j; // the j-th task of its key takes turn end - n + j
+  });
+  return {
+    name: 'mg_tasks_insert', text: INSERT_SQL, values: [
+      [...perKey.keys()], [...perKey.values()],
+      tasks.map((t) => t.id), tasks.map((t) => t.ownerKeyId), tasks.map((t) => t.family), tasks.map((t) => t.form),
+      tasks.map((t) => t.model), tasks.map((t) => t.provider), tasks.map((t) => JSON.stringify(t.request)),
+      tasks.map((t) => t.amount), tasks.map((t) => t.createdAt), tasks.map((t) => t.idempotencyKey ?? null), back,
+      tasks.map((t) => t.charge?.accountId ?? null), tasks.map((t) => t.charge?.holdMicro ?? null), tasks.map((t) => t.charge?.perSecondMicro ?? null),
+    ],
+  };
 }

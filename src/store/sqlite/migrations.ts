@@ -105,24 +105,68 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN upstream TEXT;
   CREATE INDEX tasks_checks ON tasks (provider, run_after) WHERE status = 'processing' AND lease_owner IS NULL;
   `,
+  // Credits (G200-G205): accounts own keys; the ledger is append-only (the triggers refuse changes)
+  // and each hold is settled at most once (the unique indexes); every existing key gets an account.
+  `
+  CREATE TABLE accounts (
+    id              TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    created_at      INTEGER NOT NULL,
+    available_micro INTEGER NOT NULL DEFAULT 0,
+    held_micro      INTEGER NOT NULL DEFAULT 0,
+    spent_micro     INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE ledger (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id    TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('grant', 'hold', 'capture', 'release', 'adjust')),
+    amount_micro  INTEGER NOT NULL,
+    settled_micro INTEGER,
+    key_id        TEXT,
+    task_id       TEXT,
+    request_id    TEXT,
+    model         TEXT,
+    note          TEXT,
+    created_at    INTEGER NOT NULL
+  );
+  CREATE INDEX ledger_account ON ledger (account_id, id);
+  CREATE INDEX ledger_settled ON ledger (account_id, created_at) WHERE kind IN ('capture', 'release');
+  CREATE UNIQUE INDEX ledger_task_hold ON ledger (task_id) WHERE kind = 'hold' AND task_id IS NOT NULL;
+  CREATE UNIQUE INDEX ledger_task_settled ON ledger (task_id) WHERE kind IN ('capture', 'release') AND task_id IS NOT NULL;
+  CREATE UNIQUE INDEX ledger_request_hold ON ledger (request_id) WHERE kind = 'hold' AND request_id IS NOT NULL;
+  CREATE UNIQUE INDEX ledger_request_settled ON ledger (request_id) WHERE kind IN ('capture', 'release') AND request_id IS NOT NULL;
+  CREATE INDEX ledger_request_holds ON ledger (created_at) WHERE kind = 'hold' AND request_id IS NOT NULL;
+  CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+  CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+  ALTER TABLE api_keys ADD COLUMN account_id TEXT;
+  ALTER TABLE api_keys ADD COLUMN spend_cap_micro INTEGER;
+  ALTER TABLE api_keys ADD COLUMN held_micro INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE api_keys ADD COLUMN spent_micro INTEGER NOT NULL DEFAULT 0;
+  INSERT INTO accounts (id, name, created_at) SELECT 'acct_' || substr(id, 5), name, created_at FROM api_keys;
+  UPDATE api_keys SET account_id = 'acct_' || substr(id, 5);
+  ALTER TABLE tasks ADD COLUMN account_id TEXT;
+  ALTER TABLE tasks ADD COLUMN hold_micro INTEGER;
+  ALTER TABLE tasks ADD COLUMN per_second_micro INTEGER;
+  `,
 ];
 
 /** The schema version the migrations below lead to. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
- * Applies the migrations the database lacks. Several processes may migrate one file at once (two
+ * Applies the migrations the database lacks (up to `upTo`: tests build an older schema with it).
+ * Several processes may migrate one file at once (two
  * servers started together): each migration re-checks, inside its IMMEDIATE transaction (which
  * holds the write lock), that no other process applied it meanwhile.
  */
-export function migrate(db: Database.Database): void {
+export function migrate(db: Database.Database, upTo = MIGRATIONS.length): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
   const current = row.v ?? 0;
   const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?');
   MIGRATIONS.forEach((sql, index) => {
     const version = index + 1;
-    if (version <= current) return;
+    if (version <= current || version > upTo) return;
     db.transaction(() => {
       if (applied.get(version) !== undefined) return; // another process got there first
       db.exec(sql);

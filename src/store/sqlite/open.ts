@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Store } from '../types.js';
 import { SqliteAssetStore } from './asset-store.js';
+import { SqliteCreditStore } from './credit-store.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
 import { SqliteKeyStore } from './key-store.js';
@@ -74,6 +75,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
     usage,
     assets: new SqliteAssetStore(db),
+    credits: new SqliteCreditStore(db),
     idempotency: new SqliteIdempotencyStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {

@@ -1,11 +1,14 @@
 import type Database from 'better-sqlite3';
 import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { NewTask, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import { SqliteLedger } from './credit-store.js';
 import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
 /** A poll-path read: the task and the hash of the key it was read for. */
 export interface OwnedTaskEntry { keyHash: string; task: TaskRecord }
+
+const NO_BOUNDS: InsertBounds = { maxInFlight: 0, enforceCredits: false };
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -15,7 +18,11 @@ export class SqliteTaskStore implements TaskStore {
   private readonly getStmt: Database.Statement;
   private readonly getOwnedStmt: Database.Statement;
   private readonly getByKeyHashStmt: Database.Statement;
-  private readonly insertBatch: (tasks: readonly NewTask[]) => void;
+  /** Inserts the tasks within their bounds, each with its hold; undefined for each inserted, else why not. */
+  private readonly insertBatch: (tasks: readonly NewTask[], bounds: InsertBounds) => Array<InsertRefusal | undefined>;
+  private readonly ledger: SqliteLedger;
+  /** A conditional update and, when it wins, the settlement of the task's hold: one transaction (G201). */
+  private readonly settleUpdate: (stmt: Database.Statement, params: unknown[], settle: Settlement) => TaskRow | undefined;
   private readonly renewStmt: Database.Statement;
   private readonly progressStmt: Database.Statement;
   private readonly lapsedStmt: Database.Statement;
@@ -32,27 +39,53 @@ export class SqliteTaskStore implements TaskStore {
   /** `polls` caches `getOwnedByKeyHash`; every write below drops the task it touched and tells the watchers. */
   constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
     this.others = new DataVersionWatch(db);
+    this.ledger = new SqliteLedger(db);
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
-      amount, created_at, updated_at, run_after, idempotency_key, vtime) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?)`);
+      amount, created_at, updated_at, run_after, idempotency_key, vtime, account_id, hold_micro, per_second_micro)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?, ?, ?, ?)`);
     const clockStmt = db.prepare('SELECT vtime FROM fair_clock WHERE id = 1').pluck();
     const keyTurnStmt = db.prepare('SELECT last_vtime FROM fair_keys WHERE key_id = ?').pluck(); // the end of the key's last turn
     const setKeyTurnStmt = db.prepare(`INSERT INTO fair_keys (key_id, last_vtime) VALUES (?, ?)
       ON CONFLICT (key_id) DO UPDATE SET last_vtime = excluded.last_vtime`);
-    this.insertBatch = db.transaction((tasks: readonly NewTask[]) => {
+    const insertBatch = db.transaction((tasks: readonly NewTask[], { maxInFlight, enforceCredits }: InsertBounds) => {
       // Start-time fair queuing (G85): a task's turn is the end of its key's previous turn, or the
       // clock (the turn of the last claimed task) when the key has fallen behind it; a turn ends one
       // later. A key that had nothing waiting thus comes next, and backlogs take turns.
       const clock = clockStmt.get() as number;
       const turns = new Map<string, number>();
-      for (const t of tasks) {
+      /** Each key's tasks in flight: counted once per batch (the write lock keeps other processes out), then kept up here (G198). */
+      const inFlight = new Map<string, number>();
+      const refusals = tasks.map((t): InsertRefusal | undefined => {
+        const n = maxInFlight > 0 ? inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, maxInFlight) as number) : 0;
+        if (maxInFlight > 0 && n >= maxInFlight) return { refused: 'in_flight' };
+        // the balance sees this transaction's own holds (G200)
+        if (t.charge && enforceCredits) {
+          const refusal = this.ledger.refusal(t.charge.accountId, t.ownerKeyId, t.charge.holdMicro);
+          if (refusal) return refusal;
+        }
+        inFlight.set(t.ownerKeyId, n + 1);
         let end = turns.get(t.ownerKeyId);
         if (end === undefined) end = (keyTurnStmt.get(t.ownerKeyId) as number | undefined) ?? 0;
         const vtime = Math.max(end, clock);
         turns.set(t.ownerKeyId, vtime + 1);
-        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt, t.idempotencyKey ?? null, vtime);
-      }
+        const c = t.charge;
+        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt,
+          t.idempotencyKey ?? null, vtime, c?.accountId ?? null, c?.holdMicro ?? null, c?.perSecondMicro ?? null);
+        if (c) this.ledger.hold(c.accountId, c.holdMicro, { keyId: t.ownerKeyId, taskId: t.id, model: t.model }, t.createdAt);
+        return undefined;
+      });
       for (const [key, vtime] of turns) setKeyTurnStmt.run(key, vtime);
+      return refusals;
     });
+    // IMMEDIATE: the write lock from the start, so the reads above are never of a snapshot another
+    // process's commit has made stale (which SQLite refuses at the first write, SQLITE_BUSY_SNAPSHOT)
+    this.insertBatch = (tasks, bounds) => insertBatch.immediate(tasks, bounds);
+    const settleUpdate = db.transaction((stmt: Database.Statement, params: unknown[], settle: Settlement) => {
+      const row = stmt.get(...params) as TaskRow | undefined;
+      if (row?.account_id) this.ledger.settle(row.account_id, row.hold_micro ?? 0, settle, { keyId: row.owner_key_id, taskId: row.id, model: row.model }, row.updated_at);
+      return row;
+    });
+    this.settleUpdate = (stmt, params, settle) => settleUpdate.immediate(stmt, params, settle);
     this.getByKeyHashStmt = db.prepare(`SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id
       WHERE t.id = ? AND k.hash = ? AND k.revoked_at IS NULL`);
     this.getStmt = db.prepare('SELECT * FROM tasks WHERE id = ?');
@@ -71,13 +104,18 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async insert(task: NewTask): Promise<TaskRecord> {
-    this.insertBatch([task]);
+    this.insertBatch([task], NO_BOUNDS);
     return insertedRecord(task);
   }
 
   async insertMany(tasks: readonly NewTask[]): Promise<TaskRecord[]> {
-    this.insertBatch(tasks);
+    this.insertBatch(tasks, NO_BOUNDS);
     return tasks.map(insertedRecord);
+  }
+
+  async insertWithinBound(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>> {
+    const refusals = this.insertBatch(tasks, bounds);
+    return tasks.map((t, i) => refusals[i] ?? insertedRecord(t));
   }
 
   async getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
@@ -100,7 +138,7 @@ export class SqliteTaskStore implements TaskStore {
     return row && toRecord(row);
   }
 
-  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch): Promise<TaskRecord | undefined> {
+  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
     const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
     const cacheKey = `${keys.join(',')}|${guard.statusIn.length}|${guard.leaseOwner !== undefined}|${guard.leaseExpiredBefore !== undefined}|${guard.unleased === true}|${guard.upstreamId !== undefined}`;
     let stmt = this.updateCache.get(cacheKey);
@@ -119,7 +157,7 @@ export class SqliteTaskStore implements TaskStore {
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
     if (guard.upstreamId !== undefined) params.push(guard.upstreamId);
-    const row = stmt.get(...params) as TaskRow | undefined;
+    const row = settle ? this.settleUpdate(stmt, params, settle) : stmt.get(...params) as TaskRow | undefined;
     if (!row) return undefined;
     this.changed(id);
     return toRecord(row);

@@ -1,0 +1,17 @@
+import { parseArgs } from 'node:util';
+
+/** A mistake on the command line: the message goes to stderr, the exit code is 2. */
+export class UsageError extends Error {}
+
+/** `parseArgs` with the command's own options; unknown options and missing values are usage errors. */
+export function parse<const O extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], options: O, positionals: number) {
+  const parsed = (() => {
+    try {
+      return parseArgs({ args, options, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  })();
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
+  return parsed;
+}

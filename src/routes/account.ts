@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { toCredits } from '../credits/money.js';
+import { AppError } from '../errors.js';
+import type { CreditStore } from '../store/types.js';
+
+const DAY_MS = 86_400_000;
+
+const AccountQuery = Type.Object({
+  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366, description: 'The usage period: the last this many days (1 to 366; default 30).' })),
+}, { additionalProperties: false });
+
+/**
+ * `GET /v1/account` (G203): the calling key's account, its credits (`balance`: what can still be
+ * spent, grants minus captures minus open holds; `held`; `spent`) and what it spent per model over
+ * the last `days` days. Amounts in credits.
+ */
+export function registerAccountRoutes(app: FastifyInstance, credits: CreditStore): void {
+  app.get<{ Querystring: Static<typeof AccountQuery> }>('/v1/account', {
+    schema: { tags: ['account'], summary: 'The calling key\'s account: balance, held and spent credits, usage per model', querystring: AccountQuery },
+  }, async (request) => {
+    const account = await credits.getAccount(request.apiKey.accountId);
+    if (!account) throw new AppError('internal_error', 'Internal server error', { cause: new Error(`key ${request.apiKey.id} names no account ${request.apiKey.accountId}`) });
+    const days = request.query.days ?? 30;
+    const since = Date.now() - days * DAY_MS;
+    const usage = await credits.usage(account.id, since);
+    return {
+      account: { id: account.id, name: account.name },
+      balance: toCredits(account.availableMicro),
+      held: toCredits(account.heldMicro),
+      spent: toCredits(account.spentMicro),
+      usage: usage.map((u) => ({ model: u.model, settled: Number(u.settled), spent: toCredits(Number(u.spentMicro)) })),
+      period: { since: Math.floor(since / 1000), days },
+    };
+  });
+}

@@ -1,0 +1,159 @@
+import type Database from 'better-sqlite3';
+import {
+  accountOfRow, entryOfRow, LEDGER_COLUMNS, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
+  RECONCILE_UNSETTLED_SQL, reconcileReport, settlementMove, type AccountRow, type LedgerRow, type ReconcileAccountRow, type ReconcileKeyRow,
+} from '../ledger-rows.js';
+import type { AccountBalance, CreditStore, HoldRefusal, LedgerEntry, NewAccount, ReconcileReport, Settlement } from '../types.js';
+
+/** What a hold or settlement concerns: a task, or a chat request, of a key. */
+export interface LedgerRef { keyId: string; taskId?: string; requestId?: string; model: string }
+
+/**
+ * The ledger's writes as statements for use inside a transaction the caller runs (the task store's
+ * insert and terminal updates, the credit store's own): each appends one entry and moves the
+ * account's cached totals with it.
+ */
+export class SqliteLedger {
+  private readonly appendStmt: Database.Statement;
+  private readonly moveStmt: Database.Statement;
+  private readonly availableStmt: Database.Statement;
+  private readonly insertAccountStmt: Database.Statement;
+  private readonly moveKeyStmt: Database.Statement;
+  private readonly keyCapStmt: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.appendStmt = db.prepare(`INSERT INTO ledger (account_id, kind, amount_micro, settled_micro, task_id, request_id, model, note, created_at, key_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.moveKeyStmt = db.prepare('UPDATE api_keys SET held_micro = held_micro + ?, spent_micro = spent_micro + ? WHERE id = ?');
+    this.keyCapStmt = db.prepare('SELECT spend_cap_micro AS cap, held_micro + spent_micro AS used FROM api_keys WHERE id = ?');
+    this.moveStmt = db.prepare(`UPDATE accounts SET available_micro = available_micro + ?, held_micro = held_micro + ?, spent_micro = spent_micro + ?
+      WHERE id = ?`);
+    this.availableStmt = db.prepare('SELECT available_micro FROM accounts WHERE id = ?').pluck();
+    this.insertAccountStmt = db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)');
+  }
+
+  /** The account's available credit; throws for an unknown account (every key has one). */
+  available(accountId: string): number {
+    const n = this.availableStmt.get(accountId) as number | undefined;
+    if (n === undefined) throw new Error(`no account ${accountId}`);
+    return n;
+  }
+
+  /**
+   * Whether `amountMicro` more may be held: the account's balance and the key's spending cap
+   * (G207); the refusal says which and how much is left.
+   */
+  refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
+    const available = this.available(accountId);
+    if (amountMicro > available) return { refused: 'credits', availableMicro: available };
+    const key = this.keyCapStmt.get(keyId) as { cap: number | null; used: number } | undefined;
+    if (key?.cap != null && key.used + amountMicro > key.cap) return { refused: 'key_cap', capMicro: key.cap, usedMicro: key.used };
+    return undefined;
+  }
+
+  createAccount(account: NewAccount): void {
+    this.insertAccountStmt.run(account.id, account.name, account.createdAt);
+    if (account.startingMicro !== 0) this.grant(account.id, account.startingMicro, 'starting credit', account.createdAt);
+  }
+
+  grant(accountId: string, amountMicro: number, note: string, now: number): boolean {
+    if (this.availableStmt.get(accountId) === undefined) return false;
+    this.appendStmt.run(accountId, amountMicro < 0 ? 'adjust' : 'grant', amountMicro, null, null, null, null, note, now, null);
+    this.moveStmt.run(amountMicro, 0, 0, accountId);
+    return true;
+  }
+
+  hold(accountId: string, amountMicro: number, ref: LedgerRef, now: number): void {
+    this.appendStmt.run(accountId, 'hold', amountMicro, null, ref.taskId ?? null, ref.requestId ?? null, ref.model, null, now, ref.keyId);
+    this.moveStmt.run(-amountMicro, amountMicro, 0, accountId);
+    this.moveKeyStmt.run(amountMicro, 0, ref.keyId);
+  }
+
+  settle(accountId: string, holdMicro: number, settle: Settlement, ref: LedgerRef, now: number): void {
+    const move = settlementMove(settle, holdMicro);
+    this.appendStmt.run(accountId, move.kind, move.amountMicro, holdMicro, ref.taskId ?? null, ref.requestId ?? null, ref.model, null, now, ref.keyId);
+    this.moveStmt.run(holdMicro - move.chargedMicro, -holdMicro, move.chargedMicro, accountId);
+    this.moveKeyStmt.run(-holdMicro, move.chargedMicro, ref.keyId);
+  }
+}
+
+/** SQLite accounts and ledger (G200-G205); the write lock serialises every change of a balance. */
+export class SqliteCreditStore implements CreditStore {
+  private readonly ledgerRows: SqliteLedger;
+  private readonly requestHoldStmt: Database.Statement;
+  private readonly requestSettledStmt: Database.Statement;
+  private readonly staleStmt: Database.Statement;
+
+  constructor(private readonly db: Database.Database) {
+    this.ledgerRows = new SqliteLedger(db);
+    this.requestHoldStmt = db.prepare(`SELECT account_id, key_id, amount_micro, model FROM ledger WHERE request_id = ? AND kind = 'hold'`);
+    this.requestSettledStmt = db.prepare(`SELECT 1 FROM ledger WHERE request_id = ? AND kind IN ('capture', 'release')`);
+    this.staleStmt = db.prepare(`SELECT account_id, key_id, request_id, model, amount_micro FROM ledger h
+      WHERE h.kind = 'hold' AND h.request_id IS NOT NULL AND h.created_at < ?
+        AND NOT EXISTS (SELECT 1 FROM ledger s WHERE s.request_id = h.request_id AND s.kind IN ('capture', 'release'))`);
+  }
+
+  async createAccount(account: NewAccount): Promise<void> {
+    this.db.transaction(() => this.ledgerRows.createAccount(account)).immediate();
+  }
+
+  async getAccount(id: string): Promise<AccountBalance | undefined> {
+    const row = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return row && accountOfRow(row);
+  }
+
+  async listAccounts(): Promise<AccountBalance[]> {
+    return (this.db.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[]).map(accountOfRow);
+  }
+
+  async grant(accountId: string, amountMicro: number, note: string, now: number): Promise<boolean> {
+    return this.db.transaction(() => this.ledgerRows.grant(accountId, amountMicro, note, now)).immediate();
+  }
+
+  async ledger(accountId: string): Promise<LedgerEntry[]> {
+    return (this.db.prepare(`SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? ORDER BY id`).all(accountId) as LedgerRow[]).map(entryOfRow);
+  }
+
+  async holdRequest(hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number }, enforce: boolean): Promise<{ held: true } | HoldRefusal> {
+    return this.db.transaction((): { held: true } | HoldRefusal => {
+      const refusal = enforce ? this.ledgerRows.refusal(hold.accountId, hold.keyId, hold.amountMicro) : undefined;
+      if (refusal) return refusal;
+      this.ledgerRows.hold(hold.accountId, hold.amountMicro, { keyId: hold.keyId, requestId: hold.requestId, model: hold.model }, hold.createdAt);
+      return { held: true };
+    }).immediate();
+  }
+
+  async settleRequest(requestId: string, amountMicro: number, now: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      const hold = this.requestHoldStmt.get(requestId) as { account_id: string; key_id: string; amount_micro: number; model: string } | undefined;
+      if (!hold || this.requestSettledStmt.get(requestId) !== undefined) return false;
+      this.ledgerRows.settle(hold.account_id, hold.amount_micro, { kind: 'capture', amountMicro }, { keyId: hold.key_id, requestId, model: hold.model }, now);
+      return true;
+    }).immediate();
+  }
+
+  async releaseStaleRequests(before: number, now: number): Promise<number> {
+    return this.db.transaction(() => {
+      const stale = this.staleStmt.all(before) as Array<{ account_id: string; key_id: string; request_id: string; model: string; amount_micro: number }>;
+      for (const h of stale) this.ledgerRows.settle(h.account_id, h.amount_micro, { kind: 'release' }, { keyId: h.key_id, requestId: h.request_id, model: h.model }, now);
+      return stale.length;
+    }).immediate();
+  }
+
+  async usage(accountId: string, since: number): Promise<Array<{ model: string; settled: number; spentMicro: number }>> {
+    return this.db.prepare(`SELECT model, COUNT(*) AS settled, SUM(CASE kind WHEN 'capture' THEN amount_micro ELSE 0 END) AS spentMicro
+      FROM ledger WHERE account_id = ? AND created_at >= ? AND kind IN ('capture', 'release') GROUP BY model ORDER BY model`)
+      .all(accountId, since) as Array<{ model: string; settled: number; spentMicro: number }>;
+  }
+
+  async reconcile(): Promise<ReconcileReport> {
+    // one read transaction: every query sees the same snapshot
+    return this.db.transaction(() => reconcileReport(
+      this.db.prepare(RECONCILE_ACCOUNTS_SQL).all() as ReconcileAccountRow[],
+      this.db.prepare(RECONCILE_KEYS_SQL).all() as ReconcileKeyRow[],
+      this.db.prepare(RECONCILE_UNSETTLED_SQL).all() as Array<{ id: string }>,
+      this.db.prepare(RECONCILE_DOUBLED_SQL).all() as Array<{ ref: string }>,
+      (this.db.prepare(RECONCILE_OPEN_SQL).get() as { n: number }).n,
+    )).deferred();
+  }
+}
