@@ -24,6 +24,8 @@ const types = {
  * store instance in every session: the task triggers put it in each notification, so an instance
  * recognises (and skips) the echoes of its own writes. Options the URL itself gives (`?options=`)
  * are kept: pg lets the URL's parameters override the configuration, so they are merged here.
+ * `application_name` is `mediagate/<pid>`, so `pg_stat_activity` shows which process holds a
+ * connection (a URL's own `application_name` wins).
  */
 export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
   const parsed = new URL(url);
@@ -32,7 +34,7 @@ export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
   return {
     connectionString: parsed.toString(),
     types,
-    application_name: 'mediagate',
+    application_name: `mediagate/${process.pid}`,
     options: `${own ? `${own} ` : ''}-c mediagate.instance=${instanceId}`,
   };
 }
