@@ -15,6 +15,7 @@ import { idempotencyStoreContract } from './store-contract-idempotency.case.js';
 import { keyStoreContract, usageStoreContract } from './store-contract-keys-usage.case.js';
 import { lookupsTogetherContract } from './store-contract-lookups.case.js';
 import { taskLeasesContract } from './store-contract-task-leases.case.js';
+import { taskListContract } from './store-contract-task-list.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
 
@@ -25,6 +26,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
   describe(`store contract: ${name}`, () => {
     taskRecordsContract(open);
     taskLeasesContract(open);
+    taskListContract(open);
     assetStoreContract(open);
     idempotencyStoreContract(open);
     keyStoreContract(open);

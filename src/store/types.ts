@@ -143,6 +143,22 @@ export interface TaskGuard {
   upstreamId?: string;
 }
 
+/** What `listTasks` reads: one key's tasks, newest first (keyset pagination on (createdAt, id)). */
+export interface TaskListQuery {
+  ownerKeyId: string;
+  /** Only tasks in one of these statuses (absent or empty: any). */
+  statuses?: readonly TaskStatus[];
+  /** Only tasks of one of these families (absent or empty: any). */
+  families?: readonly FamilyId[];
+  model?: string;
+  /** Only tasks created after this time (Unix ms, exclusive). */
+  createdAfter?: number;
+  /** Only tasks that sort after this position in (createdAt DESC, id DESC): the last item of the previous page. */
+  before?: { createdAt: number; id: string };
+  /** At most this many (1 or more). */
+  limit: number;
+}
+
 export interface TaskStore {
   insert(task: NewTask): Promise<TaskRecord>;
   /** Inserts several tasks in one transaction (group commit of concurrent submits): all or none. */
@@ -165,6 +181,12 @@ export interface TaskStore {
   get(id: string): Promise<TaskRecord | undefined>;
   /** The task only if `ownerKeyId` owns it (tenant isolation lives in the query). */
   getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined>;
+  /**
+   * One page of a key's tasks, newest first: ordered by createdAt then id, both descending, read
+   * from the position `before` on (never an offset, so tasks inserted meanwhile move no item from
+   * one page to another).
+   */
+  listTasks(query: TaskListQuery): Promise<TaskRecord[]>;
 
   // -- used only by tasks/states.ts: every status change is one conditional update --
   /**

@@ -207,6 +207,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN hold_micro bigint;
   ALTER TABLE tasks ADD COLUMN per_second_micro bigint;
   `,
+  // The task list (G216): a key's tasks newest first, read backwards from a (created_at, id) position.
+  `
+  CREATE INDEX tasks_owner_created ON tasks (owner_key_id, created_at, id);
+  `,
 ];
 
 /** The schema version the migrations lead to. */

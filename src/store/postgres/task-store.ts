@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import { lockedAvailables, lockedKeyCaps, settleCtes, taskHoldsQuery } from './credit-store.js';
+import { taskListSql } from '../task-list-sql.js';
 import { inTransaction } from './transaction.js';
 import { TurnBatch } from './turn-batch.js';
 
@@ -261,6 +262,11 @@ export class PostgresTaskStore implements TaskStore {
 
   async getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined> {
     return this.one({ name: 'mg_tasks_get_owned', text: 'SELECT * FROM tasks WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
+  }
+
+  async listTasks(query: TaskListQuery): Promise<TaskRecord[]> {
+    const { shape, text, values } = taskListSql(query, (n) => `$${n}`);
+    return this.all({ name: `mg_tasks_list_${shape}`, text, values });
   }
 
   async updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {

@@ -148,6 +148,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN hold_micro INTEGER;
   ALTER TABLE tasks ADD COLUMN per_second_micro INTEGER;
   `,
+  // The task list (G216): a key's tasks newest first, read backwards from a (created_at, id) position.
+  `
+  CREATE INDEX tasks_owner_created ON tasks (owner_key_id, created_at, id);
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

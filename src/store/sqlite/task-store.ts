@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import { taskListSql } from '../task-list-sql.js';
+import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import { SqliteLedger } from './credit-store.js';
 import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
@@ -32,6 +33,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly updateCache = new Map<string, Database.Statement>();
   private readonly claimCache = new Map<number, Database.Transaction<(...params: unknown[]) => TaskRow | undefined>>();
   private readonly nextRunCache = new Map<number, Database.Statement>();
+  private readonly listCache = new Map<string, Database.Statement>();
 
   private readonly listeners = new Set<(id: string) => void>();
   private readonly others: DataVersionWatch;
@@ -136,6 +138,13 @@ export class SqliteTaskStore implements TaskStore {
   async getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined> {
     const row = this.getOwnedStmt.get(id, ownerKeyId) as TaskRow | undefined;
     return row && toRecord(row);
+  }
+
+  async listTasks(query: TaskListQuery): Promise<TaskRecord[]> {
+    const { shape, text, values } = taskListSql(query, () => '?');
+    let stmt = this.listCache.get(shape);
+    if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(shape, stmt); }
+    return (stmt.all(...values) as TaskRow[]).map(toRecord);
   }
 
   async updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
