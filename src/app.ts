@@ -29,11 +29,14 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks.js';
 import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
+import { registerTaskEventsRoute } from './routes/task-events.js';
+import { registerTaskListRoute } from './routes/tasks.js';
 import type { ResourceMonitor } from './resources.js';
 import type { Store } from './store/types.js';
 import type { IdempotencyService } from './tasks/idempotency.js';
 import type { CallbackReceiver } from './tasks/callbacks.js';
 import type { TaskService } from './tasks/service.js';
+import type { TaskStreams } from './tasks/task-stream.js';
 
 /** What the routes call: the services, built by main/gateway.ts. */
 export interface AppServices {
@@ -45,6 +48,8 @@ export interface AppServices {
   links: ReplyContext;
   /** Takes provider callbacks (G157), when the gateway asks upstreams for them. */
   callbacks?: CallbackReceiver;
+  /** Status streams (`GET /v1/tasks/{id}/events`, G219). */
+  streams: TaskStreams;
 }
 
 export interface AppDeps {
@@ -148,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerChatRoutes(api, chat, live);
     registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
     registerAccountRoutes(api, store.credits);
+    registerTaskListRoute(api, store.tasks, links);
+    registerTaskEventsRoute(api, tasks, deps.services.streams, links, live);
   });
   return app;
 }

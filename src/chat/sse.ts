@@ -53,6 +53,11 @@ export class SseWriter {
     return this.write(`data: ${json}\n\n`);
   }
 
+  /** One event of JSON text with an `id:` and (absent: the default `message`) an `event:` name. */
+  sendEvent(json: string, id: number | undefined, event?: string): Promise<void> | undefined {
+    return this.write(`${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}data: ${json}\n\n`);
+  }
+
   /** One `data: <json text>` event, written with the next write (send, ping, done). */
   holdJson(json: string): void {
     this.held += `data: ${json}\n\n`;

@@ -34,6 +34,7 @@ import { CallbackReceiver, callbackUrlOf } from '../tasks/callbacks.js';
 import { TaskRunner } from '../tasks/runner.js';
 import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
+import { TaskStreams } from '../tasks/task-stream.js';
 import { TaskWatch } from '../tasks/task-watch.js';
 import { memoryBackend, openRateLimitBackend } from '../http/rate-limit-backends.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
@@ -119,6 +120,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     })
     : undefined;
   const watch = new TaskWatch(store.tasks, { ...(store.waitSlots && { slots: store.waitSlots }) });
+  const streams = new TaskStreams(store.tasks, { ...(store.waitSlots && { slots: store.waitSlots }) });
   const tasks = new TaskService({
     store: store.tasks,
     keys: store.keys,
@@ -148,10 +150,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits,
-    services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), ...(callbacks && { callbacks }) },
+    services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), streams, ...(callbacks && { callbacks }) },
   });
   app.addHook('onClose', async () => {
     watch.close();
+    streams.close();
     callbacks?.close();
   });
 

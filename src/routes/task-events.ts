@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { SseWriter } from '../chat/sse.js';
+import { AppError, renderErrorBody } from '../errors.js';
+import type { ReplyContext } from '../families/reply-context.js';
+import { queryReply } from '../families/query-reply.js';
+import type { LiveRequests } from '../http/live-requests.js';
+import type { TaskRecord } from '../store/types.js';
+import type { TaskService } from '../tasks/service.js';
+import { isFinished } from '../tasks/states.js';
+import type { TaskStreams } from '../tasks/task-stream.js';
+import { TaskIdParams } from './results.js';
+
+/**
+ * `GET /v1/tasks/{id}/events` (G219-G220): server-sent events, each `id: <n>` and `data: <the
+ * family query body>`: the task's state at once, then one event per status or progress change,
+ * the last one the terminal state's, after which the stream ends. `: ping` comments keep quiet
+ * streams alive. A revoked key, a task deleted meanwhile or the shutdown end the stream with an
+ * `event: error` whose data is the standard error body.
+ */
+export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService, streams: TaskStreams, links: ReplyContext, live: LiveRequests): void {
+  app.get<{ Params: { id: string } }>('/v1/tasks/:id/events', {
+    schema: { tags: ['tasks'], summary: 'A task\'s status stream (server-sent events) up to its terminal state', params: TaskIdParams },
+  }, async (request, reply) => {
+    const first = await tasks.getOwnedTask(request.apiKey, request.params.id);
+    const gone = live.track(reply, request.apiKeyHash);
+    let writer: SseWriter | undefined;
+    let seq = 0;
+    let sent = '';
+    let latest: TaskRecord | undefined = first;
+    let deleted = false;
+    let finish: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => { finish = resolve; });
+    const fail = (err: AppError): void => {
+      writer?.sendEvent(JSON.stringify(renderErrorBody('standard', err)), undefined, 'error');
+      finish();
+    };
+    /** Writes the latest state unless it is the one written last; ends after a terminal state. */
+    const pump = (): void => {
+      if (!writer || writer.isClosed) return;
+      if (deleted) { fail(new AppError('task_not_found', `No task with id ${first.id}`, { param: 'id' })); return; }
+      const task = latest!;
+      const state = `${task.status} ${task.progress}`;
+      if (state === sent) return;
+      sent = state;
+      writer.sendEvent(JSON.stringify(queryReply(task, links)), ++seq);
+      if (isFinished(task.status)) finish();
+    };
+    const onAbort = (): void => {
+      const reason: unknown = gone.signal.reason;
+      if (reason instanceof AppError) fail(reason); else finish();
+    };
+    const sub = await streams.subscribe(first.id, request.apiKey.id, (task) => {
+      if (task) latest = task; else deleted = true;
+      pump();
+    });
+    try {
+      if (!sub) {
+        throw new AppError('rate_limited', `This API key already has ${streams.perKeyBound} status streams open, the most allowed; close one first`, { headers: { 'retry-after': '5' } });
+      }
+      reply.hijack();
+      writer = new SseWriter(reply.raw, streams.heartbeatMs, headersOf(reply));
+      reply.raw.once('close', finish);
+      gone.signal.addEventListener('abort', onAbort, { once: true });
+      if (gone.signal.aborted) onAbort();
+      pump();
+      await finished;
+      return reply;
+    } finally {
+      gone.signal.removeEventListener('abort', onAbort);
+      sub?.close();
+      gone.release();
+      writer?.end();
+    }
+  });
+}
+
+/** Headers already set on the reply (x-request-id), for the hijacked response. */
+function headersOf(reply: FastifyReply): Record<string, string | number | string[]> {
+  const out: Record<string, string | number | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) out[name] = value;
+  return out;
+}

@@ -1,0 +1,48 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ReplyContext } from '../families/reply-context.js';
+import { queryReply } from '../families/query-reply.js';
+import type { TaskStore } from '../store/types.js';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, encodeCursor, taskListQuery } from '../tasks/task-list.js';
+
+const TaskListQuerystring = Type.Object({
+  status: Type.Optional(Type.String({ maxLength: 200, description: 'Only tasks in these statuses: a comma-separated list of queued, processing, completed, failed, cancelled' })),
+  family: Type.Optional(Type.String({ maxLength: 200, description: 'Only tasks of these families: a comma-separated list of pic, clip, reel, motion, videos, model-center' })),
+  model: Type.Optional(Type.String({ maxLength: 128, description: 'Only tasks of this model (exact)' })),
+  created_after: Type.Optional(Type.String({ maxLength: 64, description: 'Only tasks created after this time: Unix seconds, or an ISO-8601 date-time with a time zone' })),
+  limit: Type.Optional(Type.String({ maxLength: 8, description: `Items per page, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT})` })),
+  cursor: Type.Optional(Type.String({ maxLength: 400, description: 'next_cursor of the previous page (with the same filters)' })),
+}, { additionalProperties: false });
+
+/** Items are the family query bodies, which differ per family: described loosely so the serializer keeps every field. */
+const TaskListReply = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(Type.Object({}, { additionalProperties: true, description: 'The task exactly as its family\'s query endpoint answers it' })),
+  has_more: Type.Boolean(),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+/**
+ * `GET /v1/tasks` (G216-G218): the calling key's tasks, newest first, each in its family's query
+ * shape, in pages chained by an opaque cursor (keyset pagination: stable under inserts).
+ */
+export function registerTaskListRoute(app: FastifyInstance, store: TaskStore, links: ReplyContext): void {
+  app.get<{ Querystring: Static<typeof TaskListQuerystring> }>('/v1/tasks', {
+    schema: {
+      tags: ['tasks'], summary: 'The calling key\'s tasks, newest first (cursor pagination)',
+      querystring: TaskListQuerystring, response: { 200: TaskListReply },
+    },
+  }, async (request) => {
+    const { query, limit, digest } = taskListQuery(request.apiKey.id, request.query);
+    const rows = await store.listTasks(query);
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    const last = page[page.length - 1];
+    return {
+      object: 'list' as const,
+      data: page.map((task) => queryReply(task, links)),
+      has_more: hasMore,
+      next_cursor: hasMore && last ? encodeCursor(last.createdAt, last.id, digest) : null,
+    };
+  });
+}

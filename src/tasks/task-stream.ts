@@ -1,0 +1,168 @@
+/**
+ * Status streams (`GET /v1/tasks/{id}/events`, G219-G220): subscribers of one task are told each
+ * new state of it (status or progress), in order. A sibling of the long-poll waiters (TaskWatch),
+ * on the same news: this process's writes and, in a shared store, other processes' writes come
+ * through `watchChanges`; where the store has `changedElsewhere` (SQLite shared by processes) one
+ * shared check every `pollMs` runs while anyone streams. A change is read once for all of its
+ * task's subscribers; reads of one task never overlap (a change during a read reads again after
+ * it), so states arrive in the order they were written. The long-poll path is untouched.
+ *
+ * Streams are bounded in all (this process) and per key, with the long-polls' per-key number:
+ * counted here, and across processes where the store counts slots (G197): a stream holds a slot
+ * that it renews every `slotMs / 2` (a slot of a process that died ends `slotMs` later).
+ */
+import type { TaskRecord, TaskStore, WaitSlots } from '../store/types.js';
+
+export interface TaskStreamsOptions {
+  pollMs?: number;
+  maxStreams?: number;
+  maxStreamsPerKey?: number;
+  slots?: WaitSlots;
+  /** How long a cross-process slot lasts unrenewed, ms. */
+  slotMs?: number;
+  /** A `: ping` comment after this long without an event, ms (default 15 s). */
+  heartbeatMs?: number;
+}
+
+interface Subscriber {
+  taskId: string;
+  keyId: string;
+  /** Told each state read after a change; undefined when the task is gone. */
+  onTask: (task: TaskRecord | undefined) => void;
+}
+
+/** An open subscription; `close()` frees everything it holds (safe to call twice). */
+export interface TaskSubscription {
+  close(): void;
+}
+
+export class TaskStreams {
+  private readonly byTask = new Map<string, Set<Subscriber>>();
+  private readonly perKey = new Map<string, number>();
+  private count = 0;
+  private opening = 0;
+  /** Tasks being read now, and those changed again meanwhile. */
+  private readonly reading = new Set<string>();
+  private readonly again = new Set<string>();
+  private ticker: NodeJS.Timeout | undefined;
+  private readonly unsubscribe: () => void;
+  private readonly pollMs: number;
+  private readonly maxStreams: number;
+  private readonly maxStreamsPerKey: number;
+  private readonly slotMs: number;
+  /** A `: ping` comment after this long without an event, ms. */
+  readonly heartbeatMs: number;
+
+  constructor(private readonly store: TaskStore, private readonly options: TaskStreamsOptions = {}) {
+    this.pollMs = options.pollMs ?? 250;
+    this.maxStreams = options.maxStreams ?? 10_000;
+    this.maxStreamsPerKey = options.maxStreamsPerKey ?? 100;
+    this.slotMs = options.slotMs ?? 60_000;
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.unsubscribe = store.watchChanges((id) => this.changed(id));
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** How many streams one key may have open. */
+  get perKeyBound(): number {
+    return this.maxStreamsPerKey;
+  }
+
+  /** Streams of one key open in this process now. */
+  openFor(keyId: string): number {
+    return this.perKey.get(keyId) ?? 0;
+  }
+
+  /**
+   * Subscribes to task `taskId` of key `keyId`; undefined when a bound is reached. After
+   * subscribing the task is read once, so a change made while the stream opened is not missed.
+   */
+  async subscribe(taskId: string, keyId: string, onTask: (task: TaskRecord | undefined) => void): Promise<TaskSubscription | undefined> {
+    if (this.count + this.opening >= this.maxStreams || this.openFor(keyId) >= this.maxStreamsPerKey) return undefined;
+    let slot: (() => void) | undefined;
+    const slots = this.options.slots;
+    if (slots) {
+      this.opening++;
+      try {
+        slot = await slots.take(keyId, this.maxStreamsPerKey, Date.now() + this.slotMs);
+      } catch {
+        slot = undefined; // the store cannot count slots now: refuse rather than stream unbounded
+      } finally {
+        this.opening--;
+      }
+      if (!slot) return undefined;
+    }
+    const sub: Subscriber = { taskId, keyId, onTask };
+    let set = this.byTask.get(taskId);
+    if (!set) { set = new Set(); this.byTask.set(taskId, set); }
+    set.add(sub);
+    this.perKey.set(keyId, this.openFor(keyId) + 1);
+    this.count++;
+    if (this.store.changedElsewhere) {
+      this.ticker ??= setInterval(() => this.pollElsewhere(), this.pollMs);
+      this.ticker.unref();
+    }
+    let closed = false;
+    // Renewing takes a new slot before dropping the old one: counted against max + 1, since this stream's own slot is among those counted.
+    const renewer = slots && setInterval(() => {
+      slots.take(keyId, this.maxStreamsPerKey + 1, Date.now() + this.slotMs).then((fresh) => {
+        if (!fresh) return; // keep the old slot until it lapses; the stream was admitted
+        if (closed) { fresh(); return; }
+        slot?.();
+        slot = fresh;
+      }, () => undefined);
+    }, this.slotMs / 2);
+    renewer?.unref();
+    this.changed(taskId);
+    return {
+      close: () => {
+        if (closed) return;
+        closed = true;
+        if (renewer) clearInterval(renewer);
+        slot?.();
+        this.remove(sub);
+      },
+    };
+  }
+
+  close(): void {
+    this.unsubscribe();
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+  }
+
+  /** Task `id` may have changed: read it (once for all its subscribers) unless a read is under way, then again after it. */
+  private changed(id: string): void {
+    if (!this.byTask.has(id)) return;
+    if (this.reading.has(id)) { this.again.add(id); return; }
+    this.reading.add(id);
+    void this.store.get(id).then((task) => task, () => null).then((task) => {
+      if (task !== null) for (const sub of [...(this.byTask.get(id) ?? [])]) sub.onTask(task);
+      else this.again.add(id); // the store could not answer: try again with the next news
+      this.reading.delete(id);
+      if (task !== null && this.again.delete(id)) this.changed(id);
+    });
+  }
+
+  private pollElsewhere(): void {
+    if (!this.store.changedElsewhere?.()) return;
+    for (const id of [...this.byTask.keys()]) this.changed(id);
+  }
+
+  private remove(sub: Subscriber): void {
+    const set = this.byTask.get(sub.taskId);
+    if (!set?.delete(sub)) return;
+    if (set.size === 0) { this.byTask.delete(sub.taskId); this.again.delete(sub.taskId); }
+    const n = this.openFor(sub.keyId) - 1;
+    if (n <= 0) this.perKey.delete(sub.keyId); else this.perKey.set(sub.keyId, n);
+    this.count--;
+    if (this.count === 0 && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+    }
+  }
+}
