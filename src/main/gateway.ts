@@ -63,6 +63,8 @@ export interface Gateway {
   app: FastifyInstance;
   /** The in-process worker (`MEDIAGATE_WORKERS=1`), not yet started. */
   runner: TaskRunner | undefined;
+  /** Status streams open in this process (`GET /v1/tasks/{id}/events`). */
+  streams: TaskStreams;
   signer: ResultUrlSigner;
   /** Result files (`storage.results`). */
   blobs: BlobStore;
@@ -161,7 +163,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, signer, blobs, storage, media, channels, tmpDir,
+    config, logger, store, app, runner, streams, signer, blobs, storage, media, channels, tmpDir,
     startBackground() {
       runner?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {

@@ -1,0 +1,146 @@
+/**
+ * `GET /v1/tasks/{id}/events` (G219-G220) on a listening gateway: the state at once, one event per
+ * status or progress change in order, the terminal state last and then the end of the stream;
+ * the owner only (404 otherwise, in the query body); a revoked key's stream ends with an error
+ * event; a client that goes away frees its subscription. Runs on SQLite and (postgres-e2e) on
+ * PostgreSQL. No wall-clock bound is asserted: `within` only turns "never" into a failure.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, hashApiKey } from '../src/auth/keys.js';
+import { openSqliteStore } from '../src/store/sqlite/open.js';
+import type { WaitSlots } from '../src/store/types.js';
+import { claimNextTask, completeTask } from '../src/tasks/states.js';
+import { TaskStreams } from '../src/tasks/task-stream.js';
+import { createHarness, waitFor, type Harness } from './helpers/harness.js';
+import { SseReader } from './helpers/sse-events.js';
+import { newTask } from './store-contract.case.js';
+import { within } from './helpers/within.js';
+
+const GENEROUS_MS = 10_000;
+let h: Harness;
+let url: string;
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+  url = await h.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => { await h.close(); });
+
+async function createPic(key = h.key): Promise<string> {
+  const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(key), payload: { model: 'pic', prompt: 'x' } });
+  expect(res.statusCode).toBe(200);
+  return res.json().id as string;
+}
+const openStream = (id: string, key = h.key): Promise<Response> => fetch(`${url}/v1/tasks/${id}/events`, { headers: h.auth(key) });
+const queryBody = async (id: string) => (await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() })).json();
+const next = (r: SseReader, what: string) => within(r.next(), GENEROUS_MS, what);
+
+describe('GET /v1/tasks/{id}/events', () => {
+  it('the state at once, then each status and progress change in order, the terminal state last; then the stream ends', async () => {
+    const id = await createPic();
+    const res = await openStream(id);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const r = new SseReader(res);
+    const first = await next(r, 'the current state');
+    expect(first).toEqual({ id: '1', data: await queryBody(id) });
+    expect(first!.data.status).toBe('queued');
+
+    const task = (await claimNextTask(h.store.tasks, ['sandbox'], 'w1', 60_000))!;
+    expect(task.id).toBe(id);
+    expect(await next(r, 'processing')).toEqual({ id: '2', data: await queryBody(id) });
+    expect(await h.store.tasks.setProgress(id, 'w1', 40)).toBe(true);
+    expect(await next(r, 'progress 40')).toEqual({ id: '3', data: expect.objectContaining({ status: 'processing', progress: 40 }) });
+    // a write that changes neither status nor progress is no event: the next one is progress 70
+    expect(await h.store.tasks.renewLease(id, 'w1', Date.now() + 60_000)).toBe(true);
+    expect(await h.store.tasks.setProgress(id, 'w1', 70)).toBe(true);
+    expect(await next(r, 'progress 70')).toEqual({ id: '4', data: expect.objectContaining({ status: 'processing', progress: 70 }) });
+    expect(await completeTask(h.store.tasks, task, 'w1', { files: [] }, Date.now() + 3_600_000)).toBeDefined();
+    const last = await next(r, 'the terminal state');
+    expect(last).toEqual({ id: '5', data: await queryBody(id) });
+    expect(last!.data.status).toBe('completed');
+    expect(await within(r.next(), GENEROUS_MS, 'the end of the stream')).toBeUndefined();
+    await waitFor(() => h.gateway.streams.size === 0 || undefined, GENEROUS_MS, 'the subscription to be freed');
+  });
+
+  it('a finished task: its state, then the end', async () => {
+    const id = await createPic();
+    const task = (await claimNextTask(h.store.tasks, ['sandbox'], 'w2', 60_000))!;
+    await completeTask(h.store.tasks, task, 'w2', { files: [] }, Date.now() + 3_600_000);
+    const events = await within(new SseReader(await openStream(id)).rest(), GENEROUS_MS, 'the whole stream');
+    expect(events).toEqual([{ id: '1', data: await queryBody(id) }]);
+  });
+
+  it('another key\'s task and an unknown id are 404 in the query endpoint\'s body', async () => {
+    const id = await createPic();
+    const theirs = await openStream(id, h.otherKey);
+    expect(theirs.status).toBe(404);
+    const query = await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth(h.otherKey) });
+    expect(await theirs.json()).toEqual(query.json());
+    expect((await openStream('task_nope')).status).toBe(404);
+    expect((await fetch(`${url}/v1/tasks/${id}/events`)).status).toBe(401);
+  });
+
+  it('a client that goes away frees its subscription; a revoked key\'s stream ends with an error event', async () => {
+    const id = await createPic();
+    const r = new SseReader(await openStream(id));
+    expect((await next(r, 'the current state'))!.data.status).toBe('queued');
+    const keyId = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!.id;
+    expect(h.gateway.streams.openFor(keyId)).toBe(1);
+    await r.cancel();
+    await waitFor(() => (h.gateway.streams.size === 0 && h.gateway.streams.openFor(keyId) === 0) || undefined, GENEROUS_MS, 'the subscription to be freed');
+
+    const { secret, record } = await createApiKey(h.store.keys, 'to-revoke');
+    const mine = await createPic(secret);
+    const revoked = new SseReader(await openStream(mine, secret));
+    expect((await next(revoked, 'the current state'))!.data.status).toBe('queued');
+    await h.store.keys.revoke(record.id, Date.now());
+    const error = await next(revoked, 'the error event');
+    expect(error).toMatchObject({ event: 'error', data: { error: { code: 'invalid_api_key' } } });
+    expect(await within(revoked.next(), GENEROUS_MS, 'the end of the stream')).toBeUndefined();
+    await waitFor(() => h.gateway.streams.size === 0 || undefined, GENEROUS_MS, 'the subscription to be freed');
+  });
+});
+
+describe('TaskStreams bounds', () => {
+  it('per key (in this process and through the store\'s slots); closing frees the slot; a full key is refused', async () => {
+    const store = openSqliteStore(':memory:');
+    const held = new Map<string, number>();
+    const slots: WaitSlots = {
+      take: async (keyId, max) => {
+        const n = held.get(keyId) ?? 0;
+        if (n >= max) return undefined;
+        held.set(keyId, n + 1);
+        let done = false;
+        return () => { if (!done) { done = true; held.set(keyId, held.get(keyId)! - 1); } };
+      },
+    };
+    const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 2, slots });
+    try {
+      const t = await store.tasks.insert(newTask());
+      const seen: string[] = [];
+      const a = await streams.subscribe(t.id, 'key_a', (task) => seen.push(task!.status));
+      const b = await streams.subscribe(t.id, 'key_a', () => undefined);
+      expect(a && b).toBeTruthy();
+      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
+      expect(held.get('key_a')).toBe(2);
+      const other = await streams.subscribe(t.id, 'key_b', () => undefined);
+      expect(other).toBeDefined();
+      a!.close();
+      a!.close();
+      expect(held.get('key_a')).toBe(1);
+      const c = await streams.subscribe(t.id, 'key_a', () => undefined);
+      expect(c).toBeDefined();
+      // another process holding the key's slots: refused here though this process has room
+      c!.close(); b!.close();
+      held.set('key_a', 2);
+      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
+      other!.close();
+      expect(streams.size).toBe(0);
+      await waitFor(() => seen.length > 0 || undefined, GENEROUS_MS, 'the read after subscribing');
+      expect(seen[0]).toBe('queued');
+    } finally {
+      streams.close();
+      await store.close();
+    }
+  });
+});
