@@ -20,7 +20,7 @@ const GENEROUS_MS = 10_000;
 let h: Harness;
 let url: string;
 beforeAll(async () => {
-  h = await createHarness({ workers: false });
+  h = await createHarness({ workers: false, streamHeartbeatMs: 100 });
   url = await h.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => { await h.close(); });
@@ -101,6 +101,20 @@ describe('GET /v1/tasks/{id}/events', () => {
   });
 });
 
+describe('heartbeat', () => {
+  it('a quiet stream carries `: ping` comments and no event', async () => {
+    const id = await createPic();
+    const r = new SseReader(await openStream(id));
+    expect((await next(r, 'the current state'))!.id).toBe('1');
+    const pinged = waitFor(() => (r.comments.length >= 2 || undefined), GENEROUS_MS, 'two pings');
+    const more = r.next(); // reads on while the pings arrive; nothing changes, so no event comes
+    await pinged;
+    expect(r.comments.every((c) => c === ': ping')).toBe(true);
+    await r.cancel();
+    expect(await more).toBeUndefined();
+  });
+});
+
 describe('TaskStreams bounds', () => {
   it('per key (in this process and through the store\'s slots); closing frees the slot; a full key is refused', async () => {
     const store = openSqliteStore(':memory:');
@@ -109,6 +123,7 @@ describe('TaskStreams bounds', () => {
       take: async (keyId, max) => {
         const n = held.get(keyId) ?? 0;
         if (n >= max) return undefined;
+        expect(keyId).toMatch(/^stream:/); // apart from the key's long-poll slots
         held.set(keyId, n + 1);
         let done = false;
         return () => { if (!done) { done = true; held.set(keyId, held.get(keyId)! - 1); } };
@@ -122,22 +137,52 @@ describe('TaskStreams bounds', () => {
       const b = await streams.subscribe(t.id, 'key_a', () => undefined);
       expect(a && b).toBeTruthy();
       expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
-      expect(held.get('key_a')).toBe(2);
+      expect(held.get('stream:key_a')).toBe(2);
       const other = await streams.subscribe(t.id, 'key_b', () => undefined);
       expect(other).toBeDefined();
       a!.close();
       a!.close();
-      expect(held.get('key_a')).toBe(1);
+      expect(held.get('stream:key_a')).toBe(1);
       const c = await streams.subscribe(t.id, 'key_a', () => undefined);
       expect(c).toBeDefined();
       // another process holding the key's slots: refused here though this process has room
       c!.close(); b!.close();
-      held.set('key_a', 2);
+      held.set('stream:key_a', 2);
       expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
       other!.close();
       expect(streams.size).toBe(0);
       await waitFor(() => seen.length > 0 || undefined, GENEROUS_MS, 'the read after subscribing');
       expect(seen[0]).toBe('queued');
+    } finally {
+      streams.close();
+      await store.close();
+    }
+  });
+
+  it('renews its cross-process slot (a new one before the old is dropped) while open; closed, it holds none', async () => {
+    const store = openSqliteStore(':memory:');
+    const live = new Set<number>();
+    let taken = 0;
+    const slots: WaitSlots = {
+      take: async (_keyId, max) => {
+        if (live.size >= max) return undefined;
+        const n = ++taken;
+        live.add(n);
+        return () => { live.delete(n); };
+      },
+    };
+    const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 1, slots, slotMs: 40 });
+    try {
+      const t = await store.tasks.insert(newTask());
+      const sub = (await streams.subscribe(t.id, 'key_a', () => undefined))!;
+      await waitFor(() => taken >= 4 || undefined, GENEROUS_MS, 'three renewals');
+      expect(live.size).toBe(1);
+      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
+      sub.close();
+      expect(live.size).toBe(0);
+      const after = taken;
+      await new Promise((r) => setTimeout(r, 100)); // renewal timers are gone: no slot is taken any more
+      expect(taken).toBe(after);
     } finally {
       streams.close();
       await store.close();

@@ -52,6 +52,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   reviewMedia?: boolean;
   /** How often the worker looks for work from elsewhere, ms (default 1000). */
   runnerPollMs?: number;
+  /** A status stream's `: ping` after this long without an event, ms (default 15 s). */
+  streamHeartbeatMs?: number;
   /** Default: disk and descriptors of this machine, against `config.minFreeDiskBytes`. */
   resources?: ResourceMonitor;
 }
@@ -122,7 +124,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     })
     : undefined;
   const watch = new TaskWatch(store.tasks, { ...(store.waitSlots && { slots: store.waitSlots }) });
-  const streams = new TaskStreams(store.tasks, { ...(store.waitSlots && { slots: store.waitSlots }) });
+  const streams = new TaskStreams(store.tasks, {
+    ...(store.waitSlots && { slots: store.waitSlots }),
+    ...(options.streamHeartbeatMs !== undefined && { heartbeatMs: options.streamHeartbeatMs }),
+  });
   const tasks = new TaskService({
     store: store.tasks,
     keys: store.keys,

@@ -7,9 +7,10 @@
  * task's subscribers; reads of one task never overlap (a change during a read reads again after
  * it), so states arrive in the order they were written. The long-poll path is untouched.
  *
- * Streams are bounded in all (this process) and per key, with the long-polls' per-key number:
- * counted here, and across processes where the store counts slots (G197): a stream holds a slot
- * that it renews every `slotMs / 2` (a slot of a process that died ends `slotMs` later).
+ * Streams are bounded in all (this process) and per key, with the long-polls' per-key number but
+ * counted apart from them: here, and across processes where the store counts slots (G197, under
+ * `stream:<key id>`): a stream holds a slot that it renews every `slotMs / 2` (a slot of a process
+ * that died ends `slotMs` later).
  */
 import type { TaskRecord, TaskStore, WaitSlots } from '../store/types.js';
 
@@ -85,10 +86,11 @@ export class TaskStreams {
     if (this.count + this.opening >= this.maxStreams || this.openFor(keyId) >= this.maxStreamsPerKey) return undefined;
     let slot: (() => void) | undefined;
     const slots = this.options.slots;
+    const slotKey = `stream:${keyId}`; // counted apart from the key's long-poll slots
     if (slots) {
       this.opening++;
       try {
-        slot = await slots.take(keyId, this.maxStreamsPerKey, Date.now() + this.slotMs);
+        slot = await slots.take(slotKey, this.maxStreamsPerKey, Date.now() + this.slotMs);
       } catch {
         slot = undefined; // the store cannot count slots now: refuse rather than stream unbounded
       } finally {
@@ -109,7 +111,7 @@ export class TaskStreams {
     let closed = false;
     // Renewing takes a new slot before dropping the old one: counted against max + 1, since this stream's own slot is among those counted.
     const renewer = slots && setInterval(() => {
-      slots.take(keyId, this.maxStreamsPerKey + 1, Date.now() + this.slotMs).then((fresh) => {
+      slots.take(slotKey, this.maxStreamsPerKey + 1, Date.now() + this.slotMs).then((fresh) => {
         if (!fresh) return; // keep the old slot until it lapses; the stream was admitted
         if (closed) { fresh(); return; }
         slot?.();

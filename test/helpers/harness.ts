@@ -56,6 +56,8 @@ export interface HarnessOptions {
   /** Chat providers (default: the sandbox at the configured rate, unlimited in tests) and their model routes. */
   chatProviders?: ChatProvider[];
   chatRoutes?: Record<string, string>;
+  /** A status stream's `: ping` after this long without an event, ms (default 15 s). */
+  streamHeartbeatMs?: number;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -83,6 +85,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.channelClock && { channelClock: options.channelClock }),
     ...(options.chatProviders && { chat: { providers: options.chatProviders, ...(options.chatRoutes && { routes: options.chatRoutes }) } }),
     ...(options.reviewMedia === false && { reviewMedia: false }),
+    ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
   });
   gateway.runner?.start();
   const { app, store, runner, signer, blobs } = gateway;
