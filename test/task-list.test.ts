@@ -129,7 +129,7 @@ describe('GET /v1/tasks', () => {
       ['?status=done', 'status'], ['?status=queued,,failed', 'status'], ['?family=image', 'family'],
       ['?created_after=yesterday', 'created_after'], ['?created_after=2026-01-01', 'created_after'], ['?created_after=-5', 'created_after'],
       ['?cursor=%25%25', 'cursor'], ['?cursor=abc', 'cursor'], [`?cursor=${tampered}`, 'cursor'],
-      [`?cursor=${cursor}&status=queued`, 'cursor'], ['?colour=red', 'colour'], ['?model=', 'model'],
+      [`?cursor=${cursor}&status=queued`, 'cursor'], ['?colour=red', 'colour'], ['?model=', 'model'], ['?limit=1&limit=2', 'limit'],
     ];
     for (const [query, param] of cases) {
       const res = await list(query);
