@@ -5,13 +5,16 @@
  * event; a client that goes away frees its subscription. Runs on SQLite and (postgres-e2e) on
  * PostgreSQL. No wall-clock bound is asserted: `within` only turns "never" into a failure.
  */
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, hashApiKey } from '../src/auth/keys.js';
 import { openSqliteStore } from '../src/store/sqlite/open.js';
 import type { WaitSlots } from '../src/store/types.js';
 import { claimNextTask, completeTask } from '../src/tasks/states.js';
+import { ElsewhereChanges } from '../src/tasks/elsewhere.js';
 import { TaskStreams } from '../src/tasks/task-stream.js';
-import { createHarness, waitFor, type Harness } from './helpers/harness.js';
+import { TaskWatch } from '../src/tasks/task-watch.js';
+import { createHarness, tempDir, waitFor, type Harness } from './helpers/harness.js';
 import { SseReader } from './helpers/sse-events.js';
 import { newTask } from './store-contract.case.js';
 import { within } from './helpers/within.js';
@@ -186,6 +189,33 @@ describe('TaskStreams bounds', () => {
     } finally {
       streams.close();
       await store.close();
+    }
+  });
+});
+
+describe('a SQLite file shared with another process', () => {
+  it('a long-poll waiter and a stream of this process both learn of the other connection\'s write (one shared look at changedElsewhere)', async () => {
+    const file = path.join(tempDir(), 'mediagate.db');
+    const here = openSqliteStore(file);
+    const there = openSqliteStore(file); // another connection: its writes reach `here` only through data_version
+    const elsewhere = new ElsewhereChanges(here.tasks, 20);
+    const watch = new TaskWatch(here.tasks, { elsewhere });
+    const streams = new TaskStreams(here.tasks, { elsewhere });
+    try {
+      const t = await here.tasks.insert(newTask());
+      const statuses: string[] = [];
+      const sub = (await streams.subscribe(t.id, 'key_a', (task) => statuses.push(task!.status)))!;
+      await waitFor(() => statuses.length > 0 || undefined, GENEROUS_MS, 'the first read');
+      const released = watch.waitForChange(t.id, 'queued', 'key_a', 60_000, new AbortController().signal);
+      expect(await there.tasks.claimNext(['sandbox'], 'w-there', Date.now(), Date.now() + 60_000)).toBeDefined();
+      await within(released, GENEROUS_MS, 'the long-poll waiter to be released');
+      await waitFor(() => statuses.includes('processing') || undefined, GENEROUS_MS, 'the stream to see processing');
+      sub.close();
+    } finally {
+      watch.close();
+      streams.close();
+      await there.close();
+      await here.close();
     }
   });
 });

@@ -34,6 +34,7 @@ import { CallbackReceiver, callbackUrlOf } from '../tasks/callbacks.js';
 import { TaskRunner } from '../tasks/runner.js';
 import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
+import { ElsewhereChanges } from '../tasks/elsewhere.js';
 import { TaskStreams } from '../tasks/task-stream.js';
 import { TaskWatch } from '../tasks/task-watch.js';
 import { memoryBackend, openRateLimitBackend } from '../http/rate-limit-backends.js';
@@ -123,9 +124,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
     })
     : undefined;
-  const watch = new TaskWatch(store.tasks, { ...(store.waitSlots && { slots: store.waitSlots }) });
+  // long-polls and streams share the one look at other processes' writes (changedElsewhere answers once)
+  const elsewhere = new ElsewhereChanges(store.tasks);
+  const watch = new TaskWatch(store.tasks, { elsewhere, ...(store.waitSlots && { slots: store.waitSlots }) });
   const streams = new TaskStreams(store.tasks, {
-    ...(store.waitSlots && { slots: store.waitSlots }),
+    elsewhere, ...(store.waitSlots && { slots: store.waitSlots }),
     ...(options.streamHeartbeatMs !== undefined && { heartbeatMs: options.streamHeartbeatMs }),
   });
   const tasks = new TaskService({

@@ -3,7 +3,7 @@
  * new state of it (status or progress), in order. A sibling of the long-poll waiters (TaskWatch),
  * on the same news: this process's writes and, in a shared store, other processes' writes come
  * through `watchChanges`; where the store has `changedElsewhere` (SQLite shared by processes) one
- * shared check every `pollMs` runs while anyone streams. A change is read once for all of its
+ * shared check (ElsewhereChanges, with the long-poll waiters) runs while anyone streams. A change is read once for all of its
  * task's subscribers; reads of one task never overlap (a change during a read reads again after
  * it), so states arrive in the order they were written. The long-poll path is untouched.
  *
@@ -13,6 +13,7 @@
  * that died ends `slotMs` later).
  */
 import type { TaskRecord, TaskStore, WaitSlots } from '../store/types.js';
+import { ElsewhereChanges } from './elsewhere.js';
 
 export interface TaskStreamsOptions {
   pollMs?: number;
@@ -23,6 +24,8 @@ export interface TaskStreamsOptions {
   slotMs?: number;
   /** A `: ping` comment after this long without an event, ms (default 15 s). */
   heartbeatMs?: number;
+  /** The process's one look at other processes' writes, shared with the long-poll waiters (default: one of its own, every `pollMs`). */
+  elsewhere?: ElsewhereChanges;
 }
 
 interface Subscriber {
@@ -45,7 +48,8 @@ export class TaskStreams {
   /** Tasks being read now, and those changed again meanwhile. */
   private readonly reading = new Set<string>();
   private readonly again = new Set<string>();
-  private ticker: NodeJS.Timeout | undefined;
+  private stopElsewhere: (() => void) | undefined;
+  private readonly elsewhere: ElsewhereChanges;
   private readonly unsubscribe: () => void;
   private readonly pollMs: number;
   private readonly maxStreams: number;
@@ -56,6 +60,7 @@ export class TaskStreams {
 
   constructor(private readonly store: TaskStore, private readonly options: TaskStreamsOptions = {}) {
     this.pollMs = options.pollMs ?? 250;
+    this.elsewhere = options.elsewhere ?? new ElsewhereChanges(store, this.pollMs);
     this.maxStreams = options.maxStreams ?? 10_000;
     this.maxStreamsPerKey = options.maxStreamsPerKey ?? 100;
     this.slotMs = options.slotMs ?? 60_000;
@@ -104,10 +109,7 @@ export class TaskStreams {
     set.add(sub);
     this.perKey.set(keyId, this.openFor(keyId) + 1);
     this.count++;
-    if (this.store.changedElsewhere) {
-      this.ticker ??= setInterval(() => this.pollElsewhere(), this.pollMs);
-      this.ticker.unref();
-    }
+    this.stopElsewhere ??= this.elsewhere.observe(() => this.pollElsewhere());
     let closed = false;
     // Renewing takes a new slot before dropping the old one: counted against max + 1, since this stream's own slot is among those counted.
     const renewer = slots && setInterval(() => {
@@ -133,8 +135,8 @@ export class TaskStreams {
 
   close(): void {
     this.unsubscribe();
-    if (this.ticker) clearInterval(this.ticker);
-    this.ticker = undefined;
+    this.stopElsewhere?.();
+    this.stopElsewhere = undefined;
   }
 
   /** Task `id` may have changed: read it (once for all its subscribers) unless a read is under way, then again after it. */
@@ -144,14 +146,13 @@ export class TaskStreams {
     this.reading.add(id);
     void this.store.get(id).then((task) => task, () => null).then((task) => {
       if (task !== null) for (const sub of [...(this.byTask.get(id) ?? [])]) sub.onTask(task);
-      else this.again.add(id); // the store could not answer: try again with the next news
       this.reading.delete(id);
-      if (task !== null && this.again.delete(id)) this.changed(id);
+      if (task === null) setTimeout(() => this.changed(id), this.pollMs).unref(); // the store could not answer: read again shortly
+      else if (this.again.delete(id)) this.changed(id);
     });
   }
 
   private pollElsewhere(): void {
-    if (!this.store.changedElsewhere?.()) return;
     for (const id of [...this.byTask.keys()]) this.changed(id);
   }
 
@@ -162,9 +163,9 @@ export class TaskStreams {
     const n = this.openFor(sub.keyId) - 1;
     if (n <= 0) this.perKey.delete(sub.keyId); else this.perKey.set(sub.keyId, n);
     this.count--;
-    if (this.count === 0 && this.ticker) {
-      clearInterval(this.ticker);
-      this.ticker = undefined;
+    if (this.count === 0 && this.stopElsewhere) {
+      this.stopElsewhere();
+      this.stopElsewhere = undefined;
     }
   }
 }

@@ -2,13 +2,14 @@
  * Long-poll waiters (`?wait=N` on the query paths): a waiter is released as soon as its task's
  * status differs from the one it saw, at its deadline, or when its client goes away. Changes made
  * through this process's store are seen at once (`watchChanges`); changes by other processes are
- * noticed by one shared check every `pollMs` (`changedElsewhere`, a single cheap SQLite read) where
- * the store has it (a store without it reports other processes' writes through `watchChanges`), so
+ * noticed by one shared check every `pollMs` (`changedElsewhere`, a single cheap SQLite read, made
+ * once for the whole process by ElsewhereChanges) where the store has it (a store without it reports other processes' writes through `watchChanges`), so
  * a waiter costs a map entry and a timer, not reads. Waiters are bounded in all (this process's
  * memory) and per key: in this process, or across every process where the store counts long-poll
  * slots (G197). Past a bound a query simply answers at once.
  */
 import type { TaskStatus, TaskStore, WaitSlots } from '../store/types.js';
+import { ElsewhereChanges } from './elsewhere.js';
 
 interface Waiter {
   id: string;
@@ -24,6 +25,8 @@ export interface TaskWatchOptions {
   maxWaitersPerKey?: number;
   /** Counts each key's waiters across processes (the per-key bound then holds cluster-wide). */
   slots?: WaitSlots;
+  /** The process's one look at other processes' writes, shared with the status streams (default: one of its own, every `pollMs`). */
+  elsewhere?: ElsewhereChanges;
 }
 
 export class TaskWatch {
@@ -32,15 +35,15 @@ export class TaskWatch {
   private count = 0;
   /** Slots being taken from the store now: counted against the process's bound meanwhile. */
   private taking = 0;
-  private ticker: NodeJS.Timeout | undefined;
+  private stopElsewhere: (() => void) | undefined;
+  private readonly elsewhere: ElsewhereChanges;
   private readonly unsubscribe: () => void;
-  private readonly pollMs: number;
   private readonly maxWaiters: number;
   private readonly maxWaitersPerKey: number;
   private readonly slots: WaitSlots | undefined;
 
   constructor(private readonly store: TaskStore, options: TaskWatchOptions = {}) {
-    this.pollMs = options.pollMs ?? 250;
+    this.elsewhere = options.elsewhere ?? new ElsewhereChanges(store, options.pollMs ?? 250);
     this.maxWaiters = options.maxWaiters ?? 10_000;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? 100;
     this.slots = options.slots;
@@ -109,10 +112,7 @@ export class TaskWatch {
       set.add(waiter);
       this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + 1);
       this.count++;
-      if (this.store.changedElsewhere) {
-        this.ticker ??= setInterval(() => this.pollElsewhere(), this.pollMs);
-        this.ticker.unref();
-      }
+      this.stopElsewhere ??= this.elsewhere.observe(() => this.pollElsewhere());
     });
   }
 
@@ -134,7 +134,6 @@ export class TaskWatch {
   }
 
   private pollElsewhere(): void {
-    if (!this.store.changedElsewhere?.()) return;
     for (const id of [...this.byTask.keys()]) this.check(id);
   }
 
@@ -145,9 +144,9 @@ export class TaskWatch {
     const n = (this.perKey.get(w.keyId) ?? 1) - 1;
     if (n === 0) this.perKey.delete(w.keyId); else this.perKey.set(w.keyId, n);
     this.count--;
-    if (this.count === 0 && this.ticker) {
-      clearInterval(this.ticker);
-      this.ticker = undefined;
+    if (this.count === 0 && this.stopElsewhere) {
+      this.stopElsewhere();
+      this.stopElsewhere = undefined;
     }
     return true;
   }
