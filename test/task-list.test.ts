@@ -139,4 +139,10 @@ describe('GET /v1/tasks', () => {
     expect((await list(`?limit=2&cursor=${cursor}`)).statusCode).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: '/v1/tasks' })).statusCode).toBe(401);
   });
+
+  it('the OpenAPI document lists both endpoints, the list with its reply schema', async () => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.paths['/v1/tasks'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty('next_cursor');
+    expect(doc.paths['/v1/tasks/{id}/events']).toHaveProperty('get');
+  });
 });
