@@ -29,6 +29,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks.js';
 import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { ResourceMonitor } from './resources.js';
 import type { Store } from './store/types.js';
 import type { IdempotencyService } from './tasks/idempotency.js';
@@ -148,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerChatRoutes(api, chat, live);
     registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
     registerAccountRoutes(api, store.credits);
+    registerWebhookRoutes(api, store.webhooks, tasks);
   });
   return app;
 }
