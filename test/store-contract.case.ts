@@ -17,6 +17,7 @@ import { lookupsTogetherContract } from './store-contract-lookups.case.js';
 import { taskLeasesContract } from './store-contract-task-leases.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
+import { webhooksContract } from './store-contract-webhooks.case.js';
 
 export { newTask } from './store-contract-helpers.js';
 export type { OpenStore, StoreContractOptions } from './store-contract-helpers.js';
@@ -31,6 +32,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     lookupsTogetherContract(open);
     usageStoreContract(open);
     creditsContract(open);
+    webhooksContract(open);
     storeContract(open, options);
   });
 }

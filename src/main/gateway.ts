@@ -65,6 +65,8 @@ export interface Gateway {
   app: FastifyInstance;
   /** The in-process worker (`MEDIAGATE_WORKERS=1`), not yet started. */
   runner: TaskRunner | undefined;
+  /** The webhook delivery worker, in processes that run tasks (G211), not yet started. */
+  deliveries: DeliveryWorker | undefined;
   signer: ResultUrlSigner;
   /** Result files (`storage.results`). */
   blobs: BlobStore;
@@ -172,7 +174,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, signer, blobs, storage, media, channels, tmpDir,
+    config, logger, store, app, runner, deliveries, signer, blobs, storage, media, channels, tmpDir,
     startBackground() {
       runner?.start();
       deliveries?.start();

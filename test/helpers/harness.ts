@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { BlobStore } from '../../src/media/blob-store.js';
 import { FsBlobStore } from '../../src/media/fs-blob-store.js';
 import type { ResultUrlSigner } from '../../src/media/signed-url.js';
-import { createGateway, type Gateway } from '../../src/main/gateway.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/main/gateway.js';
 import type { BreakerSettings, RouteCandidate } from '../../src/providers/channels.js';
 import type { Provider } from '../../src/providers/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
@@ -56,6 +56,8 @@ export interface HarnessOptions {
   /** Chat providers (default: the sandbox at the configured rate, unlimited in tests) and their model routes. */
   chatProviders?: ChatProvider[];
   chatRoutes?: Record<string, string>;
+  /** The webhook delivery worker's settings over the configured ones, and its name resolution (it reads the outbox every 50 ms). */
+  webhooks?: GatewayOptions['webhooks'];
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -77,6 +79,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const gateway = await createGateway(config, {
     store: harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:'),
     runnerPollMs: 50,
+    webhooks: { pollMs: 50, ...options.webhooks },
     ...(options.providers && { providers: options.providers }),
     ...(options.routes && { routes: options.routes }),
     ...(options.breaker && { breaker: options.breaker }),
@@ -85,6 +88,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.reviewMedia === false && { reviewMedia: false }),
   });
   gateway.runner?.start();
+  gateway.deliveries?.start();
   const { app, store, runner, signer, blobs } = gateway;
   const key = (await createApiKey(store.keys, 'alice')).secret;
   const otherKey = (await createApiKey(store.keys, 'bob')).secret;
