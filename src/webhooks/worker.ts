@@ -19,8 +19,8 @@ import { afterFailure } from './schedule.js';
 import { newWebhookSecret, signatureHeader } from './signing.js';
 
 export const USER_AGENT = 'mediagate-webhooks/1';
-/** A lease outlives the attempt's own bound by this much before another worker may take the delivery over. */
-const LEASE_MARGIN_MS = 30_000;
+/** A delivery's lease: twice the attempt's own bound and 5 s more; then another worker may take it over (its process died). */
+const leaseMs = (timeoutMs: number): number => 2 * timeoutMs + 5000;
 
 export interface DeliveryWorkerDeps {
   webhooks: WebhookStore;
@@ -88,7 +88,7 @@ export class DeliveryWorker {
     try {
       if (room > 0) {
         const now = Date.now();
-        const due = await this.deps.webhooks.claimDue(this.workerId, now, now + this.deps.settings.timeoutMs + LEASE_MARGIN_MS, room);
+        const due = await this.deps.webhooks.claimDue(this.workerId, now, now + leaseMs(this.deps.settings.timeoutMs), room);
         claimed = due.length;
         for (const delivery of due) {
           const run = this.deliver(delivery)
