@@ -7,8 +7,12 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres/index.js';
-import { migrate as migratePostgres, SCHEMA_VERSION as POSTGRES_VERSION } from '../src/store/postgres/migrations.js';
-import { migrate as migrateSqlite, SCHEMA_VERSION as SQLITE_VERSION } from '../src/store/sqlite/migrations.js';
+import { migrate as migratePostgres } from '../src/store/postgres/migrations.js';
+import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js';
+
+/** The schema versions just before the credits migration (G200): later migrations come after it. */
+const SQLITE_BEFORE_CREDITS = 8;
+const POSTGRES_BEFORE_CREDITS = 3;
 import { openSqliteStore } from '../src/store/sqlite/open.js';
 import type { Store } from '../src/store/types.js';
 import { tempDir } from './helpers/harness.js';
@@ -32,7 +36,7 @@ describe('credits migration', () => {
   it('SQLite: every existing key gets an account', async () => {
     const file = path.join(tempDir(), 'mediagate.db');
     const db = new Database(file);
-    migrateSqlite(db, SQLITE_VERSION - 1);
+    migrateSqlite(db, SQLITE_BEFORE_CREDITS);
     for (const [id, name, hash] of KEYS) db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(id, name, 'mg_xxxxx', hash, 1);
     db.exec(TASK);
     db.close();
@@ -49,7 +53,7 @@ describe('credits migration', () => {
     const url = await database.empty();
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      await migratePostgres(pool, POSTGRES_VERSION - 1);
+      await migratePostgres(pool, POSTGRES_BEFORE_CREDITS);
       for (const [id, name, hash] of KEYS) await pool.query('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)', [id, name, 'mg_xxxxx', hash, 1]);
       await pool.query(TASK);
     } finally {
