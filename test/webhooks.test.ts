@@ -187,6 +187,19 @@ describe('webhooks: callback_url and the key default', () => {
   });
 });
 
+describe('webhooks: the OpenAPI document', () => {
+  it('describes callback_url on the create bodies and the replies of the webhook endpoints', async () => {
+    await setUp();
+    const doc = json(await h!.app.inject({ method: 'GET', url: '/openapi.json' }));
+    for (const path of ['/v1/pic/images', '/v1/videos/videos', '/v2/model-center/tasks']) {
+      expect(doc.paths[path].post.requestBody.content['application/json'].schema.properties.callback_url.description, path).toMatch(/POSTed, signed/);
+    }
+    const list = doc.paths['/v1/tasks/{id}/deliveries'].get.responses['200'].content['application/json'].schema;
+    expect(list.properties.data.items.properties.attempts.items.required).toEqual(['at', 'status_code', 'error', 'duration_ms']);
+    expect(doc.paths['/v1/webhooks/secret/rotate'].post.responses['200'].content['application/json'].schema.properties.key.type).toBe('string');
+  });
+});
+
 describe('webhooks: private addresses in production mode (MEDIAGATE_ALLOW_PRIVATE_URLS=0)', () => {
   it('a loopback literal is a 400 at submit; a name resolving to loopback is refused at delivery, never reached', async () => {
     await setUp({ env: { MEDIAGATE_ALLOW_PRIVATE_URLS: '0' } });
