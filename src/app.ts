@@ -31,6 +31,7 @@ import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
 import { registerResultRoutes } from './routes/results.js';
 import { registerTaskEventsRoute } from './routes/task-events.js';
 import { registerTaskListRoute } from './routes/tasks.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { ResourceMonitor } from './resources.js';
 import type { Store } from './store/types.js';
 import type { IdempotencyService } from './tasks/idempotency.js';
@@ -155,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAccountRoutes(api, store.credits);
     registerTaskListRoute(api, store.tasks, links);
     registerTaskEventsRoute(api, tasks, deps.services.streams, links, live);
+    registerWebhookRoutes(api, store.webhooks, tasks);
   });
   return app;
 }

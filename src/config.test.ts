@@ -50,6 +50,10 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_S3_FORCE_PATH_STYLE: ['1', { s3: expect.objectContaining({ forcePathStyle: true }) }],
   MEDIAGATE_S3_PREFIX: ['envs/prod', { s3: expect.objectContaining({ prefix: 'envs/prod/' }) }],
   MEDIAGATE_FILES_REDIRECT: ['1', { filesRedirect: true }],
+  MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: ['3', { webhooks: expect.objectContaining({ timeoutMs: 3000 }) }],
+  MEDIAGATE_WEBHOOK_RETRY_SECONDS: ['2', { webhooks: expect.objectContaining({ firstRetryMs: 2000 }) }],
+  MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: ['600', { webhooks: expect.objectContaining({ maxRetryMs: 600_000 }) }],
+  MEDIAGATE_WEBHOOK_RETRY_HOURS: ['48', { webhooks: expect.objectContaining({ retryForMs: 48 * 3_600_000 }) }],
   MEDIAGATE_ROLE: ['api', { role: 'api', workers: false }],
   MEDIAGATE_DATABASE_URL: ['postgres://mg:pw@db.internal:5432/mediagate', { databaseUrl: 'postgres://mg:pw@db.internal:5432/mediagate' }],
   MEDIAGATE_CHAT_UPSTREAM_URL: ['http://127.0.0.1:9/v1', { chatUpstreams: [expect.objectContaining({ name: 'env', baseUrl: 'http://127.0.0.1:9/v1' })] }],
@@ -96,6 +100,12 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${name}: `));
     if (value.includes('secret')) expect(() => loadConfig(env)).not.toThrow(/secret/);
+  });
+
+  it('webhooks (G211, G212): 15 s attempts, 5 s doubling to 1 h for 24 h; the longest wait cannot be below the first', () => {
+    expect(loadConfig({}).webhooks).toEqual({ timeoutMs: 15_000, firstRetryMs: 5000, maxRetryMs: 3_600_000, retryForMs: 86_400_000 });
+    expect(() => loadConfig({ MEDIAGATE_WEBHOOK_RETRY_SECONDS: '60', MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: '30' })).toThrow(/MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: must be between 60 and 86400/);
+    expect(() => loadConfig({ MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: '0' })).toThrow(/MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS/);
   });
 
   it('roles (G163): api never runs workers, worker always does; a worker told to run none, or an unknown role, stops the start', () => {

@@ -101,6 +101,30 @@ export interface Config {
   filesRedirect: boolean;
   /** Credits (G200-G205): prices, holds and the ledger are always kept; `enforce` refuses what an account cannot pay (402). */
   credits: CreditsSettings;
+  /** Caller webhook deliveries (G211, G212). */
+  webhooks: WebhookSettings;
+}
+
+/** How webhook deliveries are attempted and retried (G211, G212), ms. */
+export interface WebhookSettings {
+  /** `MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS` (15): bound on one attempt, connect to the answer's excerpt. */
+  timeoutMs: number;
+  /** `MEDIAGATE_WEBHOOK_RETRY_SECONDS` (5): the wait after the first failed attempt; it doubles after each. */
+  firstRetryMs: number;
+  /** `MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS` (3600): the longest wait between attempts. */
+  maxRetryMs: number;
+  /** `MEDIAGATE_WEBHOOK_RETRY_HOURS` (24): a delivery still failing this long after it was queued is given up. */
+  retryForMs: number;
+}
+
+function webhookSetting(env: Env): WebhookSettings {
+  const firstRetry = intSetting(env, 'MEDIAGATE_WEBHOOK_RETRY_SECONDS', 5, 1, 3600);
+  return {
+    timeoutMs: intSetting(env, 'MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 60) * 1000,
+    firstRetryMs: firstRetry * 1000,
+    maxRetryMs: intSetting(env, 'MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS', 3600, firstRetry, 86_400) * 1000,
+    retryForMs: intSetting(env, 'MEDIAGATE_WEBHOOK_RETRY_HOURS', 24, 1, 720) * 3_600_000,
+  };
 }
 
 export interface CreditsSettings {
@@ -397,5 +421,6 @@ export function loadConfig(env: Env = process.env): Config {
     s3: s3Setting(env),
     filesRedirect: boolSetting(env, 'MEDIAGATE_FILES_REDIRECT', false),
     credits: creditsSetting(env),
+    webhooks: webhookSetting(env),
   };
 }

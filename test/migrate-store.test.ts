@@ -81,10 +81,13 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const carol = (await store.keys.findActiveByHash(hashApiKey(secrets.carol)))!;
     await store.keys.setRateLimits(alice.id, { submitRate: 7, queryRate: 70 });
     await store.keys.revoke(carol.id, Date.now());
+    await store.keys.setWebhookUrl(alice.id, 'https://hooks.example.com/alice');
+    await store.webhooks.secrets(alice.id, 'whsec_b2xkb2xkb2xkb2xkb2xkb2xkb2xkb2xk');
+    await store.webhooks.rotateSecret(alice.id, 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3', Date.now());
     const template = done[0]!;
-    const add = async (): Promise<TaskRecord> => store.tasks.insert({
+    const add = async (callbackUrl?: string): Promise<TaskRecord> => store.tasks.insert({
       id: newTaskId(), ownerKeyId: alice.id, family: template.family, form: template.form, model: template.model,
-      provider: template.provider, request: template.request, amount: template.amount, createdAt: Date.now(),
+      provider: template.provider, request: template.request, amount: template.amount, createdAt: Date.now(), ...(callbackUrl && { callbackUrl }),
     });
     const claim = async (now = Date.now()): Promise<TaskRecord> => (await claimNextTask(store.tasks, [template.provider], 'old-worker', 60_000, now))!;
     const later = Date.now() + 3_600_000;
@@ -93,7 +96,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const processing = await claim(Date.now() - 3_600_000);
     await add();
     const checking = (await saveUpstreamRef(store.tasks, await claim(), 'old-worker', { generation: 0, provider: template.provider, ref: { id: 'up-42' }, startedAt: Date.now(), checkFailures: 0 }, later))!;
-    await add();
+    await add('https://hooks.example.com/failed'); // its failure queues a webhook delivery (G210)
     const failed = (await failTask(store.tasks, await claim(), 'old-worker', 'upstream said no', later))!;
     const cancelled = (await cancelTask(store.tasks, await add(), later))!;
     const queued = await add();
@@ -122,7 +125,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const lines = run.stdout.trim().split('\n');
     expect(lines).toContain('tasks: 7 rows');
     expect(lines).toContain('api_keys: 3 rows');
-    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, accounts 3, ledger \d+, tasks 7, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2$/);
+    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, accounts 3, ledger \d+, tasks 7, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2$/);
 
     // raw rows: the same in both databases, column by column
     const sqlite = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });

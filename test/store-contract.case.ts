@@ -18,6 +18,7 @@ import { taskLeasesContract } from './store-contract-task-leases.case.js';
 import { taskListContract } from './store-contract-task-list.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
+import { webhooksContract } from './store-contract-webhooks.case.js';
 
 export { newTask } from './store-contract-helpers.js';
 export type { OpenStore, StoreContractOptions } from './store-contract-helpers.js';
@@ -33,6 +34,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     lookupsTogetherContract(open);
     usageStoreContract(open);
     creditsContract(open);
+    webhooksContract(open);
     storeContract(open, options);
   });
 }

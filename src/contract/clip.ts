@@ -4,7 +4,7 @@ import { findModel, priceTask } from './catalog.js';
 import { mediaRefs, refsOf, type MediaRef } from './media-refs.js';
 import { videoOutput } from './output.js';
 import { assertExclusive, assertGroupsExclusive, assertOneOf, assertRequires } from './rules.js';
-import { IntegerLike, MediaUrl, StringEnum, toInteger } from './schema-helpers.js';
+import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 /** Form A model (`{api_base_url}/clip/videos`); also the model when `model` is missing (decisions.md #2). */
@@ -45,6 +45,7 @@ const ReferenceList = (description: string) =>
  * of either form with its type and values; which form applies is decided by `model` in the plan.
  */
 export const ClipCreateBody = Type.Object({
+  callback_url: CallbackUrlField(),
   model: Type.Optional(StringEnum(CLIP_MODELS, { description: 'Form A: clip3.1-fast (default); Form B: the four clip_3_1_* models' })),
   prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the video' }),
   size: Type.Optional(StringEnum(CLIP_SIZES, { description: 'Form A only: 1280x720 (default) or 720x1280; exclusive with aspect_ratio' })),

@@ -6,7 +6,7 @@ import { findModelCenterModel, MODEL_CENTER_MODELS, suggestModelCenterModel, typ
 import { planSdTask, SD_ASPECT_RATIOS, SD_MODELS, sdThenSchema } from './model-center-sd.js';
 import { IMAGE_LONG_SIDE, sizeForAspect, videoOutput, type ImageResolution, type OutputSpec } from './output.js';
 import { assertRange } from './rules.js';
-import { IntegerLike, MediaUrl, toInteger } from './schema-helpers.js';
+import { IntegerLike, MediaUrl, toInteger, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 const urlList = (what: string) => Type.Optional(Type.Array(MediaUrl(`${what} URL`), { description: `${what} (http(s) URLs)` }));
@@ -17,6 +17,7 @@ const urlList = (what: string) => Type.Optional(Type.Array(MediaUrl(`${what} URL
  * other field is kept and passed on to the provider (decisions.md #11).
  */
 export const ModelCenterCreateBody = Type.Object({
+  callback_url: CallbackUrlField(),
   model: Type.String({ minLength: 1, maxLength: 200, description: 'Model ID (not a display name)' }),
   prompt: Type.String({ minLength: 1, description: 'Text describing the result' }),
   image_urls: urlList('reference images'),

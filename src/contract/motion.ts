@@ -5,7 +5,7 @@ import { mediaRefs, type MediaRef } from './media-refs.js';
 import { motionPromptProblem } from './motion-prompt.js';
 import { videoOutput } from './output.js';
 import { assertRange } from './rules.js';
-import { IntegerLike, MediaUrl, StringEnum, toInteger } from './schema-helpers.js';
+import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 /** The 1.5 pro models: billed per second, audio, duration 4-12 or -1, resolution from the name. */
@@ -58,6 +58,7 @@ const MotionContentItem = Type.Object({
 }, { additionalProperties: true });
 
 export const MotionCreateBody = Type.Object({
+  callback_url: CallbackUrlField(),
   model: StringEnum(MOTION_MODELS, { description: 'Motion model' }),
   content: Type.Array(MotionContentItem, { minItems: 1, maxItems: 16, description: 'One text object and/or image objects' }),
   ratio: Type.Optional(StringEnum(MOTION_RATIOS, { description: 'Aspect ratio; default 16:9 for text-to-video (adaptive for 1.5 pro), adaptive with images' })),

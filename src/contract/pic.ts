@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { findModel, priceTask } from './catalog.js';
 import { IMAGE_LONG_SIDE, sizeForAspect, type ImageResolution, type OutputSpec } from './output.js';
 import { mediaRefs, refsOf } from './media-refs.js';
-import { MediaUrl, StringEnum } from './schema-helpers.js';
+import { MediaUrl, StringEnum, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 export const PIC_MODELS = ['pic', 'pic-pro', 'pic-pro-stable', 'pic-2-stable', 'pic-2'] as const;
@@ -13,6 +13,7 @@ export const PIC_RESOLUTION_MODELS: readonly string[] = ['pic-2', 'pic-pro'];
 export const PIC_MAX_IMAGE_URLS = 6;
 
 export const PicCreateBody = Type.Object({
+  callback_url: CallbackUrlField(),
   model: StringEnum(PIC_MODELS, { description: 'Image model' }),
   prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the image' }),
   resolution: Type.Optional(StringEnum(PIC_RESOLUTIONS, { description: 'Long side 1024/2048/4096 px; effective only with pic-2 and pic-pro' })),

@@ -5,7 +5,7 @@ import { planDuration, referenceField } from './clip.js';
 import { mediaRefs, refsOf } from './media-refs.js';
 import { videoOutput } from './output.js';
 import { assertExclusive } from './rules.js';
-import { IntegerLike, MediaUrl, StringEnum } from './schema-helpers.js';
+import { IntegerLike, MediaUrl, StringEnum, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 /** Rules of one reel model: its form, allowed durations (first = default, the smallest) and image limit. */
@@ -49,6 +49,7 @@ const ReferenceList = (description: string) =>
 
 /** One body schema for both forms (they share `/reel/videos` when prefixes are empty); the form follows `model`. */
 export const ReelCreateBody = Type.Object({
+  callback_url: CallbackUrlField(),
   model: StringEnum(REEL_MODELS, { description: 'Form A: reel-2, reel-2-stable, reel-2-pro, reel2Stable; Form B: reelOa2Plus, reelOa2Pro, reelOa2, reelOa2Stable' }),
   prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the video' }),
   size: Type.Optional(StringEnum(REEL_SIZES, { description: '720x1280 (default) or 1280x720; exclusive with aspect_ratio' })),

@@ -3,7 +3,7 @@ import { findModel, priceTask } from './catalog.js';
 import { mediaRefs, refsOf } from './media-refs.js';
 import { videoOutput } from './output.js';
 import { assertGroupsExclusive, assertRange, assertRequires } from './rules.js';
-import { IntegerLike, MediaUrl, StringEnum, toInteger } from './schema-helpers.js';
+import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
 export const VIDEOS_MODELS = ['videos', 'videos_fast'] as const;
@@ -19,6 +19,7 @@ export const VIDEOS_FRAME_FIELDS = ['image', 'lastFrameImage'] as const;
 export const VIDEOS_REFERENCE_FIELDS = ['referenceImages', 'referenceVideos'] as const;
 
 export const VideosCreateBody = Type.Object({
+  callback_url: CallbackUrlField(),
   model: StringEnum(VIDEOS_MODELS, { description: 'Videos model' }),
   prompt: Type.String({ minLength: 1, maxLength: VIDEOS_PROMPT_MAX, description: 'At most 1500 characters' }),
   duration: IntegerLike('seconds 4-15, an integer or a string of digits'),

@@ -9,6 +9,8 @@ import { migrateStoreCommand } from './migrate-store.js';
 import { accountsCommand, ACCOUNTS_USAGE, creditsCommand, CREDITS_USAGE } from './credits-cli.js';
 import type { Store } from '../store/types.js';
 import { startServer } from './serve.js';
+import { AppError } from '../errors.js';
+import { checkCallbackUrl } from '../webhooks/callback-url.js';
 
 const USAGE = `Usage: mediagate <command>
 
@@ -22,6 +24,9 @@ const USAGE = `Usage: mediagate <command>
   keys limit KEY_ID [--submits N|default] [--queries N|default] [--credits N|none]
                                 set a key's own rate limits (per second; bursts of twice that) and its
                                 spending cap (credits its tasks and chat may hold and be charged in all)
+  keys webhook KEY_ID --url URL|none
+                                set (none: clear) the webhook URL of the key's tasks whose create
+                                request names no callback_url; tasks keep the URL in force at submit
 ${ACCOUNTS_USAGE}
 ${CREDITS_USAGE}
   backup FILE                   write a consistent copy of the database to FILE (safe while serving)
@@ -76,6 +81,16 @@ function spendCapOption(raw: string | undefined, current: number | null | undefi
   return micro;
 }
 
+/** `--url URL`: the caller-URL rule of `callback_url` (G208), as a usage error. */
+function webhookUrlOption(raw: string): string {
+  try {
+    return checkCallbackUrl(raw, loadConfig().allowPrivateUrls, '--url');
+  } catch (err) {
+    if (err instanceof AppError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 async function keys(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   const store = await openStore();
@@ -95,7 +110,7 @@ async function keys(args: string[]): Promise<number> {
         parse(rest, {}, 0);
         for (const k of await store.keys.list()) {
           const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'active';
-          console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${k.accountId}\t${new Date(k.createdAt).toISOString()}\t${state}`);
+          console.log(`${k.id}\t${k.prefix}...\t${k.name}\t${k.accountId}\t${new Date(k.createdAt).toISOString()}\t${state}\twebhook ${k.webhookUrl ?? 'none'}`);
         }
         return 0;
       }
@@ -117,6 +132,14 @@ async function keys(args: string[]): Promise<number> {
         if (cap !== current.spendCapMicro) await store.keys.setSpendCap(id, cap);
         console.log(`${id}: submits ${submitRate ?? 'default'}/s, queries ${queryRate ?? 'default'}/s (bursts of twice that; in effect within 10 s); `
           + `spending cap ${cap === null ? 'none' : `${toCredits(cap)} credits`}`);
+        return 0;
+      }
+      case 'webhook': {
+        const { values, positionals: [id] } = parse(rest, { url: { type: 'string' } }, 1);
+        if (!id || values.url === undefined) throw new UsageError('keys webhook needs a KEY_ID and --url URL|none');
+        const url = values.url === 'none' ? null : webhookUrlOption(values.url);
+        if (!(await store.keys.setWebhookUrl(id, url))) { console.error(`no key with id ${id}`); return 1; }
+        console.log(`${id}: webhook ${url ?? 'none'} (for tasks submitted from now on)`);
         return 0;
       }
       default:

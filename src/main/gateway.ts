@@ -12,7 +12,7 @@ import { openScratchDir } from './scratch-dir.js';
 import { ensureApiKey } from '../auth/keys.js';
 import { ChatCredits } from '../chat/chat-credits.js';
 import { ChatService } from '../chat/service.js';
-import type { Config } from '../config.js';
+import type { Config, WebhookSettings } from '../config.js';
 import type { MediaRef } from '../contract/media-refs.js';
 import { createLogger } from '../logger.js';
 import { LiveRequests } from '../http/live-requests.js';
@@ -38,6 +38,7 @@ import { ElsewhereChanges } from '../tasks/elsewhere.js';
 import { TaskStreams } from '../tasks/task-stream.js';
 import { TaskWatch } from '../tasks/task-watch.js';
 import { memoryBackend, openRateLimitBackend } from '../http/rate-limit-backends.js';
+import { DeliveryWorker, type DeliveryWorkerDeps } from '../webhooks/worker.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
 import { setUpProviders, type ProviderSetupOptions } from './provider-setup.js';
 
@@ -57,6 +58,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   streamHeartbeatMs?: number;
   /** Default: disk and descriptors of this machine, against `config.minFreeDiskBytes`. */
   resources?: ResourceMonitor;
+  /** The webhook delivery worker (tests): how often it reads the outbox (ms, default 1000), its retry settings over the configured ones, name resolution. */
+  webhooks?: { pollMs?: number; settings?: Partial<WebhookSettings>; lookup?: DeliveryWorkerDeps['lookup'] };
 }
 
 export interface Gateway {
@@ -68,6 +71,8 @@ export interface Gateway {
   runner: TaskRunner | undefined;
   /** Status streams open in this process (`GET /v1/tasks/{id}/events`). */
   streams: TaskStreams;
+  /** The webhook delivery worker, in processes that run tasks (G211), not yet started. */
+  deliveries: DeliveryWorker | undefined;
   signer: ResultUrlSigner;
   /** Result files (`storage.results`). */
   blobs: BlobStore;
@@ -144,6 +149,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     watch,
     videosResultTtlHours: config.videosResultTtlHours,
     maxTasksInFlight: config.maxTasksInFlight,
+    allowPrivateUrls: config.allowPrivateUrls,
     credits: { prices: config.credits.prices, enforce: config.credits.enforce, balances: store.credits },
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
@@ -158,10 +164,20 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const rateLimits = config.rateLimits ? await openRateLimitBackend(config.redisUrl, store, logger.child({ component: 'rate-limits' })) : memoryBackend;
   if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
+  const links = resultLinks(signer, config.videosResultTtlHours);
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits,
-    services: { tasks, chat, idempotency, assets: media.assets, links: resultLinks(signer, config.videosResultTtlHours), streams, ...(callbacks && { callbacks }) },
+    services: { tasks, chat, idempotency, assets: media.assets, links, streams, ...(callbacks && { callbacks }) },
   });
+  // webhook deliveries go out wherever tasks are run (G211)
+  const deliveries = config.workers
+    ? new DeliveryWorker({
+      webhooks: store.webhooks, tasks: store.tasks, links, log: logger.child({ component: 'webhooks' }),
+      settings: { ...config.webhooks, ...options.webhooks?.settings }, allowPrivate: config.allowPrivateUrls,
+      ...(options.webhooks?.pollMs !== undefined && { pollMs: options.webhooks.pollMs }),
+      ...(options.webhooks?.lookup && { lookup: options.webhooks.lookup }),
+    })
+    : undefined;
   app.addHook('onClose', async () => {
     watch.close();
     streams.close();
@@ -171,9 +187,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, streams, signer, blobs, storage, media, channels, tmpDir,
+    config, logger, store, app, runner, streams, deliveries, signer, blobs, storage, media, channels, tmpDir,
     startBackground() {
       runner?.start();
+      deliveries?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
         ...media, idempotency, credits: store.credits, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       });
@@ -184,7 +201,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         // Open streams and long-polls end at the end of the grace period; then their keep-alive
         // connections, idle by now, are closed too (Fastify closed the idle ones at the start).
         const streamsEnded = live.shutdown(graceMs).then(() => app.server.closeIdleConnections());
-        await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded]);
+        await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded, deliveries?.stop()]);
         killAllFfmpeg();
         await Promise.all([providers.close(), rateLimits.close()]);
         storage.close();

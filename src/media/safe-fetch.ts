@@ -224,7 +224,7 @@ async function fetchInto<T>(url: string, opts: FetchMediaOptions, deps: Partial<
 }
 
 /** A connect-time lookup that only ever answers with the addresses vetted for that host name. */
-function vettedLookup(vetted: Map<string, ResolvedAddress[]>): LookupFn {
+export function vettedLookup(vetted: Map<string, ResolvedAddress[]>): LookupFn {
   return (hostname, options, callback) => {
     const all = vetted.get(hostname.toLowerCase()) ?? [];
     const f = options.family;

@@ -14,6 +14,6 @@ export function registerClipRoutes(app: FastifyInstance, tasks: TaskService, pat
     app.post<{ Body: ClipCreateBody }>(url, {
       config: { idempotent: true },
       schema: { tags: ['clip'], summary: 'Create a clip video task (Form A or B by model)', body: ClipCreateBody },
-    }, async (request) => clipCreateReply(await tasks.submitTask(request.apiKey, planClipTask(request.body), request.idempotency)));
+    }, async (request) => clipCreateReply(await tasks.submitRequest(request, planClipTask)));
   }
 }

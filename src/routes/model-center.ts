@@ -22,7 +22,7 @@ export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskServi
       const body = request.body as { model?: unknown } | null;
       if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);
     },
-  }, async (request) => modelCenterCreateReply(await tasks.submitTask(request.apiKey, planModelCenterTask(request.body), request.idempotency)));
+  }, async (request) => modelCenterCreateReply(await tasks.submitRequest(request, planModelCenterTask)));
 
   registerQueryPaths(app, [`${base}/:id`], tasks, links, live, 'Query a Model Center task');
 }

@@ -15,7 +15,7 @@ export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, p
   app.post<{ Body: MotionCreateBody }>(`${paths.powerPrefix}/v1/motion/videos`, {
     config: { idempotent: true },
     schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody },
-  }, async (request) => motionCreateReply(await tasks.submitTask(request.apiKey, planMotionTask(request.body), request.idempotency)));
+  }, async (request) => motionCreateReply(await tasks.submitRequest(request, planMotionTask)));
 
   void app.register(async (scope) => {
     // The cancel call needs no body; an empty body sent as application/json is accepted too, and a

@@ -8,5 +8,5 @@ export function registerPicRoutes(app: FastifyInstance, tasks: TaskService): voi
   app.post<{ Body: PicCreateBody }>('/v1/pic/images', {
     config: { idempotent: true },
     schema: { tags: ['pic'], summary: 'Create an image task', body: PicCreateBody },
-  }, async (request) => picCreateReply(await tasks.submitTask(request.apiKey, planPicTask(request.body), request.idempotency)));
+  }, async (request) => picCreateReply(await tasks.submitRequest(request, planPicTask)));
 }

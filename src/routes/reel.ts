@@ -18,7 +18,7 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
     app.post<{ Body: ReelCreateBody }>(url, {
       config: { idempotent: true },
       schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody },
-    }, async (request) => reelCreateReply(await tasks.submitTask(request.apiKey, planReelTask(request.body), request.idempotency)));
+    }, async (request) => reelCreateReply(await tasks.submitRequest(request, planReelTask)));
   }
   registerReelQueryRoutes(app, tasks, links, paths, live);
 }

@@ -12,5 +12,5 @@ export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, p
   app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {
     config: { errorStyle: 'videos-create', idempotent: true },
     schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody },
-  }, async (request) => videosCreateReply(await tasks.submitTask(request.apiKey, planVideosTask(request.body), request.idempotency)));
+  }, async (request) => videosCreateReply(await tasks.submitRequest(request, planVideosTask)));
 }

@@ -12,6 +12,7 @@ export interface TaskRow {
   attempts: number; server_faults: number; vtime: number; upstream: string | null; lease_owner: string | null;
   lease_expires_at: number | null; run_after: number; expires_at: number | null;
   account_id: string | null; hold_micro: number | null; per_second_micro: number | null;
+  callback_url: string | null;
 }
 
 /** A row as a TaskRecord. `request` is parsed on first use: the poll path rarely needs it. */
@@ -35,6 +36,7 @@ export function toRecord(row: TaskRow): TaskRecord {
     finishedAt: row.finished_at, attempts: row.attempts, serverFaults: row.server_faults,
     upstream: row.upstream === null ? null : JSON.parse(row.upstream), leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at, runAfter: row.run_after, expiresAt: row.expires_at,
+    callbackUrl: row.callback_url ?? null,
   };
 }
 
@@ -45,6 +47,7 @@ export function insertedRecord(task: NewTask): TaskRecord {
     provider: task.provider, request: task.request, amount: task.amount, charge: task.charge ?? null, createdAt: task.createdAt,
     status: 'queued', progress: 0, result: null, error: null, updatedAt: task.createdAt, startedAt: null,
     finishedAt: null, attempts: 0, serverFaults: 0, upstream: null, leaseOwner: null, leaseExpiresAt: null, runAfter: 0, expiresAt: null,
+    callbackUrl: task.callbackUrl ?? null,
   };
 }
 

@@ -10,6 +10,7 @@ import type { TaskRequest } from '../contract/submit-plan.js';
 import type { Logger } from 'pino';
 import type { RateLimitBackend } from '../http/rate-limit-backends.js';
 import type { UpstreamRef } from '../providers/types.js';
+import type { WebhookStore } from './webhook-types.js';
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
@@ -80,6 +81,8 @@ export interface TaskRecord {
   runAfter: number;
   /** When the result (and for some families the task) is deleted; null until finished. */
   expiresAt: number | null;
+  /** Where its terminal state is POSTed (G208): the URL in force at submit, or null. */
+  callbackUrl: string | null;
 }
 
 /**
@@ -99,6 +102,8 @@ export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' |
   idempotencyKey?: string;
   /** The hold to write with the task (absent: none). */
   charge?: TaskCharge;
+  /** The webhook URL in force at submit (G208; absent: none). */
+  callbackUrl?: string | null;
 };
 
 /**
@@ -191,8 +196,9 @@ export interface TaskStore {
   // -- used only by tasks/states.ts: every status change is one conditional update --
   /**
    * Applies `patch` iff the guard holds; returns the updated row, or undefined when it did not.
-   * With `settle`, the task's hold (if it has one) is settled in the same transaction: money moves
-   * only when this update wins (G201).
+   * With `settle` (a terminal transition), the task's hold (if it has one) is settled in the same
+   * transaction: money moves only when this update wins (G201); and so, when the task has a
+   * callback URL, its webhook delivery is queued (G210): exactly once, by the winner.
    */
   updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined>;
   /**
@@ -264,6 +270,8 @@ export interface ApiKeyRecord {
    * have been charged, in total, micro-credits; null or absent: none (the account's balance only).
    */
   spendCapMicro?: number | null;
+  /** The operator's default webhook URL for the key's tasks (G208); null or absent: none. */
+  webhookUrl?: string | null;
 }
 
 export interface KeyStore {
@@ -279,6 +287,8 @@ export interface KeyStore {
   setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean>;
   /** Sets (null: clears) a key's spending cap (G207), micro-credits; false when no key has this id. */
   setSpendCap(id: string, capMicro: number | null): Promise<boolean>;
+  /** Sets (null: clears) a key's default webhook URL (G208); false when no key has this id. */
+  setWebhookUrl(id: string, url: string | null): Promise<boolean>;
 }
 
 /** One chat completion's token usage, billed to the key that asked. */
@@ -463,6 +473,8 @@ export interface Store {
   usage: UsageStore;
   assets: AssetStore;
   credits: CreditStore;
+  /** Webhook secrets and the deliveries outbox (G208-G215). */
+  webhooks: WebhookStore;
   /**
    * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
    * the job of this name, so a periodic job runs once across all processes; false when skipped.

@@ -11,6 +11,7 @@ import { idempotencyTaskKey, type ApiKeyRecord, type CreditStore, type InsertRef
 import { insufficientCredits } from '../credits/refusal.js';
 import { PriceBook } from '../credits/prices.js';
 import type { FamilyId } from '../contract/families.js';
+import { takeCallbackUrl } from '../webhooks/callback-url.js';
 import { expiryOf } from './expiry.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import { cancelTask, isFinished } from './states.js';
@@ -26,6 +27,8 @@ export interface TaskServiceDeps {
   onCancelled?: (task: TaskRecord) => void;
   /** Queued + processing tasks one key may have (0: unlimited). */
   maxTasksInFlight?: number;
+  /** MEDIAGATE_ALLOW_PRIVATE_URLS: webhook URLs naming private addresses are accepted too (G208). */
+  allowPrivateUrls?: boolean;
   /** Long-poll waiters; without it `waitForTaskChange` answers at once. */
   watch?: TaskWatch;
   videosResultTtlHours: number;
@@ -67,7 +70,16 @@ export class TaskService {
    * Stores a new task; resolves once it is committed, so an answered submit is never lost.
    * Concurrent submits share one transaction: one WAL commit for many tasks.
    */
-  async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim): Promise<TaskRecord> {
+  /**
+   * A create endpoint's submit: the webhook URL is taken out of the body (G208) before the family
+   * plans the task from it, then {@link submitTask}.
+   */
+  async submitRequest<B>(request: { apiKey: ApiKeyRecord; body: B; idempotency?: IdempotencyClaim | undefined }, plan: (body: B) => SubmitPlan): Promise<TaskRecord> {
+    const callbackUrl = takeCallbackUrl(request.body, request.apiKey.webhookUrl, this.deps.allowPrivateUrls ?? false);
+    return this.submitTask(request.apiKey, plan(request.body), request.idempotency, callbackUrl);
+  }
+
+  async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim, callbackUrl: string | null = null): Promise<TaskRecord> {
     const providers = this.deps.providers;
     const route = providers.honouring(providers.routeModel(plan.model, plan.family), plan);
     this.checkChannels(route);
@@ -102,6 +114,7 @@ export class TaskService {
       charge,
       createdAt,
       ...(claim && { idempotencyKey: idempotencyTaskKey(claim.keyId, claim.idemKey, claim.claimedAt) }),
+      ...(callbackUrl !== null && { callbackUrl }),
     };
     const committed = new Promise<TaskRecord>((resolve, reject) => {
       this.pending.push({ task, resolve, reject });

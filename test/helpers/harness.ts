@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { BlobStore } from '../../src/media/blob-store.js';
 import { FsBlobStore } from '../../src/media/fs-blob-store.js';
 import type { ResultUrlSigner } from '../../src/media/signed-url.js';
-import { createGateway, type Gateway } from '../../src/main/gateway.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/main/gateway.js';
 import type { BreakerSettings, RouteCandidate } from '../../src/providers/channels.js';
 import type { Provider } from '../../src/providers/types.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
@@ -58,6 +58,8 @@ export interface HarnessOptions {
   chatRoutes?: Record<string, string>;
   /** A status stream's `: ping` after this long without an event, ms (default 15 s). */
   streamHeartbeatMs?: number;
+  /** The webhook delivery worker's settings over the configured ones, and its name resolution (it reads the outbox every 50 ms). */
+  webhooks?: GatewayOptions['webhooks'];
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -79,6 +81,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const gateway = await createGateway(config, {
     store: harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:'),
     runnerPollMs: 50,
+    webhooks: { pollMs: 50, ...options.webhooks },
     ...(options.providers && { providers: options.providers }),
     ...(options.routes && { routes: options.routes }),
     ...(options.breaker && { breaker: options.breaker }),
@@ -88,6 +91,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
   });
   gateway.runner?.start();
+  gateway.deliveries?.start();
   const { app, store, runner, signer, blobs } = gateway;
   const key = (await createApiKey(store.keys, 'alice')).secret;
   const otherKey = (await createApiKey(store.keys, 'bob')).secret;

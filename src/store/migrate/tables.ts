@@ -34,7 +34,8 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
     name: 'api_keys',
     columns: [col('id', 'text'), col('name', 'text'), col('prefix', 'text'), col('hash', 'text'), col('created_at', 'bigint'),
       col('revoked_at', 'bigint'), col('submit_rate', 'integer'), col('query_rate', 'integer'), col('account_id', 'text'),
-      col('spend_cap_micro', 'bigint'), col('held_micro', 'bigint'), col('spent_micro', 'bigint')],
+      col('spend_cap_micro', 'bigint'), col('held_micro', 'bigint'), col('spent_micro', 'bigint'), col('webhook_url', 'text'),
+      col('webhook_secret', 'text'), col('webhook_secret_previous', 'text'), col('webhook_secret_rotated_at', 'bigint')],
   },
   {
     name: 'accounts',
@@ -56,7 +57,14 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
       col('lease_expires_at', 'bigint'), col('run_after', 'bigint'), col('expires_at', 'bigint'), col('idempotency_key', 'text'),
       col('vtime', 'bigint'), col('upstream', 'text'), col('account_id', 'text'), col('hold_micro', 'bigint'), col('per_second_micro', 'bigint'),
       // the PostgreSQL store keeps the reference id its guards compare in a column (SQLite reads it from the JSON)
-      col('upstream_ref_id', 'text', `CAST(json_extract(upstream, '$.ref.id') AS TEXT)`)],
+      col('upstream_ref_id', 'text', `CAST(json_extract(upstream, '$.ref.id') AS TEXT)`), col('callback_url', 'text')],
+  },
+  {
+    // after tasks: each delivery references its task
+    name: 'webhook_deliveries',
+    columns: [col('id', 'text'), col('task_id', 'text'), col('owner_key_id', 'text'), col('url', 'text'), col('status', 'text'),
+      col('body', 'text'), col('attempts', 'text'), col('attempt_count', 'integer'), col('next_attempt_at', 'bigint'), col('lease_owner', 'text'),
+      col('created_at', 'bigint')],
   },
   { name: 'fair_keys', columns: [col('key_id', 'text'), col('last_vtime', 'bigint')] },
   { name: 'fair_clock', columns: [col('id', 'integer'), col('vtime', 'bigint')], onConflict: 'ON CONFLICT (id) DO UPDATE SET vtime = excluded.vtime', seeded: 1 },

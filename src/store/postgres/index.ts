@@ -10,6 +10,7 @@ import { PostgresAssetStore } from './asset-store.js';
 import { PostgresCreditStore } from './credit-store.js';
 import { createPool, type PostgresStoreOptions } from './connect.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
+import { PostgresWebhookStore } from './webhook-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { runAlone } from './jobs.js';
 import { ChangeListener } from './listener.js';
@@ -58,6 +59,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     assets: new PostgresAssetStore(pool),
     credits: new PostgresCreditStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
+    webhooks: new PostgresWebhookStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),

@@ -62,6 +62,11 @@ export class PostgresKeyStore implements KeyStore {
     return rowCount === 1;
   }
 
+  async setWebhookUrl(id: string, url: string | null): Promise<boolean> {
+    const { rowCount } = await this.pool.query('UPDATE api_keys SET webhook_url = $1 WHERE id = $2', [url, id]);
+    return rowCount === 1;
+  }
+
   async revoke(id: string, now: number): Promise<boolean> {
     const { rowCount } = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id]);
     return rowCount === 1;

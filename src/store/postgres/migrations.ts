@@ -211,6 +211,29 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX tasks_owner_created ON tasks (owner_key_id, created_at, id);
   `,
+  // Caller webhooks (G208-G215): the URL in force kept with the task, the key's default URL and
+  // signing secrets, and the outbox, written with the terminal transition and deleted with its task.
+  `
+  ALTER TABLE tasks ADD COLUMN callback_url text;
+  ALTER TABLE api_keys ADD COLUMN webhook_url text;
+  ALTER TABLE api_keys ADD COLUMN webhook_secret text;
+  ALTER TABLE api_keys ADD COLUMN webhook_secret_previous text;
+  ALTER TABLE api_keys ADD COLUMN webhook_secret_rotated_at bigint;
+  CREATE TABLE webhook_deliveries (
+    id              text PRIMARY KEY,
+    task_id         text NOT NULL UNIQUE REFERENCES tasks (id) ON DELETE CASCADE,
+    owner_key_id    text NOT NULL,
+    url             text NOT NULL,
+    status          text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    body            text,
+    attempts        text NOT NULL DEFAULT '[]',
+    attempt_count   integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint,
+    lease_owner     text,
+    created_at      bigint NOT NULL
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  `,
 ];
 
 /** The schema version the migrations lead to. */

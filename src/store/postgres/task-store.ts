@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { deliveryIdSql } from '../delivery-rows.js';
 import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import { lockedAvailables, lockedKeyCaps, settleCtes, taskHoldsQuery } from './credit-store.js';
@@ -48,12 +49,12 @@ turns AS (
   RETURNING key_id, last_vtime
 )
 INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status, amount, created_at, updated_at, run_after, idempotency_key, vtime,
-  account_id, hold_micro, per_second_micro)
+  account_id, hold_micro, per_second_micro, callback_url)
 SELECT i.id, i.owner_key_id, i.family, i.form, i.model, i.provider, i.request, 'queued', i.amount, i.created_at, i.created_at, 0, i.idempotency_key,
-  turns.last_vtime - i.back, i.account_id, i.hold_micro, i.per_second_micro
+  turns.last_vtime - i.back, i.account_id, i.hold_micro, i.per_second_micro, i.callback_url
 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::bigint[], $12::text[], $13::bigint[],
-  $14::text[], $15::bigint[], $16::bigint[])
-  AS i(id, owner_key_id, family, form, model, provider, request, amount, created_at, idempotency_key, back, account_id, hold_micro, per_second_micro)
+  $14::text[], $15::bigint[], $16::bigint[], $17::text[])
+  AS i(id, owner_key_id, family, form, model, provider, request, amount, created_at, idempotency_key, back, account_id, hold_micro, per_second_micro, callback_url)
 JOIN turns ON turns.key_id = i.owner_key_id`;
 
 /** The transaction-scoped advisory lock of each key (sorted by the caller), held until commit (G198). */
@@ -87,6 +88,12 @@ export const CLAIM = { one: claimSql(ONE_PROVIDER), some: claimSql(SOME_PROVIDER
 /** Queued and processing tasks of owner `$1`, counted up to `$2`. */
 export const IN_FLIGHT_SQL = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM tasks WHERE owner_key_id = $1 AND status IN ('queued', 'processing') LIMIT $2) x`;
 const NEXT_RUN = { one: nextRunSql(ONE_PROVIDER), some: nextRunSql(SOME_PROVIDERS) };
+
+/** A terminal update's webhook delivery (G210), when the task has a callback URL; `t` is the updated row. */
+const OUTBOX_CTE = `,
+w AS (INSERT INTO webhook_deliveries (id, task_id, owner_key_id, url, status, next_attempt_at, created_at)
+  SELECT ${deliveryIdSql('t.id')}, t.id, t.owner_key_id, t.callback_url, 'pending', t.updated_at, t.updated_at FROM t WHERE t.callback_url IS NOT NULL
+  ON CONFLICT DO NOTHING)`;
 
 /** At most this many tasks per insert statement (more batches wait for the next). */
 const MAX_INSERT = 1000;
@@ -282,9 +289,9 @@ export class PostgresTaskStore implements TaskStore {
     if (guard.unleased) where.push('lease_owner IS NULL');
     if (guard.upstreamId !== undefined) where.push(`upstream_ref_id = ${param(guard.upstreamId)}`);
     const update = `UPDATE tasks SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING *`;
-    // a settlement is part of the same statement: it happens exactly when the update does (G201)
+    // a settlement and the webhook delivery are part of the same statement: they happen exactly when the update does (G201, G210)
     const text = settle
-      ? `WITH t AS (${update})${settleCtes(param(settle.kind), param(settle.kind === 'capture' ? settle.amountMicro : 0), param(Date.now()))}\nSELECT * FROM t`
+      ? `WITH t AS (${update})${settleCtes(param(settle.kind), param(settle.kind === 'capture' ? settle.amountMicro : 0), param(Date.now()))}${OUTBOX_CTE}\nSELECT * FROM t`
       : update;
     let name = this.updateNames.get(text);
     if (name === undefined) {
@@ -460,6 +467,7 @@ function insertQuery(tasks: readonly NewTask[]): pg.QueryConfig {
       tasks.map((t) => t.model), tasks.map((t) => t.provider), tasks.map((t) => JSON.stringify(t.request)),
       tasks.map((t) => t.amount), tasks.map((t) => t.createdAt), tasks.map((t) => t.idempotencyKey ?? null), back,
       tasks.map((t) => t.charge?.accountId ?? null), tasks.map((t) => t.charge?.holdMicro ?? null), tasks.map((t) => t.charge?.perSecondMicro ?? null),
+      tasks.map((t) => t.callbackUrl ?? null),
     ],
   };
 }

@@ -57,6 +57,12 @@ export class SqliteKeyStore implements KeyStore {
     return changed;
   }
 
+  async setWebhookUrl(id: string, url: string | null): Promise<boolean> {
+    const changed = this.db.prepare('UPDATE api_keys SET webhook_url = ? WHERE id = ?').run(url, id).changes === 1;
+    if (changed) this.active.clear();
+    return changed;
+  }
+
   async revoke(id: string, now: number): Promise<boolean> {
     const revoked = this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
     if (revoked) {

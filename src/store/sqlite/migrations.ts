@@ -152,6 +152,29 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX tasks_owner_created ON tasks (owner_key_id, created_at, id);
   `,
+  // Caller webhooks (G208-G215): the URL in force kept with the task, the key's default URL and
+  // signing secrets, and the outbox, written with the terminal transition and deleted with its task.
+  `
+  ALTER TABLE tasks ADD COLUMN callback_url TEXT;
+  ALTER TABLE api_keys ADD COLUMN webhook_url TEXT;
+  ALTER TABLE api_keys ADD COLUMN webhook_secret TEXT;
+  ALTER TABLE api_keys ADD COLUMN webhook_secret_previous TEXT;
+  ALTER TABLE api_keys ADD COLUMN webhook_secret_rotated_at INTEGER;
+  CREATE TABLE webhook_deliveries (
+    id              TEXT PRIMARY KEY,
+    task_id         TEXT NOT NULL UNIQUE REFERENCES tasks (id) ON DELETE CASCADE,
+    owner_key_id    TEXT NOT NULL,
+    url             TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    body            TEXT,
+    attempts        TEXT NOT NULL DEFAULT '[]',
+    attempt_count   INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    lease_owner     TEXT,
+    created_at      INTEGER NOT NULL
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

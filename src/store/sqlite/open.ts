@@ -12,6 +12,7 @@ import { migrate } from './migrations.js';
 import { SqliteReadCache } from './read-cache.js';
 import { SqliteTaskStore, type OwnedTaskEntry } from './task-store.js';
 import { SqliteUsageStore } from './usage-store.js';
+import { SqliteWebhookStore } from './webhook-store.js';
 
 export interface SqliteOptions {
   /** `full` fsyncs every commit (survives power loss); `normal` (default) survives process crashes. */
@@ -77,6 +78,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     assets: new SqliteAssetStore(db),
     credits: new SqliteCreditStore(db),
     idempotency: new SqliteIdempotencyStore(db),
+    webhooks: new SqliteWebhookStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {
       usage.tryFlush();

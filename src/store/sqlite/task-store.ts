@@ -3,6 +3,7 @@ import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } fr
 import { taskListSql } from '../task-list-sql.js';
 import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import { SqliteLedger } from './credit-store.js';
+import { SqliteOutbox } from './webhook-store.js';
 import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
@@ -22,7 +23,8 @@ export class SqliteTaskStore implements TaskStore {
   /** Inserts the tasks within their bounds, each with its hold; undefined for each inserted, else why not. */
   private readonly insertBatch: (tasks: readonly NewTask[], bounds: InsertBounds) => Array<InsertRefusal | undefined>;
   private readonly ledger: SqliteLedger;
-  /** A conditional update and, when it wins, the settlement of the task's hold: one transaction (G201). */
+  private readonly outbox: SqliteOutbox;
+  /** A conditional update and, when it wins, the settlement of the task's hold and its webhook delivery: one transaction (G201, G210). */
   private readonly settleUpdate: (stmt: Database.Statement, params: unknown[], settle: Settlement) => TaskRow | undefined;
   private readonly renewStmt: Database.Statement;
   private readonly progressStmt: Database.Statement;
@@ -42,9 +44,10 @@ export class SqliteTaskStore implements TaskStore {
   constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
     this.others = new DataVersionWatch(db);
     this.ledger = new SqliteLedger(db);
+    this.outbox = new SqliteOutbox(db);
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
-      amount, created_at, updated_at, run_after, idempotency_key, vtime, account_id, hold_micro, per_second_micro)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?, ?, ?, ?)`);
+      amount, created_at, updated_at, run_after, idempotency_key, vtime, account_id, hold_micro, per_second_micro, callback_url)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`);
     const clockStmt = db.prepare('SELECT vtime FROM fair_clock WHERE id = 1').pluck();
     const keyTurnStmt = db.prepare('SELECT last_vtime FROM fair_keys WHERE key_id = ?').pluck(); // the end of the key's last turn
     const setKeyTurnStmt = db.prepare(`INSERT INTO fair_keys (key_id, last_vtime) VALUES (?, ?)
@@ -72,7 +75,7 @@ export class SqliteTaskStore implements TaskStore {
         turns.set(t.ownerKeyId, vtime + 1);
         const c = t.charge;
         this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt,
-          t.idempotencyKey ?? null, vtime, c?.accountId ?? null, c?.holdMicro ?? null, c?.perSecondMicro ?? null);
+          t.idempotencyKey ?? null, vtime, c?.accountId ?? null, c?.holdMicro ?? null, c?.perSecondMicro ?? null, t.callbackUrl ?? null);
         if (c) this.ledger.hold(c.accountId, c.holdMicro, { keyId: t.ownerKeyId, taskId: t.id, model: t.model }, t.createdAt);
         return undefined;
       });
@@ -85,6 +88,7 @@ export class SqliteTaskStore implements TaskStore {
     const settleUpdate = db.transaction((stmt: Database.Statement, params: unknown[], settle: Settlement) => {
       const row = stmt.get(...params) as TaskRow | undefined;
       if (row?.account_id) this.ledger.settle(row.account_id, row.hold_micro ?? 0, settle, { keyId: row.owner_key_id, taskId: row.id, model: row.model }, row.updated_at);
+      if (row?.callback_url) this.outbox.enqueue(row.id, row.updated_at);
       return row;
     });
     this.settleUpdate = (stmt, params, settle) => settleUpdate.immediate(stmt, params, settle);
