@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { toCredits } from '../credits/money.js';
 import { AppError } from '../errors.js';
 import type { CreditStore } from '../store/types.js';
+import { AccountReply } from '../contract/gateway-replies.js';
+import { KEYED_ERRORS, responses } from '../contract/responses.js';
 
 const DAY_MS = 86_400_000;
 
@@ -17,8 +19,8 @@ const AccountQuery = Type.Object({
  */
 export function registerAccountRoutes(app: FastifyInstance, credits: CreditStore): void {
   app.get<{ Querystring: Static<typeof AccountQuery> }>('/v1/account', {
-    schema: { tags: ['account'], summary: 'The calling key\'s account: balance, held and spent credits, usage per model', querystring: AccountQuery },
-  }, async (request) => {
+    schema: { tags: ['account'], summary: 'The calling key\'s account: balance, held and spent credits, usage per model', querystring: AccountQuery, response: responses({ 200: AccountReply }, [400, ...KEYED_ERRORS]) },
+  }, async (request): Promise<AccountReply> => {
     const account = await credits.getAccount(request.apiKey.accountId);
     if (!account) throw new AppError('internal_error', 'Internal server error', { cause: new Error(`key ${request.apiKey.id} names no account ${request.apiKey.accountId}`) });
     const days = request.query.days ?? 30;
