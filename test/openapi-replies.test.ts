@@ -187,6 +187,9 @@ describe('every reply matches the schema the document declares for it', () => {
     check(d, 'DELETE', path, await json(idle, 'DELETE', path.replace('{id}', idOf(asset))), 404);
 
     check(d, 'GET', '/v1/account', await json(idle, 'GET', '/v1/account'), 200);
+    expect(check(d, 'GET', '/v1/account', await json(idle, 'GET', '/v1/account?days=7'), 200).json().period.days).toBe(7);
+    expect(check(d, 'GET', '/v1/account', await json(idle, 'GET', '/v1/account?days=366'), 200).json().period.days).toBe(366);
+    check(d, 'GET', '/v1/account', await json(idle, 'GET', '/v1/account?days=367'), 400);
     check(d, 'GET', '/v1/account', await json(idle, 'GET', '/v1/account?days=0'), 400);
     check(d, 'GET', '/v1/account', await json(idle, 'GET', '/v1/account', undefined, false), 401);
 
