@@ -71,6 +71,7 @@ describe('/openapi.json', () => {
       expect(ok.length, `${name}: no 2xx reply`).toBeGreaterThan(0);
       for (const [status, r] of ok) {
         expect(r.description, `${name} ${status}: no description`).toBeTruthy();
+        expect(r.description, `${name} ${status}: give the reply schema a description`).not.toBe('Default Response');
         const media = Object.values(r.content ?? {});
         expect(media.length, `${name} ${status}: no content`).toBeGreaterThan(0);
         for (const m of media) expect(m.schema, `${name} ${status}: a media type without schema`).toBeDefined();

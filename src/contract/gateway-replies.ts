@@ -23,11 +23,11 @@ export const AssetReply = Type.Object({
   bytes: Type.Integer({ minimum: 0 }),
   created: Type.Integer({ description: 'Unix seconds' }),
   expires_at: Type.Integer({ description: 'When the asset is removed, Unix seconds' }),
-}, { ...closed, title: 'Asset' });
+}, { ...closed, title: 'Asset', description: 'The asset as review found it' });
 
 export const AssetDeletedReply = Type.Object({
   id: Type.String(), object: Type.Literal('asset'), deleted: Type.Literal(true),
-}, { ...closed, title: 'AssetDeleted' });
+}, { ...closed, title: 'AssetDeleted', description: 'The asset is deleted' });
 
 const Credits = (description: string) => Type.Number({ description: `${description}, credits` });
 export const AccountReply = Type.Object({
@@ -41,15 +41,15 @@ export const AccountReply = Type.Object({
     spent: Credits('Spent on this model in the period'),
   }, closed)),
   period: Type.Object({ since: Type.Integer({ description: 'Start of the period, Unix seconds' }), days: Type.Integer({ minimum: 1, maximum: 366 }) }, closed),
-}, { ...closed, title: 'Account' });
+}, { ...closed, title: 'Account', description: 'The calling key\'s account' });
 
-export const HealthReply = Type.Object({ status: Type.Literal('ok') }, { ...closed, title: 'Health' });
-export const ReadyReply = Type.Object({ status: Type.Literal('ready') }, { ...closed, title: 'Ready' });
+export const HealthReply = Type.Object({ status: Type.Literal('ok') }, { ...closed, title: 'Health', description: 'The process answers' });
+export const ReadyReply = Type.Object({ status: Type.Literal('ready') }, { ...closed, title: 'Ready', description: 'Ready to take tasks' });
 
 export const CallbackReply = Type.Object({
   received: Type.Literal(true),
   outcome: StringEnum(['check_sooner', 'after_current_work', 'duplicate', 'not_waiting'], { description: 'What the delivery did to the task (G158)' }),
-}, { ...closed, title: 'CallbackReceived' });
+}, { ...closed, title: 'CallbackReceived', description: 'A verified delivery, taken' });
 
 export type AssetReply = Static<typeof AssetReply>;
 export type AssetDeletedReply = Static<typeof AssetDeletedReply>;

@@ -23,37 +23,37 @@ const ActualDuration = Type.Number({ description: 'Seconds of the produced video
 
 const taskHead = <O extends TSchema>(object: O) => ({ id: Id, object, created: Created, model: Model, status: TaskStatusSchema, progress: Progress });
 
-export const PicCreateReply = Type.Object({ ...taskHead(Type.Literal('image')), error: TaskError }, { ...closed, title: 'PicCreateReply' });
+export const PicCreateReply = Type.Object({ ...taskHead(Type.Literal('image')), error: TaskError }, { ...closed, title: 'PicCreateReply', description: 'The image task, queued' });
 export const PicQueryReply = Type.Object({
   ...taskHead(Type.Literal('image.generation')), image_url: ResultUrl('image'), error: TaskError,
-}, { ...closed, title: 'PicQueryReply' });
+}, { ...closed, title: 'PicQueryReply', description: 'An image task' });
 
 const ClipObject = StringEnum(['video.generation', 'video'], { description: '`video.generation` for Form A, `video` for Form B' });
-export const ClipCreateReply = Type.Object({ ...taskHead(ClipObject), error: TaskError }, { ...closed, title: 'ClipCreateReply' });
+export const ClipCreateReply = Type.Object({ ...taskHead(ClipObject), error: TaskError }, { ...closed, title: 'ClipCreateReply', description: 'The clip task, queued' });
 export const ClipQueryReply = Type.Object({
   ...taskHead(ClipObject), video_url: ResultUrl('video'), error: TaskError, actualDuration: Type.Optional(ActualDuration),
-}, { ...closed, title: 'ClipQueryReply' });
+}, { ...closed, title: 'ClipQueryReply', description: 'A clip task' });
 
 export const ReelCreateReply = Type.Object({
   ...taskHead(Type.Literal('video.generation')), video_url: Type.Null(), error: TaskError,
-}, { ...closed, title: 'ReelCreateReply' });
+}, { ...closed, title: 'ReelCreateReply', description: 'The reel task, queued' });
 export const ReelQueryReply = Type.Object({
   ...taskHead(Type.Literal('video.generation')), video_url: ResultUrl('video'), error: TaskError, actualDuration: Type.Optional(ActualDuration),
-}, { ...closed, title: 'ReelQueryReply' });
+}, { ...closed, title: 'ReelQueryReply', description: 'A reel task' });
 
 export const MotionCreateReply = Type.Object({
   ...taskHead(Type.Literal('video')), video_url: Type.Null(), error: Type.Null(),
-}, { ...closed, title: 'MotionCreateReply' });
+}, { ...closed, title: 'MotionCreateReply', description: 'The motion task, queued' });
 /** Also the reply of a motion cancel and of a `videos` query. */
 export const MotionQueryReply = Type.Object({
   ...taskHead(Type.Literal('video')), video_url: ResultUrl('video'), actualDuration: Nullable(ActualDuration), error: TaskError,
-}, { ...closed, title: 'MotionQueryReply' });
+}, { ...closed, title: 'MotionQueryReply', description: 'A motion task (also the cancel reply, and a videos task queried)' });
 
 export const VideosCreateReply = Type.Object({
   code: Type.Literal('0', { description: '"0": accepted' }),
   msg: Type.Null(),
   data: Type.Object({ projectId: Type.String({ description: 'The task id (query it at /v1/result/{projectId})' }) }, closed),
-}, { ...closed, title: 'VideosCreateReply' });
+}, { ...closed, title: 'VideosCreateReply', description: 'Accepted: the task id as projectId' });
 
 const modelCenterFields = {
   amount: Type.Number({ description: 'Credits charged for the task' }),
@@ -63,12 +63,12 @@ const modelCenterFields = {
 /** Model Center task object of an imagegen model: `image_url`. */
 export const ModelCenterImageReply = Type.Object({
   ...taskHead(Type.Literal('image')), result_url: ResultUrl('result'), image_url: ResultUrl('image'), ...modelCenterFields,
-}, { ...closed, title: 'ModelCenterImageTask' });
+}, { ...closed, title: 'ModelCenterImageTask', description: 'A Model Center task of an imagegen model' });
 /** Model Center task object of a video model: `video_url`. */
 export const ModelCenterVideoReply = Type.Object({
   ...taskHead(Type.Literal('video')), result_url: ResultUrl('result'), video_url: ResultUrl('video'), ...modelCenterFields,
-}, { ...closed, title: 'ModelCenterVideoTask' });
-export const ModelCenterReply = Type.Union([ModelCenterImageReply, ModelCenterVideoReply], { title: 'ModelCenterTask' });
+}, { ...closed, title: 'ModelCenterVideoTask', description: 'A Model Center task of a video model' });
+export const ModelCenterReply = Type.Union([ModelCenterImageReply, ModelCenterVideoReply], { title: 'ModelCenterTask', description: 'The Model Center task object (the same for create and query)' });
 
 /** What any query path answers: the task in its own family's query shape (decisions.md #4). */
 export const TaskQueryReply = Type.Union([PicQueryReply, ClipQueryReply, ReelQueryReply, MotionQueryReply, ModelCenterImageReply, ModelCenterVideoReply], {
