@@ -60,6 +60,13 @@ function check(doc: Doc, method: string, path: string, res: LightMyRequestRespon
   expect(op, `${name} is not in the document`).toBeDefined();
   const documented = op!.responses[String(res.statusCode)];
   expect(documented, `${name} answered ${res.statusCode}, which the document does not list: ${res.body.slice(0, 300)}`).toBeDefined();
+  // headers: every documented reply names x-request-id, which every reply carries; nothing undocumented of ours is sent
+  const headers = (documented as { headers?: Record<string, unknown> }).headers ?? {};
+  expect(Object.keys(headers), `${name} ${res.statusCode}: x-request-id undocumented`).toContain('x-request-id');
+  expect(res.headers['x-request-id'], `${name} ${res.statusCode}: no x-request-id`).toBeTruthy();
+  for (const ours of ['retry-after', 'idempotent-replayed']) {
+    if (res.headers[ours] !== undefined) expect(Object.keys(headers), `${name} ${res.statusCode}: sent ${ours}, not documented`).toContain(ours);
+  }
   const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
   if (res.rawPayload.length === 0 || method === 'HEAD') {
     if (method !== 'HEAD') expect(documented!.content, `${name} ${res.statusCode}: documented with a body, answered none`).toBeUndefined();
@@ -92,6 +99,8 @@ describe('every reply matches the schema the document declares for it', () => {
     check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...idle.auth(), 'content-type': 'application/json' }, payload: 'x'.repeat(2_000_000) }), 413);
     const key = { ...idle.auth(), 'content-type': 'application/json', 'idempotency-key': 'openapi-1' };
     check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"a"}' }), 200);
+    const replayed = check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"a"}' }), 200);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
     check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"b"}' }), 409);
 
     const clip = check(d, 'POST', '/clip/videos', await json(idle, 'POST', '/clip/videos', { model: 'clip_3_1_fast', prompt: 'a boat' }), 200);

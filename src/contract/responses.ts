@@ -24,12 +24,29 @@ export const QUERY_ERRORS = [400, 401, 404, 414, 429, 500, 503] as const;
 /** Actions on one task (cancel): as a query, plus the task's state forbids it and a body too large. */
 export const ACTION_ERRORS = [400, 401, 404, 409, 413, 414, 429, 500, 503] as const;
 
+const REQUEST_ID = { 'x-request-id': Type.String({ description: 'The request\'s id: the caller\'s own `X-Request-Id` when it was 1-64 of `A-Za-z0-9._:-`, else one made by the gateway; it names the request in the access log' }) };
+const RETRY_AFTER = { 'retry-after': Type.String({ description: 'Seconds to wait before retrying, when the gateway knows' }) };
+const REPLAYED = { 'idempotent-replayed': Type.Literal('true', { description: 'Sent when this is the stored reply (2xx or 402) of an earlier request with the same Idempotency-Key (G70)' }) };
+
+export interface ResponseOptions {
+  /** Which error body the route answers with (decisions.md #9). */
+  style?: ErrorStyle;
+  /** A create route: honours `Idempotency-Key` (documents `Idempotent-Replayed`). */
+  idempotent?: boolean;
+}
+
 /**
  * `schema.response` of a route: the 2xx replies by status, then the error body of each status in
- * `errors` (described by the catalog codes of that status).
+ * `errors` (described by the catalog codes of that status), each with the headers it may carry.
  */
-export function responses(success: Record<number, SuccessSchema>, errors: readonly number[], style: ErrorStyle = 'standard'): Record<number, unknown> {
-  const out: Record<number, unknown> = { ...success };
-  for (const status of errors) out[status] = errorBodySchema(style, status);
+export function responses(success: Record<number, SuccessSchema>, errors: readonly number[], options: ResponseOptions = {}): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const [status, schema] of Object.entries(success)) {
+    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...(options.idempotent && /^2/.test(status) && REPLAYED) } };
+  }
+  for (const status of errors) {
+    const retry = status === 429 || status === 503 || status === 409;
+    out[status] = { ...errorBodySchema(options.style ?? 'standard', status), headers: { ...REQUEST_ID, ...(retry && RETRY_AFTER), ...(options.idempotent && status === 402 && REPLAYED) } };
+  }
   return out;
 }

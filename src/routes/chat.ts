@@ -22,7 +22,7 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService, live
       body: ChatCompletionBody,
       response: responses({
         200: { description: 'The whole reply (JSON), or with `stream: true` a stream of server-sent events', content: { 'application/json': { schema: ChatCompletionReply }, 'text/event-stream': { schema: ChatCompletionStream } } },
-      }, [400, 401, 402, 413, 429, 500, 502, 503, 504], 'chat'),
+      }, [400, 401, 402, 413, 429, 500, 502, 503, 504], { style: 'chat' }),
     },
   }, async (request, reply) => {
     const gone = live.track(reply, request.apiKeyHash);

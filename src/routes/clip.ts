@@ -15,7 +15,7 @@ export function registerClipRoutes(app: FastifyInstance, tasks: TaskService, pat
   for (const url of urls) {
     app.post<{ Body: ClipCreateBody }>(url, {
       config: { idempotent: true },
-      schema: { tags: ['clip'], summary: 'Create a clip video task (Form A or B by model)', body: ClipCreateBody, response: responses({ 200: ClipCreateReply }, CREATE_ERRORS) },
+      schema: { tags: ['clip'], summary: 'Create a clip video task (Form A or B by model)', body: ClipCreateBody, response: responses({ 200: ClipCreateReply }, CREATE_ERRORS, { idempotent: true }) },
     }, async (request) => clipCreateReply(await tasks.submitTask(request.apiKey, planClipTask(request.body), request.idempotency)));
   }
 }

@@ -19,7 +19,7 @@ export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskServi
   const base = `${paths.basePrefix}/v2/model-center/tasks`;
   app.post<{ Body: ModelCenterCreateBody }>(base, {
     config: { idempotent: true },
-    schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody, response: responses({ 200: ModelCenterReply }, CREATE_ERRORS) },
+    schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody, response: responses({ 200: ModelCenterReply }, CREATE_ERRORS, { idempotent: true }) },
     preValidation: async (request) => {
       const body = request.body as { model?: unknown } | null;
       if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);

@@ -16,7 +16,7 @@ import { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js
 export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
   app.post<{ Body: MotionCreateBody }>(`${paths.powerPrefix}/v1/motion/videos`, {
     config: { idempotent: true },
-    schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody, response: responses({ 200: MotionCreateReply }, CREATE_ERRORS) },
+    schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody, response: responses({ 200: MotionCreateReply }, CREATE_ERRORS, { idempotent: true }) },
   }, async (request) => motionCreateReply(await tasks.submitTask(request.apiKey, planMotionTask(request.body), request.idempotency)));
 
   void app.register(async (scope) => {

@@ -9,6 +9,6 @@ import { PicCreateReply } from '../contract/task-replies.js';
 export function registerPicRoutes(app: FastifyInstance, tasks: TaskService): void {
   app.post<{ Body: PicCreateBody }>('/v1/pic/images', {
     config: { idempotent: true },
-    schema: { tags: ['pic'], summary: 'Create an image task', body: PicCreateBody, response: responses({ 200: PicCreateReply }, CREATE_ERRORS) },
+    schema: { tags: ['pic'], summary: 'Create an image task', body: PicCreateBody, response: responses({ 200: PicCreateReply }, CREATE_ERRORS, { idempotent: true }) },
   }, async (request) => picCreateReply(await tasks.submitTask(request.apiKey, planPicTask(request.body), request.idempotency)));
 }

@@ -19,7 +19,7 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
   for (const url of urls) {
     app.post<{ Body: ReelCreateBody }>(url, {
       config: { idempotent: true },
-      schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody, response: responses({ 200: ReelCreateReply }, CREATE_ERRORS) },
+      schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody, response: responses({ 200: ReelCreateReply }, CREATE_ERRORS, { idempotent: true }) },
     }, async (request) => reelCreateReply(await tasks.submitTask(request.apiKey, planReelTask(request.body), request.idempotency)));
   }
   registerReelQueryRoutes(app, tasks, links, paths, live);

@@ -13,6 +13,6 @@ import { VideosCreateReply } from '../contract/task-replies.js';
 export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {
     config: { errorStyle: 'videos-create', idempotent: true },
-    schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody, response: responses({ 200: VideosCreateReply }, CREATE_ERRORS, 'videos-create') },
+    schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody, response: responses({ 200: VideosCreateReply }, CREATE_ERRORS, { style: 'videos-create', idempotent: true }) },
   }, async (request) => videosCreateReply(await tasks.submitTask(request.apiKey, planVideosTask(request.body), request.idempotency)));
 }
