@@ -92,6 +92,15 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('is what /docs shows, without a key', async () => {
+    const page = await h.app.inject({ method: 'GET', url: '/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    const shown = await h.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.json()).toEqual(doc);
+  });
+
   it('documents the chat reply both as JSON and as server-sent events', () => {
     const ok = doc.paths['/v1/chat/completions']!.post!.responses!['200']!;
     expect(Object.keys(ok.content!).sort()).toEqual(['application/json', 'text/event-stream']);
