@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from 'pino';
 import { registerAuth } from './auth/plugin.js';
 import type { ChatService } from './chat/service.js';
@@ -13,6 +11,7 @@ import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerJsonBodyParser } from './http/json-body.js';
+import { keepSerializationOutOfSchemas, registerOpenApi } from './http/openapi.js';
 import type { LiveRequests } from './http/live-requests.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
@@ -103,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     http: { headersTimeout: config.headersTimeoutMs, requestTimeout: 120_000, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
   });
   app.server.maxConnections = config.maxConnections; // more are closed at once (G84)
+  keepSerializationOutOfSchemas(app); // response schemas document only (G242)
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   // Once closing, requests still arriving on open connections get a 503 and the connection closes.
@@ -126,15 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return app;
   }
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'mediagate', version: '0.1.0', description: 'Asynchronous image/video generation and chat. See docs/API.md.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerOpenApi(app, '0.1.0');
 
   registerHealthRoutes(app, store, deps.resources, deps.storage);
   registerFileRoutes(app, deps.signer, { results: deps.storage.results, inputs: deps.storage.inputs, redirect: config.filesRedirect });

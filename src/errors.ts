@@ -3,6 +3,7 @@
  * its `type` label and a one-line description; docs/API.md documents each one (a test checks it).
  * The per-family error body shapes (decisions.md #9) are rendered by `renderErrorBody`.
  */
+import type { ChatErrorBody, StandardErrorBody, VideosErrorBody } from './contract/error-bodies.js';
 
 export const ERROR_CATALOG = {
   invalid_request: { status: 400, type: 'invalid_request_error', description: 'A field is missing, has the wrong type or value, or breaks a rule of the contract; `param` names the field.' },
@@ -59,7 +60,7 @@ export interface AppErrorOptions {
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly type: string;
+  readonly type: (typeof ERROR_CATALOG)[ErrorCode]['type'];
   readonly param: string | undefined;
   readonly retryable: boolean;
   readonly headers: Record<string, string> | undefined;
@@ -102,13 +103,13 @@ export function invalidField(param: string, message: string): AppError {
  */
 export type ErrorStyle = 'standard' | 'videos-create' | 'chat';
 
-export function renderErrorBody(style: ErrorStyle, err: AppError): unknown {
+export function renderErrorBody(style: ErrorStyle, err: AppError): StandardErrorBody | VideosErrorBody | ChatErrorBody {
   switch (style) {
     case 'videos-create':
-      return { code: String(err.status), msg: err.message, data: null };
+      return { code: String(err.status), msg: err.message, data: null } satisfies VideosErrorBody;
     case 'chat':
-      return { code: String(err.status), msg: err.message, data: null, success: false };
+      return { code: String(err.status), msg: err.message, data: null, success: false } satisfies ChatErrorBody;
     case 'standard':
-      return { error: { message: err.message, type: err.type, param: err.param ?? null, code: err.code } };
+      return { error: { message: err.message, type: err.type, param: err.param ?? null, code: err.code } } satisfies StandardErrorBody;
   }
 }

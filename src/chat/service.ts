@@ -10,6 +10,7 @@
  * - A client that goes away aborts the provider (ctx.signal).
  */
 import type { Logger } from 'pino';
+import type { ChatCompletionReply } from '../contract/chat.js';
 import { AppError, asAppError, ClientGone } from '../errors.js';
 import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
@@ -21,19 +22,15 @@ import { ChatChunks } from './chunks.js';
 import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
 import { countPromptTokens, countTextTokens } from './tokens.js';
-import type { ChatContext, ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from './types.js';
+import type { ChatContext, ChatRequest, ChatStreamEvent, ChatUsage } from './types.js';
 
 /** `chatcmpl-` + 128 random bits, URL-safe. */
 export function newChatCompletionId(): string {
   return `chatcmpl-${randomToken(16)}`;
 }
 
-export interface ChatSuccessEnvelope {
-  code: '200';
-  msg: '成功';
-  data: { content: string; usage: ChatUsage; model: string; id: string; finish_reason: FinishReason };
-  success: true;
-}
+/** The whole reply's envelope: the type of its schema (contract/chat.ts, G240). */
+export type ChatSuccessEnvelope = ChatCompletionReply;
 
 export interface ChatServiceOptions {
   /** The providers and the route of each chat model (G90). */

@@ -120,3 +120,27 @@ export function isVideoUrl(url: string): boolean {
     return false;
   }
 }
+
+/** The non-streaming reply (decisions.md #21), as the chat service builds it (G240). */
+export const ChatCompletionReply = Type.Object({
+  code: Type.Literal('200'),
+  msg: Type.Literal('成功'),
+  data: Type.Object({
+    content: Type.String({ description: 'The assistant\'s reply' }),
+    usage: Type.Object({
+      prompt_tokens: Type.Integer({ minimum: 0 }), completion_tokens: Type.Integer({ minimum: 0 }), total_tokens: Type.Integer({ minimum: 0 }),
+    }, { additionalProperties: false }),
+    model: Type.String(),
+    id: Type.String({ description: 'chatcmpl-...' }),
+    finish_reason: StringEnum(['stop', 'length']),
+  }, { additionalProperties: false }),
+  success: Type.Literal(true),
+}, { additionalProperties: false, title: 'ChatCompletion' });
+
+export type ChatCompletionReply = Static<typeof ChatCompletionReply>;
+
+/** With `stream: true`: server-sent events (G40), documented as text. */
+export const ChatCompletionStream = Type.String({
+  title: 'ChatCompletionStream',
+  description: 'Server-sent events (decisions.md #22, G40): `data: {...}` events carrying OpenAI `chat.completion.chunk` objects (the assistant role, then content deltas, a chunk with `finish_reason`, a last chunk with `usage` and empty `choices`), `: ping` comments while waiting, and `data: [DONE]`; a failure after the stream opened ends it with `data: {"error": {...}}` and no [DONE].',
+});

@@ -1,8 +1,9 @@
 import type { AssetRecord } from '../store/types.js';
 import { unixSeconds } from './reply-context.js';
+import type { AssetReply } from '../contract/gateway-replies.js';
 
 /** An asset as the upload and query calls answer it (docs/API.md, assets). */
-export function assetReply(a: AssetRecord): Record<string, unknown> {
+export function assetReply(a: AssetRecord): AssetReply {
   return {
     id: a.id, object: 'asset', status: a.status, reason: a.reason, kind: a.kind, format: a.format,
     width: a.width, height: a.height, duration: a.duration, bytes: a.bytes,

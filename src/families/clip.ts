@@ -1,5 +1,6 @@
 import type { TaskRecord } from '../store/types.js';
 import { unixSeconds, type ReplyContext } from './reply-context.js';
+import type { ClipCreateReply, ClipQueryReply } from '../contract/task-replies.js';
 
 /**
  * `object` label of a clip task: `video.generation` for Form A; `video` for Form B, in its create
@@ -17,7 +18,7 @@ export function actualDurationOf(task: TaskRecord): number | undefined {
 }
 
 /** `clip` create response (both forms): id, object, created, model, status, error, plus progress. */
-export function clipCreateReply(task: TaskRecord): Record<string, unknown> {
+export function clipCreateReply(task: TaskRecord): ClipCreateReply {
   return {
     id: task.id, object: clipObject(task), created: unixSeconds(task.createdAt), model: task.model,
     status: task.status, progress: task.progress, error: task.error,
@@ -28,7 +29,7 @@ export function clipCreateReply(task: TaskRecord): Record<string, unknown> {
  * `clip` query response: `video_url` and `error` null until they apply; `actualDuration` (seconds)
  * once completed (the name Form B leaves "not shown"; decisions.md #14).
  */
-export function clipQueryReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
+export function clipQueryReply(task: TaskRecord, ctx: ReplyContext): ClipQueryReply {
   const actualDuration = actualDurationOf(task);
   return {
     id: task.id, object: clipObject(task), created: unixSeconds(task.createdAt), model: task.model,

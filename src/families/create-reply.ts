@@ -6,8 +6,9 @@ import { motionCreateReply } from './motion.js';
 import { picCreateReply } from './pic.js';
 import { reelCreateReply } from './reel.js';
 import { videosCreateReply } from './videos.js';
+import type { TaskCreateReply } from '../contract/task-replies.js';
 
-const CREATE_REPLIES: Record<FamilyId, (task: TaskRecord) => Record<string, unknown>> = {
+const CREATE_REPLIES: Record<FamilyId, (task: TaskRecord) => TaskCreateReply> = {
   pic: picCreateReply, clip: clipCreateReply, reel: reelCreateReply, motion: motionCreateReply,
   videos: videosCreateReply, 'model-center': modelCenterCreateReply,
 };
@@ -16,6 +17,6 @@ const CREATE_REPLIES: Record<FamilyId, (task: TaskRecord) => Record<string, unkn
  * The create response a task was answered with, rebuilt from the stored task as it was when it
  * was committed (queued, no progress): for an Idempotency-Key whose first response was lost.
  */
-export function originalCreateReply(task: TaskRecord): Record<string, unknown> {
+export function originalCreateReply(task: TaskRecord): TaskCreateReply {
   return CREATE_REPLIES[task.family]({ ...task, status: 'queued', progress: 0, error: null, result: null });
 }

@@ -1,6 +1,7 @@
 import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import type { TaskRecord } from '../store/types.js';
 import { unixSeconds, type ReplyContext } from './reply-context.js';
+import type { ModelCenterReply } from '../contract/task-replies.js';
 
 /** What a Model Center task makes: `image` for the imagegen group, `video` for the rest. */
 export function modelCenterKind(task: TaskRecord): 'image' | 'video' {
@@ -16,28 +17,25 @@ export function modelCenterKind(task: TaskRecord): 'image' | 'video' {
  * `upstream_urls` ("may be returned") never are: results are re-hosted, and where they came from
  * stays with the operator (G88).
  */
-export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
-  const kind = modelCenterKind(task);
+export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): ModelCenterReply {
   const done = task.status === 'completed';
-  const url = done ? ctx.resultUrl(task, kind) : null;
-  return {
-    id: task.id,
-    object: kind,
-    created: unixSeconds(task.createdAt),
-    model: task.model,
-    status: task.status,
-    progress: task.progress,
-    result_url: url,
-    [kind === 'image' ? 'image_url' : 'video_url']: url,
+  const created = unixSeconds(task.createdAt);
+  const tail = {
     amount: task.amount,
     actualDuration: done ? task.result?.actualDuration ?? null : null,
     error: task.status === 'failed' ? task.error : null,
   };
+  if (modelCenterKind(task) === 'image') {
+    const url = done ? ctx.resultUrl(task, 'image') : null;
+    return { id: task.id, object: 'image', created, model: task.model, status: task.status, progress: task.progress, result_url: url, image_url: url, ...tail };
+  }
+  const url = done ? ctx.resultUrl(task, 'video') : null;
+  return { id: task.id, object: 'video', created, model: task.model, status: task.status, progress: task.progress, result_url: url, video_url: url, ...tail };
 }
 
 const NO_LINKS: ReplyContext = { resultUrl: () => null };
 
 /** Create response: the task object of a task that has just been queued. */
-export function modelCenterCreateReply(task: TaskRecord): Record<string, unknown> {
+export function modelCenterCreateReply(task: TaskRecord): ModelCenterReply {
   return modelCenterReply(task, NO_LINKS);
 }

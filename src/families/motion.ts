@@ -1,8 +1,9 @@
 import type { TaskRecord } from '../store/types.js';
 import { unixSeconds, type ReplyContext } from './reply-context.js';
+import type { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js';
 
 /** `motion` create response: `object` is `video`; `video_url` and `error` null until they apply. */
-export function motionCreateReply(task: TaskRecord): Record<string, unknown> {
+export function motionCreateReply(task: TaskRecord): MotionCreateReply {
   return {
     id: task.id, object: 'video', created: unixSeconds(task.createdAt), model: task.model,
     status: task.status, progress: task.progress, video_url: null, error: null,
@@ -13,7 +14,7 @@ export function motionCreateReply(task: TaskRecord): Record<string, unknown> {
  * `motion` query response (also the cancel response): status may be `cancelled`; `video_url` and
  * `actualDuration` only when completed, `error` only when failed, null otherwise.
  */
-export function motionQueryReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
+export function motionQueryReply(task: TaskRecord, ctx: ReplyContext): MotionQueryReply {
   const completed = task.status === 'completed';
   return {
     id: task.id, object: 'video', created: unixSeconds(task.createdAt), model: task.model,

@@ -1,8 +1,9 @@
 import type { TaskRecord } from '../store/types.js';
 import { unixSeconds, type ReplyContext } from './reply-context.js';
+import type { PicCreateReply, PicQueryReply } from '../contract/task-replies.js';
 
 /** `pic` create response: `object` is `image` (interface.md, image task). */
-export function picCreateReply(task: TaskRecord): Record<string, unknown> {
+export function picCreateReply(task: TaskRecord): PicCreateReply {
   return {
     id: task.id, object: 'image', created: unixSeconds(task.createdAt), model: task.model,
     status: task.status, progress: task.progress, error: task.error,
@@ -10,7 +11,7 @@ export function picCreateReply(task: TaskRecord): Record<string, unknown> {
 }
 
 /** `pic` query response: `object` is `image.generation`; `image_url` and `error` null until they apply. */
-export function picQueryReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
+export function picQueryReply(task: TaskRecord, ctx: ReplyContext): PicQueryReply {
   return {
     id: task.id, object: 'image.generation', created: unixSeconds(task.createdAt), model: task.model,
     status: task.status, progress: task.progress,

@@ -7,8 +7,9 @@ import { picQueryReply } from './pic.js';
 import { reelQueryReply } from './reel.js';
 import type { ReplyContext } from './reply-context.js';
 import { videosQueryReply } from './videos.js';
+import type { TaskQueryReply } from '../contract/task-replies.js';
 
-type QueryShaper = (task: TaskRecord, ctx: ReplyContext) => Record<string, unknown>;
+type QueryShaper = (task: TaskRecord, ctx: ReplyContext) => TaskQueryReply;
 
 /** Query reply shaper per family: any query path answers for any task of the caller (decisions.md #4). */
 const QUERY_REPLIES: Record<FamilyId, QueryShaper> = {
@@ -20,6 +21,6 @@ const QUERY_REPLIES: Record<FamilyId, QueryShaper> = {
   'model-center': modelCenterReply,
 };
 
-export function queryReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
+export function queryReply(task: TaskRecord, ctx: ReplyContext): TaskQueryReply {
   return QUERY_REPLIES[task.family](task, ctx);
 }

@@ -1,9 +1,10 @@
 import type { TaskRecord } from '../store/types.js';
 import { actualDurationOf } from './clip.js';
 import { unixSeconds, type ReplyContext } from './reply-context.js';
+import type { ReelCreateReply, ReelQueryReply } from '../contract/task-replies.js';
 
 /** `reel` create response (both forms): `object` `video.generation`, `video_url` null, plus progress. */
-export function reelCreateReply(task: TaskRecord): Record<string, unknown> {
+export function reelCreateReply(task: TaskRecord): ReelCreateReply {
   return {
     id: task.id, object: 'video.generation', created: unixSeconds(task.createdAt), model: task.model,
     status: task.status, progress: task.progress, video_url: null, error: task.error,
@@ -11,7 +12,7 @@ export function reelCreateReply(task: TaskRecord): Record<string, unknown> {
 }
 
 /** `reel` query response: `video_url` and `error` null until they apply; `actualDuration` once completed. */
-export function reelQueryReply(task: TaskRecord, ctx: ReplyContext): Record<string, unknown> {
+export function reelQueryReply(task: TaskRecord, ctx: ReplyContext): ReelQueryReply {
   const actualDuration = actualDurationOf(task);
   return {
     id: task.id, object: 'video.generation', created: unixSeconds(task.createdAt), model: task.model,

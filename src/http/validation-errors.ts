@@ -32,6 +32,7 @@ const PATTERN_WORDS: Array<[RegExp, string]> = [
   [/^\^\[hH\]/, 'an absolute http(s) URL'],
   [/^\^-\?\[0-9\]/, 'a whole number (an integer or a string of digits)'],
   [/^\^\(\[0-9\]\|\[1-5\]/, 'a whole number of seconds from 0 to 60'],
+  [/^\^\(\[1-9\]\|\[1-9\]\[0-9\]\|\[12\]/, 'a whole number of days from 1 to 366'],
 ];
 
 /**

@@ -3,11 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { toCredits } from '../credits/money.js';
 import { AppError } from '../errors.js';
 import type { CreditStore } from '../store/types.js';
+import { AccountReply } from '../contract/gateway-replies.js';
+import { KEYED_ERRORS, responses } from '../contract/responses.js';
 
 const DAY_MS = 86_400_000;
 
 const AccountQuery = Type.Object({
-  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366, description: 'The usage period: the last this many days (1 to 366; default 30).' })),
+  // a string: querystring values are not coerced (G244)
+  days: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|[12][0-9][0-9]|3[0-5][0-9]|36[0-6])$', description: 'The usage period: the last this many days (1 to 366; default 30).' })),
 }, { additionalProperties: false });
 
 /**
@@ -17,11 +20,11 @@ const AccountQuery = Type.Object({
  */
 export function registerAccountRoutes(app: FastifyInstance, credits: CreditStore): void {
   app.get<{ Querystring: Static<typeof AccountQuery> }>('/v1/account', {
-    schema: { tags: ['account'], summary: 'The calling key\'s account: balance, held and spent credits, usage per model', querystring: AccountQuery },
-  }, async (request) => {
+    schema: { tags: ['account'], summary: 'The calling key\'s account: balance, held and spent credits, usage per model', querystring: AccountQuery, response: responses({ 200: AccountReply }, [400, ...KEYED_ERRORS]) },
+  }, async (request): Promise<AccountReply> => {
     const account = await credits.getAccount(request.apiKey.accountId);
     if (!account) throw new AppError('internal_error', 'Internal server error', { cause: new Error(`key ${request.apiKey.id} names no account ${request.apiKey.accountId}`) });
-    const days = request.query.days ?? 30;
+    const days = request.query.days === undefined ? 30 : Number(request.query.days);
     const since = Date.now() - days * DAY_MS;
     const usage = await credits.usage(account.id, since);
     return {

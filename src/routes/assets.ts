@@ -5,6 +5,8 @@ import { assetReply } from '../families/asset.js';
 import type { AssetService } from '../media/asset-service.js';
 import type { RoutePaths } from './index.js';
 import { TaskIdParams } from './results.js';
+import { AssetDeletedReply, AssetReply } from '../contract/gateway-replies.js';
+import { KEYED_ERRORS, responses } from '../contract/responses.js';
 
 const HTTP_URL = /^https?:\/\/\S+$/i;
 
@@ -19,7 +21,7 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 } });
     scope.post(base, {
-      schema: { tags: ['model-center'], summary: 'Upload an asset (multipart field `file`, or JSON {url}) for use as assetId://{id}' },
+      schema: { tags: ['model-center'], summary: 'Upload an asset (multipart field `file`, or JSON {url}) for use as assetId://{id}', response: responses({ 200: AssetReply }, [400, 401, 403, 413, 429, 500, 503]) },
     }, async (request) => {
       if (request.isMultipart()) {
         const file = await request.file();
@@ -36,11 +38,11 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
     });
   });
   app.get<{ Params: { id: string } }>(`${base}/:id`, {
-    schema: { tags: ['model-center'], summary: 'Query an asset', params: TaskIdParams },
+    schema: { tags: ['model-center'], summary: 'Query an asset', params: TaskIdParams, response: responses({ 200: AssetReply }, [404, 414, ...KEYED_ERRORS]) },
   }, async (request) => assetReply(await assets.get(request.apiKey.id, request.params.id)));
   app.delete<{ Params: { id: string } }>(`${base}/:id`, {
-    schema: { tags: ['model-center'], summary: 'Delete an asset (tasks that already use it keep their copy)', params: TaskIdParams },
-  }, async (request) => {
+    schema: { tags: ['model-center'], summary: 'Delete an asset (tasks that already use it keep their copy)', params: TaskIdParams, response: responses({ 200: AssetDeletedReply }, [404, 414, ...KEYED_ERRORS]) },
+  }, async (request): Promise<AssetDeletedReply> => {
     await assets.remove(request.apiKey.id, request.params.id);
     return { id: request.params.id, object: 'asset', deleted: true };
   });

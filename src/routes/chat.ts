@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChatCall, ChatService } from '../chat/service.js';
 import { SseWriter } from '../chat/sse.js';
-import { ChatCompletionBody, toChatRequest } from '../contract/chat.js';
+import { ChatCompletionBody, ChatCompletionReply, ChatCompletionStream, toChatRequest } from '../contract/chat.js';
 import { AppError } from '../errors.js';
 import type { LiveRequests } from '../http/live-requests.js';
+import { responses } from '../contract/responses.js';
 
 /**
  * Endpoint 3: `POST {base_url}/v1/chat/completions`. Every error of this route, schema and auth
@@ -19,6 +20,9 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService, live
       tags: ['chat'],
       summary: 'Chat completion (envelope, or server-sent events with stream: true)',
       body: ChatCompletionBody,
+      response: responses({
+        200: { description: 'The whole reply (JSON), or with `stream: true` a stream of server-sent events', content: { 'application/json': { schema: ChatCompletionReply }, 'text/event-stream': { schema: ChatCompletionStream } } },
+      }, [400, 401, 402, 413, 429, 500, 502, 503, 504], { style: 'chat' }),
     },
   }, async (request, reply) => {
     const gone = live.track(reply, request.apiKeyHash);

@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { NoBody, responses, type SuccessSchema } from '../contract/responses.js';
 import { AppError } from '../errors.js';
 import { answerFileRequest, validatorsOf } from '../http/conditional-get.js';
 import { type BlobStore, isSafeBlobPath } from '../media/blob-store.js';
@@ -50,6 +52,31 @@ async function sniffStoredType(store: BlobStore, folder: string, name: string): 
   return sniffMediaType(Buffer.concat(chunks)) ?? undefined;
 }
 
+/**
+ * What the document says of a file route (G240). Path parameters only: the signature (`exp`,
+ * `sig`) is checked by the handler, as before, not by a querystring schema.
+ */
+function fileSchema(scope: SignedScope, redirect: boolean): Record<string, unknown> {
+  const bytes = { schema: Type.String({ format: 'binary' }) };
+  const redirects: Record<number, SuccessSchema> = redirect && scope === 'files' ? { 302: NoBody('Redirect (MEDIAGATE_FILES_REDIRECT) to a presigned URL of the bucket, same expiry') } : {};
+  return {
+    tags: ['files'],
+    summary: scope === 'files'
+      ? 'Download a result file (the signed URL of a query reply: `?exp&sig`); ranges and conditional requests'
+      : 'A task\'s copy of a caller medium, for an upstream to fetch (signed URL `?exp&sig`, G92)',
+    security: [],
+    params: Type.Object({ taskId: Type.String(), name: Type.String() }),
+    response: responses({
+      200: { description: 'The file (its media type: image/png, video/mp4, ...)', content: { '*/*': bytes } },
+      206: { description: 'One byte range of the file', content: { '*/*': bytes } },
+      ...redirects,
+      304: NoBody('Not modified (If-None-Match / If-Modified-Since)'),
+      412: NoBody('A precondition failed (If-Match / If-Unmodified-Since)'),
+      416: NoBody('The range is not satisfiable'),
+    }, [403, 404, 414, 500, 503]),
+  };
+}
+
 type TypeOf = (store: BlobStore, folder: string, name: string) => Promise<string | undefined>;
 
 function registerSignedFiles(app: FastifyInstance, signer: ResultUrlSigner, scope: SignedScope, store: BlobStore, redirect: boolean, typeOf: TypeOf): void {
@@ -86,6 +113,6 @@ function registerSignedFiles(app: FastifyInstance, signer: ResultUrlSigner, scop
     return reply.send(stream);
   };
   app.route<{ Params: FileParams; Querystring: FileQuery }>({
-    method: ['GET', 'HEAD'], url: `/${scope}/:taskId/:name`, schema: { hide: true }, exposeHeadRoute: false, handler,
+    method: ['GET', 'HEAD'], url: `/${scope}/:taskId/:name`, schema: fileSchema(scope, redirect), exposeHeadRoute: false, handler,
   });
 }

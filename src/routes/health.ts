@@ -3,6 +3,8 @@ import { AppError } from '../errors.js';
 import type { BlobStores } from '../media/blob-stores.js';
 import type { ResourceMonitor } from '../resources.js';
 import type { Store } from '../store/types.js';
+import { HealthReply, ReadyReply } from '../contract/gateway-replies.js';
+import { responses } from '../contract/responses.js';
 
 /**
  * `/healthz`: the process answers. `/readyz`: the store answers, the result storage answers (the
@@ -10,8 +12,12 @@ import type { Store } from '../store/types.js';
  * needs to run tasks (disk, descriptors: G84); a 503 names what is missing. Neither needs a key.
  */
 export function registerHealthRoutes(app: FastifyInstance, store: Store, resources: ResourceMonitor, storage: Pick<BlobStores, 'problem'>): void {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async () => {
+  app.get('/healthz', {
+    schema: { tags: ['health'], summary: 'The process answers', security: [], response: responses({ 200: HealthReply }, [503]) },
+  }, async () => ({ status: 'ok' as const }));
+  app.get('/readyz', {
+    schema: { tags: ['health'], summary: 'Ready to take tasks: the store, the result storage, disk and descriptors (a 503 names what is missing)', security: [], response: responses({ 200: ReadyReply }, [500, 503]) },
+  }, async () => {
     try {
       await store.ping();
     } catch (err) {
@@ -21,6 +27,6 @@ export function registerHealthRoutes(app: FastifyInstance, store: Store, resourc
     const storageProblem = await storage.problem();
     const problems = [...(storageProblem ? [storageProblem] : []), ...state.problems];
     if (problems.length > 0) throw new AppError('service_unavailable', `Not ready: ${problems.join('; ')}`);
-    return { status: 'ready' };
+    return { status: 'ready' as const };
   });
 }

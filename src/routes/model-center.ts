@@ -6,6 +6,8 @@ import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 import { registerQueryPaths } from './results.js';
+import { CREATE_ERRORS, responses } from '../contract/responses.js';
+import { ModelCenterReply } from '../contract/task-replies.js';
 
 /**
  * Endpoints 12 and 13: `POST {base_url}/v2/model-center/tasks` and
@@ -17,7 +19,7 @@ export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskServi
   const base = `${paths.basePrefix}/v2/model-center/tasks`;
   app.post<{ Body: ModelCenterCreateBody }>(base, {
     config: { idempotent: true },
-    schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody },
+    schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody, response: responses({ 200: ModelCenterReply }, CREATE_ERRORS, { idempotent: true }) },
     preValidation: async (request) => {
       const body = request.body as { model?: unknown } | null;
       if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);

@@ -6,6 +6,8 @@ import type { ReplyContext } from '../families/reply-context.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 import { TaskIdParams } from './results.js';
+import { ACTION_ERRORS, CREATE_ERRORS, responses } from '../contract/responses.js';
+import { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js';
 
 /**
  * Endpoint 8: `POST {power_base_url}/v1/motion/videos`; and the cancel action (decisions.md #23):
@@ -14,7 +16,7 @@ import { TaskIdParams } from './results.js';
 export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {
   app.post<{ Body: MotionCreateBody }>(`${paths.powerPrefix}/v1/motion/videos`, {
     config: { idempotent: true },
-    schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody },
+    schema: { tags: ['motion'], summary: 'Create a motion video task', body: MotionCreateBody, response: responses({ 200: MotionCreateReply }, CREATE_ERRORS, { idempotent: true }) },
   }, async (request) => motionCreateReply(await tasks.submitRequest(request, planMotionTask)));
 
   void app.register(async (scope) => {
@@ -39,7 +41,7 @@ export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, p
       done(null, parsed);
     });
     scope.post<{ Params: { id: string } }>(`${paths.powerPrefix}/v1/motion/videos/:id/cancel`, {
-      schema: { tags: ['motion'], summary: 'Cancel a queued or processing motion task', params: TaskIdParams },
+      schema: { tags: ['motion'], summary: 'Cancel a queued or processing motion task', params: TaskIdParams, response: responses({ 200: MotionQueryReply }, ACTION_ERRORS) },
     }, async (request) => motionQueryReply(await tasks.cancelOwnedTask(request.apiKey, request.params.id, 'motion'), links));
   });
 }

@@ -11,6 +11,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { CALLBACK_ROUTE, type CallbackReceiver } from '../tasks/callbacks.js';
+import { CallbackReply } from '../contract/gateway-replies.js';
+import { responses } from '../contract/responses.js';
 
 /** The largest delivery read, bytes (a Replicate prediction with its logs, a fal result). */
 export const CALLBACK_BODY_LIMIT = 2 * 1024 * 1024;
@@ -37,9 +39,12 @@ export async function registerProviderCallbackRoutes(app: FastifyInstance, recei
       done();
     });
     scope.post<{ Params: { provider: string; task: string } }>(CALLBACK_ROUTE, {
-      schema: { hide: true, params: Params },
+      schema: {
+        tags: ['provider-callbacks'], summary: 'A provider\'s notice that a generation ended (signed by the upstream; no bearer key)', security: [], params: Params,
+        response: responses({ 200: CallbackReply }, [400, 401, 404, 413, 429, 500, 503]),
+      },
       bodyLimit: CALLBACK_BODY_LIMIT,
-    }, async (request) => {
+    }, async (request): Promise<CallbackReply> => {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const outcome = await receiver.receive(request.params.provider, request.params.task, { headers: request.headers, body });
       return { received: true, outcome };

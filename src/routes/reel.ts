@@ -6,6 +6,8 @@ import { reelCreateReply } from '../families/reel.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
 import { registerQueryPaths } from './results.js';
+import { CREATE_ERRORS, responses } from '../contract/responses.js';
+import { ReelCreateReply } from '../contract/task-replies.js';
 
 /**
  * Endpoint 6: `POST {api_base_url}/reel/videos`, `POST {base_url}/reel/videos` and the overview
@@ -17,7 +19,7 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
   for (const url of urls) {
     app.post<{ Body: ReelCreateBody }>(url, {
       config: { idempotent: true },
-      schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody },
+      schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody, response: responses({ 200: ReelCreateReply }, CREATE_ERRORS, { idempotent: true }) },
     }, async (request) => reelCreateReply(await tasks.submitRequest(request, planReelTask)));
   }
   registerReelQueryRoutes(app, tasks, links, paths, live);

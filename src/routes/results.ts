@@ -6,6 +6,8 @@ import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskRecord } from '../store/types.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
+import { QUERY_ERRORS, responses } from '../contract/responses.js';
+import { TaskQueryReply } from '../contract/task-replies.js';
 
 export const TaskIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: 'Task id returned by the create call' }) });
 
@@ -34,7 +36,7 @@ function sendQueryReply(reply: FastifyReply, task: TaskRecord, links: ReplyConte
 export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, live: LiveRequests, summary = 'Query a task'): void {
   for (const url of new Set(urls)) {
     app.get<{ Params: { id: string }; Querystring: { wait?: string } }>(url, {
-      schema: { tags: ['tasks'], summary, params: TaskIdParams, querystring: WaitQuery },
+      schema: { tags: ['tasks'], summary, params: TaskIdParams, querystring: WaitQuery, response: responses({ 200: TaskQueryReply }, QUERY_ERRORS) },
       config: { keyCheckedByRoute: true },
     }, async (request, reply) => {
       const task = await tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SseWriter } from '../chat/sse.js';
+import { responses } from '../contract/responses.js';
+import { TaskEventStream } from '../contract/task-extras.js';
 import { AppError, renderErrorBody } from '../errors.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
@@ -19,7 +21,10 @@ import { TaskIdParams } from './results.js';
  */
 export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService, streams: TaskStreams, links: ReplyContext, live: LiveRequests): void {
   app.get<{ Params: { id: string } }>('/v1/tasks/:id/events', {
-    schema: { tags: ['tasks'], summary: 'A task\'s status stream (server-sent events) up to its terminal state', params: TaskIdParams },
+    schema: {
+      tags: ['tasks'], summary: 'A task\'s status stream (server-sent events) up to its terminal state', params: TaskIdParams,
+      response: responses({ 200: { description: 'The stream of the task\'s states', content: { 'text/event-stream': { schema: TaskEventStream } } } }, [401, 404, 414, 429, 500, 503]),
+    },
   }, async (request, reply) => {
     const first = await tasks.getOwnedTask(request.apiKey, request.params.id);
     const gone = live.track(reply, request.apiKeyHash);

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { KEYED_ERRORS, responses } from '../contract/responses.js';
+import { TaskListReply } from '../contract/task-extras.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
 import type { TaskStore } from '../store/types.js';
@@ -14,14 +16,6 @@ const TaskListQuerystring = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 400, description: 'next_cursor of the previous page (with the same filters)' })),
 }, { additionalProperties: false });
 
-/** Items are the family query bodies, which differ per family: described loosely so the serializer keeps every field. */
-const TaskListReply = Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(Type.Object({}, { additionalProperties: true, description: 'The task exactly as its family\'s query endpoint answers it' })),
-  has_more: Type.Boolean(),
-  next_cursor: Type.Union([Type.String(), Type.Null()]),
-});
-
 /**
  * `GET /v1/tasks` (G216-G218): the calling key's tasks, newest first, each in its family's query
  * shape, in pages chained by an opaque cursor (keyset pagination: stable under inserts).
@@ -30,16 +24,16 @@ export function registerTaskListRoute(app: FastifyInstance, store: TaskStore, li
   app.get<{ Querystring: Static<typeof TaskListQuerystring> }>('/v1/tasks', {
     schema: {
       tags: ['tasks'], summary: 'The calling key\'s tasks, newest first (cursor pagination)',
-      querystring: TaskListQuerystring, response: { 200: TaskListReply },
+      querystring: TaskListQuerystring, response: responses({ 200: TaskListReply }, [400, ...KEYED_ERRORS]),
     },
-  }, async (request) => {
+  }, async (request): Promise<TaskListReply> => {
     const { query, limit, digest } = taskListQuery(request.apiKey.id, request.query);
     const rows = await store.listTasks(query);
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     const last = page[page.length - 1];
     return {
-      object: 'list' as const,
+      object: 'list',
       data: page.map((task) => queryReply(task, links)),
       has_more: hasMore,
       next_cursor: hasMore && last ? encodeCursor(last.createdAt, last.id, digest) : null,

@@ -3,6 +3,8 @@ import { planVideosTask, VideosCreateBody } from '../contract/videos.js';
 import { videosCreateReply } from '../families/videos.js';
 import type { TaskService } from '../tasks/service.js';
 import type { RoutePaths } from './index.js';
+import { CREATE_ERRORS, responses } from '../contract/responses.js';
+import { VideosCreateReply } from '../contract/task-replies.js';
 
 /**
  * Endpoint 10: `POST {base_url}/v1/videos/videos`. Every error of this route, schema errors
@@ -11,6 +13,6 @@ import type { RoutePaths } from './index.js';
 export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {
     config: { errorStyle: 'videos-create', idempotent: true },
-    schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody },
+    schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody, response: responses({ 200: VideosCreateReply }, CREATE_ERRORS, { style: 'videos-create', idempotent: true }) },
   }, async (request) => videosCreateReply(await tasks.submitRequest(request, planVideosTask)));
 }
