@@ -5,6 +5,7 @@ import { readProvidersFile, type ProvidersConfig } from './providers/providers-f
 import { openFileLimit } from './resources.js';
 import { parseCredits } from './credits/money.js';
 import { readPrices, type PriceBook } from './credits/prices.js';
+import { readObservability, type ObservabilitySettings } from './metrics/settings.js';
 
 /**
  * The default connection cap: three quarters of the descriptors left after 256 for the gateway's
@@ -101,6 +102,8 @@ export interface Config {
   filesRedirect: boolean;
   /** Credits (G200-G205): prices, holds and the ledger are always kept; `enforce` refuses what an account cannot pay (402). */
   credits: CreditsSettings;
+  /** `/metrics` (its token, the keys and models it names) and OpenTelemetry tracing (G221-G229). */
+  observability: ObservabilitySettings;
 }
 
 export interface CreditsSettings {
@@ -397,5 +400,6 @@ export function loadConfig(env: Env = process.env): Config {
     s3: s3Setting(env),
     filesRedirect: boolSetting(env, 'MEDIAGATE_FILES_REDIRECT', false),
     credits: creditsSetting(env),
+    observability: readObservability(env),
   };
 }
