@@ -20,9 +20,21 @@ export function registerRequestSpans(app: FastifyInstance): void {
     (request as Traced)[SPAN] = span;
     context.with(trace.setSpan(parent, span), done);
   });
+  // a client that leaves before the answer: the span ends there, marked so
+  app.addHook('onRequestAbort', (request, done) => {
+    const span = (request as Traced)[SPAN];
+    if (span) {
+      (request as Traced)[SPAN] = undefined;
+      span.updateName(`${request.method} ${routePattern(request)}`);
+      span.setAttribute('mediagate.client_aborted', true);
+      span.end();
+    }
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     const span = (request as Traced)[SPAN];
     if (span) {
+      (request as Traced)[SPAN] = undefined;
       const route = routePattern(request);
       span.updateName(`${request.method} ${route}`);
       span.setAttribute('http.route', route);
