@@ -45,6 +45,13 @@ describe('/metrics access', () => {
     // Node's process metrics are there too
     expect(sampleSum(s, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
   });
+
+  it('a worker process (MEDIAGATE_ROLE=worker) answers /metrics too, and still no API route', async () => {
+    const g = await withMetrics({ MEDIAGATE_ROLE: 'worker' });
+    expect((await g.app.inject({ method: 'POST', url: '/v1/pic/images', headers: g.auth(), payload: { model: 'pic', prompt: 'x' } })).statusCode).toBe(404);
+    const s = await scrape(g, TOKEN);
+    expect(sampleSum(s, 'mediagate_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
+  });
 });
 
 describe('/metrics counts', () => {
