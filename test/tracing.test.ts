@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, type Tracing } from '../src/tracing/start.js';
 import { startFakeOpenAiImages, type FakeOpenAiImages } from './fakes/openai-images.js';
 import { configFiles } from './helpers/config-files.js';
-import { waitFor } from './helpers/harness.js';
+import { reply, startFakeOpenAi } from './helpers/fake-openai.js';
+import { createHarness, waitFor } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 
 const { file } = configFiles('mediagate-tracing-');
@@ -83,5 +84,30 @@ describe('tracing', () => {
     const span = exporter.getFinishedSpans().find((s) => s.name === 'GET /v1/result/:id');
     expect(span?.attributes).toMatchObject({ 'http.response.status_code': 404, 'mediagate.request_id': res.headers['x-request-id'] });
     expect(parentOf(span!)).toBeUndefined();
+  });
+
+  it('a streamed chat: its upstream span lasts the stream, under the request span, with the upstream request id', async () => {
+    const chat = await startFakeOpenAi();
+    chat.behave((c) => {
+      c.res.setHeader('x-request-id', 'req_chat_upstream_42');
+      return reply({ content: 'Hello from upstream' })(c);
+    });
+    const h = await createHarness({ env: { MEDIAGATE_OTEL: 'on', MEDIAGATE_CHAT_UPSTREAM_URL: chat.baseUrl, MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-upstream-0123456789', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=tiny-llm' } });
+    try {
+      exporter.reset();
+      const res = await h.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: h.auth(), payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true } });
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toContain('"content":"upstream"');
+      expect(res.body).toContain('[DONE]');
+      const request = await waitFor(() => exporter.getFinishedSpans().find((s) => s.name === 'POST /v1/chat/completions'), 5000, 'the request span');
+      const upstreamSpan = exporter.getFinishedSpans().find((s) => s.name.startsWith('upstream '))!;
+      expect(parentOf(upstreamSpan)).toBe(request.spanContext().spanId);
+      expect(upstreamSpan.kind).toBe(SpanKind.CLIENT);
+      expect(upstreamSpan.attributes).toMatchObject({ 'mediagate.upstream.outcome': 'ok', 'http.response.status_code': 200, 'mediagate.upstream.request_id': 'req_chat_upstream_42' });
+      expect(request.attributes['mediagate.upstream.request_id']).toBeUndefined();
+    } finally {
+      await h.close();
+      await chat.close();
+    }
   });
 });

@@ -18,6 +18,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import { ChannelError, type ChatApi } from '../providers/types.js';
 import type { ChatCredits, ChatSettle } from './chat-credits.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { slotSpan } from '../tracing/tracing.js';
 import { ChatChunks } from './chunks.js';
 import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
@@ -155,8 +156,12 @@ export class ChatService {
         if (err instanceof ChannelError) { refused = err; continue; }
         throw err;
       }
-      const iterator = chat.stream(call.request, this.contextOf(call, candidate))[Symbol.asyncIterator]();
-      const pending = iterator.next();
+      // the stream's upstream calls happen in the slot's span (G228), which ends with the slot
+      const traced = slotSpan(candidate.provider);
+      const held = lease;
+      lease = { release: (failed) => { traced.end(failed ? 'fault' : 'ok'); held.release(failed); } };
+      const iterator = traced.run(() => chat.stream(call.request, this.contextOf(call, candidate))[Symbol.asyncIterator]());
+      const pending = traced.run(() => iterator.next());
       try {
         return { iterator, pending, first: await firstOrTimeout(pending, this.options.heartbeatMs), lease };
       } catch (err) {

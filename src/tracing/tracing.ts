@@ -62,3 +62,22 @@ export function noteUpstreamAnswer(status: number, headers: Record<string, strin
   const upstreamId = upstreamRequestId(headers);
   if (upstreamId !== undefined) span.setAttribute('mediagate.upstream.request_id', upstreamId);
 }
+
+/**
+ * A channel slot held across a stream (chat): an `upstream <channel>` span from the slot to its
+ * release, the context `run` makes active for the calls that reach the upstream (G228).
+ */
+export function slotSpan(provider: string): { run<T>(fn: () => T): T; end(outcome: string): void } {
+  const span = tracer.startSpan(`upstream ${provider}`, { kind: SpanKind.CLIENT, attributes: { 'mediagate.channel': provider } });
+  const active = trace.setSpan(context.active(), span);
+  let ended = false;
+  return {
+    run: (fn) => context.with(active, fn),
+    end: (outcome) => {
+      if (ended) return;
+      ended = true;
+      span.setAttribute('mediagate.upstream.outcome', outcome);
+      span.end();
+    },
+  };
+}
