@@ -30,7 +30,8 @@ export async function creditTotals(store: Pick<Store, 'credits'>): Promise<{ hel
 
 /** Tracing when MEDIAGATE_OTEL=on: the SDK is imported only then (G227). */
 export async function startTracingIf(config: Config): Promise<Tracing | undefined> {
-  if (!config.observability.tracing) return undefined;
+  const settings = config.observability.tracing;
+  if (!settings) return undefined;
   const { startTracing } = await import('../tracing/start.js');
-  return startTracing();
+  return startTracing({ settings });
 }

@@ -6,7 +6,9 @@ const TOKEN = 'a-metrics-token-0123';
 
 describe('metrics and tracing settings', () => {
   it('off by default', () => {
-    expect(readObservability({})).toEqual({ metrics: undefined, tracing: false });
+    expect(readObservability({})).toEqual({ metrics: undefined, tracing: undefined });
+    // the standard variables alone do not turn tracing on
+    expect(readObservability({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toBeUndefined();
   });
 
   it('a token turns /metrics on, with the listed keys and models', () => {
@@ -14,7 +16,14 @@ describe('metrics and tracing settings', () => {
     expect(s.metrics?.token).toBe(TOKEN);
     expect([...s.metrics!.keys]).toEqual(['key_abc', 'key_def']);
     expect(s.metrics?.models).toEqual(['llama-3', 'qwen']);
-    expect(s.tracing).toBe(true);
+    expect(s.tracing).toEqual({ url: 'http://localhost:4318/v1/traces', headers: {}, serviceName: 'mediagate' });
+  });
+
+  it('tracing goes where the standard OTLP variables say', () => {
+    const on = { MEDIAGATE_OTEL: 'on' };
+    expect(readObservability({ ...on, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D%3D, tenant=t1', OTEL_SERVICE_NAME: 'gw-eu' }).tracing)
+      .toEqual({ url: 'https://otel.example.com:4318/v1/traces', headers: { 'x-api-key': 'abc==', tenant: 't1' }, serviceName: 'gw-eu' });
+    expect(readObservability({ ...on, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom/traces' }).tracing?.url).toBe('http://b:4318/custom/traces');
   });
 
   it.each([
@@ -25,6 +34,8 @@ describe('metrics and tracing settings', () => {
     [{ MEDIAGATE_METRICS_KEYS: 'key_abc' }, 'MEDIAGATE_METRICS_KEYS', 'needs MEDIAGATE_METRICS_TOKEN'],
     [{ MEDIAGATE_METRICS_MODELS: 'x' }, 'MEDIAGATE_METRICS_MODELS', 'needs MEDIAGATE_METRICS_TOKEN'],
     [{ MEDIAGATE_OTEL: 'maybe' }, 'MEDIAGATE_OTEL', 'on or off'],
+    [{ MEDIAGATE_OTEL: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT', 'absolute http(s) URL'],
+    [{ MEDIAGATE_OTEL: 'on', OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }, 'OTEL_EXPORTER_OTLP_HEADERS', 'name=value pairs'],
   ])('%o is refused naming %s', (env, setting, rule) => {
     let err: unknown;
     try {

@@ -16,8 +16,18 @@ export interface MetricsSettings {
 export interface ObservabilitySettings {
   /** Undefined: `/metrics` is off (absent: 404) and nothing is measured. */
   metrics: MetricsSettings | undefined;
-  /** `MEDIAGATE_OTEL=on`: OpenTelemetry traces, exported by OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
-  tracing: boolean;
+  /** `MEDIAGATE_OTEL=on`: OpenTelemetry traces, exported by OTLP/HTTP; undefined: off. */
+  tracing: TracingSettings | undefined;
+}
+
+/** Where spans go, from the standard OpenTelemetry variables (read here, with the rest of the settings). */
+export interface TracingSettings {
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`, else `http://localhost:4318/v1/traces`. */
+  url: string;
+  /** `OTEL_EXPORTER_OTLP_TRACES_HEADERS` or `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`, values URL-encoded). May hold credentials: never logged. */
+  headers: Record<string, string>;
+  /** `OTEL_SERVICE_NAME` (default `mediagate`). */
+  serviceName: string;
 }
 
 const KEY_ID = /^key_[A-Za-z0-9_-]{1,64}$/;
@@ -46,6 +56,31 @@ export function readObservability(env: Env): ObservabilitySettings {
   if (!['', 'on', 'off', '1', '0', 'true', 'false'].includes(otel)) throw new ConfigError('MEDIAGATE_OTEL', `must be on or off, got "${env.MEDIAGATE_OTEL}"`);
   return {
     metrics: token === undefined ? undefined : { token, keys: new Set(keys), models },
-    tracing: ['on', '1', 'true'].includes(otel),
+    tracing: ['on', '1', 'true'].includes(otel) ? tracingSettings(env) : undefined,
   };
+}
+
+function tracingSettings(env: Env): TracingSettings {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || undefined;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  const name = traces !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const url = traces ?? (base !== undefined ? `${base.replace(/\/+$/, '')}/v1/traces` : 'http://localhost:4318/v1/traces');
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new ConfigError(name, 'must be an absolute http(s) URL (OTLP/HTTP)');
+  }
+  const headersName = env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? 'OTEL_EXPORTER_OTLP_TRACES_HEADERS' : 'OTEL_EXPORTER_OTLP_HEADERS';
+  const headers: Record<string, string> = {};
+  for (const pair of list(env[headersName])) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError(headersName, 'must be name=value pairs separated by commas');
+    try {
+      headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(headersName, `the value of ${pair.slice(0, at).trim()} is not valid URL encoding`);
+    }
+  }
+  return { url, headers, serviceName: env.OTEL_SERVICE_NAME || 'mediagate' };
 }
