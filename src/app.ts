@@ -13,6 +13,10 @@ import { registerIdempotency } from './http/idempotency.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { keepSerializationOutOfSchemas, registerOpenApi } from './http/openapi.js';
 import type { LiveRequests } from './http/live-requests.js';
+import type { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { registerRequestMetrics } from './metrics/http-hooks.js';
+import { registerMetricsRoute } from './metrics/route.js';
+import { registerRequestSpans } from './tracing/http-spans.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import type { RateLimitBackend } from './http/rate-limit-backends.js';
@@ -67,6 +71,8 @@ export interface AppDeps {
   resources: ResourceMonitor;
   /** Where per-key rate-limit counts live (G196); unused when `config.rateLimits` is off. */
   rateLimits: RateLimitBackend;
+  /** The process's metrics (G221); absent when `/metrics` is off. */
+  metrics?: GatewayMetrics | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -102,6 +108,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     http: { headersTimeout: config.headersTimeoutMs, requestTimeout: 120_000, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
   });
   app.server.maxConnections = config.maxConnections; // more are closed at once (G84)
+  // first: the request's span is the context of every hook and handler after it (G228)
+  if (config.observability.tracing) registerRequestSpans(app);
+  if (deps.metrics) registerRequestMetrics(app, deps.metrics);
   keepSerializationOutOfSchemas(app); // response schemas document only (G242)
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
@@ -120,6 +129,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app);
+  // every role answers /metrics (a worker's upstream calls and task times are its own, G226)
+  const { metrics: metricsSettings } = config.observability;
+  if (deps.metrics && metricsSettings) registerMetricsRoute(app, deps.metrics, metricsSettings.token);
   // a worker process answers only its health (G163): callers, files and callbacks go to API processes
   if (config.role === 'worker') {
     registerHealthRoutes(app, store, deps.resources, deps.storage);

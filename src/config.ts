@@ -5,6 +5,7 @@ import { readProvidersFile, type ProvidersConfig } from './providers/providers-f
 import { openFileLimit } from './resources.js';
 import { parseCredits } from './credits/money.js';
 import { readPrices, type PriceBook } from './credits/prices.js';
+import { readObservability, type ObservabilitySettings } from './metrics/settings.js';
 
 /**
  * The default connection cap: three quarters of the descriptors left after 256 for the gateway's
@@ -103,6 +104,8 @@ export interface Config {
   credits: CreditsSettings;
   /** Caller webhook deliveries (G211, G212). */
   webhooks: WebhookSettings;
+  /** `/metrics` (its token, the keys and models it names) and OpenTelemetry tracing (G221-G229). */
+  observability: ObservabilitySettings;
 }
 
 /** How webhook deliveries are attempted and retried (G211, G212), ms. */
@@ -422,5 +425,6 @@ export function loadConfig(env: Env = process.env): Config {
     filesRedirect: boolSetting(env, 'MEDIAGATE_FILES_REDIRECT', false),
     credits: creditsSetting(env),
     webhooks: webhookSetting(env),
+    observability: readObservability(env),
   };
 }

@@ -21,6 +21,7 @@ export const ERROR_CATALOG = {
   insufficient_credits: { status: 402, type: 'billing_error', description: 'The key\'s account has fewer credits available than the request\'s price (`MEDIAGATE_CREDITS=on`); the message names the price and the balance. Nothing was created.' },
   missing_api_key: { status: 401, type: 'authentication_error', description: 'No `Authorization: Bearer <key>` header was sent.' },
   invalid_api_key: { status: 401, type: 'authentication_error', description: 'The bearer key is unknown or has been revoked.' },
+  invalid_metrics_token: { status: 401, type: 'authentication_error', description: '`/metrics` was asked without `Authorization: Bearer <MEDIAGATE_METRICS_TOKEN>`, or with another token.' },
   invalid_callback_signature: { status: 401, type: 'authentication_error', description: 'A provider callback is not signed by that provider\'s upstream, or was signed more than 5 minutes away from the gateway\'s clock; nothing was changed.' },
   result_link_invalid: { status: 403, type: 'permission_error', description: 'A result download URL was altered or is not signed by this gateway.' },
   result_link_expired: { status: 403, type: 'permission_error', description: 'A result download URL is past its expiry (the family retention ended).' },

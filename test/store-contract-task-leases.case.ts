@@ -129,6 +129,27 @@ export function taskLeasesContract(open: OpenStore): void {
       expect(await store.tasks.countByStatus()).toEqual({ queued: 2, processing: 1, completed: 1, failed: 1, cancelled: 1 });
     });
 
+    it('liveCounts: queued and processing tasks by family, model and status, each group with its oldest createdAt; finished tasks left out', async () => {
+      const store = s();
+      expect(await store.tasks.liveCounts()).toEqual([]);
+      const [a, b] = await store.tasks.insertMany([
+        newTask({ createdAt: T + 1 }), newTask({ createdAt: T + 2 }), newTask({ createdAt: T + 3 }),
+        newTask({ model: 'pic-2', createdAt: T + 4 }), newTask({ family: 'videos', model: 'videos', createdAt: T + 5 }),
+      ]);
+      // one key's tasks are claimed in the order they were submitted: a, then b
+      expect((await store.tasks.claimNext(['sandbox'], 'w1', T + 10, T + MINUTE))?.id).toBe(a!.id);
+      expect((await store.tasks.claimNext(['sandbox'], 'w1', T + 10, T + MINUTE))?.id).toBe(b!.id);
+      await finish(store, b!.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T + 20 });
+      const key = (r: { family: string; model: string; status: string }): string => `${r.family}/${r.model}/${r.status}`;
+      const rows = (await store.tasks.liveCounts()).sort((x, y) => (key(x) < key(y) ? -1 : 1));
+      expect(rows).toEqual([
+        { family: 'pic', model: 'pic-2', status: 'queued', count: 1, oldestCreatedAt: T + 4 },
+        { family: 'pic', model: 'pic', status: 'processing', count: 1, oldestCreatedAt: T + 1 },
+        { family: 'pic', model: 'pic', status: 'queued', count: 1, oldestCreatedAt: T + 3 },
+        { family: 'videos', model: 'videos', status: 'queued', count: 1, oldestCreatedAt: T + 5 },
+      ]);
+    });
+
     it("countInFlight: a key's queued and processing tasks, at most upTo", async () => {
       const store = s();
       await store.tasks.insertMany([0, 1, 2, 3].map((i) => newTask({ ownerKeyId: 'key_if', createdAt: T + i })));

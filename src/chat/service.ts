@@ -18,6 +18,8 @@ import { orderCandidates, type Channels, type RouteCandidate } from '../provider
 import type { ProviderRegistry } from '../providers/registry.js';
 import { ChannelError, type ChatApi } from '../providers/types.js';
 import type { ChatCredits, ChatSettle } from './chat-credits.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { slotSpan } from '../tracing/tracing.js';
 import { ChatChunks } from './chunks.js';
 import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
@@ -44,6 +46,8 @@ export interface ChatServiceOptions {
   allowPrivateUrls?: boolean;
   /** Holds and settles each request's credits (G206); absent: none. */
   credits?: ChatCredits;
+  /** Token counts and times to first content (G224); absent: not measured. */
+  metrics?: Pick<GatewayMetrics, 'chatUsage' | 'chatFirstContent'> | undefined;
 }
 
 /** One chat call: who asks, what, and the signal that fires when the client goes away. */
@@ -107,6 +111,7 @@ export class ChatService {
    */
   async stream(call: ChatCall, open: OpenChatStream): Promise<ChatStreamOutcome> {
     const { request: chat } = call;
+    const started = performance.now();
     const route = this.routeOf(chat.model);
     await this.vetMedia(chat);
     const id = newChatCompletionId();
@@ -118,7 +123,7 @@ export class ChatService {
       if (opened === 'client-gone') return 'client-gone';
       lease = opened.lease;
       const { iterator, pending, first } = opened;
-      return await this.relayStream(call, id, open, { iterator, pending, first }, settle, (err) => { fault = err instanceof ChannelError; });
+      return await this.relayStream(call, id, open, { iterator, pending, first, started }, settle, (err) => { fault = err instanceof ChannelError; });
     } finally {
       lease?.release(fault);
       settle(undefined); // a no-op once the stream settled what it generated
@@ -148,8 +153,12 @@ export class ChatService {
         if (err instanceof ChannelError) { refused = err; continue; }
         throw err;
       }
-      const iterator = chat.stream(call.request, this.contextOf(call, candidate))[Symbol.asyncIterator]();
-      const pending = iterator.next();
+      // the stream's upstream calls happen in the slot's span (G228), which ends with the slot
+      const traced = slotSpan(candidate.provider);
+      const held = lease;
+      lease = { release: (failed) => { traced.end(failed ? 'fault' : 'ok'); held.release(failed); } };
+      const iterator = traced.run(() => chat.stream(call.request, this.contextOf(call, candidate))[Symbol.asyncIterator]());
+      const pending = traced.run(() => iterator.next());
       try {
         return { iterator, pending, first: await firstOrTimeout(pending, this.options.heartbeatMs), lease };
       } catch (err) {
@@ -163,9 +172,9 @@ export class ChatService {
   }
 
   /** The opened stream to the client: role, deltas, finish, usage; or an error event (G40). */
-  private async relayStream(call: ChatCall, id: string, open: OpenChatStream, opened: Omit<OpenedStream, 'lease'>, settle: ChatSettle, failed: (err: unknown) => void): Promise<ChatStreamOutcome> {
+  private async relayStream(call: ChatCall, id: string, open: OpenChatStream, opened: Omit<OpenedStream, 'lease'> & { started: number }, settle: ChatSettle, failed: (err: unknown) => void): Promise<ChatStreamOutcome> {
     const { request: chat, signal } = call;
-    const { iterator, pending, first } = opened;
+    const { iterator, pending, first, started } = opened;
     const sse = open(this.options.heartbeatMs);
     const chunks = new ChatChunks(id, Math.floor(Date.now() / 1000), chat.model);
     let text = '';
@@ -183,6 +192,7 @@ export class ChatService {
         const event = result.value;
         if (event.type === 'delta') {
           if (event.content !== '') {
+            if (text === '') this.options.metrics?.chatFirstContent(chat.model, (performance.now() - started) / 1000);
             text += event.content;
             const full = sse.sendJson(chunks.content(event.content));
             if (full) await full; // only when the client is slow: backpressure
@@ -273,6 +283,7 @@ export class ChatService {
   /** Records a completion's usage and settles its credits; the reply does not wait for the writes (a failure is logged). */
   private record(call: ChatCall, id: string, usage: ChatUsage, settle: ChatSettle): void {
     settle(usage);
+    this.options.metrics?.chatUsage(call.request.model, usage.prompt_tokens, usage.completion_tokens);
     this.options.usage.recordChatUsage({
       keyId: call.keyId, model: call.request.model, requestId: id,
       promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, createdAt: Date.now(),

@@ -16,6 +16,8 @@ export interface TaskRequest {
    * generation, in order. Absent: the task's own provider (the sandbox).
    */
   route?: RouteCandidate[];
+  /** The W3C trace context of the submit's span, when tracing is on (G229): each run of the task continues that trace. */
+  traceparent?: string;
 }
 
 /** What a validated create request becomes: stored as the task's request, run by a provider. */

@@ -40,6 +40,9 @@ import { TaskWatch } from '../tasks/task-watch.js';
 import { memoryBackend, openRateLimitBackend } from '../http/rate-limit-backends.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../webhooks/worker.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
+import { createMetrics, creditTotals } from './observability.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { observeTerminal } from '../metrics/terminal-observer.js';
 import { setUpProviders, type ProviderSetupOptions } from './provider-setup.js';
 
 export interface GatewayOptions extends ProviderSetupOptions {
@@ -83,6 +86,8 @@ export interface Gateway {
   channels: Channels;
   /** This process's scratch folder (`<data>/tmp/<pid>-<random>`, G163). */
   tmpDir: string;
+  /** The process's metrics (`/metrics`, G221); undefined when MEDIAGATE_METRICS_TOKEN is unset. Other parts report to it (the webhook sender: `webhookDelivery`). */
+  metrics: GatewayMetrics | undefined;
   /** Starts the worker and the retention sweeper. */
   startBackground(): void;
   /** Graceful stop: no new work, running tasks finish (up to `graceMs`) or go back to the queue, then everything closes. */
@@ -104,8 +109,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
 
   const setup = setUpProviders(config, options);
   const providers = new ProviderRegistry(setup.providers, setup.routes);
+  const metrics = createMetrics(config, Object.keys(setup.routes));
   const channels = new Channels({
     log: logger.child({ component: 'channels' }),
+    ...(metrics && { observe: metrics.upstreamCall.bind(metrics) }),
     concurrencyOf: (id) => providers.get(id)?.concurrency ?? config.workerConcurrency,
     ...(options.breaker && { breaker: options.breaker }),
     ...(options.channelClock && { now: options.channelClock }),
@@ -113,9 +120,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const media = createMediaServices(config, store, tmpDir, storage);
   const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);
 
+  metrics?.watchCircuits(() => providers.ids().map((id) => [id, channels.state(id)]));
+  metrics?.watchStore({ liveCounts: () => store.tasks.liveCounts(), creditTotals: () => creditTotals(store) });
+  // the engine's view of the tasks: terminal transitions won here are timed (G224)
+  const taskStore = metrics ? observeTerminal(store.tasks, (task) => metrics.taskFinished(task)) : store.tasks;
   const runner = config.workers
     ? new TaskRunner({
-      store: store.tasks, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
+      store: taskStore, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
       results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
       mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
       // upstreams are asked to notify the end of a generation only where the operator turned it on (G157)
@@ -137,7 +148,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(options.streamHeartbeatMs !== undefined && { heartbeatMs: options.streamHeartbeatMs }),
   });
   const tasks = new TaskService({
-    store: store.tasks,
+    store: taskStore,
     keys: store.keys,
     providers,
     channels,
@@ -154,11 +165,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
   const callbacks = config.providerCallbacks
-    ? new CallbackReceiver({ store: store.tasks, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
+    ? new CallbackReceiver({ store: taskStore, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
     : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({
-    providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls,
+    providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls, metrics,
     credits: new ChatCredits({ store: store.credits, prices: config.credits.prices, enforce: config.credits.enforce, holdTokens: config.credits.chatHoldTokens }),
   });
   const rateLimits = config.rateLimits ? await openRateLimitBackend(config.redisUrl, store, logger.child({ component: 'rate-limits' })) : memoryBackend;
@@ -166,14 +177,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
   const links = resultLinks(signer, config.videosResultTtlHours);
   const app = await buildApp({
-    config, store, signer, storage, logger, live, resources, rateLimits,
+    config, store, signer, storage, logger, live, resources, rateLimits, metrics,
     services: { tasks, chat, idempotency, assets: media.assets, links, streams, ...(callbacks && { callbacks }) },
   });
   // webhook deliveries go out wherever tasks are run (G211)
   const deliveries = config.workers
     ? new DeliveryWorker({
       webhooks: store.webhooks, tasks: store.tasks, links, log: logger.child({ component: 'webhooks' }),
-      settings: { ...config.webhooks, ...options.webhooks?.settings }, allowPrivate: config.allowPrivateUrls,
+      settings: { ...config.webhooks, ...options.webhooks?.settings }, allowPrivate: config.allowPrivateUrls, metrics,
       ...(options.webhooks?.pollMs !== undefined && { pollMs: options.webhooks.pollMs }),
       ...(options.webhooks?.lookup && { lookup: options.webhooks.lookup }),
     })
@@ -187,7 +198,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, streams, deliveries, signer, blobs, storage, media, channels, tmpDir,
+    config, logger, store, app, runner, streams, deliveries, signer, blobs, storage, media, channels, tmpDir, metrics,
     startBackground() {
       runner?.start();
       deliveries?.start();

@@ -70,3 +70,21 @@ describe('circuit breakers (G91)', () => {
     expect(peak).toBe(2);
   });
 });
+
+describe('call outcomes for metrics (G224)', () => {
+  it('ok, fault, error, circuit_open (no duration: nothing was sent), and a held slot by its release', async () => {
+    const seen: Array<[string, string, boolean]> = [];
+    const channels = new Channels({
+      log: createLogger('silent'), concurrencyOf: () => 2, breaker: { failuresToOpen: 1, openMs: 60_000, maxOpenMs: 60_000 },
+      observe: (provider, outcome, seconds) => seen.push([provider, outcome, seconds !== undefined && seconds >= 0]),
+    });
+    await channels.call('a', () => Promise.resolve('ok'));
+    await expect(channels.call('a', () => Promise.reject(new UnrecoverableError('bad request')))).rejects.toThrow('bad request');
+    await expect(channels.call('a', () => Promise.reject(new ChannelError('503')))).rejects.toThrow('503');
+    await expect(channels.call('a', () => Promise.resolve('never'))).rejects.toThrow('circuit is open');
+    const lease = await channels.acquire('b');
+    lease.release(false);
+    lease.release(true); // only the first release counts
+    expect(seen).toEqual([['a', 'ok', true], ['a', 'error', true], ['a', 'fault', true], ['a', 'circuit_open', false], ['b', 'ok', true]]);
+  });
+});

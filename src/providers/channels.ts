@@ -8,6 +8,8 @@
  */
 import type { Logger } from 'pino';
 import { createLimiter, type Limiter } from '../limiter.js';
+import type { UpstreamOutcome } from '../metrics/gateway-metrics.js';
+import { inSpan, SpanKind } from '../tracing/tracing.js';
 import { ChannelError } from './types.js';
 
 /** One candidate of a model's route (providers.json `routes`). */
@@ -121,6 +123,8 @@ export interface ChannelsOptions {
   concurrencyOf(provider: string): number;
   breaker?: BreakerSettings;
   now?: () => number;
+  /** Told of every call's outcome and, when one went out, its length in seconds (metrics, G224). */
+  observe?: (provider: string, outcome: UpstreamOutcome, seconds?: number) => void;
 }
 
 export class Channels {
@@ -155,26 +159,33 @@ export class Channels {
    * channel; anything else (an answer, the request's own fault) as a sign of life.
    */
   async call<T>(provider: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const lease = await this.acquire(provider, signal);
-    let failed = false;
-    try {
-      return await fn();
-    } catch (err) {
-      failed = err instanceof ChannelError;
-      throw err;
-    } finally {
-      lease.release(failed);
-    }
+    return inSpan(`upstream ${provider}`, SpanKind.CLIENT, { 'mediagate.channel': provider }, async (span) => {
+      const lease = await this.acquire(provider, signal);
+      let outcome: UpstreamOutcome = 'error';
+      try {
+        const answer = await fn();
+        outcome = 'ok';
+        return answer;
+      } catch (err) {
+        if (err instanceof ChannelError) outcome = 'fault';
+        throw err;
+      } finally {
+        span.setAttribute('mediagate.upstream.outcome', outcome);
+        lease.release(outcome === 'fault', outcome);
+      }
+    });
   }
 
   /**
    * A slot at a channel held until released (a chat stream holds it while it streams): refused at
    * once with a ChannelError when the circuit is open. `release(failed)` records the outcome (a
-   * channel fault, or a sign of life) and frees the slot; only the first call counts.
+   * channel fault, or a sign of life) and frees the slot; only the first call counts. `outcome`
+   * (metrics) tells an error that is no channel fault from an answer (default: by `failed`).
    */
-  async acquire(provider: string, signal?: AbortSignal): Promise<{ release(failed: boolean): void }> {
+  async acquire(provider: string, signal?: AbortSignal): Promise<{ release(failed: boolean, outcome?: UpstreamOutcome): void }> {
     const breaker = this.breaker(provider);
     if (!breaker.allow(this.now())) {
+      this.opts.observe?.(provider, 'circuit_open');
       throw new ChannelError(`the channel ${provider} is not taking calls (its circuit is open)`, { retryAfterMs: breaker.retryAfterMs(this.now()) });
     }
     let free: () => void;
@@ -185,12 +196,14 @@ export class Channels {
       throw err;
     }
     let done = false;
+    const started = performance.now();
     return {
-      release: (failed) => {
+      release: (failed, outcome) => {
         if (done) return;
         done = true;
         free();
         this.record(provider, breaker, failed);
+        this.opts.observe?.(provider, outcome ?? (failed ? 'fault' : 'ok'), (performance.now() - started) / 1000);
       },
     };
   }

@@ -8,6 +8,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { malformedReply, timeoutFailure, transportFailure, type Headers } from './relay/errors.js';
 import { ChannelError } from './types.js';
+import { inSpan, SpanKind, upstreamRequestId } from '../tracing/tracing.js';
 
 export interface UpstreamAnswer {
   status: number;
@@ -30,8 +31,22 @@ export function upstreamAgent(connectTimeoutMs: number): Agent {
   return new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
 }
 
-/** Makes the call and reads the whole answer (see the file's comment for what it rejects with). */
-export async function upstreamCall(dispatcher: Dispatcher, request: Omit<Dispatcher.RequestOptions, 'signal'>, opts: UpstreamCallOptions): Promise<UpstreamAnswer> {
+/**
+ * Makes the call and reads the whole answer (see the file's comment for what it rejects with), in
+ * a span naming the provider, the method, the status and the upstream's id of the request (G228);
+ * never the address or the path, which may hold credentials or a caller's data.
+ */
+export function upstreamCall(dispatcher: Dispatcher, request: Omit<Dispatcher.RequestOptions, 'signal'>, opts: UpstreamCallOptions): Promise<UpstreamAnswer> {
+  return inSpan(`${request.method} ${opts.id}`, SpanKind.CLIENT, { 'http.request.method': request.method, 'mediagate.provider': opts.id }, async (span) => {
+    const answer = await callOnce(dispatcher, request, opts);
+    span.setAttribute('http.response.status_code', answer.status);
+    const upstreamId = upstreamRequestId(answer.headers);
+    if (upstreamId !== undefined) span.setAttribute('mediagate.upstream.request_id', upstreamId);
+    return answer;
+  });
+}
+
+async function callOnce(dispatcher: Dispatcher, request: Omit<Dispatcher.RequestOptions, 'signal'>, opts: UpstreamCallOptions): Promise<UpstreamAnswer> {
   const { id, who, signal, timeoutMs, maxBytes } = opts;
   signal.throwIfAborted();
   const controller = new AbortController();

@@ -63,3 +63,6 @@ export function columnValue(patch: TaskPatch, key: keyof TaskPatch): unknown {
   if (key === 'result' || key === 'upstream') return value === null ? null : JSON.stringify(value);
   return value;
 }
+
+/** The in-flight tasks by family, model and status (through the tasks_in_flight partial index). */
+export const LIVE_COUNTS_SQL = "SELECT family, model, status, COUNT(*) AS n, MIN(created_at) AS oldest FROM tasks WHERE status IN ('queued', 'processing') GROUP BY family, model, status";

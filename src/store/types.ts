@@ -131,6 +131,16 @@ export interface InsertBounds {
   enforceCredits: boolean;
 }
 
+/** One group of `TaskStore.liveCounts`. */
+export interface LiveTaskCount {
+  family: FamilyId;
+  model: string;
+  status: 'queued' | 'processing';
+  count: number;
+  /** The group's oldest task's `createdAt`, Unix ms. */
+  oldestCreatedAt: number;
+}
+
 /** Fields a state change may set together with the new status. */
 export type TaskPatch = Partial<Pick<TaskRecord,
   'attempts' | 'serverFaults' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt' | 'provider' | 'upstream'>>;
@@ -225,6 +235,11 @@ export interface TaskStore {
   /** Forgets a task (retention). */
   delete(id: string): Promise<boolean>;
   countByStatus(): Promise<Record<TaskStatus, number>>;
+  /**
+   * Queued and processing tasks counted by family, model and status, each group with its oldest
+   * `createdAt`: what `/metrics` reports at scrape time (G223). Read through the in-flight index only.
+   */
+  liveCounts(): Promise<LiveTaskCount[]>;
   /** Queued and processing tasks of a key, counted up to `upTo` at most (the answer is min(count, upTo)). */
   countInFlight(ownerKeyId: string, upTo: number): Promise<number>;
 

@@ -9,6 +9,7 @@ import type { Channels } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Provider, ProviderContext } from '../providers/types.js';
 import type { TaskRecord, TaskStore } from '../store/types.js';
+import { inTaskSpan } from '../tracing/task-spans.js';
 import { expiryOf } from './expiry.js';
 import type { ResultStorage } from './result-storage.js';
 import { claimNextTask, failLapsedTask, isFinished, recoverLapsedTask } from './states.js';
@@ -232,7 +233,7 @@ export class TaskRunner {
     const controller = new AbortController();
     const entry: Running = { task, controller, done: Promise.resolve() };
     this.running.set(task.id, entry);
-    entry.done = this.run(task, controller)
+    entry.done = inTaskSpan(task, task.upstream?.ref !== undefined, () => this.run(task, controller))
       .catch((err: unknown) => this.opts.log.error({ err, taskId: task.id }, 'task runner fault'))
       .finally(() => {
         this.running.delete(task.id);

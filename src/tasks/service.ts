@@ -16,6 +16,8 @@ import { expiryOf } from './expiry.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import { cancelTask, isFinished } from './states.js';
 import type { TaskWatch } from './task-watch.js';
+import { trace } from '@opentelemetry/api';
+import { currentTraceparent } from '../tracing/tracing.js';
 
 export interface TaskServiceDeps {
   store: TaskStore;
@@ -100,6 +102,9 @@ export class TaskService {
     } finally {
       this.countReviewing(owner.id, -1);
     }
+    // the submit's span: the task's runs continue its trace (G229)
+    trace.getActiveSpan()?.setAttribute('mediagate.task_id', id);
+    const traceparent = currentTraceparent();
     const task: NewTask = {
       id,
       ownerKeyId: owner.id,
@@ -108,7 +113,7 @@ export class TaskService {
       model: plan.model,
       provider: route[0]!.provider,
       // the route is kept with the task when there is a choice or a name to translate (G90)
-      request: { params: plan.params, output: plan.output, media, ...((route.length > 1 || route[0]!.model !== undefined) && { route }) },
+      request: { params: plan.params, output: plan.output, media, ...((route.length > 1 || route[0]!.model !== undefined) && { route }), ...(traceparent !== undefined && { traceparent }) },
       amount: plan.amount,
       // the price in force now is held with the task, in its transaction (G201)
       charge,

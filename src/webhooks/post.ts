@@ -25,6 +25,8 @@ export interface PostResult {
   statusCode: number | null;
   /** Null when delivered (2xx). */
   error: string | null;
+  /** Why an attempt failed: a non-2xx answer, no answer in time, an address refused by policy, a connection fault. */
+  failure?: 'status' | 'timeout' | 'refused' | 'network';
 }
 
 const defaultLookup = async (hostname: string): Promise<ResolvedAddress[]> => dns.lookup(hostname, { all: true, verbatim: true });
@@ -37,18 +39,18 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
   try {
     const target = new URL(url);
     const refusal = await vet(target, vetted, opts, bounded.signal);
-    if (refusal) return { statusCode: null, error: refusal };
+    if (refusal) return { statusCode: null, error: refusal, failure: 'refused' };
     const res = await request(target, { dispatcher: agent, method: 'POST', headers, body, signal: bounded.signal });
     const excerpt = await readExcerpt(res.body);
     const code = res.statusCode;
     if (code >= 200 && code <= 299) return { statusCode: code, error: null };
     const why = code >= 300 && code <= 399 ? `HTTP ${code} (redirects are not followed)` : `HTTP ${code}`;
-    return { statusCode: code, error: excerpt === '' ? why : `${why}: ${excerpt}` };
+    return { statusCode: code, error: excerpt === '' ? why : `${why}: ${excerpt}`, failure: 'status' };
   } catch (err) {
-    if (bounded.signal.aborted) return { statusCode: null, error: `no answer within ${Math.round(opts.timeoutMs / 100) / 10} s` };
+    if (bounded.signal.aborted) return { statusCode: null, error: `no answer within ${Math.round(opts.timeoutMs / 100) / 10} s`, failure: 'timeout' };
     const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     const code = e.code ?? e.cause?.code;
-    return { statusCode: null, error: code ? `${code}: ${e.message}`.slice(0, 300) : e.message.slice(0, 300) };
+    return { statusCode: null, error: code ? `${code}: ${e.message}`.slice(0, 300) : e.message.slice(0, 300), failure: 'network' };
   } finally {
     bounded.release();
     agent.destroy().catch(() => undefined);

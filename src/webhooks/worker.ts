@@ -14,7 +14,8 @@ import type { ReplyContext } from '../families/reply-context.js';
 import type { ResolvedAddress } from '../media/safe-fetch.js';
 import type { TaskStore } from '../store/types.js';
 import type { DeliveryAttempt, DeliveryOutcome, WebhookDelivery, WebhookStore } from '../store/webhook-types.js';
-import { postWebhook } from './post.js';
+import type { WebhookOutcome } from '../metrics/gateway-metrics.js';
+import { postWebhook, type PostResult } from './post.js';
 import { afterFailure } from './schedule.js';
 import { newWebhookSecret, signatureHeader } from './signing.js';
 
@@ -35,6 +36,8 @@ export interface DeliveryWorkerDeps {
   concurrency?: number;
   /** Host name resolution for the receivers (tests). */
   lookup?: (hostname: string) => Promise<ResolvedAddress[]>;
+  /** Counts each recorded attempt by outcome (`/metrics`, G224). */
+  metrics?: { webhookDelivery(outcome: WebhookOutcome): void } | undefined;
 }
 
 /**
@@ -49,6 +52,13 @@ export async function recordDeliveryOutcome(webhooks: WebhookStore, delivery: We
   else if (outcome.status === 'delivered') log.info(fields, 'webhook delivered');
   else log.warn({ ...fields, error: attempt.error }, 'webhook delivery failed for good');
   return kept;
+}
+
+/** An attempt as `mediagate_webhook_deliveries_total` counts it: the last failed attempt of a delivery is `gave_up`. */
+export function metricOutcome(outcome: DeliveryOutcome, failure: PostResult['failure']): WebhookOutcome {
+  if (outcome.status === 'delivered') return 'delivered';
+  if (outcome.status === 'failed') return 'gave_up';
+  return failure === 'timeout' || failure === 'refused' ? failure : 'failed';
 }
 
 export class DeliveryWorker {
@@ -129,7 +139,7 @@ export class DeliveryWorker {
     const ended = Date.now();
     const attempt: DeliveryAttempt = { at: started, statusCode: result.statusCode, error: result.error, durationMs: ended - started };
     const outcome: DeliveryOutcome = result.error === null ? { status: 'delivered' } : afterFailure(settings, delivery.attempts.length + 1, delivery.createdAt, ended);
-    await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log);
+    if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log)) this.deps.metrics?.webhookDelivery(metricOutcome(outcome, result.failure));
   }
 
   /**

@@ -12,6 +12,7 @@ import type {
 import { errorInfoOf, mapHttpError, mapTransportError, quote, retryAfterSeconds, type HttpErrorContext } from './errors.js';
 import { SseParser } from './sse-parse.js';
 import { completeUsage, readUsage } from './usage.js';
+import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 
 /** Which field carries `max_completion_tokens` upstream (G52). */
 export type MaxTokensParam = 'max_completion_tokens' | 'max_tokens' | 'both';
@@ -177,6 +178,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
       if (guard.cut instanceof AppError && !ctx.signal.aborted) throw ChannelError.of(guard.cut);
       throw guard.cut ?? ChannelError.of(mapTransportError(err, id, 'connect'));
     }
+    noteUpstreamAnswer(res.statusCode, res.headers);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text = '';
       try {

@@ -17,6 +17,7 @@ import { ChannelError, type ChatApi } from '../types.js';
 import { chatFailure, errorInfoOf, malformedReply, transportFailure, type Scrub } from './errors.js';
 import { readBounded } from '../upstream-call.js';
 import type { RelayHttp } from './http.js';
+import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 
 export interface RelayChatOptions {
   id: string;
@@ -67,6 +68,7 @@ export function relayChat(o: RelayChatOptions): ChatApi {
     } catch (err) {
       throw failure(err, guard, ctx, true);
     }
+    noteUpstreamAnswer(res.statusCode, res.headers);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text: string;
       try {

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { deliveryIdSql } from '../delivery-rows.js';
-import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
+import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { FamilyId } from '../../contract/families.js';
 import { lockedAvailables, lockedKeyCaps, settleCtes, taskHoldsQuery } from './credit-store.js';
 import { taskListSql } from '../task-list-sql.js';
 import { inTransaction } from './transaction.js';
@@ -368,6 +369,11 @@ export class PostgresTaskStore implements TaskStore {
     const { rows } = await this.pool.query<{ status: TaskStatus; n: number }>('SELECT status, COUNT(*) AS n FROM tasks GROUP BY status');
     for (const row of rows) counts[row.status] = row.n;
     return counts;
+  }
+
+  async liveCounts(): Promise<LiveTaskCount[]> {
+    const { rows } = await this.pool.query<{ family: FamilyId; model: string; status: LiveTaskCount['status']; n: string; oldest: string }>({ name: 'mg_tasks_live_counts', text: LIVE_COUNTS_SQL });
+    return rows.map((r) => ({ family: r.family, model: r.model, status: r.status, count: Number(r.n), oldestCreatedAt: Number(r.oldest) }));
   }
 
   async countInFlight(ownerKeyId: string, upTo: number): Promise<number> {

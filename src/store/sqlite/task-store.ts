@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
+import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import { taskListSql } from '../task-list-sql.js';
-import type { InsertBounds, InsertRefusal, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { FamilyId } from '../../contract/families.js';
 import { SqliteLedger } from './credit-store.js';
 import { SqliteOutbox } from './webhook-store.js';
 import { DataVersionWatch } from './data-version.js';
@@ -277,4 +278,10 @@ export class SqliteTaskStore implements TaskStore {
     }
     return counts;
   }
+
+  async liveCounts(): Promise<LiveTaskCount[]> {
+    return (this.db.prepare(LIVE_COUNTS_SQL).all() as Array<{ family: FamilyId; model: string; status: LiveTaskCount['status']; n: number; oldest: number }>)
+      .map((r) => ({ family: r.family, model: r.model, status: r.status, count: r.n, oldestCreatedAt: r.oldest }));
+  }
 }
+
