@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  AuthenticationError, BadRequestError, ConflictError, Mediagate, type MediagateError, NotFoundError, TaskCancelledError, TaskFailedError,
+  AuthenticationError, BadRequestError, ConflictError, Mediagate, type MediagateError, NotFoundError, StreamError, TaskCancelledError, TaskFailedError, TimeoutError,
   type AnyTask, type FetchLike,
 } from '../packages/client/src/index.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
@@ -89,6 +89,12 @@ describe('families: create, get, waitFor', () => {
     expect((err as ConflictError).code).toBe('invalid_task_state');
   });
 
+  it('waitFor gives up after timeoutMs with a TimeoutError', async () => {
+    const c = new Mediagate({ baseUrl: idle.origin, apiKey: idle.key });
+    const created = await c.pic.create({ model: 'pic', prompt: 'never runs either' });
+    await expect(c.pic.waitFor(created.id, { timeoutMs: 1500 })).rejects.toBeInstanceOf(TimeoutError);
+  });
+
   it('waitFor stops when its signal is aborted, with the signal\'s reason', async () => {
     const c = new Mediagate({ baseUrl: idle.origin, apiKey: idle.key });
     const created = await c.pic.create({ model: 'pic', prompt: 'never runs' });
@@ -121,6 +127,16 @@ describe('chat', () => {
     expect(text.length).toBeGreaterThan(0);
     expect(finish).toBe('stop');
     expect(usage).toMatchObject({ completion_tokens: expect.any(Number) });
+  });
+
+  it('an error event inside the stream throws StreamError after the text sent before it', async () => {
+    let text = '';
+    const err = await (async () => {
+      for await (const chunk of client.chat.stream({ ...params, messages: [{ role: 'user', content: 'go [fail-midway]' }] })) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamError);
+    expect((err as StreamError).body).toMatchObject({ error: { code: expect.any(String) } });
+    expect(text.length).toBeGreaterThan(0);
   });
 
   it('a bad chat request is a BadRequestError with the chat envelope as its body', async () => {

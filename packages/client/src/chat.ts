@@ -23,14 +23,14 @@ export class ChatResource {
    * Leaving the loop early (break, or `signal`) closes the connection.
    */
   async *stream(params: ChatParams, options: ChatRequestOptions = {}): AsyncGenerator<ChatChunk, void, undefined> {
-    const { response, release } = await send(this.http, this.url(), {
+    const { response, guard } = await send(this.http, this.url(), {
       method: 'POST', body: { ...params, stream: true }, headers: { accept: 'text/event-stream' },
       ...(options.signal && { signal: options.signal }),
     });
-    release(); // the timeout covers the opening only: a stream may take long
-    if (!response.body) throw new ConnectionError('the chat stream has no body');
+    guard.stopTimer(); // the timeout covers the opening only: a stream may take long; the signal still ends it
     const requestId = response.headers.get('x-request-id');
     try {
+      if (!response.body) throw new ConnectionError('the chat stream has no body');
       for await (const data of sseData(response.body)) {
         if (data === '[DONE]') return;
         const event = JSON.parse(data) as ChatChunk | StandardErrorBody;
@@ -39,8 +39,10 @@ export class ChatResource {
       }
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason;
-      if (err instanceof MediagateError || err instanceof SyntaxError) throw err;
+      if (err instanceof MediagateError || err instanceof ConnectionError || err instanceof SyntaxError) throw err;
       throw new ConnectionError(`the chat stream broke: ${(err as Error).message}`, { cause: err });
+    } finally {
+      guard.done();
     }
     throw new ConnectionError('the chat stream ended before data: [DONE]');
   }

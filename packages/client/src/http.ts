@@ -28,8 +28,17 @@ export function retryAfterSeconds(headers: Headers): number | null {
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
-function combine(signal: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal | undefined; timedOut: () => boolean; done: () => void } {
-  if (timeoutMs <= 0) return { signal, timedOut: () => false, done: () => undefined };
+interface Guard {
+  signal: AbortSignal | undefined;
+  timedOut: () => boolean;
+  /** Stops the timer; the caller's signal still aborts the request. */
+  stopTimer: () => void;
+  /** Stops the timer and unlinks the caller's signal. */
+  done: () => void;
+}
+
+function combine(signal: AbortSignal | undefined, timeoutMs: number): Guard {
+  if (timeoutMs <= 0) return { signal, timedOut: () => false, stopTimer: () => undefined, done: () => undefined };
   const controller = new AbortController();
   let expired = false;
   const timer = setTimeout(() => { expired = true; controller.abort(new TimeoutError(`no answer within ${timeoutMs} ms`)); }, timeoutMs);
@@ -39,17 +48,18 @@ function combine(signal: AbortSignal | undefined, timeoutMs: number): { signal: 
   return {
     signal: controller.signal,
     timedOut: () => expired,
+    stopTimer: () => clearTimeout(timer),
     done: () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); },
   };
 }
 
 /**
- * One request; answers the Response of a 2xx (body unread), throws a MediagateError subclass for
- * >= 400, ConnectionError when no answer came, TimeoutError past the timeout, the signal's reason
- * when aborted. The timeout covers the headers only when `keepTimer` is set (streams), else the body too
- * (callers read it before `release`).
+ * One request; answers the Response of a 2xx (body unread) with its guard, throws a MediagateError
+ * subclass for >= 400, ConnectionError when no answer came, TimeoutError past the timeout, the
+ * signal's reason when aborted. The timeout runs until the caller calls `guard.done()` (after the
+ * body) or `guard.stopTimer()` (a stream, which may take long; the signal still ends it).
  */
-export async function send(http: HttpOptions, url: string, options: CallOptions = {}): Promise<{ response: Response; release: () => void }> {
+export async function send(http: HttpOptions, url: string, options: CallOptions = {}): Promise<{ response: Response; guard: Guard }> {
   const headers: Record<string, string> = { authorization: `Bearer ${http.apiKey}`, accept: 'application/json', ...options.headers };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const timeout = http.timeoutMs > 0 ? http.timeoutMs + (options.extraTimeoutMs ?? 0) : 0;
@@ -73,7 +83,7 @@ export async function send(http: HttpOptions, url: string, options: CallOptions 
       guard.done();
     }
   }
-  return { response, release: guard.done };
+  return { response, guard };
 }
 
 export async function errorFromResponse(response: Response): Promise<Error> {
@@ -88,13 +98,14 @@ export async function errorFromResponse(response: Response): Promise<Error> {
 
 /** {@link send}, then the JSON body. */
 export async function call<T>(http: HttpOptions, url: string, options: CallOptions = {}): Promise<T> {
-  const { response, release } = await send(http, url, options);
+  const { response, guard } = await send(http, url, options);
   try {
     return (await response.json()) as T;
   } catch (err) {
+    if (guard.timedOut()) throw new TimeoutError(`${options.method ?? 'GET'} ${url}: the answer did not arrive whole within ${http.timeoutMs + (options.extraTimeoutMs ?? 0)} ms`);
     if (options.signal?.aborted) throw options.signal.reason;
     throw new ConnectionError(`${options.method ?? 'GET'} ${url}: the answer could not be read: ${(err as Error).message}`, { cause: err });
   } finally {
-    release();
+    guard.done();
   }
 }
