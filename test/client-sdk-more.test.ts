@@ -28,6 +28,32 @@ describe('rate limits', () => {
   });
 });
 
+describe('address prefixes (D1)', () => {
+  it('motion goes to powerBaseUrl, clip and reel Form A to apiBaseUrl, Form B to baseUrl', async () => {
+    const h = await listeningGateway({ env: { MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api' } });
+    try {
+      const asked: string[] = [];
+      const recording: FetchLike = (url, init) => { asked.push(`${init.method} ${url.slice(h.origin.length)}`); return fetch(url, init); };
+      const client = new Mediagate({ baseUrl: h.origin, apiKey: h.key, powerBaseUrl: `${h.origin}/power`, apiBaseUrl: `${h.origin}/api/`, fetch: recording });
+      const motion = await client.motion.create({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }], duration: 4 });
+      const clipA = await client.clip.create({ prompt: 'x' });
+      const clipB = await client.clip.create({ model: 'clip_3_1_fast', prompt: 'x' });
+      const reelA = await client.reel.create({ model: 'reel-2', prompt: 'x', duration: 10 });
+      const reelB = await client.reel.create({ model: 'reelOa2Plus', prompt: 'x', duration: 4 });
+      for (const [resource, id] of [[client.motion, motion.id], [client.clip, clipA.id], [client.clip, clipB.id], [client.reel, reelA.id], [client.reel, reelB.id]] as const) {
+        expect((await resource.get(id)).id).toBe(id);
+      }
+      expect(asked).toEqual([
+        'POST /power/v1/motion/videos', 'POST /api/clip/videos', 'POST /clip/videos', 'POST /api/reel/videos', 'POST /reel/videos',
+        `GET /power/v1/result/${motion.id}`, `GET /v1/result/${clipA.id}`, `GET /v1/result/${clipB.id}`, `GET /api/v1/videos/${reelA.id}`, `GET /api/v1/videos/${reelB.id}`,
+      ]);
+      expect(clipA.model).toBe('clip3.1-fast');
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('tasks.list (GET /v1/tasks)', () => {
   it('pages newest first and iterates over every page', async () => {
     const h = await listeningGateway();

@@ -30,7 +30,8 @@ function connect(values: { url?: string | undefined; 'api-key'?: string | undefi
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError(`the gateway address must be an http(s) URL, got "${baseUrl}"`);
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
   const power = process.env.MEDIAGATE_POWER_URL;
-  return new Mediagate({ baseUrl, apiKey, ...(power && { powerBaseUrl: power }) });
+  const api = process.env.MEDIAGATE_API_URL;
+  return new Mediagate({ baseUrl, apiKey, ...(power && { powerBaseUrl: power }), ...(api && { apiBaseUrl: api }) });
 }
 
 function timeoutOf(raw: string | undefined): number | undefined {

@@ -17,6 +17,7 @@ export interface RequestOptions {
 export const POLL_INTERVAL_MS = { pic: 2_000, clip: 30_000, reel: 30_000, motion: 30_000, videos: 30_000, 'model-center': 5_000 } as const;
 
 const enc = encodeURIComponent;
+const REEL_FORM_A: readonly string[] = ['reel-2', 'reel-2-stable', 'reel-2-pro', 'reel2Stable'];
 
 function requestOptions(options: RequestOptions) {
   return {
@@ -29,13 +30,13 @@ function requestOptions(options: RequestOptions) {
 export class TaskResource<Params, Created, Task extends AnyTask> {
   constructor(
     protected readonly http: HttpOptions,
-    private readonly createUrl: () => string,
+    private readonly createUrl: (params: Params) => string,
     protected readonly queryUrl: (id: string) => string,
     private readonly intervalMs: number,
   ) {}
 
   create(params: Params, options: RequestOptions = {}): Promise<Created> {
-    return call<Created>(this.http, this.createUrl(), { method: 'POST', body: params, ...requestOptions(options) });
+    return call<Created>(this.http, this.createUrl(params), { method: 'POST', body: params, ...requestOptions(options) });
   }
 
   get(id: string, options: { signal?: AbortSignal } = {}): Promise<Task> {
@@ -108,14 +109,17 @@ function intervalOf(task: AnyTask): number {
 
 export function familyResources(http: HttpOptions, urls: () => Urls) {
   const base = (path: string) => () => `${urls().base}${path}`;
+  // Form A of clip and reel is created on {api_base_url}, Form B on {base_url} (endpoints 4 and 6).
+  const clipUrl = (p: ClipCreateParams): string => `${p.model === undefined || p.model === 'clip3.1-fast' ? urls().api : urls().base}/clip/videos`;
+  const reelUrl = (p: ReelCreateParams): string => `${REEL_FORM_A.includes(p.model) ? urls().api : urls().base}/reel/videos`;
   const result = (id: string): string => `${urls().base}/v1/result/${enc(id)}`;
   return {
     /** `POST {base_url}/v1/pic/images`, `GET {base_url}/v1/result/{id}`. */
     pic: new TaskResource<PicCreateParams, PicTask, PicTask>(http, base('/v1/pic/images'), result, POLL_INTERVAL_MS.pic),
-    /** `POST {base_url}/clip/videos` (both forms: the gateway decides by `model`), `GET {base_url}/v1/result/{id}`. */
-    clip: new TaskResource<ClipCreateParams, VideoTask, VideoTask>(http, base('/clip/videos'), result, POLL_INTERVAL_MS.clip),
-    /** `POST {base_url}/reel/videos`, `GET {base_url}/v1/reel/videos/{id}`. */
-    reel: new TaskResource<ReelCreateParams, VideoTask, VideoTask>(http, base('/reel/videos'), (id) => `${urls().base}/v1/reel/videos/${enc(id)}`, POLL_INTERVAL_MS.reel),
+    /** `POST {api_base_url}/clip/videos` (Form A) or `{base_url}/clip/videos` (Form B), `GET {base_url}/v1/result/{id}`. */
+    clip: new TaskResource<ClipCreateParams, VideoTask, VideoTask>(http, clipUrl, result, POLL_INTERVAL_MS.clip),
+    /** `POST {api_base_url}/reel/videos` (Form A) or `{base_url}/reel/videos` (Form B), `GET {api_base_url}/v1/videos/{id}`. */
+    reel: new TaskResource<ReelCreateParams, VideoTask, VideoTask>(http, reelUrl, (id) => `${urls().api}/v1/videos/${enc(id)}`, POLL_INTERVAL_MS.reel),
     motion: new MotionResource(http, urls),
     /** `POST {base_url}/v1/videos/videos` (answers `{code, msg, data: {projectId}}`), `GET {base_url}/v1/result/{projectId}`. */
     videos: new TaskResource<VideosCreateParams, VideosCreateReply, VideoTask>(http, base('/v1/videos/videos'), result, POLL_INTERVAL_MS.videos),
