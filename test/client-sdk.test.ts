@@ -58,7 +58,7 @@ describe('families: create, get, waitFor', () => {
     expect([c.status, r.status, m.status]).toEqual(['completed', 'completed', 'completed']);
     expect(m.result_url).toBe(m.video_url);
     expect(asked.some((u) => u.includes(`/v2/model-center/tasks/${mc.id}?wait=5`))).toBe(true);
-    expect(asked.some((u) => u.includes(`/v1/reel/videos/${reel.id}`))).toBe(true);
+    expect(asked.some((u) => u.includes(`/v1/videos/${reel.id}`))).toBe(true);
   });
 
   it('a failed task: waitFor throws TaskFailedError carrying the task body', async () => {
