@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mediagate, RateLimitError, sseData, type AnyTask, type FetchLike } from '../packages/client/src/index.js';
+import { InsufficientCreditsError, Mediagate, PayloadTooLargeError, RateLimitError, sseData, type AnyTask, type FetchLike } from '../packages/client/src/index.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 
 // The SDK's task list, its retries on 429, and its SSE reader (docs/API.md G231-G233).
@@ -25,6 +25,23 @@ describe('rate limits', () => {
     expect(done.status).toBe('completed');
     expect(statuses).toContain(429); // the budget was spent above: waitFor's first query is refused, then retried
     expect(statuses.at(-1)).toBe(200);
+  });
+});
+
+describe('more typed errors', () => {
+  it('402 InsufficientCreditsError and 413 PayloadTooLargeError, each with the standard body', async () => {
+    const h = await listeningGateway({ env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '0', MEDIAGATE_BODY_LIMIT: '10000' } });
+    try {
+      const client = new Mediagate({ baseUrl: h.origin, apiKey: h.key });
+      const poor = await client.pic.create({ model: 'pic', prompt: 'x' }).catch((e: unknown) => e);
+      expect(poor).toBeInstanceOf(InsufficientCreditsError);
+      expect((poor as InsufficientCreditsError).code).toBe('insufficient_credits');
+      const big = await client.pic.create({ model: 'pic', prompt: 'x'.repeat(20_000) }).catch((e: unknown) => e);
+      expect(big).toBeInstanceOf(PayloadTooLargeError);
+      expect((big as PayloadTooLargeError).body).toMatchObject({ error: { code: 'body_too_large' } });
+    } finally {
+      await h.close();
+    }
   });
 });
 
