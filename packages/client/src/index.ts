@@ -1,7 +1,6 @@
 import { ChatResource } from './chat.js';
 import type { FetchLike, HttpOptions } from './http.js';
-import { familyResources, TasksResource, type Urls } from './resources.js';
-import { verifyWebhook } from './webhooks.js';
+import { familyResources, TasksResource, type Urls, WebhooksResource } from './resources.js';
 
 export interface MediagateOptions {
   /** `{base_url}`: the gateway's public URL, e.g. `https://media.example.com`. */
@@ -29,7 +28,7 @@ export class Mediagate {
   readonly modelCenter;
   readonly tasks: TasksResource;
   readonly chat: ChatResource;
-  readonly webhooks = { verify: verifyWebhook };
+  readonly webhooks: WebhooksResource;
 
   constructor(options: MediagateOptions) {
     if (!options.baseUrl) throw new TypeError('Mediagate: baseUrl is required');
@@ -49,6 +48,7 @@ export class Mediagate {
     this.videos = families.videos;
     this.modelCenter = families.modelCenter;
     this.tasks = new TasksResource(http, () => urls);
+    this.webhooks = new WebhooksResource(http, () => urls);
     this.chat = new ChatResource(http, () => `${urls.base}/v1/chat/completions`);
   }
 }

@@ -2,8 +2,9 @@ import { call, type HttpOptions } from './http.js';
 import { waitForTask, type WaitOptions } from './wait.js';
 import type {
   AnyTask, ClipCreateParams, ModelCenterCreateParams, ModelCenterTask, MotionCreateParams, PicCreateParams, PicTask,
-  ReelCreateParams, TaskList, TaskListParams, VideosCreateParams, VideosCreateReply, VideoTask,
+  ReelCreateParams, TaskList, TaskListParams, VideosCreateParams, VideosCreateReply, VideoTask, DeliveryList, WebhookSecret,
 } from './types.js';
+import { verifyWebhook } from './webhooks.js';
 
 export interface Urls { base: string; power: string; api: string }
 
@@ -88,6 +89,11 @@ export class TasksResource {
     return call<AnyTask>(this.http, this.resultUrl(id), options.signal ? { signal: options.signal } : {});
   }
 
+  /** The webhook deliveries of a task: `GET {base_url}/v1/tasks/{id}/deliveries`. */
+  deliveries(id: string, options: { signal?: AbortSignal } = {}): Promise<DeliveryList> {
+    return call<DeliveryList>(this.http, `${this.urls().base}/v1/tasks/${enc(id)}/deliveries`, options.signal ? { signal: options.signal } : {});
+  }
+
   /**
    * Follows any task to its end. The default interval follows what the first reply shows: an
    * image task 2 s, a Model Center task (it has `result_url`) 5 s, a video task 30 s.
@@ -99,6 +105,24 @@ export class TasksResource {
 
   private resultUrl(id: string): string {
     return `${this.urls().base}/v1/result/${enc(id)}`;
+  }
+}
+
+/** The key's webhook signing secret, and checking deliveries signed with it. */
+export class WebhooksResource {
+  /** Checks a delivery's signature: see {@link verifyWebhook}. */
+  readonly verify = verifyWebhook;
+
+  constructor(private readonly http: HttpOptions, private readonly urls: () => Urls) {}
+
+  /** `GET {base_url}/v1/webhooks/secret`: `{ key: "whsec_..." }` (made on first use). */
+  secret(options: { signal?: AbortSignal } = {}): Promise<WebhookSecret> {
+    return call<WebhookSecret>(this.http, `${this.urls().base}/v1/webhooks/secret`, options.signal ? { signal: options.signal } : {});
+  }
+
+  /** `POST {base_url}/v1/webhooks/secret/rotate`: a new secret (the previous one still signs for 24 h). */
+  rotateSecret(options: { signal?: AbortSignal } = {}): Promise<WebhookSecret> {
+    return call<WebhookSecret>(this.http, `${this.urls().base}/v1/webhooks/secret/rotate`, { method: 'POST', ...options });
   }
 }
 

@@ -9,9 +9,15 @@ export type Family = 'pic' | 'clip' | 'reel' | 'motion' | 'videos' | 'model-cent
 /** `duration`/`seconds` take an integer or a string of digits. */
 export type IntegerLike = number | string;
 
+/**
+ * Every create takes `callback_url`: where the gateway POSTs the task's query body, signed, when it
+ * ends (a per-key default applies when absent; null opts the task out).
+ */
+export interface CallbackParams { callback_url?: string | null }
+
 export type PicModel = 'pic' | 'pic-pro' | 'pic-pro-stable' | 'pic-2-stable' | 'pic-2';
 export type PicSize = '1:1' | '16:9' | '9:16' | '4:3' | '3:4' | '3:2' | '2:3' | '5:4' | '4:5' | '21:9';
-export interface PicCreateParams {
+export interface PicCreateParams extends CallbackParams {
   model: PicModel;
   prompt: string;
   resolution?: '1k' | '2k' | '4k';
@@ -20,7 +26,7 @@ export interface PicCreateParams {
 }
 
 export type ClipModel = 'clip3.1-fast' | 'clip_3_1_fast_stable' | 'clip_3_1_pro_stable' | 'clip_3_1_fast' | 'clip_3_1_pro';
-export interface ClipCreateParams {
+export interface ClipCreateParams extends CallbackParams {
   model?: ClipModel;
   prompt: string;
   size?: '1280x720' | '720x1280';
@@ -36,7 +42,7 @@ export interface ClipCreateParams {
 }
 
 export type ReelModel = 'reel-2' | 'reel-2-stable' | 'reel-2-pro' | 'reelOa2Plus' | 'reelOa2Pro' | 'reelOa2' | 'reelOa2Stable' | 'reel2Stable';
-export interface ReelCreateParams {
+export interface ReelCreateParams extends CallbackParams {
   model: ReelModel;
   prompt: string;
   size?: '720x1280' | '1280x720';
@@ -54,7 +60,7 @@ export type MotionModel =
 export type MotionContent =
   | { type: 'text'; text: string }
   | { type: 'image_url'; image_url: { url: string }; role?: 'first_frame' | 'last_frame' | 'reference_image' };
-export interface MotionCreateParams {
+export interface MotionCreateParams extends CallbackParams {
   model: MotionModel;
   content: MotionContent[];
   ratio?: '16:9' | '4:3' | '1:1' | '3:4' | '9:16' | '21:9' | 'adaptive';
@@ -63,7 +69,7 @@ export interface MotionCreateParams {
   service_tier?: 'default' | 'flex';
 }
 
-export interface VideosCreateParams {
+export interface VideosCreateParams extends CallbackParams {
   model: 'videos' | 'videos_fast';
   prompt: string;
   duration: IntegerLike;
@@ -76,7 +82,7 @@ export interface VideosCreateParams {
 }
 
 /** A Model Center submit: `model` (a Model ID) plus that model's parameters; unknown fields go to the provider. */
-export interface ModelCenterCreateParams {
+export interface ModelCenterCreateParams extends CallbackParams {
   model: string;
   prompt: string;
   image_urls?: string[];
@@ -129,6 +135,20 @@ export interface TaskListParams {
   cursor?: string;
 }
 export interface TaskList { object: 'list'; data: AnyTask[]; has_more: boolean; next_cursor: string | null }
+
+/** `GET /v1/webhooks/secret` and `POST /v1/webhooks/secret/rotate`. */
+export interface WebhookSecret { key: string }
+/** `GET /v1/tasks/{id}/deliveries`: the webhook deliveries of a task (times in Unix seconds). */
+export interface DeliveryList {
+  object: 'list';
+  data: Array<{
+    id: string;
+    url: string;
+    status: 'pending' | 'delivered' | 'failed';
+    attempts: Array<{ at: number; status_code: number | null; error: string | null; duration_ms: number }>;
+    next_attempt_at: number | null;
+  }>;
+}
 
 export type ChatModel = 'chat-3-flash-preview' | 'chat-2.5-flash-lite' | 'chat-2.5-flash' | 'chat-3.1-pro-preview' | 'chat-3-pro-preview' | 'chat-2.5-pro';
 export type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
