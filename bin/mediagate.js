@@ -47,4 +47,6 @@ if (stale.length > 0) {
   }
 }
 
-await import(entry);
+// The client commands talk to a gateway over HTTP: their own entry does not load the gateway.
+const command = process.argv[2];
+await import(command === 'generate' || command === 'tasks' ? path.join(root, 'dist', 'main', 'client-cli.js') : entry);

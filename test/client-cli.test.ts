@@ -88,6 +88,7 @@ describe('exit codes', () => {
       ['generate', 'image', '--model', 'pic', '--prompt', 'x', '--duration', '4'],
       ['generate', 'image', '--model', 'nope', '--prompt', 'x'],
       ['generate', 'image', '--model', 'pic', '--prompt', 'x', '--bogus'],
+      ['generate', 'image', '--model', 'pic', '--prompt', 'x', '--no-wait', '--out', 'x.png'],
       ['tasks', 'frobnicate'],
     ];
     const results = await Promise.all(cases.map((args) => cli(args)));

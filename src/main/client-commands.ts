@@ -6,7 +6,7 @@ import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
 /** The client commands (docs/API.md G236-G239): they talk to a running gateway through the SDK. */
 export const CLIENT_USAGE = `  generate image|video --model M --prompt P [--out FILE] [--wait|--no-wait] [--json] [--timeout S]
            [--size S] [--resolution R] [--aspect-ratio A] [--ratio A] [--duration N] [--image URL]...
-           [--first-image URL] [--last-image URL] [--audio|--no-audio]
+           [--first-image URL] [--last-image URL] [--audio|--no-audio] [--callback-url URL]
                                 submit a task to the gateway at MEDIAGATE_URL (key MEDIAGATE_API_KEY; or
                                 --url, --api-key), follow it with a progress bar and save the result to
                                 --out (default <task id>.<ext>); --json prints only the final task body
@@ -50,10 +50,14 @@ const printJson = (value: unknown): void => { process.stdout.write(`${JSON.strin
 /** Follows a task to its end with progress, then saves its result when `save` (always for generate, with --out for watch). */
 async function follow(client: Mediagate, id: string, o: { json: boolean; out: string | undefined; save: boolean; timeoutMs: number | undefined }): Promise<number> {
   const progress = progressFor(process.stdout, o.json);
+  // Ctrl-C leaves no half-drawn bar behind (the task goes on at the gateway: tasks watch ID resumes).
+  const interrupted = (): void => { progress.end(); process.stderr.write(`interrupted; the task goes on: mediagate tasks watch ${id}\n`); process.exit(130); };
+  process.once('SIGINT', interrupted);
   let task: AnyTask;
   try {
     task = await client.tasks.waitFor(id, { pollIntervalMs: POLL_MS, onProgress: (t) => progress.update(t), ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }) });
   } finally {
+    process.removeListener('SIGINT', interrupted);
     progress.end();
   }
   const url = resultUrlOf(task);
@@ -69,16 +73,17 @@ async function follow(client: Mediagate, id: string, o: { json: boolean; out: st
 async function generateMedia(kind: 'image' | 'video', args: string[]): Promise<number> {
   const { values } = parse(args, {
     ...CONNECTION, ...FIELD_FLAGS, model: { type: 'string' }, prompt: { type: 'string' }, out: { type: 'string' },
-    wait: { type: 'boolean' }, 'no-wait': { type: 'boolean' }, timeout: { type: 'string' },
+    wait: { type: 'boolean' }, 'no-wait': { type: 'boolean' }, timeout: { type: 'string' }, 'callback-url': { type: 'string' },
   }, 0);
-  const { json = false, model, prompt, out, wait, 'no-wait': noWait, timeout } = values;
+  const { json = false, model, prompt, out, wait, 'no-wait': noWait, timeout, 'callback-url': callbackUrl } = values;
   if (!model) throw new UsageError(`generate ${kind} needs --model M`);
   if (!prompt) throw new UsageError(`generate ${kind} needs --prompt P`);
   if (wait && noWait) throw new UsageError('--wait and --no-wait exclude each other');
+  if (noWait && (out !== undefined || timeout !== undefined)) throw new UsageError('--out and --timeout apply while waiting; drop them or --no-wait');
   const timeoutMs = timeoutOf(timeout);
   const family = familyOf(kind, model);
   const fields = Object.fromEntries(Object.keys(FIELD_FLAGS).map((flag) => [flag, values[flag as keyof typeof FIELD_FLAGS]]));
-  const body = bodyFor(family, model, prompt, fields);
+  const body = { ...bodyFor(family, model, prompt, fields), ...(callbackUrl !== undefined && { callback_url: callbackUrl }) };
   const client = connect(values);
   const created = await createTask(client, family, body);
   if (noWait) {
