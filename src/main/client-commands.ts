@@ -26,7 +26,7 @@ const POLL_MS = 2_000;
 function connect(values: { url?: string | undefined; 'api-key'?: string | undefined }): Mediagate {
   const baseUrl = values.url ?? process.env.MEDIAGATE_URL;
   const apiKey = values['api-key'] ?? process.env.MEDIAGATE_API_KEY;
-  if (!baseUrl) throw new UsageError('set MEDIAGATE_URL (or --url) to the gateway\'s address, e.g. http://127.0.0.1:3000');
+  if (!baseUrl) throw new UsageError('set MEDIAGATE_URL (or --url) to the gateway\'s address, e.g. http://127.0.0.1:8790');
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError(`the gateway address must be an http(s) URL, got "${baseUrl}"`);
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
   const power = process.env.MEDIAGATE_POWER_URL;
