@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Launcher for `npm start` and `npx mediagate`: compiles src/ to dist/ when dist is missing or
-// older than any source file (compiler output goes to stderr), then runs the CLI.
+// Launcher for `npm start` and `npx mediagate`: compiles packages/client/src/ and src/ to their dist/
+// when missing or older than any source file (compiler output goes to stderr), then runs the CLI.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,13 +20,19 @@ function newestSource(dir) {
   return newest;
 }
 
-function needsBuild() {
-  if (!fs.existsSync(entry) || !fs.existsSync(stamp)) return true;
-  const src = path.join(root, 'src');
-  return fs.existsSync(src) && newestSource(src) > fs.statSync(stamp).mtimeMs;
+/** The SDK (packages/client, which the client commands import from its dist/) first, then the gateway. */
+const projects = [
+  { src: path.join(root, 'packages', 'client', 'src'), entry: path.join(root, 'packages', 'client', 'dist', 'index.js'), stamp: path.join(root, 'packages', 'client', 'dist', '.tsbuildinfo'), config: path.join(root, 'packages', 'client', 'tsconfig.json') },
+  { src: path.join(root, 'src'), entry, stamp, config: path.join(root, 'tsconfig.build.json') },
+];
+
+function needsBuild(p) {
+  if (!fs.existsSync(p.entry) || !fs.existsSync(p.stamp)) return true;
+  return fs.existsSync(p.src) && newestSource(p.src) > fs.statSync(p.stamp).mtimeMs;
 }
 
-if (needsBuild()) {
+const stale = projects.filter(needsBuild);
+if (stale.length > 0) {
   let tsc;
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -35,8 +41,12 @@ if (needsBuild()) {
     process.exit(1);
   }
   process.stderr.write('mediagate: building...\n');
-  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { cwd: root, stdio: ['ignore', 2, 2] });
-  fs.utimesSync(stamp, new Date(), new Date());
+  for (const p of stale) {
+    execFileSync(process.execPath, [tsc, '-p', p.config], { cwd: root, stdio: ['ignore', 2, 2] });
+    fs.utimesSync(p.stamp, new Date(), new Date());
+  }
 }
 
-await import(entry);
+// The client commands talk to a gateway over HTTP: their own entry does not load the gateway.
+const command = process.argv[2];
+await import(command === 'generate' || command === 'tasks' ? path.join(root, 'dist', 'main', 'client-cli.js') : entry);

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 export class UsageError extends Error {}
 
 /** `parseArgs` with the command's own options; unknown options and missing values are usage errors. */
-export function parse<const O extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], options: O, positionals: number) {
+export function parse<const O extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>(args: string[], options: O, positionals: number) {
   const parsed = (() => {
     try {
       return parseArgs({ args, options, allowPositionals: true, strict: true });

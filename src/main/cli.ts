@@ -11,6 +11,7 @@ import type { Store } from '../store/types.js';
 import { startServer } from './serve.js';
 import { AppError } from '../errors.js';
 import { checkCallbackUrl } from '../webhooks/callback-url.js';
+import { CLIENT_USAGE, clientCommand } from './client-commands.js';
 
 const USAGE = `Usage: mediagate <command>
 
@@ -35,6 +36,7 @@ ${CREDITS_USAGE}
                                 PostgreSQL database (--to defaults to MEDIAGATE_DATABASE_URL); --files
                                 also copies local result and asset files into MEDIAGATE_S3_BUCKET.
                                 Stop the gateways first (docs/OPERATIONS.md)
+${CLIENT_USAGE}
 
 Settings come from the environment; see README.md.`;
 
@@ -179,6 +181,7 @@ async function main(argv: string[]): Promise<void> {
     if (command === 'credits') { process.exitCode = await withStore((store) => creditsCommand(store, args, USAGE)); return; }
     if (command === 'backup') { process.exitCode = await backup(args); return; }
     if (command === 'migrate-store') { process.exitCode = await migrateStoreCommand(args); return; }
+    if (command === 'generate' || command === 'tasks') { process.exitCode = await clientCommand(command, args); return; }
     if (command === 'build') return; // the launcher already built
     console.error(USAGE);
     process.exitCode = command === '--help' || command === 'help' ? 0 : 2;

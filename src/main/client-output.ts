@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { ConnectionError, MediagateError, TaskCancelledError, TaskFailedError, TimeoutError, type AnyTask } from '../../packages/client/dist/index.js';
+import { UsageError } from './cli-args.js';
+
+/** Exit codes of the client commands (docs/API.md G238). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 3, api: 4, server: 5, timeout: 6 } as const;
+
+/** A task's progress, as it changes: a bar redrawn in place on a terminal, else a line per change. */
+export interface Progress {
+  update(task: AnyTask): void;
+  /** Clears the bar (a terminal); nothing for plain lines. */
+  end(): void;
+  /** Plain lines (not a terminal): the final status has been printed already. */
+  plain: boolean;
+}
+
+const BAR = 24;
+
+export function progressFor(out: NodeJS.WriteStream, quiet: boolean): Progress {
+  if (quiet) return { update: () => undefined, end: () => undefined, plain: false };
+  if (!out.isTTY) {
+    return {
+      update: (t) => { out.write(t.status === 'processing' ? `processing ${t.progress}%\n` : `${t.status}\n`); },
+      end: () => undefined,
+      plain: true,
+    };
+  }
+  let drawn = false;
+  return {
+    update: (t) => {
+      const filled = Math.round((Math.max(0, Math.min(100, t.progress)) / 100) * BAR);
+      out.write(`\r${t.status.padEnd(10)} [${'#'.repeat(filled)}${'.'.repeat(BAR - filled)}] ${String(t.progress).padStart(3)}%\x1b[K`);
+      drawn = true;
+    },
+    end: () => { if (drawn) out.write('\r\x1b[K'); drawn = false; },
+    plain: false,
+  };
+}
+
+/** The result URL of a completed task, whatever its family. */
+export function resultUrlOf(task: AnyTask): string | null {
+  const t = task as { image_url?: string | null; video_url?: string | null; result_url?: string | null };
+  return t.image_url ?? t.video_url ?? t.result_url ?? null;
+}
+
+/**
+ * Downloads a signed result URL (no key needed) to `out`, or to `<task id><extension of the URL>`
+ * in the current folder; written to `<file>.part` first, renamed when whole. Answers the file.
+ */
+export async function download(url: string, taskId: string, out: string | undefined): Promise<string> {
+  const file = out ?? `${taskId}${path.extname(new URL(url).pathname)}`;
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new ConnectionError(`downloading ${url}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!response.ok || !response.body) throw new ConnectionError(`downloading the result: HTTP ${response.status}`);
+  const part = `${file}.part`;
+  try {
+    await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), fs.createWriteStream(part));
+    fs.renameSync(part, file);
+  } catch (err) {
+    fs.rmSync(part, { force: true });
+    throw err;
+  }
+  return file;
+}
+
+/** Reports an error of a client command on stderr (the task body on stdout with --json) and answers its exit code. */
+export function reportError(err: unknown, json: boolean): number {
+  const say = (line: string): void => { process.stderr.write(`mediagate: ${line}\n`); };
+  if (err instanceof UsageError) { process.stderr.write(`${err.message}\n`); return EXIT.usage; }
+  if (err instanceof TaskFailedError || err instanceof TaskCancelledError) {
+    if (json) process.stdout.write(`${JSON.stringify(err.task)}\n`);
+    say(err.message);
+    return err instanceof TaskFailedError ? EXIT.failed : EXIT.cancelled;
+  }
+  if (err instanceof MediagateError) {
+    say(`${err.message}${err.requestId ? ` (request id ${err.requestId})` : ''}`);
+    return err.status >= 500 ? EXIT.server : EXIT.api;
+  }
+  if (err instanceof TimeoutError) { say(err.message); return EXIT.timeout; }
+  if (err instanceof ConnectionError) { say(err.message); return EXIT.server; }
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== undefined) { say((err as Error).message); return EXIT.server; }
+  throw err;
+}
