@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { imageSize } from 'image-size';
@@ -6,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mediagate } from '../packages/client/src/index.js';
 import { tempDir } from './helpers/harness.js';
 import { freePort, listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
-import { BIN, ensureBuilt, ROOT, runCliAsync } from './helpers/process.js';
+import { BIN, ensureBuilt, ROOT, runCliAsync, runCollecting } from './helpers/process.js';
 
 // `mediagate generate` and `mediagate tasks` (docs/API.md G236-G239) as a user runs them: a child
 // process talking over HTTP to a gateway listening on a port. Output is read as a pipe (plain
@@ -162,23 +161,12 @@ describe('tasks list (needs GET /v1/tasks)', () => {
 
 /** The CLI run with `dir` as its working folder (default output names land there). */
 function runCliInDir(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return run(process.execPath, [BIN, ...args], env(), dir).then((r) => ({ status: r.status, stdout: r.stdout, stderr: r.stderr }));
+  return runCollecting(process.execPath, [BIN, ...args], env(), dir).then((r) => ({ status: r.status, stdout: r.stdout, stderr: r.stderr }));
 }
 
 /** Runs `command` in a pseudo-terminal (util-linux `script`); everything it wrote, as the terminal got it. */
 async function inPseudoTerminal(command: string, e: Record<string, string>): Promise<{ status: number | null; output: string }> {
-  const r = await run('script', ['-qfec', command, '/dev/null'], e, ROOT);
+  const r = await runCollecting('script', ['-qfec', command, '/dev/null'], e, ROOT);
   return { status: r.status, output: r.stdout };
 }
 
-function run(file: string, args: string[], e: Record<string, string>, cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(file, args, { cwd, env: { ...process.env, ...e }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}

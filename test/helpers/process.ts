@@ -18,7 +18,12 @@ export function runCli(args: string[], env: Record<string, string>): { status: n
 
 /** {@link runCli} without blocking this process: for commands that talk to servers the test itself runs (an S3 server). */
 export function runCliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  return runCollecting(process.execPath, [BIN, ...args], env, ROOT);
+}
+
+/** Runs `file` (this environment plus `env`, in `cwd`) to its end without blocking, collecting its output; killed after 60 s. */
+export function runCollecting(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
