@@ -71,7 +71,7 @@ describe('address prefixes (D1)', () => {
   });
 });
 
-describe('tasks.list (GET /v1/tasks)', () => {
+describe('tasks.list and each family\'s list (GET /v1/tasks)', () => {
   it('pages newest first and iterates over every page', async () => {
     const h = await listeningGateway();
     try {
@@ -87,6 +87,11 @@ describe('tasks.list (GET /v1/tasks)', () => {
       expect(all.map((t) => t.id)).toEqual([...ids].reverse());
       const other = new Mediagate({ baseUrl: h.origin, apiKey: h.otherKey });
       expect((await other.tasks.list()).data).toEqual([]);
+      // each family lists its own tasks only
+      const clip = await client.clip.create({ model: 'clip_3_1_fast', prompt: 'a boat' });
+      expect((await client.clip.list()).data.map((t) => t.id)).toEqual([clip.id]);
+      expect((await client.pic.list({ limit: 1 })).data.map((t) => t.id)).toEqual([ids[4]]);
+      expect((await client.motion.list()).data).toEqual([]);
     } finally {
       await h.close();
     }

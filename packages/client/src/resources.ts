@@ -2,7 +2,7 @@ import { call, type HttpOptions } from './http.js';
 import { waitForTask, type WaitOptions } from './wait.js';
 import type {
   AnyTask, ClipCreateParams, ModelCenterCreateParams, ModelCenterTask, MotionCreateParams, PicCreateParams, PicTask,
-  ReelCreateParams, TaskList, TaskListParams, VideosCreateParams, VideosCreateReply, VideoTask, DeliveryList, WebhookSecret,
+  Family, ReelCreateParams, TaskList, TaskListParams, VideosCreateParams, VideosCreateReply, VideoTask, DeliveryList, WebhookSecret,
 } from './types.js';
 import { verifyWebhook } from './webhooks.js';
 
@@ -27,14 +27,29 @@ function requestOptions(options: RequestOptions) {
   };
 }
 
-/** One family: create, get (the family's query path), waitFor. */
+/** `GET {base_url}/v1/tasks` with `params`: one page of the caller's tasks, newest first. */
+function listTasks<T extends AnyTask>(http: HttpOptions, base: string, params: TaskListParams, signal: AbortSignal | undefined): Promise<TaskList<T>> {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
+  const qs = query.toString();
+  return call<TaskList<T>>(http, `${base}/v1/tasks${qs ? `?${qs}` : ''}`, signal ? { signal } : {});
+}
+
+/** One family: create, get (the family's query path), list (the family's tasks), waitFor. */
 export class TaskResource<Params, Created, Task extends AnyTask> {
   constructor(
     protected readonly http: HttpOptions,
     private readonly createUrl: (params: Params) => string,
     protected readonly queryUrl: (id: string) => string,
     private readonly intervalMs: number,
+    private readonly family: Family,
+    private readonly baseUrl: () => string,
   ) {}
+
+  /** One page of the caller's tasks of this family, newest first (`GET /v1/tasks?family=...`). */
+  list(params: Omit<TaskListParams, 'family'> = {}, options: { signal?: AbortSignal } = {}): Promise<TaskList<Task>> {
+    return listTasks<Task>(this.http, this.baseUrl(), { ...params, family: this.family }, options.signal);
+  }
 
   create(params: Params, options: RequestOptions = {}): Promise<Created> {
     return call<Created>(this.http, this.createUrl(params), { method: 'POST', body: params, ...requestOptions(options) });
@@ -53,7 +68,7 @@ export class TaskResource<Params, Created, Task extends AnyTask> {
 /** motion also has cancel: `POST {power_base_url}/v1/motion/videos/{id}/cancel`. */
 export class MotionResource extends TaskResource<MotionCreateParams, VideoTask, VideoTask> {
   constructor(http: HttpOptions, private readonly urls: () => Urls) {
-    super(http, () => `${urls().power}/v1/motion/videos`, (id) => `${urls().power}/v1/result/${enc(id)}`, POLL_INTERVAL_MS.motion);
+    super(http, () => `${urls().power}/v1/motion/videos`, (id) => `${urls().power}/v1/result/${enc(id)}`, POLL_INTERVAL_MS.motion, 'motion', () => urls().base);
   }
 
   /** Cancels a queued or processing task; answers it (`status: "cancelled"`). A finished task: ConflictError. */
@@ -68,10 +83,7 @@ export class TasksResource {
 
   /** One page, newest first. */
   list(params: TaskListParams = {}, options: { signal?: AbortSignal } = {}): Promise<TaskList> {
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
-    const qs = query.toString();
-    return call<TaskList>(this.http, `${this.urls().base}/v1/tasks${qs ? `?${qs}` : ''}`, options.signal ? { signal: options.signal } : {});
+    return listTasks(this.http, this.urls().base, params, options.signal);
   }
 
   /** Every task matching `params`, page after page (following `next_cursor`). */
@@ -133,22 +145,23 @@ function intervalOf(task: AnyTask): number {
 
 export function familyResources(http: HttpOptions, urls: () => Urls) {
   const base = (path: string) => () => `${urls().base}${path}`;
+  const home = (): string => urls().base;
   // Form A of clip and reel is created on {api_base_url}, Form B on {base_url} (endpoints 4 and 6).
   const clipUrl = (p: ClipCreateParams): string => `${p.model === undefined || p.model === 'clip3.1-fast' ? urls().api : urls().base}/clip/videos`;
   const reelUrl = (p: ReelCreateParams): string => `${REEL_FORM_A.includes(p.model) ? urls().api : urls().base}/reel/videos`;
   const result = (id: string): string => `${urls().base}/v1/result/${enc(id)}`;
   return {
     /** `POST {base_url}/v1/pic/images`, `GET {base_url}/v1/result/{id}`. */
-    pic: new TaskResource<PicCreateParams, PicTask, PicTask>(http, base('/v1/pic/images'), result, POLL_INTERVAL_MS.pic),
+    pic: new TaskResource<PicCreateParams, PicTask, PicTask>(http, base('/v1/pic/images'), result, POLL_INTERVAL_MS.pic, 'pic', home),
     /** `POST {api_base_url}/clip/videos` (Form A) or `{base_url}/clip/videos` (Form B), `GET {base_url}/v1/result/{id}`. */
-    clip: new TaskResource<ClipCreateParams, VideoTask, VideoTask>(http, clipUrl, result, POLL_INTERVAL_MS.clip),
+    clip: new TaskResource<ClipCreateParams, VideoTask, VideoTask>(http, clipUrl, result, POLL_INTERVAL_MS.clip, 'clip', home),
     /** `POST {api_base_url}/reel/videos` (Form A) or `{base_url}/reel/videos` (Form B), `GET {api_base_url}/v1/videos/{id}`. */
-    reel: new TaskResource<ReelCreateParams, VideoTask, VideoTask>(http, reelUrl, (id) => `${urls().api}/v1/videos/${enc(id)}`, POLL_INTERVAL_MS.reel),
+    reel: new TaskResource<ReelCreateParams, VideoTask, VideoTask>(http, reelUrl, (id) => `${urls().api}/v1/videos/${enc(id)}`, POLL_INTERVAL_MS.reel, 'reel', home),
     motion: new MotionResource(http, urls),
     /** `POST {base_url}/v1/videos/videos` (answers `{code, msg, data: {projectId}}`), `GET {base_url}/v1/result/{projectId}`. */
-    videos: new TaskResource<VideosCreateParams, VideosCreateReply, VideoTask>(http, base('/v1/videos/videos'), result, POLL_INTERVAL_MS.videos),
+    videos: new TaskResource<VideosCreateParams, VideosCreateReply, VideoTask>(http, base('/v1/videos/videos'), result, POLL_INTERVAL_MS.videos, 'videos', home),
     /** `POST {base_url}/v2/model-center/tasks`, `GET {base_url}/v2/model-center/tasks/{id}`. */
     modelCenter: new TaskResource<ModelCenterCreateParams, ModelCenterTask, ModelCenterTask>(
-      http, base('/v2/model-center/tasks'), (id) => `${urls().base}/v2/model-center/tasks/${enc(id)}`, POLL_INTERVAL_MS['model-center']),
+      http, base('/v2/model-center/tasks'), (id) => `${urls().base}/v2/model-center/tasks/${enc(id)}`, POLL_INTERVAL_MS['model-center'], 'model-center', home),
   };
 }

@@ -134,7 +134,8 @@ export interface TaskListParams {
   limit?: number;
   cursor?: string;
 }
-export interface TaskList { object: 'list'; data: AnyTask[]; has_more: boolean; next_cursor: string | null }
+/** A page of tasks, newest first (`T`: the family's task shape when listed through a family). */
+export interface TaskList<T extends AnyTask = AnyTask> { object: 'list'; data: T[]; has_more: boolean; next_cursor: string | null }
 
 /** `GET /v1/webhooks/secret` and `POST /v1/webhooks/secret/rotate`. */
 export interface WebhookSecret { key: string }
