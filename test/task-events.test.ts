@@ -80,6 +80,7 @@ describe('GET /v1/tasks/{id}/events', () => {
     const query = await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth(h.otherKey) });
     expect(await theirs.json()).toEqual(query.json());
     expect((await openStream('task_nope')).status).toBe(404);
+    expect((await openStream('task_%00')).status).toBe(404); // an id PostgreSQL cannot even compare
     expect((await fetch(`${url}/v1/tasks/${id}/events`)).status).toBe(401);
   });
 

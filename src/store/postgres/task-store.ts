@@ -82,6 +82,9 @@ JOIN tasks t ON t.id = q.id
 JOIN api_keys k ON k.id = t.owner_key_id
 WHERE k.hash = q.hash AND k.revoked_at IS NULL`;
 
+/** False for an id no task can have because PostgreSQL text cannot hold it (NUL): asking would be an error, not "none". */
+const storable = (id: string): boolean => !id.includes('\u0000');
+
 const ONE_PROVIDER = 'provider = $1';
 const SOME_PROVIDERS = 'provider = ANY($1::text[])';
 /** The claim's statements (exported for bench/table-size.js's query plans). */
@@ -243,6 +246,8 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
+    // not sent: it would fail the whole batch of lookups, other callers' included
+    if (!storable(id)) return Promise.resolve(undefined);
     return this.byKeyHash.get({ id, keyHash });
   }
 
@@ -265,10 +270,12 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
+    if (!storable(id)) return undefined;
     return this.one({ name: 'mg_tasks_get', text: 'SELECT * FROM tasks WHERE id = $1', values: [id] });
   }
 
   async getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined> {
+    if (!storable(id)) return undefined;
     return this.one({ name: 'mg_tasks_get_owned', text: 'SELECT * FROM tasks WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
   }
 
