@@ -99,6 +99,11 @@ describe('exit codes', () => {
     const noUrl = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: '', MEDIAGATE_API_KEY: 'k' });
     expect(noUrl.status).toBe(2);
     expect(noUrl.stderr).toContain('MEDIAGATE_URL');
+    // a key no HTTP header can carry (two keys pasted on two lines): a usage error that never prints the key
+    const twoLines = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: g.origin, MEDIAGATE_API_KEY: 'mg_firstsecret\nmg_secondsecret' });
+    expect(twoLines.status).toBe(2);
+    expect(twoLines.stderr).toContain('MEDIAGATE_API_KEY');
+    expect(twoLines.stderr + twoLines.stdout).not.toMatch(/firstsecret|secondsecret/);
   });
 
   it('3: the task was cancelled; 6: --timeout passed', async () => {
