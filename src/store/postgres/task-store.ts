@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { deliveryIdSql } from '../delivery-rows.js';
+import { storable } from './storable.js';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import type { FamilyId } from '../../contract/families.js';
@@ -81,9 +82,6 @@ SELECT q.i, t.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(id, has
 JOIN tasks t ON t.id = q.id
 JOIN api_keys k ON k.id = t.owner_key_id
 WHERE k.hash = q.hash AND k.revoked_at IS NULL`;
-
-/** False for an id no task can have because PostgreSQL text cannot hold it (NUL): asking would be an error, not "none". */
-const storable = (id: string): boolean => !id.includes('\u0000');
 
 const ONE_PROVIDER = 'provider = $1';
 const SOME_PROVIDERS = 'provider = ANY($1::text[])';
