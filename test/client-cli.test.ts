@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { imageSize } from 'image-size';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,6 +162,31 @@ describe('tasks list (needs GET /v1/tasks)', () => {
       expect(all.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([b.id, a.id]);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe('a hostile gateway', () => {
+  it('a task id or result URL naming another folder never places the default output file outside the working folder', async () => {
+    const work = path.join(dir, 'work');
+    fs.mkdirSync(work, { recursive: true });
+    const id = '../escaped';
+    const server = http.createServer((req, res) => {
+      const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const task = { id, object: 'image', created: 1, model: 'pic', status: 'completed', progress: 100, error: null, image_url: `${origin}/files/..%2F..%2Fdeep` };
+      if (req.url?.startsWith('/files/')) { res.end('not really an image'); return; }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ...task, ...(req.method === 'POST' && { status: 'queued', progress: 0, image_url: null }) }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const r = await run(process.execPath, [BIN, 'generate', 'image', '--model', 'pic', '--prompt', 'x'], { MEDIAGATE_URL: origin, MEDIAGATE_API_KEY: 'mg_k' }, work);
+      expect(r.status, r.stderr).toBe(0);
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith('escaped'))).toEqual([]);
+      expect(fs.readdirSync(work)).toHaveLength(1); // saved here, under a plain name
+    } finally {
+      server.close();
     }
   });
 });
