@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { imageSize } from 'image-size';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +99,11 @@ describe('exit codes', () => {
     const noUrl = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: '', MEDIAGATE_API_KEY: 'k' });
     expect(noUrl.status).toBe(2);
     expect(noUrl.stderr).toContain('MEDIAGATE_URL');
+    // a key no HTTP header can carry (two keys pasted on two lines): a usage error that never prints the key
+    const twoLines = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: g.origin, MEDIAGATE_API_KEY: 'mg_firstsecret\nmg_secondsecret' });
+    expect(twoLines.status).toBe(2);
+    expect(twoLines.stderr).toContain('MEDIAGATE_API_KEY');
+    expect(twoLines.stderr + twoLines.stdout).not.toMatch(/firstsecret|secondsecret/);
   });
 
   it('3: the task was cancelled; 6: --timeout passed', async () => {
@@ -155,6 +161,31 @@ describe('tasks list (needs GET /v1/tasks)', () => {
       expect(all.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([b.id, a.id]);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe('a hostile gateway', () => {
+  it('a task id or result URL naming another folder never places the default output file outside the working folder', async () => {
+    const work = path.join(dir, 'work');
+    fs.mkdirSync(work, { recursive: true });
+    const id = '../escaped';
+    const server = http.createServer((req, res) => {
+      const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const task = { id, object: 'image', created: 1, model: 'pic', status: 'completed', progress: 100, error: null, image_url: `${origin}/files/..%2F..%2Fdeep` };
+      if (req.url?.startsWith('/files/')) { res.end('not really an image'); return; }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ...task, ...(req.method === 'POST' && { status: 'queued', progress: 0, image_url: null }) }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const r = await run(process.execPath, [BIN, 'generate', 'image', '--model', 'pic', '--prompt', 'x'], { MEDIAGATE_URL: origin, MEDIAGATE_API_KEY: 'mg_k' }, work);
+      expect(r.status, r.stderr).toBe(0);
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith('escaped'))).toEqual([]);
+      expect(fs.readdirSync(work)).toHaveLength(1); // saved here, under a plain name
+    } finally {
+      server.close();
     }
   });
 });

@@ -119,3 +119,15 @@ describe('sseData', () => {
     }
   });
 });
+
+describe('the API key', () => {
+  it('one no header can carry is refused at construction, never echoed (fetch\'s own error would print it)', () => {
+    for (const apiKey of ['mg_firstsecret\nmg_secondsecret', 'mg_a secret', 'mg_\u0000secret']) {
+      let message = '';
+      try { new Mediagate({ baseUrl: g.origin, apiKey }); } catch (err) { message = (err as Error).message; }
+      expect(message, JSON.stringify(apiKey)).toMatch(/^Mediagate: apiKey /);
+      expect(message).not.toContain('secret');
+    }
+    expect(() => new Mediagate({ baseUrl: g.origin, apiKey: `${g.key}\n` })).not.toThrow(); // a trailing line break is no part of it
+  });
+});

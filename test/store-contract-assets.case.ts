@@ -73,6 +73,9 @@ export function assetStoreContract(open: OpenStore): void {
       expect(await store.assets.getOwned(a.id, 'key_a')).toBeUndefined();
       expect(await store.assets.delete(a.id)).toBe(false);
       expect(await store.assets.delete('asset_missing')).toBe(false);
+      // an id holding NUL (PostgreSQL text cannot) names no asset
+      expect(await store.assets.getOwned('asset_\u0000', 'key_a')).toBeUndefined();
+      expect(await store.assets.delete('asset_\u0000')).toBe(false);
       expect(await store.assets.insertWithinQuota(newAsset({ bytes: 1 }), QUOTA, T)).toBe(true);
     });
   });

@@ -32,6 +32,16 @@ export function lookupsTogetherContract(open: OpenStore): void {
       expect(answers[0]).toEqual(answers[8]);
     });
 
+    it('an id holding NUL (PostgreSQL text cannot) reads nothing, and poisons no lookup asked with it', async () => {
+      const store = s();
+      await store.keys.insert(key('key_a'));
+      const t = await store.tasks.insert(newTask());
+      const [mine, odd] = await Promise.all([store.tasks.getOwnedByKeyHash(t.id, 'hash-key_a'), store.tasks.getOwnedByKeyHash('task_\u0000', 'hash-key_a')]);
+      expect([mine?.id, odd]).toEqual([t.id, undefined]);
+      expect(await store.tasks.get('task_\u0000')).toBeUndefined();
+      expect(await store.tasks.getOwned('task_\u0000', 'key_a')).toBeUndefined();
+    });
+
     it('active keys by hash: each hash answered for itself, a revoked or unknown one with nothing', async () => {
       const store = s();
       for (const k of [key('key_a'), key('key_b'), key('key_r')]) await store.keys.insert(k);

@@ -80,6 +80,7 @@ describe('GET /v1/tasks/{id}/events', () => {
     const query = await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth(h.otherKey) });
     expect(await theirs.json()).toEqual(query.json());
     expect((await openStream('task_nope')).status).toBe(404);
+    expect((await openStream('task_%00')).status).toBe(404); // an id PostgreSQL cannot even compare
     expect((await fetch(`${url}/v1/tasks/${id}/events`)).status).toBe(401);
   });
 
@@ -91,6 +92,35 @@ describe('GET /v1/tasks/{id}/events', () => {
     expect(h.gateway.streams.openFor(keyId)).toBe(1);
     await r.cancel();
     await waitFor(() => (h.gateway.streams.size === 0 && h.gateway.streams.openFor(keyId) === 0) || undefined, GENEROUS_MS, 'the subscription to be freed');
+
+    // a client gone while its task was still being read (before the request was tracked): the
+    // stream that follows must not hold its subscription until the task ends
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let reading!: () => void;
+    const read = new Promise<void>((resolve) => { reading = resolve; });
+    const getOwned = h.store.tasks.getOwned.bind(h.store.tasks);
+    h.store.tasks.getOwned = async (...args) => { reading(); await gate; return getOwned(...args); };
+    const subscribe = h.gateway.streams.subscribe.bind(h.gateway.streams);
+    let subscribed: Promise<unknown> | undefined;
+    h.gateway.streams.subscribe = (...args) => { const p = subscribe(...args); subscribed = p; return p; };
+    try {
+      const early = new AbortController();
+      const serverSide = new Promise<void>((resolve) => h.app.server.once('request', (_req, res) => res.once('close', () => resolve())));
+      const opened = fetch(`${url}/v1/tasks/${id}/events`, { headers: h.auth(), signal: early.signal }).catch(() => undefined);
+      await within(read, GENEROUS_MS, 'the task to be read');
+      early.abort();
+      await opened;
+      await within(serverSide, GENEROUS_MS, 'the server to see the client gone');
+      release();
+      await waitFor(() => subscribed, GENEROUS_MS, 'the subscription');
+      await subscribed;
+      await waitFor(() => (h.gateway.streams.size === 0 && h.gateway.streams.openFor(keyId) === 0) || undefined, GENEROUS_MS, 'the subscription of a client already gone to be freed');
+    } finally {
+      release();
+      h.store.tasks.getOwned = getOwned;
+      h.gateway.streams.subscribe = subscribe;
+    }
 
     const { secret, record } = await createApiKey(h.store.keys, 'to-revoke');
     const mine = await createPic(secret);

@@ -78,6 +78,7 @@ describe('webhooks: delivery', () => {
     const other = await deliveries(id, h!.otherKey);
     expect(other.statusCode).toBe(404);
     expect((await deliveries('task_nope')).statusCode).toBe(404);
+    expect((await deliveries('task_%00')).statusCode).toBe(404); // an id PostgreSQL cannot even compare
     // a task with no URL has no deliveries
     const quiet = json(await submitPic({})).id;
     await h!.waitForTask(quiet);
@@ -142,7 +143,8 @@ describe('webhooks: delivery', () => {
 describe('webhooks: callback_url and the key default', () => {
   it('malformed or not http(s): a 400 naming callback_url, in the family error body (pic, videos, Model Center)', async () => {
     await setUp();
-    for (const value of ['not a url', 'ftp://example.com/x', 42, 'https://user:pw@example.com/']) {
+    // a control character (NUL included: PostgreSQL text cannot hold it) is refused, never stored
+    for (const value of ['not a url', 'ftp://example.com/x', 42, 'https://user:pw@example.com/', 'https://example.com/a\u0000b', 'https://example.com/\n']) {
       const res = await submitPic({ callback_url: value });
       expect(res.statusCode, String(value)).toBe(400);
       expect(json(res).error).toMatchObject({ param: 'callback_url', type: 'invalid_request_error' });

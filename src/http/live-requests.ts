@@ -41,6 +41,8 @@ export class LiveRequests {
     const raw = reply.raw;
     const onClose = (): void => { if (!raw.writableFinished) entry.controller.abort(new ClientGone()); };
     raw.on('close', onClose);
+    // the client may have gone before the request was tracked ('close' was emitted already)
+    if (raw.closed && !raw.writableFinished) entry.controller.abort(new ClientGone());
     if (this.closing) entry.controller.abort(this.closing);
     this.tracked.add(entry);
     this.timer ??= setInterval(() => {

@@ -29,6 +29,8 @@ function connect(values: { url?: string | undefined; 'api-key'?: string | undefi
   if (!baseUrl) throw new UsageError('set MEDIAGATE_URL (or --url) to the gateway\'s address, e.g. http://127.0.0.1:8790');
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError(`the gateway address must be an http(s) URL, got "${baseUrl}"`);
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
+  // never echoed: fetch's own error would print the whole header, the key in it
+  if (!/^[\x21-\x7e]+$/.test(apiKey.trim())) throw new UsageError('MEDIAGATE_API_KEY (or --api-key) holds spaces, line breaks or other characters no API key has: set it to one key');
   const power = process.env.MEDIAGATE_POWER_URL;
   const api = process.env.MEDIAGATE_API_URL;
   return new Mediagate({ baseUrl, apiKey, ...(power && { powerBaseUrl: power }), ...(api && { apiBaseUrl: api }) });

@@ -48,11 +48,21 @@ export function resultUrlOf(task: AnyTask): string | null {
 }
 
 /**
+ * `<task id><extension of the URL>`, both as the gateway sent them but reduced to a plain file name
+ * of the working folder: a gateway cannot make it name another folder (`../x`, `%2F`).
+ */
+function defaultName(taskId: string, url: string): string {
+  const ext = path.extname(new URL(url).pathname);
+  const name = `${taskId.replace(/[^A-Za-z0-9_-]/g, '_')}${/^\.[A-Za-z0-9]{1,10}$/.test(ext) ? ext : ''}`;
+  return name.replace(/^_*$/, 'result');
+}
+
+/**
  * Downloads a signed result URL (no key needed) to `out`, or to `<task id><extension of the URL>`
  * in the current folder; written to `<file>.part` first, renamed when whole. Answers the file.
  */
 export async function download(url: string, taskId: string, out: string | undefined): Promise<string> {
-  const file = out ?? `${taskId}${path.extname(new URL(url).pathname)}`;
+  const file = out ?? defaultName(taskId, url);
   let response: Response;
   try {
     response = await fetch(url);

@@ -62,7 +62,7 @@ function decodeCursor(cursor: string, digest: string): { createdAt: number; id: 
   try { parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')); } catch { throw invalid; }
   if (!Array.isArray(parsed) || parsed.length !== 3) throw invalid;
   const [createdAt, id, d] = parsed as unknown[];
-  if (!Number.isSafeInteger(createdAt) || (createdAt as number) < 0 || typeof id !== 'string' || id.length === 0 || id.length > 128) throw invalid;
+  if (!Number.isSafeInteger(createdAt) || (createdAt as number) < 0 || typeof id !== 'string' || id.length === 0 || id.length > 128 || /\p{Cc}/u.test(id)) throw invalid;
   if (d !== digest) throw bad('cursor', 'cursor was made for other filters: send the same status, family, model and created_after as the first page');
   return { createdAt: createdAt as number, id };
 }
@@ -76,6 +76,7 @@ export function taskListQuery(ownerKeyId: string, params: TaskListParams): { que
   const statuses = listOf('status', params.status, TASK_STATUSES);
   const families = listOf<FamilyId>('family', params.family, FAMILIES);
   if (params.model !== undefined && (params.model.length === 0 || params.model.length > 128)) throw bad('model', 'model must be 1 to 128 characters long');
+  if (params.model !== undefined && /\p{Cc}/u.test(params.model)) throw bad('model', 'model must not contain control characters');
   const createdAfter = params.created_after === undefined ? undefined : parseCreatedAfter(params.created_after);
   const filters = { ...(statuses && { statuses }), ...(families && { families }), ...(params.model !== undefined && { model: params.model }), ...(createdAfter !== undefined && { createdAfter }) };
   const digest = filtersDigest(filters);

@@ -27,6 +27,8 @@ export function takeCallbackUrl(body: unknown, keyDefault: string | null | undef
 export function checkCallbackUrl(value: unknown, allowPrivate: boolean, field = FIELD): string {
   if (typeof value !== 'string') throw new AppError('invalid_request', `${field}: must be a string (an http or https URL)`, { param: field });
   if (value.length > MAX_LENGTH) throw new AppError('invalid_request', `${field}: must be at most ${MAX_LENGTH} characters`, { param: field });
+  // kept as given: a NUL could not even be stored (PostgreSQL text), and the URL parser would drop a tab or newline
+  if (/\p{Cc}/u.test(value)) throw new AppError('invalid_request', `${field}: must not contain control characters (percent-encode them)`, { param: field });
   let url: URL;
   try {
     url = new URL(value);

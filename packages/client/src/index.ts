@@ -33,6 +33,8 @@ export class Mediagate {
   constructor(options: MediagateOptions) {
     if (!options.baseUrl) throw new TypeError('Mediagate: baseUrl is required');
     if (!options.apiKey) throw new TypeError('Mediagate: apiKey is required');
+    // not echoed: fetch's own error for such a header value would print the whole key
+    if (!/^[\x21-\x7e]+$/.test(options.apiKey.trim())) throw new TypeError('Mediagate: apiKey holds spaces, line breaks or other characters no API key has');
     const urls: Urls = {
       base: trim(options.baseUrl),
       power: trim(options.powerBaseUrl ?? options.baseUrl),

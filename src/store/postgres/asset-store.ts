@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { assetOfRow, type AssetRow } from '../asset-rows.js';
 import type { AssetRecord, AssetStore } from '../types.js';
 import { inTransaction } from './connect.js';
+import { storable } from './storable.js';
 
 const INSERT_SQL = `INSERT INTO assets (id, owner_key_id, status, reason, kind, format, width, height, duration, fps, bytes, file, created_at, expires_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
@@ -34,6 +35,7 @@ export class PostgresAssetStore implements AssetStore {
   }
 
   async getOwned(id: string, ownerKeyId: string): Promise<AssetRecord | undefined> {
+    if (!storable(id)) return undefined;
     const { rows } = await this.pool.query<AssetRow>({ name: 'mg_assets_get_owned', text: 'SELECT * FROM assets WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
     return rows[0] && assetOfRow(rows[0]);
   }
@@ -44,6 +46,7 @@ export class PostgresAssetStore implements AssetStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    if (!storable(id)) return false;
     const { rowCount } = await this.pool.query({ name: 'mg_assets_delete', text: 'DELETE FROM assets WHERE id = $1', values: [id] });
     return rowCount === 1;
   }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { deliveryIdSql } from '../delivery-rows.js';
+import { storable } from './storable.js';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import type { FamilyId } from '../../contract/families.js';
@@ -243,6 +244,8 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
+    // not sent: it would fail the whole batch of lookups, other callers' included
+    if (!storable(id)) return Promise.resolve(undefined);
     return this.byKeyHash.get({ id, keyHash });
   }
 
@@ -265,10 +268,12 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
+    if (!storable(id)) return undefined;
     return this.one({ name: 'mg_tasks_get', text: 'SELECT * FROM tasks WHERE id = $1', values: [id] });
   }
 
   async getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined> {
+    if (!storable(id)) return undefined;
     return this.one({ name: 'mg_tasks_get_owned', text: 'SELECT * FROM tasks WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
   }
 
