@@ -180,7 +180,7 @@ describe('a hostile gateway', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const r = await run(process.execPath, [BIN, 'generate', 'image', '--model', 'pic', '--prompt', 'x'], { MEDIAGATE_URL: origin, MEDIAGATE_API_KEY: 'mg_k' }, work);
+      const r = await runCollecting(process.execPath, [BIN, 'generate', 'image', '--model', 'pic', '--prompt', 'x'], { MEDIAGATE_URL: origin, MEDIAGATE_API_KEY: 'mg_k' }, work);
       expect(r.status, r.stderr).toBe(0);
       expect(fs.readdirSync(dir).filter((f) => f.startsWith('escaped'))).toEqual([]);
       expect(fs.readdirSync(work)).toHaveLength(1); // saved here, under a plain name
