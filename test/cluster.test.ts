@@ -20,7 +20,7 @@ import { startCluster, type Cluster, type ClusterProcess } from './helpers/clust
 import { configFiles } from './helpers/config-files.js';
 import { waitFor } from './helpers/harness.js';
 import { postgresDatabase, postgresUnavailable } from './helpers/postgres.js';
-import { ensureBuilt } from './helpers/process.js';
+import { ensureBuilt, runCliAsync } from './helpers/process.js';
 import { type S3Server, startS3Server, useS3Credentials } from './helpers/s3-server.js';
 import { installTerminalLog, type TerminalWrite } from './helpers/terminal-log.js';
 
@@ -93,6 +93,7 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
   let s3: S3Server | undefined;
   let cluster: Cluster | undefined;
   let db: pg.Pool | undefined;
+  let dbUrl = '';
   let log: Awaited<ReturnType<typeof installTerminalLog>> | undefined;
   let api1: ClusterProcess;
   let api2: ClusterProcess;
@@ -111,6 +112,7 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     useS3Credentials(); // the child processes inherit them, as a deployment's environment would hand them over
     s3 = await startS3Server();
     const url = await database.empty();
+    dbUrl = url;
     const providers = files.file({
       providers: { sandbox: { type: 'sandbox', timing: 'fast' }, slow: { type: 'sandbox', timing: 'realistic' } },
       routes: { [SLOW_PIC]: [{ provider: 'slow' }], [SLOW_MOTION]: [{ provider: 'slow' }] },
@@ -237,7 +239,9 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     // each by the worker holding it then; the killed worker's tasks by the survivor, on a later attempt
     expect(writes.every((w) => workerHolding(w.leaseOwner) !== undefined)).toBe(true);
     for (const id of orphaned) {
-      expect(cluster!.owns(survivor, writes.find((w) => w.taskId === id)!.leaseOwner), id).toBe(true);
+      const write = writes.find((w) => w.taskId === id)!;
+      const story = (p: ClusterProcess): string => p.output().split('\n').filter((l) => l.includes(id)).join('\n');
+      expect(cluster!.owns(survivor, write.leaseOwner), `${id}: completed by ${write.leaseOwner} (victim ${victim.pid}, survivor ${survivor.pid})\nvictim:\n${story(victim)}\nsurvivor:\n${story(survivor)}`).toBe(true);
       expect((await task(id)).attempts, id).toBeGreaterThanOrEqual(2);
     }
     expect(survivor.output()).toContain('"msg":"recovered tasks whose worker stopped"');
@@ -265,6 +269,12 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
       }
     }));
     expect(downloaded.size).toBe(TASKS);
+
+    // money moved exactly once with each terminal transition, the killed worker's tasks included:
+    // the operator's reconcile finds every hold settled and the cached balances equal to the ledger
+    const reconcile = await runCliAsync(['credits', 'reconcile'], { MEDIAGATE_DATABASE_URL: dbUrl, MEDIAGATE_DATA_DIR: files.dir });
+    expect(reconcile.status, `${reconcile.stdout}${reconcile.stderr}`).toBe(0);
+    expect(reconcile.stdout).toMatch(/ 0 holds open, 0 balance mismatches, 0 unsettled, 0 doubled$/m);
 
     // and no process keeps results on its own disk: the live ones hold no file at all; the killed
     // worker left its scratch work behind (its scratch folder, which no one serves from), nothing else
