@@ -40,3 +40,14 @@ export function abortRace(signal: AbortSignal): { promise: Promise<never>; relea
   promise.catch(() => undefined);
   return { promise, release: () => { if (onAbort) signal.removeEventListener('abort', onAbort); } };
 }
+
+/**
+ * `work`, or a rejection with `onTimeout()` once `ms` passed without its answer (the work itself
+ * goes on; its outcome is then ignored). The timer is cleared as soon as either comes first.
+ */
+export function within<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(onTimeout()), ms); });
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { within } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { BlobStores } from '../media/blob-stores.js';
 import type { ResourceMonitor } from '../resources.js';
@@ -10,7 +11,11 @@ import { responses } from '../contract/responses.js';
  * `/healthz`: the process answers. `/readyz`: the store answers, the result storage answers (the
  * data directory, or a HeadBucket of the bucket at most every 5 s: G174) and the gateway has what it
  * needs to run tasks (disk, descriptors: G84); a 503 names what is missing. Neither needs a key.
+ * A store that does not answer its ping within {@link STORE_PING_MS} is unreachable: a database
+ * host that drops packets makes `/readyz` a 503 at once, not a wait for the system's TCP timeout.
  */
+export const STORE_PING_MS = 3_000;
+
 export function registerHealthRoutes(app: FastifyInstance, store: Store, resources: ResourceMonitor, storage: Pick<BlobStores, 'problem'>): void {
   app.get('/healthz', {
     schema: { tags: ['health'], summary: 'The process answers', security: [], response: responses({ 200: HealthReply }, [503]) },
@@ -19,7 +24,7 @@ export function registerHealthRoutes(app: FastifyInstance, store: Store, resourc
     schema: { tags: ['health'], summary: 'Ready to take tasks: the store, the result storage, disk and descriptors (a 503 names what is missing)', security: [], response: responses({ 200: ReadyReply }, [500, 503]) },
   }, async () => {
     try {
-      await store.ping();
+      await within(store.ping(), STORE_PING_MS, () => new Error(`no answer within ${STORE_PING_MS / 1000} s`));
     } catch (err) {
       throw new AppError('service_unavailable', 'The task store is not reachable', { cause: err });
     }

@@ -19,6 +19,9 @@ const types = {
     oid === BIGINT_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
+/** Longest wait for a connection of the store: a new one, or one of the pool's when all are busy. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Connection settings shared by the pool and the LISTEN connection. `mediagate.instance` names the
  * store instance in every session: the task triggers put it in each notification, so an instance
@@ -35,6 +38,10 @@ export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
     connectionString: parsed.toString(),
     types,
     application_name: `mediagate/${process.pid}`,
+    // a database that stops answering is noticed: TCP keepalives on every connection, and a
+    // connection (new, or a turn in the pool's queue) that takes this long is an error, never a hang
+    keepAlive: true,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     options: `${own ? `${own} ` : ''}-c mediagate.instance=${instanceId}`,
   };
 }
