@@ -112,6 +112,29 @@ describe('task engine', () => {
     expect(fs.existsSync(path.join(dir, 'results', task.id, name))).toBe(true);
   });
 
+  it('the lapsed-lease sweep goes through the store\'s runAlone: while another process runs it, this one recovers nothing', async () => {
+    const { dir, open } = setup();
+    const a = open();
+    const task = await a.tasks.insert(newTask());
+    expect((await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200))?.id).toBe(task.id);
+    const { provider, calls } = countingProvider();
+    const jobs: string[] = [];
+    let othersRunIt = true;
+    const runAlone = async (name: string, fn: () => Promise<void>): Promise<boolean> => {
+      jobs.push(name);
+      if (othersRunIt) return false; // the lock is held elsewhere: this run is skipped
+      await fn();
+      return true;
+    };
+    runner(open(), dir, provider, { leaseMs: 600, runAlone }).start();
+    await waitFor(() => (jobs.length >= 3 ? true : undefined), 10_000, 'three sweeps to be asked for');
+    expect(new Set(jobs)).toEqual(new Set(['lapsed-leases']));
+    expect(await a.tasks.get(task.id)).toMatchObject({ status: 'processing', leaseOwner: 'dead-worker' });
+    othersRunIt = false; // the other process is gone: the next sweep here recovers the task
+    await waitFor(async () => ((await a.tasks.get(task.id))?.status === 'completed' ? true : undefined), 10_000, 'recovery');
+    expect(calls.get(task.id)).toBe(1);
+  });
+
   it('a task whose workers keep dying fails with a clear error after the last attempt', async () => {
     const { dir, open } = setup();
     const a = open();

@@ -137,6 +137,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs,
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
       inputs: media.inputs, resources,
+      ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
     })
     : undefined;
@@ -203,7 +204,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       runner?.start();
       deliveries?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
-        ...media, idempotency, credits: store.credits, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+        ...media, idempotency, credits: store.credits, queueTtlHours: config.queueTtlHours, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       });
     },
     close(graceMs = 10_000) {

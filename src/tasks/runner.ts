@@ -44,6 +44,11 @@ export interface RunnerOptions {
   pollMs?: number;
   /** The gateway's own resources (disk, descriptors): nothing is claimed while one is short (G84). */
   resources?: { check(): { ok: boolean; problems: string[] } };
+  /**
+   * Runs a periodic job unless another process of a shared store runs it now (Store.runAlone): the
+   * lapsed-lease sweep then runs in one process at a time across the cluster (G184).
+   */
+  runAlone?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
 }
 
 interface Running {
@@ -349,7 +354,8 @@ export class TaskRunner {
   private sweepLapsedLeases(): void {
     if (this.recovering) return;
     this.recovering = true;
-    this.recoverLapsedLeases()
+    const { runAlone } = this.opts;
+    (runAlone ? runAlone('lapsed-leases', async () => { await this.recoverLapsedLeases(); }) : this.recoverLapsedLeases())
       .catch((err: unknown) => this.opts.log.error({ err }, 'could not recover tasks whose worker stopped'))
       .finally(() => { this.recovering = false; });
   }
