@@ -64,6 +64,8 @@ export interface Config {
   bodyLimit: number;
   /** Retention of `videos` and Model Center results (decisions.md #20: "24 h unless configured"). */
   videosResultTtlHours: number;
+  /** MEDIAGATE_QUEUE_TTL_HOURS: a task still queued this long after its submission fails, its hold released (G249); 0: never. */
+  queueTtlHours: number;
   /** Generation speed of the sandbox chat provider, tokens per second; 0 = unlimited. */
   sandboxChatTokensPerSecond: number;
   /** A `: ping` comment is sent on a chat stream after this long without an event, ms. */
@@ -187,7 +189,7 @@ function mediaBudgetSetting(env: Env, assetMaxBytes: number): Config['mediaBudge
 function creditsSetting(env: Env): CreditsSettings {
   const raw = env.MEDIAGATE_STARTING_CREDITS;
   const startingMicro = raw ? parseCredits(raw) : 0;
-  if (startingMicro === undefined || startingMicro < 0) throw new ConfigError('MEDIAGATE_STARTING_CREDITS', `must be a number of credits of 0 or more with at most 6 decimals, got "${raw}"`);
+  if (startingMicro === undefined || startingMicro < 0) throw new ConfigError('MEDIAGATE_STARTING_CREDITS', `must be a number of credits from 0 to 999999999.999999 (at most 6 decimals), got "${raw}"`);
   return {
     enforce: choiceSetting(env, 'MEDIAGATE_CREDITS', ['off', 'on'] as const, 'off') === 'on',
     startingMicro,
@@ -405,6 +407,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
+    queueTtlHours: intSetting(env, 'MEDIAGATE_QUEUE_TTL_HOURS', 24, 0, 24 * 365),
     rateLimits: rateLimitSetting(env),
     attemptTimeoutMs: intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400) * 1000,
     maxTasksInFlight: intSetting(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 500, 0, 10_000_000),

@@ -66,6 +66,22 @@ export function taskLeasesContract(open: OpenStore): void {
       expect(idsOf(await store.tasks.listLapsedLeases(T + 1000, 10))).toEqual([...ids].sort());
     });
 
+    it('listQueuedBefore: queued tasks created before the time, oldest first, at most limit; never a started or finished one (G249)', async () => {
+      const store = s();
+      const old1 = await store.tasks.insert(newTask({ createdAt: T - 3 * MINUTE }));
+      const old2 = await store.tasks.insert(newTask({ createdAt: T - 2 * MINUTE }));
+      const fresh = await store.tasks.insert(newTask({ createdAt: T + MINUTE }));
+      const started = await store.tasks.insert(newTask({ createdAt: T - 4 * MINUTE, provider: 'other' }));
+      await store.tasks.claimNext(['other'], 'w1', T, T + MINUTE);
+      const cancelled = await store.tasks.insert(newTask({ createdAt: T - 5 * MINUTE }));
+      await store.tasks.updateIf(cancelled.id, { statusIn: ['queued'] }, { status: 'cancelled', progress: 100, finishedAt: T });
+      expect((await store.tasks.get(started.id))?.status).toBe('processing');
+      expect((await store.tasks.listQueuedBefore(T, 10)).map((t) => t.id)).toEqual([old1.id, old2.id]);
+      expect((await store.tasks.listQueuedBefore(T, 1)).map((t) => t.id)).toEqual([old1.id]);
+      expect(await store.tasks.listQueuedBefore(T - 3 * MINUTE, 10)).toEqual([]); // created at that time: not before it
+      expect((await store.tasks.listQueuedBefore(T + 2 * MINUTE, 10)).map((t) => t.id)).toEqual([old1.id, old2.id, fresh.id]);
+    });
+
     it('a lapsed task is recovered only while still lapsed: a renewal in between wins', async () => {
       const store = s();
       const t = await store.tasks.insert(newTask());

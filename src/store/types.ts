@@ -228,6 +228,8 @@ export interface TaskStore {
   listLapsedLeases(now: number, limit: number): Promise<TaskRecord[]>;
   /** Finished tasks whose retention ended before `now`. */
   listExpired(now: number, limit: number): Promise<TaskRecord[]>;
+  /** Queued tasks created before `createdBefore`, the oldest first: what the queue TTL expires (G249). */
+  listQueuedBefore(createdBefore: number, limit: number): Promise<TaskRecord[]>;
   /** The earliest `runAfter` of a queued task or a waiting check of these providers, or undefined. */
   nextRunAfter(providers: readonly string[]): Promise<number | undefined>;
   /** Marks a finished task's retention as carried out (its files are gone; the task stays). */

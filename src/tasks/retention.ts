@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { retentionFor } from '../contract/catalog.js';
 import type { BlobStore } from '../media/blob-store.js';
 import type { TaskStore } from '../store/types.js';
+import { expireQueuedTasks } from './queue-ttl.js';
 
 /**
  * Carries out retention: deletes the result files of tasks whose retention ended, and the tasks
@@ -26,8 +27,10 @@ export async function sweepExpiredResults(store: TaskStore, blobs: BlobStore, lo
 /** A chat request's hold not settled after this long belongs to a process that died mid-request (G206). */
 export const CHAT_HOLD_LIFETIME_MS = 3_600_000;
 
-/** What else retention sweeps: caller media copies of expired tasks, expired assets, old Idempotency-Keys. */
+/** What else retention sweeps: caller media copies of expired tasks, expired assets, old Idempotency-Keys, queued tasks past the queue TTL. */
 export interface MediaRetention {
+  /** `MEDIAGATE_QUEUE_TTL_HOURS` (G249): queued tasks older than this fail; 0 or absent: never. */
+  queueTtlHours?: number;
   inputs: BlobStore;
   assets: { sweepExpired(log: Logger, now?: number): Promise<number> };
   idempotency?: { purgeExpired(): Promise<number> };
@@ -44,6 +47,7 @@ export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: L
     if (running) return;
     running = true;
     const sweep = async (): Promise<void> => {
+      await expireQueuedTasks(store, log, media?.queueTtlHours ?? 0, videosResultTtlHours);
       await sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs);
       await media?.assets.sweepExpired(log);
       await media?.idempotency?.purgeExpired();

@@ -118,6 +118,16 @@ export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string
   }, RELEASE);
 }
 
+/**
+ * queued (since before the queue TTL) -> failed: no worker started it in time (G249); its hold is
+ * released. Only while it is still queued: a worker that claims it first runs it.
+ */
+export function expireQueuedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
+  return store.updateIf(task.id, { statusIn: ['queued'] }, {
+    status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+  }, RELEASE);
+}
+
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
 export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['queued', 'processing'] }, {

@@ -352,6 +352,14 @@ export class PostgresTaskStore implements TaskStore {
     });
   }
 
+  async listQueuedBefore(createdBefore: number, limit: number): Promise<TaskRecord[]> {
+    return this.all({
+      name: 'mg_tasks_queued_before',
+      text: "SELECT * FROM tasks WHERE status = 'queued' AND created_at < $1 ORDER BY created_at LIMIT $2",
+      values: [createdBefore, limit],
+    });
+  }
+
   async nextRunAfter(providers: readonly string[]): Promise<number | undefined> {
     if (providers.length === 0) return undefined;
     const one = providers.length === 1;

@@ -175,6 +175,10 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
   `,
+  // The queue TTL (G249): queued tasks by age.
+  `
+  CREATE INDEX tasks_queued_created ON tasks (created_at) WHERE status = 'queued';
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

@@ -31,6 +31,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly progressStmt: Database.Statement;
   private readonly lapsedStmt: Database.Statement;
   private readonly expiredStmt: Database.Statement;
+  private readonly queuedBeforeStmt: Database.Statement;
   private readonly deleteStmt: Database.Statement;
   private readonly inFlightStmt: Database.Statement;
   private readonly updateCache = new Map<string, Database.Statement>();
@@ -105,6 +106,7 @@ export class SqliteTaskStore implements TaskStore {
       ORDER BY lease_expires_at LIMIT ?`);
     this.expiredStmt = db.prepare(`SELECT * FROM tasks WHERE expires_at IS NOT NULL AND expires_at < ?
       ORDER BY expires_at LIMIT ?`);
+    this.queuedBeforeStmt = db.prepare("SELECT * FROM tasks WHERE status = 'queued' AND created_at < ? ORDER BY created_at LIMIT ?");
     this.deleteStmt = db.prepare('DELETE FROM tasks WHERE id = ?');
     this.inFlightStmt = db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner_key_id = ?
       AND status IN ('queued', 'processing') LIMIT ?)`).pluck();
@@ -224,6 +226,10 @@ export class SqliteTaskStore implements TaskStore {
 
   async listExpired(now: number, limit: number): Promise<TaskRecord[]> {
     return (this.expiredStmt.all(now, limit) as TaskRow[]).map(toRecord);
+  }
+
+  async listQueuedBefore(createdBefore: number, limit: number): Promise<TaskRecord[]> {
+    return (this.queuedBeforeStmt.all(createdBefore, limit) as TaskRow[]).map(toRecord);
   }
 
   async nextRunAfter(providers: readonly string[]): Promise<number | undefined> {
