@@ -10,9 +10,13 @@ export const toMicro = (credits: number): number => Math.round(credits * MICRO_P
 /** Micro-credits as credits (exact for every amount below 2^53 micro-credits). */
 export const toCredits = (micro: number): number => micro / MICRO_PER_CREDIT;
 
-/** A credit amount as a person writes it (`12`, `-3.5`, `0.000001`): at most 6 decimals; undefined when it is not one. */
+/**
+ * A credit amount as a person writes it (`12`, `-3.5`, `0.000001`): at most 9 whole digits and 6
+ * decimals, so that it and sums of many of them stay exact integers of micro-credits (below 2^53,
+ * about 9 billion credits); undefined when it is not one.
+ */
 export function parseCredits(text: string): number | undefined {
-  if (!/^-?(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/.test(text)) return undefined;
+  if (!/^-?(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/.test(text)) return undefined;
   const [whole, fraction = ''] = text.replace('-', '').split('.');
   const micro = Number(whole) * MICRO_PER_CREDIT + Number(fraction.padEnd(6, '0'));
   return text.startsWith('-') ? -micro : micro;

@@ -52,6 +52,7 @@ describe('prices (G202)', () => {
     expect(parseCredits('0.000001')).toBe(1);
     expect(parseCredits('-3.5')).toBe(-3_500_000);
     expect(parseCredits('100')).toBe(100_000_000);
-    for (const bad of ['1.0000001', 'abc', '', '1e3', '01', '.5']) expect(parseCredits(bad), bad).toBeUndefined();
+    expect(parseCredits('999999999.999999')).toBe(999_999_999_999_999);
+    for (const bad of ['1.0000001', 'abc', '', '1e3', '01', '.5', '1000000000', '123456789012']) expect(parseCredits(bad), bad).toBeUndefined();
   });
 });

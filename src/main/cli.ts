@@ -79,7 +79,7 @@ function spendCapOption(raw: string | undefined, current: number | null | undefi
   if (raw === undefined) return current ?? null;
   if (raw === 'none') return null;
   const micro = parseCredits(raw);
-  if (micro === undefined || micro <= 0) throw new UsageError(`--credits must be a number of credits above 0 (at most 6 decimals) or "none", got "${raw}"`);
+  if (micro === undefined || micro <= 0) throw new UsageError(`--credits must be a number of credits above 0, at most 999999999.999999 (6 decimals), or "none", got "${raw}"`);
   return micro;
 }
 

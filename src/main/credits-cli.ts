@@ -63,7 +63,7 @@ export async function creditsCommand(store: Store, args: string[], usage: string
       const [accountId, amount] = positionals.map((arg) => (arg.startsWith(NEGATIVE) ? arg.slice(NEGATIVE.length) : arg));
       if (!accountId || amount === undefined) throw new UsageError('credits grant needs ACCOUNT_ID AMOUNT --note TEXT');
       const micro = parseCredits(amount);
-      if (micro === undefined || micro === 0) throw new UsageError(`AMOUNT must be a non-zero number of credits with at most 6 decimals, got "${amount}"`);
+      if (micro === undefined || micro === 0) throw new UsageError(`AMOUNT must be a non-zero number of credits, at most 999999999.999999 either way (6 decimals), got "${amount}"`);
       if (!values.note || !/^.{1,500}$/.test(values.note)) throw new UsageError('credits grant needs --note TEXT (1-500 characters): why, for the ledger');
       if (!(await store.credits.grant(accountId, micro, values.note, Date.now()))) { console.error(`no account with id ${accountId} (see accounts list)`); return 1; }
       const account = await store.credits.getAccount(accountId);
