@@ -118,6 +118,20 @@ describe('sseData', () => {
       expect(got, `pieces of ${size} bytes`).toEqual(expected);
     }
   });
+
+  it('refuses a line or an event longer than its bound, however it arrives, and takes one at the bound', async () => {
+    const encode = (t: string) => new TextEncoder().encode(t);
+    const read = async (pieces: Uint8Array[], max: number): Promise<string[]> => {
+      const got: string[] = [];
+      for await (const d of sseData(stream(pieces), max)) got.push(d);
+      return got;
+    };
+    await expect(read([encode(`data: ${'x'.repeat(94)}\n\n`)], 100)).resolves.toEqual(['x'.repeat(94)]);
+    // an endless line, in pieces: refused once it passes the bound, not at its (never coming) end
+    await expect(read(Array.from({ length: 50 }, () => encode('y'.repeat(10))), 100)).rejects.toThrow(/line is longer than 100 characters/);
+    // many short data lines of one event
+    await expect(read([encode('data: 0123456789\n'.repeat(20))], 100)).rejects.toThrow(/event is longer than 100 characters/);
+  });
 });
 
 describe('the API key', () => {

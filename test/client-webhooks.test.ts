@@ -39,6 +39,7 @@ describe('webhooks.verify', () => {
     await refused(verifyWebhook(body, signed(old), secret, { now: now.getTime() }));
     await expect(verifyWebhook(body, signed(new Date(now.getTime() - 299_000)), secret, { now: now.getTime() })).resolves.toBeTruthy();
     await refused(verifyWebhook(body, signed(new Date(now.getTime() + 301_000)), secret, { now: now.getTime() }));
+    await refused(verifyWebhook(body, headers, 'whsec_'));
   });
 
   it('agrees with standardwebhooks on what it accepts', async () => {

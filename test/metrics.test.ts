@@ -41,6 +41,8 @@ describe('/metrics access', () => {
       expect(res.headers['www-authenticate']).toBe('Bearer');
       expect(res.body).not.toContain(TOKEN);
     }
+    // the scheme's name is case-insensitive (RFC 9110 11.1), as on the API routes
+    expect((await g.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `bearer ${TOKEN}` } })).statusCode).toBe(200);
     const s = await scrape(g, TOKEN);
     // Node's process metrics are there too
     expect(sampleSum(s, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);

@@ -6,6 +6,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mediaRefs } from '../src/contract/media-refs.js';
 import { createHarness, waitFor, type Harness, type HarnessOptions } from './helpers/harness.js';
 import { startScriptedReceiver, type ScriptedReceiver } from './helpers/scripted-receiver.js';
 
@@ -85,6 +86,25 @@ describe('webhooks: delivery', () => {
     expect(json(await deliveries(quiet))).toEqual({ object: 'list', data: [] });
   });
 
+  it('a delivery nothing can sign (its task\'s key is gone) is given up at its first attempt, never sent', async () => {
+    await setUp();
+    receiver = await startScriptedReceiver();
+    const [task] = await h!.store.tasks.insertMany([{
+      id: 'task_of_a_key_that_is_gone', ownerKeyId: 'key_gone', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
+      request: { params: { prompt: 'orphan' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() },
+      amount: 1, createdAt: Date.now(), callbackUrl: `${receiver.origin}/hook`,
+    }]);
+    h!.runner!.wake();
+    const delivery = await waitFor(async () => {
+      const [d] = await h!.store.webhooks.listForTask(task!.id);
+      return d && d.status !== 'pending' ? d : undefined;
+    }, 10_000, 'the delivery to end');
+    expect(delivery.status).toBe('failed');
+    expect(delivery.attempts).toHaveLength(1);
+    expect(delivery.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/API key key_gone .* no longer exists/) });
+    expect(receiver.received).toHaveLength(0);
+  });
+
   it('retries after a 500 and a timeout with the same webhook-id and the same bytes; a later 2xx delivers', async () => {
     await setUp();
     receiver = await startScriptedReceiver([500, 'hang', 204]);
@@ -156,6 +176,29 @@ describe('webhooks: callback_url and the key default', () => {
     const mc = await h!.app.inject({ method: 'POST', url: '/v2/model-center/tasks', headers: { ...h!.auth(), 'content-type': 'application/json' }, payload: { model: 'imagegen-5.0', prompt: 'x', callback_url: 7 } });
     expect(mc.statusCode).toBe(400);
     expect(json(mc).error).toMatchObject({ param: 'callback_url' });
+  });
+
+  it('every create call takes callback_url: pic, clip and reel in both forms, motion, videos, Model Center', async () => {
+    await setUp({ workers: false });
+    const creates: Array<[string, Record<string, unknown>]> = [
+      ['/v1/pic/images', { model: 'pic', prompt: 'x' }],
+      ['/clip/videos', { prompt: 'x' }], // Form A
+      ['/clip/videos', { model: 'clip_3_1_fast', prompt: 'x' }], // Form B
+      ['/reel/videos', { model: 'reel-2', prompt: 'x' }], // Form A
+      ['/reel/videos', { model: 'reelOa2Plus', prompt: 'x', duration: 4 }], // Form B
+      ['/v1/motion/videos', { model: 'motion_2_0_fast', content: [{ type: 'text', text: 'x' }] }],
+      ['/v1/videos/videos', { model: 'videos', prompt: 'x', duration: 5 }],
+      ['/v2/model-center/tasks', { model: 'imagegen-5.0', prompt: 'x' }],
+    ];
+    for (const [url, payload] of creates) {
+      const hook = `https://hooks.example.com${url}/${String(payload.model)}`;
+      const res = await h!.app.inject({ method: 'POST', url, headers: { ...h!.auth(), 'content-type': 'application/json' }, payload: { ...payload, callback_url: hook } });
+      expect(res.statusCode, `${url} ${res.body}`).toBe(200);
+      const reply = json(res);
+      const task = (await h!.store.tasks.get(reply.id ?? reply.data?.projectId ?? reply.data?.id))!;
+      expect(task.callbackUrl, url).toBe(hook);
+      expect(task.request.params, url).not.toHaveProperty('callback_url');
+    }
   });
 
   it('Model Center: callback_url is kept with the task and never passed on to the provider', async () => {

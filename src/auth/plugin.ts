@@ -38,15 +38,20 @@ export function keyHashCacheStats(): { entries: number; chars: number } {
   return { entries: hashCache.size, chars };
 }
 
+/** The token of an Authorization header of the Bearer scheme (the scheme's name in any case, RFC 9110 11.1); undefined for any other. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+}
+
 /** The SHA-256 of the bearer key of an Authorization header; 401 when it is missing or not Bearer. */
 export function bearerKeyHash(header: string | undefined): string {
   if (!header) throw new AppError('missing_api_key', 'Missing Authorization header; send "Authorization: Bearer <API_KEY>"');
   const cacheable = header.length <= MAX_CACHED_HEADER;
   const cached = cacheable ? hashCache.get(header) : undefined;
   if (cached !== undefined) return cached;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw new AppError('missing_api_key', 'Authorization header must be "Bearer <API_KEY>"');
-  const hash = hashApiKey(match[1]!);
+  const token = bearerToken(header);
+  if (token === undefined) throw new AppError('missing_api_key', 'Authorization header must be "Bearer <API_KEY>"');
+  const hash = hashApiKey(token);
   if (cacheable) {
     if (hashCache.size >= HASH_CACHE_SIZE) hashCache.delete(hashCache.keys().next().value!);
     hashCache.set(header, hash);

@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { responses } from '../contract/responses.js';
+import { bearerToken } from '../auth/plugin.js';
 import { AppError } from '../errors.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
@@ -21,8 +22,7 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: GatewayMetri
       response: responses({ 200: { description: 'The metrics, Prometheus text format 0.0.4', content: { 'text/plain': { schema: Type.String({ title: 'PrometheusText' }) } } } }, [401, 500]),
     },
   }, async (request, reply) => {
-    const header = request.headers.authorization;
-    const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined;
+    const given = bearerToken(request.headers.authorization);
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
       throw new AppError('invalid_metrics_token', 'GET /metrics needs Authorization: Bearer <MEDIAGATE_METRICS_TOKEN>', { headers: { 'www-authenticate': 'Bearer' } });
     }

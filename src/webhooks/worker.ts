@@ -123,7 +123,12 @@ export class DeliveryWorker {
     const body = delivery.body ?? await this.render(delivery);
     if (body === undefined) return; // lease lost
     const secrets = await webhooks.secrets(delivery.ownerKeyId, newWebhookSecret());
-    if (!secrets) throw new Error(`no key ${delivery.ownerKeyId} for webhook ${delivery.id}`);
+    if (!secrets) {
+      // nothing can sign it, now or later: given up at once (retrying would run to the lease's end again and again)
+      const attempt: DeliveryAttempt = { at: Date.now(), statusCode: null, error: `not sent: the API key ${delivery.ownerKeyId} that owns the task no longer exists, so there is no secret to sign with`, durationMs: 0 };
+      if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, { status: 'failed' }, log)) this.deps.metrics?.webhookDelivery('gave_up');
+      return;
+    }
     const started = Date.now();
     const timestamp = Math.floor(started / 1000);
     const headers = {

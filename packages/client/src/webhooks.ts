@@ -58,6 +58,7 @@ export async function verifyWebhook<T = unknown>(payload: string | Uint8Array, h
   } catch {
     throw new WebhookVerificationError('the secret is not whsec_ followed by base64');
   }
+  if (key.length === 0) throw new WebhookVerificationError('the secret is empty');
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const subtle = globalThis.crypto.subtle;
   const hmac = await subtle.importKey('raw', key as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
