@@ -18,6 +18,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster, type ClusterProcess } from './helpers/cluster.js';
 import { configFiles } from './helpers/config-files.js';
+import { fetchJson } from './helpers/gateway-calls.js';
 import { waitFor } from './helpers/harness.js';
 import { postgresDatabase, postgresUnavailable } from './helpers/postgres.js';
 import { ensureBuilt, runCliAsync } from './helpers/process.js';
@@ -43,16 +44,7 @@ const KINDS: Array<{ route: string; body: (i: number) => Record<string, unknown>
   { route: '/v2/model-center/tasks', body: (i) => ({ model: 'sd_2.0_fast_discount', prompt: `burst ${i}`, duration: 4, resolution: '480p', generate_audio: false }) },
 ];
 
-interface Reply { status: number; json: Record<string, any> }
-
-async function call(base: string, route: string, init: { method?: string; body?: unknown } = {}): Promise<Reply> {
-  const res = await fetch(`${base}${route}`, {
-    method: init.method ?? 'GET',
-    headers: { authorization: `Bearer ${KEY}`, ...(init.body !== undefined && { 'content-type': 'application/json' }) },
-    ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, any> };
-}
+const call = (base: string, route: string, init: { method?: string; body?: unknown } = {}) => fetchJson(`${base}${route}`, KEY, init.method, init.body);
 
 async function submit(api: ClusterProcess, route: string, body: unknown): Promise<string> {
   const r = await call(api.url, route, { method: 'POST', body });

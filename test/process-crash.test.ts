@@ -2,6 +2,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { openSqliteStore } from '../src/store/sqlite/open.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson } from './helpers/gateway-calls.js';
 import { tempDir, waitFor } from './helpers/harness.js';
 import { ensureBuilt, runCli, startServerProcess, type ServerProcess } from './helpers/process.js';
 
@@ -20,13 +21,7 @@ const env = () => ({
   MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_WORKER_CONCURRENCY: '2', MEDIAGATE_LOG_LEVEL: 'info', MEDIAGATE_RATE_LIMIT: 'off',
 });
 
-async function call(url: string, key: string, method = 'GET', payload?: unknown) {
-  const res = await fetch(url, {
-    method, headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
-    ...(payload !== undefined && { body: JSON.stringify(payload) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, any> };
-}
+const call = fetchJson;
 
 describe('the mediagate command', () => {
   it('keys create prints the key alone on its last line; list never shows it; revoke stops it at once', async () => {

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchJson } from './helpers/gateway-calls.js';
 import { tempDir, waitFor } from './helpers/harness.js';
 import { ensureBuilt, runCli, startServerProcess, type ServerProcess } from './helpers/process.js';
 import { startScriptedReceiver, type ScriptedReceiver } from './helpers/scripted-receiver.js';
@@ -32,13 +33,7 @@ const env = () => ({
   MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: '1', MEDIAGATE_WEBHOOK_RETRY_SECONDS: '1',
 });
 
-async function call(url: string, method = 'GET', payload?: unknown) {
-  const res = await fetch(url, {
-    method, headers: { authorization: `Bearer ${BOOTSTRAP}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
-    ...(payload !== undefined && { body: JSON.stringify(payload) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, any> };
-}
+const call = (url: string, method = 'GET', payload?: unknown) => fetchJson(url, BOOTSTRAP, method, payload);
 
 describe('webhooks across kill -9', () => {
   it('deliveries queued before the crash arrive after the restart, same webhook-id, same bytes, signed', async () => {
