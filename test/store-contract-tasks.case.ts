@@ -161,6 +161,21 @@ export function taskRecordsContract(open: OpenStore): void {
       expect(await store.tasks.claimNext(['sandbox'], 'w3', T + 4999, T + MINUTE)).toBeUndefined();
       expect((await store.tasks.claimNext(['sandbox'], 'w3', T + 5000, T + MINUTE))?.id).toBe(a.id);
     });
+
+    it('nextRunAfter: the earliest over several providers, of queued tasks and of waiting checks alike', async () => {
+      const store = s();
+      const queued = await store.tasks.insert(newTask({ provider: 'p1' }));
+      await store.tasks.updateIf(queued.id, { statusIn: ['queued'] }, { runAfter: T + 7000 });
+      const check = await store.tasks.insert(newTask({ provider: 'p2' }));
+      await store.tasks.claimNext(['p2'], 'w1', T, T + MINUTE);
+      // a generation at an upstream, its check due at T + 4000: processing, unleased
+      await store.tasks.updateIf(check.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { leaseOwner: null, leaseExpiresAt: null, runAfter: T + 4000 });
+      expect(await store.tasks.nextRunAfter(['p1'])).toBe(T + 7000);
+      expect(await store.tasks.nextRunAfter(['p2'])).toBe(T + 4000);
+      expect(await store.tasks.nextRunAfter(['p1', 'p2'])).toBe(T + 4000);
+      expect(await store.tasks.nextRunAfter(['p3', 'p1'])).toBe(T + 7000);
+      expect(await store.tasks.nextRunAfter(['p3'])).toBeUndefined();
+    });
   });
 
   describe('tasks: conditional updates (updateIf)', () => {

@@ -183,15 +183,18 @@ export class SqliteTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     let claim = this.claimCache.get(providers.length);
     if (!claim) {
+      // Each picks its row by the index named (INDEXED BY): without statistics (the store never
+      // runs ANALYZE) SQLite read the queued tasks by (provider, run_after) and sorted them all for
+      // the fair order, ~5 ms a claim at 45,000 queued; the fair index gives the first row at once.
       // a due check of a generation at an upstream: the earliest first, attempts unchanged
       const check = this.db.prepare(`UPDATE tasks SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
-        WHERE id = (SELECT id FROM tasks WHERE status = 'processing' AND lease_owner IS NULL
+        WHERE id = (SELECT id FROM tasks INDEXED BY tasks_checks WHERE status = 'processing' AND lease_owner IS NULL
                     AND provider IN (${placeholders(providers.length)}) AND run_after <= ? ORDER BY run_after LIMIT 1)
           AND status = 'processing' AND lease_owner IS NULL
         RETURNING *`);
       const stmt = this.db.prepare(`UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
           attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?
-        WHERE id = (SELECT id FROM tasks WHERE status = 'queued' AND provider IN (${placeholders(providers.length)})
+        WHERE id = (SELECT id FROM tasks INDEXED BY tasks_fair_queue WHERE status = 'queued' AND provider IN (${placeholders(providers.length)})
                     AND run_after <= ? ORDER BY vtime, created_at LIMIT 1)
           AND status = 'queued'
         RETURNING *`);
@@ -236,11 +239,15 @@ export class SqliteTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     let stmt = this.nextRunCache.get(providers.length);
     if (!stmt) {
-      stmt = this.db.prepare(`SELECT MIN(run_after) AS t FROM tasks WHERE (status = 'queued' OR (status = 'processing' AND lease_owner IS NULL))
-        AND provider IN (${placeholders(providers.length)})`);
+      // one MIN per provider and kind, each the first entry of a partial index (tasks_queue,
+      // tasks_checks): an OR over both kinds, or an IN over providers, made SQLite read every
+      // queued task instead (7 ms at 45,000 queued, on every fill of the runner)
+      const perProvider = `SELECT (SELECT MIN(run_after) FROM tasks WHERE status = 'queued' AND provider = ?) AS t
+        UNION ALL SELECT (SELECT MIN(run_after) FROM tasks WHERE status = 'processing' AND lease_owner IS NULL AND provider = ?)`;
+      stmt = this.db.prepare(`SELECT MIN(t) AS t FROM (${providers.map(() => perProvider).join(' UNION ALL ')})`);
       this.nextRunCache.set(providers.length, stmt);
     }
-    const row = stmt.get(...providers) as { t: number | null };
+    const row = stmt.get(...providers.flatMap((p) => [p, p])) as { t: number | null };
     return row.t ?? undefined;
   }
 
