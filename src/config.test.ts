@@ -108,6 +108,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: '0' })).toThrow(/MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS/);
   });
 
+  it('the queue TTL (G249): 24 h by default, 0 for never, never shorter than every attempt over every attempt', () => {
+    expect(loadConfig({}).queueTtlHours).toBe(24);
+    expect(loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '0' }).queueTtlHours).toBe(0);
+    expect(loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '2' }).queueTtlHours).toBe(2); // 3 x 1800 s = 1.5 h
+    expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '1' })).toThrow(/^MEDIAGATE_QUEUE_TTL_HOURS: must be 0 \(never\) or at least 2 /);
+    expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '24', MEDIAGATE_MAX_ATTEMPTS: '5', MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: '86400' })).toThrow(/at least 120 /);
+    expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '-1' })).toThrow(/^MEDIAGATE_QUEUE_TTL_HOURS: /);
+  });
+
   it('roles (G163): api never runs workers, worker always does; a worker told to run none, or an unknown role, stops the start', () => {
     expect(loadConfig({ MEDIAGATE_ROLE: 'api', MEDIAGATE_WORKERS: '1' })).toMatchObject({ role: 'api', workers: false });
     expect(loadConfig({ MEDIAGATE_ROLE: 'worker' })).toMatchObject({ role: 'worker', workers: true });

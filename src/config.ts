@@ -186,6 +186,21 @@ function mediaBudgetSetting(env: Env, assetMaxBytes: number): Config['mediaBudge
   return { slots, keySlots, bytes, keyBytes };
 }
 
+/**
+ * MEDIAGATE_QUEUE_TTL_HOURS (G249): 0, or at least every attempt's bound over every attempt, so
+ * that a task retried as configured can never be expired between two of its attempts.
+ */
+function queueTtlSetting(env: Env): number {
+  const hours = intSetting(env, 'MEDIAGATE_QUEUE_TTL_HOURS', 24, 0, 24 * 365);
+  const attempts = intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20);
+  const attemptSeconds = intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400);
+  const least = Math.ceil((attempts * attemptSeconds) / 3600);
+  if (hours > 0 && hours < least) {
+    throw new ConfigError('MEDIAGATE_QUEUE_TTL_HOURS', `must be 0 (never) or at least ${least} (MEDIAGATE_MAX_ATTEMPTS ${attempts} x MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS ${attemptSeconds}, in hours), got ${hours}`);
+  }
+  return hours;
+}
+
 function creditsSetting(env: Env): CreditsSettings {
   const raw = env.MEDIAGATE_STARTING_CREDITS;
   const startingMicro = raw ? parseCredits(raw) : 0;
@@ -407,7 +422,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
-    queueTtlHours: intSetting(env, 'MEDIAGATE_QUEUE_TTL_HOURS', 24, 0, 24 * 365),
+    queueTtlHours: queueTtlSetting(env),
     rateLimits: rateLimitSetting(env),
     attemptTimeoutMs: intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400) * 1000,
     maxTasksInFlight: intSetting(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 500, 0, 10_000_000),

@@ -10,11 +10,15 @@ import pino from 'pino';
 import { hashApiKey } from '../src/auth/keys.js';
 import { createSandboxProvider } from '../src/providers/sandbox/index.js';
 import type { MediaProvider } from '../src/providers/types.js';
-import type { LedgerEntry } from '../src/store/types.js';
+import { loadConfig } from '../src/config.js';
+import { mediaRefs } from '../src/contract/media-refs.js';
+import { createGateway } from '../src/main/gateway.js';
+import { openSqliteStore } from '../src/store/sqlite/open.js';
+import type { LedgerEntry, NewTask } from '../src/store/types.js';
 import { expireQueuedTasks, queueExpiredError } from '../src/tasks/queue-ttl.js';
 import { claimNextTask } from '../src/tasks/states.js';
 import { configFiles } from './helpers/config-files.js';
-import { createHarness, type Harness } from './helpers/harness.js';
+import { createHarness, tempDir, waitFor, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 const C = 1_000_000;
@@ -138,3 +142,26 @@ describe('the queue TTL (MEDIAGATE_QUEUE_TTL_HOURS) and an operator price', () =
     expect(await expireQueuedTasks(h.store.tasks, silent, 0, 24, Date.now() + 1000 * HOUR)).toBe(0);
   });
 });
+
+describe('the queue TTL in a started gateway', () => {
+  it('the retention sweeper of a gateway started with MEDIAGATE_QUEUE_TTL_HOURS=2 fails a task queued 3 h ago, not one queued now', async () => {
+    const store = openSqliteStore(':memory:');
+    const task = (id: string, createdAt: number): NewTask => ({
+      id, ownerKeyId: 'key_ttl', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
+      request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt,
+    });
+    await store.tasks.insertMany([task('task_ttl_old', Date.now() - 3 * HOUR), task('task_ttl_new', Date.now())]);
+    const gateway = await createGateway(loadConfig({
+      MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_QUEUE_TTL_HOURS: '2',
+    }), { store });
+    try {
+      gateway.startBackground();
+      const old = await waitFor(async () => { const t = await store.tasks.get('task_ttl_old'); return t?.status === 'failed' ? t : undefined; }, 10_000, 'the sweep');
+      expect(old.error).toBe(queueExpiredError(2));
+      expect((await store.tasks.get('task_ttl_new'))?.status).toBe('queued');
+    } finally {
+      await gateway.close(0);
+    }
+  });
+});
+

@@ -7,7 +7,7 @@ const BATCH = 200;
 
 /** The error a task expired in the queue carries (G249). */
 export const queueExpiredError = (ttlHours: number): string =>
-  `expired: no worker started the task within ${ttlHours} h of its submission`;
+  `expired: the task was still waiting for a worker ${ttlHours} h after its submission`;
 
 /**
  * The queue TTL (G249): every task still queued `ttlHours` after its submission fails, its hold

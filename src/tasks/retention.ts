@@ -47,7 +47,9 @@ export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: L
     if (running) return;
     running = true;
     const sweep = async (): Promise<void> => {
-      await expireQueuedTasks(store, log, media?.queueTtlHours ?? 0, videosResultTtlHours);
+      // a failure here must not keep the other sweeps from running
+      await expireQueuedTasks(store, log, media?.queueTtlHours ?? 0, videosResultTtlHours)
+        .catch((err: unknown) => log.error({ err }, 'queue TTL sweep failed'));
       await sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs);
       await media?.assets.sweepExpired(log);
       await media?.idempotency?.purgeExpired();

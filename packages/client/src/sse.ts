@@ -1,3 +1,6 @@
+/** The longest line or event {@link sseData} takes by default (characters). */
+export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
+
 /**
  * Server-sent events read by hand (WHATWG "event stream interpretation", the parts a data-only
  * stream uses): bytes are decoded as a stream (a character split across chunks is kept whole),
@@ -7,9 +10,6 @@
  * `maxChars` (default {@link MAX_EVENT_CHARS}) is an error: a broken or hostile server cannot make
  * the reader hold an endless line, and each chunk is scanned from where the last scan stopped.
  */
-/** The longest line or event {@link sseData} takes by default (characters). */
-export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
-
 export async function* sseData(body: ReadableStream<Uint8Array>, maxChars = MAX_EVENT_CHARS): AsyncGenerator<string, void, undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();

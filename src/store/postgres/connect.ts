@@ -19,8 +19,22 @@ const types = {
     oid === BIGINT_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-/** Longest wait for a connection of the store: a new one, or one of the pool's when all are busy. */
+/** Longest a new connection may take to be ready (TCP, TLS, authentication); then it is an error. */
 export const CONNECT_TIMEOUT_MS = 10_000;
+/** Silence on a connection after which TCP keepalive probes start. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+/**
+ * A client whose connecting is bounded by {@link CONNECT_TIMEOUT_MS}. Set on the pool itself,
+ * `connectionTimeoutMillis` would also bound a caller's wait for a busy pool's next free
+ * connection, turning a burst into errors; on the client it bounds only a connection that a dead
+ * or silent host never completes.
+ */
+class BoundedClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
 
 /**
  * Connection settings shared by the pool and the LISTEN connection. `mediagate.instance` names the
@@ -38,16 +52,16 @@ export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
     connectionString: parsed.toString(),
     types,
     application_name: `mediagate/${process.pid}`,
-    // a database that stops answering is noticed: TCP keepalives on every connection, and a
-    // connection (new, or a turn in the pool's queue) that takes this long is an error, never a hang
+    // a database host that stops answering is noticed on an idle connection too (after 10 s of
+    // silence, then the system's probes), not only by the next query's failure
     keepAlive: true,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     options: `${own ? `${own} ` : ''}-c mediagate.instance=${instanceId}`,
   };
 }
 
 export function createPool(options: PostgresStoreOptions, instanceId: string): pg.Pool {
-  return new pg.Pool({ ...clientConfig(options.url, instanceId), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  return new pg.Pool({ ...clientConfig(options.url, instanceId), Client: BoundedClient, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
 }
 
 /** Runs `fn` in one transaction on one pooled connection: committed when it resolves, rolled back when it throws. */

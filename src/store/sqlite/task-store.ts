@@ -186,6 +186,7 @@ export class SqliteTaskStore implements TaskStore {
       // Each picks its row by the index named (INDEXED BY): without statistics (the store never
       // runs ANALYZE) SQLite read the queued tasks by (provider, run_after) and sorted them all for
       // the fair order, ~5 ms a claim at 45,000 queued; the fair index gives the first row at once.
+      // (The runner claims one provider at a time; a claim over several sorts their queued tasks.)
       // a due check of a generation at an upstream: the earliest first, attempts unchanged
       const check = this.db.prepare(`UPDATE tasks SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
         WHERE id = (SELECT id FROM tasks INDEXED BY tasks_checks WHERE status = 'processing' AND lease_owner IS NULL
