@@ -190,10 +190,9 @@ function mediaBudgetSetting(env: Env, assetMaxBytes: number): Config['mediaBudge
  * MEDIAGATE_QUEUE_TTL_HOURS (G249): 0, or at least every attempt's bound over every attempt, so
  * that a task retried as configured can never be expired between two of its attempts.
  */
-function queueTtlSetting(env: Env): number {
+function queueTtlSetting(env: Env, attempts: number, attemptTimeoutMs: number): number {
   const hours = intSetting(env, 'MEDIAGATE_QUEUE_TTL_HOURS', 24, 0, 24 * 365);
-  const attempts = intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20);
-  const attemptSeconds = intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400);
+  const attemptSeconds = attemptTimeoutMs / 1000;
   const least = Math.ceil((attempts * attemptSeconds) / 3600);
   if (hours > 0 && hours < least) {
     throw new ConfigError('MEDIAGATE_QUEUE_TTL_HOURS', `must be 0 (never) or at least ${least} (MEDIAGATE_MAX_ATTEMPTS ${attempts} x MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS ${attemptSeconds}, in hours), got ${hours}`);
@@ -397,6 +396,8 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = databaseUrlSetting(env);
   const redisUrl = redisUrlSetting(env);
   const assetMaxBytes = intSetting(env, 'MEDIAGATE_ASSET_MAX_BYTES', 200 * 1_048_576, 1024, 2048 * 1_048_576);
+  const maxAttempts = intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20);
+  const attemptTimeoutMs = intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400) * 1000;
   return {
     host,
     port,
@@ -418,13 +419,13 @@ export function loadConfig(env: Env = process.env): Config {
     role,
     workerConcurrency: intSetting(env, 'MEDIAGATE_WORKER_CONCURRENCY', 4, 1, 256),
     heapGrowingPercent: intSetting(env, 'MEDIAGATE_HEAP_GROWING_PERCENT', 60, 0, 1000),
-    maxAttempts: intSetting(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 20),
+    maxAttempts,
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
-    queueTtlHours: queueTtlSetting(env),
+    queueTtlHours: queueTtlSetting(env, maxAttempts, attemptTimeoutMs),
     rateLimits: rateLimitSetting(env),
-    attemptTimeoutMs: intSetting(env, 'MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS', 1800, 1, 86_400) * 1000,
+    attemptTimeoutMs,
     maxTasksInFlight: intSetting(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 500, 0, 10_000_000),
     assetMaxBytes,
     assetQuotaBytes: intSetting(env, 'MEDIAGATE_ASSET_QUOTA_BYTES', 1024 * 1_048_576, 1024, Number.MAX_SAFE_INTEGER),

@@ -5,7 +5,7 @@
  * task, or undefined when the guard no longer held (someone else got there first).
  */
 import { perSecondCharge } from '../credits/prices.js';
-import type { Settlement, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
+import type { Settlement, TaskPatch, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
 
 /**
  * Every transition to a terminal status settles the task's hold in its own conditional update
@@ -38,11 +38,14 @@ export function completeTask(store: TaskStore, task: TaskRecord, workerId: strin
   }, captureFor(task, result));
 }
 
+/** What every transition to `failed` writes: the error, the end, no lease (its hold is released with it). */
+const failed = (error: string, expiresAt: number | null, now: number): TaskPatch => ({
+  status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+});
+
 /** processing -> failed, only by the lease holder. */
 export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  }, RELEASE);
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, failed(error, expiresAt, now), RELEASE);
 }
 
 /**
@@ -113,9 +116,7 @@ export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId:
 
 /** processing (lease lapsed, no attempts left) -> failed. */
 export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
-    status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  }, RELEASE);
+  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, failed(error, expiresAt, now), RELEASE);
 }
 
 /**
@@ -123,9 +124,7 @@ export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string
  * released. Only while it is still queued: a worker that claims it first runs it.
  */
 export function expireQueuedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['queued'] }, {
-    status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  }, RELEASE);
+  return store.updateIf(task.id, { statusIn: ['queued'] }, failed(error, expiresAt, now), RELEASE);
 }
 
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
