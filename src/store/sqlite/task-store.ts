@@ -15,6 +15,41 @@ const NO_BOUNDS: InsertBounds = { maxInFlight: 0, enforceCredits: false };
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
+/**
+ * The claim's two statements for `n` providers. Each picks its row by the index named (INDEXED
+ * BY): without statistics (the store never runs ANALYZE) SQLite read the queued tasks by
+ * (provider, run_after) and sorted them all for the fair order, ~5 ms a claim at 45,000 queued; the
+ * fair index gives the first row at once (G255). The runner claims one provider at a time; a claim
+ * over several sorts their queued tasks.
+ */
+export const CLAIM_SQL = {
+  /** A due check of a generation at an upstream: the earliest first, attempts unchanged. */
+  check: (n: number): string => `UPDATE tasks SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
+    WHERE id = (SELECT id FROM tasks INDEXED BY tasks_checks WHERE status = 'processing' AND lease_owner IS NULL
+                AND provider IN (${placeholders(n)}) AND run_after <= ? ORDER BY run_after LIMIT 1)
+      AND status = 'processing' AND lease_owner IS NULL
+    RETURNING *`,
+  /** The next queued task in fair order, started. */
+  start: (n: number): string => `UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
+      attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?
+    WHERE id = (SELECT id FROM tasks INDEXED BY tasks_fair_queue WHERE status = 'queued' AND provider IN (${placeholders(n)})
+                AND run_after <= ? ORDER BY vtime, created_at LIMIT 1)
+      AND status = 'queued'
+    RETURNING *`,
+};
+
+/**
+ * `nextRunAfter` for `n` providers (each bound twice, in turn): one MIN per provider and kind, each
+ * the first entry of a partial index (tasks_queue, tasks_checks). An OR over both kinds, or an IN
+ * over providers, made SQLite read every queued task instead (7 ms at 45,000 queued, on every fill
+ * of the runner; G255).
+ */
+export const nextRunSql = (n: number): string => {
+  const perProvider = `SELECT (SELECT MIN(run_after) FROM tasks WHERE status = 'queued' AND provider = ?) AS t
+    UNION ALL SELECT (SELECT MIN(run_after) FROM tasks WHERE status = 'processing' AND lease_owner IS NULL AND provider = ?)`;
+  return `SELECT MIN(t) AS t FROM (${Array.from({ length: n }, () => perProvider).join(' UNION ALL ')})`;
+};
+
 /** SQLite task store: prepared statements, one conditional UPDATE per state change. */
 export class SqliteTaskStore implements TaskStore {
   private readonly insertStmt: Database.Statement;
@@ -183,22 +218,8 @@ export class SqliteTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     let claim = this.claimCache.get(providers.length);
     if (!claim) {
-      // Each picks its row by the index named (INDEXED BY): without statistics (the store never
-      // runs ANALYZE) SQLite read the queued tasks by (provider, run_after) and sorted them all for
-      // the fair order, ~5 ms a claim at 45,000 queued; the fair index gives the first row at once.
-      // (The runner claims one provider at a time; a claim over several sorts their queued tasks.)
-      // a due check of a generation at an upstream: the earliest first, attempts unchanged
-      const check = this.db.prepare(`UPDATE tasks SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
-        WHERE id = (SELECT id FROM tasks INDEXED BY tasks_checks WHERE status = 'processing' AND lease_owner IS NULL
-                    AND provider IN (${placeholders(providers.length)}) AND run_after <= ? ORDER BY run_after LIMIT 1)
-          AND status = 'processing' AND lease_owner IS NULL
-        RETURNING *`);
-      const stmt = this.db.prepare(`UPDATE tasks SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
-          attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?
-        WHERE id = (SELECT id FROM tasks INDEXED BY tasks_fair_queue WHERE status = 'queued' AND provider IN (${placeholders(providers.length)})
-                    AND run_after <= ? ORDER BY vtime, created_at LIMIT 1)
-          AND status = 'queued'
-        RETURNING *`);
+      const check = this.db.prepare(CLAIM_SQL.check(providers.length));
+      const stmt = this.db.prepare(CLAIM_SQL.start(providers.length));
       // the clock moves to the turn of the claimed task: keys that join later queue behind it, not behind the backlog
       const advance = this.db.prepare('UPDATE fair_clock SET vtime = MAX(vtime, ?) WHERE id = 1');
       claim = this.db.transaction((workerId: unknown, leaseUntil: unknown, now: unknown, ...ids: unknown[]) => {
@@ -240,12 +261,7 @@ export class SqliteTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     let stmt = this.nextRunCache.get(providers.length);
     if (!stmt) {
-      // one MIN per provider and kind, each the first entry of a partial index (tasks_queue,
-      // tasks_checks): an OR over both kinds, or an IN over providers, made SQLite read every
-      // queued task instead (7 ms at 45,000 queued, on every fill of the runner)
-      const perProvider = `SELECT (SELECT MIN(run_after) FROM tasks WHERE status = 'queued' AND provider = ?) AS t
-        UNION ALL SELECT (SELECT MIN(run_after) FROM tasks WHERE status = 'processing' AND lease_owner IS NULL AND provider = ?)`;
-      stmt = this.db.prepare(`SELECT MIN(t) AS t FROM (${providers.map(() => perProvider).join(' UNION ALL ')})`);
+      stmt = this.db.prepare(nextRunSql(providers.length));
       this.nextRunCache.set(providers.length, stmt);
     }
     const row = stmt.get(...providers.flatMap((p) => [p, p])) as { t: number | null };
