@@ -86,7 +86,7 @@ export interface Config {
   assetTtlHours: number;
   /** Bound on fetching and checking all caller media of one submit, ms. */
   mediaReviewTimeoutMs: number;
-  /** Caller media fetched and checked at once (docs/API.md G100): slots and reserved bytes, per process and per key. */
+  /** Caller media fetched and checked at once (G100): slots and reserved bytes, per process and per key. */
   mediaBudget: { slots: number; keySlots: number; bytes: number; keyBytes: number };
   /** model -> provider id overrides, from `MEDIAGATE_MODEL_ROUTES` (`pic-2=sandbox,*=sandbox`). */
   modelRoutes: S['MEDIAGATE_MODEL_ROUTES'];
