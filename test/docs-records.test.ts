@@ -1,0 +1,57 @@
+/**
+ * Decision records and the repository's independence (G291): every record number cited in src/
+ * has a record under docs/decisions/ (in any file there), no number has two records, no file names
+ * a contract file that is not in the repository, and no file points outside the repository.
+ */
+import { describe, expect, it } from 'vitest';
+import { readDecisionPages } from '../src/docs/decision-records.js';
+import { filesUnder, read, ROOT } from './helpers/docs-tree.js';
+
+const pages = readDecisionPages(`${ROOT}/docs/decisions`);
+const records = pages.flatMap((p) => p.records.map((r) => ({ ...r, file: p.file })));
+const ids = new Set(records.map((r) => r.id));
+
+/** `G60-G68` cites both ends; `G9a` is a record of its own. */
+function citations(text: string): string[] {
+  return [...text.matchAll(/(?<![\w$.-])([GD])(\d{1,3})([a-z]?)(?![\w])/g)].map((m) => `${m[1]}${m[2]}${m[3]}`);
+}
+
+describe('decision records', () => {
+  it('are found, each with its heading', () => {
+    expect(records.length).toBeGreaterThan(250);
+    expect(records.filter((r) => r.title === '').map((r) => `${r.file}: ${r.id}`)).toEqual([]);
+  });
+
+  it('no number has two records', () => {
+    const seen = new Map<string, string>();
+    const twice: string[] = [];
+    for (const r of records) {
+      if (seen.has(r.id)) twice.push(`${r.id} in ${seen.get(r.id)} and ${r.file}`);
+      seen.set(r.id, r.file);
+    }
+    expect(twice).toEqual([]);
+  });
+
+  it('every G and D number cited in src/ has a record', () => {
+    const missing: string[] = [];
+    for (const file of filesUnder('src', (f) => /\.(ts|js|json)$/.test(f))) {
+      for (const id of citations(read(file))) if (!ids.has(id)) missing.push(`${file}: ${id}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('the repository stands on its own', () => {
+  const TEXT = /\.(ts|js|json|md|yml|yaml|sh|txt)$|^\.ci\/|(^|\/)[A-Za-z]+$/;
+  const files = filesUnder('', (f) => TEXT.test(f) && f !== 'package-lock.json');
+
+  it('no file names the interface or decisions files kept outside it', () => {
+    const named = files.filter((f) => /\b(interface|decisions)\.md\b/.test(read(f)));
+    expect(named).toEqual([]);
+  });
+
+  it('no file points at the folder outside the repository', () => {
+    const outside = ['..', 'shared'].join('/');
+    expect(files.filter((f) => read(f).includes(outside))).toEqual([]);
+  });
+});
