@@ -4,7 +4,7 @@
  * a contract file that is not in the repository, and no file points outside the repository.
  */
 import { describe, expect, it } from 'vitest';
-import { readDecisionPages } from '../src/docs/decision-records.js';
+import { readDecisionPages, readRecords } from '../src/docs/decision-records.js';
 import { filesUnder, read, ROOT } from './helpers/docs-tree.js';
 
 const pages = readDecisionPages(`${ROOT}/docs/decisions`);
@@ -20,6 +20,14 @@ describe('decision records', () => {
   it('are found, each with its heading', () => {
     expect(records.length).toBeGreaterThan(250);
     expect(records.filter((r) => r.title === '').map((r) => `${r.file}: ${r.id}`)).toEqual([]);
+  });
+
+  it('a record is an anchored heading, a heading of its own (new-<branch>.md files) or a list item', () => {
+    const text = '<a id="g84"></a>\n## G84. Anchored\n\n### G256 Database faults are server faults\n\n- **G12.** Sandbox output\n- **G13. Markers.** text\n';
+    expect(readRecords('x.md', text).map((r) => [r.id, r.title, r.anchor])).toEqual([
+      ['G84', 'Anchored', 'g84'], ['G256', 'Database faults are server faults', 'g256-database-faults-are-server-faults'],
+      ['G12', '', undefined], ['G13', 'Markers', undefined],
+    ]);
   });
 
   it('no number has two records', () => {

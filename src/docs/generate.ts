@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readDecisionPages, recordFiles } from './decision-records.js';
+import { readDecisionPages, recordTargets } from './decision-records.js';
 import { renderDecisionsIndex } from './decisions-index.js';
 import { renderErrorsPage } from './errors-page.js';
 import { renderSettingsPage } from './settings-page.js';
@@ -15,7 +15,7 @@ export function generatedPages(root: string): Record<string, string> {
   const readme = fs.readFileSync(path.join(decisionsDir, 'README.md'), 'utf8');
   return {
     'docs/reference/errors.md': renderErrorsPage(),
-    'docs/reference/settings.md': renderSettingsPage(recordFiles(pages)),
+    'docs/reference/settings.md': renderSettingsPage(recordTargets(pages)),
     'docs/decisions/README.md': renderDecisionsIndex(readme, pages),
   };
 }

@@ -10,19 +10,19 @@ import { linkRecords } from './decision-records.js';
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderSettingsPage(
-  recordFiles: ReadonlyMap<string, string>,
+  recordTargets: ReadonlyMap<string, string>,
   settings: Readonly<Record<string, Setting<unknown>>> = SETTINGS,
   notes: Readonly<Record<string, string>> = GROUP_NOTES,
 ): string {
   const groups = new Map<string, string[]>();
   for (const [name, row] of Object.entries(settings)) {
     const values = [row.type, row.rule].filter((s) => s !== '').join('; ');
-    const description = linkRecords(row.description, recordFiles, '../decisions/') + (row.secret ? ' A secret: never logged.' : '');
+    const description = linkRecords(row.description, recordTargets, '../decisions/') + (row.secret ? ' A secret: never logged.' : '');
     const line = `| <a id="${name.toLowerCase()}"></a>\`${name}\` | ${cell(row.default)} | ${cell(values)} | ${cell(description)} |`;
     groups.set(row.group, [...(groups.get(row.group) ?? []), line]);
   }
   const sections = [...groups].map(([title, lines]) => {
-    const note = notes[title] ? `${linkRecords(notes[title]!, recordFiles, '../decisions/')}\n\n` : '';
+    const note = notes[title] ? `${linkRecords(notes[title]!, recordTargets, '../decisions/')}\n\n` : '';
     return `## ${title}\n\n${note}| Setting | Default | Values | What it does |\n|---|---|---|---|\n${lines.join('\n')}\n`;
   });
   const contents = [...groups.keys()].map((title) => `[${title}](#${title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')})`).join(' · ');

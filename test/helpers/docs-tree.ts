@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { headingSlug } from '../../src/docs/decision-records.js';
 import { ROOT } from './process.js';
 
 export { ROOT };
@@ -53,11 +54,6 @@ export function relativeLinks(text: string): Array<{ target: string; line: numbe
     }
   });
   return links;
-}
-
-/** GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
-export function headingSlug(heading: string): string {
-  return heading.toLowerCase().replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[^\p{L}\p{M}\p{N}_ -]/gu, '').replace(/ /g, '-');
 }
 
 /** Every anchor a page offers: its headings' (duplicates numbered as GitHub does) and explicit `id`s. */
