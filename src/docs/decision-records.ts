@@ -1,6 +1,6 @@
 /**
  * The decision records of docs/decisions/ as the docs generator and the checks read them (G291):
- * a record is a heading `## G84. Title` (or `### G256 Title`), best preceded by its stable anchor
+ * a record is a heading `## G84. Title` (or `### G84 Title`), best preceded by its stable anchor
  * `<a id="g84"></a>`, or a list item `- **G84. Title.** ...`, in any file of the folder (topic
  * pages, and `new-<branch>.md` files of work in progress).
  */
