@@ -1,7 +1,7 @@
 // An HTTP proxy in front of the upstream of `scripts/crash-burst.js --relay` that holds every answer
 // to a POST (a create) for `delayMs` after the upstream gave it, as a distant provider's create
 // takes a while to come back: the upstream has made the task, the relaying gateway has not yet
-// saved its reference (docs/API.md G86's window). A kill -9 of the relaying gateway then almost
+// saved its reference (G86's window, docs/decisions/upstreams.md). A kill -9 of the relaying gateway then almost
 // surely cuts creates the upstream already took, whose repeats must get the same upstream task.
 // `onHeld(body)` is called with the create's body as its answer starts to be held (the moment to
 // kill the relaying gateway: that create is surely cut). Everything else passes at once. A request the client stops

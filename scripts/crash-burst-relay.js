@@ -5,7 +5,7 @@
 // in flight, and started again on the same data directory and port; the rest of the burst follows.
 // Then: every accepted task completed, none twice, and each maps to exactly one upstream task
 // (crash-burst-upstream-check.js). Returns the summary; `ok` when every check holds (else the data
-// directories are kept, with each process's log). docs/API.md G125.
+// directories are kept, with each process's log). G125 (docs/decisions/provider-relay.md).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,7 +1,7 @@
 /**
  * The one error catalog. Every code the gateway can answer with lives here, with its HTTP status,
- * its `type` label and a one-line description; docs/API.md documents each one (a test checks it).
- * The per-family error body shapes (decisions.md #9) are rendered by `renderErrorBody`.
+ * its `type` label and a one-line description; docs/reference/errors.md is generated from it (a test checks it is current).
+ * The per-family error body shapes (D9) are rendered by `renderErrorBody`.
  */
 import type { ChatErrorBody, StandardErrorBody, VideosErrorBody } from './contract/error-bodies.js';
 
@@ -97,7 +97,7 @@ export function invalidField(param: string, message: string): AppError {
 }
 
 /**
- * Which error body a route answers with (decisions.md #9):
+ * Which error body a route answers with (D9):
  * - `videos-create`: `{code, msg, data: null}`
  * - `chat`: `{code, msg, data: null, success: false}`
  * - `standard`: `{error: {message, type, param, code}}` (every other route, queries included)

@@ -37,7 +37,7 @@ export function sortableTime(ms: number): string {
 
 /**
  * A new task id: `task_` + the creation time in milliseconds (8 characters that sort in time order)
- * + 128 random bits, URL-safe and unguessable (decisions.md #7; the time is no secret: `created`
+ * + 128 random bits, URL-safe and unguessable (D7; the time is no secret: `created`
  * says it). Ids that grow with time keep SQLite's id index appending at its right edge: a batch of
  * submits dirties a few index pages instead of one random page per task (G81).
  */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, waitFor, type Harness } from './helpers/harness.js';
 import { image, startMediaServer, video, type MediaServer } from './helpers/media-fixtures.js';
 
-// The asset upload API and assetId:// references (docs/API.md G66-G68).
+// The asset upload API and assetId:// references (G66-G68).
 let h: Harness;
 let srv: MediaServer;
 beforeAll(async () => {

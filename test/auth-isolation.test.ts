@@ -11,7 +11,7 @@ const create = (headers: Record<string, string>) => h.app.inject({
   method: 'POST', url: '/v1/pic/images', headers: { 'content-type': 'application/json', ...headers }, payload: { model: 'pic', prompt: 'x' },
 });
 
-describe('authentication (decisions.md #5)', () => {
+describe('authentication (D5)', () => {
   it.each([
     ['no header', {}, 'missing_api_key'],
     ['not bearer', { authorization: 'Basic dXNlcjpwYXNz' }, 'missing_api_key'],
@@ -52,7 +52,7 @@ describe('authentication (decisions.md #5)', () => {
   });
 });
 
-describe('tenant isolation (decisions.md #6)', () => {
+describe('tenant isolation (D6)', () => {
   it("another key's task is a 404 exactly like an unknown id", async () => {
     const id = body(await create(h.auth())).id as string;
     const mine = await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() });

@@ -4,7 +4,7 @@ import { hashApiKey } from '../src/auth/keys.js';
 import { bearerKeyHash, keyHashCacheStats } from '../src/auth/plugin.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
-// The cache of key hashes is bounded in entries and in bytes (docs/API.md G114): 10,000 requests
+// The cache of key hashes is bounded in entries and in bytes (G114): 10,000 requests
 // with distinct 15 KB bearer tokens must not leave 150 MB of tokens behind.
 describe('the bearer key hash cache', () => {
   it('never keeps headers longer than a real key makes, so distinct 15 KB tokens leave nothing behind', () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nestsDeeperThan } from '../src/http/body-bounds.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
-// Bounds on what one caller can make the gateway hold or do (docs/API.md G78).
+// Bounds on what one caller can make the gateway hold or do (G78).
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_MAX_TASKS_IN_FLIGHT: '3', MEDIAGATE_BODY_LIMIT: '4096' } });

@@ -4,7 +4,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 import { sseData } from './helpers/chat.js';
 
-/** The chat models of interface.md ("Chat completion" table), written out: a wrong list in src must fail here. */
+/** The chat models (docs/reference/api/chat.md#request), written out: a wrong list in src must fail here. */
 const CHAT_MODELS = ['chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-2.5-flash', 'chat-3.1-pro-preview', 'chat-3-pro-preview', 'chat-2.5-pro'];
 
 let h: Harness;

@@ -3,7 +3,7 @@ import { scriptedProvider } from './helpers/chat.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
 // Chat media URLs go to the model provider unfetched; a provider inside the operator's network
-// would fetch them from there, so the caller-URL address rule applies (docs/API.md G79).
+// would fetch them from there, so the caller-URL address rule applies (G79).
 const upstream = scriptedProvider('upstream', [{ delta: 'ok' }]);
 let h: Harness;
 beforeAll(async () => {

@@ -38,7 +38,7 @@ describe('loadChatUpstreams', () => {
   it('the env shorthand, with * for all six', () => {
     const { providers, routes } = loadChatUpstreams({ MEDIAGATE_CHAT_UPSTREAM_URL: 'http://127.0.0.1:11434/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=llama3' });
     expect(providers.map((p) => p.id)).toEqual(['openai:env']);
-    // the six chat models of interface.md ("Chat completion" table)
+    // the six chat models (docs/reference/api/chat.md#request)
     expect(Object.keys(routes).sort()).toEqual(['chat-2.5-flash', 'chat-2.5-flash-lite', 'chat-2.5-pro', 'chat-3-flash-preview', 'chat-3-pro-preview', 'chat-3.1-pro-preview']);
     const specs = readChatUpstreamSpecs({
       MEDIAGATE_CHAT_UPSTREAM_URL: 'https://api.openai.com/v1', MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-1',

@@ -8,7 +8,7 @@ import { tempDir } from './helpers/harness.js';
 import { freePort, listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { BIN, ensureBuilt, ROOT, runCliAsync, runCollecting } from './helpers/process.js';
 
-// `mediagate generate` and `mediagate tasks` (docs/API.md G236-G239) as a user runs them: a child
+// `mediagate generate` and `mediagate tasks` (G236-G239) as a user runs them: a child
 // process talking over HTTP to a gateway listening on a port. Output is read as a pipe (plain
 // lines) and in a pseudo-terminal made by util-linux `script` (the progress bar).
 let g: ListeningGateway;

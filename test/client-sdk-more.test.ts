@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InsufficientCreditsError, Mediagate, PayloadTooLargeError, RateLimitError, sseData, type AnyTask, type FetchLike } from '../packages/client/src/index.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 
-// The SDK's task list, its retries on 429, and its SSE reader (docs/API.md G231-G233).
+// The SDK's task list, its retries on 429, and its SSE reader (G231-G233).
 let g: ListeningGateway;
 beforeAll(async () => {
   g = await listeningGateway({ env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_QUERIES: '1', MEDIAGATE_SANDBOX_TIMING: 'fast' } });

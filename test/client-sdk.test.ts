@@ -5,7 +5,7 @@ import {
 } from '../packages/client/src/index.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 
-// The SDK (packages/client) against a real gateway listening on a port (docs/API.md G230-G234):
+// The SDK (packages/client) against a real gateway listening on a port (G230-G234):
 // every call below goes over HTTP through the global fetch, nothing is mocked. The fetch is wrapped
 // only to record which URLs were asked.
 let g: ListeningGateway;

@@ -9,7 +9,7 @@ import type { ReelCreateBody } from '../src/contract/reel.js';
 import type { VideosCreateBody } from '../src/contract/videos.js';
 
 // The SDK's hand-written request types (packages/client/src/types.ts) kept honest against the
-// server's TypeBox schemas (docs/API.md G231): every request the SDK can type is one the server's
+// server's TypeBox schemas (G231): every request the SDK can type is one the server's
 // schema types accept, and where the two are plain enough, the other way round too (the SDK is no
 // narrower). A schema change that breaks either direction fails `npm run typecheck`.
 describe('SDK request types against the server schemas', () => {

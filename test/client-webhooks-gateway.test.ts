@@ -4,7 +4,7 @@ import { waitFor } from './helpers/harness.js';
 import { listeningGateway, type ListeningGateway } from './helpers/listening-gateway.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
-// The SDK's webhook calls against the gateway's own deliveries (docs/API.md G235; the deliveries are
+// The SDK's webhook calls against the gateway's own deliveries (G235; the deliveries are
 // issue 17's webhooks, G208-G214): a task created with `callback_url` is delivered to a local
 // receiver, and the SDK's verifier accepts it with the secret the SDK read from the gateway.
 let g: ListeningGateway;

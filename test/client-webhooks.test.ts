@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { Mediagate, verifyWebhook, WebhookVerificationError } from '../packages/client/src/index.js';
 
-// The SDK's Standard Webhooks verifier (docs/API.md G235) against signatures made by an independent
+// The SDK's Standard Webhooks verifier (G235) against signatures made by an independent
 // implementation, the `standardwebhooks` package.
 const secret = `whsec_${Buffer.from('a secret of thirty-two bytes!!!!').toString('base64')}`;
 const signer = new Webhook(secret);

@@ -3,8 +3,8 @@ import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
-// Written out from interface.md ("Video task, clip family" tables), API.md G20/G23 and the
-// operator's price list (API.md G11, src/contract/catalog.ts), not imported: a wrong list, limit or
+// Written out from the interface's clip tables (docs/reference/api/clip.md), G20/G23 and the
+// operator's price list (G11, src/contract/catalog.ts), not imported: a wrong list, limit or
 // price in src must fail here.
 const CLIP_FORM_A_MODELS = ['clip3.1-fast'] as const;
 const CLIP_FORM_B_MODELS = ['clip_3_1_fast_stable', 'clip_3_1_pro_stable', 'clip_3_1_fast', 'clip_3_1_pro'] as const;
@@ -214,12 +214,12 @@ describe('clip: other broken rules are 400s naming the field and the rule', () =
     await post({ ...base(undefined), duration: 10 });
     expect(await count()).toBe(before);
   });
-  it('ignores unknown extra fields (decisions.md #11)', async () => {
+  it('ignores unknown extra fields (D11)', async () => {
     expect((await post({ ...base(undefined), n: 2, style: 'film' })).statusCode).toBe(200);
   });
 });
 
-describe('clip paths: the form follows model, never the path (decisions.md #2)', () => {
+describe('clip paths: the form follows model, never the path (D2)', () => {
   const cases = ['/api/clip/videos', '/clip/videos'].flatMap((url) => ALL_MODELS.map((model) => ({ url, model })));
   it.each(cases)('$url model=$model', async ({ url, model }) => {
     const res = await post(base(model), url, hp);

@@ -1,5 +1,5 @@
 /**
- * Cancel at ComfyUI (docs/API.md G156): a prompt still waiting is deleted from the queue; a running
+ * Cancel at ComfyUI (G156): a prompt still waiting is deleted from the queue; a running
  * one is interrupted by its id; one that already ended is left alone. Other clients' prompts on the
  * same ComfyUI are never touched: the provider never sends an interrupt without a prompt id, and
  * sends one only when the queue shows its own prompt running (so even an older ComfyUI, which

@@ -1,5 +1,5 @@
 /**
- * providers.json entries of type `comfyui` (docs/API.md G150-G151): `{type, baseUrl}` alone is a
+ * providers.json entries of type `comfyui` (G150-G151): `{type, baseUrl}` alone is a
  * provider with the built-in templates (ComfyUI's default address when baseUrl is left out);
  * operator templates are read at start from workflow files relative to providers.json and their
  * slots checked against the workflow; routes name a template of the kind the model makes. Every

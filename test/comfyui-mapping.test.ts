@@ -1,5 +1,5 @@
 /**
- * The comfyui mapping table (docs/API.md G152), family by family: each request field is written
+ * The comfyui mapping table (G152), family by family: each request field is written
  * into the template's slot it feeds, or refused naming the field (what the provider's `refuse`
  * answers at submit), never dropped; and the values worked out from the task (size snapped to the
  * slot's multiple, frames for the duration at the template's rate, a seed per generation).

@@ -1,24 +1,24 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../src/errors.js';
-import { ROOT } from './helpers/process.js';
+import { read } from './helpers/docs-tree.js';
 
-const doc = fs.readFileSync(path.join(ROOT, 'docs', 'API.md'), 'utf8');
+const doc = read('docs/reference/errors.md');
+const ROW = /^\| <a id="([a-z_]+)"><\/a>`([a-z_]+)` \| (\d{3}) \| `([a-z_]+)` \|/;
 
-describe('every error code is documented in docs/API.md', () => {
+describe('every error code is documented in docs/reference/errors.md', () => {
   it.each(Object.entries(ERROR_CATALOG))('%s', (code, entry) => {
-    const row = doc.split('\n').find((line) => line.startsWith(`| \`${code}\` |`));
-    expect(row, `docs/API.md has no row for ${code}`).toBeDefined();
+    const row = doc.split('\n').find((line) => line.startsWith(`| <a id="${code}"></a>\`${code}\` |`));
+    expect(row, `docs/reference/errors.md has no row for ${code}: run npm run docs`).toBeDefined();
     expect(row).toContain(`| ${entry.status} |`);
     expect(row).toContain(`\`${entry.type}\``);
   });
 });
 
-describe('every error code documented in docs/API.md exists with that status and type', () => {
-  const rows = doc.split('\n').map((line) => /^\| `([a-z_]+)` \| (\d{3}) \| `([a-z_]+)` \|/.exec(line)).filter((m): m is RegExpExecArray => m !== null);
+describe('every error code documented in docs/reference/errors.md exists with that status and type', () => {
+  const rows = doc.split('\n').map((line) => ROW.exec(line)).filter((m): m is RegExpExecArray => m !== null);
   it('the table is found', () => expect(rows.length).toBeGreaterThan(20));
-  it.each(rows.map((m) => ({ code: m[1]!, status: Number(m[2]), type: m[3]! })))('$code', ({ code, status, type }) => {
+  it.each(rows.map((m) => ({ anchor: m[1]!, code: m[2]!, status: Number(m[3]), type: m[4]! })))('$code', ({ anchor, code, status, type }) => {
+    expect(anchor).toBe(code);
     expect(ERROR_CATALOG).toHaveProperty(code);
     expect(ERROR_CATALOG[code as keyof typeof ERROR_CATALOG]).toMatchObject({ status, type });
   });

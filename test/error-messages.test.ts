@@ -3,7 +3,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 // Error messages that name what the client sent, also where JSON.parse or Fastify's JSON parser
-// changed it (docs/API.md G4, G5, G115).
+// changed it (G4, G5, G115).
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
 afterAll(async () => { await h.close(); });

@@ -1,5 +1,5 @@
 /**
- * fal's webhooks in a gateway that takes provider callbacks (docs/API.md G157, G158, G160), against
+ * fal's webhooks in a gateway that takes provider callbacks (G157, G158, G160), against
  * the fake queue. `fal` is checked every hour (pollSeconds 3600), so a task of it that completes
  * within the test completed because its webhook brought the check forward; `polled` is checked
  * every 50 ms and its webhooks go missing or are signed with a key fal does not publish: polling

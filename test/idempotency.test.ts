@@ -5,7 +5,7 @@ import { idempotencyTaskKey } from '../src/store/types.js';
 import { mediaRefs } from '../src/contract/media-refs.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
-// Idempotency-Key on every create endpoint (docs/API.md G70-G73).
+// Idempotency-Key on every create endpoint (G70-G73).
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
 afterAll(async () => { await h.close(); });

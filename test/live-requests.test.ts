@@ -5,7 +5,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { within } from './helpers/within.js';
 
 // Issue 12, item 6: a revoked key's open chat stream and long-poll end within a second; a shutdown
-// ends open streams at the end of its grace period (docs/API.md G83).
+// ends open streams at the end of its grace period (G83).
 const GENEROUS_MS = 10_000;
 let h: Harness | undefined;
 afterEach(async () => { await h?.close(); h = undefined; });

@@ -4,7 +4,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
 // A lone UTF-16 surrogate (`"\ud800"` in JSON) in any string value or key of any POST body is a 400
-// in the family's error body naming the field (docs/API.md G110), never a 5xx, and stores nothing.
+// in the family's error body naming the field (G110), never a 5xx, and stores nothing.
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
 afterAll(async () => { await h.close(); });

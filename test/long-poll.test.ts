@@ -7,7 +7,7 @@ import { createHarness, tempDir, waitFor, type Harness } from './helpers/harness
 import { newTask } from './store-contract.case.js';
 import { within } from './helpers/within.js';
 
-// Long-poll: `?wait=N` on every query path (docs/API.md G74-G75).
+// Long-poll: `?wait=N` on every query path (G74-G75).
 //
 // No wall-clock millisecond is asserted. A wait that must end on a change is asked for 60 s and
 // checked (a) not to have answered before the change and (b) to answer after it within a generous

@@ -4,9 +4,9 @@ import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
-// Written out from interface.md ("Model Center task": the group table, the parameter table of the
-// three specified models, the Limits), decisions.md #17-#19, API.md G6/G32-G34 and the operator's
-// price list (API.md G11; slug ids and prices as published in src/contract/model-center-catalog.ts),
+// Written out from the interface's Model Center tables (docs/reference/api/model-center.md: the group
+// table, the parameter table of the three specified models, the media rules), D17-D19, G6/G32-G34 and the operator's
+// price list (G11; slug ids and prices as published in src/contract/model-center-catalog.ts),
 // not imported: a wrong id, bound or price in src must fail here.
 const mc = (id: string, kind: 'image' | 'video', credits: number, displayNames: string[] = []) => ({ id, kind, credits, displayNames });
 const MODEL_CENTER_MODELS = [
@@ -43,7 +43,7 @@ const MODEL_CENTER_MODELS = [
   mc('kinetic-o3-video', 'video', 20, ['Kinetic O3 Video Generation']),
 ];
 const SD_ASPECT_RATIOS = ['16:9', '9:16', '1:1', 'adaptive', '4:3', '3:4', '21:9'] as const;
-/** `sd_2.0_mini_special` reference image names, canonical first (decisions.md #18). */
+/** `sd_2.0_mini_special` reference image names, canonical first (D18). */
 const SD_IMAGE_ALIASES = ['reference_images', 'image_urls', 'referenceImages', 'images'] as const;
 interface SdSpec {
   maxImages: number; maxVideos: number; maxAudios: number; duration: { min: number; max: number; default: number };
@@ -54,7 +54,7 @@ const SD_MODELS: Record<string, SdSpec> = {
   'sd_2.0_mini_special': { maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 }, resolutions: ['720p'], watermark: false, imageFields: SD_IMAGE_ALIASES },
   'sd_2.5_special_v1': { maxImages: 30, maxVideos: 10, maxAudios: 10, duration: { min: 4, max: 30, default: 4 }, resolutions: ['720p', '1080p'], watermark: false, imageFields: ['reference_images'] },
 };
-/** Video pixel sizes (decisions.md #19; other ratios keep the short side, sides even, G6); `adaptive` plans 16:9 until an image gives its aspect. */
+/** Video pixel sizes (D19; other ratios keep the short side, sides even, G6); `adaptive` plans 16:9 until an image gives its aspect. */
 const VIDEO_SIZES: Record<string, [number, number]> = {
   '720p 16:9': [1280, 720], '720p 9:16': [720, 1280], '720p 1:1': [720, 720], '720p 4:3': [960, 720], '720p 3:4': [720, 960], '720p 21:9': [1680, 720],
   '480p 16:9': [854, 480], '1080p 16:9': [1920, 1080], '1080p 9:16': [1080, 1920], '4k 16:9': [3840, 2160],
@@ -107,7 +107,7 @@ describe('model center create: every published Model ID is accepted', () => {
   });
 });
 
-describe('model center create: model must be a Model ID (decisions.md #17)', () => {
+describe('model center create: model must be a Model ID (D17)', () => {
   const display = MODEL_CENTER_MODELS.flatMap((m) => m.displayNames.map((name) => ({ name, id: m.id })));
   it.each(display)('display name "$name" -> 400 naming $id', async ({ name, id }) => {
     await bad({ model: name, prompt: 'x' }, 'model', new RegExp(`display name.*"${id.replace(/\./g, '\\.')}"`), 'unknown_model');
@@ -254,14 +254,14 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
     expect((await stored(f.id)).media).toMatchObject({ firstFrame: { field: 'first_image[0]' }, lastFrame: { url: 'https://example.com/last.png', field: 'last_image[0]' } });
   });
 
-  it('passes unknown fields on (decisions.md #11)', async () => {
+  it('passes unknown fields on (D11)', async () => {
     const b = await ok({ model: id, prompt: 'x', camera_fixed: true, extra: { a: [1] } });
     expect((await stored(b.id)).params).toMatchObject({ camera_fixed: true, extra: { a: [1] } });
     expect((await stored(b.id)).params).not.toHaveProperty('model');
   });
 });
 
-describe('sd_2.0_mini_special reference image aliases (decisions.md #18)', () => {
+describe('sd_2.0_mini_special reference image aliases (D18)', () => {
   const id = 'sd_2.0_mini_special';
   it.each([...SD_IMAGE_ALIASES])('%s alone is stored as reference_images', async (alias) => {
     const b = await ok({ model: id, prompt: 'x', [alias]: urls(9) });
@@ -287,7 +287,7 @@ describe('sd_2.0_mini_special reference image aliases (decisions.md #18)', () =>
 });
 
 describe('models whose parameters are not shown', () => {
-  it('pass every other field on unchanged (decisions.md #11)', async () => {
+  it('pass every other field on unchanged (D11)', async () => {
     const payload = { model: 'kinetic-o3-video', prompt: 'x', duration: '7', mode: 'pro', nested: { a: [1, 'b'] }, cfg_scale: 0.5, image_urls: urls(1) };
     const b = await ok(payload);
     const { model: _m, ...rest } = payload;

@@ -30,7 +30,7 @@ const cancel = (hh: Harness, id: string) => hh.app.inject({ method: 'POST', url:
 const ffmpegs = () => spawned.filter((c) => c.spawnfile === ffmpegPath());
 const running = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
 
-describe('cancelling a motion task while ffmpeg renders it (decisions.md #23)', () => {
+describe('cancelling a motion task while ffmpeg renders it (D23)', () => {
   let h: Harness;
   beforeAll(async () => { h = await createHarness({ env: { MEDIAGATE_SANDBOX_TIMING: 'instant' } }); });
   afterAll(async () => { await h.close(); });

@@ -45,7 +45,7 @@ function expectCancelledReply(res: Awaited<ReturnType<typeof cancel>>, id: strin
   });
 }
 
-describe('motion cancel (decisions.md #23)', () => {
+describe('motion cancel (D23)', () => {
   it('queued -> cancelled, and the query then says cancelled', async () => {
     const id = await createMotion();
     expectCancelledReply(await cancel(id), id);

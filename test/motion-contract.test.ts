@@ -5,8 +5,8 @@ import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
-// Written out from interface.md ("Video task, motion family"), decisions.md #16, API.md G28/G29 and
-// the operator's price list (API.md G11, src/contract/catalog.ts), not imported: a wrong list, bound
+// Written out from the interface's motion tables (docs/reference/api/motion.md), D16, G28/G29 and
+// the operator's price list (G11, src/contract/catalog.ts), not imported: a wrong list, bound
 // or price in src must fail here. Durations: min-max, default, and whether -1 (automatic, renders
 // and bills 5 s) is allowed. Prices: credits per second of output (1.5 pro) or per task (2.0).
 type Rule = { min: number; max: number; default: number; auto: boolean; perSecond?: number; perTask?: number };
@@ -31,7 +31,7 @@ const priceOf = (model: string, seconds: number): number => {
   return r.perSecond !== undefined ? r.perSecond * seconds : r.perTask!;
 };
 /**
- * Pixel sizes by resolution and ratio (decisions.md #19; other ratios keep the resolution's short
+ * Pixel sizes by resolution and ratio (D19; other ratios keep the resolution's short
  * side, sides even, G6); `adaptive` without an image falls back to 16:9.
  */
 const VIDEO_SIZES: Record<string, Record<(typeof MOTION_RATIOS)[number], [number, number]>> = {
@@ -172,7 +172,7 @@ describe('motion create: content scenarios and counts', () => {
   it('last frame then first frame (any order) is accepted', async () => {
     expect((await submit({ model: 'motion_2_0', content: [img('last_frame', 1), text(), img(undefined, 2)] })).statusCode).toBe(200);
   });
-  it('ignores unknown extra fields (decisions.md #11)', async () => {
+  it('ignores unknown extra fields (D11)', async () => {
     expect((await submit({ model: 'motion_2_0', content: [{ ...text(), extra: 1 }], seed: 3, watermark: false })).statusCode).toBe(200);
   });
 
@@ -209,7 +209,7 @@ describe('motion create: content scenarios and counts', () => {
   });
 });
 
-describe('motion create: prompt length (decisions.md #15)', () => {
+describe('motion create: prompt length (D15)', () => {
   const cjk = (n: number) => '狐'.repeat(n);
   const words = (n: number) => Array.from({ length: n }, () => 'fox').join(' ');
   it.each([

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document (docs/API.md G240-G244): `/openapi.json` is a valid OpenAPI 3.1 document
+ * The OpenAPI document (G240-G244): `/openapi.json` is a valid OpenAPI 3.1 document
  * (checked by an independent validator), every operation in it has a 2xx reply with a schema (or
  * an explicit no-body reply) and error replies in one of the three error bodies; a route without
  * response schemas is refused at start, and a response schema never changes what a reply says.

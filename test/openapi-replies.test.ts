@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document tells the truth (docs/API.md G240-G244): one request per route, a success
+ * The OpenAPI document tells the truth (G240-G244): one request per route, a success
  * and an error at least, driven through the gateway, and every reply body validated (Ajv, JSON
  * Schema 2020-12) against the schema the document declares for that route, status and media type.
  * A reply with an undocumented status, field or type fails here. Generic over the document: an

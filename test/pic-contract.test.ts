@@ -11,7 +11,7 @@ const submit = (payload: unknown, headers: Record<string, string> = {}) => h.app
   payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
 });
 
-// Written out from interface.md ("Image task" table) and the operator's price list (API.md G11,
+// Written out from the interface's image table (docs/reference/api/pic.md) and the operator's price list (G11,
 // src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
 const PIC_MODELS = ['pic', 'pic-pro', 'pic-pro-stable', 'pic-2-stable', 'pic-2'] as const;
 const PIC_RESOLUTIONS = ['1k', '2k', '4k'] as const;
@@ -20,7 +20,7 @@ const PIC_SIZES = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3', '5:4', '4:
 const PIC_PRICES: Record<(typeof PIC_MODELS)[number], number> = { pic: 1, 'pic-2': 2, 'pic-2-stable': 2, 'pic-pro': 4, 'pic-pro-stable': 4 };
 const LONG_SIDE = { '1k': 1024, '2k': 2048, '4k': 4096 } as const;
 
-/** decisions.md #19: long side by resolution (1k where the model ignores it), aspect within 1%, 1:1 by default. */
+/** D19: long side by resolution (1k where the model ignores it), aspect within 1%, 1:1 by default. */
 function expectedSize(model: string, resolution: string | undefined, size: string | undefined) {
   const effective = model === 'pic-2' || model === 'pic-pro' ? (resolution ?? '1k') : '1k';
   const long = LONG_SIDE[effective as keyof typeof LONG_SIDE];
@@ -54,7 +54,7 @@ describe('pic create: accepted edge values', () => {
     const urls = Array.from({ length: 6 }, (_, i) => `https://example.com/${i}.png`);
     expect((await submit({ model: 'pic', prompt: 'x', image_urls: urls })).statusCode).toBe(200);
   });
-  it('ignores unknown extra fields (decisions.md #11)', async () => {
+  it('ignores unknown extra fields (D11)', async () => {
     expect((await submit({ model: 'pic', prompt: 'x', n: 3, style: 'vivid' })).statusCode).toBe(200);
   });
   it('accepts a charset in the content type', async () => {

@@ -1,5 +1,5 @@
 /**
- * The provider callback route itself (docs/API.md G158): no bearer key; bad input is a 4xx, never a
+ * The provider callback route itself (G158): no bearer key; bad input is a 4xx, never a
  * 5xx; a body over 2 MiB is a 413 before anything is checked; at most 32 deliveries are read at
  * once (the next is a 429 before its body is read, and slots come back when connections end); a
  * gateway without MEDIAGATE_PROVIDER_CALLBACKS has no such route.

@@ -1,6 +1,6 @@
 /**
  * MEDIAGATE_PROVIDERS (providers.json): what a valid file gives, and that every mistake stops the
- * start with a ConfigError naming the setting, the place in the file and the rule (docs/API.md G90).
+ * start with a ConfigError naming the setting, the place in the file and the rule (G90).
  */
 import { describe, expect, it } from 'vitest';
 import { readProvidersFile } from '../src/providers/providers-file.js';

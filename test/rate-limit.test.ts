@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createApiKey } from '../src/auth/keys.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
-// Per-key rate limits (docs/API.md G76-G77): small limits so the test is quick.
+// Per-key rate limits (G76-G77): small limits so the test is quick.
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_SUBMITS: '3', MEDIAGATE_RATE_LIMIT_QUERIES: '5' } });

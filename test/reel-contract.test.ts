@@ -3,8 +3,8 @@ import { claimNextTask, completeTask, failTask } from '../src/tasks/states.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
-// Written out from interface.md ("Video task, reel family" tables and the overview models), API.md
-// G24 and the operator's price list (API.md G11, src/contract/catalog.ts), not imported: a wrong
+// Written out from the interface's reel tables (docs/reference/api/reel.md; the overview models too),
+// G24 and the operator's price list (G11, src/contract/catalog.ts), not imported: a wrong
 // list, duration, limit or price in src must fail here. Durations: allowed values, smallest first
 // (the default, G24); images: the limit of input_reference and image_urls (3 Form A, 1 Form B).
 const A = (durations: number[], price: number) => ({ form: 'A' as const, durations, maxImages: 3, price });
@@ -163,7 +163,7 @@ describe('reel: other broken rules are 400s naming the field and the rule', () =
     await post({ ...base('reel-2'), duration: 25 });
     expect(await count()).toBe(before);
   });
-  it('ignores unknown extra fields (decisions.md #11)', async () => {
+  it('ignores unknown extra fields (D11)', async () => {
     expect((await post({ ...base('reel-2-pro'), n: 1, quality: 'hd' })).statusCode).toBe(200);
   });
 });
@@ -202,7 +202,7 @@ describe('reel query replies on every query path, by status', () => {
       else expect(b).not.toHaveProperty('actualDuration');
     }
   });
-  it('the reel query paths answer for a task of another family, shaped by that family (decisions.md #4)', async () => {
+  it('the reel query paths answer for a task of another family, shaped by that family (D4)', async () => {
     const pic = await hp.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...hp.auth(), 'content-type': 'application/json' }, payload: { model: 'pic', prompt: 'x' } });
     const id = body(pic).id as string;
     for (const url of ['/api/v1/videos/', '/v1/reel/videos/']) {

@@ -1,5 +1,5 @@
 /**
- * Motion cancel through the relay (docs/API.md G93, G94): the relaying task is cancelled at once
+ * Motion cancel through the relay (G93, G94): the relaying task is cancelled at once
  * and the cancel reaches the upstream, whose task ends cancelled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Every candidate down (docs/API.md G91), gateway to gateway: a relaying mediagate routes every
+ * Every candidate down (G91), gateway to gateway: a relaying mediagate routes every
  * model to relay channel `a`, then `b`, and both upstreams' proxies refuse connections. While the
  * circuits are closed, submits are accepted and the tasks wait in the queue without using an
  * attempt; once both circuits are open, a submit is a 503 `upstream_unavailable` with

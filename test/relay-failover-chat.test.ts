@@ -1,5 +1,5 @@
 /**
- * Chat failover over HTTP (docs/API.md G90, G98, G120): a relaying mediagate routes every chat
+ * Chat failover over HTTP (G90, G98, G120): a relaying mediagate routes every chat
  * model to relay channel `a`, then `b`, each an upstream mediagate (sandbox chat) behind a fault
  * proxy. A chat call the first channel cannot take (connection refused, 503) is answered by the
  * second, streamed or not; the caller sees one ordinary reply. With both down the caller gets an

@@ -1,5 +1,5 @@
 /**
- * Circuits of relay channels (docs/API.md G91), gateway to gateway: a relaying mediagate routes
+ * Circuits of relay channels (G91), gateway to gateway: a relaying mediagate routes
  * every model to relay channel `a`, then `b`, each an upstream mediagate behind a fault proxy.
  * After `failuresToOpen` channel faults in a row `a`'s circuit opens: creates go straight to `b`
  * and `a`'s proxy sees nothing. Only the end of the open period lets one probe through: a failed

@@ -1,5 +1,5 @@
 /**
- * A create whose answer was lost (docs/API.md G86, G124), gateway to gateway: a relaying mediagate
+ * A create whose answer was lost (G86, G124), gateway to gateway: a relaying mediagate
  * routes every model to relay channel `a`, then `b`. When `a`'s connection breaks after the create
  * was sent, the create is sent to `a` once more under the same Idempotency-Key and body before any
  * other channel is tried: an upstream that took it answers the same generation (one generation,

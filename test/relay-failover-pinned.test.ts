@@ -1,5 +1,5 @@
 /**
- * Checks and cancel stay with the channel that accepted the create (docs/API.md G90, G93): a
+ * Checks and cancel stay with the channel that accepted the create (G90, G93): a
  * relaying mediagate routes every model to relay channel `a`, then `b`. Whichever channel took the
  * create gets every check and the cancel; the other channel, faulted or healthy, gets none, and
  * its upstream holds nothing. `b`'s upstream generates at the sandbox's `realistic` pace (an image

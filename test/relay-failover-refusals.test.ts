@@ -1,5 +1,5 @@
 /**
- * Refusals by every candidate count in a row (docs/API.md G91, G123), gateway to gateway: a task
+ * Refusals by every candidate count in a row (G91, G123), gateway to gateway: a task
  * that waited through a long outage (its refusals one short of failing it) is then accepted by a
  * channel; when that generation fails and every candidate refuses the next one, the task waits
  * again from a count of one: the outage before the accepted create is not held against it.

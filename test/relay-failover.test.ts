@@ -1,5 +1,5 @@
 /**
- * Failover at create (docs/API.md G89, G90), gateway to gateway: a relaying mediagate routes every
+ * Failover at create (G89, G90), gateway to gateway: a relaying mediagate routes every
  * model to relay channel `a`, then `b`, each an upstream mediagate behind a fault proxy. When `a`
  * refuses connections or answers 503 to creates, tasks of every kind complete on `b`: one create
  * there under the task's own Idempotency-Key, nothing accepted at `a`, no check ever sent to `a`,

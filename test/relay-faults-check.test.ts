@@ -1,5 +1,5 @@
 /**
- * Faults at status queries (issue 13, docs/API.md G87, G97): a relaying mediagate in front of an
+ * Faults at status queries (issue 13, G87, G97): a relaying mediagate in front of an
  * upstream mediagate through the fault proxy. A task each of pic or videos, motion and Model Center
  * (their queries go to different paths, so they run together) meets the fault at its first checks:
  * an upstream 500, 429 or 503 with Retry-After, a reset connection, a hung call, malformed JSON,

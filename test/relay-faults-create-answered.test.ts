@@ -1,5 +1,5 @@
 /**
- * Creates the upstream acted on (issue 13, docs/API.md G86, G89, G95, G99): a relaying mediagate in
+ * Creates the upstream acted on (issue 13, G86, G89, G95, G99): a relaying mediagate in
  * front of an upstream mediagate through the fault proxy. The upstream accepted the create, but its
  * answer was lost (the connection reset) or came too late (the relay's timeout fired first): the
  * create is sent again with the same Idempotency-Key and is the same upstream task, exactly one, for

@@ -1,5 +1,5 @@
 /**
- * Faults at create that never reach the upstream (issue 13, docs/API.md G89-G91, G97, G121): a
+ * Faults at create that never reach the upstream (issue 13, G89-G91, G97, G121): a
  * relaying mediagate in front of an upstream mediagate through the fault proxy. A task each of pic,
  * Model Center and a video family (motion or videos; run together) meets the fault at its first
  * create: an upstream 500, 429 or 503 with Retry-After, a reset connection, a hung call, malformed

@@ -1,5 +1,5 @@
 /**
- * An upstream whose status queries never answer (issue 13, docs/API.md G87): always a 500, or
+ * An upstream whose status queries never answer (issue 13, G87): always a 500, or
  * always hung past the relay's timeout. A task never waits forever for a check that cannot be made:
  * its generation is given up after the attempt time limit (and stopped at the upstream where the
  * family can be cancelled), a new one is started while attempts remain, then the task fails saying

@@ -1,5 +1,5 @@
 /**
- * Result files that cannot be had (issue 13, docs/API.md G88, G96): the upstream says a task is
+ * Result files that cannot be had (issue 13, G88, G96): the upstream says a task is
  * completed, but its result URL answers 404 (the file is gone: a new generation, then the task
  * fails saying so), 500 once (fetched again at the next check: completed), or 200 with something
  * that is not the file (the task fails at once). pic, motion, videos and Model Center through a

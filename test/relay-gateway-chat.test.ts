@@ -1,5 +1,5 @@
 /**
- * Chat gateway to gateway (docs/API.md G98): a relaying mediagate routes every chat model to the
+ * Chat gateway to gateway (G98): a relaying mediagate routes every chat model to the
  * relay, `chat-2.5-flash` under the upstream name `chat-3-pro-preview`; the upstream mediagate
  * answers with its sandbox. The relayed envelope and stream carry exactly what the upstream
  * answers to the same request, under the caller's model name.

@@ -1,5 +1,5 @@
 /**
- * Gateway to gateway (issue 13, docs/API.md G94-G99): an upstream mediagate (sandbox, instant
+ * Gateway to gateway (issue 13, G94-G99): an upstream mediagate (sandbox, instant
  * timing) behind a relaying mediagate whose only provider is `relay`. Every family end to end
  * through HTTP on the relaying gateway: the outputs are what was asked (pixel sizes, durations,
  * audio), served from the relaying gateway's own origin; the upstream saw one create per task,

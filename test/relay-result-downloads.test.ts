@@ -1,5 +1,5 @@
 /**
- * Result downloads at a relay (docs/API.md G96): a relaying gateway that fetches only public
+ * Result downloads at a relay (G96): a relaying gateway that fetches only public
  * addresses still downloads results from its configured upstream on a private address, and sends
  * no credentials with them.
  */

@@ -1,5 +1,5 @@
 /**
- * How the relay classifies failures of a scripted upstream (docs/API.md G97, G98): 429 with
+ * How the relay classifies failures of a scripted upstream (G97, G98): 429 with
  * Retry-After, 5xx, malformed JSON, resets, hangs, a refused connection, a name that does not
  * resolve, cancel answers, and chat streams (pass-through, counted usage, errors mid-stream).
  * No message carries the upstream's address or key.

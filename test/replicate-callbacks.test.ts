@@ -1,5 +1,5 @@
 /**
- * Replicate's webhooks in a gateway that takes provider callbacks (docs/API.md G157-G159), against
+ * Replicate's webhooks in a gateway that takes provider callbacks (G157-G159), against
  * the fake predictions API. `rep` is checked every hour (pollSeconds 3600), so a task of it that
  * completes within the test completed because its webhook brought the check forward; `polled` is
  * checked every 50 ms and its webhooks go missing or carry another secret's signature: polling

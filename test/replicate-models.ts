@@ -1,4 +1,4 @@
-/** The providers.json `models` mapping the replicate tests use (README and docs/API.md G135 show the same shape). */
+/** The providers.json `models` mapping the replicate tests use (README and G135 show the same shape). */
 import { VIDEO_VERSION } from './fakes/replicate.js';
 
 export const REPLICATE_MODELS = {

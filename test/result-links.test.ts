@@ -57,7 +57,7 @@ describe('result downloads', () => {
     expect(body(res).error.code).toBe('result_link_expired');
   });
 
-  it('expire with the family retention: 24 h after completion for pic (decisions.md #20)', async () => {
+  it('expire with the family retention: 24 h after completion for pic (D20)', async () => {
     const { id, path } = await completedImageUrl();
     const task = (await h.store.tasks.get(id))!;
     const exp = Number(new URL(`http://x${path}`).searchParams.get('exp'));

@@ -107,7 +107,7 @@ const RETENTION: Array<{ family: Family; ms: number; deletesTask: boolean }> = [
   { family: 'model-center', ms: 24 * HOUR, deletesTask: false },
 ];
 
-describe('retention per family (decisions.md #20)', () => {
+describe('retention per family (D20)', () => {
   it.each(RETENTION)('$family: completed results are kept $ms ms after finishing, then swept', async ({ family, ms, deletesTask }) => {
     const h = await harness();
     const task = await completed(h, family, 24);

@@ -21,7 +21,7 @@ runProviderContract('sandbox (fast timing)', {
   unrecoverableJob: () => jobFor(image(64, 64), { prompt: 'x [fail]' }),
 });
 
-// (b) what the sandbox promises beyond that (decisions.md #19, API.md G6, G12, G13), at `instant` timing.
+// (b) what the sandbox promises beyond that (D19, G6, G12, G13), at `instant` timing.
 const sandbox = () => createSandboxProvider({ timing: 'instant' });
 function context(signal = new AbortController().signal): ProviderContext & { progress: number[] } {
   const progress: number[] = [];

@@ -12,7 +12,7 @@ import { ensureBuilt, ROOT } from './helpers/process.js';
 // Several processes started together on a new data dir (two `mediagate serve`, or a server and the
 // CLI) all open the store and ensure the bootstrap key: the WAL switch, the migrations and the key
 // wait for each other instead of failing with SQLITE_BUSY, applying a migration twice or inserting
-// the key twice (docs/API.md G119).
+// the key twice (G119).
 const PROCESSES = 4;
 const BOOTSTRAP = 'bootstrap-key-started-together-0001';
 const ROUNDS = 12;

@@ -1,5 +1,5 @@
 /**
- * Store contract, AssetStore: the per-key quota (API.md G66-G68: approved, unexpired assets of one
+ * Store contract, AssetStore: the per-key quota (G66-G68: approved, unexpired assets of one
  * key count; a rejected upload is recorded but keeps nothing, so it never counts), tenant-scoped
  * reads, the retention list and deletion.
  */

@@ -1,5 +1,5 @@
 /**
- * Store contract, IdempotencyStore (API.md G70-G73): `begin` answers new / replay / mismatch /
+ * Store contract, IdempotencyStore (G70-G73): `begin` answers new / replay / mismatch /
  * in_progress / recovered; `complete` stores a response; `abandon` frees only an unanswered claim;
  * `purge` forgets old records; a record older than `expiredBefore` counts as absent.
  */

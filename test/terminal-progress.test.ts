@@ -4,7 +4,7 @@ import type { TaskRecord } from '../src/store/types.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { body } from './helpers/json.js';
 
-// A task that ended, whichever way, reports progress 100: nothing more will happen (docs/API.md G117).
+// A task that ended, whichever way, reports progress 100: nothing more will happen (G117).
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false }); });
 afterAll(async () => { await h.close(); });

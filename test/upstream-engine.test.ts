@@ -1,5 +1,5 @@
 /**
- * The engine for generations at an upstream (docs/API.md G86-G92), with a scripted in-memory
+ * The engine for generations at an upstream (G86-G92), with a scripted in-memory
  * provider: the reference is saved before anything else, checks are queue entries (no slot held
  * between them), a worker that dies never starts a generation twice, result files are downloaded
  * into the gateway's storage, failures are classified, channels fail over and their circuits open.

@@ -7,10 +7,10 @@ import { SqliteUsageStore } from '../src/store/sqlite/usage-store.js';
 import type { ChatUsageRecord, Store } from '../src/store/types.js';
 import { tempDir } from './helpers/harness.js';
 
-// Chat usage rows are written in batches (one transaction per 20 ms, API.md G80): readers through
+// Chat usage rows are written in batches (one transaction per 20 ms, G80): readers through
 // the same store see them at once, other connections within the window, and closing writes the rest.
 const row = (requestId: string): ChatUsageRecord => ({ keyId: 'key_u', model: 'chat-2.5-flash', requestId, promptTokens: 3, completionTokens: 4, createdAt: 1000 });
-/** API.md G80: rows are collected for 20 ms; at most 100,000 wait while writes fail. */
+/** G80: rows are collected for 20 ms; at most 100,000 wait while writes fail. */
 const USAGE_FLUSH_MS = 20;
 const USAGE_MAX_PENDING = 100_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

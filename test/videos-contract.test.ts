@@ -15,8 +15,8 @@ const base = { model: 'videos', prompt: 'a red fox runs through snow', duration:
 const urls = (kind: string, n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${kind}${i}`);
 const outputOf = async (id: string) => (await h.store.tasks.get(id))!.request.output as Extract<OutputSpec, { kind: 'video' }>;
 const SIZES = { '16:9': { width: 1280, height: 720 }, '9:16': { width: 720, height: 1280 } } as const;
-// Written out from interface.md ("Video task, videos family" table) and the operator's price list
-// (API.md G11, src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
+// Written out from the interface's videos table (docs/reference/api/videos.md) and the operator's price list
+// (G11, src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
 const VIDEOS_MODELS = ['videos', 'videos_fast'] as const;
 const VIDEOS_RATIOS = ['16:9', '9:16'] as const;
 /** Credits per request. */
@@ -57,7 +57,7 @@ describe('videos create: accepted media combinations', () => {
     ['empty reference arrays beside frames', { image: 'https://example.com/a.png', lastFrameImage: 'https://example.com/b.png', referenceImages: [] }],
     ['prompt of exactly 1500 characters', { prompt: 'x'.repeat(1500) }],
     ['prompt of 1500 CJK characters', { prompt: '狐'.repeat(1500) }],
-    ['unknown extra fields (decisions.md #11)', { seed: 1, watermark: true }],
+    ['unknown extra fields (D11)', { seed: 1, watermark: true }],
   ])('%s', async (_name, extra) => {
     const res = await submit({ ...base, ...extra });
     expect(res.statusCode).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * The `chat.completion.chunk` events of one streamed reply (decisions.md #22, G40), serialized.
+ * The `chat.completion.chunk` events of one streamed reply (D22, G40), serialized.
  * A reply sends one chunk per piece of text, so the parts every chunk shares (id, created, model)
  * are serialized once per reply and a content chunk is two string joins around its JSON text.
  */

@@ -1,8 +1,8 @@
 /**
  * Chat completions between the route and the providers: envelopes, SSE, usage, aborts.
  *
- * - Non-streaming: the provider's whole reply in the contract's envelope (decisions.md #21).
- * - Streaming (decisions.md #22): OpenAI `chat.completion.chunk` events, a finish chunk, a usage
+ * - Non-streaming: the provider's whole reply in the contract's envelope (D21).
+ * - Streaming (D22): OpenAI `chat.completion.chunk` events, a finish chunk, a usage
  *   chunk (empty `choices`, as OpenAI sends with `stream_options.include_usage`), `data: [DONE]`.
  *   The status line is held back until the provider's first event (or one heartbeat interval), so a
  *   provider that fails at once gives a normal JSON error with its HTTP status; a failure after that

@@ -2,7 +2,7 @@
  * Token counting with a real tokenizer (gpt-tokenizer, o200k_base: the encoding of OpenAI's current
  * chat models). Special-token text in user input (`<|endoftext|>`) is counted as plain text.
  *
- * Counting is bounded (docs/API.md G82): a text of at most {@link MAX_RUN_CHARS} characters is
+ * Counting is bounded (G82): a text of at most {@link MAX_RUN_CHARS} characters is
  * counted at once on the calling thread (its cost is bounded by its length); anything longer goes
  * to the counting thread (token-worker.ts), which also cuts runs of more than that many characters
  * without whitespace into pieces, so no text can hold the event loop or the thread for long.

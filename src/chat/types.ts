@@ -1,5 +1,5 @@
 /**
- * The chat provider contract (the `chat` family of interface.md): one normalised request in, a
+ * The chat provider contract (the `chat` family, docs/reference/api/chat.md): one normalised request in, a
  * completion or a stream of deltas out. Providers translate and call; the route shapes envelopes
  * and SSE, records usage and maps errors (AppError codes from src/errors.ts).
  */
@@ -9,7 +9,7 @@ export type ChatRole = 'system' | 'user' | 'assistant';
 
 export type ChatContentPart =
   | { type: 'text'; text: string }
-  /** Images and videos alike arrive as `image_url` (interface.md). */
+  /** Images and videos alike arrive as `image_url` (G38). */
   | { type: 'image_url'; image_url: { url: string } };
 
 export interface ChatMessage {

@@ -41,7 +41,7 @@ const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_completion_tokens', '
 const MS_RULE = 'a whole number of milliseconds between 100 and 3600000';
 const Milliseconds = Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000, description: MS_RULE }));
 
-/** The `MEDIAGATE_CHAT_CONFIG` file (README "Chat upstreams"). */
+/** The `MEDIAGATE_CHAT_CONFIG` file (docs/reference/providers/openai-chat.md#without-providersjson). */
 export const ChatConfigFile = Type.Object({
   upstreams: Type.Record(Type.String(), Type.Object({
     baseUrl: Type.String({ description: 'an http(s) URL such as https://api.openai.com/v1' }),
@@ -191,8 +191,8 @@ export function readChatUpstreamSpecs(env: Env): ChatUpstreamSpec[] {
 }
 
 /**
- * OpenAI-compatible chat providers for validated upstream specs (README "Chat upstreams",
- * docs/API.md G50-G59): one provider per upstream, and the route of each chat model it serves.
+ * OpenAI-compatible chat providers for validated upstream specs (docs/reference/providers/openai-chat.md,
+ * G50-G59): one provider per upstream, and the route of each chat model it serves.
  * With nothing configured every chat model is answered by the sandbox. Keys are never logged.
  */
 export function createChatUpstreams(specs: readonly ChatUpstreamSpec[]): ChatUpstreams {

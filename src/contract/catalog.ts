@@ -23,13 +23,13 @@ const HOUR = 3_600_000;
 export interface Retention {
   /** How long after a task finishes its result URLs work and its files are kept. */
   resultMs: number;
-  /** Whether the task itself is deleted when retention ends (motion: decisions.md #20). */
+  /** Whether the task itself is deleted when retention ends (motion: D20). */
   deleteTask: boolean;
 }
 
 const DAY = 24 * HOUR;
 
-/** Retention per family (decisions.md #20); `videos` and Model Center follow the operator's setting (null here). */
+/** Retention per family (D20); `videos` and Model Center follow the operator's setting (null here). */
 const RETENTION: Record<FamilyId, { resultMs: number | null; deleteTask: boolean }> = {
   pic: { resultMs: DAY, deleteTask: false },
   clip: { resultMs: DAY, deleteTask: false },
@@ -58,7 +58,7 @@ export const MODELS: readonly ModelEntry[] = [
     ['reelOa2', perTask(20)], ['reelOa2Stable', perTask(20)], ['reel2Stable', perTask(15)],
   ]),
   ...entries('motion', [
-    // interface.md: the 1.5 pro models are billed by second, the 2.0 models per task.
+    // docs/reference/api/motion.md#models: the 1.5 pro models are billed by second, the 2.0 models per task.
     ['motion_1_5_pro_480p', perSecond(1)], ['motion_1_5_pro_720p', perSecond(2)], ['motion_1_5_pro_1080p', perSecond(3)],
     ['motion_2_0_4s_5s', perTask(10)], ['motion_2_0_6s_10s', perTask(20)], ['motion_2_0_11s_15s', perTask(30)],
     ['motion_2_0', perTask(10)], ['motion_2_0_fast', perTask(8)], ['motion_2_0_pro', perTask(20)], ['motion_2_0_fast_pro', perTask(15)],

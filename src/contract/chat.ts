@@ -3,7 +3,7 @@ import type { ChatContentPart, ChatMessage, ChatRequest } from '../chat/types.js
 import { invalidField } from '../errors.js';
 import { MediaUrl, StringEnum } from './schema-helpers.js';
 
-/** The six chat models of interface.md (chat table). */
+/** The six chat models (docs/reference/api/chat.md#request). */
 export const CHAT_MODELS = [
   'chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-2.5-flash', 'chat-3.1-pro-preview', 'chat-3-pro-preview', 'chat-2.5-pro',
 ] as const;
@@ -12,7 +12,7 @@ export const CHAT_PART_TYPES = ['text', 'image_url'] as const;
 export const CHAT_MAX_STOP = 4;
 
 /**
- * Context length of every chat model, tokens (interface.md: "not shown"; G36). Input plus generated
+ * Context length of every chat model, tokens (G36). Input plus generated
  * tokens are bounded by it: a prompt that fills it is a 400, a reply that would overflow it ends
  * with `finish_reason: "length"`.
  */
@@ -112,7 +112,7 @@ export function messageMediaUrls(message: ChatMessage): string[] {
 
 const VIDEO_EXTENSIONS = /\.(mp4|mov|webm)$/i;
 
-/** An `image_url` whose path ends in .mp4/.mov/.webm is a video (interface.md: videos use image_url). */
+/** An `image_url` whose path ends in .mp4/.mov/.webm is a video (G38: videos use image_url too). */
 export function isVideoUrl(url: string): boolean {
   try {
     return VIDEO_EXTENSIONS.test(new URL(url).pathname);
@@ -121,7 +121,7 @@ export function isVideoUrl(url: string): boolean {
   }
 }
 
-/** The non-streaming reply (decisions.md #21), as the chat service builds it (G240). */
+/** The non-streaming reply (D21), as the chat service builds it (G240). */
 export const ChatCompletionReply = Type.Object({
   code: Type.Literal('200'),
   msg: Type.Literal('成功'),
@@ -142,5 +142,5 @@ export type ChatCompletionReply = Static<typeof ChatCompletionReply>;
 /** With `stream: true`: server-sent events (G40), documented as text. */
 export const ChatCompletionStream = Type.String({
   title: 'ChatCompletionStream',
-  description: 'Server-sent events (decisions.md #22, G40): `data: {...}` events carrying OpenAI `chat.completion.chunk` objects (the assistant role, then content deltas, a chunk with `finish_reason`, a last chunk with `usage` and empty `choices`), `: ping` comments while waiting, and `data: [DONE]`; a failure after the stream opened ends it with `data: {"error": {...}}` and no [DONE].',
+  description: 'Server-sent events (D22, G40): `data: {...}` events carrying OpenAI `chat.completion.chunk` objects (the assistant role, then content deltas, a chunk with `finish_reason`, a last chunk with `usage` and empty `choices`), `: ping` comments while waiting, and `data: [DONE]`; a failure after the stream opened ends it with `data: {"error": {...}}` and no [DONE].',
 });

@@ -7,7 +7,7 @@ import { assertExclusive, assertGroupsExclusive, assertOneOf, assertRequires } f
 import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
 import type { SubmitPlan } from './submit-plan.js';
 
-/** Form A model (`{api_base_url}/clip/videos`); also the model when `model` is missing (decisions.md #2). */
+/** Form A model (`{api_base_url}/clip/videos`); also the model when `model` is missing (D2). */
 export const CLIP_FORM_A_MODELS = ['clip3.1-fast'] as const;
 /** Form B models (`{base_url}/clip/videos`). */
 export const CLIP_FORM_B_MODELS = ['clip_3_1_fast_stable', 'clip_3_1_pro_stable', 'clip_3_1_fast', 'clip_3_1_pro'] as const;
@@ -24,7 +24,7 @@ export const CLIP_RESOLUTIONS = ['720p', '1080p', '4K'] as const;
 export const CLIP_RESOLUTION_SPELLINGS = ['720p', '720P', '1080p', '1080P', '4K', '4k'] as const;
 /** Form B models that render 4K; the `_stable` ones refuse it. */
 export const CLIP_4K_MODELS: readonly string[] = ['clip_3_1_fast', 'clip_3_1_pro'];
-/** The only output length (interface.md: fixed at 8 seconds). */
+/** The only output length: every clip video is 8 seconds (docs/reference/api/clip.md). */
 export const CLIP_DURATIONS = [8] as const;
 export const CLIP_DURATION_SEC = 8;
 /** Most reference images any clip request may carry (Limits). */
@@ -67,7 +67,7 @@ export function clipFormOf(model: ClipModel): 'A' | 'B' {
 }
 
 /**
- * `duration`/`seconds` (decisions.md #10, #13): at most one of the two, its value one of `allowed`,
+ * `duration`/`seconds` (D10, D13): at most one of the two, its value one of `allowed`,
  * else `fallback`. Shared by clip and reel.
  */
 export function planDuration(body: { duration?: number | string; seconds?: number | string }, allowed: readonly number[], fallback: number, context: string): number {
@@ -136,7 +136,7 @@ export function planClipTask(body: ClipCreateBody): SubmitPlan {
       ...(body.first_image !== undefined && { first_image: body.first_image }),
       ...(body.last_image !== undefined && { last_image: body.last_image }),
     },
-    // decisions.md #19: size by form fields, 8 s; clip has no generate_audio, so no audio track.
+    // D19: size by form fields, 8 s; clip has no generate_audio, so no audio track.
     output: videoOutput(String(shape.resolution), aspect, duration, false),
     media: mediaRefs({ ...(firstFrame && { firstFrame }), ...(lastFrame && { lastFrame }), images: refsOf(refs.field, refs.urls) }),
     amount: priceTask(findModel(model)!),

@@ -4,7 +4,7 @@ import { StringEnum } from './schema-helpers.js';
 import { Nullable } from './task-replies.js';
 
 /**
- * The three error bodies of decisions.md #9 as TypeBox schemas (G241), for the OpenAPI document:
+ * The three error bodies of D9 as TypeBox schemas (G241), for the OpenAPI document:
  * `renderErrorBody` (src/errors.ts) is typed with their `Static<>` types, and the schema of one
  * status lists exactly the catalog codes with that status (the standard body's `code` enum; the
  * `videos` and chat bodies carry the status itself as `code`).
@@ -23,7 +23,7 @@ const standardBody = (codes: readonly ErrorCode[]) => Type.Object({
     message: Type.String({ description: 'What went wrong, naming the field and the rule' }),
     type: StringEnum([...new Set(codes.map((c) => ERROR_CATALOG[c].type))]),
     param: Nullable(Type.String({ description: 'The request field the error is about (`image_urls[2]`)' })),
-    code: StringEnum(codes, { description: 'The error code (docs/API.md, error catalog)' }),
+    code: StringEnum(codes, { description: 'The error code (docs/reference/errors.md)' }),
   }, closed),
 }, { ...closed, title: 'Error' });
 

@@ -1,5 +1,5 @@
 /**
- * The task families of the contract (interface.md "What the service does", item 5), chat aside:
+ * The task families of the contract (docs/reference/api/README.md), chat aside:
  * every per-family table in the code is a `Record<FamilyId, ...>`, so adding a family here is a
  * compile error until every table has it.
  */
@@ -7,5 +7,5 @@ export const FAMILIES = ['pic', 'clip', 'reel', 'motion', 'videos', 'model-cente
 
 export type FamilyId = (typeof FAMILIES)[number];
 
-/** Request form inside a family: `A`/`B` for clip and reel (interface.md), null elsewhere. */
+/** Request form inside a family: `A`/`B` for clip and reel (docs/reference/api/clip.md, docs/reference/api/reel.md), null elsewhere. */
 export type FamilyForm = 'A' | 'B' | null;

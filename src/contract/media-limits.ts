@@ -1,8 +1,8 @@
 /**
- * What caller media must be, per family and model (interface.md, Limits and the family tables):
+ * What caller media must be, per family and model (docs/reference/api/media.md#rules and each family's page):
  * formats, byte sizes, pixel sizes, aspect ratios, durations, frame rates and totals. Counts are
  * checked by the request schemas; everything that needs the file itself is checked against these
- * at submit (media/media-review.ts) and for uploaded assets. Decisions: docs/API.md G60-G69.
+ * at submit (media/media-review.ts) and for uploaded assets. Decisions: G60-G68.
  */
 import type { FamilyId } from './families.js';
 import type { SubmitPlan } from './submit-plan.js';
@@ -96,7 +96,7 @@ const VIDEOS_FAMILY: MediaLimits = {
   videos: { formats: ['mp4', 'mov'], maxBytes: 200 * MB, totalDuration: 15, totalBytes: 200 * MB, shortSide: { min: 720, max: 2160 } },
 };
 
-/** The Model Center models that follow the 2.0 media rules (interface.md: `sd_2.0_fast_discount`, `sd_2.0_mini_special`; G62: every sd_2.0 id). */
+/** The Model Center models that follow the 2.0 media rules (docs/reference/api/model-center.md#media: `sd_2.0_fast_discount`, `sd_2.0_mini_special`; G62: every sd_2.0 id). */
 const isSd20 = (model: string): boolean => model.startsWith('sd_2.0_');
 
 type LimitsPlan = Pick<SubmitPlan, 'family' | 'form' | 'model' | 'output'>;

@@ -1,7 +1,7 @@
 /**
- * The published Model Center models (interface.md, "Published groups and models"), with their Model
+ * The published Model Center models (docs/reference/api/model-center.md#models), with their Model
  * IDs. The studio, gen and kinetic rows give display names; the catalog assigns slug ids to them
- * (decisions.md #17) and keeps the display names, so a display name sent as `model` is a 400 that
+ * (D17) and keeps the display names, so a display name sent as `model` is a 400 that
  * names the Model ID to use.
  */
 export interface ModelCenterModel {

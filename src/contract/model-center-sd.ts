@@ -8,8 +8,8 @@ import { MediaUrl, StringEnum, toInteger } from './schema-helpers.js';
 import type { MediaRefs } from './media-refs.js';
 
 /**
- * The three fully specified Model Center models (interface.md, "Parameters of sd_2.0_fast_discount,
- * sd_2.0_mini_special, sd_2.5_special_v1") and their Limits rows. The route schema checks types,
+ * The three fully specified Model Center models (docs/reference/api/model-center.md#the-three-fully-specified-models)
+ * and their media rules. The route schema checks types,
  * enums and counts per model (`sdThenSchema`); `planSdTask` checks the cross-field rules.
  */
 export interface SdModelSpec {
@@ -20,7 +20,7 @@ export interface SdModelSpec {
   resolutions: readonly string[];
   /** Whether the model takes `watermark` (only sd_2.0_fast_discount). */
   watermark: boolean;
-  /** Names the reference images may be sent under; the first is canonical (decisions.md #18). */
+  /** Names the reference images may be sent under; the first is canonical (D18). */
   imageFields: readonly string[];
 }
 
@@ -70,7 +70,7 @@ export function sdThenSchema(id: string): TSchema {
 const sent = (body: Record<string, unknown>, field: string): boolean => body[field] !== undefined && body[field] !== null;
 const list = (value: unknown): string[] => (Array.isArray(value) ? (value as string[]) : []);
 
-/** The reference-image field the caller used (decisions.md #18: two names at once is a 400). */
+/** The reference-image field the caller used (D18: two names at once is a 400). */
 function imageField(id: string, spec: SdModelSpec, body: Record<string, unknown>): string {
   const used = spec.imageFields.filter((f) => sent(body, f));
   if (used.length > 1) {
@@ -89,7 +89,7 @@ export interface SdPlan {
 
 /**
  * Cross-field rules and defaults of an sd model, for a body the route schema accepted. Fields the
- * table does not list are passed on unchanged (decisions.md #11); alias names become
+ * table does not list are passed on unchanged (D11); alias names become
  * `reference_images`.
  */
 export function planSdTask(id: string, body: Record<string, unknown>): SdPlan {

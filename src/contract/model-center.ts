@@ -14,7 +14,7 @@ const urlList = (what: string) => Type.Optional(Type.Array(MediaUrl(`${what} URL
 /**
  * `POST /v2/model-center/tasks` body. The base part types the fields every model shares; the three
  * fully specified sd models add their table (enums, counts) with `if model = id then ...`. Every
- * other field is kept and passed on to the provider (decisions.md #11).
+ * other field is kept and passed on to the provider (D11).
  */
 export const ModelCenterCreateBody = Type.Object({
   callback_url: CallbackUrlField(),
@@ -42,7 +42,7 @@ export type ModelCenterCreateBody = Static<typeof ModelCenterCreateBody>;
 
 /**
  * The published model for a Model ID; anything else is a 400 `unknown_model`. A display name or a
- * near spelling of an id gets a message naming the Model ID to use (decisions.md #17).
+ * near spelling of an id gets a message naming the Model ID to use (D17).
  */
 export function resolveModelCenterModel(model: string): ModelCenterModel {
   const found = findModelCenterModel(model);

@@ -1,5 +1,5 @@
 /**
- * Motion prompt length (interface.md Limits, decisions.md #15): CJK characters are counted one by
+ * Motion prompt length (D15, G27): CJK characters are counted one by
  * one (at most 500), other text in words (at most 1000). Mixed text shares one budget: a CJK
  * character uses two word units, a word one, at most 1000 units in all, so pure Chinese text gets
  * exactly 500 characters and pure English exactly 1000 words.

@@ -10,19 +10,19 @@ import type { SubmitPlan } from './submit-plan.js';
 
 /** The 1.5 pro models: billed per second, audio, duration 4-12 or -1, resolution from the name. */
 export const MOTION_PRO_MODELS = ['motion_1_5_pro_480p', 'motion_1_5_pro_720p', 'motion_1_5_pro_1080p'] as const;
-/** The 2.0 tier models (decisions.md #16). */
+/** The 2.0 tier models (D16). */
 export const MOTION_TIER_MODELS = ['motion_2_0_4s_5s', 'motion_2_0_6s_10s', 'motion_2_0_11s_15s'] as const;
 /** The 2.0 models of the overview list: the general 2-12 s rule. */
 export const MOTION_OVERVIEW_MODELS = ['motion_2_0', 'motion_2_0_fast', 'motion_2_0_pro', 'motion_2_0_fast_pro'] as const;
 export const MOTION_MODELS = [...MOTION_PRO_MODELS, ...MOTION_TIER_MODELS, ...MOTION_OVERVIEW_MODELS] as const;
 export const MOTION_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'] as const;
 export const MOTION_IMAGE_ROLES = ['first_frame', 'last_frame', 'reference_image'] as const;
-/** `default` (standard price) or `flex` (half price, slower); the field name is ours (interface.md: not shown). */
+/** `default` (standard price) or `flex` (half price, slower); the field name is ours (the interface shows none: G29). */
 export const MOTION_SERVICE_TIERS = ['default', 'flex'] as const;
 export const MOTION_MAX_REFERENCE_IMAGES = 4;
 /** `duration: -1` on a 1.5 pro model: the automatic choice, always this many seconds (deterministic). */
 export const MOTION_AUTO_DURATION = 5;
-/** Price factor of the `flex` tier (interface.md: 50% of standard price). */
+/** Price factor of the `flex` tier (docs/reference/api/motion.md#request: half the standard price). */
 export const MOTION_FLEX_PRICE_FACTOR = 0.5;
 
 export interface MotionDurationRule {
@@ -33,7 +33,7 @@ export interface MotionDurationRule {
   auto: boolean;
 }
 
-/** Durations a model accepts (interface.md, decisions.md #16). */
+/** Durations a model accepts (docs/reference/api/motion.md#models, D16). */
 export function motionDurationRule(model: string): MotionDurationRule {
   switch (model) {
     case 'motion_2_0_4s_5s': return { min: 1, max: 5, default: 5, auto: false };

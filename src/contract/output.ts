@@ -1,5 +1,5 @@
 /**
- * What a task must produce, worked out from the request at submit (decisions.md #19) and stored
+ * What a task must produce, worked out from the request at submit (D19) and stored
  * with it, so every provider (and the sandbox above all) makes media of the size asked for.
  */
 export type OutputSpec =
@@ -10,7 +10,7 @@ export type OutputSpec =
     adaptiveResolution?: string;
   };
 
-/** Long side in pixels for an image `resolution` (decisions.md #19). */
+/** Long side in pixels for an image `resolution` (D19). */
 export const IMAGE_LONG_SIDE = { '1k': 1024, '2k': 2048, '4k': 4096 } as const;
 export type ImageResolution = keyof typeof IMAGE_LONG_SIDE;
 
@@ -26,7 +26,7 @@ export function sizeForAspect(aspect: string, longSide: number, evenSides = fals
   return { width: round((longSide * w) / h), height: longSide };
 }
 
-/** Video pixel sizes by resolution for landscape 16:9 (decisions.md #19); portrait swaps them. */
+/** Video pixel sizes by resolution for landscape 16:9 (D19); portrait swaps them. */
 export const VIDEO_RESOLUTIONS = {
   '480p': { width: 854, height: 480 },
   '720p': { width: 1280, height: 720 },
@@ -42,7 +42,7 @@ export const VIDEO_FPS = 24;
  * A video's pixel size for a resolution (case-insensitive: `4K` = `4k`) and an aspect ratio
  * (`16:9`, `9:16`, `1:1`, `4:3`, `3:4`, `21:9`): the short side of the resolution is kept for
  * landscape ratios (the long side for 21:9 grows), sides even. `16:9` and `9:16` give exactly the
- * sizes of decisions.md #19.
+ * sizes of D19.
  */
 export function videoSize(resolution: string, aspect: string): { width: number; height: number } {
   const base = VIDEO_RESOLUTIONS[resolution.toLowerCase() as VideoResolution];

@@ -8,7 +8,7 @@ import type { SubmitPlan } from './submit-plan.js';
 export const PIC_MODELS = ['pic', 'pic-pro', 'pic-pro-stable', 'pic-2-stable', 'pic-2'] as const;
 export const PIC_RESOLUTIONS = ['1k', '2k', '4k'] as const;
 export const PIC_SIZES = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3', '5:4', '4:5', '21:9'] as const;
-/** Models for which `resolution` takes effect; the others always render at 1k (decisions.md #19). */
+/** Models for which `resolution` takes effect; the others always render at 1k (D19). */
 export const PIC_RESOLUTION_MODELS: readonly string[] = ['pic-2', 'pic-pro'];
 export const PIC_MAX_IMAGE_URLS = 6;
 

@@ -84,7 +84,7 @@ export function planReelTask(body: ReelCreateBody): SubmitPlan {
       duration,
       ...(refs.urls.length > 0 && { [refs.field]: refs.urls }),
     },
-    // decisions.md #19: 720p in the orientation asked, the requested length; reel has no audio field, so no audio.
+    // D19: 720p in the orientation asked, the requested length; reel has no audio field, so no audio.
     output: videoOutput('720p', aspect, duration, false),
     media: mediaRefs({ images: refsOf(refs.field, refs.urls) }),
     amount: priceTask(findModel(model)!),

@@ -29,7 +29,7 @@ const RETRY_AFTER = { 'retry-after': Type.String({ description: 'Seconds to wait
 const REPLAYED = { 'idempotent-replayed': Type.Literal('true', { description: 'Sent when this is the stored reply (2xx or 402) of an earlier request with the same Idempotency-Key (G70)' }) };
 
 export interface ResponseOptions {
-  /** Which error body the route answers with (decisions.md #9). */
+  /** Which error body the route answers with (D9). */
   style?: ErrorStyle;
   /** A create route: honours `Idempotency-Key` (documents `Idempotent-Replayed`). */
   idempotent?: boolean;

@@ -2,7 +2,7 @@ import { AppError, invalidField } from '../errors.js';
 
 const present = (body: Record<string, unknown>, field: string): boolean => body[field] !== undefined && body[field] !== null;
 
-/** Both members of an exclusive pair sent: a 400 naming both (decisions.md #10). */
+/** Both members of an exclusive pair sent: a 400 naming both (D10). */
 export function assertExclusive(body: Record<string, unknown>, a: string, b: string): void {
   if (present(body, a) && present(body, b)) {
     throw new AppError('exclusive_fields', `${a} and ${b} are mutually exclusive; send only one of them`, { param: `${a},${b}` });
@@ -23,7 +23,7 @@ export function assertRequires(body: Record<string, unknown>, field: string, oth
   if (present(body, field) && !present(body, other)) throw invalidField(field, `${field} requires ${other}`);
 }
 
-/** An integer-like value (decisions.md #13) that must be one of `allowed`. */
+/** An integer-like value (D13) that must be one of `allowed`. */
 export function assertOneOf(field: string, value: number, allowed: readonly number[], context = ''): void {
   if (!allowed.includes(value)) {
     throw invalidField(field, `${field} must be ${allowed.length === 1 ? String(allowed[0]) : `one of ${allowed.join(', ')}`}${context} (got ${value})`);

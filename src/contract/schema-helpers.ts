@@ -16,7 +16,7 @@ export const MediaUrl = (description = 'public http(s) URL or assetId://{id}', a
     description,
   });
 
-/** An integer, or a string of decimal digits (`8` or `"8"`, decisions.md #13). */
+/** An integer, or a string of decimal digits (`8` or `"8"`, D13). */
 export const IntegerLike = (description: string) =>
   Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]{1,6}$' })], { description });
 
@@ -32,6 +32,6 @@ export function toInteger(value: number | string | undefined): number | undefine
  */
 export const CallbackUrlField = () =>
   Type.Optional(Type.Unsafe<string | null>({
-    description: 'Where the task\'s final state is POSTed, signed (Standard Webhooks; docs/API.md G208-G215): an http(s) URL at a public address, '
+    description: 'Where the task\'s final state is POSTed, signed (Standard Webhooks; G208-G215): an http(s) URL at a public address, '
       + 'at most 2048 characters; null: none, not even the key\'s default',
   }));

@@ -7,7 +7,7 @@ import type { OutputSpec } from './output.js';
 export interface TaskRequest {
   /** The caller's parameters, validated and normalised (defaults applied). */
   params: Record<string, unknown>;
-  /** What must be produced (decisions.md #19). */
+  /** What must be produced (D19). */
   output: OutputSpec;
   /** Caller media by role (frames, references), with their field names. */
   media: MediaRefs;

@@ -70,7 +70,7 @@ export const ModelCenterVideoReply = Type.Object({
 }, { ...closed, title: 'ModelCenterVideoTask', description: 'A Model Center task of a video model' });
 export const ModelCenterReply = Type.Union([ModelCenterImageReply, ModelCenterVideoReply], { title: 'ModelCenterTask', description: 'The Model Center task object (the same for create and query)' });
 
-/** What any query path answers: the task in its own family's query shape (decisions.md #4). */
+/** What any query path answers: the task in its own family's query shape (D4). */
 export const TaskQueryReply = Type.Union([PicQueryReply, ClipQueryReply, ReelQueryReply, MotionQueryReply, ModelCenterImageReply, ModelCenterVideoReply], {
   title: 'TaskQueryReply', description: 'The task in its family\'s query shape, whichever query path was used',
 });

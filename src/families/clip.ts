@@ -27,7 +27,7 @@ export function clipCreateReply(task: TaskRecord): ClipCreateReply {
 
 /**
  * `clip` query response: `video_url` and `error` null until they apply; `actualDuration` (seconds)
- * once completed (the name Form B leaves "not shown"; decisions.md #14).
+ * once completed (the name Form B leaves "not shown"; D14).
  */
 export function clipQueryReply(task: TaskRecord, ctx: ReplyContext): ClipQueryReply {
   const actualDuration = actualDurationOf(task);

@@ -11,7 +11,7 @@ export function modelCenterKind(task: TaskRecord): 'image' | 'video' {
 }
 
 /**
- * The flat Model Center task object (interface.md, "Model Center response fields"), the same for
+ * The flat Model Center task object (docs/reference/api/model-center.md#replies), the same for
  * create and query: `result_url` and the typed URL (`video_url`, or `image_url` for imagegen
  * models) and `actualDuration` are null until completed, `error` until failed. `upstream_url` and
  * `upstream_urls` ("may be returned") never are: results are re-hosted, and where they came from

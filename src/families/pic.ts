@@ -2,7 +2,7 @@ import type { TaskRecord } from '../store/types.js';
 import { unixSeconds, type ReplyContext } from './reply-context.js';
 import type { PicCreateReply, PicQueryReply } from '../contract/task-replies.js';
 
-/** `pic` create response: `object` is `image` (interface.md, image task). */
+/** `pic` create response: `object` is `image` (docs/reference/api/pic.md#replies). */
 export function picCreateReply(task: TaskRecord): PicCreateReply {
   return {
     id: task.id, object: 'image', created: unixSeconds(task.createdAt), model: task.model,

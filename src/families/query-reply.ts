@@ -11,7 +11,7 @@ import type { TaskQueryReply } from '../contract/task-replies.js';
 
 type QueryShaper = (task: TaskRecord, ctx: ReplyContext) => TaskQueryReply;
 
-/** Query reply shaper per family: any query path answers for any task of the caller (decisions.md #4). */
+/** Query reply shaper per family: any query path answers for any task of the caller (D4). */
 const QUERY_REPLIES: Record<FamilyId, QueryShaper> = {
   pic: picQueryReply,
   clip: clipQueryReply,

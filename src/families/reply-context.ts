@@ -6,5 +6,5 @@ export interface ReplyContext {
   resultUrl(task: TaskRecord, kind?: 'image' | 'video' | 'audio'): string | null;
 }
 
-/** Unix seconds (decisions.md #12). */
+/** Unix seconds (D12). */
 export const unixSeconds = (ms: number): number => Math.floor(ms / 1000);

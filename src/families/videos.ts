@@ -5,7 +5,7 @@ import type { MotionQueryReply, VideosCreateReply } from '../contract/task-repli
 
 /**
  * `videos` create response: the envelope `{code: "0", msg: null, data: {projectId}}`
- * (interface.md: `0` means success; `msg` carries a reason only on failure).
+ * (docs/reference/api/videos.md#replies: `0` means success; `msg` carries a reason only on failure).
  */
 export function videosCreateReply(task: TaskRecord): VideosCreateReply {
   return { code: '0', msg: null, data: { projectId: task.id } };

@@ -1,6 +1,6 @@
 /**
  * How a GET or HEAD of a stored file is answered (RFC 9110 §13, §14), decided from the request's
- * headers and the file's validators alone, so it holds the same for every storage backend (docs/API.md
+ * headers and the file's validators alone, so it holds the same for every storage backend (
  * G1, G172). Evaluation order (§13.2.2): If-Match (else If-Unmodified-Since) -> 412; If-None-Match
  * (else If-Modified-Since) -> 304; then, for GET, If-Range and Range -> 206, 416 or the whole file.
  */

@@ -3,7 +3,7 @@ import { AppError, asAppError, renderErrorBody, type ErrorStyle } from '../error
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Which error body this route answers with (decisions.md #9); default `standard`. */
+    /** Which error body this route answers with (D9); default `standard`. */
     errorStyle?: ErrorStyle;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The HTTP side of `Idempotency-Key` (the rules live in tasks/idempotency.ts; docs/API.md
+ * The HTTP side of `Idempotency-Key` (the rules live in tasks/idempotency.ts; 
  * G70-G73): routes with `config.idempotent` claim the key before their handler, answer a stored
  * response with `Idempotent-Replayed: true`, and store (or free) the key with their response.
  */

@@ -1,5 +1,5 @@
 /**
- * The JSON body parser (replacing Fastify's, docs/API.md G116). Like Fastify's it refuses prototype
+ * The JSON body parser (replacing Fastify's, G116). Like Fastify's it refuses prototype
  * poisoning (a `__proto__` key, or a `constructor` key holding an object with a `prototype` key,
  * at any depth: objects built from such a body by a merge would change their prototype), but its
  * errors say what is wrong instead of "not valid JSON": the key and where it is, or the JSON

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document (`/openapi.json`, shown at `/docs`) and the rules that keep it whole
- * (docs/API.md G240-G244): every route's replies are TypeBox schemas from src/contract (the same
+ * (G240-G244): every route's replies are TypeBox schemas from src/contract (the same
  * types the reply builders return), and a route that declares none is refused at start.
  */
 import swagger from '@fastify/swagger';
@@ -41,7 +41,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'mediagate', version, description: 'Asynchronous image/video generation and chat. See docs/API.md.' },
+      info: { title: 'mediagate', version, description: 'Asynchronous image/video generation and chat. See docs/reference/api/README.md.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },

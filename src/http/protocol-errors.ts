@@ -1,5 +1,5 @@
 /**
- * Errors raised before a request reaches a route (docs/API.md G111): a path Fastify cannot decode
+ * Errors raised before a request reaches a route (G111): a path Fastify cannot decode
  * or route (`frameworkErrors`), and bytes Node's HTTP parser refuses (`clientErrorHandler`). Both
  * answer the standard error body `{"error": {"message", "type", "param", "code"}}` (D9: no route,
  * so no family), with a code of the catalog.

@@ -6,7 +6,7 @@
  * limited by the hash of their bearer key (the poll path never loads the key record); a key's own
  * limits (`mediagate keys limit`) are read when its budget is first used and again every 10 s.
  * The counts live where `RateLimitBackend` keeps them: this process's memory, or Redis or
- * PostgreSQL shared by every process (G196). Decisions: docs/API.md G76-G77, G196.
+ * PostgreSQL shared by every process (G196). Decisions: G76-G77, G196.
  */
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { BurstyRateLimiter, RateLimiterRes } from 'rate-limiter-flexible';

@@ -3,7 +3,7 @@ import { parse, UsageError } from './cli-args.js';
 import { download, EXIT, progressFor, reportError, resultUrlOf } from './client-output.js';
 import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
 
-/** The client commands (docs/API.md G236-G239): they talk to a running gateway through the SDK. */
+/** The client commands (G236-G239): they talk to a running gateway through the SDK. */
 export const CLIENT_USAGE = `  generate image|video --model M --prompt P [--out FILE] [--wait|--no-wait] [--json] [--timeout S]
            [--size S] [--resolution R] [--aspect-ratio A] [--ratio A] [--duration N] [--image URL]...
            [--first-image URL] [--last-image URL] [--audio|--no-audio] [--callback-url URL]

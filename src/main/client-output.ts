@@ -6,7 +6,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ConnectionError, MediagateError, TaskCancelledError, TaskFailedError, TimeoutError, type AnyTask } from '../../packages/client/dist/index.js';
 import { UsageError } from './cli-args.js';
 
-/** Exit codes of the client commands (docs/API.md G238). */
+/** Exit codes of the client commands (G238). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 3, api: 4, server: 5, timeout: 6 } as const;
 
 /** A task's progress, as it changes: a bar redrawn in place on a terminal, else a line per change. */

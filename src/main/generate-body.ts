@@ -3,7 +3,7 @@ import type { FamilyId } from '../contract/families.js';
 import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import { UsageError } from './cli-args.js';
 
-/** The family flags of `mediagate generate image|video` (docs/API.md G237). */
+/** The family flags of `mediagate generate image|video` (G237). */
 export const FIELD_FLAGS = {
   size: { type: 'string' },
   resolution: { type: 'string' },
@@ -35,7 +35,7 @@ type Flag = keyof FieldValues;
 /** Which family serves `model`, and what it makes; a usage error for a model of the wrong kind or none. */
 export function familyOf(kind: 'image' | 'video', model: string): FamilyId {
   const entry = findModel(model);
-  if (!entry) throw new UsageError(`--model ${model}: no such model (see docs/API.md and src/contract/catalog.ts for the models of each family)`);
+  if (!entry) throw new UsageError(`--model ${model}: no such model (see docs/reference/api/README.md and src/contract/catalog.ts for the models of each family)`);
   const makes = entry.family === 'pic' ? 'image' : entry.family === 'model-center' ? findModelCenterModel(model)?.kind ?? 'video' : 'video';
   if (makes !== kind) throw new UsageError(`--model ${model} makes ${makes === 'image' ? 'images' : 'videos'}; use \`mediagate generate ${makes}\``);
   return entry.family;

@@ -1,5 +1,5 @@
 /**
- * The providers of a gateway process and the route of every model, media and chat (docs/API.md
+ * The providers of a gateway process and the route of every model, media and chat (
  * G90, G120): from providers.json (`MEDIAGATE_PROVIDERS`) when it is set, else the sandbox, which
  * makes media and chat replies itself, plus the shorthand settings (`MEDIAGATE_MODEL_ROUTES`,
  * `MEDIAGATE_CHAT_CONFIG`, `MEDIAGATE_CHAT_UPSTREAM_*`). Tests hand in their own providers.

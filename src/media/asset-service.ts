@@ -1,6 +1,6 @@
 /**
- * The asset library behind `POST {base_url}/v2/model-center/assets` (the "asset upload API" of
- * interface.md): an upload (or a fetched `{url}`) is probed and reviewed against the widest Model
+ * The asset library behind `POST {base_url}/v2/model-center/assets` (the asset upload API,
+ * docs/reference/api/media.md#assets): an upload (or a fetched `{url}`) is probed and reviewed against the widest Model
  * Center rules; an approved asset is kept for `ttlHours` and can be used by its owner as
  * `assetId://{id}` wherever a media URL is accepted. Per-key storage quota; size-bounded uploads.
  *

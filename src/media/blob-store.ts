@@ -1,5 +1,5 @@
 /**
- * The blob storage contract (docs/API.md G170): where the gateway keeps result files, its copies of
+ * The blob storage contract (G170): where the gateway keeps result files, its copies of
  * caller media and uploaded assets. One store is one area (a folder on disk, or a key prefix in a
  * bucket) holding `<folder>/<name>` files, a folder per task or asset. Files are written whole under
  * a name of their own and never changed in place, so a reader never sees half a file. Everything

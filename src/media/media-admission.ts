@@ -1,6 +1,6 @@
 /**
  * Admission of caller media to fetching and checking (media review, asset uploads and fetches),
- * fair between API keys (docs/API.md G100, G101). A medium holds one slot and a byte reservation
+ * fair between API keys (G100, G101). A medium holds one slot and a byte reservation
  * while it is fetched, probed and moved into place:
  *
  * - per process at most `slots` media and `bytes` reserved bytes, per key at most `keySlots` and

@@ -1,5 +1,5 @@
 /**
- * Video facts of a plain MP4/MOV file read in process from its `moov` box (docs/API.md G161): the
+ * Video facts of a plain MP4/MOV file read in process from its `moov` box (G161): the
  * container (`ftyp` brand), the duration (the longest track, its edit list honoured as ffprobe
  * does), and of the first video track its coded pixel size (the `stsd` sample entry, what ffprobe
  * reports as width/height) and frame rate (samples per second of the track, from `stts` and

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 export type SignedScope = 'files' | 'inputs';
 
 /**
- * HMAC-signed, expiring URLs (decisions.md #20): result files at
+ * HMAC-signed, expiring URLs (D20): result files at
  * `{publicUrl}/files/{taskId}/{name}?exp={unix seconds}&sig={HMAC-SHA256(taskId/name/exp), base64url}`,
  * and a task's caller media (handed to an upstream, G92) at `/inputs/...`, signed over
  * `inputs/taskId/name/exp` so a signature of one scope never opens the other.

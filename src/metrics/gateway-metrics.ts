@@ -2,7 +2,7 @@
  * The gateway's Prometheus metrics (G221-G226), one instance per gateway with a registry of its own
  * (tests build many gateways in one process; nothing is global). Every label is bounded: routes
  * are patterns, models outside the known set are `other`, keys are labelled only when allow-listed,
- * channels are the configured providers. The names and meanings are listed in docs/OPERATIONS.md.
+ * channels are the configured providers. The names and meanings are listed in docs/reference/observability.md#metrics.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CircuitState } from '../providers/channels.js';

@@ -1,5 +1,5 @@
 /**
- * Channels: the configured providers as the places calls go to (docs/API.md G90-G91). Each has a
+ * Channels: the configured providers as the places calls go to (G90-G91). Each has a
  * bound on the calls in flight at it from this process (`concurrency`) and a circuit breaker: after
  * `failuresToOpen` channel faults in a row (ChannelError: refused, reset, timed out, 401/402/403,
  * 429, 5xx) it opens and takes no calls for `openMs`, then lets one probe through (half-open): a

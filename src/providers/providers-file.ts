@@ -1,5 +1,5 @@
 /**
- * `MEDIAGATE_PROVIDERS=path/to/providers.json` (README "Upstream providers", docs/API.md G90): the
+ * `MEDIAGATE_PROVIDERS=path/to/providers.json` (docs/reference/providers/README.md, G90): the
  * providers (channels) of the gateway, media and chat alike, and the route of each model. Read and
  * checked once at start: any mistake (an unknown type or field, a field another type takes, a bad
  * URL, a route to a provider that does not exist or cannot serve that model's family, an unset key

@@ -1,7 +1,7 @@
 /**
  * The provider adapter contract: the whole of it. Adapters translate a task into calls to a model
  * (or, for the sandbox, make the media themselves) and report the outcome. They never touch the
- * store or the queue; the task runner does that with what they return (docs/API.md G86-G95).
+ * store or the queue; the task runner does that with what they return (G86-G95).
  *
  * A provider either makes the result at once (`start` answers `done`: the sandbox, synchronous
  * APIs) or starts a generation elsewhere (`start` answers `started` with a reference). The runner

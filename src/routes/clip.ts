@@ -8,7 +8,7 @@ import { ClipCreateReply } from '../contract/task-replies.js';
 
 /**
  * Endpoint 4: Form A `POST {api_base_url}/clip/videos`, Form B `POST {base_url}/clip/videos`.
- * Each distinct path is registered once; the form follows `model` on either (decisions.md #2).
+ * Each distinct path is registered once; the form follows `model` on either (D2).
  */
 export function registerClipRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   const urls = new Set([`${paths.apiPrefix}/clip/videos`, `${paths.basePrefix}/clip/videos`]);

@@ -31,7 +31,7 @@ const CACHE_CONTROL = 'private, max-age=3600';
  * (no bearer key: the URL is handed to browsers and download tools). Files stream from the
  * storage (a folder or the bucket) with a strong ETag, Last-Modified, If-Match / If-None-Match /
  * If-Modified-Since / If-Unmodified-Since (412 / 304), If-Range and one byte range per request
- * (docs/API.md G1, G172); or, in redirect mode, a GET is sent to a presigned bucket URL (G173).
+ * (G1, G172); or, in redirect mode, a GET is sent to a presigned bucket URL (G173).
  */
 export function registerFileRoutes(app: FastifyInstance, signer: ResultUrlSigner, options: FileRouteOptions): void {
   const { results, inputs, redirect = false } = options;

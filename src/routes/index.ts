@@ -9,7 +9,7 @@ import { registerMotionRoutes } from './motion.js';
 import { registerVideosRoutes } from './videos.js';
 import { registerModelCenterRoutes } from './model-center.js';
 
-/** The three address prefixes (decisions.md #1): `{base_url}`, `{power_base_url}`, `{api_base_url}` paths. */
+/** The three address prefixes (D1): `{base_url}`, `{power_base_url}`, `{api_base_url}` paths. */
 export interface RoutePaths {
   basePrefix: string;
   powerPrefix: string;

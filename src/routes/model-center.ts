@@ -12,8 +12,8 @@ import { ModelCenterReply } from '../contract/task-replies.js';
 /**
  * Endpoints 12 and 13: `POST {base_url}/v2/model-center/tasks` and
  * `GET {base_url}/v2/model-center/tasks/{id}`. The query answers for any task of the caller,
- * shaped by its family (decisions.md #4). `model` is resolved before the body schema runs, so a
- * display name is reported as such (decisions.md #17) whatever else the body holds.
+ * shaped by its family (D4). `model` is resolved before the body schema runs, so a
+ * display name is reported as such (D17) whatever else the body holds.
  */
 export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests): void {
   const base = `${paths.basePrefix}/v2/model-center/tasks`;

@@ -10,7 +10,7 @@ import { ACTION_ERRORS, CREATE_ERRORS, responses } from '../contract/responses.j
 import { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js';
 
 /**
- * Endpoint 8: `POST {power_base_url}/v1/motion/videos`; and the cancel action (decisions.md #23):
+ * Endpoint 8: `POST {power_base_url}/v1/motion/videos`; and the cancel action (D23):
  * `POST {power_base_url}/v1/motion/videos/{id}/cancel`. Querying is endpoint 9 (routes/results.ts).
  */
 export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext): void {

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/provider-callbacks/{provider}/{task}` (docs/API.md G158): where upstreams notify the end
+ * `POST /v1/provider-callbacks/{provider}/{task}` (G158): where upstreams notify the end
  * of a generation (Replicate and fal webhooks). No bearer key: the delivery's signature is its
  * authentication, which the provider checks against the raw bytes, read as they came whatever the
  * content type, up to {@link CALLBACK_BODY_LIMIT}. At most {@link CALLBACK_SLOTS} deliveries are

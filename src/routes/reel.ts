@@ -11,7 +11,7 @@ import { ReelCreateReply } from '../contract/task-replies.js';
 
 /**
  * Endpoint 6: `POST {api_base_url}/reel/videos`, `POST {base_url}/reel/videos` and the overview
- * `POST {base_url}/v1/reel/videos` (decisions.md #3); the form follows `model` on every path.
+ * `POST {base_url}/v1/reel/videos` (D3); the form follows `model` on every path.
  * Also the query paths of endpoint 7 (`registerReelQueryRoutes`).
  */
 export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests): void {
@@ -27,7 +27,7 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
 
 /**
  * Endpoint 7: `GET {api_base_url}/v1/videos/{id}` and the overview `GET {base_url}/v1/reel/videos/{id}`.
- * Like every query path they answer for any task of the caller, shaped by its family (decisions.md #4).
+ * Like every query path they answer for any task of the caller, shaped by its family (D4).
  */
 export function registerReelQueryRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths, live: LiveRequests): void {
   registerQueryPaths(app, [`${paths.apiPrefix}/v1/videos/:id`, `${paths.basePrefix}/v1/reel/videos/:id`], tasks, links, live, 'Query a task (reel query paths)');

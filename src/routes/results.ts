@@ -11,7 +11,7 @@ import { TaskQueryReply } from '../contract/task-replies.js';
 
 export const TaskIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: 'Task id returned by the create call' }) });
 
-/** Long-poll (docs/API.md G74): `?wait=N`, N whole seconds 0-60. */
+/** Long-poll (G74): `?wait=N`, N whole seconds 0-60. */
 export const WaitQuery = Type.Object({
   wait: Type.Optional(Type.String({ pattern: '^([0-9]|[1-5][0-9]|60)$', description: 'Long-poll: answer as soon as the task changes status, or after this many seconds (0-60)' })),
 });
@@ -32,7 +32,7 @@ function sendQueryReply(reply: FastifyReply, task: TaskRecord, links: ReplyConte
   return reply.type('application/json; charset=utf-8').send(json);
 }
 
-/** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (decisions.md #4). */
+/** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (D4). */
 export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, live: LiveRequests, summary = 'Query a task'): void {
   for (const url of new Set(urls)) {
     app.get<{ Params: { id: string }; Querystring: { wait?: string } }>(url, {

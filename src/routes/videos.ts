@@ -8,7 +8,7 @@ import { VideosCreateReply } from '../contract/task-replies.js';
 
 /**
  * Endpoint 10: `POST {base_url}/v1/videos/videos`. Every error of this route, schema errors
- * included, is rendered as `{code, msg, data: null}` (decisions.md #9). Querying is endpoint 11.
+ * included, is rendered as `{code, msg, data: null}` (D9). Querying is endpoint 11.
  */
 export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {

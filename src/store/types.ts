@@ -34,7 +34,7 @@ export interface TaskResult {
   sourceUrls?: string[];
 }
 
-/** A task's generations at an upstream (docs/API.md G86). */
+/** A task's generations at an upstream (G86). */
 export interface UpstreamState {
   /** Which generation: 0 the first, one more after each generation that failed. */
   generation: number;

@@ -7,7 +7,7 @@ import { openSqliteStore } from '../store/sqlite/open.js';
 import { CallbackReceiver, callbackUrlOf } from './callbacks.js';
 import { saveUpstreamRef } from './states.js';
 
-// What a verified (or refused) provider callback does to tasks, without HTTP (docs/API.md G158).
+// What a verified (or refused) provider callback does to tasks, without HTTP (G158).
 const HOUR = 3_600_000;
 let n = 0;
 

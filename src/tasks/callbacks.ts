@@ -1,5 +1,5 @@
 /**
- * Provider callbacks (docs/API.md G157-G158): an upstream's notice that a generation ended, taken
+ * Provider callbacks (G157-G158): an upstream's notice that a generation ended, taken
  * at `POST /v1/provider-callbacks/{provider}/{task}`. A notice never carries the outcome: once its
  * provider finds it signed by the upstream (and recent), it only brings the task's next check
  * forward to now, and the check reads the outcome from the upstream as any check does. So a forged

@@ -1,12 +1,12 @@
 /**
- * When to check a generation at an upstream again (docs/API.md G87): the contract's recommended
+ * When to check a generation at an upstream again (G87): the contract's recommended
  * polling interval for the family, a random point within it (jitter, so thousands of tasks started
  * together do not check together), or the provider's configured `pollSeconds`; longer after checks
  * that failed; never sooner than the upstream's `Retry-After`.
  */
 import type { FamilyId } from '../contract/families.js';
 
-/** interface.md, Limits: "Polling intervals (recommended)", seconds. */
+/** The recommended polling intervals, seconds (docs/reference/api/README.md#retention-and-polling). */
 export const RECOMMENDED_POLL_SECONDS: Record<FamilyId, readonly [min: number, max: number]> = {
   pic: [2, 5],
   clip: [30, 60],

@@ -4,7 +4,7 @@ import { openSqliteStore } from '../store/sqlite/open.js';
 import { idempotencyTaskKey } from '../store/types.js';
 import { canonicalJson, IdempotencyService, STALE_CLAIM_MS } from './idempotency.js';
 
-// The Idempotency-Key rules without HTTP (docs/API.md G70-G73).
+// The Idempotency-Key rules without HTTP (G70-G73).
 function setup() {
   const store = openSqliteStore(':memory:');
   return { store, service: new IdempotencyService(store.idempotency, store.tasks) };

@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on the create endpoints (docs/API.md G70-G73), without HTTP: a request claims
+ * `Idempotency-Key` on the create endpoints (G70-G73), without HTTP: a request claims
  * its key before it runs; the same key with the same request within 24 h gets the first response
  * again; another request under the key is a 409; a request that failed frees its key. A claim
  * whose request died after committing its task is answered with that task's create reply.

@@ -1,5 +1,5 @@
 /**
- * Progress of a generation at an upstream that reports none (docs/API.md G129): an estimate from
+ * Progress of a generation at an upstream that reports none (G129): an estimate from
  * the time since it started against the family's typical duration. It rises to 90 at the typical
  * duration, then ever more slowly towards 99, never reaching 100 before the task is completed; the
  * task's progress only rises (states.ts), so a later, lower upstream value never shows.

@@ -1,5 +1,5 @@
 /**
- * Storing what a provider made as the task's result (docs/API.md G88). Files made here are moved
+ * Storing what a provider made as the task's result (G88). Files made here are moved
  * into the result store. Files at an upstream are downloaded at once, streamed to disk, bounded in
  * size and time, checked to be what was asked (the first bytes, then a probe: pixel size,
  * duration), and moved in; callers only ever get the gateway's own signed URLs, and the upstream's

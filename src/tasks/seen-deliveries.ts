@@ -1,5 +1,5 @@
 /**
- * Ids of provider callback deliveries already taken (docs/API.md G158), so a delivery sent again (a
+ * Ids of provider callback deliveries already taken (G158), so a delivery sent again (a
  * replay, or the upstream's own repeat) changes nothing. An id is kept twice the time tolerance (10
  * minutes): a delivery signed more than 5 minutes away from the clock is refused anyway, so one
  * taken longer ago than that can no longer pass. Per process and bounded: past `max` ids the

@@ -220,7 +220,7 @@ export class TaskService {
     return this.getTaskForKeyHash(keyHash, task.id);
   }
 
-  /** The caller's task; another key's task is a 404 exactly like an unknown id (decisions.md #6). */
+  /** The caller's task; another key's task is a 404 exactly like an unknown id (D6). */
   async getOwnedTask(owner: ApiKeyRecord, id: string): Promise<TaskRecord> {
     const task = await this.deps.store.getOwned(id, owner.id);
     if (!task) throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
@@ -228,7 +228,7 @@ export class TaskService {
   }
 
   /**
-   * Cancels a queued or processing task of the caller (decisions.md #23); a completed or failed task
+   * Cancels a queued or processing task of the caller (D23); a completed or failed task
    * is a 409. Cancelling a cancelled task answers it again (G113: safe to retry after a lost reply).
    * A worker running it is told to stop; its late result is refused by the conditional update.
    * With `family`, a task of another family is a 409 (the motion cancel endpoint cancels motion tasks).

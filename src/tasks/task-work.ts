@@ -1,7 +1,7 @@
 /**
  * What one leased piece of work does (the runner claims it and keeps its lease): start a task, or
  * check its generation at an upstream; store what was made; decide what a failure means. Every
- * change of the task goes through states.ts (docs/API.md G84-G89).
+ * change of the task goes through states.ts (G84-G89).
  */
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Failover between relay channels (docs/API.md G90, G91): upstream mediagates (sandbox), each
+ * Failover between relay channels (G90, G91): upstream mediagates (sandbox), each
  * behind a fault proxy of its own, and a relaying mediagate whose every model, media and chat, is
  * routed to relay channels over those proxies (`a` first, then `b`, by priority). Each upstream
  * serves `{power_base_url}` under `/power` and `{api_base_url}` under `/api`, and its public URL is

@@ -14,7 +14,7 @@ export interface RequestOptions {
   idempotencyKey?: string;
 }
 
-/** Recommended polling intervals (interface.md "Limits", lower ends), ms. */
+/** Recommended polling intervals (docs/reference/api/README.md#retention-and-polling, lower ends), ms. */
 export const POLL_INTERVAL_MS = { pic: 2_000, clip: 30_000, reel: 30_000, motion: 30_000, videos: 30_000, 'model-center': 5_000 } as const;
 
 const enc = encodeURIComponent;

@@ -1,5 +1,5 @@
 /**
- * Request and reply shapes of a mediagate gateway (the interface its docs/API.md describes), written
+ * Request and reply shapes of a mediagate gateway (the interface its docs/reference/api/ describes), written
  * by hand so this package needs nothing at run time. The gateway's tests check that every request
  * type here is accepted by the server's own schemas (test/client-types.test.ts).
  */
@@ -181,7 +181,7 @@ export interface ChatChunk {
   usage?: ChatUsage;
 }
 
-/** Error bodies (docs/API.md D9): the standard one, and the envelopes of `videos` create and chat. */
+/** Error bodies (D9): the standard one, and the envelopes of `videos` create and chat. */
 export interface StandardErrorBody { error: { message: string; type: string; param: string | null; code: string } }
 export interface EnvelopeErrorBody { code: string; msg: string; data: null; success?: false }
 export type ErrorBody = StandardErrorBody | EnvelopeErrorBody;

@@ -1,5 +1,5 @@
 /**
- * What every provider's callback check shares (docs/API.md G158): reading a header of a delivery,
+ * What every provider's callback check shares (G158): reading a header of a delivery,
  * and the time rule. A delivery is signed with the time it was sent; one signed more than
  * {@link TOLERANCE_SECONDS} away from the gateway's clock (either way) is refused before any key is
  * used, so a captured delivery cannot be replayed later. Within that window a repeat is the

@@ -1,6 +1,6 @@
 /**
  * A value fetched from an upstream and kept (a webhook signing secret, a set of public keys:
- * docs/API.md G158): fetched when first needed, again once older than `maxAgeMs`, and on demand
+ * G158): fetched when first needed, again once older than `maxAgeMs`, and on demand
  * (`refresh`, when a delivery matches none of the keys at hand: they may have been rotated) at most
  * once every `minRefreshMs`, so deliveries anyone can send never make more fetches than that. One
  * fetch at a time: concurrent callers share it. A failed fetch is not repeated for `minRefreshMs`

@@ -1,4 +1,4 @@
-/** How long signing keys fetched from an upstream are kept, and how often a delivery may make them fetched again (docs/API.md G158). */
+/** How long signing keys fetched from an upstream are kept, and how often a delivery may make them fetched again (G158). */
 export const SIGNING_KEYS = {
   /** Kept this long (fal asks for at most 24 h), then fetched again when next needed. */
   maxAgeMs: 24 * 3600_000,

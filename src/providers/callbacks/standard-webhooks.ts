@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks (standardwebhooks.com), the scheme Replicate signs its webhooks with (docs/API.md
+ * Standard Webhooks (standardwebhooks.com), the scheme Replicate signs its webhooks with (
  * G159): `webhook-id` (the same for a delivery sent again), `webhook-timestamp` (Unix seconds) and
  * `webhook-signature`, a space-separated list of `v1,<base64 HMAC-SHA256>` (entries of other
  * versions are skipped) of `<id>.<timestamp>.<raw body>`, keyed with the base64 part of the secret

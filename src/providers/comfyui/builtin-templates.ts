@@ -1,5 +1,5 @@
 /**
- * The templates every `comfyui` provider has (docs/API.md G151), used when a route names no
+ * The templates every `comfyui` provider has (G151), used when a route names no
  * template of its own: `image` (text to image with an SDXL checkpoint) for image tasks and
  * `image-to-video` (Wan 2.2 TI2V 5B from a first frame) for video tasks. Their workflows are plain
  * API-format exports in ./templates (shipped beside the compiled code: tsconfig.build.json includes

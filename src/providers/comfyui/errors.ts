@@ -1,5 +1,5 @@
 /**
- * How ComfyUI's failures become the gateway's (docs/API.md G154). `POST /prompt` validates the
+ * How ComfyUI's failures become the gateway's (G154). `POST /prompt` validates the
  * workflow before queueing it and answers 400 `{error: {type, message, details, extra_info},
  * node_errors: {node id: {class_type, errors: [{type, message, details, extra_info: {input_name}}]}}}`:
  * an error on an input a request field was written into fails the task naming that field (the

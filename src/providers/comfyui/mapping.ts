@@ -1,5 +1,5 @@
 /**
- * A request as the values of a template's slots (docs/API.md G152). Each request field is written
+ * A request as the values of a template's slots (G152). Each request field is written
  * into the slot it feeds or the request is refused naming the field (G128), never dropped: the
  * prompt (motion: the text of `content`), the task's output size into `width` and `height`, its
  * length into `frames` (duration x fps, snapped to the model's frame rule) or `duration`, the

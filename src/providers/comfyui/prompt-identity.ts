@@ -1,5 +1,5 @@
 /**
- * What names a generation at ComfyUI (docs/API.md G155): the prompt id it is queued under and the
+ * What names a generation at ComfyUI (G155): the prompt id it is queued under and the
  * seed it runs with when the caller gave none, both derived from the task id and the generation
  * number. A create repeated after a crash therefore asks for the same prompt id (and can find the
  * first one in the queue or history before queueing again), and a new generation after a failed one

@@ -1,5 +1,5 @@
 /**
- * The `comfyui` provider (docs/API.md G150-G156): any family, made by a self-hosted ComfyUI from a
+ * The `comfyui` provider (G150-G156): any family, made by a self-hosted ComfyUI from a
  * workflow template (templates.ts) whose slots the request fills (mapping.ts). A start looks for a
  * prompt of this task's generation already at ComfyUI (a create repeated after a crash), uploads
  * the caller's images (`POST /upload/image`), then queues the filled workflow (`POST /prompt` with

@@ -1,5 +1,5 @@
 /**
- * ComfyUI's answers, read (docs/API.md G153). `GET /queue` is `{queue_running, queue_pending}`, each
+ * ComfyUI's answers, read (G153). `GET /queue` is `{queue_running, queue_pending}`, each
  * a list of `[number, prompt_id, prompt, extra_data, outputs_to_execute]` (pending in heap order,
  * run lowest number first). `GET /history/{id}` is `{}` until the prompt ended, then `{id: {prompt,
  * outputs: {node id: {images | gifs | video | audio: [{filename, subfolder, type}], animated?}},

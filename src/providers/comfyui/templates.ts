@@ -1,5 +1,5 @@
 /**
- * ComfyUI workflow templates (docs/API.md G150). A template is an API-format workflow exactly as
+ * ComfyUI workflow templates (G150). A template is an API-format workflow exactly as
  * ComfyUI exports it ("Export (API)": node id -> `{class_type, inputs, _meta}`), left unmodified,
  * and beside it, in providers.json `models`, what it makes and its slots: which node inputs each
  * value of a request is written into, as `"<node id>.<input name>"`:

@@ -1,5 +1,5 @@
 /**
- * fal's webhooks (docs/API.md G160). A submit names the callback URL in its `fal_webhook` query
+ * fal's webhooks (G160). A submit names the callback URL in its `fal_webhook` query
  * parameter (provider.ts); fal then POSTs `{request_id, gateway_request_id, status: "OK" |
  * "ERROR", payload, error}` there once the request ends, signed with ED25519
  * (webhook-signature.ts). The public keys are the JSON Web Key Set at `jwksUrl` (fal's, by

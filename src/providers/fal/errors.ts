@@ -1,5 +1,5 @@
 /**
- * How fal's failures become the gateway's (docs/API.md G142). fal's error bodies are FastAPI's:
+ * How fal's failures become the gateway's (G142). fal's error bodies are FastAPI's:
  * `{detail: "text"}` or `{detail: [{loc: ["body", "<input>"], msg, type}]}` (a 422). A submit the
  * channel cannot take (401/403: the key or an exhausted balance, 429, 5xx, a model id fal does not
  * know) is a ChannelError, so the start moves on to the next candidate; a model's refusal of its

@@ -1,5 +1,5 @@
 /**
- * A request as the input of a fal model, by the model's declared mapping (models.ts, docs/API.md
+ * A request as the input of a fal model, by the model's declared mapping (models.ts, 
  * G140): each request field is sent as the input the mapping names (through its table of values,
  * or as it is), accepted as what the model makes anyway (`accept`), or the request is refused
  * naming the field. Caller media go as URLs (`ctx.mediaUrl`): a list, or one URL (`single`).

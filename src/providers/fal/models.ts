@@ -1,5 +1,5 @@
 /**
- * The per-model input mapping of a `fal` provider (providers.json `models`, docs/API.md G140): for
+ * The per-model input mapping of a `fal` provider (providers.json `models`, G140): for
  * each fal model id (a route's `model`), how each request field becomes an input of that model,
  * the constant inputs always sent, and where the model's answer holds the result files. A request
  * field the mapping does not name is refused (G128), never dropped.

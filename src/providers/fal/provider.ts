@@ -1,5 +1,5 @@
 /**
- * The `fal` provider (docs/API.md G140-G144): any family, made by fal models through the queue
+ * The `fal` provider (G140-G144): any family, made by fal models through the queue
  * API. A start is one `POST {queue}/{model id}` with the input the model's mapping makes of the
  * request (models.ts, mapping.ts); fal answers a request id and the URLs of its status, result
  * and cancel, which are saved as the reference and used as given (they drop the model's

@@ -1,5 +1,5 @@
 /**
- * fal's queue answers, read (docs/API.md G141): the submit's `{request_id, status_url,
+ * fal's queue answers, read (G141): the submit's `{request_id, status_url,
  * response_url, cancel_url}` (the URLs used as given: they drop the model's sub-path), a status
  * `{status: IN_QUEUE | IN_PROGRESS | COMPLETED, queue_position?}`, and the files of a result at the
  * mapping's `output` path. Anything else is the channel's fault (ChannelError).

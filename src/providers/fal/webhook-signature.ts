@@ -1,5 +1,5 @@
 /**
- * fal's webhook signatures (docs/API.md G160), from fal's webhook reference: a delivery carries
+ * fal's webhook signatures (G160), from fal's webhook reference: a delivery carries
  * `x-fal-webhook-request-id`, `x-fal-webhook-user-id`, `x-fal-webhook-timestamp` (Unix seconds)
  * and `x-fal-webhook-signature`, the hex ED25519 signature of
  * `<request id>\n<user id>\n<timestamp>\n<hex SHA-256 of the raw body>`, made with one of the keys fal

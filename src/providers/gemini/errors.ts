@@ -1,5 +1,5 @@
 /**
- * How the Gemini API's failures become the gateway's (docs/API.md G147). Its errors are google.rpc
+ * How the Gemini API's failures become the gateway's (G147). Its errors are google.rpc
  * Status bodies, `{error: {code, message, status, details}}`. The channel's faults are
  * ChannelErrors (the start moves on to the next candidate; a check looks again later): 401/403
  * PERMISSION_DENIED, a key the API does not know (which it answers 400 INVALID_ARGUMENT with

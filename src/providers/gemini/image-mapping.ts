@@ -1,5 +1,5 @@
 /**
- * The declared mapping of a `gemini` image model (docs/API.md G145): each field of a `pic` or
+ * The declared mapping of a `gemini` image model (G145): each field of a `pic` or
  * Model Center image request becomes part of a `generateContent` call, or the request is refused
  * naming it (G128). Nothing is dropped silently.
  *

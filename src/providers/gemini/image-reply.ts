@@ -1,5 +1,5 @@
 /**
- * The image of a 200 `generateContent` answer (docs/API.md G147): the first `inlineData` part of
+ * The image of a 200 `generateContent` answer (G147): the first `inlineData` part of
  * the first candidate, decoded and checked to be the image its `mimeType` says, its pixel size read
  * from its bytes. A blocked prompt (`promptFeedback.blockReason`) or a candidate stopped by a safety
  * rule (`finishReason` SAFETY, PROHIBITED_CONTENT, IMAGE_SAFETY, ...) without an image fails the

@@ -1,5 +1,5 @@
 /**
- * What each Gemini API model takes (docs/API.md G145): the image models (`generateContent` with an
+ * What each Gemini API model takes (G145): the image models (`generateContent` with an
  * IMAGE modality) and the Veo models (`predictLongRunning`). The model is the route's upstream
  * name; a name not listed is judged by its family: `veo-2*` as Veo 2, `veo-3.0*` as Veo 3, any
  * other `veo-*` as Veo 3.1; `*2.5*` image names as gemini-2.5-flash-image, other image names as

@@ -1,5 +1,5 @@
 /**
- * What a Veo operation (`GET {name}`) says (docs/API.md G147): `done` absent or false is pending
+ * What a Veo operation (`GET {name}`) says (G147): `done` absent or false is pending
  * (Veo reports no progress: the engine's estimate applies, G129); `error` is a failed generation
  * (INVALID_ARGUMENT and FAILED_PRECONDITION fail the task with the upstream's reason; any other
  * code may start a new generation); `done` with samples is completed, each

@@ -1,5 +1,5 @@
 /**
- * The `gemini` provider (docs/API.md G145-G149): `pic` and Model Center image models made by
+ * The `gemini` provider (G145-G149): `pic` and Model Center image models made by
  * Gemini image models (`POST models/{m}:generateContent`, synchronous: `start` answers `done` with
  * the image), and `clip` and Model Center video models made by Veo (`POST
  * models/{m}:predictLongRunning` -> an operation `{name}` that `start` returns as the reference;

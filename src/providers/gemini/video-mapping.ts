@@ -1,5 +1,5 @@
 /**
- * The declared mapping of a Veo model (docs/API.md G145): each field of a `clip` or Model Center
+ * The declared mapping of a Veo model (G145): each field of a `clip` or Model Center
  * video request becomes part of a `predictLongRunning` call, or the request is refused naming it
  * (G128: 480p, durations other than the model's, ratios other than 16:9 and 9:16, an audio or video
  * reference, `generate_audio` the model cannot honour, a last frame where the model has none).

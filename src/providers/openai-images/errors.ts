@@ -1,5 +1,5 @@
 /**
- * How the Images API's failures become the gateway's (docs/API.md G131). A prompt or image the
+ * How the Images API's failures become the gateway's (G131). A prompt or image the
  * upstream's safety system refused (`moderation_blocked`, `content_policy_violation`) fails the task
  * with a message saying so; any other refusal caused by the request fails it with the upstream's
  * reason, naming the request field; anything that is the channel's fault (credentials, quota,

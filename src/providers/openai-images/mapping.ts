@@ -1,5 +1,5 @@
 /**
- * The declared mapping of the `openai-images` provider (docs/API.md G130): each field of a `pic`
+ * The declared mapping of the `openai-images` provider (G130): each field of a `pic`
  * or Model Center image request is translated into an Images API field, or the request is
  * refused naming it. Nothing is dropped silently.
  *

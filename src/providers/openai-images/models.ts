@@ -1,5 +1,5 @@
 /**
- * What each OpenAI image model takes (docs/API.md G130): its sizes, whether it takes reference
+ * What each OpenAI image model takes (G130): its sizes, whether it takes reference
  * images (and how many), `output_format`, `response_format` and the `quality` values. The model is
  * the route's upstream name; a name not listed here is treated as a GPT image model of the newest
  * kind (free `WxH`), the family OpenAI adds models to.

@@ -1,5 +1,5 @@
 /**
- * Progress of a synchronous call that reports none (docs/API.md G130): 1 when the call goes out,
+ * Progress of a synchronous call that reports none (G130): 1 when the call goes out,
  * then a time estimate rising towards 95 (63% of the way after `typicalMs`), never 100 before the
  * answer, never going down. Stopped when the call ends.
  */

@@ -1,5 +1,5 @@
 /**
- * The `openai-images` provider (docs/API.md G130-G132): `pic` and Model Center image models made
+ * The `openai-images` provider (G130-G132): `pic` and Model Center image models made
  * by the OpenAI Images API. Synchronous: a start is one `POST /images/generations` (JSON) or, with
  * reference images, one `POST /images/edits` (multipart, `image[]`), answered with the image as
  * base64, which `start` returns as the task's result (`done`). GPT image models always answer

@@ -1,5 +1,5 @@
 /**
- * The `size` sent to an OpenAI image model for the pixel size a task asks for (docs/API.md G130).
+ * The `size` sent to an OpenAI image model for the pixel size a task asks for (G130).
  * A size the caller gave in pixels (`size: "WxH"`) is sent as it is or refused; a size worked out
  * from an aspect ratio and a resolution is the model's nearest: gpt-image-2 the closest `WxH` its
  * rules allow (sides multiples of 16, ratio <= 3:1, 655,360 to 8,294,400 pixels, long side <= 3840),

@@ -1,6 +1,6 @@
 /**
  * A chat provider backed by any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
- * llama.cpp server, Ollama, LiteLLM, ...). Decisions: docs/API.md "Chat upstreams" (G50-G59).
+ * llama.cpp server, Ollama, LiteLLM, ...). Decisions: G50-G59.
  */
 import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../../errors.js';

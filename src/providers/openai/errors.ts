@@ -1,6 +1,6 @@
 /**
- * How answers and failures of an OpenAI-compatible upstream become gateway errors (docs/API.md,
- * "Chat upstreams", G50-G59). Messages are written for whoever runs the gateway; they never carry
+ * How answers and failures of an OpenAI-compatible upstream become gateway errors
+ * (docs/reference/providers/openai-chat.md#upstream-errors, G50-G59). Messages are written for whoever runs the gateway; they never carry
  * the upstream key (it is scrubbed from any upstream text we quote, and credential errors quote none).
  */
 import { AppError } from '../../errors.js';

@@ -1,6 +1,6 @@
 /**
  * Usage for upstreams that report none (some llama.cpp / Ollama builds, streams cut before their
- * usage chunk): counted the way the gateway counts everywhere (src/chat/tokens.ts; docs/API.md G37, G55).
+ * usage chunk): counted the way the gateway counts everywhere (src/chat/tokens.ts; G37, G55).
  */
 import { countPromptTokens, countTextTokens } from '../../chat/tokens.js';
 import type { ChatMessage, ChatUsage } from '../../chat/types.js';

@@ -1,5 +1,5 @@
 /**
- * Chat at a relay's upstream (docs/API.md G98): `POST {base_url}/v1/chat/completions` with the
+ * Chat at a relay's upstream (G98): `POST {base_url}/v1/chat/completions` with the
  * contract's body; the non-streamed reply is the contract's envelope `{code: "200", msg, data:
  * {content, usage, model, id, finish_reason}, success}`, the streamed one its SSE
  * `chat.completion.chunk`s, passed on delta by delta with the finish reason and the usage chunk's

@@ -1,5 +1,5 @@
 /**
- * The create body a relay sends (docs/API.md G95): the task's stored request (validated caller
+ * The create body a relay sends (G95): the task's stored request (validated caller
  * parameters with defaults applied, src/contract/*.ts `plan*Task`) written back in the family's own
  * create fields, valid under the contract's rules (one member of each exclusive pair, no field of
  * the other form), `model` the route's upstream model, and each caller medium at its field as a URL
@@ -47,7 +47,7 @@ const BODIES: Record<FamilyId, (params: Params, job: ProviderJob) => Params> = {
     ...(p.service_tier === 'flex' && { service_tier: 'flex' }),
   }),
   videos: (p) => ({ ...pick(p, ['prompt', 'duration', 'ratio', 'resolution', 'image', 'lastFrameImage']), ...pickLists(p, ['referenceImages', 'referenceVideos']) }),
-  // flat: every stored parameter is passed on (decisions.md #11), the model's table defaults included
+  // flat: every stored parameter is passed on (D11), the model's table defaults included
   'model-center': (p) => ({ ...p }),
 };
 

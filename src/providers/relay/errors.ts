@@ -1,5 +1,5 @@
 /**
- * How an upstream's failures become the gateway's (docs/API.md G89, G97): a refusal caused by the
+ * How an upstream's failures become the gateway's (G89, G97): a refusal caused by the
  * request is an UnrecoverableError (media) or a 400 (chat) with the upstream's reason and field;
  * anything that is the channel's fault (our credentials or credit there, its limits, its faults,
  * the network, an answer that is not the contract's) is a ChannelError, so a create or a chat call

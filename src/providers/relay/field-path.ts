@@ -1,7 +1,7 @@
 /**
  * Field paths as the contract names caller media (`image_urls[2]`, `content[1].image_url.url`,
  * `first_image`, `referenceImages[0]`; src/contract/media-refs.ts): parsed, read and replaced in a
- * JSON body, so the relay puts each medium's upstream URL where the caller's was (docs/API.md G95).
+ * JSON body, so the relay puts each medium's upstream URL where the caller's was (G95).
  */
 
 export type PathStep = string | number;

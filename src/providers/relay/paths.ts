@@ -1,6 +1,6 @@
 /**
- * Where each family's calls go at an upstream that speaks the interface (interface.md, "Endpoints";
- * docs/API.md G94): the prefix (`{base_url}`, `{power_base_url}`, `{api_base_url}`) and the path,
+ * Where each family's calls go at an upstream that speaks the interface (docs/reference/api/README.md#endpoints;
+ * G94): the prefix (`{base_url}`, `{power_base_url}`, `{api_base_url}`) and the path,
  * by family and form. One table per call, keyed by family, so a new family is a compile error here.
  */
 import type { FamilyForm, FamilyId } from '../../contract/families.js';
@@ -47,7 +47,7 @@ export function queryEndpoint(family: FamilyId, form: FamilyForm, upstreamId: st
   return QUERY[family](form, upstreamId);
 }
 
-/** Only motion tasks can be cancelled (decisions.md #23): `POST {power_base_url}/v1/motion/videos/{id}/cancel`. */
+/** Only motion tasks can be cancelled (D23): `POST {power_base_url}/v1/motion/videos/{id}/cancel`. */
 export function cancelEndpoint(family: FamilyId, upstreamId: string): Endpoint | undefined {
   return family === 'motion' ? { base: 'power', path: `/v1/motion/videos/${encodeURIComponent(upstreamId)}/cancel` } : undefined;
 }

@@ -1,7 +1,7 @@
 /**
- * The `relay` provider: forwards every family to an upstream that speaks this same interface (the
- * provider interface.md describes, or another mediagate), each to its path under `baseUrl`,
- * `powerBaseUrl` or `apiBaseUrl` (docs/API.md G94-G99). A create is one POST carrying
+ * The `relay` provider: forwards every family to an upstream that speaks this same interface (a
+ * service with the same API, or another mediagate), each to its path under `baseUrl`,
+ * `powerBaseUrl` or `apiBaseUrl` (G94-G99). A create is one POST carrying
  * `Idempotency-Key: <task id>[.<generation>]`; a check is one GET of the task; a motion cancel is
  * passed on; chat goes to `/v1/chat/completions`, streamed or not.
  */

@@ -18,7 +18,7 @@ const job = (family: FamilyId, output: OutputSpec = video): ProviderJob => ({
 });
 const reading = (family: FamilyId, output?: OutputSpec) => ({ relayId: 'up', job: job(family, output), trusted: (u: string) => u.startsWith('http://up.internal:9000/'), scrub });
 
-describe('endpoints (interface.md "Endpoints")', () => {
+describe('endpoints (docs/reference/api/README.md#endpoints)', () => {
   it.each<[FamilyId, FamilyForm, string, string, string, string]>([
     ['pic', null, 'base', '/v1/pic/images', 'base', '/v1/result/ID'],
     ['clip', 'A', 'api', '/clip/videos', 'power', '/v1/result/ID'],

@@ -1,5 +1,5 @@
 /**
- * Reading an upstream's answers (docs/API.md G96): the upstream id of a create (`id`, or the videos
+ * Reading an upstream's answers (G96): the upstream id of a create (`id`, or the videos
  * envelope's `data.projectId`), and a status query as a check result: `queued`/`processing` pending
  * with the upstream's progress, `completed` with its result file (the family's URL field) and
  * `actualDuration`, `failed` and `cancelled` as a failed generation. An answer that is not the

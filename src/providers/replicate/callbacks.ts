@@ -1,5 +1,5 @@
 /**
- * Replicate's webhooks (docs/API.md G159). A create names the callback URL as `webhook` with
+ * Replicate's webhooks (G159). A create names the callback URL as `webhook` with
  * `webhook_events_filter: ["completed"]` (provider.ts); Replicate then POSTs the prediction there
  * once it ends, signed by Standard Webhooks (callbacks/standard-webhooks.ts) with the account's
  * signing secret. The secret is the one `GET /webhooks/default/secret` answers (`{"key":

@@ -1,5 +1,5 @@
 /**
- * How Replicate's failures become the gateway's (docs/API.md G136). Its errors are problem+json
+ * How Replicate's failures become the gateway's (G136). Its errors are problem+json
  * (`{title, detail, status}`, 422 with `invalid_fields: [{type, field, description}]`). An input the
  * model refuses that a request field maps to fails the task naming that field; anything that is the
  * channel's fault is a ChannelError, so the start moves on to the next candidate and a check is

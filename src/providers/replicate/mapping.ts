@@ -1,6 +1,6 @@
 /**
  * A request as the input of a Replicate model, by the model's declared mapping (models.ts,
- * docs/API.md G135): each request field is translated into the input the mapping names, or the
+ * G135): each request field is translated into the input the mapping names, or the
  * request is refused naming the field (G128). Caller media are sent as URLs the upstream fetches
  * (`ctx.mediaUrl`: the caller's URL, or a signed URL of an uploaded asset).
  */

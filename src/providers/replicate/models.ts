@@ -1,5 +1,5 @@
 /**
- * The per-model input mapping of a `replicate` provider in providers.json (docs/API.md G135): for
+ * The per-model input mapping of a `replicate` provider in providers.json (G135): for
  * each model name a route gives it (the route's `model`), which Replicate model or version runs it,
  * what it makes, how each request field becomes one of that model's inputs, and inputs always sent.
  *

@@ -1,5 +1,5 @@
 /**
- * The `replicate` provider (docs/API.md G135-G137): any family, by a per-model input mapping
+ * The `replicate` provider (G135-G137): any family, by a per-model input mapping
  * (models.ts). A start is one create: `POST /models/{owner}/{name}/predictions` for an official
  * model, `POST /predictions` with `version` otherwise, without `Prefer: wait` (a create never
  * blocks); the prediction id is the saved reference. A check is one `GET /predictions/{id}`; a

@@ -1,6 +1,6 @@
 /**
  * A prediction as Replicate answers it (`{id, status, output, error, logs, urls, ...}`), and what a
- * look at it means (docs/API.md G136): `starting`/`processing` pending, with the progress its logs
+ * look at it means (G136): `starting`/`processing` pending, with the progress its logs
  * report (tqdm bars: `45%|████▌ | 9/20`), `succeeded` completed with its output files (a URL, a list
  * of URLs, or an object of them) as RemoteFiles the engine re-hosts at once (they are deleted an
  * hour after the prediction ends), `failed` failed with its error, `canceled`/`aborted` failed.

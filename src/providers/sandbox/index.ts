@@ -16,7 +16,7 @@ export interface SandboxOptions {
 }
 
 /**
- * The built-in provider that makes real media locally, matching the request (decisions.md #19),
+ * The built-in provider that makes real media locally, matching the request (D19),
  * deterministic (same request, same bytes). Prompt markers let clients test their failure paths:
  * `[fail]` fails the task at once; `[flaky]` fails the first attempt with a retryable error.
  */

@@ -3,9 +3,9 @@ import type { FamilyId } from '../../contract/families.js';
 import type { OutputSpec } from '../../contract/output.js';
 
 /**
- * How long the sandbox pretends to generate before rendering (decisions.md #26):
+ * How long the sandbox pretends to generate before rendering (D26):
  * `instant` 0; `fast` about a second for an image and a few seconds for a video;
- * `realistic` the typical generation times of interface.md (minutes for video).
+ * `realistic` the typical generation times (docs/reference/api/README.md#retention-and-polling; minutes for video).
  */
 export function simulatedDelayMs(timing: SandboxTiming, output: OutputSpec, family: FamilyId): number {
   if (timing === 'instant') return 0;
