@@ -15,7 +15,7 @@ import { PostgresKeyStore } from './key-store.js';
 import { runAlone } from './jobs.js';
 import { ChangeListener } from './listener.js';
 import { migrate } from './migrations.js';
-import { postgresRateLimits, PostgresWaitSlots } from './shared-limits.js';
+import { postgresRateLimits, PostgresWaitSlots } from './cluster-limits.js';
 import { PostgresTaskStore } from './task-store.js';
 import { PostgresUsageStore } from './usage-store.js';
 
