@@ -60,6 +60,8 @@ export interface Config {
   maxAttempts: number;
   /** Lease length; a worker renews at a third of it. A task whose lease lapses is returned to the queue. */
   leaseMs: number;
+  /** MEDIAGATE_SHUTDOWN_GRACE_SECONDS (25): on SIGTERM, how long running generations and chat replies may go on before they are handed back or ended (G342), ms. */
+  shutdownGraceMs: number;
   /** Maximum request body, bytes. */
   bodyLimit: number;
   /** Retention of `videos` and Model Center results (decisions.md #20: "24 h unless configured"). */
@@ -154,6 +156,8 @@ export interface S3Settings {
   forcePathStyle: boolean;
   /** Prepended to every key: `''` or a path ending in `/` (`mediagate/`). */
   prefix: string;
+  /** `MEDIAGATE_S3_CREATE_BUCKET=1`: a start that finds no bucket creates it (G346). */
+  createBucket: boolean;
 }
 
 
@@ -266,7 +270,7 @@ function tokensPerSecondSetting(env: Env, name: string, fallback: number): numbe
   return value;
 }
 
-const S3_ONLY = ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_FILES_REDIRECT'] as const;
+const S3_ONLY = ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_S3_CREATE_BUCKET', 'MEDIAGATE_FILES_REDIRECT'] as const;
 
 /**
  * G171: the bucket settings. Any of the others without `MEDIAGATE_S3_BUCKET` is refused (a typo in
@@ -303,7 +307,10 @@ function s3Setting(env: Env): S3Settings | undefined {
     throw new ConfigError('MEDIAGATE_S3_REGION', `must be a region name like eu-west-1 (letters, digits, "-", "_"), got "${regionRaw}"`);
   }
   const region = regionRaw !== '' ? regionRaw : endpoint !== undefined ? 'us-east-1' : undefined;
-  return { bucket, endpoint, region, forcePathStyle: boolSetting(env, 'MEDIAGATE_S3_FORCE_PATH_STYLE', false), prefix: s3PrefixSetting(env) };
+  return {
+    bucket, endpoint, region, forcePathStyle: boolSetting(env, 'MEDIAGATE_S3_FORCE_PATH_STYLE', false), prefix: s3PrefixSetting(env),
+    createBucket: boolSetting(env, 'MEDIAGATE_S3_CREATE_BUCKET', false),
+  };
 }
 
 /** `MEDIAGATE_S3_PREFIX`: path segments of S3's safe characters, no `.`/`..` segment, no leading `/`; stored ending in `/`. */
@@ -421,6 +428,7 @@ export function loadConfig(env: Env = process.env): Config {
     heapGrowingPercent: intSetting(env, 'MEDIAGATE_HEAP_GROWING_PERCENT', 60, 0, 1000),
     maxAttempts,
     leaseMs: intSetting(env, 'MEDIAGATE_LEASE_SECONDS', 30, 2, 3600) * 1000,
+    shutdownGraceMs: intSetting(env, 'MEDIAGATE_SHUTDOWN_GRACE_SECONDS', 25, 0, 3600) * 1000,
     bodyLimit: intSetting(env, 'MEDIAGATE_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
     videosResultTtlHours: intSetting(env, 'MEDIAGATE_VIDEOS_RESULT_TTL_HOURS', 24, 1, 24 * 365),
     queueTtlHours: queueTtlSetting(env, maxAttempts, attemptTimeoutMs),

@@ -101,7 +101,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
   if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap', { startingMicro: config.credits.startingMicro });
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
-  const storage = await openBlobStores(config);
+  const storage = await openBlobStores(config, { log: logger.child({ component: 'storage' }) });
   const blobs = storage.results;
   logger.info({ storage: storage.kind, results: blobs.location }, 'result storage');
   const scratch = openScratchDir(path.join(config.dataDir, 'tmp'));
