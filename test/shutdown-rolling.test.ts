@@ -36,7 +36,7 @@ interface Backend {
 }
 
 /** The test's load balancer: round robin; a refused connection goes to the next backend; anything else failing is recorded. */
-class Proxy {
+class RoundRobinProxy {
   readonly backends: Backend[] = [];
   readonly failures: string[] = [];
   private next = 0;
@@ -102,7 +102,7 @@ class Proxy {
 
 describe.skipIf(unavailable !== undefined)(`a rolling restart under load${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
   const database = postgresDatabase();
-  const proxy = new Proxy();
+  const proxy = new RoundRobinProxy();
   const procs: ServerProcess[] = [];
   let dataDir = '';
   let env: Record<string, string> = {};
