@@ -31,7 +31,9 @@ RUN cd node_modules \
  && find better-sqlite3/build -mindepth 1 -depth ! -path better-sqlite3/build/Release ! -name better_sqlite3.node -exec rm -rf {} + \
  && test -f better-sqlite3/build/Release/better_sqlite3.node \
  && rm -rf gpt-tokenizer/dist gpt-tokenizer/src gpt-tokenizer/data \
- && find . -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -iname '*.md' \) -delete
+ && find . -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -iname '*.md' \) -delete \
+ && find @ffmpeg-installer @ffprobe-installer -type f \( -name ffmpeg -o -name ffprobe \) -exec chmod 0755 {} +
+# (ffprobe's package ships it executable by its owner only: the image's user could not run it)
 
 # ---- runtime ----
 FROM ${NODE_IMAGE}
@@ -57,15 +59,16 @@ COPY --from=build /app/bin bin
 COPY --from=build /app/dist dist
 COPY --from=build /app/packages/client/package.json packages/client/
 COPY --from=build /app/packages/client/dist packages/client/dist
-RUN ln -s /app/bin/mediagate.js /usr/local/bin/mediagate \
- && mediagate --help >/dev/null \
- && test -x "$(node -p "require('@ffmpeg-installer/ffmpeg').path")" \
- && test -x "$(node -p "require('@ffprobe-installer/ffprobe').path")"
+RUN ln -s /app/bin/mediagate.js /usr/local/bin/mediagate
 ENV NODE_ENV=production \
     MEDIAGATE_DATA_DIR=/data \
     HOST=0.0.0.0 \
     PORT=8790
 USER 10001:10001
+# what the gateway runs, run once as its user
+RUN mediagate --help >/dev/null \
+ && "$(node -p "require('@ffmpeg-installer/ffmpeg').path")" -version >/dev/null \
+ && "$(node -p "require('@ffprobe-installer/ffprobe').path")" -version >/dev/null
 VOLUME ["/data"]
 EXPOSE 8790
 # /readyz without curl: Node's own fetch

@@ -84,7 +84,10 @@ run "$NAME"
 [ "$(podman exec "$NAME" id -u)" = 10001 ] || fail "not running as uid 10001"
 if podman exec "$NAME" sh -c 'touch /app/x' 2>/dev/null; then fail "the root filesystem is writable"; fi
 podman exec "$NAME" sh -c 'touch /data/.w /tmp/.w && rm /data/.w /tmp/.w' || fail "/data or /tmp is not writable"
-podman exec "$NAME" sh -c '"$(node -p "require(\"@ffmpeg-installer/ffmpeg\").path")" -version | head -1; "$(node -p "require(\"@ffprobe-installer/ffprobe\").path")" -version | head -1'
+for tool in @ffmpeg-installer/ffmpeg @ffprobe-installer/ffprobe; do
+  version=$(podman exec "$NAME" sh -c "\"\$(node -p 'require(\"$tool\").path')\" -version") || fail "$tool does not run as the image's user"
+  printf '%s\n' "$version" | head -1
+done
 podman healthcheck run "$NAME" 2>/dev/null || fail "the image's HEALTHCHECK failed"
 echo "uid 10001, / read-only, /data and /tmp writable, HEALTHCHECK healthy"
 
@@ -105,10 +108,16 @@ rm -f /tmp/mediagate-check.png /tmp/mediagate-check.mp4
 
 step "SIGTERM in the middle of a burst of $BURST submits, then a new container on the same volume"
 ids=$(mktemp -d)
-for i in $(seq 1 "$BURST"); do
-  submit "$KEY" /v1/pic/images "{\"model\":\"pic\",\"prompt\":\"burst $i\",\"size\":\"16:9\"}" >"$ids/$i" &
-  if [ "$i" -eq $((BURST / 2)) ]; then podman kill --signal TERM "$NAME" >/dev/null; fi
+burst() { for i in $(seq "$1" "$2"); do submit "$KEY" /v1/pic/images "{\"model\":\"pic\",\"prompt\":\"burst $i\",\"size\":\"16:9\"}" >"$ids/$i" & done; }
+burst 1 $((BURST / 2))   # the first half, accepted; the worker starts on them
+wait
+for _ in $(seq 1 100); do   # until a generation runs
+  running=$(for f in "$ids"/*; do curl -s "$BASE/v1/result/$(cat "$f")" -H "Authorization: Bearer $KEY" | json status; echo; done | grep -c processing || true)
+  [ "$running" -gt 0 ] && break
+  sleep 0.1
 done
+burst $((BURST / 2 + 1)) "$BURST"   # the second half, in flight at the signal
+podman kill --signal TERM "$NAME" >/dev/null
 wait
 accepted=()
 for f in "$ids"/*; do [ -s "$f" ] && accepted+=("$(cat "$f")"); done
