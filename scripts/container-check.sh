@@ -114,7 +114,10 @@ for i in $(seq 1 $((BURST / 2))); do
   submit "$KEY" /v1/videos/videos "{\"model\":\"videos_fast\",\"prompt\":\"burst $i\",\"duration\":8}" data.projectId >"$ids/$i" &
 done
 wait
-sleep 1.5
+for _ in $(seq 1 300); do   # until a generation runs
+  [ -n "$(curl -s "$BASE/v1/tasks?status=processing&limit=1" -H "Authorization: Bearer $KEY" | json data.0.id)" ] && break
+  sleep 0.2
+done
 for i in $(seq $((BURST / 2 + 1)) "$BURST"); do
   submit "$KEY" /v1/pic/images "{\"model\":\"pic\",\"prompt\":\"burst $i\",\"size\":\"16:9\"}" >"$ids/$i" &
 done
