@@ -115,7 +115,7 @@ for i in $(seq 1 $((BURST / 2))); do
 done
 wait
 for _ in $(seq 1 300); do   # until a generation runs
-  [ -n "$(curl -s "$BASE/v1/tasks?status=processing&limit=1" -H "Authorization: Bearer $KEY" | json data.0.id)" ] && break
+  [ -n "$(curl -s "$BASE/v1/tasks?status=processing&limit=1" -H "Authorization: Bearer $KEY" | json data.0)" ] && break
   sleep 0.2
 done
 for i in $(seq $((BURST / 2 + 1)) "$BURST"); do
