@@ -25,6 +25,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_MAX_ATTEMPTS: ['5', { maxAttempts: 5 }],
   MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: ['90', { attemptTimeoutMs: 90_000 }],
   MEDIAGATE_LEASE_SECONDS: ['12', { leaseMs: 12_000 }],
+  MEDIAGATE_SHUTDOWN_GRACE_SECONDS: ['40', { shutdownGraceMs: 40_000 }],
   MEDIAGATE_BODY_LIMIT: ['2048', { bodyLimit: 2048 }],
   MEDIAGATE_VIDEOS_RESULT_TTL_HOURS: ['48', { videosResultTtlHours: 48 }],
   MEDIAGATE_SQLITE_SYNC: ['full', { sqliteSync: 'full' }],
@@ -49,6 +50,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_S3_REGION: ['eu-west-3', { s3: expect.objectContaining({ region: 'eu-west-3' }) }],
   MEDIAGATE_S3_FORCE_PATH_STYLE: ['1', { s3: expect.objectContaining({ forcePathStyle: true }) }],
   MEDIAGATE_S3_PREFIX: ['envs/prod', { s3: expect.objectContaining({ prefix: 'envs/prod/' }) }],
+  MEDIAGATE_S3_CREATE_BUCKET: ['1', { s3: expect.objectContaining({ createBucket: true }) }],
   MEDIAGATE_FILES_REDIRECT: ['1', { filesRedirect: true }],
   MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: ['3', { webhooks: expect.objectContaining({ timeoutMs: 3000 }) }],
   MEDIAGATE_WEBHOOK_RETRY_SECONDS: ['2', { webhooks: expect.objectContaining({ firstRetryMs: 2000 }) }],
@@ -71,7 +73,7 @@ describe('configuration', () => {
       port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), databaseFile: path.resolve('./data/mediagate.db'),
       publicUrl: 'http://localhost:8790', providerCallbacks: false, powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
       allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, role: 'all', workerConcurrency: 4, heapGrowingPercent: 60, maxAttempts: 3,
-      attemptTimeoutMs: 1_800_000, leaseMs: 30_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
+      attemptTimeoutMs: 1_800_000, leaseMs: 30_000, shutdownGraceMs: 25_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
       sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
       mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
       chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [], minFreeDiskBytes: 512 * 1_048_576, headersTimeoutMs: 10_000,
@@ -81,11 +83,11 @@ describe('configuration', () => {
 
   it('the bucket (G171): region us-east-1 with an endpoint, else the SDK chain; the prefix ends in /; the others need the bucket', () => {
     expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b', MEDIAGATE_S3_ENDPOINT: 'https://s3.example.com' }).s3).toEqual({
-      bucket: 'b1b', endpoint: 'https://s3.example.com', region: 'us-east-1', forcePathStyle: false, prefix: '',
+      bucket: 'b1b', endpoint: 'https://s3.example.com', region: 'us-east-1', forcePathStyle: false, prefix: '', createBucket: false,
     });
-    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b' }).s3).toEqual({ bucket: 'b1b', endpoint: undefined, region: undefined, forcePathStyle: false, prefix: '' });
+    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b' }).s3).toEqual({ bucket: 'b1b', endpoint: undefined, region: undefined, forcePathStyle: false, prefix: '', createBucket: false });
     expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b', MEDIAGATE_S3_PREFIX: 'mediagate/' }).s3?.prefix).toBe('mediagate/');
-    for (const name of ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_FILES_REDIRECT']) {
+    for (const name of ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_S3_CREATE_BUCKET', 'MEDIAGATE_FILES_REDIRECT']) {
       expect(() => loadConfig({ [name]: name === 'MEDIAGATE_S3_ENDPOINT' ? 'http://127.0.0.1:9000' : '1' }), name).toThrow(`${name}: only applies with MEDIAGATE_S3_BUCKET, which is not set`);
     }
   });
@@ -93,7 +95,7 @@ describe('configuration', () => {
   it.each([
     ['MEDIAGATE_S3_BUCKET', 'ab'], ['MEDIAGATE_S3_BUCKET', 'my bucket'], ['MEDIAGATE_S3_BUCKET', 'a..b'], ['MEDIAGATE_S3_BUCKET', '-abc'],
     ['MEDIAGATE_S3_ENDPOINT', 'minio:9000'], ['MEDIAGATE_S3_ENDPOINT', 'ftp://x'], ['MEDIAGATE_S3_ENDPOINT', 'https://user:secret@s3.example.com'],
-    ['MEDIAGATE_S3_REGION', 'eu west'], ['MEDIAGATE_S3_FORCE_PATH_STYLE', 'maybe'], ['MEDIAGATE_FILES_REDIRECT', 'sometimes'],
+    ['MEDIAGATE_S3_REGION', 'eu west'], ['MEDIAGATE_S3_FORCE_PATH_STYLE', 'maybe'], ['MEDIAGATE_S3_CREATE_BUCKET', 'yes please'], ['MEDIAGATE_FILES_REDIRECT', 'sometimes'],
     ['MEDIAGATE_S3_PREFIX', '/abs'], ['MEDIAGATE_S3_PREFIX', 'a//b'], ['MEDIAGATE_S3_PREFIX', 'a/../b'], ['MEDIAGATE_S3_PREFIX', 'sp ace'],
   ])('a bad %s (%s) stops the start with a message naming it, never echoing a credential', (name, value) => {
     const env = { MEDIAGATE_S3_BUCKET: 'media-results', [name]: value };
@@ -188,7 +190,7 @@ describe('configuration', () => {
     ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'], ['MEDIAGATE_MAX_CONNECTIONS', '0'],
     ['MEDIAGATE_MIN_FREE_DISK_MB', 'lots'], ['MEDIAGATE_HEADERS_TIMEOUT_SECONDS', '0'],
     ['MEDIAGATE_MEDIA_REVIEW_SLOTS', '0'], ['MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS', '17'], ['MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', 'lots'],
-    ['MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', '1024'],
+    ['MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', '1024'], ['MEDIAGATE_SHUTDOWN_GRACE_SECONDS', '3601'], ['MEDIAGATE_SHUTDOWN_GRACE_SECONDS', '2.5'],
   ])('a bad %s (%s) stops the start with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

@@ -62,6 +62,8 @@ export interface Config {
   maxAttempts: number;
   /** Lease length; a worker renews at a third of it. A task whose lease lapses is returned to the queue. */
   leaseMs: number;
+  /** MEDIAGATE_SHUTDOWN_GRACE_SECONDS: on SIGTERM, how long running generations and chat replies may go on before they are handed back or ended (G342), ms. */
+  shutdownGraceMs: number;
   /** Maximum request body, bytes. */
   bodyLimit: number;
   /** Retention of `videos` and Model Center results (D20: "24 h unless configured"). */
@@ -146,6 +148,8 @@ export interface S3Settings {
   forcePathStyle: boolean;
   /** Prepended to every key: `''` or a path ending in `/` (`mediagate/`). */
   prefix: string;
+  /** `MEDIAGATE_S3_CREATE_BUCKET=1`: a start that finds no bucket creates it (G346). */
+  createBucket: boolean;
 }
 
 const MS_PER_HOUR = 3_600_000;
@@ -178,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     heapGrowingPercent: s.MEDIAGATE_HEAP_GROWING_PERCENT,
     maxAttempts: s.MEDIAGATE_MAX_ATTEMPTS,
     leaseMs: s.MEDIAGATE_LEASE_SECONDS * 1000,
+    shutdownGraceMs: s.MEDIAGATE_SHUTDOWN_GRACE_SECONDS * 1000,
     bodyLimit: s.MEDIAGATE_BODY_LIMIT,
     videosResultTtlHours: s.MEDIAGATE_VIDEOS_RESULT_TTL_HOURS,
     queueTtlHours: s.MEDIAGATE_QUEUE_TTL_HOURS,
@@ -208,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
       region: s.MEDIAGATE_S3_REGION,
       forcePathStyle: s.MEDIAGATE_S3_FORCE_PATH_STYLE,
       prefix: s.MEDIAGATE_S3_PREFIX,
+      createBucket: s.MEDIAGATE_S3_CREATE_BUCKET,
     },
     filesRedirect: s.MEDIAGATE_FILES_REDIRECT,
     credits: {

@@ -1,23 +1,33 @@
 /**
- * Requests that stay open (chat streams and long completions, long-polls) end when their client
- * goes away, when their API key is revoked (within a second: decided by the same hashed lookup as
- * every request, so a revocation by the CLI in another process counts), and when the server shuts
- * down and its grace period has passed. Each tracked request gets one AbortSignal for all three;
- * its reason says which: a {@link ClientGone}, or the AppError the caller should see
- * (`invalid_api_key`, `service_unavailable`).
+ * Requests that stay open (chat streams and long completions, long-polls, status streams) end when
+ * their client goes away, when their API key is revoked (within a second: decided by the same hashed
+ * lookup as every request, so a revocation by the CLI in another process counts), and when the
+ * server shuts down: those that only watch a task (long-polls, status streams: `endsAt: 'drain'`)
+ * at once, since any other process answers them as well (G343); the others (chat) when the grace
+ * period has passed. Each tracked request gets one AbortSignal for all three; its reason says which:
+ * a {@link ClientGone}, or the AppError the caller should see (`invalid_api_key`, `service_unavailable`).
  */
 import type { FastifyReply } from 'fastify';
 import { AppError, ClientGone } from '../errors.js';
 import type { KeyStore } from '../store/types.js';
 
+/** When a shutdown ends an open request: at its start, or at the end of its grace period. */
+export type EndsAt = 'drain' | 'grace';
+
 interface Tracked {
   keyHash: string;
   controller: AbortController;
+  endsAt: EndsAt;
 }
+
+const shuttingDown = (): AppError => new AppError('service_unavailable', 'The gateway is shutting down; retry shortly');
 
 export class LiveRequests {
   private readonly tracked = new Set<Tracked>();
   private timer: NodeJS.Timeout | undefined;
+  /** Set when a shutdown begins: ends the requests that end with the drain. */
+  private draining: AppError | undefined;
+  /** Set when the grace period is over: ends every request. */
   private closing: AppError | undefined;
   /** Called when the last open request is released during a shutdown. */
   private drained: (() => void) | undefined;
@@ -36,14 +46,15 @@ export class LiveRequests {
   }
 
   /** Watches one open request; `release()` once its work is over. */
-  track(reply: FastifyReply, keyHash: string): { signal: AbortSignal; release: () => void } {
-    const entry: Tracked = { keyHash, controller: new AbortController() };
+  track(reply: FastifyReply, keyHash: string, endsAt: EndsAt = 'grace'): { signal: AbortSignal; release: () => void } {
+    const entry: Tracked = { keyHash, controller: new AbortController(), endsAt };
     const raw = reply.raw;
     const onClose = (): void => { if (!raw.writableFinished) entry.controller.abort(new ClientGone()); };
     raw.on('close', onClose);
     // the client may have gone before the request was tracked ('close' was emitted already)
     if (raw.closed && !raw.writableFinished) entry.controller.abort(new ClientGone());
-    if (this.closing) entry.controller.abort(this.closing);
+    const ended = this.closing ?? (endsAt === 'drain' ? this.draining : undefined);
+    if (ended) entry.controller.abort(ended);
     this.tracked.add(entry);
     this.timer ??= setInterval(() => {
       this.checkKeys().catch((err: unknown) => this.onCheckError(err));
@@ -64,16 +75,20 @@ export class LiveRequests {
   }
 
   /**
-   * Shutdown: after `graceMs` every request still open is stopped with a 503 (a stream ends with
-   * an error event); requests tracked later are stopped at once. Resolves once none is open any
-   * more (at once when none is).
+   * Shutdown: requests that end with the drain are stopped at once (a long-poll answers the task as
+   * it is, a status stream ends with an error event), and so are such requests tracked later; after
+   * `graceMs` every request still open is stopped with a 503 (a chat stream ends with an error
+   * event), and requests tracked later are stopped at once. Resolves once none is open any more (at
+   * once when none is).
    */
   shutdown(graceMs: number): Promise<void> {
+    this.draining ??= shuttingDown();
+    for (const t of this.tracked) if (t.endsAt === 'drain') t.controller.abort(this.draining);
     return new Promise((resolve) => {
       if (this.tracked.size === 0) { resolve(); return; }
       this.drained = resolve;
       const stop = (): void => {
-        this.closing = new AppError('service_unavailable', 'The gateway is shutting down; retry shortly');
+        this.closing = shuttingDown();
         for (const t of this.tracked) t.controller.abort(this.closing);
       };
       if (graceMs <= 0) stop();

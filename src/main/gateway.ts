@@ -16,6 +16,7 @@ import type { Config, WebhookSettings } from '../config.js';
 import type { MediaRef } from '../contract/media-refs.js';
 import { createLogger } from '../logger.js';
 import { LiveRequests } from '../http/live-requests.js';
+import { HttpDrain } from '../http/drain.js';
 import type { BlobStore } from '../media/blob-store.js';
 import { type BlobStores, openBlobStores } from '../media/blob-stores.js';
 import { ASSET_SCHEME } from '../media/media-review.js';
@@ -63,7 +64,14 @@ export interface GatewayOptions extends ProviderSetupOptions {
   resources?: ResourceMonitor;
   /** The webhook delivery worker (tests): how often it reads the outbox (ms, default 1000), its retry settings over the configured ones, name resolution. */
   webhooks?: { pollMs?: number; settings?: Partial<WebhookSettings>; lookup?: DeliveryWorkerDeps['lookup'] };
+  /** The least time a drain keeps idle connections open for requests already on their way, ms (default {@link DRAIN_LINGER_MS}; G341). */
+  drainLingerMs?: number;
 }
+
+/** A drain keeps idle keep-alive connections open at least this long (never past the grace period), ms (G341). */
+export const DRAIN_LINGER_MS = 1000;
+/** Replies still going this long after the grace period (a long download) are cut, ms (G342). */
+const FORCE_CLOSE_AFTER_GRACE_MS = 1000;
 
 export interface Gateway {
   config: Config;
@@ -90,7 +98,12 @@ export interface Gateway {
   metrics: GatewayMetrics | undefined;
   /** Starts the worker and the retention sweeper. */
   startBackground(): void;
-  /** Graceful stop: no new work, running tasks finish (up to `graceMs`) or go back to the queue, then everything closes. */
+  /**
+   * Graceful stop (G340-G343): stop listening and claiming, end long-polls and status streams, answer
+   * the requests still arriving on open connections (each then closes), let running tasks and chat
+   * replies go on up to `graceMs` (default `MEDIAGATE_SHUTDOWN_GRACE_SECONDS`) and hand the tasks
+   * still running back to the queue, then close everything.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -101,7 +114,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
   if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap', { startingMicro: config.credits.startingMicro });
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
-  const storage = await openBlobStores(config);
+  const storage = await openBlobStores(config, { log: logger.child({ component: 'storage' }) });
   const blobs = storage.results;
   logger.info({ storage: storage.kind, results: blobs.location }, 'result storage');
   const scratch = openScratchDir(path.join(config.dataDir, 'tmp'));
@@ -190,6 +203,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ...(options.webhooks?.lookup && { lookup: options.webhooks.lookup }),
     })
     : undefined;
+  const drain = new HttpDrain(app.server);
   app.addHook('onClose', async () => {
     watch.close();
     streams.close();
@@ -207,13 +221,26 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ...media, idempotency, credits: store.credits, queueTtlHours: config.queueTtlHours, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       });
     },
-    close(graceMs = 10_000) {
+    close(graceMs = config.shutdownGraceMs) {
       closing ??= (async () => {
         stopSweeper?.();
-        // Open streams and long-polls end at the end of the grace period; then their keep-alive
-        // connections, idle by now, are closed too (Fastify closed the idle ones at the start).
-        const streamsEnded = live.shutdown(graceMs).then(() => app.server.closeIdleConnections());
-        await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded, deliveries?.stop()]);
+        const listening = app.server.listening;
+        // no new connection; a request still arriving on an open one is answered, then its connection closes (G341)
+        drain.start();
+        logger.info({ graceMs, running: runner?.inFlight ?? 0, openRequests: live.size }, 'shutting down: no new connections or tasks');
+        // past the grace period (and a moment for the last bytes) no reply is waited for any more
+        const cut = setTimeout(() => drain.closeAll(), graceMs + FORCE_CLOSE_AFTER_GRACE_MS);
+        cut.unref();
+        const linger = Math.min(graceMs, listening ? (options.drainLingerMs ?? DRAIN_LINGER_MS) : 0);
+        // long-polls and status streams end now, chat replies at the end of the grace period (G343);
+        // running tasks finish, or go back to the queue at its end without using an attempt (G342)
+        await Promise.all([
+          live.shutdown(graceMs), runner?.stop(graceMs), deliveries?.stop(),
+          linger > 0 ? new Promise((resolve) => setTimeout(resolve, linger)) : undefined,
+        ]);
+        drain.closeIdle();
+        await app.close();
+        clearTimeout(cut);
         killAllFfmpeg();
         await Promise.all([providers.close(), rateLimits.close()]);
         storage.close();

@@ -5,6 +5,7 @@
  * received, provider work folders) stays on the local disk either way.
  */
 import path from 'node:path';
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { BlobStore } from './blob-store.js';
 import { FsBlobStore } from './fs-blob-store.js';
@@ -29,18 +30,33 @@ export interface BlobStoresOptions {
   /** How long one reachability answer is kept, ms (default 5000). */
   cacheMs?: number;
   now?: () => number;
+  /** Told when the bucket is created (`MEDIAGATE_S3_CREATE_BUCKET`, G346) or could not be. */
+  log?: Pick<Logger, 'info' | 'warn'>;
 }
 
 /** Opens the storage; the AWS SDK is loaded only when a bucket is configured (it adds ~200 ms and ~20 MiB to a start). */
 export async function openBlobStores(config: Config, options: BlobStoresOptions = {}): Promise<BlobStores> {
-  const { cacheMs = 5000, now = Date.now } = options;
+  const { cacheMs = 5000, now = Date.now, log } = options;
   let stores: Record<(typeof AREAS)[number], BlobStore>;
   let close = (): void => undefined;
+  /** Creates a missing bucket (G346): at the start, and again whenever the readiness probe finds none. */
+  let ensure: (() => Promise<void>) | undefined;
   if (config.s3) {
     const s3 = config.s3;
     const { createS3Client, S3BlobStore } = await import('./s3-blob-store.js');
     const client = createS3Client(s3);
     close = () => client.destroy();
+    if (s3.createBucket) {
+      const { ensureBucket } = await import('./s3-bucket.js');
+      ensure = async () => {
+        try {
+          if ((await ensureBucket(client, s3.bucket)) === 'created') log?.info({ bucket: s3.bucket }, 'created the bucket (MEDIAGATE_S3_CREATE_BUCKET)');
+        } catch (err) {
+          log?.warn({ bucket: s3.bucket, error: `${(err as Error).name}: ${(err as Error).message}` }, 'could not make sure the bucket exists (MEDIAGATE_S3_CREATE_BUCKET); /readyz tries again');
+        }
+      };
+      await ensure();
+    }
     stores = { results: new S3BlobStore(client, s3.bucket, s3.prefix, 'results'), inputs: new S3BlobStore(client, s3.bucket, s3.prefix, 'inputs'), assets: new S3BlobStore(client, s3.bucket, s3.prefix, 'assets') };
   } else {
     stores = { results: new FsBlobStore(path.join(config.dataDir, 'results')), inputs: new FsBlobStore(path.join(config.dataDir, 'inputs')), assets: new FsBlobStore(path.join(config.dataDir, 'assets')) };
@@ -52,6 +68,10 @@ export async function openBlobStores(config: Config, options: BlobStoresOptions 
       await stores.results.ping();
       return undefined;
     } catch (err) {
+      if (ensure) {
+        await ensure();
+        if (await stores.results.ping().then(() => true, () => false)) return undefined;
+      }
       return `storage: ${stores.results.location} cannot be reached (${(err as Error).message})`;
     }
   };

@@ -42,7 +42,7 @@ export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>,
       const task = await tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
       const wait = request.query.wait;
       if (wait === undefined || wait === '0') return sendQueryReply(reply, task, links);
-      const gone = live.track(reply, request.apiKeyHash);
+      const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown answers at once with the task as it is (G343)
       try {
         return sendQueryReply(reply, await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
       } finally {

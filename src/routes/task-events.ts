@@ -16,8 +16,8 @@ import { TaskIdParams } from './results.js';
  * `GET /v1/tasks/{id}/events` (G219-G220): server-sent events, each `id: <n>` and `data: <the
  * family query body>`: the task's state at once, then one event per status or progress change,
  * the last one the terminal state's, after which the stream ends. `: ping` comments keep quiet
- * streams alive. A revoked key, a task deleted meanwhile or the shutdown end the stream with an
- * `event: error` whose data is the standard error body.
+ * streams alive. A revoked key, a task deleted meanwhile or the start of a shutdown (G343) end the
+ * stream with an `event: error` whose data is the standard error body.
  */
 export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService, streams: TaskStreams, links: ReplyContext, live: LiveRequests): void {
   app.get<{ Params: { id: string } }>('/v1/tasks/:id/events', {
@@ -27,7 +27,7 @@ export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService
     },
   }, async (request, reply) => {
     const first = await tasks.getOwnedTask(request.apiKey, request.params.id);
-    const gone = live.track(reply, request.apiKeyHash);
+    const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown ends the stream at once (G343)
     let writer: SseWriter | undefined;
     let seq = 0;
     let sent = '';

@@ -94,6 +94,10 @@ const PROCESSES = group('Processes and tasks', {
     default: 30, min: 2, max: 3600, unit: 'seconds',
     description: 'A worker\'s lease on a task, renewed at a third of it; a task whose worker stops renewing returns to the queue after this long (G9).',
   }),
+  MEDIAGATE_SHUTDOWN_GRACE_SECONDS: int({
+    default: 25, min: 0, max: 3600, unit: 'seconds',
+    description: 'On SIGTERM, how long running generations and chat replies may go on; then a generation goes back to the queue without using an attempt and a chat stream ends (G342). Give the container or pod more than this to stop.',
+  }),
   MEDIAGATE_QUEUE_TTL_HOURS: int({
     default: 24, min: 0, max: HOURS_IN_A_YEAR, unit: 'hours',
     check: {
@@ -166,6 +170,10 @@ const S3 = group('Result storage in a bucket', {
     type: 'key prefix', default: 'empty', rule: '`/`-separated segments of letters, digits and `!_.*\'()-`; no leading `/`, no empty, `.` or `..` segment; at most 512 characters',
     description: 'Prepended to every key the gateway stores (`prod` -> `prod/results/...`), to share a bucket.',
     parse: s3Prefix,
+  })),
+  MEDIAGATE_S3_CREATE_BUCKET: onlyWith(BUCKET, bool({
+    default: false,
+    description: '`1`: a start that finds no bucket creates it (also when `/readyz` later finds it gone); for compose stacks and new clusters (G346).',
   })),
   MEDIAGATE_FILES_REDIRECT: onlyWith(BUCKET, bool({
     default: false,

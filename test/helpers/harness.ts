@@ -81,6 +81,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const gateway = await createGateway(config, {
     store: harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:'),
     runnerPollMs: 50,
+    drainLingerMs: 0, // closes at once: no test sends on an idle connection while its gateway stops
     webhooks: { pollMs: 50, ...options.webhooks },
     ...(options.providers && { providers: options.providers }),
     ...(options.routes && { routes: options.routes }),

@@ -38,12 +38,13 @@ export function useS3Credentials(): void {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true'; // the Node 20 notice, once per test process
 }
 
-export async function startS3Server(options: { bucket?: string; strict?: boolean } = {}): Promise<S3Server> {
+/** `createBucket: false` starts the server without the bucket (a gateway may create it, G346). */
+export async function startS3Server(options: { bucket?: string; strict?: boolean; createBucket?: boolean } = {}): Promise<S3Server> {
   const bucket = options.bucket ?? 'mediagate-test';
   const directory = tempDir('s3rver-');
   const server = new S3rver({
     address: '127.0.0.1', port: 0, silent: true, directory, allowMismatchedSignatures: options.strict !== true,
-    configureBuckets: [{ name: bucket }],
+    configureBuckets: options.createBucket === false ? [] : [{ name: bucket }],
   });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
