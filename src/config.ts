@@ -43,6 +43,8 @@ export interface Config {
   /** Path prefix of `{api_base_url}` (clip/reel Form A), `''` or `/something`. */
   apiPrefix: string;
   bootstrapKey: string | undefined;
+  /** `MEDIAGATE_BOOTSTRAP_ADMIN_KEY`: an admin key stored at start if absent (G300). A secret: never logged. */
+  bootstrapAdminKey: string | undefined;
   sandboxTiming: SandboxTiming;
   allowPrivateUrls: boolean;
   logLevel: string;
@@ -381,6 +383,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (bootstrapKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapKey)) {
     throw new ConfigError('MEDIAGATE_BOOTSTRAP_KEY', 'must be 16 to 200 printable characters without spaces');
   }
+  const bootstrapAdminKey = env.MEDIAGATE_BOOTSTRAP_ADMIN_KEY || undefined;
+  if (bootstrapAdminKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapAdminKey)) {
+    throw new ConfigError('MEDIAGATE_BOOTSTRAP_ADMIN_KEY', 'must be 16 to 200 printable characters without spaces');
+  }
+  if (bootstrapAdminKey !== undefined && bootstrapAdminKey === bootstrapKey) {
+    throw new ConfigError('MEDIAGATE_BOOTSTRAP_ADMIN_KEY', 'must differ from MEDIAGATE_BOOTSTRAP_KEY: one key cannot be both a caller key and an admin key');
+  }
   const signingSecret = env.MEDIAGATE_SIGNING_SECRET || undefined;
   if (signingSecret !== undefined && signingSecret.length < 32) {
     throw new ConfigError('MEDIAGATE_SIGNING_SECRET', 'must be at least 32 characters');
@@ -411,6 +420,7 @@ export function loadConfig(env: Env = process.env): Config {
     powerPrefix: prefixSetting(env, 'MEDIAGATE_POWER_PREFIX'),
     apiPrefix: prefixSetting(env, 'MEDIAGATE_API_PREFIX'),
     bootstrapKey,
+    bootstrapAdminKey,
     sandboxTiming: timing,
     allowPrivateUrls: boolSetting(env, 'MEDIAGATE_ALLOW_PRIVATE_URLS', false),
     logLevel,

@@ -9,7 +9,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { openScratchDir } from './scratch-dir.js';
+import { auditEntry, BOOTSTRAP_ACTOR } from '../admin/actor.js';
+import { createAdminServices } from '../admin/services.js';
+import { KeyUsage } from '../auth/key-usage.js';
 import { ensureApiKey } from '../auth/keys.js';
+import { ConfigError } from '../config-error.js';
 import { ChatCredits } from '../chat/chat-credits.js';
 import { ChatService } from '../chat/service.js';
 import type { Config, WebhookSettings } from '../config.js';
@@ -63,6 +67,10 @@ export interface GatewayOptions extends ProviderSetupOptions {
   resources?: ResourceMonitor;
   /** The webhook delivery worker (tests): how often it reads the outbox (ms, default 1000), its retry settings over the configured ones, name resolution. */
   webhooks?: { pollMs?: number; settings?: Partial<WebhookSettings>; lookup?: DeliveryWorkerDeps['lookup'] };
+  /** The clock of keys' expiry and grace periods and of admin changes (default Date.now; tests step it). */
+  keyClock?: () => number;
+  /** How often keys' last-used times are written, ms (default 60 s, G308). */
+  keyUsageFlushMs?: number;
 }
 
 export interface Gateway {
@@ -99,7 +107,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   fs.mkdirSync(config.dataDir, { recursive: true });
   const sqliteLog = logger.child({ component: 'sqlite' });
   const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
-  if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap', { startingMicro: config.credits.startingMicro });
+  await ensureBootstrapKeys(config, store);
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config);
   const blobs = storage.results;
@@ -148,7 +156,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     elsewhere, ...(store.waitSlots && { slots: store.waitSlots }),
     ...(options.streamHeartbeatMs !== undefined && { heartbeatMs: options.streamHeartbeatMs }),
   });
+  const keyClock = options.keyClock ?? Date.now;
+  const keyUsage = new KeyUsage(store.keys, (err) => logger.warn({ err }, 'could not write keys\' last-used times; kept for the next try'), options.keyUsageFlushMs);
   const tasks = new TaskService({
+    now: keyClock,
+    onKeyUsed: (id, at) => keyUsage.touch(id, at),
     store: taskStore,
     keys: store.keys,
     providers,
@@ -175,12 +187,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const rateLimits = config.rateLimits ? await openRateLimitBackend(config.redisUrl, store, logger.child({ component: 'rate-limits' })) : memoryBackend;
   if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
-  const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
+  const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'), keyClock);
   const links = resultLinks(signer, config.videosResultTtlHours);
+  const admin = createAdminServices(config, store, { now: keyClock, flushKeyUsage: () => keyUsage.flush() });
   const app = await buildApp({
-    config, store, signer, storage, logger, live, resources, rateLimits, metrics,
-    services: { tasks, chat, idempotency, assets: media.assets, links, streams, ...(callbacks && { callbacks }) },
+    config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
+    services: { tasks, chat, idempotency, assets: media.assets, links, streams, admin, ...(callbacks && { callbacks }) },
   });
+  keyUsage.start();
   // webhook deliveries go out wherever tasks are run (G211)
   const deliveries = config.workers
     ? new DeliveryWorker({
@@ -214,6 +228,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         // connections, idle by now, are closed too (Fastify closed the idle ones at the start).
         const streamsEnded = live.shutdown(graceMs).then(() => app.server.closeIdleConnections());
         await Promise.all([app.close(), runner?.stop(graceMs), streamsEnded, deliveries?.stop()]);
+        await keyUsage.stop(); // the last requests' times, before the store closes (G308)
         killAllFfmpeg();
         await Promise.all([providers.close(), rateLimits.close()]);
         storage.close();
@@ -223,6 +238,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       return closing;
     },
   };
+}
+
+/**
+ * MEDIAGATE_BOOTSTRAP_KEY and MEDIAGATE_BOOTSTRAP_ADMIN_KEY (G300): each stored if absent (audited
+ * as `bootstrap`), a revoked one left revoked. An admin key that names an existing caller key (or
+ * the other way round) stops the start: a key's role never changes.
+ */
+async function ensureBootstrapKeys(config: Config, store: Store): Promise<void> {
+  const boot = [
+    { secret: config.bootstrapKey, name: 'bootstrap', role: 'caller' as const, setting: 'MEDIAGATE_BOOTSTRAP_KEY', startingMicro: config.credits.startingMicro },
+    { secret: config.bootstrapAdminKey, name: 'bootstrap-admin', role: 'admin' as const, setting: 'MEDIAGATE_BOOTSTRAP_ADMIN_KEY', startingMicro: 0 },
+  ];
+  for (const b of boot) {
+    if (b.secret === undefined) continue;
+    const now = Date.now();
+    const key = await ensureApiKey(store.keys, b.secret, b.name, { startingMicro: b.startingMicro }, now, {
+      fields: { role: b.role },
+      audit: (record, own) => auditEntry(BOOTSTRAP_ACTOR, 'key.create', record.id, { name: b.name, role: b.role, account_id: record.accountId, new_account: own !== undefined }, now),
+    });
+    if ((key.role ?? 'caller') !== b.role) throw new ConfigError(b.setting, `names an existing ${key.role ?? 'caller'} key (${key.id}); a key's role never changes: choose another secret`);
+  }
 }
 
 /** Signed URLs of caller media handed to an upstream expire at the end of the next period this long (valid 6-12 h). */

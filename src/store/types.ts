@@ -5,6 +5,7 @@
  * except `watchChanges`. Every implementation must pass the shared suite in
  * `test/store-contract.case.ts`.
  */
+import type { AuditAction } from '../contract/admin-audit.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { TaskRequest } from '../contract/submit-plan.js';
 import type { Logger } from 'pino';
@@ -591,7 +592,7 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-export type AuditAction = 'key.create' | 'key.update' | 'key.revoke' | 'key.rotate' | 'account.create' | 'account.grant';
+export type { AuditAction } from '../contract/admin-audit.js';
 
 export type NewAuditEntry = Omit<AuditEntry, 'id'>;
 
