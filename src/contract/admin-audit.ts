@@ -31,7 +31,7 @@ export const AuditQuerystring = Type.Object({
 export const AdminSettings = Type.Object({
   object: Type.Literal('settings'),
   settings: Type.Record(Type.String(), Type.Unknown(), { description: 'The effective configuration of the answering process; every secret replaced by "[redacted]" (G311)' }),
-}, { ...closed, title: 'AdminSettings' });
+}, { ...closed, title: 'AdminSettings', description: 'The effective configuration, secrets redacted' });
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export type AdminAuditEntry = Static<typeof AdminAuditEntry>;
