@@ -23,7 +23,7 @@ export interface AccountAdminDeps {
   now?: () => number;
 }
 
-const notFound = (id: string): AppError => new AppError('account_not_found', `No account has the id ${id}`, { param: 'id' });
+const notFound = (id: string): AppError => new AppError('account_not_found', `No account with id ${id}`, { param: 'id' });
 
 /** `kind=hold,capture`: the ledger kinds asked for, each once. */
 function kindsOf(raw: string | undefined): LedgerKind[] | undefined {

@@ -23,7 +23,7 @@ export interface KeyAdminDeps {
   beforeRead?: () => Promise<void>;
 }
 
-const notFound = (id: string): AppError => new AppError('key_not_found', `No API key has the id ${id}`, { param: 'id' });
+const notFound = (id: string): AppError => new AppError('key_not_found', `No API key with id ${id}`, { param: 'id' });
 
 export class KeyAdmin {
   private readonly now: () => number;
