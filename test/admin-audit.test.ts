@@ -63,6 +63,9 @@ describe('every change is audited once, with the request id and no secret', () =
     await h.admin('GET', `/admin/v1/accounts/${account}/ledger`);
     expect((await h.admin('POST', '/admin/v1/keys', { name: '' })).status).toBe(400);
     expect((await h.admin('PATCH', '/admin/v1/keys/key_none', { name: 'x' })).status).toBe(404);
+    const someKey = (await h.admin('GET', '/admin/v1/keys?limit=1')).json.data[0].id as string;
+    expect((await h.admin('PATCH', `/admin/v1/keys/${someKey}`, {})).status).toBe(200); // asks for no change
+    expect((await h.admin('PATCH', `/admin/v1/keys/${someKey}`, { limits: {} })).status).toBe(200);
     expect((await h.admin('POST', `/admin/v1/accounts/${account}/grants`, { amount: -1e6, note: 'x' })).status).toBe(409);
     expect((await h.admin('POST', '/admin/v1/keys', { name: 'x' }, h.key)).status).toBe(403);
     expect(await entries()).toEqual(before);

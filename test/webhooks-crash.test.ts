@@ -96,5 +96,5 @@ describe('webhooks across kill -9', () => {
     expect(runCli(['keys', 'webhook', id, 'none'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(0);
     expect(runCli(['keys', 'list'], { MEDIAGATE_DATA_DIR: dataDir }).stdout).toContain('webhook none');
     expect(runCli(['keys', 'webhook', 'key_nope', 'none'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(1);
-  });
+  }, 120_000); // seven commands, each a process start
 });

@@ -71,6 +71,7 @@ export class KeyAdmin {
   async update(id: string, body: KeyPatchBody, actor: Actor): Promise<AdminKey> {
     const now = this.now();
     const patch = keyPatchOf(body, { now, allowPrivateUrls: this.deps.allowPrivateUrls });
+    if (Object.keys(patch).length === 0) return this.get(id); // nothing asked: nothing changed, nothing audited
     const updated = await this.deps.keys.update(id, patch, auditEntry(actor, 'key.update', id, { ...body }, now));
     if (!updated) throw notFound(id);
     return keyReply(updated);
