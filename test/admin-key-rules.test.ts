@@ -19,6 +19,14 @@ const answer = (res: Awaited<ReturnType<typeof post>>) => ({ status: res.statusC
 const taskCount = async (): Promise<number> => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
 
 describe('model allow-lists on every create call and chat', () => {
+  it('the table holds every create path of the OpenAPI document (each honours Idempotency-Key) and chat', async () => {
+    type Op = { responses: Record<string, { headers?: Record<string, unknown> }> };
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Op>> };
+    const creates = Object.entries(doc.paths).filter(([, ops]) => ops.post?.responses['200']?.headers?.['idempotent-replayed'] !== undefined).map(([path]) => path);
+    expect(creates.length).toBeGreaterThanOrEqual(9);
+    expect([...creates, '/v1/chat/completions'].sort()).toEqual(CREATE_CALLS.map((c) => c.path).sort());
+  });
+
   it.each(CREATE_CALLS)('POST $path ($model): refused off the list, in the $style body; allowed by name and by $family:*', async (call) => {
     const other = call.family === 'pic' ? 'clip:*' : 'pic';
     const narrow = await h.newKey({ models: [other] });
