@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { registerAuth } from './auth/plugin.js';
+import type { AdminServices } from './admin/services.js';
+import type { KeyUsage } from './auth/key-usage.js';
+import { registerAuth, type AuthOptions } from './auth/plugin.js';
 import type { ChatService } from './chat/service.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
@@ -25,6 +27,7 @@ import type { AssetService } from './media/asset-service.js';
 import type { BlobStores } from './media/blob-stores.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerAdminRoutes } from './routes/admin/scope.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerFileRoutes } from './routes/files.js';
@@ -54,6 +57,8 @@ export interface AppServices {
   callbacks?: CallbackReceiver;
   /** Status streams (`GET /v1/tasks/{id}/events`, G219). */
   streams: TaskStreams;
+  /** The admin API's services (G300-G311). */
+  admin: AdminServices;
 }
 
 export interface AppDeps {
@@ -73,6 +78,10 @@ export interface AppDeps {
   rateLimits: RateLimitBackend;
   /** The process's metrics (G221); absent when `/metrics` is off. */
   metrics?: GatewayMetrics | undefined;
+  /** Keys' last-used times (G308), told of every authenticated request. */
+  keyUsage?: KeyUsage;
+  /** The clock keys' expiry is read against (default `Date.now`; tests step it). */
+  now?: () => number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -148,8 +157,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { tasks, chat, idempotency, assets, links } = deps.services;
   const { live } = deps;
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
+  const { keyUsage } = deps;
+  const auth: AuthOptions = { now: deps.now ?? Date.now, ...(keyUsage && { onKeyUsed: (id: string, at: number) => keyUsage.touch(id, at) }) };
   await app.register(async (api) => {
-    registerAuth(api, store.keys);
+    registerAuth(api, store.keys, auth);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits, deps.rateLimits);
     registerIdempotency(api, idempotency);
     registerBodyBounds(api);
@@ -162,5 +173,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerTaskEventsRoute(api, tasks, deps.services.streams, links, live);
     registerWebhookRoutes(api, store.webhooks, tasks);
   });
+  await registerAdminRoutes(app, store.keys, deps.services.admin, auth);
   return app;
 }

@@ -14,6 +14,7 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
   MEDIAGATE_POWER_PREFIX: ['/power', { powerPrefix: '/power' }],
   MEDIAGATE_API_PREFIX: ['/api', { apiPrefix: '/api' }],
   MEDIAGATE_BOOTSTRAP_KEY: ['k'.repeat(20), { bootstrapKey: 'k'.repeat(20) }],
+  MEDIAGATE_BOOTSTRAP_ADMIN_KEY: ['a'.repeat(20), { bootstrapAdminKey: 'a'.repeat(20) }],
   MEDIAGATE_SANDBOX_TIMING: ['realistic', { sandboxTiming: 'realistic' }],
   MEDIAGATE_ALLOW_PRIVATE_URLS: ['1', { allowPrivateUrls: true }],
   MEDIAGATE_MODEL_ROUTES: ['pic-2=sandbox,*=sandbox', { modelRoutes: { 'pic-2': 'sandbox', '*': 'sandbox' } }],
@@ -173,6 +174,10 @@ describe('configuration', () => {
     }
   });
 
+  it('MEDIAGATE_BOOTSTRAP_ADMIN_KEY must differ from MEDIAGATE_BOOTSTRAP_KEY (G300)', () => {
+    expect(() => loadConfig({ MEDIAGATE_BOOTSTRAP_KEY: 'k'.repeat(20), MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'k'.repeat(20) })).toThrow(/^MEDIAGATE_BOOTSTRAP_ADMIN_KEY: must differ from MEDIAGATE_BOOTSTRAP_KEY/);
+  });
+
   it('the README documents every setting it reads', () => {
     const readme = fs.readFileSync(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
     for (const name of [...Object.keys(EVERY_SETTING), 'MEDIAGATE_RATE_LIMIT', 'MEDIAGATE_CHAT_CONFIG']) {
@@ -183,7 +188,7 @@ describe('configuration', () => {
   it.each([
     ['PORT', 'abc'], ['PORT', '70000'], ['MEDIAGATE_PUBLIC_URL', 'not a url'], ['MEDIAGATE_PUBLIC_URL', 'ftp://x'],
     ['MEDIAGATE_POWER_PREFIX', 'power'], ['MEDIAGATE_API_PREFIX', '/api/'], ['MEDIAGATE_SANDBOX_TIMING', 'slow'],
-    ['MEDIAGATE_ALLOW_PRIVATE_URLS', 'maybe'], ['MEDIAGATE_BOOTSTRAP_KEY', 'short'], ['MEDIAGATE_MODEL_ROUTES', 'pic-2'],
+    ['MEDIAGATE_ALLOW_PRIVATE_URLS', 'maybe'], ['MEDIAGATE_BOOTSTRAP_KEY', 'short'], ['MEDIAGATE_BOOTSTRAP_ADMIN_KEY', 'short'], ['MEDIAGATE_MODEL_ROUTES', 'pic-2'],
     ['MEDIAGATE_LOG_LEVEL', 'loud'], ['MEDIAGATE_SIGNING_SECRET', 'too-short'], ['MEDIAGATE_LEASE_SECONDS', '1'],
     ['MEDIAGATE_SQLITE_SYNC', 'FULL'], ['MEDIAGATE_SQLITE_SYNC', 'off'], ['MEDIAGATE_WORKERS', '2'], ['MEDIAGATE_RATE_LIMIT', 'maybe'], ['MEDIAGATE_PROVIDER_CALLBACKS', 'maybe'],
     ['MEDIAGATE_MAX_ATTEMPTS', '0'], ['MEDIAGATE_BODY_LIMIT', '10'], ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],

@@ -45,6 +45,8 @@ export interface Config {
   /** Path prefix of `{api_base_url}` (clip/reel Form A), `''` or `/something`. */
   apiPrefix: string;
   bootstrapKey: S['MEDIAGATE_BOOTSTRAP_KEY'];
+  /** `MEDIAGATE_BOOTSTRAP_ADMIN_KEY`: an admin key stored at start if absent (G300). A secret: never logged. */
+  bootstrapAdminKey: S['MEDIAGATE_BOOTSTRAP_ADMIN_KEY'];
   sandboxTiming: SandboxTiming;
   allowPrivateUrls: boolean;
   logLevel: S['MEDIAGATE_LOG_LEVEL'];
@@ -172,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
     powerPrefix: s.MEDIAGATE_POWER_PREFIX,
     apiPrefix: s.MEDIAGATE_API_PREFIX,
     bootstrapKey: s.MEDIAGATE_BOOTSTRAP_KEY,
+    bootstrapAdminKey: s.MEDIAGATE_BOOTSTRAP_ADMIN_KEY,
     sandboxTiming: s.MEDIAGATE_SANDBOX_TIMING,
     allowPrivateUrls: s.MEDIAGATE_ALLOW_PRIVATE_URLS,
     logLevel: s.MEDIAGATE_LOG_LEVEL,

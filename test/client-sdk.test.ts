@@ -157,11 +157,11 @@ describe('typed errors', () => {
     expect(e.body).toMatchObject({ error: { param: 'size' } });
   });
 
-  it('videos create errors keep their envelope', async () => {
+  it('videos create errors keep their envelope; the catalog code comes from the x-error-code header (G312)', async () => {
     const err = await client.videos.create({ model: 'videos', prompt: 'x', duration: 99 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as MediagateError).body).toMatchObject({ code: '400', data: null });
-    expect((err as MediagateError).code).toBeUndefined();
+    expect((err as MediagateError).code).toBe('invalid_request');
   });
 
   it('404 for an unknown task and another key\'s task; 401 for a bad key', async () => {

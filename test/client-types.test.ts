@@ -1,5 +1,8 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as Sdk from '../packages/client/src/index.js';
+import type { AccountCreateBody, AdminAccount, AdminGrant, AdminLedgerEntry, GrantBody } from '../src/contract/admin-accounts.js';
+import type { AdminAuditEntry, AdminSettings } from '../src/contract/admin-audit.js';
+import type { AdminKey, AdminKeyCreated, AdminKeyRotated, KeyCreateBody, KeyPatchBody, KeyRotateBody } from '../src/contract/admin-keys.js';
 import type { ChatCompletionBody } from '../src/contract/chat.js';
 import type { ClipCreateBody } from '../src/contract/clip.js';
 import type { ModelCenterCreateBody } from '../src/contract/model-center.js';
@@ -30,5 +33,35 @@ describe('SDK request types against the server schemas', () => {
     expectTypeOf<ClipCreateBody>().toExtend<Sdk.ClipCreateParams>();
     expectTypeOf<ChatCompletionBody['model']>().toEqualTypeOf<Sdk.ChatModel>();
     expectTypeOf<MotionCreateBody['model']>().toEqualTypeOf<Sdk.MotionModel>();
+  });
+});
+
+// The admin API (G313): the AdminClient's request types are accepted by the server's schemas, and
+// its reply types are exactly what the server's reply schemas type (both ways).
+describe('AdminClient types against the admin API schemas', () => {
+  it('requests: every SDK request type is assignable to the server body type, and back', () => {
+    expectTypeOf<Sdk.KeyCreateParams>().toExtend<KeyCreateBody>();
+    expectTypeOf<KeyCreateBody>().toExtend<Sdk.KeyCreateParams>();
+    expectTypeOf<Sdk.KeyUpdateParams>().toExtend<KeyPatchBody>();
+    expectTypeOf<KeyPatchBody>().toExtend<Sdk.KeyUpdateParams>();
+    expectTypeOf<Sdk.KeyRotateParams>().toExtend<KeyRotateBody>();
+    expectTypeOf<Sdk.GrantParams>().toExtend<GrantBody>();
+    expectTypeOf<{ name: string }>().toExtend<AccountCreateBody>();
+  });
+
+  it('replies: the server reply types and the SDK\'s are the same shapes', () => {
+    expectTypeOf<AdminKey>().toExtend<Sdk.AdminKey>();
+    expectTypeOf<Sdk.AdminKey>().toExtend<AdminKey>();
+    expectTypeOf<AdminKeyCreated>().toExtend<Sdk.AdminKeyCreated>();
+    expectTypeOf<Sdk.AdminKeyCreated>().toExtend<AdminKeyCreated>();
+    expectTypeOf<AdminKeyRotated>().toExtend<Sdk.AdminKeyRotated>();
+    expectTypeOf<Sdk.AdminKeyRotated>().toExtend<AdminKeyRotated>();
+    expectTypeOf<AdminAccount>().toEqualTypeOf<Sdk.AdminAccount>();
+    expectTypeOf<AdminLedgerEntry>().toExtend<Sdk.AdminLedgerEntry>();
+    expectTypeOf<Sdk.AdminLedgerEntry>().toExtend<AdminLedgerEntry>();
+    expectTypeOf<AdminGrant>().toExtend<Sdk.AdminGrant>();
+    expectTypeOf<AdminAuditEntry>().toExtend<Sdk.AdminAuditEntry>();
+    expectTypeOf<Sdk.AdminAuditEntry>().toExtend<AdminAuditEntry>();
+    expectTypeOf<AdminSettings>().toExtend<Sdk.AdminSettings>();
   });
 });

@@ -84,7 +84,7 @@ describe('mediagate accounts and credits', () => {
     expect([noNote.status, noNote.stderr]).toEqual([2, expect.stringMatching(/--note/)]);
     for (const amount of ['0', 'ten', '1.0000001']) expect(cli('credits', 'grant', 'acct_x', amount, '--note', 'n').status, amount).toBe(2);
     const unknown = cli('credits', 'grant', 'acct_missing', '5', '--note', 'n');
-    expect([unknown.status, unknown.stderr]).toEqual([1, expect.stringMatching(/no account with id acct_missing/)]);
+    expect([unknown.status, unknown.stderr]).toEqual([1, expect.stringMatching(/No account with id acct_missing/)]);
     expect(cli('credits', 'ledger', 'acct_missing').status).toBe(1);
     expect(cli('credits', 'frobnicate').status).toBe(2);
   }, 120_000);

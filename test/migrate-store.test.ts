@@ -82,6 +82,12 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     await store.keys.setRateLimits(alice.id, { submitRate: 7, queryRate: 70 });
     await store.keys.revoke(carol.id, Date.now());
     await store.keys.setWebhookUrl(alice.id, 'https://hooks.example.com/alice');
+    // the admin API's columns and tables (G300-G308): an allow-list and an expiry, its audit entry, a secret in its grace
+    const now = Date.now();
+    await store.keys.update(alice.id, { models: ['pic:*', 'chat:*'], expiresAt: now + 86_400_000, maxInFlight: 9 },
+      { at: now, actor: 'cli', action: 'key.update', target: alice.id, requestId: null, details: { models: ['pic:*', 'chat:*'] } });
+    const bob = (await store.keys.findActiveByHash(hashApiKey(secrets.bob)))!;
+    await store.keys.rotate(bob.id, { hash: hashApiKey('mg_bob-rotated-secret'), prefix: 'mg_bob-r' }, now + 86_400_000, now);
     await store.webhooks.secrets(alice.id, 'whsec_b2xkb2xkb2xkb2xkb2xkb2xkb2xkb2xk');
     await store.webhooks.rotateSecret(alice.id, 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3', Date.now());
     const template = done[0]!;
@@ -125,7 +131,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const lines = run.stdout.trim().split('\n');
     expect(lines).toContain('tasks: 7 rows');
     expect(lines).toContain('api_keys: 3 rows');
-    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, accounts 3, ledger \d+, tasks 7, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2$/);
+    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, api_key_grace 1, api_key_usage \d+, audit_log 1, accounts 3, ledger \d+, tasks 7, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2$/);
 
     // raw rows: the same in both databases, column by column
     const sqlite = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });
@@ -218,7 +224,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const held = await counts();
     const run = await runCliAsync(['migrate-store'], { ...env, MEDIAGATE_DATABASE_URL: url });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/^migrate-store: postgres:\/\/.* already holds data \(api_keys, accounts, ledger, tasks, .*\); migrate-store only copies into an empty database, nothing was copied\n$/);
+    expect(run.stderr).toMatch(/^migrate-store: postgres:\/\/.* already holds data \(api_keys, api_key_grace, (api_key_usage, )?audit_log, accounts, ledger, tasks, .*\); migrate-store only copies into an empty database, nothing was copied\n$/);
     expect(await counts()).toEqual(held);
   }, 60_000);
 });

@@ -8,6 +8,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../src/auth/keys.js';
 import { startFakeReplicate, type FakeReplicate } from './fakes/replicate.js';
 import { configFiles } from './helpers/config-files.js';
 import { createHarness, type Harness } from './helpers/harness.js';
@@ -244,6 +245,53 @@ describe('every reply matches the schema the document declares for it', () => {
     check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/json' }, payload: '{}' }), 400);
     check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/nobody/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: delivery }), 404);
     check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/octet-stream', ...signed }, payload: Buffer.from([0, 255]) }), 401);
+  });
+});
+
+describe('the admin API\'s replies match the document too', () => {
+  it('keys, accounts, grants, the ledger, the audit log and the settings: successes and errors', async () => {
+    const d = idleDoc;
+    const admin = (await createApiKey(idle.store.keys, 'openapi admin', {}, Date.now(), { fields: { role: 'admin' } })).secret;
+    const call = (method: string, url: string, payload?: unknown, key = admin) => idle.app.inject({
+      method: method as 'GET', url, headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
+      ...(payload !== undefined && { payload: JSON.stringify(payload) }),
+    });
+    const keys = '/admin/v1/keys';
+    const created = check(d, 'POST', keys, await call('POST', keys, { name: 'documented', models: ['pic'], expires_at: Math.floor(Date.now() / 1000) + 60, limits: { credits: 2.5 } }), 200).json();
+    check(d, 'POST', keys, await call('POST', keys, { name: 'x', role: 'root' }), 400);
+    check(d, 'POST', keys, await call('POST', keys, { name: 'x' }, idle.key), 403);
+    check(d, 'GET', keys, await call('GET', `${keys}?limit=1`), 200);
+    check(d, 'GET', keys, await call('GET', `${keys}?limit=0`), 400);
+    const one = `${keys}/{id}`;
+    check(d, 'GET', one, await call('GET', `${keys}/${created.id}`), 200);
+    check(d, 'GET', one, await call('GET', `${keys}/key_unknown`), 404);
+    check(d, 'PATCH', one, await call('PATCH', `${keys}/${created.id}`, { models: null, limits: { tasks_in_flight: 4 } }), 200);
+    check(d, 'PATCH', one, await call('PATCH', `${keys}/${created.id}`, { role: 'admin' }), 400);
+    check(d, 'POST', `${one}/rotate`, await call('POST', `${keys}/${created.id}/rotate`, { grace_seconds: 30 }), 200);
+    check(d, 'POST', `${one}/rotate`, await call('POST', `${keys}/key_unknown/rotate`, {}), 404);
+    check(d, 'POST', `${one}/revoke`, await call('POST', `${keys}/${created.id}/revoke`), 200);
+    check(d, 'POST', `${one}/revoke`, await call('POST', `${keys}/key_unknown/revoke`), 404);
+    check(d, 'POST', `${one}/rotate`, await call('POST', `${keys}/${created.id}/rotate`, {}), 409);
+
+    const accounts = '/admin/v1/accounts';
+    const account = check(d, 'POST', accounts, await call('POST', accounts, { name: 'documented' }), 200).json();
+    check(d, 'POST', accounts, await call('POST', accounts, {}), 400);
+    check(d, 'GET', accounts, await call('GET', `${accounts}?q=doc`), 200);
+    check(d, 'GET', accounts, await call('GET', `${accounts}?cursor=x`), 400);
+    check(d, 'GET', `${accounts}/{id}`, await call('GET', `${accounts}/${account.id}`), 200);
+    check(d, 'GET', `${accounts}/{id}`, await call('GET', `${accounts}/acct_unknown`), 404);
+    const grants = `${accounts}/{id}/grants`;
+    check(d, 'POST', grants, await call('POST', `${accounts}/${account.id}/grants`, { amount: 3.25, note: 'documented' }), 200);
+    check(d, 'POST', grants, await call('POST', `${accounts}/${account.id}/grants`, { amount: -1000, note: 'too much' }), 409);
+    check(d, 'POST', grants, await call('POST', `${accounts}/acct_unknown/grants`, { amount: 1, note: 'n' }), 404);
+    const ledger = `${accounts}/{id}/ledger`;
+    check(d, 'GET', ledger, await call('GET', `${accounts}/${account.id}/ledger?limit=5&kind=grant`), 200);
+    check(d, 'GET', ledger, await call('GET', `${accounts}/acct_unknown/ledger`), 404);
+    const audit = check(d, 'GET', '/admin/v1/audit', await call('GET', '/admin/v1/audit?action=key.create&since=0'), 200).json();
+    expect(audit.data.length).toBeGreaterThan(0);
+    check(d, 'GET', '/admin/v1/audit', await call('GET', '/admin/v1/audit?since=yesterday'), 400);
+    check(d, 'GET', '/admin/v1/settings', await call('GET', '/admin/v1/settings'), 200);
+    check(d, 'GET', '/admin/v1/settings', await call('GET', '/admin/v1/settings', undefined, idle.key), 403);
   });
 });
 

@@ -39,9 +39,9 @@ export function creditsContract(open: OpenStore): void {
       const store = s();
       await account(store, 10);
       expect(await store.credits.getAccount('acct_a')).toEqual({ id: 'acct_a', name: 'account acct_a', createdAt: T, availableMicro: 10 * C, heldMicro: 0, spentMicro: 0 });
-      expect(await store.credits.grant('acct_a', 2_500_000, 'top-up', T + 1)).toBe(true);
-      expect(await store.credits.grant('acct_a', -500_000, 'correction', T + 2)).toBe(true);
-      expect(await store.credits.grant('acct_missing', C, 'x', T + 3)).toBe(false);
+      expect(await store.credits.grant('acct_a', 2_500_000, 'top-up', T + 1)).toMatchObject({ granted: true, entry: { kind: 'grant', amountMicro: 2_500_000 } });
+      expect(await store.credits.grant('acct_a', -500_000, 'correction', T + 2)).toMatchObject({ granted: true, entry: { kind: 'adjust', amountMicro: -500_000 } });
+      expect(await store.credits.grant('acct_missing', C, 'x', T + 3)).toEqual({ granted: false, refused: 'no_account' });
       expect((await store.credits.getAccount('acct_a'))?.availableMicro).toBe(12 * C);
       expect((await store.credits.ledger('acct_a')).map((e) => [e.kind, e.amountMicro, e.note])).toEqual([
         ['grant', 10 * C, 'starting credit'], ['grant', 2_500_000, 'top-up'], ['adjust', -500_000, 'correction'],

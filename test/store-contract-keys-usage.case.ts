@@ -12,7 +12,7 @@ const key = (id: string, createdAt = T): ApiKeyRecord & { hash: string } =>
 
 /** The record as the store answers it: without the hash; rate limits and spending cap null until set. */
 const answered = ({ hash: _hash, ...record }: ApiKeyRecord & { hash: string }, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
-  ({ ...record, submitRate: null, queryRate: null, spendCapMicro: null, webhookUrl: null, ...over });
+  ({ ...record, submitRate: null, queryRate: null, spendCapMicro: null, webhookUrl: null, role: 'caller', models: null, expiresAt: null, maxInFlight: null, ...over });
 
 /** Optional rate fields may be absent or null before they are set: compare them as null. */
 const normalised = (k: ApiKeyRecord | undefined) => k && { ...k, submitRate: k.submitRate ?? null, queryRate: k.queryRate ?? null };

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/harness.js';
+import { adminStoreContract } from './store-contract-admin.case.js';
 import { assetStoreContract } from './store-contract-assets.case.js';
 import { T, newTask, useStore, type OpenStore, type StoreContractOptions } from './store-contract-helpers.js';
 import { idempotencyStoreContract } from './store-contract-idempotency.case.js';
@@ -35,6 +36,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     usageStoreContract(open);
     creditsContract(open);
     webhooksContract(open);
+    adminStoreContract(open);
     storeContract(open, options);
   });
 }

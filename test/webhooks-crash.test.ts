@@ -84,14 +84,17 @@ describe('webhooks across kill -9', () => {
     const listed = runCli(['keys', 'list'], { MEDIAGATE_DATA_DIR: dataDir });
     const id = /^(key_[0-9a-f]+)\t/m.exec(listed.stdout)![1]!;
     expect(listed.stdout).toContain('webhook none');
-    const refused = runCli(['keys', 'webhook', id, '--url', 'http://127.0.0.1:9/x'], { MEDIAGATE_DATA_DIR: dataDir });
-    expect(refused.status).toBe(2);
-    expect(refused.stderr).toMatch(/--url: names a loopback address/);
-    const set = runCli(['keys', 'webhook', id, '--url', 'https://hooks.example.com/x'], { MEDIAGATE_DATA_DIR: dataDir });
+    const refused = runCli(['keys', 'webhook', id, 'http://127.0.0.1:9/x'], { MEDIAGATE_DATA_DIR: dataDir });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^URL: names a loopback address/m);
+    // --url names the gateway (G314): the old form is a usage error, never a request to the webhook's host
+    const old = runCli(['keys', 'webhook', id, '--url', 'https://hooks.example.com/x'], { MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_ADMIN_KEY: 'admin-key-0123456789abcdef' });
+    expect([old.status, old.stderr]).toEqual([2, expect.stringMatching(/webhook URL \(or none\) as arguments; --url names the gateway/)]);
+    const set = runCli(['keys', 'webhook', id, 'https://hooks.example.com/x'], { MEDIAGATE_DATA_DIR: dataDir });
     expect(set.status, set.stderr).toBe(0);
     expect(runCli(['keys', 'list'], { MEDIAGATE_DATA_DIR: dataDir }).stdout).toContain('webhook https://hooks.example.com/x');
-    expect(runCli(['keys', 'webhook', id, '--url', 'none'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(0);
+    expect(runCli(['keys', 'webhook', id, 'none'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(0);
     expect(runCli(['keys', 'list'], { MEDIAGATE_DATA_DIR: dataDir }).stdout).toContain('webhook none');
-    expect(runCli(['keys', 'webhook', 'key_nope', '--url', 'none'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(1);
-  });
+    expect(runCli(['keys', 'webhook', 'key_nope', 'none'], { MEDIAGATE_DATA_DIR: dataDir }).status).toBe(1);
+  }, 120_000); // seven commands, each a process start
 });

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { ApiKeyRecord, KeyStore } from '../store/types.js';
-import { hashApiKey, invalidKeyError } from './keys.js';
+import { authenticate } from './key-rules.js';
+import { hashApiKey } from './keys.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,12 +60,21 @@ export function bearerKeyHash(header: string | undefined): string {
   return hash;
 }
 
+export interface AuthOptions {
+  /** The clock keys' expiry and grace periods are read against (default `Date.now`; tests step it). */
+  now?: () => number;
+  /** Told the id of each key a request was authenticated with (its last-used time, G308). */
+  onKeyUsed?: (keyId: string, now: number) => void;
+}
+
 /**
  * Bearer authentication for every route registered in `scope` (an encapsulated plugin holding the
  * API routes; health, docs and signed downloads live outside it). The key is hashed and looked up
- * by hash on every request, so a revoked key fails at once.
+ * by hash on every request, so a revoked key fails at once; an expired key (G305) or a rotated-out
+ * secret past its grace (G307) is refused however long the record was cached.
  */
-export function registerAuth(scope: FastifyInstance, keys: KeyStore): void {
+export function registerAuth(scope: FastifyInstance, keys: KeyStore, options: AuthOptions = {}): void {
+  const now = options.now ?? Date.now;
   scope.decorateRequest('apiKey', null as unknown as ApiKeyRecord);
   scope.decorateRequest('apiKeyHash', '');
   scope.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
@@ -78,16 +88,11 @@ export function registerAuth(scope: FastifyInstance, keys: KeyStore): void {
       done();
       return;
     }
-    authenticate(keys, request.apiKeyHash).then((key) => {
+    const at = now();
+    authenticate(keys, request.apiKeyHash, at).then((key) => {
       request.apiKey = key;
+      options.onKeyUsed?.(key.id, at);
       done();
     }, (err: unknown) => done(err as Error));
   });
-}
-
-/** The active key with this hash, or 401. */
-export async function authenticate(keys: KeyStore, keyHash: string): Promise<ApiKeyRecord> {
-  const key = await keys.findActiveByHash(keyHash);
-  if (!key) throw invalidKeyError();
-  return key;
 }

@@ -1,6 +1,6 @@
 /**
  * Checks on JSON bodies beyond their byte size (`MEDIAGATE_BODY_LIMIT`, 413), before validation,
- * for every POST route of the API (G78, G110):
+ * for every POST (and the admin API's PATCH) route of the API (G78, G110):
  * - nesting depth: a deeply nested body is cheap to send and costly to walk (validation, logging,
  *   pass-through to Model Center providers), so more than {@link MAX_JSON_DEPTH} levels is a 400;
  * - well-formed text: JSON lets a string (or a key) hold a lone UTF-16 surrogate (`"\ud800"`), which
@@ -108,6 +108,6 @@ const checkBody: preValidationHookHandler = function checkBody(request, _reply, 
 /** Adds the body checks to every route of `scope` that takes a body. */
 export function registerBodyBounds(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
-    if (routeHasMethod(route, 'POST')) route.preValidation = [checkBody, ...hookList(route.preValidation)];
+    if (routeHasMethod(route, 'POST') || routeHasMethod(route, 'PATCH')) route.preValidation = [checkBody, ...hookList(route.preValidation)];
   });
 }

@@ -36,10 +36,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (appErr.status >= 500) request.log.error({ err }, 'request failed');
     const style = request.routeOptions.config?.errorStyle ?? 'standard';
     if (appErr.headers) void reply.headers(appErr.headers);
+    // the catalog code also where the family's body carries only the status (videos, chat: G312)
+    void reply.header('x-error-code', appErr.code);
     return reply.status(appErr.status).send(renderErrorBody(style, appErr));
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new AppError('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0]}`);
-    return reply.status(404).send(renderErrorBody('standard', err));
+    return reply.status(404).header('x-error-code', err.code).send(renderErrorBody('standard', err));
   });
 }

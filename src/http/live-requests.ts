@@ -1,13 +1,15 @@
 /**
  * Requests that stay open (chat streams and long completions, long-polls, status streams) end when
- * their client goes away, when their API key is revoked (within a second: decided by the same hashed
- * lookup as every request, so a revocation by the CLI in another process counts), and when the
- * server shuts down: those that only watch a task (long-polls, status streams: `endsAt: 'drain'`)
- * at once, since any other process answers them as well (G343); the others (chat) when the grace
- * period has passed. Each tracked request gets one AbortSignal for all three; its reason says which:
- * a {@link ClientGone}, or the AppError the caller should see (`invalid_api_key`, `service_unavailable`).
+ * their client goes away, when their API key is revoked or expires (within a second: decided by the
+ * same hashed lookup as every request, so a revocation by the CLI in another process counts), and
+ * when the server shuts down: those that only watch a task (long-polls, status streams: `endsAt:
+ * 'drain'`) at once, since any other process answers them as well (G343); the others (chat) when the
+ * grace period has passed. Each tracked request gets one AbortSignal for all three; its reason says
+ * which: a {@link ClientGone}, or the AppError the caller should see (`invalid_api_key`,
+ * `key_expired`, `service_unavailable`).
  */
 import type { FastifyReply } from 'fastify';
+import { keyRefusal } from '../auth/key-rules.js';
 import { AppError, ClientGone } from '../errors.js';
 import type { KeyStore } from '../store/types.js';
 
@@ -38,7 +40,13 @@ export class LiveRequests {
    * `checkMs`: how often the keys of open requests are checked for revocation; `onCheckError`: told
    * when the store could not answer (the requests stay open; the next check tries again).
    */
-  constructor(private readonly keys: KeyStore, private readonly checkMs = 1000, private readonly onCheckError: (err: unknown) => void = () => undefined) {}
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly checkMs = 1000,
+    private readonly onCheckError: (err: unknown) => void = () => undefined,
+    /** The clock keys' expiry is read against (G305). */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** How many requests are open now. */
   get size(): number {
@@ -96,19 +104,20 @@ export class LiveRequests {
     });
   }
 
-  /** Ends the requests of keys that are no longer active. */
+  /** Ends the requests of keys that are no longer active: revoked, expired (G305), or a rotated-out secret past its grace (G307). */
   private async checkKeys(): Promise<void> {
     if (this.checking) return; // a slow store: the last check is still under way
     this.checking = true;
     try {
-      const revoked = new Map<string, boolean>();
+      const refusals = new Map<string, AppError | null>();
       for (const t of [...this.tracked]) {
-        let gone = revoked.get(t.keyHash);
-        if (gone === undefined) {
-          gone = (await this.keys.findActiveByHash(t.keyHash)) === undefined;
-          revoked.set(t.keyHash, gone);
+        let refusal = refusals.get(t.keyHash);
+        if (refusal === undefined) {
+          const key = await this.keys.findActiveByHash(t.keyHash);
+          refusal = key ? keyRefusal(key, this.now()) ?? null : new AppError('invalid_api_key', 'The API key was revoked while this request was open');
+          refusals.set(t.keyHash, refusal);
         }
-        if (gone) t.controller.abort(new AppError('invalid_api_key', 'The API key was revoked while this request was open'));
+        if (refusal) t.controller.abort(refusal);
       }
     } finally {
       this.checking = false;

@@ -16,7 +16,8 @@ export const CLIENT_USAGE = `  generate image|video --model M --prompt P [--out 
   tasks get ID | tasks cancel ID [--json] | tasks watch ID [--out FILE] [--json] [--timeout S]
                                 the caller's tasks: list (newest first), get, cancel (motion), follow to the end
   Exit codes: 0 done, 1 task failed, 2 usage error, 3 task cancelled, 4 request refused (4xx),
-              5 gateway or network failure (5xx, unreachable), 6 --timeout passed`;
+              5 gateway or network failure (5xx, unreachable), 6 --timeout passed,
+              7 the API key has expired, 8 the key may not use this model (or is an admin key)`;
 
 const CONNECTION = { url: { type: 'string' }, 'api-key': { type: 'string' }, json: { type: 'boolean' } } as const;
 

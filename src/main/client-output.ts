@@ -6,8 +6,15 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ConnectionError, MediagateError, TaskCancelledError, TaskFailedError, TimeoutError, type AnyTask } from '../../packages/client/dist/index.js';
 import { UsageError } from './cli-args.js';
 
-/** Exit codes of the client commands (G238). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 3, api: 4, server: 5, timeout: 6 } as const;
+/** Exit codes of the client commands (G238, G315). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 3, api: 4, server: 5, timeout: 6, keyExpired: 7, notAllowed: 8 } as const;
+
+/** What to do about a refusal of the key itself (G315): its exit code and a hint after the gateway's message. */
+const KEY_REFUSALS: Record<string, { exit: number; hint: string }> = {
+  key_expired: { exit: EXIT.keyExpired, hint: 'the API key has expired: ask the gateway\'s operator for a later expiry or a new key' },
+  model_not_allowed: { exit: EXIT.notAllowed, hint: 'this API key may not use that model: choose one it may use, or ask the operator to allow it' },
+  caller_only: { exit: EXIT.notAllowed, hint: 'this is an admin key: generate and tasks need a caller key (MEDIAGATE_API_KEY)' },
+};
 
 /** A task's progress, as it changes: a bar redrawn in place on a terminal, else a line per change. */
 export interface Progress {
@@ -92,6 +99,11 @@ export function reportError(err: unknown, json: boolean): number {
   }
   if (err instanceof MediagateError) {
     say(`${err.message}${err.requestId ? ` (request id ${err.requestId})` : ''}`);
+    const refusal = err.code === undefined ? undefined : KEY_REFUSALS[err.code];
+    if (refusal) {
+      say(refusal.hint);
+      return refusal.exit;
+    }
     return err.status >= 500 ? EXIT.server : EXIT.api;
   }
   if (err instanceof TimeoutError) { say(err.message); return EXIT.timeout; }

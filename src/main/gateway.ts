@@ -9,7 +9,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { openScratchDir } from './scratch-dir.js';
+import { auditEntry, BOOTSTRAP_ACTOR } from '../admin/actor.js';
+import { createAdminServices } from '../admin/services.js';
+import { KeyUsage } from '../auth/key-usage.js';
 import { ensureApiKey } from '../auth/keys.js';
+import { ConfigError } from '../config-error.js';
 import { ChatCredits } from '../chat/chat-credits.js';
 import { ChatService } from '../chat/service.js';
 import type { Config, WebhookSettings } from '../config.js';
@@ -66,6 +70,10 @@ export interface GatewayOptions extends ProviderSetupOptions {
   webhooks?: { pollMs?: number; settings?: Partial<WebhookSettings>; lookup?: DeliveryWorkerDeps['lookup'] };
   /** The least time a drain keeps idle connections open for requests already on their way, ms (default {@link DRAIN_LINGER_MS}; G341). */
   drainLingerMs?: number;
+  /** The clock of keys' expiry and grace periods and of admin changes (default Date.now; tests step it). */
+  keyClock?: () => number;
+  /** How often keys' last-used times are written, ms (default 60 s, G308). */
+  keyUsageFlushMs?: number;
 }
 
 /** A drain keeps idle keep-alive connections open at least this long (never past the grace period), ms (G341). */
@@ -112,7 +120,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   fs.mkdirSync(config.dataDir, { recursive: true });
   const sqliteLog = logger.child({ component: 'sqlite' });
   const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
-  if (config.bootstrapKey) await ensureApiKey(store.keys, config.bootstrapKey, 'bootstrap', { startingMicro: config.credits.startingMicro });
+  await ensureBootstrapKeys(config, store);
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config, { log: logger.child({ component: 'storage' }) });
   const blobs = storage.results;
@@ -161,7 +169,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     elsewhere, ...(store.waitSlots && { slots: store.waitSlots }),
     ...(options.streamHeartbeatMs !== undefined && { heartbeatMs: options.streamHeartbeatMs }),
   });
+  const keyClock = options.keyClock ?? Date.now;
+  const keyUsage = new KeyUsage(store.keys, (err) => logger.warn({ err }, 'could not write keys\' last-used times; kept for the next try'), options.keyUsageFlushMs);
   const tasks = new TaskService({
+    now: keyClock,
+    onKeyUsed: (id, at) => keyUsage.touch(id, at),
     store: taskStore,
     keys: store.keys,
     providers,
@@ -188,12 +200,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const rateLimits = config.rateLimits ? await openRateLimitBackend(config.redisUrl, store, logger.child({ component: 'rate-limits' })) : memoryBackend;
   if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
-  const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'));
+  const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'), keyClock);
   const links = resultLinks(signer, config.videosResultTtlHours);
+  const admin = createAdminServices(config, store, { now: keyClock, flushKeyUsage: () => keyUsage.flush() });
   const app = await buildApp({
-    config, store, signer, storage, logger, live, resources, rateLimits, metrics,
-    services: { tasks, chat, idempotency, assets: media.assets, links, streams, ...(callbacks && { callbacks }) },
+    config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
+    services: { tasks, chat, idempotency, assets: media.assets, links, streams, admin, ...(callbacks && { callbacks }) },
   });
+  keyUsage.start();
   // webhook deliveries go out wherever tasks are run (G211)
   const deliveries = config.workers
     ? new DeliveryWorker({
@@ -241,6 +255,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         drain.closeIdle();
         await app.close();
         clearTimeout(cut);
+        await keyUsage.stop(); // the last requests' times, before the store closes (G308)
         killAllFfmpeg();
         await Promise.all([providers.close(), rateLimits.close()]);
         storage.close();
@@ -250,6 +265,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       return closing;
     },
   };
+}
+
+/**
+ * MEDIAGATE_BOOTSTRAP_KEY and MEDIAGATE_BOOTSTRAP_ADMIN_KEY (G300): each stored if absent (audited
+ * as `bootstrap`), a revoked one left revoked. An admin key that names an existing caller key (or
+ * the other way round) stops the start: a key's role never changes.
+ */
+async function ensureBootstrapKeys(config: Config, store: Store): Promise<void> {
+  const boot = [
+    { secret: config.bootstrapKey, name: 'bootstrap', role: 'caller' as const, setting: 'MEDIAGATE_BOOTSTRAP_KEY', startingMicro: config.credits.startingMicro },
+    { secret: config.bootstrapAdminKey, name: 'bootstrap-admin', role: 'admin' as const, setting: 'MEDIAGATE_BOOTSTRAP_ADMIN_KEY', startingMicro: 0 },
+  ];
+  for (const b of boot) {
+    if (b.secret === undefined) continue;
+    const now = Date.now();
+    const key = await ensureApiKey(store.keys, b.secret, b.name, { startingMicro: b.startingMicro }, now, {
+      fields: { role: b.role },
+      audit: (record, own) => auditEntry(BOOTSTRAP_ACTOR, 'key.create', record.id, { name: b.name, role: b.role, account_id: record.accountId, new_account: own !== undefined }, now),
+    });
+    if ((key.role ?? 'caller') !== b.role) throw new ConfigError(b.setting, `names an existing ${key.role ?? 'caller'} key (${key.id}); a key's role never changes: choose another secret`);
+  }
 }
 
 /** Signed URLs of caller media handed to an upstream expire at the end of the next period this long (valid 6-12 h). */

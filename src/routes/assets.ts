@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import { requireCaller } from '../auth/key-rules.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError, invalidField } from '../errors.js';
 import { assetReply } from '../families/asset.js';
@@ -23,6 +24,7 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
     scope.post(base, {
       schema: { tags: ['model-center'], summary: 'Upload an asset (multipart field `file`, or JSON {url}) for use as assetId://{id}', response: responses({ 200: AssetReply }, [400, 401, 403, 413, 429, 500, 503]) },
     }, async (request) => {
+      requireCaller(request.apiKey); // admin keys upload nothing (G301)
       if (request.isMultipart()) {
         const file = await request.file();
         if (file?.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
+import { requireMayCreate } from '../auth/key-rules.js';
 import type { ChatCall, ChatService } from '../chat/service.js';
 import { SseWriter } from '../chat/sse.js';
 import { ChatCompletionBody, ChatCompletionReply, ChatCompletionStream, toChatRequest } from '../contract/chat.js';
@@ -22,9 +23,10 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService, live
       body: ChatCompletionBody,
       response: responses({
         200: { description: 'The whole reply (JSON), or with `stream: true` a stream of server-sent events', content: { 'application/json': { schema: ChatCompletionReply }, 'text/event-stream': { schema: ChatCompletionStream } } },
-      }, [400, 401, 402, 413, 429, 500, 502, 503, 504], { style: 'chat' }),
+      }, [400, 401, 402, 403, 413, 429, 500, 502, 503, 504], { style: 'chat' }),
     },
   }, async (request, reply) => {
+    requireMayCreate(request.apiKey, 'chat', request.body.model); // G301, G304
     const gone = live.track(reply, request.apiKeyHash);
     const call: ChatCall = { keyId: request.apiKey.id, accountId: request.apiKey.accountId, request: toChatRequest(request.body), signal: gone.signal, log: request.log as unknown as Logger };
     try {

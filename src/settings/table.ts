@@ -6,6 +6,7 @@
  * reads a variable this table lacks). Adding a setting is adding a row to its group.
  * Descriptions are markdown, linked relative to docs/reference/.
  */
+import { ConfigError } from '../config-error.js';
 import { readPrices } from '../credits/prices.js';
 import { bool, choice, custom, group, int, onlyWith, readElsewhere } from './setting.js';
 import {
@@ -59,6 +60,17 @@ const KEYS = group('Keys and caller URLs', {
     type: 'text', default: 'unset', rule: '16 to 200 printable characters without spaces', secret: true,
     description: 'An API key the gateway accepts, created at start if absent (D25): for scripts and containers.',
     parse: bootstrapKey,
+  }),
+  MEDIAGATE_BOOTSTRAP_ADMIN_KEY: custom({
+    type: 'text', default: 'unset', rule: '16 to 200 printable characters without spaces; not the same as `MEDIAGATE_BOOTSTRAP_KEY`', secret: true,
+    description: 'An admin key (the operator\'s API, `/admin/v1/*`) the gateway accepts, created at start if absent (G300). It cannot submit tasks.',
+    parse: (name, raw, ctx) => {
+      const key = bootstrapKey(name, raw);
+      if (key !== undefined && key === ctx.get('MEDIAGATE_BOOTSTRAP_KEY')) {
+        throw new ConfigError(name, 'must differ from MEDIAGATE_BOOTSTRAP_KEY: one key cannot be both a caller key and an admin key');
+      }
+      return key;
+    },
   }),
   MEDIAGATE_SIGNING_SECRET: custom({
     type: 'text', default: 'generated once into `<MEDIAGATE_DATA_DIR>/signing-secret`', rule: 'at least 32 characters', secret: true,
@@ -386,6 +398,10 @@ const CLIENT_COMMANDS = group('Client commands', {
   MEDIAGATE_API_KEY: readElsewhere({
     type: 'text', default: 'unset (then `--api-key` is required)', rule: 'visible ASCII only (G247)', readBy: CLIENT, secret: true,
     description: 'The API key of those commands (`--api-key` wins).',
+  }),
+  MEDIAGATE_ADMIN_KEY: readElsewhere({
+    type: 'text', default: 'unset', rule: 'visible ASCII only', readBy: CLIENT, secret: true,
+    description: 'The admin key the `mediagate keys|accounts|credits ... --url URL` commands send to the operator\'s API (G314). Not read by the server.',
   }),
   MEDIAGATE_POWER_URL: readElsewhere({
     type: 'URL', default: '`MEDIAGATE_URL`', rule: '', readBy: CLIENT,

@@ -3,7 +3,8 @@
  * mappings, how a settlement moves an account's totals, and the reconcile queries (plain SQL both
  * engines read alike).
  */
-import type { AccountBalance, LedgerEntry, LedgerKind, ReconcileReport, Settlement } from './types.js';
+import { placeholderOf, type Dialect } from './key-rows.js';
+import type { AccountBalance, AccountListQuery, LedgerEntry, LedgerKind, LedgerQuery, ReconcileReport, Settlement } from './types.js';
 
 export interface AccountRow { id: string; name: string; created_at: number; available_micro: number; held_micro: number; spent_micro: number }
 
@@ -112,3 +113,29 @@ export function reconcileReport(accounts: ReconcileAccountRow[], keys: Reconcile
 
 /** Whether the books are right. */
 export const reconciled = (r: ReconcileReport): boolean => r.mismatched.length === 0 && r.keysMismatched.length === 0 && r.unsettled.length === 0 && r.doubled.length === 0;
+
+/** `listAccountsPage`'s statement (G309): newest first, from `before` on; a name for its shape. */
+export function accountListSql(query: AccountListQuery, dialect: Dialect): { shape: string; text: string; values: unknown[] } {
+  const mark = placeholderOf(dialect);
+  const values: unknown[] = [];
+  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const where: string[] = [];
+  if (query.nameContains !== undefined) where.push(`${dialect === 'sqlite' ? 'instr' : 'strpos'}(lower(name), lower(${next(query.nameContains)})) > 0`);
+  if (query.before) where.push(`(created_at, id) < (${next(query.before.createdAt)}, ${next(query.before.id)})`);
+  const limit = next(query.limit);
+  const shape = `${query.nameContains === undefined ? 0 : 1}${query.before ? 1 : 0}`;
+  return { shape, text: `SELECT * FROM accounts${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, values };
+}
+
+/** `ledgerPage`'s statement (G309): one account's entries, newest first, from `beforeId` on (the index ledger_account). */
+export function ledgerPageSql(query: LedgerQuery, dialect: Dialect): { shape: string; text: string; values: unknown[] } {
+  const mark = placeholderOf(dialect);
+  const values: unknown[] = [];
+  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const where = [`account_id = ${next(query.accountId)}`];
+  const kinds = query.kinds ?? [];
+  if (kinds.length > 0) where.push(`kind IN (${kinds.map(next).join(', ')})`);
+  if (query.beforeId !== undefined) where.push(`id < ${next(query.beforeId)}`);
+  const limit = next(query.limit);
+  return { shape: `${kinds.length}.${query.beforeId === undefined ? 0 : 1}`, text: `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`, values };
+}

@@ -5,6 +5,7 @@
  * except `watchChanges`. Every implementation must pass the shared suite in
  * `test/store-contract.case.ts`.
  */
+import type { AuditAction } from '../contract/admin-audit.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { TaskRequest } from '../contract/submit-plan.js';
 import type { Logger } from 'pino';
@@ -104,6 +105,8 @@ export type NewTask = Pick<TaskRecord, 'id' | 'ownerKeyId' | 'family' | 'form' |
   charge?: TaskCharge;
   /** The webhook URL in force at submit (G208; absent: none). */
   callbackUrl?: string | null;
+  /** The owner key's own in-flight bound (G306), over `InsertBounds.maxInFlight` (0: unlimited). */
+  inFlightBound?: number;
 };
 
 /**
@@ -189,10 +192,11 @@ export interface TaskStore {
    */
   insertWithinBound(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>>;
   /**
-   * The task only if the active (not revoked) key with this SHA-256 hash owns it: the poll path's
-   * one query for authentication and lookup together.
+   * The task only if the active (not revoked, not expired at `now`: G305) key with this SHA-256 hash
+   * owns it: the poll path's one query for authentication and lookup together. A secret a rotation
+   * replaced (G307) is not matched here: the caller looks such a key up on a miss.
    */
-  getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined>;
+  getOwnedByKeyHash(id: string, keyHash: string, now?: number): Promise<TaskRecord | undefined>;
   get(id: string): Promise<TaskRecord | undefined>;
   /** The task only if `ownerKeyId` owns it (tenant isolation lives in the query). */
   getOwned(id: string, ownerKeyId: string): Promise<TaskRecord | undefined>;
@@ -289,17 +293,73 @@ export interface ApiKeyRecord {
   spendCapMicro?: number | null;
   /** The operator's default webhook URL for the key's tasks (G208); null or absent: none. */
   webhookUrl?: string | null;
+  /** `caller` (absent: caller) uses the public API; `admin` the admin API only (G300). */
+  role?: KeyRole;
+  /** The models the key may create tasks and chat with: names or `family:*` patterns (G304); null or absent: every model. */
+  models?: readonly string[] | null;
+  /** After this time (Unix ms) the key is refused with 401 `key_expired` (G305); null or absent: never. */
+  expiresAt?: number | null;
+  /** The key's own bound on its queued and processing tasks (G306); null or absent: `MEDIAGATE_MAX_TASKS_IN_FLIGHT`. */
+  maxInFlight?: number | null;
+  /**
+   * When the key was last used (Unix ms, written at most once a minute per process, G308): answered by
+   * `get` and `listPage` only (null: never); absent from the lookups that authenticate requests.
+   */
+  lastUsed?: number | null;
+  /**
+   * Set only on a key found by a secret a rotation replaced (G307): that secret is accepted until
+   * this time (Unix ms), whatever the cache holding the record.
+   */
+  graceUntil?: number;
+}
+
+export type KeyRole = 'caller' | 'admin';
+
+/** Fields `KeyStore.update` may change (null clears); absent fields stay as they are. */
+export type KeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'models' | 'expiresAt' | 'submitRate' | 'queryRate' | 'spendCapMicro' | 'maxInFlight' | 'webhookUrl'>>;
+
+/** What `KeyStore.listPage` reads: keys newest first (keyset pagination on (createdAt, id)). */
+export interface KeyListQuery {
+  accountId?: string;
+  role?: KeyRole;
+  revoked?: boolean;
+  /** Only keys whose name contains this text (any case). */
+  nameContains?: string;
+  /** Only keys that sort after this position in (createdAt DESC, id DESC). */
+  before?: { createdAt: number; id: string };
+  limit: number;
 }
 
 export interface KeyStore {
-  /** Stores a key; with `account`, that new account (and its starting grant) in the same transaction. */
-  insert(key: ApiKeyRecord & { hash: string }, account?: NewAccount): Promise<void>;
-  /** The active (not revoked) key with this SHA-256 hash. */
+  /**
+   * Stores a key; with `account`, that new account (and its starting grant) in the same transaction,
+   * and so `audit` (G302).
+   */
+  insert(key: ApiKeyRecord & { hash: string }, account?: NewAccount, audit?: NewAuditEntry): Promise<void>;
+  /**
+   * The active (not revoked) key with this SHA-256 hash: its current secret's, or a secret a rotation
+   * replaced (then with `graceUntil`, whether or not that time has passed: the caller decides, G307).
+   * Expired keys are answered too (with `expiresAt`): the caller refuses them (G305).
+   */
   findActiveByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
-  /** Revokes the key with this id; false when no active key has it. */
-  revoke(id: string, now: number): Promise<boolean>;
+  /** The key with this id (revoked or not), with `lastUsed`. */
+  get(id: string): Promise<ApiKeyRecord | undefined>;
+  /** One page of keys, newest first, with `lastUsed` (G303). */
+  listPage(query: KeyListQuery): Promise<ApiKeyRecord[]>;
+  /** Changes a key (revoked or not) and writes `audit` in the same transaction; the key as changed, or undefined for an unknown id. */
+  update(id: string, patch: KeyPatch, audit?: NewAuditEntry): Promise<ApiKeyRecord | undefined>;
+  /**
+   * A new secret for an active key (G307): its hash replaces the current one; the replaced one stays
+   * valid until `graceUntil` (null: not at all). Secrets replaced earlier whose time is over are
+   * forgotten. False when no active key has this id.
+   */
+  rotate(id: string, next: { hash: string; prefix: string }, graceUntil: number | null, now: number, audit?: NewAuditEntry): Promise<boolean>;
+  /** Revokes the key with this id (and every secret of it, G307); false when no active key has it. */
+  revoke(id: string, now: number, audit?: NewAuditEntry): Promise<boolean>;
+  /** Moves keys' `lastUsed` forward to these times (Unix ms), never back (G308): one write for the batch. */
+  recordLastUsed(uses: ReadonlyMap<string, number>): Promise<void>;
   /** Sets (null: clears) a key's own rate limits; false when no key has this id. */
   setRateLimits(id: string, limits: { submitRate: number | null; queryRate: number | null }): Promise<boolean>;
   /** Sets (null: clears) a key's spending cap (G207), micro-credits; false when no key has this id. */
@@ -382,15 +442,48 @@ export interface ReconcileReport {
   open: number;
 }
 
+/** What `CreditStore.grant` did (G310). */
+export type GrantOutcome =
+  | { granted: true; entry: LedgerEntry; account: AccountBalance }
+  | { granted: false; refused: 'no_account' }
+  /** A negative amount larger than what the account has available: nothing held may be taken back. */
+  | { granted: false; refused: 'below_held'; account: AccountBalance };
+
+/** What `CreditStore.listAccountsPage` reads: accounts newest first (keyset pagination on (createdAt, id)). */
+export interface AccountListQuery {
+  /** Only accounts whose name contains this text (any case). */
+  nameContains?: string;
+  before?: { createdAt: number; id: string };
+  limit: number;
+}
+
+/** What `CreditStore.ledgerPage` reads: one account's entries, newest first (keyset pagination on id). */
+export interface LedgerQuery {
+  accountId: string;
+  kinds?: readonly LedgerKind[];
+  /** Only entries with a smaller id: the last of the previous page. */
+  beforeId?: number;
+  limit: number;
+}
+
 /** Accounts and the ledger (G200-G205). */
 export interface CreditStore {
-  createAccount(account: NewAccount): Promise<void>;
+  /** Creates an account (and its starting grant), and writes `audit` in the same transaction. */
+  createAccount(account: NewAccount, audit?: NewAuditEntry): Promise<void>;
   getAccount(id: string): Promise<AccountBalance | undefined>;
   listAccounts(): Promise<AccountBalance[]>;
-  /** A `grant` (or, for a negative amount, `adjust`) entry; false when no account has this id. */
-  grant(accountId: string, amountMicro: number, note: string, now: number): Promise<boolean>;
+  /** One page of accounts, newest first (G309). */
+  listAccountsPage(query: AccountListQuery): Promise<AccountBalance[]>;
+  /**
+   * A `grant` (or, for a negative amount, `adjust`) entry, with `audit` in the same transaction. A
+   * negative amount may take back at most what the account has available (G310): checked and
+   * written in one transaction, serialised with the account's holds.
+   */
+  grant(accountId: string, amountMicro: number, note: string, now: number, audit?: NewAuditEntry): Promise<GrantOutcome>;
   /** The account's entries, oldest first. */
   ledger(accountId: string): Promise<LedgerEntry[]>;
+  /** One page of an account's entries, newest first (G309). */
+  ledgerPage(query: LedgerQuery): Promise<LedgerEntry[]>;
   /**
    * Holds `amountMicro` for a chat request; with `enforce`, only if the account has that much
    * available and the key's spending cap allows it (checked and held in one transaction).
@@ -483,6 +576,44 @@ export interface WaitSlots {
   take(keyId: string, max: number, untilMs: number): Promise<(() => void) | undefined>;
 }
 
+/** What the admin API and the CLI changed (G302): append-only, written in the transaction of the change. */
+export interface AuditEntry {
+  id: number;
+  /** Unix ms. */
+  at: number;
+  /** The admin key's id, `cli` (the `mediagate` command on the server) or `bootstrap` (a key from the settings at start). */
+  actor: string;
+  action: AuditAction;
+  /** The id of the key or account changed. */
+  target: string;
+  /** The admin request's id (`x-request-id`); null for the CLI and the bootstrap. */
+  requestId: string | null;
+  /** What was asked, never a secret (no key, no hash). */
+  details: Record<string, unknown>;
+}
+
+export type { AuditAction } from '../contract/admin-audit.js';
+
+export type NewAuditEntry = Omit<AuditEntry, 'id'>;
+
+/** What `AuditStore.list` reads: entries newest first (keyset pagination on id). */
+export interface AuditQuery {
+  actor?: string;
+  action?: AuditAction;
+  target?: string;
+  /** Only entries at or after this time (Unix ms). */
+  since?: number;
+  /** Only entries before this time (Unix ms). */
+  until?: number;
+  beforeId?: number;
+  limit: number;
+}
+
+/** The audit log (G302); its entries are written by the changes themselves (`audit` arguments). */
+export interface AuditStore {
+  list(query: AuditQuery): Promise<AuditEntry[]>;
+}
+
 export interface Store {
   tasks: TaskStore;
   idempotency: IdempotencyStore;
@@ -492,6 +623,8 @@ export interface Store {
   credits: CreditStore;
   /** Webhook secrets and the deliveries outbox (G208-G215). */
   webhooks: WebhookStore;
+  /** What the admin API and the CLI changed (G302). */
+  audit: AuditStore;
   /**
    * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
    * the job of this name, so a periodic job runs once across all processes; false when skipped.

@@ -2,7 +2,7 @@ import { allRefs } from '../contract/media-refs.js';
 import { mediaLimitsFor } from '../contract/media-limits.js';
 import type { SubmitPlan } from '../contract/submit-plan.js';
 import type { MediaReviewer } from '../media/media-review.js';
-import { invalidKeyError } from '../auth/keys.js';
+import { authenticate, requireMayCreate } from '../auth/key-rules.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import type { Channels, RouteCandidate } from '../providers/channels.js';
@@ -43,10 +43,17 @@ export interface TaskServiceDeps {
    * balances to look at before reviewing media; absent: catalog prices, never refused.
    */
   credits?: { prices: PriceBook; enforce: boolean; balances?: Pick<CreditStore, 'getAccount'> };
+  /** The clock keys' expiry is read against on the poll path (default `Date.now`). */
+  now?: () => number;
+  /** Told the owner of each task polled by its key's hash (its last-used time, G308). */
+  onKeyUsed?: (keyId: string, now: number) => void;
 }
 
-const tooManyInFlight = (max: number): AppError =>
-  new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (MEDIAGATE_MAX_TASKS_IN_FLIGHT); wait for some to finish`, { headers: { 'retry-after': '5' } });
+const tooManyInFlight = (max: number, own: boolean): AppError =>
+  new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (${own ? 'its own limit, tasks_in_flight' : 'MEDIAGATE_MAX_TASKS_IN_FLIGHT'}); wait for some to finish`, { headers: { 'retry-after': '5' } });
+
+/** A key's bound on its tasks in flight: its own (G306), else the server's (0: unlimited). */
+const inFlightBoundOf = (owner: Pick<ApiKeyRecord, 'maxInFlight'>, server: number): number => owner.maxInFlight ?? server;
 
 const DEFAULT_PRICES = new PriceBook();
 
@@ -82,6 +89,8 @@ export class TaskService {
   }
 
   async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim, callbackUrl: string | null = null): Promise<TaskRecord> {
+    // every create path comes here: admin keys and models off the key's list stop before anything (G301, G304)
+    requireMayCreate(owner, plan.family, plan.model);
     const providers = this.deps.providers;
     const route = providers.honouring(providers.routeModel(plan.model, plan.family), plan);
     this.checkChannels(route);
@@ -120,6 +129,7 @@ export class TaskService {
       createdAt,
       ...(claim && { idempotencyKey: idempotencyTaskKey(claim.keyId, claim.idemKey, claim.claimedAt) }),
       ...(callbackUrl !== null && { callbackUrl }),
+      ...(owner.maxInFlight != null && { inFlightBound: owner.maxInFlight }),
     };
     const committed = new Promise<TaskRecord>((resolve, reject) => {
       this.pending.push({ task, resolve, reject });
@@ -150,11 +160,11 @@ export class TaskService {
    * what the commit's own check would refuse; submits on their way to a commit are left to that check.
    */
   private async checkInFlight(owner: ApiKeyRecord): Promise<void> {
-    const max = this.deps.maxTasksInFlight ?? 0;
+    const max = inFlightBoundOf(owner, this.deps.maxTasksInFlight ?? 0);
     if (max <= 0) return;
     const stored = await this.deps.store.countInFlight(owner.id, max);
     const others = (this.reviewing.get(owner.id) ?? 1) - 1; // this submit is counted too
-    if (stored + others >= max) throw tooManyInFlight(max);
+    if (stored + others >= max) throw tooManyInFlight(max, owner.maxInFlight != null);
   }
 
   /**
@@ -191,7 +201,7 @@ export class TaskService {
     batch.forEach((p, i) => {
       const record = records[i]!;
       if (!('refused' in record)) p.resolve(record);
-      else if (record.refused === 'in_flight') p.reject(tooManyInFlight(this.deps.maxTasksInFlight ?? 0));
+      else if (record.refused === 'in_flight') p.reject(tooManyInFlight(p.task.inFlightBound ?? this.deps.maxTasksInFlight ?? 0, p.task.inFlightBound !== undefined));
       else p.reject(insufficientCredits(p.task.charge?.holdMicro ?? 0, record));
     });
     const committed = records.filter((r): r is TaskRecord => !('refused' in r));
@@ -203,9 +213,20 @@ export class TaskService {
    * looked up alone, to answer 401 for a bad key and 404 for a task that is not the caller's.
    */
   async getTaskForKeyHash(keyHash: string, id: string): Promise<TaskRecord> {
-    const task = await this.deps.store.getOwnedByKeyHash(id, keyHash);
-    if (task) return task;
-    if (!(await this.deps.keys.findActiveByHash(keyHash))) throw invalidKeyError();
+    const now = (this.deps.now ?? Date.now)();
+    const task = await this.deps.store.getOwnedByKeyHash(id, keyHash, now);
+    if (task) {
+      this.deps.onKeyUsed?.(task.ownerKeyId, now);
+      return task;
+    }
+    // 401 for an unknown, revoked or expired key (G305); a secret in its grace after a rotation
+    // (G307) is not matched by the lookup above: its key's task is read by the key's id
+    const key = await authenticate(this.deps.keys, keyHash, now);
+    const owned = key.graceUntil === undefined ? undefined : await this.deps.store.getOwned(id, key.id);
+    if (owned) {
+      this.deps.onKeyUsed?.(key.id, now);
+      return owned;
+    }
     throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
   }
 

@@ -37,14 +37,17 @@ function listOf<T extends string>(param: string, value: string | undefined, allo
   return [...new Set(words)] as T[];
 }
 
-/** `created_after`: Unix seconds (digits) or an ISO-8601 date-time with a time zone; Unix ms out. */
-export function parseCreatedAfter(value: string): number {
+/** A time parameter (`param`): Unix seconds (digits) or an ISO-8601 date-time with a time zone; Unix ms out. */
+export function parseTimeParam(param: string, value: string): number {
   if (/^[0-9]{1,12}$/.test(value)) return Number(value) * 1000;
   const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
   const ms = iso.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms)) throw bad('created_after', 'created_after must be Unix seconds (such as 1700000000) or an ISO-8601 date-time with a time zone (such as 2026-01-31T12:00:00Z)');
+  if (!Number.isFinite(ms)) throw bad(param, `${param} must be Unix seconds (such as 1700000000) or an ISO-8601 date-time with a time zone (such as 2026-01-31T12:00:00Z)`);
   return ms;
 }
+
+/** `created_after`: see {@link parseTimeParam}. */
+export const parseCreatedAfter = (value: string): number => parseTimeParam('created_after', value);
 
 function filtersDigest(q: Omit<TaskListQuery, 'ownerKeyId' | 'before' | 'limit'>): string {
   const text = JSON.stringify([q.statuses ? [...q.statuses].sort() : null, q.families ? [...q.families].sort() : null, q.model ?? null, q.createdAfter ?? null]);

@@ -60,6 +60,8 @@ export interface HarnessOptions {
   streamHeartbeatMs?: number;
   /** The webhook delivery worker's settings over the configured ones, and its name resolution (it reads the outbox every 50 ms). */
   webhooks?: GatewayOptions['webhooks'];
+  /** The clock of keys' expiry and grace periods (default Date.now): a test steps it past them. */
+  keyClock?: () => number;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -90,6 +92,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.chatProviders && { chat: { providers: options.chatProviders, ...(options.chatRoutes && { routes: options.chatRoutes }) } }),
     ...(options.reviewMedia === false && { reviewMedia: false }),
     ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
+    ...(options.keyClock && { keyClock: options.keyClock }),
   });
   gateway.runner?.start();
   gateway.deliveries?.start();

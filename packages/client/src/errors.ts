@@ -3,7 +3,11 @@ import type { AnyTask, ErrorBody } from './types.js';
 /** Anything the gateway answered with a status of 400 or more: the body as parsed, the status, the request id. */
 export class MediagateError extends Error {
   override name = 'MediagateError';
-  /** `error.code` of the standard body (`invalid_request`, `task_not_found`...); undefined for the envelopes, whose `code` is the status. */
+  /**
+   * The error's code in the gateway's catalog (`invalid_request`, `model_not_allowed`...): the
+   * standard body's `error.code`, else the `x-error-code` header (the videos and chat envelopes
+   * carry only the status as their `code`); undefined when the gateway sent neither.
+   */
   readonly code: string | undefined;
   /** `error.param`: the field at fault, when the gateway named one. */
   readonly param: string | null;
@@ -16,10 +20,12 @@ export class MediagateError extends Error {
     readonly requestId: string | null,
     /** `Retry-After` in seconds, when the answer carried one. */
     readonly retryAfterSeconds: number | null,
+    /** The `x-error-code` header, when the answer carried one. */
+    headerCode: string | null = null,
   ) {
     super(messageOf(status, body));
     const std = typeof body === 'object' && 'error' in body ? body.error : undefined;
-    this.code = std?.code;
+    this.code = std?.code ?? headerCode ?? undefined;
     this.param = std?.param ?? null;
   }
 }
@@ -41,15 +47,30 @@ export class RateLimitError extends MediagateError { override name = 'RateLimitE
 /** 5xx: a fault of the gateway or of an upstream, never of the request. */
 export class ServerError extends MediagateError { override name = 'ServerError'; }
 
+/** 401 `key_expired`: the key is past its `expires_at`; the operator can set a later one or make a new key. */
+export class KeyExpiredError extends AuthenticationError { override name = 'KeyExpiredError'; }
+/** 403 `model_not_allowed`: the key's allow-list does not include the model (the message names it). */
+export class ModelNotAllowedError extends PermissionDeniedError { override name = 'ModelNotAllowedError'; }
+/** 403 `caller_only`: an admin key tried to create a task, chat or upload. */
+export class CallerOnlyError extends PermissionDeniedError { override name = 'CallerOnlyError'; }
+/** 403 `admin_only`: a caller key called the admin API. */
+export class AdminOnlyError extends PermissionDeniedError { override name = 'AdminOnlyError'; }
+
 const BY_STATUS: Record<number, typeof MediagateError> = {
   400: BadRequestError, 401: AuthenticationError, 402: InsufficientCreditsError, 403: PermissionDeniedError,
   404: NotFoundError, 409: ConflictError, 413: PayloadTooLargeError, 429: RateLimitError,
 };
 
-/** The error class for an HTTP status. */
-export function errorFor(status: number, body: ErrorBody | string, requestId: string | null, retryAfterSeconds: number | null): MediagateError {
-  const Class = BY_STATUS[status] ?? (status >= 500 ? ServerError : MediagateError);
-  return new Class(status, body, requestId, retryAfterSeconds);
+/** Codes with a class of their own (each a subclass of its status's class). */
+const BY_CODE: Record<string, typeof MediagateError> = {
+  key_expired: KeyExpiredError, model_not_allowed: ModelNotAllowedError, caller_only: CallerOnlyError, admin_only: AdminOnlyError,
+};
+
+/** The error class for an answer: by its code where it has a class of its own, else by its HTTP status. */
+export function errorFor(status: number, body: ErrorBody | string, requestId: string | null, retryAfterSeconds: number | null, headerCode: string | null = null): MediagateError {
+  const code = typeof body === 'object' && 'error' in body ? body.error.code : headerCode;
+  const Class = (code ? BY_CODE[code] : undefined) ?? BY_STATUS[status] ?? (status >= 500 ? ServerError : MediagateError);
+  return new Class(status, body, requestId, retryAfterSeconds, headerCode);
 }
 
 /** The gateway could not be reached, or the connection broke before an answer. */

@@ -11,7 +11,7 @@ export interface HttpOptions {
 }
 
 export interface CallOptions {
-  method?: 'GET' | 'POST' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   body?: unknown;
   signal?: AbortSignal;
   /** Added to the timeout (long-poll waits). */
@@ -93,7 +93,7 @@ export async function errorFromResponse(response: Response): Promise<Error> {
     const parsed: unknown = JSON.parse(text);
     if (parsed !== null && typeof parsed === 'object') body = parsed as ErrorBody;
   } catch { /* not JSON: kept as text */ }
-  return errorFor(response.status, body, response.headers.get('x-request-id'), retryAfterSeconds(response.headers));
+  return errorFor(response.status, body, response.headers.get('x-request-id'), retryAfterSeconds(response.headers), response.headers.get('x-error-code'));
 }
 
 /** {@link send}, then the JSON body. */

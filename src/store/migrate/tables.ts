@@ -35,7 +35,16 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
     columns: [col('id', 'text'), col('name', 'text'), col('prefix', 'text'), col('hash', 'text'), col('created_at', 'bigint'),
       col('revoked_at', 'bigint'), col('submit_rate', 'integer'), col('query_rate', 'integer'), col('account_id', 'text'),
       col('spend_cap_micro', 'bigint'), col('held_micro', 'bigint'), col('spent_micro', 'bigint'), col('webhook_url', 'text'),
-      col('webhook_secret', 'text'), col('webhook_secret_previous', 'text'), col('webhook_secret_rotated_at', 'bigint')],
+      col('webhook_secret', 'text'), col('webhook_secret_previous', 'text'), col('webhook_secret_rotated_at', 'bigint'),
+      col('role', 'text'), col('models', 'text'), col('expires_at', 'bigint'), col('max_in_flight', 'integer')],
+  },
+  { name: 'api_key_grace', columns: [col('hash', 'text'), col('key_id', 'text'), col('valid_until', 'bigint')] },
+  { name: 'api_key_usage', columns: [col('key_id', 'text'), col('last_used', 'bigint')] },
+  {
+    name: 'audit_log',
+    columns: [col('id', 'bigint'), col('at', 'bigint'), col('actor', 'text'), col('action', 'text'), col('target', 'text'), col('request_id', 'text'),
+      col('details', 'text')],
+    identity: 'id',
   },
   {
     name: 'accounts',

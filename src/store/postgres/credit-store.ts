@@ -1,9 +1,12 @@
 import type pg from 'pg';
+import { auditInsert } from '../audit-rows.js';
 import {
-  accountOfRow, entryOfRow, LEDGER_COLUMNS, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
+  accountListSql, accountOfRow, entryOfRow, LEDGER_COLUMNS, ledgerPageSql, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
   RECONCILE_UNSETTLED_SQL, reconcileReport, type AccountRow, type LedgerRow, type ReconcileAccountRow, type ReconcileKeyRow,
 } from '../ledger-rows.js';
-import type { AccountBalance, CreditStore, HoldRefusal, LedgerEntry, NewAccount, NewTask, ReconcileReport } from '../types.js';
+import type {
+  AccountBalance, AccountListQuery, CreditStore, GrantOutcome, HoldRefusal, LedgerEntry, LedgerQuery, NewAccount, NewAuditEntry, NewTask, ReconcileReport,
+} from '../types.js';
 import { inTransaction } from './transaction.js';
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -56,8 +59,15 @@ k AS (UPDATE api_keys SET held_micro = api_keys.held_micro - a.hold, spent_micro
 export class PostgresCreditStore implements CreditStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async createAccount(account: NewAccount): Promise<void> {
-    await this.pool.query(createAccountQuery(account));
+  async createAccount(account: NewAccount, audit?: NewAuditEntry): Promise<void> {
+    if (!audit) {
+      await this.pool.query(createAccountQuery(account));
+      return;
+    }
+    await inTransaction(this.pool, async (client) => {
+      await client.query(createAccountQuery(account));
+      await client.query(auditInsert(audit, 'postgres'));
+    });
   }
 
   async getAccount(id: string): Promise<AccountBalance | undefined> {
@@ -70,14 +80,38 @@ export class PostgresCreditStore implements CreditStore {
     return rows.map(accountOfRow);
   }
 
-  async grant(accountId: string, amountMicro: number, note: string, now: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query({
-      name: 'mg_ledger_grant',
-      text: `WITH a AS (UPDATE accounts SET available_micro = available_micro + $2 WHERE id = $1 RETURNING id)
-        INSERT INTO ledger (account_id, kind, amount_micro, note, created_at) SELECT id, $3, $2, $4, $5 FROM a`,
-      values: [accountId, amountMicro, amountMicro < 0 ? 'adjust' : 'grant', note, now],
+  async listAccountsPage(query: AccountListQuery): Promise<AccountBalance[]> {
+    const { shape, text, values } = accountListSql(query, 'postgres');
+    const { rows } = await this.pool.query<AccountRow>({ name: `mg_accounts_list_${shape}`, text, values });
+    return rows.map(accountOfRow);
+  }
+
+  async grant(accountId: string, amountMicro: number, note: string, now: number, audit?: NewAuditEntry): Promise<GrantOutcome> {
+    return inTransaction(this.pool, async (client): Promise<GrantOutcome> => {
+      // the account's row locked, as holds lock it: what is available cannot change until the commit (G310)
+      const available = (await lockedAvailables(client, [accountId])).get(accountId);
+      if (available === undefined) return { granted: false, refused: 'no_account' };
+      if (amountMicro < 0 && available + amountMicro < 0) {
+        const { rows } = await client.query<AccountRow>({ name: 'mg_accounts_get', text: 'SELECT * FROM accounts WHERE id = $1', values: [accountId] });
+        return { granted: false, refused: 'below_held', account: accountOfRow(rows[0]!) };
+      }
+      const { rows: [entry] } = await client.query<LedgerRow>({
+        name: 'mg_ledger_grant_v2',
+        text: `INSERT INTO ledger (account_id, kind, amount_micro, note, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${LEDGER_COLUMNS}`,
+        values: [accountId, amountMicro < 0 ? 'adjust' : 'grant', amountMicro, note, now],
+      });
+      const { rows: [account] } = await client.query<AccountRow>({
+        name: 'mg_accounts_grant', text: 'UPDATE accounts SET available_micro = available_micro + $2 WHERE id = $1 RETURNING *', values: [accountId, amountMicro],
+      });
+      if (audit) await client.query(auditInsert({ ...audit, details: { ...audit.details, entry_id: Number(entry!.id) } }, 'postgres'));
+      return { granted: true, entry: entryOfRow(entry!), account: accountOfRow(account!) };
     });
-    return rowCount === 1;
+  }
+
+  async ledgerPage(query: LedgerQuery): Promise<LedgerEntry[]> {
+    const { shape, text, values } = ledgerPageSql(query, 'postgres');
+    const { rows } = await this.pool.query<LedgerRow>({ name: `mg_ledger_page_${shape}`, text, values });
+    return rows.map(entryOfRow);
   }
 
   async ledger(accountId: string): Promise<LedgerEntry[]> {

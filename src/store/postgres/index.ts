@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { redactedUrl } from '../../redacted-url.js';
 import type { Store } from '../types.js';
 import { PostgresAssetStore } from './asset-store.js';
+import { PostgresAuditStore } from './audit-store.js';
 import { PostgresCreditStore } from './credit-store.js';
 import { createPool, type PostgresStoreOptions } from './connect.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
@@ -60,6 +61,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     credits: new PostgresCreditStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
     webhooks: new PostgresWebhookStore(pool),
+    audit: new PostgresAuditStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),

@@ -238,6 +238,44 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX tasks_queued_created ON tasks (created_at) WHERE status = 'queued';
   `,
+  // The admin API (G300-G310): key roles, model allow-lists, expiry and in-flight bounds; secrets a
+  // rotation replaced, valid for a grace period; when keys were last used (a table of its own: its
+  // batched writes never wait on the rows holds lock); the audit log, append-only like the ledger.
+  `
+  ALTER TABLE api_keys ADD COLUMN role text NOT NULL DEFAULT 'caller' CHECK (role IN ('caller', 'admin'));
+  ALTER TABLE api_keys ADD COLUMN models text;
+  ALTER TABLE api_keys ADD COLUMN expires_at bigint;
+  ALTER TABLE api_keys ADD COLUMN max_in_flight integer;
+  CREATE INDEX api_keys_created ON api_keys (created_at, id);
+  CREATE TABLE api_key_grace (
+    hash        text PRIMARY KEY,
+    key_id      text NOT NULL,
+    valid_until bigint NOT NULL
+  );
+  CREATE INDEX api_key_grace_key ON api_key_grace (key_id);
+  CREATE TABLE api_key_usage (
+    key_id    text PRIMARY KEY,
+    last_used bigint NOT NULL
+  );
+  CREATE TABLE audit_log (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at         bigint NOT NULL,
+    actor      text NOT NULL,
+    action     text NOT NULL,
+    target     text NOT NULL,
+    request_id text,
+    details    text NOT NULL
+  );
+  CREATE INDEX audit_log_actor ON audit_log (actor, id);
+  CREATE INDEX audit_log_target ON audit_log (target, id);
+  CREATE INDEX audit_log_at ON audit_log (at);
+  CREATE FUNCTION mediagate_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION 'the audit log is append-only';
+  END $$;
+  CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON audit_log
+    FOR EACH STATEMENT EXECUTE FUNCTION mediagate_audit_append_only();
+  `,
 ];
 
 /** The schema version the migrations lead to. */

@@ -75,13 +75,17 @@ const nextRunSql = (provider: string): string => `SELECT LEAST(
  * `= ANY(array)` would sort every candidate of the array's providers first.
  */
 /** The poll's read: a task by id, if the (active) key of hash `$2` owns it. */
-export const BY_KEY_HASH_SQL = 'SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id WHERE t.id = $1 AND k.hash = $2 AND k.revoked_at IS NULL';
+export const BY_KEY_HASH_SQL = `SELECT t.*, k.expires_at AS key_expires_at FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id
+WHERE t.id = $1 AND k.hash = $2 AND k.revoked_at IS NULL`;
 /** The same for a batch of (id, hash) pairs (G193): each row comes with the index of its pair. */
 const BY_KEY_HASHES_SQL = `
-SELECT q.i, t.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(id, hash, i)
+SELECT q.i, t.*, k.expires_at AS key_expires_at FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(id, hash, i)
 JOIN tasks t ON t.id = q.id
 JOIN api_keys k ON k.id = t.owner_key_id
 WHERE k.hash = q.hash AND k.revoked_at IS NULL`;
+
+/** A poll's task and its owner key's expiry (G305), checked against the caller's clock. */
+interface OwnedTask { task: TaskRecord; keyExpiresAt: number | null }
 
 const ONE_PROVIDER = 'provider = $1';
 const SOME_PROVIDERS = 'provider = ANY($1::text[])';
@@ -120,7 +124,7 @@ export class PostgresTaskStore implements TaskStore {
   private readonly waitingInserts: WaitingInsert[] = [];
   private inserting = false;
   /** The polls of one event-loop turn, read in one query (G193). */
-  private readonly byKeyHash = new TurnBatch<{ id: string; keyHash: string }, TaskRecord>(
+  private readonly byKeyHash = new TurnBatch<{ id: string; keyHash: string }, OwnedTask>(
     ({ id, keyHash }) => `${keyHash} ${id}`,
     (lookups) => this.readByKeyHashes(lookups),
   );
@@ -195,7 +199,10 @@ export class PostgresTaskStore implements TaskStore {
    * sees every batch committed before), then the inserts and the holds of the tasks that fit.
    */
   private async insertNow(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>> {
-    const { maxInFlight, enforceCredits } = bounds;
+    const { enforceCredits } = bounds;
+    // each task's bound: its key's own (G306), else the server's; the counts read up to the largest
+    const boundOf = (t: NewTask): number => t.inFlightBound ?? bounds.maxInFlight;
+    const maxInFlight = Math.max(0, ...tasks.map(boundOf));
     let refusals: Array<InsertRefusal | undefined> = [];
     if (maxInFlight <= 0 && !tasks.some((t) => t.charge)) {
       await this.pool.query(insertQuery(tasks));
@@ -213,7 +220,7 @@ export class PostgresTaskStore implements TaskStore {
         }
         const out = tasks.map((t): InsertRefusal | undefined => {
           const n = inFlight.get(t.ownerKeyId) ?? 0;
-          if (maxInFlight > 0 && n >= maxInFlight) return { refused: 'in_flight' };
+          if (boundOf(t) > 0 && n >= boundOf(t)) return { refused: 'in_flight' };
           if (t.charge && enforceCredits) {
             const left = available.get(t.charge.accountId);
             if (left === undefined) throw new Error(`no account ${t.charge.accountId}`);
@@ -243,26 +250,29 @@ export class PostgresTaskStore implements TaskStore {
     });
   }
 
-  getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
+  async getOwnedByKeyHash(id: string, keyHash: string, now = Date.now()): Promise<TaskRecord | undefined> {
     // not sent: it would fail the whole batch of lookups, other callers' included
-    if (!storable(id)) return Promise.resolve(undefined);
-    return this.byKeyHash.get({ id, keyHash });
+    if (!storable(id)) return undefined;
+    const owned = await this.byKeyHash.get({ id, keyHash });
+    return owned && (owned.keyExpiresAt === null || owned.keyExpiresAt > now) ? owned.task : undefined; // G305
   }
 
-  private async readByKeyHashes(lookups: { id: string; keyHash: string }[]): Promise<Map<string, TaskRecord>> {
-    const found = new Map<string, TaskRecord>();
+  private async readByKeyHashes(lookups: { id: string; keyHash: string }[]): Promise<Map<string, OwnedTask>> {
+    const found = new Map<string, OwnedTask>();
+    const owned = (row: TaskRow & { key_expires_at: string | number | null }): OwnedTask =>
+      ({ task: toRecord(row), keyExpiresAt: row.key_expires_at === null ? null : Number(row.key_expires_at) });
     if (lookups.length === 1) {
       const { id, keyHash } = lookups[0]!;
-      const task = await this.one({ name: 'mg_tasks_by_key_hash', text: BY_KEY_HASH_SQL, values: [id, keyHash] });
-      if (task) found.set(`${keyHash} ${id}`, task);
+      const { rows } = await this.pool.query<TaskRow & { key_expires_at: string | null }>({ name: 'mg_tasks_by_key_hash_v2', text: BY_KEY_HASH_SQL, values: [id, keyHash] });
+      if (rows[0]) found.set(`${keyHash} ${id}`, owned(rows[0]));
       return found;
     }
-    const { rows } = await this.pool.query<TaskRow & { i: number }>({
-      name: 'mg_tasks_by_key_hashes', text: BY_KEY_HASHES_SQL, values: [lookups.map((l) => l.id), lookups.map((l) => l.keyHash)],
+    const { rows } = await this.pool.query<TaskRow & { i: number; key_expires_at: string | null }>({
+      name: 'mg_tasks_by_key_hashes_v2', text: BY_KEY_HASHES_SQL, values: [lookups.map((l) => l.id), lookups.map((l) => l.keyHash)],
     });
     for (const row of rows) {
       const { id, keyHash } = lookups[row.i - 1]!; // WITH ORDINALITY counts from 1
-      found.set(`${keyHash} ${id}`, toRecord(row));
+      found.set(`${keyHash} ${id}`, owned(row));
     }
     return found;
   }

@@ -1,9 +1,12 @@
 import type Database from 'better-sqlite3';
 import {
-  accountOfRow, entryOfRow, LEDGER_COLUMNS, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
+  accountListSql, accountOfRow, entryOfRow, LEDGER_COLUMNS, ledgerPageSql, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
   RECONCILE_UNSETTLED_SQL, reconcileReport, settlementMove, type AccountRow, type LedgerRow, type ReconcileAccountRow, type ReconcileKeyRow,
 } from '../ledger-rows.js';
-import type { AccountBalance, CreditStore, HoldRefusal, LedgerEntry, NewAccount, ReconcileReport, Settlement } from '../types.js';
+import type {
+  AccountBalance, AccountListQuery, CreditStore, GrantOutcome, HoldRefusal, LedgerEntry, LedgerQuery, NewAccount, NewAuditEntry, ReconcileReport, Settlement,
+} from '../types.js';
+import { appendAudit } from './audit-store.js';
 
 /** What a hold or settlement concerns: a task, or a chat request, of a key. */
 export interface LedgerRef { keyId: string; taskId?: string; requestId?: string; model: string }
@@ -56,11 +59,14 @@ export class SqliteLedger {
     if (account.startingMicro !== 0) this.grant(account.id, account.startingMicro, 'starting credit', account.createdAt);
   }
 
-  grant(accountId: string, amountMicro: number, note: string, now: number): boolean {
-    if (this.availableStmt.get(accountId) === undefined) return false;
-    this.appendStmt.run(accountId, amountMicro < 0 ? 'adjust' : 'grant', amountMicro, null, null, null, null, note, now, null);
+  /** A grant, or a negative adjustment of at most what is available (G310); the entry's id, or why not. */
+  grant(accountId: string, amountMicro: number, note: string, now: number): { entryId: number } | { refused: 'no_account' | 'below_held' } {
+    const available = this.availableStmt.get(accountId) as number | undefined;
+    if (available === undefined) return { refused: 'no_account' };
+    if (amountMicro < 0 && available + amountMicro < 0) return { refused: 'below_held' };
+    const { lastInsertRowid } = this.appendStmt.run(accountId, amountMicro < 0 ? 'adjust' : 'grant', amountMicro, null, null, null, null, note, now, null);
     this.moveStmt.run(amountMicro, 0, 0, accountId);
-    return true;
+    return { entryId: Number(lastInsertRowid) };
   }
 
   hold(accountId: string, amountMicro: number, ref: LedgerRef, now: number): void {
@@ -93,8 +99,13 @@ export class SqliteCreditStore implements CreditStore {
         AND NOT EXISTS (SELECT 1 FROM ledger s WHERE s.request_id = h.request_id AND s.kind IN ('capture', 'release'))`);
   }
 
-  async createAccount(account: NewAccount): Promise<void> {
-    this.db.transaction(() => this.ledgerRows.createAccount(account)).immediate();
+  private readonly listCache = new Map<string, Database.Statement>();
+
+  async createAccount(account: NewAccount, audit?: NewAuditEntry): Promise<void> {
+    this.db.transaction(() => {
+      this.ledgerRows.createAccount(account);
+      if (audit) appendAudit(this.db, audit);
+    }).immediate();
   }
 
   async getAccount(id: string): Promise<AccountBalance | undefined> {
@@ -106,12 +117,34 @@ export class SqliteCreditStore implements CreditStore {
     return (this.db.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[]).map(accountOfRow);
   }
 
-  async grant(accountId: string, amountMicro: number, note: string, now: number): Promise<boolean> {
-    return this.db.transaction(() => this.ledgerRows.grant(accountId, amountMicro, note, now)).immediate();
+  async listAccountsPage(query: AccountListQuery): Promise<AccountBalance[]> {
+    return (this.cached(accountListSql(query, 'sqlite')) as AccountRow[]).map(accountOfRow);
+  }
+
+  async grant(accountId: string, amountMicro: number, note: string, now: number, audit?: NewAuditEntry): Promise<GrantOutcome> {
+    return this.db.transaction((): GrantOutcome => {
+      const done = this.ledgerRows.grant(accountId, amountMicro, note, now);
+      const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow | undefined;
+      if ('refused' in done) return done.refused === 'below_held' && account ? { granted: false, refused: 'below_held', account: accountOfRow(account) } : { granted: false, refused: 'no_account' };
+      if (audit) appendAudit(this.db, { ...audit, details: { ...audit.details, entry_id: done.entryId } });
+      const entry = this.db.prepare(`SELECT ${LEDGER_COLUMNS} FROM ledger WHERE id = ?`).get(done.entryId) as LedgerRow;
+      return { granted: true, entry: entryOfRow(entry), account: accountOfRow(account!) };
+    }).immediate();
   }
 
   async ledger(accountId: string): Promise<LedgerEntry[]> {
     return (this.db.prepare(`SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? ORDER BY id`).all(accountId) as LedgerRow[]).map(entryOfRow);
+  }
+
+  async ledgerPage(query: LedgerQuery): Promise<LedgerEntry[]> {
+    return (this.cached(ledgerPageSql(query, 'sqlite')) as LedgerRow[]).map(entryOfRow);
+  }
+
+  /** Runs a shared list statement, each text prepared once. */
+  private cached({ text, values }: { text: string; values: unknown[] }): unknown[] {
+    let stmt = this.listCache.get(text);
+    if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(text, stmt); }
+    return stmt.all(...values);
   }
 
   async holdRequest(hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number }, enforce: boolean): Promise<{ held: true } | HoldRefusal> {

@@ -179,6 +179,40 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX tasks_queued_created ON tasks (created_at) WHERE status = 'queued';
   `,
+  // The admin API (G300-G310): key roles, model allow-lists, expiry and in-flight bounds; secrets a
+  // rotation replaced, valid for a grace period; when keys were last used (a table of its own: its
+  // batched writes never wait on the rows holds lock); the audit log, append-only like the ledger.
+  `
+  ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'caller' CHECK (role IN ('caller', 'admin'));
+  ALTER TABLE api_keys ADD COLUMN models TEXT;
+  ALTER TABLE api_keys ADD COLUMN expires_at INTEGER;
+  ALTER TABLE api_keys ADD COLUMN max_in_flight INTEGER;
+  CREATE INDEX api_keys_created ON api_keys (created_at, id);
+  CREATE TABLE api_key_grace (
+    hash        TEXT PRIMARY KEY,
+    key_id      TEXT NOT NULL,
+    valid_until INTEGER NOT NULL
+  );
+  CREATE INDEX api_key_grace_key ON api_key_grace (key_id);
+  CREATE TABLE api_key_usage (
+    key_id    TEXT PRIMARY KEY,
+    last_used INTEGER NOT NULL
+  );
+  CREATE TABLE audit_log (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    at         INTEGER NOT NULL,
+    actor      TEXT NOT NULL,
+    action     TEXT NOT NULL,
+    target     TEXT NOT NULL,
+    request_id TEXT,
+    details    TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_actor ON audit_log (actor, id);
+  CREATE INDEX audit_log_target ON audit_log (target, id);
+  CREATE INDEX audit_log_at ON audit_log (at);
+  CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Store } from '../types.js';
 import { SqliteAssetStore } from './asset-store.js';
+import { SqliteAuditStore } from './audit-store.js';
 import { SqliteCreditStore } from './credit-store.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
@@ -79,6 +80,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     credits: new SqliteCreditStore(db),
     idempotency: new SqliteIdempotencyStore(db),
     webhooks: new SqliteWebhookStore(db),
+    audit: new SqliteAuditStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {
       usage.tryFlush();

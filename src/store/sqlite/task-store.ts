@@ -9,7 +9,7 @@ import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
 /** A poll-path read: the task and the hash of the key it was read for. */
-export interface OwnedTaskEntry { keyHash: string; task: TaskRecord }
+export interface OwnedTaskEntry { keyHash: string; task: TaskRecord; /** The owner key's `expiresAt` (G305): a cached entry is no answer past it. */ keyExpiresAt: number | null }
 
 const NO_BOUNDS: InsertBounds = { maxInFlight: 0, enforceCredits: false };
 
@@ -98,8 +98,9 @@ export class SqliteTaskStore implements TaskStore {
       /** Each key's tasks in flight: counted once per batch (the write lock keeps other processes out), then kept up here (G198). */
       const inFlight = new Map<string, number>();
       const refusals = tasks.map((t): InsertRefusal | undefined => {
-        const n = maxInFlight > 0 ? inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, maxInFlight) as number) : 0;
-        if (maxInFlight > 0 && n >= maxInFlight) return { refused: 'in_flight' };
+        const bound = t.inFlightBound ?? maxInFlight; // the key's own bound first (G306)
+        const n = bound > 0 ? inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, bound) as number) : 0;
+        if (bound > 0 && n >= bound) return { refused: 'in_flight' };
         // the balance sees this transaction's own holds (G200)
         if (t.charge && enforceCredits) {
           const refusal = this.ledger.refusal(t.charge.accountId, t.ownerKeyId, t.charge.holdMicro);
@@ -129,7 +130,7 @@ export class SqliteTaskStore implements TaskStore {
       return row;
     });
     this.settleUpdate = (stmt, params, settle) => settleUpdate.immediate(stmt, params, settle);
-    this.getByKeyHashStmt = db.prepare(`SELECT t.* FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id
+    this.getByKeyHashStmt = db.prepare(`SELECT t.*, k.expires_at AS key_expires_at FROM tasks t JOIN api_keys k ON k.id = t.owner_key_id
       WHERE t.id = ? AND k.hash = ? AND k.revoked_at IS NULL`);
     this.getStmt = db.prepare('SELECT * FROM tasks WHERE id = ?');
     this.getOwnedStmt = db.prepare('SELECT * FROM tasks WHERE id = ? AND owner_key_id = ?');
@@ -162,14 +163,15 @@ export class SqliteTaskStore implements TaskStore {
     return tasks.map((t, i) => refusals[i] ?? insertedRecord(t));
   }
 
-  async getOwnedByKeyHash(id: string, keyHash: string): Promise<TaskRecord | undefined> {
+  async getOwnedByKeyHash(id: string, keyHash: string, now = Date.now()): Promise<TaskRecord | undefined> {
+    const live = (e: OwnedTaskEntry): TaskRecord | undefined => (e.keyExpiresAt === null || e.keyExpiresAt > now ? e.task : undefined);
     const hit = this.polls.get(id);
-    if (hit?.keyHash === keyHash) return hit.task;
-    const row = this.getByKeyHashStmt.get(id, keyHash) as TaskRow | undefined;
+    if (hit?.keyHash === keyHash) return live(hit);
+    const row = this.getByKeyHashStmt.get(id, keyHash) as (TaskRow & { key_expires_at: number | null }) | undefined;
     if (!row) return undefined;
-    const task = toRecord(row);
-    this.polls.set(id, { keyHash, task });
-    return task;
+    const entry: OwnedTaskEntry = { keyHash, task: toRecord(row), keyExpiresAt: row.key_expires_at };
+    this.polls.set(id, entry);
+    return live(entry);
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {

@@ -1,0 +1,34 @@
+/** The admin service layer (G300-G311), built once per process by main/gateway.ts and by the CLI on the server. */
+import type { Config } from '../config.js';
+import type { AuditStore, Store } from '../store/types.js';
+import { AccountAdmin } from './account-admin.js';
+import { KeyAdmin } from './key-admin.js';
+import { settingsView } from './settings-view.js';
+
+export interface AdminServices {
+  keys: KeyAdmin;
+  accounts: AccountAdmin;
+  audit: AuditStore;
+  /** The effective configuration, secrets redacted (G311). */
+  settings(): Record<string, unknown>;
+}
+
+export interface AdminServiceOptions {
+  now?: () => number;
+  /** Writes this process's pending last-used times (G308) before keys are read. */
+  flushKeyUsage?: () => Promise<void>;
+}
+
+export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 'credits' | 'audit'>, options: AdminServiceOptions = {}): AdminServices {
+  const startingMicro = config.credits.startingMicro;
+  const now = options.now === undefined ? {} : { now: options.now };
+  return {
+    keys: new KeyAdmin({
+      keys: store.keys, credits: store.credits, startingMicro, allowPrivateUrls: config.allowPrivateUrls, ...now,
+      ...(options.flushKeyUsage && { beforeRead: options.flushKeyUsage }),
+    }),
+    accounts: new AccountAdmin({ credits: store.credits, startingMicro, ...now }),
+    audit: store.audit,
+    settings: () => settingsView(config),
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * `GET /admin/v1/settings` (G311): the effective configuration as JSON with every secret replaced
+ * by {@link REDACTED}. Redaction is by shape, so a setting added later is covered without a list
+ * to keep: any field named like a secret (`...Key`, `key`, `...secret...`, `...token...`,
+ * `...password...`, `...credential...`, `authorization`) whatever its value; every value of a
+ * `headers` map; and in any string that is a URL, its password and the values of query
+ * parameters named like a secret. Sets and maps become arrays and objects; functions are left out.
+ */
+export const REDACTED = '[redacted]';
+
+const SECRET_NAME = /(^key$|Key$|secret|token|password|passphrase|credential|authorization|^auth$)/i;
+const SECRET_PARAM = /(key|secret|token|password|passwd|pwd|sig|signature|credential|auth)/i;
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/** A URL with its password and its secret-named query values redacted; any other text as it is. */
+function redactUrl(text: string): string {
+  if (!URL_LIKE.test(text)) return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return text;
+  }
+  if (!url.password && ![...url.searchParams.keys()].some((k) => SECRET_PARAM.test(k))) return text;
+  if (url.password) url.password = REDACTED;
+  for (const k of [...url.searchParams.keys()]) if (SECRET_PARAM.test(k)) url.searchParams.set(k, REDACTED);
+  return url.toString();
+}
+
+function view(value: unknown, name: string, depth: number): unknown {
+  if (value === undefined || typeof value === 'function') return undefined;
+  if (value === null) return null;
+  if (SECRET_NAME.test(name) && !/(Setting|Env)$/.test(name)) return REDACTED;
+  if (typeof value === 'string') return redactUrl(value);
+  if (typeof value !== 'object') return value;
+  if (depth > 20) return REDACTED; // no configuration nests this deep: refuse to walk a cycle
+  if (value instanceof Set || Array.isArray(value)) return [...(value as Iterable<unknown>)].map((v) => view(v, name, depth + 1));
+  const entries = value instanceof Map ? [...value].map(([k, v]) => [String(k), v] as const) : Object.entries(value);
+  if (/headers$/i.test(name)) return Object.fromEntries(entries.map(([k]) => [k, REDACTED]));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of entries) {
+    const shown = view(v, k, depth + 1);
+    if (shown !== undefined) out[k] = shown;
+  }
+  return out;
+}
+
+/** The configuration (any object) as JSON-ready data with every secret redacted. */
+export function settingsView(config: object): Record<string, unknown> {
+  return view(config, '', 0) as Record<string, unknown>;
+}
