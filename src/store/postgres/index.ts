@@ -34,9 +34,8 @@ export interface PostgresStore extends Store {
  */
 export async function openPostgresStore(options: PostgresStoreOptions & { logger?: Logger }): Promise<PostgresStore> {
   const instanceId = randomBytes(8).toString('hex');
-  const pool = createPool(options, instanceId);
-  // an idle pooled connection that breaks is dropped by the pool; without a listener its error would end the process
-  pool.on('error', (err) => options.logger?.warn({ err }, 'PostgreSQL: an idle pooled connection failed'));
+  // a pooled connection that breaks (idle or in use) is logged and dropped, never the end of the process (G257)
+  const pool = createPool(options, instanceId, (err, checkedOut) => options.logger?.warn({ err: err.message, checkedOut }, 'PostgreSQL: a pooled connection failed; it is dropped'));
   const tasks = new PostgresTaskStore(pool);
   const listener = new ChangeListener(options.url, instanceId, {
     taskChanged: (id) => tasks.changedByOther(id),
