@@ -19,6 +19,7 @@ import { migrate } from './migrations.js';
 import { postgresRateLimits, PostgresWaitSlots } from './cluster-limits.js';
 import { PostgresTaskStore } from './task-store.js';
 import { PostgresUsageStore } from './usage-store.js';
+import { PostgresWorkerStore } from './worker-store.js';
 
 export type { PostgresStoreOptions } from './connect.js';
 export { PostgresTaskStore } from './task-store.js';
@@ -61,6 +62,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     idempotency: new PostgresIdempotencyStore(pool),
     webhooks: new PostgresWebhookStore(pool),
     audit: new PostgresAuditStore(pool),
+    workers: new PostgresWorkerStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),
