@@ -160,6 +160,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
       inputs: media.inputs, resources,
       ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+      ...(store.lastFaultAt && { storeFaultAt: store.lastFaultAt.bind(store) }),
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
     })
     : undefined;

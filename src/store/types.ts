@@ -660,6 +660,11 @@ export interface Store {
   rateLimits?(logger?: Logger): RateLimitBackend;
   /** Optional (stores shared by several processes, G197): long-poll slots per key counted across processes. */
   waitSlots?: WaitSlots;
+  /**
+   * Optional (networked stores, G259): when a connection of this store last failed (Unix ms, 0:
+   * never), idle ones included: the lapsed-lease sweep holds back for a lease period after it.
+   */
+  lastFaultAt?(): number;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
   /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */

@@ -51,6 +51,8 @@ export interface RunnerOptions {
    * lapsed-lease sweep then runs in one process at a time across the cluster (G184).
    */
   runAlone?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
+  /** When a connection of the store last failed, idle ones included (Store.lastFaultAt, G259). */
+  storeFaultAt?: () => number;
 }
 
 interface Running {
@@ -283,8 +285,14 @@ export class TaskRunner {
     // one renewal at a time: a slow one is not overtaken by the next; none is acted on after the work ended
     let renewing = false;
     let ended = false;
+    // a renewal that meets a dropped connection is tried again at once, on a new one (G258)
+    const renewOnce = (): Promise<boolean> => store.renewLease(task.id, this.workerId, Date.now() + leaseMs);
     const renew = async (): Promise<void> => {
-      if (await store.renewLease(task.id, this.workerId, Date.now() + leaseMs)) return;
+      const renewed = await renewOnce().catch((err: unknown) => {
+        if (!this.noteStoreFault(err)) throw err;
+        return renewOnce();
+      });
+      if (renewed) return;
       const current = await store.get(task.id);
       if (!ended) controller.abort((current?.status === 'cancelled' ? 'cancelled' : 'lease-lost') satisfies StopReason);
     };
@@ -397,7 +405,7 @@ export class TaskRunner {
     // Leases lapse while the database cannot be reached, but their workers live: for one lease
     // period after this worker last met the outage, every live worker renews its leases, and only
     // then is a lapsed lease a dead worker's (G259).
-    if (Date.now() - this.storeFaultAt < this.opts.leaseMs) return;
+    if (Date.now() - Math.max(this.storeFaultAt, this.opts.storeFaultAt?.() ?? 0) < this.opts.leaseMs) return;
     this.recovering = true;
     const { runAlone } = this.opts;
     (runAlone ? runAlone('lapsed-leases', async () => { await this.recoverLapsedLeases(); }) : this.recoverLapsedLeases())

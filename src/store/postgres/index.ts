@@ -36,7 +36,11 @@ export interface PostgresStore extends Store {
 export async function openPostgresStore(options: PostgresStoreOptions & { logger?: Logger }): Promise<PostgresStore> {
   const instanceId = randomBytes(8).toString('hex');
   // a pooled connection that breaks (idle or in use) is logged and dropped, never the end of the process (G257)
-  const pool = createPool(options, instanceId, (err, checkedOut) => options.logger?.warn({ err: err.message, checkedOut }, 'PostgreSQL: a pooled connection failed; it is dropped'));
+  let faultAt = 0;
+  const pool = createPool(options, instanceId, (err, checkedOut) => {
+    faultAt = Date.now();
+    options.logger?.warn({ err: err.message, checkedOut }, 'PostgreSQL: a pooled connection failed; it is dropped');
+  });
   const tasks = new PostgresTaskStore(pool);
   const listener = new ChangeListener(options.url, instanceId, {
     taskChanged: (id) => tasks.changedByOther(id),
@@ -66,6 +70,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),
+    lastFaultAt: () => faultAt,
     ping: async () => { await pool.query('SELECT 1'); },
     close: () => {
       closing ??= (async () => {
