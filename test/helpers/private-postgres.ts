@@ -54,7 +54,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   if (asRoot) execFileSync('chown', ['postgres:postgres', dir]);
   const run = (tool: string, args: string[]): void => {
     const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args]] : [path.join(bin, tool), args];
-    execFileSync(file, argv, { stdio: 'pipe', timeout: 60_000 });
+    // no pipes: the server pg_ctl starts would hold them open, and this call would wait for their end
+    execFileSync(file, argv, { stdio: 'ignore', timeout: 60_000 });
   };
   const port = await freePort();
   const data = path.join(dir, 'data');
@@ -64,7 +65,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    restart: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'restart']),
+    restart: () => run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-m', 'fast', '-w', 'restart']),
     stop: () => {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
