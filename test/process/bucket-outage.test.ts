@@ -105,7 +105,7 @@ describe('the bucket is unreachable for a while (G260, G261)', () => {
     expect(JSON.parse(downloadBody).error.code).toBe('service_unavailable');
     expect(downloadBody).not.toMatch(leaks);
     const form = new FormData();
-    form.append('file', new Blob([await image(64, 64)], { type: 'image/png' }), 'x.png');
+    form.append('file', new Blob([await image(640, 480)], { type: 'image/png' }), 'x.png');
     const upload = await fetch(`${gateway.url}/v2/model-center/assets`, { method: 'POST', headers: auth, body: form });
     const uploadBody = await upload.text();
     expect(upload.status, uploadBody).toBe(503);
