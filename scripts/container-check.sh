@@ -3,7 +3,8 @@
 # docs/guides/deploy-compose.md "Checking the image"). From a clean clone:
 #   scripts/container-check.sh [--no-build]
 # 1. builds the image (podman build --pull=never --network=host; --format docker keeps HEALTHCHECK)
-#    and reports its size against the 450 MB budget;
+#    and reports its size against the 450 MB budget: fails when mediagate's own layers on the
+#    published base (estimated from the stand-in, G350) exceed it;
 # 2. runs it as it ships: its non-root user, a read-only root filesystem, a volume at /data, a
 #    tmpfs at /tmp; checks the user, that / is read-only, ffmpeg and ffprobe, the HEALTHCHECK;
 # 3. first steps as an operator: `mediagate keys create` through `podman exec`, a picture and a
@@ -38,9 +39,10 @@ cleanup() {
 trap cleanup EXIT
 
 run() { # run NAME: the image as it ships, on the volume
+  # (podman's complaint that it finds no systemd to schedule the HEALTHCHECK with is left out: the check runs it itself)
   podman run -d --name "$1" --network=host --read-only --tmpfs /tmp -v "$VOLUME:/data" \
     -e PORT="$PORT" -e MEDIAGATE_PUBLIC_URL="$BASE" -e MEDIAGATE_BOOTSTRAP_KEY="$BOOTSTRAP" \
-    -e MEDIAGATE_SHUTDOWN_GRACE_SECONDS=1 -e MEDIAGATE_RATE_LIMIT=off "$IMAGE" >/dev/null
+    -e MEDIAGATE_SHUTDOWN_GRACE_SECONDS=1 -e MEDIAGATE_RATE_LIMIT=off "$IMAGE" 2> >(grep -v 'systemd connection' >&2) >/dev/null
   for _ in $(seq 1 120); do
     if [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ]; then return 0; fi
     if [ "$(podman inspect -f '{{.State.Running}}' "$1")" != true ]; then podman logs "$1" | tail -20; fail "$1 stopped while starting"; fi
@@ -74,12 +76,19 @@ if [ "${1:-}" != --no-build ]; then
 fi
 
 step "image size"
+# Debian's slim images (the published node:20-bookworm-slim's base) leave out documentation, manual
+# pages and translations; this machine's stand-in has them. The published image adds yarn (~5 MB).
+BASE_IMAGE=docker.io/library/node:20-bookworm-slim
 size=$(podman image inspect -f '{{.Size}}' "$IMAGE")
-base_size=$(podman image inspect -f '{{.Size}}' docker.io/library/node:20-bookworm-slim 2>/dev/null || echo 0)
-echo "image: $((size / 1000000)) MB (budget $BUDGET_MB MB); its base node:20-bookworm-slim here: $((base_size / 1000000)) MB; mediagate's own layers: $(((size - base_size) / 1000000)) MB"
+base_size=$(podman image inspect -f '{{.Size}}' "$BASE_IMAGE" 2>/dev/null || echo 0)
+own_mb=$(((size - base_size) / 1000000))
+slim_out_kb=$(podman run --rm --network=host "$BASE_IMAGE" sh -c 'du -skc /usr/share/doc /usr/share/man /usr/share/locale /usr/share/info /usr/share/groff /usr/share/lintian 2>/dev/null | tail -1 | cut -f1' 2>/dev/null || echo 0)
+published_mb=$(((base_size - slim_out_kb * 1024) / 1000000 + 5))
+echo "image: $((size / 1000000)) MB (budget $BUDGET_MB MB); its base node:20-bookworm-slim here: $((base_size / 1000000)) MB; mediagate's own layers: $own_mb MB"
+echo "with the published base (this base without what Debian's slim images leave out, $((slim_out_kb * 1024 / 1000000)) MB, plus yarn): about $published_mb + $own_mb = $((published_mb + own_mb)) MB"
 podman image inspect -f '{{index .Labels "org.opencontainers.image.version"}} {{index .Labels "org.opencontainers.image.revision"}}' "$IMAGE" | sed 's/^/labels: version, revision: /'
-[ $(((size - base_size) / 1000000)) -lt $BUDGET_MB ] || fail "mediagate's own layers are over the budget"
-[ $((size / 1000000)) -le $BUDGET_MB ] || echo "note: over $BUDGET_MB MB with this machine's base image (see docs/guides/deploy-compose.md \"Image size\")"
+[ $((published_mb + own_mb)) -le $BUDGET_MB ] || fail "over the $BUDGET_MB MB budget with the published base image"
+[ $((size / 1000000)) -le $BUDGET_MB ] || echo "note: over $BUDGET_MB MB with this machine's stand-in base image (see docs/guides/deploy-compose.md \"Image size\")"
 
 step "run: non-root, read-only root filesystem, /data volume, /tmp tmpfs"
 podman volume create "$VOLUME" >/dev/null

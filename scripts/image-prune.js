@@ -14,7 +14,7 @@ const ENVIRONMENTS = [
 ];
 /** Folders holding a package's other builds (ES modules for bundlers): Node reaches them only through `exports`. */
 const OTHER_BUILDS = ['dist-es', 'build/esm', 'build/esnext'];
-/** Folders at a package's root that hold its tests, examples, benchmarks or documentation. */
+/** Folders at a package's root that hold its tests, examples, benchmarks or documentation (and any dot-folder: .github, editors' and tools' state). */
 const NOT_RUN = ['test', 'tests', '__tests__', 'example', 'examples', 'benchmark', 'benchmarks', 'bench', 'docs'];
 /** Files no running gateway reads: source maps, type declarations, TypeScript sources (Node 20 runs none), tests, docs. */
 const NOT_READ = /(\.map|\.d\.[cm]?ts|(?<!\.d)\.[cm]?ts|\.tsbuildinfo|\.(test|spec)\.[cm]?js|\.md|\.markdown)$/i;
@@ -96,7 +96,9 @@ export function prunePlan(dir, name) {
   const specific = SPECIFIC[name];
   const own = specific ? specific(dir).filter((p) => fs.existsSync(path.join(dir, p))) : [];
   const builds = OTHER_BUILDS.filter((f) => fs.existsSync(path.join(dir, f)) && !reached(entryPaths, f));
-  const notRun = NOT_RUN.filter((f) => fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.isDirectory() && !reached(entryPaths, f));
+  const notRun = [...NOT_RUN, ...list(dir).filter((n) => n.startsWith('.'))].filter(
+    (f) => fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.isDirectory() && !reached(entryPaths, f),
+  );
   /** @type {string[]} */
   const files = [];
   const gone = [...own, ...builds, ...notRun];

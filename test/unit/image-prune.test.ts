@@ -55,7 +55,7 @@ describe('image-prune', () => {
 
   it('removes tests, examples, maps, declarations and docs; keeps licenses and what an entry names', () => {
     pkg('lib', { main: 'index.js' });
-    for (const f of ['index.js', 'index.js.map', 'index.d.ts', 'src/index.ts', 'README.md', 'LICENSE.md', 'LICENSE', 'NOTICE.md', 'test/a.js', 'examples/b.js', 'x.test.js'])
+    for (const f of ['index.js', 'index.js.map', 'index.d.ts', 'src/index.ts', 'README.md', 'LICENSE.md', 'LICENSE', 'NOTICE.md', 'test/a.js', 'examples/b.js', 'x.test.js', '.github/workflows/ci.yml'])
       put(`lib/${f}`);
     pkg('tested', { main: 'test/index.js' });
     put('tested/test/index.js');
@@ -64,7 +64,7 @@ describe('image-prune', () => {
     put('lib/node_modules/nested/index.d.ts');
     const removed = prune(nm);
     expect(['index.js', 'LICENSE.md', 'LICENSE', 'NOTICE.md', 'package.json'].filter((f) => has(`lib/${f}`))).toHaveLength(5);
-    expect(['index.js.map', 'index.d.ts', 'src/index.ts', 'README.md', 'test', 'examples', 'x.test.js'].filter((f) => has(`lib/${f}`))).toEqual([]);
+    expect(['index.js.map', 'index.d.ts', 'src/index.ts', 'README.md', 'test', 'examples', 'x.test.js', '.github'].filter((f) => has(`lib/${f}`))).toEqual([]);
     expect(has('tested/test/index.js')).toBe(true);
     expect(has('lib/node_modules/nested/index.js')).toBe(true);
     expect(has('lib/node_modules/nested/index.d.ts')).toBe(false);
