@@ -79,16 +79,17 @@ step "image size"
 # Debian's slim images (the published node:20-bookworm-slim's base) leave out documentation, manual
 # pages and translations; this machine's stand-in has them. The published image adds yarn (~5 MB).
 BASE_IMAGE=docker.io/library/node:20-bookworm-slim
+mb() { echo $((($1 + 500000) / 1000000)); }   # bytes -> MB, rounded
 size=$(podman image inspect -f '{{.Size}}' "$IMAGE")
 base_size=$(podman image inspect -f '{{.Size}}' "$BASE_IMAGE" 2>/dev/null || echo 0)
-own_mb=$(((size - base_size) / 1000000))
+own_mb=$(mb $((size - base_size)))
 slim_out_kb=$(podman run --rm --network=host "$BASE_IMAGE" sh -c 'du -skc /usr/share/doc /usr/share/man /usr/share/locale /usr/share/info /usr/share/groff /usr/share/lintian 2>/dev/null | tail -1 | cut -f1' 2>/dev/null || echo 0)
-published_mb=$(((base_size - slim_out_kb * 1024) / 1000000 + 5))
-echo "image: $((size / 1000000)) MB (budget $BUDGET_MB MB); its base node:20-bookworm-slim here: $((base_size / 1000000)) MB; mediagate's own layers: $own_mb MB"
-echo "with the published base (this base without what Debian's slim images leave out, $((slim_out_kb * 1024 / 1000000)) MB, plus yarn): about $published_mb + $own_mb = $((published_mb + own_mb)) MB"
+published_mb=$(($(mb $((base_size - slim_out_kb * 1024))) + 5))
+echo "image: $(mb "$size") MB (budget $BUDGET_MB MB); its base node:20-bookworm-slim here: $(mb "$base_size") MB; mediagate's own layers: $own_mb MB"
+echo "with the published base (this base without what Debian's slim images leave out, $(mb $((slim_out_kb * 1024))) MB, plus yarn): about $published_mb + $own_mb = $((published_mb + own_mb)) MB"
 podman image inspect -f '{{index .Labels "org.opencontainers.image.version"}} {{index .Labels "org.opencontainers.image.revision"}}' "$IMAGE" | sed 's/^/labels: version, revision: /'
 [ $((published_mb + own_mb)) -le $BUDGET_MB ] || fail "over the $BUDGET_MB MB budget with the published base image"
-[ $((size / 1000000)) -le $BUDGET_MB ] || echo "note: over $BUDGET_MB MB with this machine's stand-in base image (see docs/guides/deploy-compose.md \"Image size\")"
+[ "$(mb "$size")" -le $BUDGET_MB ] || echo "note: over $BUDGET_MB MB with this machine's stand-in base image (see docs/guides/deploy-compose.md \"Image size\")"
 
 step "run: non-root, read-only root filesystem, /data volume, /tmp tmpfs"
 podman volume create "$VOLUME" >/dev/null
