@@ -24,7 +24,7 @@ const unavailable = await postgresUnavailable();
 const noPrivateServer = privatePostgresUnavailable();
 
 const KEY = 'db-faults-test-key-0123456789abcdef';
-const TASKS = 150;
+const TASKS = 120;
 const files = configFiles('mediagate-db-faults-');
 
 interface Scene {
