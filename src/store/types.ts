@@ -46,6 +46,11 @@ export interface UpstreamState {
   startedAt?: number;
   /** Checks of the current generation in a row that could not be made (network, 5xx): later checks back off. */
   checkFailures: number;
+  /**
+   * Checks of the current generation in a row whose answer could not be used (malformed, an
+   * unknown status: `UnexpectedReply`); absent when none. At `MAX_REPLY_PROBLEMS` the task fails (G272).
+   */
+  replyProblems?: number;
 }
 
 export interface TaskRecord {

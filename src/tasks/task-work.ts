@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
-import { ChannelError, GenerationKeyConflict, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
+import { ChannelError, GenerationKeyConflict, MAX_REPLY_PROBLEMS, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
 import { nextCheckDelayMs } from './check-delay.js';
@@ -174,6 +174,7 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     w.controller.signal.throwIfAborted();
   } catch (err) {
     if (w.controller.signal.aborted) return stopped(w);
+    if (err instanceof UnexpectedReply) return replyProblem(w, provider, job, upstream, err);
     const failures = upstream.checkFailures + 1;
     const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
     const delay = checkDelay(provider, job, failures, retryAfterMs);
@@ -190,7 +191,7 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     const progress = result.progress === undefined
       ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
       : Math.min(99, Math.max(0, Math.floor(result.progress)));
-    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: 0 }, progress);
+    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...answered(upstream), checkFailures: 0 }, progress);
     return;
   }
   if (result.state === 'failed') return generationFailed(w, result.error);
@@ -199,6 +200,30 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     const failures = upstream.checkFailures + 1;
     await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + checkDelay(provider, job, failures), { ...upstream, checkFailures: failures });
   });
+}
+
+/** The generation's state once a check was answered in a way the gateway understood: no reply problems in a row. */
+function answered(upstream: UpstreamState): UpstreamState {
+  const { replyProblems: _, ...rest } = upstream;
+  return rest;
+}
+
+/**
+ * A check answered with something the gateway cannot use (G272): not the channel's fault (it does
+ * not count toward its circuit) and no reason for a new generation. The same generation is checked
+ * again, backing off, up to {@link MAX_REPLY_PROBLEMS} checks in a row; then the generation is
+ * cancelled at the upstream (best effort) and the task fails with what the upstream answered.
+ */
+async function replyProblem(w: Work, provider: Provider, job: ProviderJob, upstream: UpstreamState & { ref: UpstreamRef }, err: UnexpectedReply): Promise<number | undefined> {
+  const problems = (upstream.replyProblems ?? 0) + 1;
+  if (problems >= MAX_REPLY_PROBLEMS) {
+    await cancelAtUpstream(provider, upstream.ref, job, w.log);
+    return failForGood(w, new UnrecoverableError(`${err.message} (at ${problems} checks in a row); the task was given up`));
+  }
+  const delay = checkDelay(provider, job, problems);
+  await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, replyProblems: problems });
+  w.log.warn({ err: err.message, replyProblems: problems, retryInMs: delay }, 'the upstream\'s answer to a check could not be used; checking the same generation again later');
+  return undefined;
 }
 
 /** A check stopped before it answered: a shutdown puts the task back to waiting; a cancel or a lost lease leaves it. */
