@@ -283,7 +283,8 @@ async function failedAttempt(w: Work, err: unknown): Promise<number | undefined>
   const now = Date.now();
   if (shouldRetry(err, w.task.attempts, maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
-    await requeueTask(store, w.task, w.workerId, now + delay);
+    const upstream = w.task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(w.task.upstream);
+    await requeueTask(store, w.task, w.workerId, now + delay, { ...(upstream && { upstream }) });
     w.log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
     return;
   }
@@ -325,15 +326,40 @@ export async function deferForServerFault(w: Work, err: unknown): Promise<number
   return delay;
 }
 
+/** MEDIAGATE_UNAVAILABLE_FAIL_SECONDS' default, ms. */
+const DEFAULT_UNAVAILABLE_FAIL_MS = 1800_000;
+
 /**
  * No channel of the task's route could take it (all refused, or their circuits are open): the
- * upstreams' fault, not the task's. Like the gateway's own faults: its attempt is given back, it
- * waits (at least until a channel takes calls again) and tries again; after MAX_SERVER_FAULTS it
- * fails, naming no upstream (G91).
+ * upstreams' fault, not the task's (G91). Its attempt is given back and it waits in the queue (at
+ * least until a channel takes calls again, backing off up to a minute), saying so in its query
+ * reply (`queue_reason`), and tries again; `MEDIAGATE_UNAVAILABLE_FAIL_SECONDS` after it first
+ * found no channel it fails, naming no upstream, its hold released (G274). The worker goes on
+ * with other work.
  */
 async function deferForUnavailable(w: Work, route: RouteCandidate[], refusedBy: ChannelError | undefined): Promise<undefined> {
-  const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0);
-  await deferTask(w, refusedBy, 'no upstream could take it', waitMs); // the worker goes on with other work
+  const now = Date.now();
+  const since = w.task.upstream?.unavailableSince ?? now;
+  const failMs = w.opts.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS;
+  if (now - since >= failMs) {
+    const message = `no upstream of model ${w.task.model} could take this task for ${Math.round(failMs / 1000)} s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later`;
+    await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
+    w.log.error({ err: refusedBy, waitedMs: now - since }, 'task failed: no upstream could take it in time');
+    return;
+  }
+  // refusals count in a row (G123) for the backoff only: the time since the first one decides when it fails
+  const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0, serverFaultDelayMs(w.task.serverFaults + 1));
+  // looked at again by its deadline at the latest, so it fails on time
+  const delay = Math.min(waitMs, since + failMs - now);
+  const upstream: UpstreamState = { ...(w.task.upstream ?? { generation: 0, checkFailures: 0 }), unavailableSince: since };
+  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true, upstream });
+  w.log.warn({ err: refusedBy?.message, retryInMs: delay, waitingMs: now - since }, 'no upstream could take the task; it waits in the queue without using an attempt');
+}
+
+/** The upstream state once a channel answered: no longer waiting for one (G274). */
+function withoutUnavailable(upstream: UpstreamState): UpstreamState {
+  const { unavailableSince: _, ...rest } = upstream;
+  return rest;
 }
 
 async function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): Promise<number | undefined> {
