@@ -20,6 +20,7 @@ import { taskListContract } from './store-contract-task-list.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
 import { webhooksContract } from './store-contract-webhooks.case.js';
+import { workerStoreContract } from './store-contract-workers.case.js';
 
 export { newTask } from './store-contract-helpers.js';
 export type { OpenStore, StoreContractOptions } from './store-contract-helpers.js';
@@ -37,6 +38,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     creditsContract(open);
     webhooksContract(open);
     adminStoreContract(open);
+    workerStoreContract(open);
     storeContract(open, options);
   });
 }
