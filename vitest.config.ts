@@ -11,8 +11,8 @@ import { defineConfig } from 'vitest/config';
 const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 
 /** Harness-built gateway suites; chat-token-dos measures CPU under load and needs no store. */
-const gatewaySuites = (): string[] => fs.readdirSync('test')
-  .filter((f) => f.endsWith('.test.ts') && f !== 'chat-token-dos.test.ts')
+const gatewaySuites = (): string[] => (fs.readdirSync('test', { recursive: true }) as string[])
+  .filter((f) => f.endsWith('.test.ts') && !f.endsWith('chat-token-dos.test.ts'))
   .filter((f) => fs.readFileSync(`test/${f}`, 'utf8').includes('createHarness('))
   .map((f) => `test/${f}`);
 

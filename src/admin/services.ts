@@ -4,6 +4,7 @@ import type { AuditStore, Store } from '../store/types.js';
 import { AccountAdmin } from './account-admin.js';
 import { KeyAdmin } from './key-admin.js';
 import { settingsView } from './settings-view.js';
+import { TaskAdmin, type TaskAdminDeps } from './task-admin.js';
 
 export interface AdminServices {
   keys: KeyAdmin;
@@ -11,15 +12,19 @@ export interface AdminServices {
   audit: AuditStore;
   /** The effective configuration, secrets redacted (G311). */
   settings(): Record<string, unknown>;
+  /** Every tenant's tasks (G317-G320): in a gateway process only (not the CLI). */
+  tasks?: TaskAdmin;
 }
 
 export interface AdminServiceOptions {
   now?: () => number;
   /** Writes this process's pending last-used times (G308) before keys are read. */
   flushKeyUsage?: () => Promise<void>;
+  /** What a gateway process adds: the task service, the providers, the reply links (G317-G320). */
+  runtime?: Pick<TaskAdminDeps, 'tasks' | 'providers' | 'typeOf' | 'links'>;
 }
 
-export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 'credits' | 'audit'>, options: AdminServiceOptions = {}): AdminServices {
+export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 'credits' | 'audit' | 'admin' | 'webhooks'>, options: AdminServiceOptions = {}): AdminServices {
   const startingMicro = config.credits.startingMicro;
   const now = options.now === undefined ? {} : { now: options.now };
   return {
@@ -30,5 +35,8 @@ export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 
     accounts: new AccountAdmin({ credits: store.credits, startingMicro, ...now }),
     audit: store.audit,
     settings: () => settingsView(config),
+    ...(options.runtime && {
+      tasks: new TaskAdmin({ ...options.runtime, admin: store.admin, keys: store.keys, webhooks: store.webhooks, audit: store.audit, ...now }),
+    }),
   };
 }

@@ -202,7 +202,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'), keyClock);
   const links = resultLinks(signer, config.videosResultTtlHours);
-  const admin = createAdminServices(config, store, { now: keyClock, flushKeyUsage: () => keyUsage.flush() });
+  const admin = createAdminServices(config, store, {
+    now: keyClock, flushKeyUsage: () => keyUsage.flush(),
+    runtime: { tasks, providers, links, typeOf: (id) => setup.types[id] ?? null },
+  });
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
     services: { tasks, chat, idempotency, assets: media.assets, links, streams, admin, ...(callbacks && { callbacks }) },

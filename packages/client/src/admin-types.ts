@@ -127,7 +127,7 @@ export interface AdminGrant {
   account: AdminAccount;
 }
 
-export type AuditAction = 'key.create' | 'key.update' | 'key.revoke' | 'key.rotate' | 'account.create' | 'account.grant';
+export type AuditAction = 'key.create' | 'key.update' | 'key.revoke' | 'key.rotate' | 'account.create' | 'account.grant' | 'task.cancel' | 'channel.probe';
 
 export interface AdminAuditEntry {
   id: number;

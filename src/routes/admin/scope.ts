@@ -7,6 +7,7 @@ import type { KeyStore } from '../../store/types.js';
 import { registerAdminAccountRoutes } from './accounts.js';
 import { registerAdminAuditRoutes } from './audit.js';
 import { registerAdminKeyRoutes } from './keys.js';
+import { registerAdminTaskRoutes } from './tasks.js';
 
 /**
  * The admin API (`/admin/v1/*`, G300-G311) in a scope of its own: the bearer key is checked as on
@@ -25,5 +26,6 @@ export async function registerAdminRoutes(app: FastifyInstance, keys: KeyStore, 
     registerAdminKeyRoutes(scope, admin.keys);
     registerAdminAccountRoutes(scope, admin.accounts);
     registerAdminAuditRoutes(scope, admin);
+    if (admin.tasks) registerAdminTaskRoutes(scope, admin.tasks);
   });
 }
