@@ -1,6 +1,6 @@
 /** The admin service layer (G300-G311), built once per process by main/gateway.ts and by the CLI on the server. */
 import type { Config } from '../config.js';
-import type { AuditStore, Store } from '../store/types.js';
+import type { AdminStore, AuditStore, Store } from '../store/types.js';
 import { AccountAdmin } from './account-admin.js';
 import { KeyAdmin } from './key-admin.js';
 import { settingsView } from './settings-view.js';
@@ -10,6 +10,9 @@ export interface AdminServices {
   keys: KeyAdmin;
   accounts: AccountAdmin;
   audit: AuditStore;
+  /** The cross-tenant reads and the usage aggregates (G317-G324). */
+  store: AdminStore;
+  now: () => number;
   /** The effective configuration, secrets redacted (G311). */
   settings(): Record<string, unknown>;
   /** Every tenant's tasks (G317-G320): in a gateway process only (not the CLI). */
@@ -34,6 +37,8 @@ export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 
     }),
     accounts: new AccountAdmin({ credits: store.credits, startingMicro, ...now }),
     audit: store.audit,
+    store: store.admin,
+    now: options.now ?? Date.now,
     settings: () => settingsView(config),
     ...(options.runtime && {
       tasks: new TaskAdmin({ ...options.runtime, admin: store.admin, keys: store.keys, webhooks: store.webhooks, audit: store.audit, ...now }),

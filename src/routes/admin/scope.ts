@@ -8,6 +8,7 @@ import { registerAdminAccountRoutes } from './accounts.js';
 import { registerAdminAuditRoutes } from './audit.js';
 import { registerAdminKeyRoutes } from './keys.js';
 import { registerAdminTaskRoutes } from './tasks.js';
+import { registerAdminUsageRoute } from './usage.js';
 
 /**
  * The admin API (`/admin/v1/*`, G300-G311) in a scope of its own: the bearer key is checked as on
@@ -27,5 +28,6 @@ export async function registerAdminRoutes(app: FastifyInstance, keys: KeyStore, 
     registerAdminAccountRoutes(scope, admin.accounts);
     registerAdminAuditRoutes(scope, admin);
     if (admin.tasks) registerAdminTaskRoutes(scope, admin.tasks);
+    registerAdminUsageRoute(scope, admin.store, admin.now);
   });
 }
