@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import type { AdminStore, AuditStore, Store } from '../store/types.js';
 import { AccountAdmin } from './account-admin.js';
+import { ChannelAdmin, type ChannelAdminDeps } from './channel-admin.js';
 import { KeyAdmin } from './key-admin.js';
 import { settingsView } from './settings-view.js';
 import { TaskAdmin, type TaskAdminDeps } from './task-admin.js';
@@ -17,6 +18,8 @@ export interface AdminServices {
   settings(): Record<string, unknown>;
   /** Every tenant's tasks (G317-G320): in a gateway process only (not the CLI). */
   tasks?: TaskAdmin;
+  /** The channels (G322, G323): in a gateway process only. */
+  channels?: ChannelAdmin;
 }
 
 export interface AdminServiceOptions {
@@ -24,7 +27,7 @@ export interface AdminServiceOptions {
   /** Writes this process's pending last-used times (G308) before keys are read. */
   flushKeyUsage?: () => Promise<void>;
   /** What a gateway process adds: the task service, the providers, the reply links (G317-G320). */
-  runtime?: Pick<TaskAdminDeps, 'tasks' | 'providers' | 'typeOf' | 'links'>;
+  runtime?: Pick<TaskAdminDeps, 'tasks' | 'providers' | 'typeOf' | 'links'> & Pick<ChannelAdminDeps, 'routes' | 'stats'>;
 }
 
 export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 'credits' | 'audit' | 'admin' | 'webhooks'>, options: AdminServiceOptions = {}): AdminServices {
@@ -42,6 +45,7 @@ export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 
     settings: () => settingsView(config),
     ...(options.runtime && {
       tasks: new TaskAdmin({ ...options.runtime, admin: store.admin, keys: store.keys, webhooks: store.webhooks, audit: store.audit, ...now }),
+      channels: new ChannelAdmin({ ...options.runtime, admin: store.admin, audit: store.audit, ...now }),
     }),
   };
 }
