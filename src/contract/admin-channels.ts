@@ -42,7 +42,7 @@ export const AdminChannel = Type.Object({
 export const AdminChannelList = Type.Object({
   object: Type.Literal('list'),
   data: Type.Array(AdminChannel, { description: 'Every provider, in id order' }),
-}, { ...closed, title: 'AdminChannelList' });
+}, { ...closed, title: 'AdminChannelList', description: 'Every provider (channel), seen across the cluster' });
 
 export const AdminChannelProbe = Type.Object({
   object: Type.Literal('channel_probe'),
