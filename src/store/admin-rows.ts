@@ -35,19 +35,20 @@ export const eventOfRow = (r: TaskEventRow): TaskEvent => ({
 });
 
 const USAGE_GROUP_COLUMNS = { model: 'model', key: 'key_id', account: 'account_id', provider: 'provider' } as const;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
-/** The sums of the hourly aggregates per bucket and group in [from, to): the primary key's leading `hour` bounds the read. */
+/**
+ * The sums of the aggregates per bucket and group in [from, to): hours from usage_hourly, days from
+ * usage_daily (kept by the same triggers, so a month by day reads 30 rows per group, not 720); the
+ * primary key's leading bucket column bounds the read.
+ */
 export function usageSql(query: UsageQuery, dialect: Dialect): { text: string; values: unknown[] } {
   const mark = placeholderOf(dialect);
   const group = USAGE_GROUP_COLUMNS[query.groupBy];
-  const width = query.interval === 'day' ? DAY_MS : HOUR_MS;
-  const bucket = `(hour / ${width}) * ${width}`;
+  const [table, bucket] = query.interval === 'day' ? ['usage_daily', 'day'] : ['usage_hourly', 'hour'];
   const sums = ['submitted', 'completed', 'failed', 'cancelled', 'video_seconds', 'images', 'chat_requests', 'prompt_tokens', 'completion_tokens', 'captured_micro']
     .map((c) => `SUM(${c}) AS ${c}`).join(', ');
   return {
-    text: `SELECT ${bucket} AS bucket, ${group} AS grp, ${sums} FROM usage_hourly WHERE hour >= ${mark(1)} AND hour < ${mark(2)}
+    text: `SELECT ${bucket} AS bucket, ${group} AS grp, ${sums} FROM ${table} WHERE ${bucket} >= ${mark(1)} AND ${bucket} < ${mark(2)}
       GROUP BY ${bucket}, ${group} ORDER BY bucket, grp`,
     values: [query.from, query.to],
   };

@@ -660,7 +660,7 @@ export interface TaskEvent {
 
 export type UsageGroup = 'model' | 'key' | 'account' | 'provider';
 
-/** What `AdminStore.usage` reads (G321): hourly aggregates summed per bucket and group, buckets in [from, to). */
+/** What `AdminStore.usage` reads (G321): hourly or daily aggregates summed per bucket and group, buckets in [from, to). */
 export interface UsageQuery {
   groupBy: UsageGroup;
   interval: 'hour' | 'day';

@@ -83,6 +83,13 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
       col('captured_micro', 'bigint')],
   },
   {
+    name: 'usage_daily',
+    columns: [col('day', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
+      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
+      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
+      col('captured_micro', 'bigint')],
+  },
+  {
     name: 'channel_states',
     columns: [col('channel', 'text'), col('state', 'text'), col('since', 'bigint'), col('last_error', 'text'), col('last_error_at', 'bigint'),
       col('updated_at', 'bigint')],

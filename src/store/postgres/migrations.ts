@@ -312,12 +312,34 @@ const MIGRATIONS: readonly string[] = [
     captured_micro    bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (hour, model, key_id, account_id, provider)
   );
+  CREATE TABLE usage_daily (
+    day               bigint NOT NULL,
+    model             text NOT NULL,
+    key_id            text NOT NULL,
+    account_id        text NOT NULL,
+    provider          text NOT NULL,
+    submitted         bigint NOT NULL DEFAULT 0,
+    completed         bigint NOT NULL DEFAULT 0,
+    failed            bigint NOT NULL DEFAULT 0,
+    cancelled         bigint NOT NULL DEFAULT 0,
+    video_seconds     float8 NOT NULL DEFAULT 0,
+    images            bigint NOT NULL DEFAULT 0,
+    chat_requests     bigint NOT NULL DEFAULT 0,
+    prompt_tokens     bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0,
+    captured_micro    bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, model, key_id, account_id, provider)
+  );
   CREATE FUNCTION mediagate_task_submitted() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     INSERT INTO usage_hourly AS u (hour, model, key_id, account_id, provider, submitted)
     VALUES ((NEW.created_at / 3600000) * 3600000, NEW.model, NEW.owner_key_id,
       COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET submitted = u.submitted + 1;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, submitted)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET submitted = u.submitted + 1;
     RETURN NULL;
   END $$;
   CREATE TRIGGER tasks_usage_submitted AFTER INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION mediagate_task_submitted();
@@ -339,6 +361,16 @@ const MIGRATIONS: readonly string[] = [
       ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET completed = u.completed + excluded.completed,
         failed = u.failed + excluded.failed, cancelled = u.cancelled + excluded.cancelled,
         video_seconds = u.video_seconds + excluded.video_seconds, images = u.images + excluded.images;
+      INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, completed, failed, cancelled, video_seconds, images)
+      VALUES ((COALESCE(NEW.finished_at, NEW.updated_at) / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+        COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider,
+        (NEW.status = 'completed')::int, (NEW.status = 'failed')::int, (NEW.status = 'cancelled')::int,
+        CASE WHEN NEW.status = 'completed' THEN COALESCE((NEW.result::jsonb ->> 'actualDuration')::float8,
+          (SELECT SUM((f ->> 'duration')::float8) FROM jsonb_array_elements(files) f WHERE f ->> 'contentType' LIKE 'video/%'), 0) ELSE 0 END,
+        (SELECT COUNT(*) FROM jsonb_array_elements(files) f WHERE f ->> 'contentType' LIKE 'image/%'))
+      ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET completed = u.completed + excluded.completed,
+        failed = u.failed + excluded.failed, cancelled = u.cancelled + excluded.cancelled,
+        video_seconds = u.video_seconds + excluded.video_seconds, images = u.images + excluded.images;
     END IF;
     RETURN NULL;
   END $$;
@@ -357,6 +389,11 @@ const MIGRATIONS: readonly string[] = [
       COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET chat_requests = u.chat_requests + 1,
       prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.key_id,
+      COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET chat_requests = u.chat_requests + 1,
+      prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens;
     RETURN NULL;
   END $$;
   CREATE TRIGGER chat_usage_hourly AFTER INSERT ON chat_usage FOR EACH ROW EXECUTE FUNCTION mediagate_chat_usage_hourly();
@@ -366,6 +403,10 @@ const MIGRATIONS: readonly string[] = [
     VALUES ((NEW.created_at / 3600000) * 3600000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
       COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET captured_micro = u.captured_micro + excluded.captured_micro;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, captured_micro)
+    VALUES ((NEW.created_at / 86400000) * 86400000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
+      COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET captured_micro = u.captured_micro + excluded.captured_micro;
     RETURN NULL;
   END $$;
   CREATE TRIGGER ledger_usage_captured AFTER INSERT ON ledger FOR EACH ROW

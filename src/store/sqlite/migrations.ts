@@ -250,11 +250,33 @@ const MIGRATIONS: readonly string[] = [
     captured_micro    INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (hour, model, key_id, account_id, provider)
   ) WITHOUT ROWID;
+  CREATE TABLE usage_daily (
+    day               INTEGER NOT NULL,
+    model             TEXT NOT NULL,
+    key_id            TEXT NOT NULL,
+    account_id        TEXT NOT NULL,
+    provider          TEXT NOT NULL,
+    submitted         INTEGER NOT NULL DEFAULT 0,
+    completed         INTEGER NOT NULL DEFAULT 0,
+    failed            INTEGER NOT NULL DEFAULT 0,
+    cancelled         INTEGER NOT NULL DEFAULT 0,
+    video_seconds     REAL NOT NULL DEFAULT 0,
+    images            INTEGER NOT NULL DEFAULT 0,
+    chat_requests     INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    captured_micro    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, model, key_id, account_id, provider)
+  ) WITHOUT ROWID;
   CREATE TRIGGER tasks_usage_submitted AFTER INSERT ON tasks BEGIN
     INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, submitted)
     VALUES ((NEW.created_at / 3600000) * 3600000, NEW.model, NEW.owner_key_id,
       COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET submitted = submitted + 1;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, submitted)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET submitted = submitted + 1;
   END;
   CREATE TRIGGER tasks_status_events AFTER UPDATE OF status ON tasks WHEN NEW.status <> OLD.status BEGIN
     INSERT INTO task_events (task_id, at, from_status, status, attempt, provider, upstream_id, error)
@@ -273,6 +295,16 @@ const MIGRATIONS: readonly string[] = [
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET completed = completed + excluded.completed,
       failed = failed + excluded.failed, cancelled = cancelled + excluded.cancelled,
       video_seconds = video_seconds + excluded.video_seconds, images = images + excluded.images;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, completed, failed, cancelled, video_seconds, images)
+    VALUES ((COALESCE(NEW.finished_at, NEW.updated_at) / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider,
+      NEW.status = 'completed', NEW.status = 'failed', NEW.status = 'cancelled',
+      CASE WHEN NEW.status = 'completed' THEN COALESCE(json_extract(NEW.result, '$.actualDuration'),
+        (SELECT SUM(json_extract(f.value, '$.duration')) FROM json_each(NEW.result, '$.files') f WHERE json_extract(f.value, '$.contentType') LIKE 'video/%'), 0) ELSE 0 END,
+      CASE WHEN NEW.status = 'completed' THEN (SELECT COUNT(*) FROM json_each(NEW.result, '$.files') f WHERE json_extract(f.value, '$.contentType') LIKE 'image/%') ELSE 0 END)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET completed = completed + excluded.completed,
+      failed = failed + excluded.failed, cancelled = cancelled + excluded.cancelled,
+      video_seconds = video_seconds + excluded.video_seconds, images = images + excluded.images;
   END;
   CREATE TRIGGER chat_usage_hourly AFTER INSERT ON chat_usage BEGIN
     INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
@@ -280,12 +312,21 @@ const MIGRATIONS: readonly string[] = [
       COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET chat_requests = chat_requests + 1,
       prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.key_id,
+      COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET chat_requests = chat_requests + 1,
+      prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens;
   END;
   CREATE TRIGGER ledger_usage_captured AFTER INSERT ON ledger WHEN NEW.kind = 'capture' BEGIN
     INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, captured_micro)
     VALUES ((NEW.created_at / 3600000) * 3600000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
       COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
     ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET captured_micro = captured_micro + excluded.captured_micro;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, captured_micro)
+    VALUES ((NEW.created_at / 86400000) * 86400000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
+      COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET captured_micro = captured_micro + excluded.captured_micro;
   END;
   CREATE TABLE channel_states (
     channel    TEXT PRIMARY KEY,
