@@ -59,7 +59,10 @@ function aggregates() {
     const hour = NOW - Math.floor(random() * 720) * HOUR;
     const id = `${hour}|${model}|key_${key}|acct_${key % 10}|provider-${models.indexOf(model) % 4}`;
     let r = rows.get(id);
-    if (!r) rows.set(id, r = { submitted: 0, completed: 0, failed: 0, cancelled: 0, video: 0, images: 0, captured: 0 });
+    if (!r) {
+      r = { submitted: 0, completed: 0, failed: 0, cancelled: 0, video: 0, images: 0, captured: 0 };
+      rows.set(id, r);
+    }
     r.submitted++;
     const end = random();
     if (end < 0.9) {
