@@ -76,30 +76,6 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
     identity: 'id',
   },
   {
-    name: 'usage_hourly',
-    columns: [col('hour', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
-      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
-      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
-      col('captured_micro', 'bigint')],
-  },
-  {
-    name: 'usage_daily',
-    columns: [col('day', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
-      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
-      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
-      col('captured_micro', 'bigint')],
-  },
-  {
-    name: 'channel_states',
-    columns: [col('channel', 'text'), col('state', 'text'), col('since', 'bigint'), col('last_error', 'text'), col('last_error_at', 'bigint'),
-      col('updated_at', 'bigint')],
-  },
-  {
-    name: 'channel_minutes',
-    columns: [col('channel', 'text'), col('minute', 'bigint'), col('ok', 'bigint'), col('faults', 'bigint'), col('errors', 'bigint'),
-      col('refused', 'bigint'), col('calls_timed', 'bigint'), col('seconds', 'float8')],
-  },
-  {
     // after tasks: each delivery references its task
     name: 'webhook_deliveries',
     columns: [col('id', 'text'), col('task_id', 'text'), col('owner_key_id', 'text'), col('url', 'text'), col('status', 'text'),
@@ -124,6 +100,31 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
     columns: [col('id', 'bigint'), col('key_id', 'text'), col('model', 'text'), col('request_id', 'text'), col('prompt_tokens', 'integer'),
       col('completion_tokens', 'integer'), col('created_at', 'bigint')],
     identity: 'id',
+  },
+  // after chat_usage and the ledger, whose rows they sum (G321): a row PostgreSQL refuses is reported in its own table first
+  {
+    name: 'usage_hourly',
+    columns: [col('hour', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
+      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
+      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
+      col('captured_micro', 'bigint')],
+  },
+  {
+    name: 'usage_daily',
+    columns: [col('day', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
+      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
+      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
+      col('captured_micro', 'bigint')],
+  },
+  {
+    name: 'channel_states',
+    columns: [col('channel', 'text'), col('state', 'text'), col('since', 'bigint'), col('last_error', 'text'), col('last_error_at', 'bigint'),
+      col('updated_at', 'bigint')],
+  },
+  {
+    name: 'channel_minutes',
+    columns: [col('channel', 'text'), col('minute', 'bigint'), col('ok', 'bigint'), col('faults', 'bigint'), col('errors', 'bigint'),
+      col('refused', 'bigint'), col('calls_timed', 'bigint'), col('seconds', 'float8')],
   },
 ];
 
