@@ -7,17 +7,25 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createComfyUiProvider } from '../../src/providers/comfyui/index.js';
+import { createFalProvider } from '../../src/providers/fal/index.js';
+import { createGeminiProvider } from '../../src/providers/gemini/index.js';
 import { createOpenAiImagesProvider } from '../../src/providers/openai-images/index.js';
+import { createRelayProvider } from '../../src/providers/relay/index.js';
 import { createReplicateProvider } from '../../src/providers/replicate/index.js';
 import { createSandboxProvider } from '../../src/providers/sandbox/index.js';
 import { ChannelError, type Provider } from '../../src/providers/types.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { Store } from '../../src/store/types.js';
+import { startFakeComfyUi, type FakeComfyUi } from '../fakes/comfyui.js';
+import { startFakeFal, type FakeFal } from '../fakes/fal.js';
+import { startFakeGemini, type FakeGemini } from '../fakes/gemini.js';
 import { startFakeOpenAiImages, type FakeOpenAiImages } from '../fakes/openai-images.js';
 import { startFakeReplicate, type FakeReplicate } from '../fakes/replicate.js';
 import { adminOptions, withAdmin, type AdminHarness } from '../helpers/admin.js';
 import { createHarness, tempDir, waitFor } from '../helpers/harness.js';
+import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 import { harnessOnPostgres, postgresDatabase } from '../helpers/postgres.js';
 
 const database = harnessOnPostgres ? postgresDatabase() : undefined;
@@ -30,11 +38,20 @@ const down: Provider = {
 
 let oai: FakeOpenAiImages;
 let rep: FakeReplicate;
+let gem: FakeGemini;
+let fal: FakeFal;
+let comfy: FakeComfyUi;
+/** A gateway on a port: the upstream of the relay channel (the interface's own status call). */
+let upstream: ListeningGateway;
 let runner: AdminHarness;
 let reader: AdminHarness;
 beforeAll(async () => {
   oai = await startFakeOpenAiImages();
   rep = await startFakeReplicate();
+  gem = await startFakeGemini();
+  fal = await startFakeFal();
+  comfy = await startFakeComfyUi({ token: 'comfy-token-0123' });
+  upstream = await listeningGateway({ workers: false });
   let open: () => Promise<Store>;
   if (database) {
     const url = await database.empty();
@@ -48,6 +65,12 @@ beforeAll(async () => {
     createOpenAiImagesProvider({ id: 'oai', baseUrl: oai.baseUrl, apiKey: oai.apiKey }),
     createOpenAiImagesProvider({ id: 'oai-bad-key', baseUrl: oai.baseUrl, apiKey: 'sk-wrong-0000' }),
     createReplicateProvider({ id: 'rep', baseUrl: rep.baseUrl, apiKey: rep.apiKey, models: {} as never }),
+    createGeminiProvider({ id: 'gem', baseUrl: gem.baseUrl, apiKey: gem.apiKey }),
+    createFalProvider({ id: 'fal', baseUrl: fal.baseUrl, apiKey: fal.apiKey, models: {} as never }),
+    createFalProvider({ id: 'fal-bad-key', baseUrl: fal.baseUrl, apiKey: 'nobody:nothing', models: {} as never }),
+    createComfyUiProvider({ id: 'comfy', baseUrl: comfy.baseUrl, apiKey: 'comfy-token-0123' }),
+    createRelayProvider({ id: 'relay', baseUrl: upstream.origin, apiKey: upstream.key }),
+    createRelayProvider({ id: 'relay-bad-key', baseUrl: upstream.origin, apiKey: 'mg_not_a_key_0123456789' }),
   ];
   const routes = { 'pic-2': [{ provider: 'down', priority: 0, weight: 1 }, { provider: 'oai', priority: 1, weight: 2 }] };
   const breaker = { failuresToOpen: 1, openMs: 600_000, maxOpenMs: 600_000 };
@@ -59,6 +82,10 @@ afterAll(async () => {
   await runner?.close();
   await oai?.close();
   await rep?.close();
+  await gem?.close();
+  await fal?.close();
+  await comfy?.close();
+  await upstream?.close();
 });
 
 type Channel = Record<string, any>;
@@ -100,6 +127,15 @@ describe('channels', () => {
     expect(bad.json).toMatchObject({ ok: false, call: 'GET /models', status: 401 });
     expect(bad.json.error).toMatch(/401.*refused/);
     expect((await reader.admin('POST', '/admin/v1/channels/down/probe')).json).toMatchObject({ ok: false, call: null, error: 'provider down has no probe' });
+    expect((await reader.admin('POST', '/admin/v1/channels/gem/probe')).json).toMatchObject({ ok: true, call: 'GET /models', status: 200 });
+    expect(gem.creates()).toBe(0);
+    expect((await reader.admin('POST', '/admin/v1/channels/fal/probe')).json).toMatchObject({ ok: true, call: 'GET /fal-ai/fast-sdxl/requests/{id}/status', status: 404 });
+    expect(fal.submits).toHaveLength(0);
+    expect((await reader.admin('POST', '/admin/v1/channels/fal-bad-key/probe')).json).toMatchObject({ ok: false, status: 401 });
+    expect((await reader.admin('POST', '/admin/v1/channels/comfy/probe')).json).toMatchObject({ ok: true, call: 'GET /queue', status: 200 });
+    expect(comfy.prompts).toHaveLength(0);
+    expect((await reader.admin('POST', '/admin/v1/channels/relay/probe')).json).toMatchObject({ ok: true, call: 'GET /v1/account', status: 200 });
+    expect((await reader.admin('POST', '/admin/v1/channels/relay-bad-key/probe')).json).toMatchObject({ ok: false, call: 'GET /v1/account', status: 401 });
     const audit = (await reader.admin('GET', '/admin/v1/audit?action=channel.probe')).json.data as Array<Record<string, any>>;
     expect(audit.map((e) => [e.target, e.details.ok])).toEqual(expect.arrayContaining([['oai', true], ['rep', true], ['oai-bad-key', false]]));
   });
