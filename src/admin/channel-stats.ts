@@ -24,7 +24,8 @@ export function scrubError(message: string): string {
   return message
     .replace(/\s+/g, ' ')
     .replace(/(https?:\/\/[^\s?#"']+)\?[^\s"']*/gi, '$1?[redacted]')
-    .replace(/\b(bearer|basic|token|key|api[_-]?key|secret|password|authorization)(\s*[:=]\s*|\s+)("?)[^\s",;]+/gi, '$1$2$3[redacted]')
+    .replace(/\b(bearer|basic)\s+[^\s"',;)]+/gi, '$1 [redacted]')
+    .replace(/\b(token|key|api[_-]?key|secret|password|authorization)(\s*[:=]\s*)("?)[^\s"',;)]+/gi, '$1$2$3[redacted]')
     .replace(/\b(sk|pk|rk|r8|fal|key)[-_][A-Za-z0-9_-]{8,}/g, '[redacted]')
     .replace(/\b[A-Za-z0-9_-]{32,}\b/g, '[redacted]')
     .trim()
