@@ -11,6 +11,8 @@ import { createComfyUiProvider } from '../../src/providers/comfyui/index.js';
 import { createFalProvider } from '../../src/providers/fal/index.js';
 import { createGeminiProvider } from '../../src/providers/gemini/index.js';
 import { createOpenAiImagesProvider } from '../../src/providers/openai-images/index.js';
+import { createOpenAiChatProvider } from '../../src/providers/openai/chat.js';
+import { chatOnlyProvider } from '../../src/providers/registry.js';
 import { createRelayProvider } from '../../src/providers/relay/index.js';
 import { createReplicateProvider } from '../../src/providers/replicate/index.js';
 import { createSandboxProvider } from '../../src/providers/sandbox/index.js';
@@ -25,6 +27,7 @@ import { startFakeOpenAiImages, type FakeOpenAiImages } from '../fakes/openai-im
 import { startFakeReplicate, type FakeReplicate } from '../fakes/replicate.js';
 import { adminOptions, withAdmin, type AdminHarness } from '../helpers/admin.js';
 import { createHarness, tempDir, waitFor } from '../helpers/harness.js';
+import { startFakeOpenAi, type FakeOpenAi } from '../helpers/fake-openai.js';
 import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 import { harnessOnPostgres, postgresDatabase } from '../helpers/postgres.js';
 
@@ -41,6 +44,7 @@ let rep: FakeReplicate;
 let gem: FakeGemini;
 let fal: FakeFal;
 let comfy: FakeComfyUi;
+let chat: FakeOpenAi;
 /** A gateway on a port: the upstream of the relay channel (the interface's own status call). */
 let upstream: ListeningGateway;
 let runner: AdminHarness;
@@ -52,6 +56,7 @@ beforeAll(async () => {
   fal = await startFakeFal();
   comfy = await startFakeComfyUi({ token: 'comfy-token-0123' });
   upstream = await listeningGateway({ workers: false });
+  chat = await startFakeOpenAi();
   let open: () => Promise<Store>;
   if (database) {
     const url = await database.empty();
@@ -70,6 +75,7 @@ beforeAll(async () => {
     createFalProvider({ id: 'fal-bad-key', baseUrl: fal.baseUrl, apiKey: 'nobody:nothing', models: {} as never }),
     createComfyUiProvider({ id: 'comfy', baseUrl: comfy.baseUrl, apiKey: 'comfy-token-0123' }),
     createRelayProvider({ id: 'relay', baseUrl: upstream.origin, apiKey: upstream.key }),
+    chatOnlyProvider(createOpenAiChatProvider({ id: 'chat', baseUrl: chat.baseUrl, apiKey: 'sk-chat-0123', timeoutMs: 10_000, connectTimeoutMs: 2_000 })),
     createRelayProvider({ id: 'relay-bad-key', baseUrl: upstream.origin, apiKey: 'mg_not_a_key_0123456789' }),
   ];
   const routes = { 'pic-2': [{ provider: 'down', priority: 0, weight: 1 }, { provider: 'oai', priority: 1, weight: 2 }] };
@@ -86,6 +92,7 @@ afterAll(async () => {
   await fal?.close();
   await comfy?.close();
   await upstream?.close();
+  await chat?.close();
 });
 
 type Channel = Record<string, any>;
@@ -135,6 +142,8 @@ describe('channels', () => {
     expect((await reader.admin('POST', '/admin/v1/channels/comfy/probe')).json).toMatchObject({ ok: true, call: 'GET /queue', status: 200 });
     expect(comfy.prompts).toHaveLength(0);
     expect((await reader.admin('POST', '/admin/v1/channels/relay/probe')).json).toMatchObject({ ok: true, call: 'GET /v1/account', status: 200 });
+    expect((await reader.admin('POST', '/admin/v1/channels/chat/probe')).json).toMatchObject({ ok: true, call: 'GET /models', status: 200 });
+    expect(chat.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/models']); // no completion
     expect((await reader.admin('POST', '/admin/v1/channels/relay-bad-key/probe')).json).toMatchObject({ ok: false, call: 'GET /v1/account', status: 401 });
     const audit = (await reader.admin('GET', '/admin/v1/audit?action=channel.probe')).json.data as Array<Record<string, any>>;
     expect(audit.map((e) => [e.target, e.details.ok])).toEqual(expect.arrayContaining([['oai', true], ['rep', true], ['oai-bad-key', false]]));
