@@ -60,7 +60,7 @@ export class ChannelAdmin {
           id, object: 'channel', type: this.deps.typeOf(id), families: [...provider.capabilities.families], cancel: provider.capabilities.cancel,
           routes: Object.entries(this.deps.routes).flatMap(([model, candidates]) => candidates.filter((c) => c.provider === id)
             .map((c) => ({ model, upstream_model: c.model ?? null, priority: c.priority, weight: c.weight }))),
-          circuit: { state: state?.state ?? 'closed', since: state ? seconds(state.since) : null },
+          circuit: { state: state?.state ?? 'closed', since: state && state.since > 0 ? seconds(state.since) : null },
           in_flight: inFlight[id] ?? 0,
           last_5m: windowOf(mine.filter((m) => m.minute >= now - 5 * 60_000)),
           last_hour: windowOf(mine),

@@ -53,7 +53,7 @@ export function attemptsOf(events: readonly TaskEvent[]): AdminTaskAttempt[] {
   for (const e of events) {
     if (open) {
       open.ended = seconds(e.at);
-      open.outcome = e.status === 'processing' ? 'requeued' : e.status === 'queued' ? 'requeued' : e.status;
+      open.outcome = e.status === 'queued' || e.status === 'processing' ? 'requeued' : e.status;
       open.error = e.status === 'completed' ? null : e.error;
       open = undefined;
     }

@@ -691,7 +691,7 @@ export interface UsageRow {
 export interface ChannelStateRecord {
   channel: string;
   state: 'closed' | 'open' | 'half-open';
-  /** Unix ms of the change to `state`. */
+  /** Unix ms of the change to `state`; 0 when the circuit never changed (the row holds an error only). */
   since: number;
   /** Scrubbed. */
   lastError: string | null;

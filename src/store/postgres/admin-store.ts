@@ -46,7 +46,8 @@ export class PostgresAdminStore implements AdminStore {
   async setChannelError(channel: string, error: string, at: number): Promise<void> {
     await this.pool.query({
       name: 'mg_channel_error',
-      text: `INSERT INTO channel_states (channel, state, since, last_error, last_error_at, updated_at) VALUES ($1, 'closed', $3, $2, $3, $3)
+      // a channel's first row may be its error: its circuit then never changed (since 0)
+      text: `INSERT INTO channel_states (channel, state, since, last_error, last_error_at, updated_at) VALUES ($1, 'closed', 0, $2, $3, $3)
         ON CONFLICT (channel) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at, updated_at = excluded.updated_at`,
       values: [channel, error, at],
     });

@@ -46,9 +46,10 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async setChannelError(channel: string, error: string, at: number): Promise<void> {
-    this.db.prepare(`INSERT INTO channel_states (channel, state, since, last_error, last_error_at, updated_at) VALUES (?, 'closed', ?, ?, ?, ?)
+    // a channel's first row may be its error: its circuit then never changed (since 0)
+    this.db.prepare(`INSERT INTO channel_states (channel, state, since, last_error, last_error_at, updated_at) VALUES (?, 'closed', 0, ?, ?, ?)
       ON CONFLICT (channel) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at, updated_at = excluded.updated_at`)
-      .run(channel, at, error, at, at);
+      .run(channel, error, at, at);
   }
 
   async addChannelMinutes(rows: readonly ChannelMinute[], forgetBefore: number): Promise<void> {
