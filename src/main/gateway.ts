@@ -130,7 +130,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
 
   const setup = setUpProviders(config, options);
   const providers = new ProviderRegistry(setup.providers, setup.routes);
-  const metrics = createMetrics(config, Object.keys(setup.routes));
+  const metrics = await createMetrics(config, Object.keys(setup.routes));
   const channels = new Channels({
     log: logger.child({ component: 'channels' }),
     ...(metrics && { observe: metrics.upstreamCall.bind(metrics) }),
