@@ -35,7 +35,7 @@ try {
   const started = await startServer(process.env);
   const url = started.url;
   const key = process.env.MEDIAGATE_BOOTSTRAP_KEY;
-  result = await (async () => { ${'${THEN}'} })();
+  result = await (async () => { /*THEN*/ })();
 } catch (err) {
   error = String(err && err.message || err);
 }
@@ -62,7 +62,7 @@ export interface LoadedPackages {
 export function loadedPackages(env: Record<string, string>, then = ''): Promise<LoadedPackages> {
   // a file, not `--input-type=module -e`: worker threads inherit that flag, and the gateway's run CommonJS
   const probe = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-probe-')), 'probe.mjs');
-  fs.writeFileSync(probe, PROBE.replace('${THEN}', then));
+  fs.writeFileSync(probe, PROBE.replace('/*THEN*/', then));
   const child = spawn(process.execPath, [probe], {
     cwd: ROOT,
     env: {
