@@ -21,6 +21,7 @@ import { registerMetricsRoute } from './metrics/route.js';
 import { registerRequestSpans } from './tracing/http-spans.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { lazyValidators } from './http/lazy-validators.js';
 import type { RateLimitBackend } from './http/rate-limit-backends.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${BOOT_ID}-${(++requestCount).toString(36)}`;
     },
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators() } }, // compiled on first use (G298)
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: false, // the onRequest hook below answers 503 in the route's family body (G111)
     // Errors before routing answer the standard error body too (G111).

@@ -2,7 +2,8 @@
  * A chat provider backed by any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
  * llama.cpp server, Ollama, LiteLLM, ...). Decisions: G50-G59.
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../http/undici.js';
 import { AppError } from '../../errors.js';
 import { ChannelError } from '../types.js';
 import { readBounded } from '../upstream-call.js';
@@ -147,7 +148,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
   const path = `${target.pathname}${target.search}`;
   const stallTimeoutMs = options.stallTimeoutMs ?? timeoutMs;
   const maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
-  const ownAgent = options.dispatcher ? undefined : new Agent({
+  const ownAgent = options.dispatcher ? undefined : new (undici().Agent)({
     connect: { timeout: options.connectTimeoutMs },
     // our own timers bound the call (CallGuard); undici's would cut long generations
     headersTimeout: 0,
