@@ -9,7 +9,7 @@ import type { Tracing } from '../tracing/start.js';
 /**
  * The metrics when `/metrics` is on: models are labelled by name when the catalog has them, a
  * route names them (providers.json, MEDIAGATE_MODEL_ROUTES) or MEDIAGATE_METRICS_MODELS does.
- * prom-client is loaded only then (G298).
+ * prom-client is loaded only then (G296).
  */
 export async function createMetrics(config: Config, routedModels: readonly string[]): Promise<GatewayMetrics | undefined> {
   const settings = config.observability.metrics;

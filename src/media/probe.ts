@@ -62,7 +62,7 @@ function heifFormatOf(bytes: Buffer): string | undefined {
   return undefined;
 }
 
-/** image-size, required on the first image probed (G298): a gateway that reads no image never loads it. */
+/** image-size, required on the first image probed (G296): a gateway that reads no image never loads it. */
 let imageSize: typeof ImageSize | undefined;
 
 /** Image facts from `bytes` (the whole file, or its head when `fileBytes` gives the file's size). */
