@@ -13,7 +13,7 @@ import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerJsonBodyParser } from './http/json-body.js';
-import { keepSerializationOutOfSchemas, registerOpenApi } from './http/openapi.js';
+import { documentOnlySerializers, registerOpenApi } from './http/openapi.js';
 import type { LiveRequests } from './http/live-requests.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { registerRequestMetrics } from './metrics/http-hooks.js';
@@ -102,7 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${BOOT_ID}-${(++requestCount).toString(36)}`;
     },
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
-    schemaController: { compilersFactory: { buildValidator: lazyValidators() } }, // compiled on first use (G298)
+    // validators compiled on first use (G298); response schemas document only (G242)
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: documentOnlySerializers() } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: false, // the onRequest hook below answers 503 in the route's family body (G111)
     // Errors before routing answer the standard error body too (G111).
@@ -122,7 +123,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // first: the request's span is the context of every hook and handler after it (G228)
   if (config.observability.tracing) registerRequestSpans(app);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics);
-  keepSerializationOutOfSchemas(app); // response schemas document only (G242)
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   // Once closing, requests still arriving on open connections get a 503 and the connection closes.

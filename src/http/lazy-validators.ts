@@ -3,9 +3,10 @@
  * every route (about 200 Ajv compilations) while it gets ready, a fifth of a start's CPU; here each
  * is compiled by the same compiler (`@fastify/ajv-compiler` with the app's Ajv options and shared
  * schemas, what Fastify uses by default) the first time a request needs it, so a start pays for
- * none and a route for its own once.
+ * none (nor for loading Ajv) and a route for its own once.
  */
-import ajvCompiler from '@fastify/ajv-compiler';
+import { createRequire } from 'node:module';
+import type ajvCompiler from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
@@ -14,13 +15,14 @@ type Validate = ReturnType<ReturnType<ReturnType<typeof ajvCompiler>>>;
 
 /** A `schemaController.compilersFactory.buildValidator` whose validators compile on their first call. */
 export function lazyValidators(): BuildValidator {
-  const build = ajvCompiler();
   return (externalSchemas, ajvOptions) => {
-    const compile = build(externalSchemas, ajvOptions as Parameters<typeof build>[1]);
+    // Ajv itself (~90 modules) is required with the first validator compiled
+    let compile: ReturnType<ReturnType<typeof ajvCompiler>> | undefined;
     return (route) => {
       let compiled: Validate | undefined;
       // Fastify reads a failed validation's errors from the function it called
       const validate = Object.assign((data: unknown): unknown => {
+        compile ??= (createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof ajvCompiler)()(externalSchemas, ajvOptions as Parameters<ReturnType<typeof ajvCompiler>>[1]);
         compiled ??= compile(route);
         const result = compiled(data);
         validate.errors = compiled.errors;
