@@ -1,7 +1,8 @@
 /**
  * Which packages a gateway process loads (G295-G299): a spawned `node` registers an ESM loader hook
- * (every specifier it resolves, on the hooks thread, posted back) before it imports the built
- * gateway (dist/main/serve.js), starts it with the given environment, optionally runs `then` (code
+ * (every specifier it resolves, on the hooks thread, posted back) before it runs the built CLI's
+ * `serve` (dist/main/cli.js, what `npm start` runs) with the given environment on a free port,
+ * optionally runs `then` (code
  * with `url` and `key` in scope, e.g. a request; what it returns is reported), and prints the packages of every module resolved
  * through ESM or required through CommonJS on the main thread.
  */
@@ -22,18 +23,23 @@ export async function resolve(specifier, context, next) {
 
 const PROBE = `
 import { createRequire, register } from 'node:module';
+import net from 'node:net';
 import { MessageChannel } from 'node:worker_threads';
 const resolved = new Set();
 const { port1, port2 } = new MessageChannel();
 port1.on('message', (url) => resolved.add(url));
 port1.unref();
 register('data:text/javascript,' + encodeURIComponent(process.env.PROBE_HOOKS), { data: { port: port2 }, transferList: [port2] });
-const { startServer } = await import(process.env.PROBE_SERVE);
+const port = await new Promise((resolve) => {
+  const srv = net.createServer().listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+});
+process.env.PORT = String(port);
+process.argv = [process.argv[0], process.argv[1], 'serve'];
 let error;
 let result;
 try {
-  const started = await startServer(process.env);
-  const url = started.url;
+  await import(process.env.PROBE_CLI); // returns once the server listens
+  const url = 'http://127.0.0.1:' + port;
   const key = process.env.MEDIAGATE_BOOTSTRAP_KEY;
   result = await (async () => { /*THEN*/ })();
 } catch (err) {
@@ -67,13 +73,12 @@ export function loadedPackages(env: Record<string, string>, then = ''): Promise<
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
-      PORT: '0',
       HOST: '127.0.0.1',
       MEDIAGATE_LOG_LEVEL: 'silent',
       MEDIAGATE_MIN_FREE_DISK_MB: '0',
       ...env,
       PROBE_HOOKS: HOOKS,
-      PROBE_SERVE: path.join(ROOT, 'dist', 'main', 'serve.js'),
+      PROBE_CLI: path.join(ROOT, 'dist', 'main', 'cli.js'),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 60_000,
