@@ -62,6 +62,8 @@ export interface HarnessOptions {
   webhooks?: GatewayOptions['webhooks'];
   /** The clock of keys' expiry and grace periods (default Date.now): a test steps it past them. */
   keyClock?: () => number;
+  /** The built web console the gateway serves (default console/dist). */
+  consoleDir?: string;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -93,6 +95,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.reviewMedia === false && { reviewMedia: false }),
     ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
     ...(options.keyClock && { keyClock: options.keyClock }),
+    ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
   });
   gateway.runner?.start();
   gateway.deliveries?.start();

@@ -8,6 +8,7 @@ import { redactedUrl } from '../../redacted-url.js';
 import type { Store } from '../types.js';
 import { PostgresAssetStore } from './asset-store.js';
 import { PostgresAuditStore } from './audit-store.js';
+import { PostgresSessionStore } from './session-store.js';
 import { PostgresCreditStore } from './credit-store.js';
 import { createPool, type PostgresStoreOptions } from './connect.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
@@ -62,6 +63,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     idempotency: new PostgresIdempotencyStore(pool),
     webhooks: new PostgresWebhookStore(pool),
     audit: new PostgresAuditStore(pool),
+    sessions: new PostgresSessionStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),

@@ -213,6 +213,17 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   `,
+  // Web console sessions (G361): the cookie's hash, the key's hash, the CSRF token, the times.
+  `
+  CREATE TABLE console_sessions (
+    id_hash    TEXT PRIMARY KEY,
+    key_hash   TEXT NOT NULL,
+    csrf_token TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
+  `,
 ];
 
 /** The schema version the migrations below lead to. */
