@@ -1,0 +1,74 @@
+import { type DependencyList, useCallback, useEffect, useState } from 'react';
+import { ApiError } from './api.js';
+
+export const messageOf = (err: unknown): string => (err instanceof ApiError ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err));
+
+/** Loads with `load` when `deps` change; `reload` loads again. */
+export function useLoad<T>(load: () => Promise<T>, deps: DependencyList): { data: T | undefined; error: string | undefined; reload: () => void } {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [round, setRound] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on
+  useEffect(() => {
+    let live = true;
+    setError(undefined);
+    load().then((d) => { if (live) setData(d); }, (err: unknown) => { if (live) setError(messageOf(err)); });
+    return () => { live = false; };
+  }, [...deps, round]);
+  const reload = useCallback(() => setRound((r) => r + 1), []);
+  return { data, error, reload };
+}
+
+export function ErrorNote({ error }: { error: string | undefined }) {
+  return error ? <p role="alert" className="error">{error}</p> : null;
+}
+
+export interface Bar { label: string; value: number }
+
+/** A small SVG bar chart (no chart library: the bundle budget, G366), with the numbers as a table for screen readers. */
+export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[]; unit?: string }) {
+  if (bars.length === 0) return <p className="hint">{title}: nothing yet.</p>;
+  const max = Math.max(...bars.map((b) => b.value), 1e-9);
+  const rowH = 22;
+  const width = 360;
+  const labelW = 130;
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${width} ${bars.length * rowH + 4}`} role="img" aria-label={`${title}: ${bars.map((b) => `${b.label} ${round(b.value)}${unit}`).join(', ')}`}>
+        {bars.map((b, i) => {
+          const w = Math.max(1, ((width - labelW - 60) * b.value) / max);
+          return (
+            <g key={b.label} transform={`translate(0 ${i * rowH + 2})`}>
+              <text x={labelW - 6} y={14} textAnchor="end" className="chart-label">{b.label.length > 18 ? `${b.label.slice(0, 17)}…` : b.label}</text>
+              <rect x={labelW} y={3} width={w} height={rowH - 8} className="chart-bar" />
+              <text x={labelW + w + 4} y={14} className="chart-value">{round(b.value)}{unit}</text>
+            </g>
+          );
+        })}
+      </svg>
+    </figure>
+  );
+}
+
+const round = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(2));
+
+/** Copies text, saying so next to the button. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState(false);
+  const copy = async (): Promise<void> => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone(true);
+      setTimeout(() => setDone(false), 2000);
+    } catch {
+      setDone(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={copy}>{label}</button>
+      <span aria-live="polite" className="hint">{done ? ' Copied' : ''}</span>
+    </>
+  );
+}
