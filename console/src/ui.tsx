@@ -72,3 +72,11 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     </>
   );
 }
+
+/** A table that may scroll sideways on a narrow screen: focusable, so the keyboard can scroll it. */
+export function TableWrap({ children }: { children: React.ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keyboard
+    <div className="table-wrap" tabIndex={0}>{children}</div>
+  );
+}

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import type { AdminAccount, AdminAccountList, AdminLedger } from '../../../src/contract/admin-accounts.js';
 import { api, when } from '../api.js';
-import { ErrorNote, messageOf, useLoad } from '../ui.js';
+import { ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
 
 function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void }) {
   const [amount, setAmount] = useState('');
@@ -32,7 +32,7 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
 function Ledger({ account }: { account: AdminAccount }) {
   const { data, error } = useLoad(() => api<AdminLedger>('GET', `/admin/v1/accounts/${encodeURIComponent(account.id)}/ledger?limit=50`), [account.id, account.balance]);
   return (
-    <div className="table-wrap">
+    <TableWrap>
       <ErrorNote error={error} />
       <table>
         <caption>Ledger of {account.name}</caption>
@@ -43,7 +43,7 @@ function Ledger({ account }: { account: AdminAccount }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
@@ -55,7 +55,7 @@ export function AccountsPage() {
   return (
     <div>
       <ErrorNote error={error} />
-      <div className="table-wrap">
+      <TableWrap>
         <table>
           <caption>Accounts</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Balance</th><th scope="col">Held</th><th scope="col">Spent</th><th scope="col">Actions</th></tr></thead>
@@ -68,7 +68,7 @@ export function AccountsPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {open && (
         <section className="panel" aria-labelledby="account-title">
           <h2 id="account-title">{open.name}: balance {open.balance}</h2>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { AdminAuditLog } from '../../../src/contract/admin-audit.js';
 import { api, when } from '../api.js';
-import { ErrorNote, useLoad } from '../ui.js';
+import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 
 /** The audit log, newest first, filtered by actor, action or target. */
 export function AuditPage() {
@@ -12,7 +12,7 @@ export function AuditPage() {
     <div>
       <div className="field inline"><label htmlFor="audit-target">Target</label><input id="audit-target" value={target} onChange={(e) => setTarget(e.target.value)} /></div>
       <ErrorNote error={error} />
-      <div className="table-wrap">
+      <TableWrap>
         <table>
           <caption>Changes made through the admin API and the CLI</caption>
           <thead><tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
@@ -22,7 +22,7 @@ export function AuditPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import type { AdminKey, AdminKeyCreated, AdminKeyList, AdminKeyRotated, KeyCreateBody } from '../../../src/contract/admin-keys.js';
 import { api, when } from '../api.js';
-import { CopyButton, ErrorNote, messageOf, useLoad } from '../ui.js';
+import { CopyButton, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
 
 /** A secret shown once, with its copy button. */
 function Secret({ title, secret }: { title: string; secret: string }) {
@@ -96,7 +96,7 @@ export function KeysPage() {
           <button type="button" onClick={() => setConfirm(undefined)}>Keep the key</button>
         </div>
       )}
-      <div className="table-wrap">
+      <TableWrap>
         <table>
           <caption>API keys, newest first</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Role</th><th scope="col">Models</th><th scope="col">Expires</th><th scope="col">Limits</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
@@ -115,7 +115,7 @@ export function KeysPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </div>
   );
 }

@@ -188,7 +188,9 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
       const reply = await api<TaskCreateReply>('POST', form.path, body);
       watch(taskIdOf(reply), form.family);
     } catch (err) {
-      const field = err instanceof ApiError && err.param ? err.param.replace(/[[.].*$/, '') : undefined;
+      // the standard body names the field in `param`; the videos envelope only in its message ("duration must be ...")
+      const named = err instanceof ApiError ? err.param ?? /^([A-Za-z_]+)[\s[.]/.exec(err.message)?.[1] : undefined;
+      const field = named?.replace(/[[.].*$/, '');
       const known = field === 'prompt' || field === 'model' || field === 'content' || fields.some((f) => f.name === field);
       if (err instanceof ApiError && field && known) setFieldErrors({ [field === 'content' ? 'prompt' : field]: err.message });
       else setFormError(messageOf(err));

@@ -1,6 +1,6 @@
 import type { AdminSettings } from '../../../src/contract/admin-audit.js';
 import { api } from '../api.js';
-import { ErrorNote, useLoad } from '../ui.js';
+import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 
 /** The effective settings of the answering process, secrets redacted; read-only. */
 export function SettingsPage() {
@@ -8,7 +8,7 @@ export function SettingsPage() {
   return (
     <div>
       <ErrorNote error={error} />
-      <div className="table-wrap">
+      <TableWrap>
         <table>
           <caption>Effective settings (read-only; secrets redacted)</caption>
           <thead><tr><th scope="col">Setting</th><th scope="col">Value</th></tr></thead>
@@ -18,7 +18,7 @@ export function SettingsPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </div>
   );
 }

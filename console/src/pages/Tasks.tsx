@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { TaskQueryReply } from '../../../src/contract/task-replies.js';
 import { api, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
-import { ErrorNote, useLoad } from '../ui.js';
+import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
 interface TaskList { object: 'list'; data: TaskQueryReply[]; has_more: boolean; next_cursor: string | null }
@@ -42,7 +42,7 @@ export function TasksPage() {
         <button type="submit">Refresh</button>
       </form>
       <ErrorNote error={error} />
-      <div className="table-wrap">
+      <TableWrap>
         <table>
           <caption>Your tasks, newest first</caption>
           <thead><tr><th scope="col">Task</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
@@ -56,7 +56,7 @@ export function TasksPage() {
             {data && data.data.length === 0 && <tr><td colSpan={5}>No tasks.</td></tr>}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {data?.has_more && data.next_cursor && <button type="button" onClick={() => setCursor(data.next_cursor!)}>Next page</button>}
       {selected && (
         <section className="panel" aria-labelledby="task-detail">
