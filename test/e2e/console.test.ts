@@ -13,6 +13,11 @@ import { ADMIN_KEY } from '../helpers/admin.js';
 import { CHROMIUM, collectErrors, ensureConsoleBuilt, launchBrowser, SCREENSHOTS, seriousViolations } from '../helpers/console-browser.js';
 import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 
+// browser globals inside page.evaluate callbacks (the test project is typed for Node, without the DOM)
+declare const document: any;
+declare const localStorage: any;
+declare const sessionStorage: any;
+
 const WIDTHS = [375, 1440] as const;
 const CALLER_PAGES = ['Playground', 'Tasks', 'Chat', 'Account'];
 const ADMIN_PAGES = ['Overview', 'Keys', 'Accounts', 'Audit log', 'Settings'];
@@ -82,7 +87,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('button', { name: 'Generate' }).click();
       const result = page.getByRole('img', { name: 'Result' });
       await result.waitFor({ timeout: 20_000 });
-      await expect.poll(() => result.evaluate((img: HTMLImageElement) => `${img.naturalWidth}x${img.naturalHeight}`), { timeout: 10_000 }).toBe('2048x1152');
+      await expect.poll(() => result.evaluate((img: any) => `${img.naturalWidth}x${img.naturalHeight}`), { timeout: 10_000 }).toBe('2048x1152');
       await expect(page.getByText('2048x1152', { exact: true }).isVisible()).resolves.toBe(true);
       await expect(page.getByRole('link', { name: 'Download' }).getAttribute('href')).resolves.toContain('/files/');
     });
@@ -113,7 +118,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(progress.isVisible()).resolves.toBe(true);
       const video = page.getByRole('region').locator('video[aria-label="Result"]');
       await video.waitFor({ timeout: 30_000 });
-      await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState >= 1 && v.videoWidth > 0), { timeout: 15_000 }).toBe(true);
+      await expect.poll(() => video.evaluate((v: any) => v.readyState >= 1 && v.videoWidth > 0), { timeout: 15_000 }).toBe(true);
       await expect(page.getByText(/^\d+x\d+, \d+\.\d s$/).isVisible()).resolves.toBe(true);
     });
 
@@ -127,7 +132,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect.poll(async () => {
         lengths.add((await reply.textContent())?.length ?? 0);
         return page.getByText(/^Tokens: \d+ prompt/).count();
-      }, { timeout: 30_000, intervals: [50] }).toBe(1);
+      }, { timeout: 30_000, interval: 50 }).toBe(1);
       lengths.add((await reply.textContent())?.length ?? 0);
       // streamed: the reply was seen part-written (a length between none and the whole)
       const whole = Math.max(...lengths);
@@ -151,7 +156,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       const statuses = await page.evaluate(async () => {
         const admin = await fetch('../admin/v1/keys');
         const noToken = await fetch('../v1/pic/images', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'x' }) });
-        return { admin: admin.status, noToken: noToken.status, code: (await noToken.json()).error.code };
+        return { admin: admin.status, noToken: noToken.status, code: ((await noToken.json()) as any).error.code };
       });
       expect(statuses).toEqual({ admin: 403, noToken: 403, code: 'csrf_token_invalid' });
       await page.goto(`${g.origin}/console/#/keys`);
@@ -166,7 +171,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       const reached = new Set<string>();
       for (let i = 0; i < 12; i++) {
         await page.keyboard.press('Tab');
-        reached.add(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? ''));
+        reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
       }
       expect([...reached]).toEqual(expect.arrayContaining([...CALLER_PAGES, 'Sign out']));
       // Enter on a focused link opens its page
@@ -180,7 +185,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       const controls = new Set<string>();
       for (let i = 0; i < 40; i++) {
         await page.keyboard.press('Tab');
-        controls.add(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? ''));
+        controls.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
       }
       expect([...controls]).toContain('Generate');
     });

@@ -36,6 +36,10 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
+// browser globals inside page.evaluate callbacks (the test project is typed for Node, without the DOM)
+declare const window: any;
+declare const document: any;
+
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 export interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }
@@ -48,7 +52,7 @@ export interface AxeViolation { id: string; impact: string | null; help: string;
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const axe = window.axe as { run(ctx: unknown, opts: object): Promise<{ violations: AxeViolation[] }> };
     const result = await axe.run(document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
   });
