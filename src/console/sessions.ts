@@ -99,8 +99,8 @@ export class ConsoleSessions {
   }
 
   /** The `Set-Cookie` value giving the session (G363). */
-  setCookie(cookieValue: string, expiresAt: number): string {
-    const maxAge = Math.max(0, Math.floor((expiresAt - this.settings.now()) / 1000));
+  setCookie(cookieValue: string, record: Pick<SessionRecord, 'createdAt' | 'expiresAt'>): string {
+    const maxAge = Math.max(0, Math.floor((record.expiresAt - record.createdAt) / 1000));
     return `${SESSION_COOKIE}=${cookieValue}; Path=${this.cookiePath}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${this.secure ? '; Secure' : ''}`;
   }
 

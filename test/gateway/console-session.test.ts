@@ -146,7 +146,7 @@ describe('the session as the key', () => {
     const { secret } = await h.newKey({ name: 'short', expires_at: expires });
     const s = await signIn(secret);
     expect(s.body.expires_at).toBe(expires);
-    expect(s.setCookie).toMatch(/Max-Age=(59|60);/);
+    expect(s.setCookie).toMatch(/Max-Age=(59|60);/); // the key's expiry is in whole seconds, the clock in ms
   });
 });
 

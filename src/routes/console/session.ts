@@ -27,7 +27,7 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
     schema: { hide: true, tags: [CONSOLE_TAG], summary: 'Sign in to the web console: exchanges an API key for a session cookie', body: SignInBody, response: responses({ 200: ConsoleSession }, [400, 401, 413]) },
   }, async (request, res) => {
     const { key, record, cookieValue } = await sessions.signIn(request.body.api_key);
-    void res.header('set-cookie', sessions.setCookie(cookieValue, record.expiresAt)).header('cache-control', 'no-store');
+    void res.header('set-cookie', sessions.setCookie(cookieValue, record)).header('cache-control', 'no-store');
     return reply(key, record);
   });
 
