@@ -7,10 +7,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY } from '../helpers/admin.js';
-import { CHROMIUM, collectErrors, ensureConsoleBuilt, launchBrowser, SCREENSHOTS, seriousViolations } from '../helpers/console-browser.js';
+import { CHROMIUM, CONSOLE_DIR, collectErrors, ensureConsoleBuilt, launchBrowser, SCREENSHOTS, seriousViolations } from '../helpers/console-browser.js';
 import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 
 // browser globals inside page.evaluate callbacks (the test project is typed for Node, without the DOM)
@@ -60,6 +61,18 @@ async function open(page: Page, name: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
 }
 
+describe('the built console', () => {
+  it('loads under 300 KB of gzipped JavaScript at first (G366), from relative URLs (G364), with no inline script (G365)', () => {
+    const html = fs.readFileSync(path.join(CONSOLE_DIR, 'dist', 'index.html'), 'utf8');
+    const scripts = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(scripts.every((src) => src.startsWith('./assets/'))).toBe(true);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const gzipped = scripts.reduce((sum, src) => sum + zlib.gzipSync(fs.readFileSync(path.join(CONSOLE_DIR, 'dist', src)), { level: 9 }).length, 0);
+    expect(gzipped).toBeLessThan(300 * 1024);
+  });
+});
+
 describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
   describe('a caller', () => {
     let s: Signed;
@@ -90,6 +103,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect.poll(() => result.evaluate((img: any) => `${img.naturalWidth}x${img.naturalHeight}`), { timeout: 10_000 }).toBe('2048x1152');
       await expect(page.getByText('2048x1152', { exact: true }).isVisible()).resolves.toBe(true);
       await expect(page.getByRole('link', { name: 'Download' }).getAttribute('href')).resolves.toContain('/files/');
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'caller-playground-result-1440.png'), fullPage: true });
     });
 
     it('shows the gateway\'s 400 next to the field it names', async () => {
@@ -219,6 +233,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       const secret = (await page.locator('.secret code').textContent())!;
       expect(secret).toMatch(/^mg_/);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-created-1440.png'), fullPage: true });
       const use = (): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
       expect(await use()).toBe(200);
       const row = page.getByRole('row', { name: /made in the console/ });

@@ -88,7 +88,7 @@ function FieldInput({ field, value, onChange, error, blockedBy }: { field: Field
   const describedBy = [help, error ? `${id}-error` : ''].filter(Boolean).join(' ');
   const disabled = blockedBy !== undefined;
   const limits = [
-    field.maxItems !== undefined ? `at most ${field.maxItems}` : '',
+    field.maxItems !== undefined && !/at most/i.test(field.description ?? '') ? `at most ${field.maxItems}` : '',
     field.minimum !== undefined || field.maximum !== undefined ? `${field.minimum ?? ''}..${field.maximum ?? ''}` : '',
     field.default !== undefined ? `default ${String(field.default)}` : '',
     field.required ? 'required' : '',
