@@ -80,3 +80,41 @@ export function TableWrap({ children }: { children: React.ReactNode }) {
     <div className="table-wrap" tabIndex={0}>{children}</div>
   );
 }
+
+const COLORS = ['#0b5cad', '#c2410c', '#15803d', '#7e22ce', '#a16207', '#be123c', '#0e7490', '#4d7c0f'];
+
+export interface Column { label: string; parts: Record<string, number> }
+
+/** Stacked SVG columns: one per bucket, one color per key, with a legend (the numbers go in a table beside it). */
+export function StackedColumns({ title, keys, columns }: { title: string; keys: string[]; columns: Column[] }) {
+  if (columns.length === 0) return <p className="hint">{title}: nothing yet.</p>;
+  const totals = columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0));
+  const max = Math.max(...totals, 1e-9);
+  const w = 360;
+  const h = 160;
+  const col = w / columns.length;
+  const every = Math.ceil(columns.length / 8); // at most 8 labels under the columns
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`${title}: ${columns.map((c, i) => `${c.label} ${round(totals[i]!)}`).join(', ')}`}>
+        {columns.map((c, i) => {
+          let y = h;
+          return (
+            <g key={c.label} transform={`translate(${i * col} 0)`}>
+              {keys.map((k, n) => {
+                const bar = ((c.parts[k] ?? 0) / max) * (h - 10);
+                y -= bar;
+                return bar > 0 ? <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={COLORS[n % COLORS.length]} /> : null;
+              })}
+              {i % every === 0 && <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">{c.label}</text>}
+            </g>
+          );
+        })}
+      </svg>
+      <ul className="legend">
+        {keys.map((k, n) => <li key={k}><span className="swatch" style={{ background: COLORS[n % COLORS.length] }} />{k}</li>)}
+      </ul>
+    </figure>
+  );
+}
