@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY } from '../helpers/admin.js';
 import { CHROMIUM, CONSOLE_DIR, collectErrors, ensureConsoleBuilt, launchBrowser, SCREENSHOTS, seriousViolations } from '../helpers/console-browser.js';
 import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
+import { image } from '../helpers/media-fixtures.js';
 
 // browser globals inside page.evaluate callbacks (the test project is typed for Node, without the DOM)
 declare const document: any;
@@ -104,6 +105,16 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(page.getByText('2048x1152', { exact: true }).isVisible()).resolves.toBe(true);
       await expect(page.getByRole('link', { name: 'Download' }).getAttribute('href')).resolves.toContain('/files/');
       await page.screenshot({ path: path.join(SCREENSHOTS, 'caller-playground-result-1440.png'), fullPage: true });
+    });
+
+    it('uploads a file for a media field through the asset API, which fills it with assetId://', async () => {
+      const { page } = s;
+      const file = path.join(SCREENSHOTS, 'reference.png');
+      fs.writeFileSync(file, await image(640, 480));
+      await page.getByLabel('File for image_urls').setInputFiles(file);
+      const field = page.getByRole('textbox', { name: 'image_urls', exact: true });
+      await expect.poll(() => field.inputValue(), { timeout: 15_000 }).toMatch(/^assetId:\/\/\S+$/);
+      await field.fill('');
     });
 
     it('shows the gateway\'s 400 next to the field it names', async () => {
@@ -267,6 +278,16 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
           await page.screenshot({ path: path.join(SCREENSHOTS, `admin-${name.toLowerCase().replace(/ /g, '-')}-${width}.png`), fullPage: true });
         }
       }
+      // every operator page is reachable by keyboard too
+      await page.goto(`${g.origin}/console/#/overview`);
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      const reached = new Set<string>();
+      for (let i = 0; i < 14; i++) {
+        await page.keyboard.press('Tab');
+        reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
+      }
+      expect([...reached]).toEqual(expect.arrayContaining([...ADMIN_PAGES, ...CALLER_PAGES, 'Sign out']));
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('textbox', { name: 'API key' }).waitFor();
       await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in-1440.png') });
