@@ -147,6 +147,15 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(page.getByText(/^\d+x\d+, \d+\.\d s$/).isVisible()).resolves.toBe(true);
     });
 
+    it('cancels a motion task while it runs', async () => {
+      const { page } = s;
+      await page.getByRole('combobox', { name: 'Family' }).selectOption('motion');
+      await page.getByRole('textbox', { name: 'Prompt' }).fill('a slow pan over hills');
+      await page.getByRole('button', { name: 'Generate' }).click();
+      await page.getByRole('button', { name: 'Cancel task' }).click({ timeout: 10_000 });
+      await page.locator('[aria-live="polite"] strong', { hasText: 'cancelled' }).waitFor({ timeout: 15_000 });
+    });
+
     it('streams a chat reply, with its token usage', async () => {
       const { page } = s;
       await open(page, 'Chat');
