@@ -257,6 +257,13 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       const use = (): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
       expect(await use()).toBe(200);
       const row = page.getByRole('row', { name: /made in the console/ });
+      // its models and limits can be changed
+      await row.getByRole('button', { name: 'Change made in the console' }).click();
+      await page.getByRole('textbox', { name: 'Models (empty: all)' }).last().fill('pic-2');
+      await page.getByRole('spinbutton', { name: 'Tasks in flight (empty: default)' }).fill('3');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await row.getByRole('cell', { name: 'pic-2', exact: true }).waitFor();
+      await row.getByRole('cell', { name: 'tasks_in_flight 3' }).waitFor();
       await row.getByRole('button', { name: 'Revoke' }).click();
       await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke' }).click();
       await row.getByText('revoked', { exact: true }).waitFor();
