@@ -53,7 +53,8 @@ if (stale.length > 0) {
 // (an install without dev dependencies) the gateway serves what was built, or says how to build it.
 const consoleRoot = path.join(root, 'console');
 const consoleBuilt = path.join(consoleRoot, 'dist', 'index.html');
-if (command !== 'generate' && command !== 'tasks' && fs.existsSync(path.join(consoleRoot, 'src'))) {
+// Only for the commands that serve it (`serve`, the default) or build (`build`, run by `npm run docs`).
+if ((command === undefined || command === 'serve' || command === 'build') && fs.existsSync(path.join(consoleRoot, 'src'))) {
   const stale = !fs.existsSync(consoleBuilt) || newestSource(path.join(consoleRoot, 'src')) > fs.statSync(consoleBuilt).mtimeMs;
   let vite;
   try {
