@@ -625,6 +625,27 @@ export interface AuditStore {
   list(query: AuditQuery): Promise<AuditEntry[]>;
 }
 
+/** One process that runs tasks, as its heartbeat row says (G264). */
+export interface WorkerBeat {
+  /** The runner's worker id (`<host>:<pid>:<random>`): a lease owner's id. */
+  id: string;
+  /** The process's role (`worker`, or `all` for a process that also answers the API). */
+  role: string;
+}
+
+/**
+ * Heartbeats of the processes that run tasks (G264): each writes its row every few seconds, so any
+ * process can say how many are alive (a row seen recently) per role, for `/metrics`.
+ */
+export interface WorkerStore {
+  /** Writes (or refreshes) the worker's row as seen at `now`; rows not seen since `forgetBefore` are removed. */
+  beat(worker: WorkerBeat, now: number, forgetBefore: number): Promise<void>;
+  /** Removes the worker's row (a graceful stop). */
+  leave(id: string): Promise<void>;
+  /** How many workers were seen at or after `since`, per role (roles with none are left out). */
+  liveByRole(since: number): Promise<Array<{ role: string; count: number }>>;
+}
+
 /**
  * A web console session (G361): the SHA-256 of its cookie value (the value itself is never
  * stored), the hash of the API key it was signed in with (so revoking or expiring the key ends it
@@ -651,6 +672,8 @@ export interface SessionStore {
 
 export interface Store {
   tasks: TaskStore;
+  /** Heartbeats of the processes that run tasks (G264). */
+  workers: WorkerStore;
   idempotency: IdempotencyStore;
   keys: KeyStore;
   usage: UsageStore;
@@ -674,6 +697,11 @@ export interface Store {
   rateLimits?(logger?: Logger): RateLimitBackend;
   /** Optional (stores shared by several processes, G197): long-poll slots per key counted across processes. */
   waitSlots?: WaitSlots;
+  /**
+   * Optional (networked stores, G259): when a connection of this store last failed (Unix ms, 0:
+   * never), idle ones included: the lapsed-lease sweep holds back for a lease period after it.
+   */
+  lastFaultAt?(): number;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
   /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */

@@ -21,6 +21,7 @@ import { taskListContract } from './store-contract-task-list.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
 import { webhooksContract } from './store-contract-webhooks.case.js';
+import { workerStoreContract } from './store-contract-workers.case.js';
 
 export { newTask } from './store-contract-helpers.js';
 export type { OpenStore, StoreContractOptions } from './store-contract-helpers.js';
@@ -38,6 +39,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     creditsContract(open);
     webhooksContract(open);
     adminStoreContract(open);
+    workerStoreContract(open);
     sessionsStoreContract(open);
     storeContract(open, options);
   });

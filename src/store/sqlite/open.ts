@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../types.js';
 import { SqliteAssetStore } from './asset-store.js';
 import { SqliteAuditStore } from './audit-store.js';
+import { SqliteWorkerStore } from './worker-store.js';
 import { SqliteSessionStore } from './session-store.js';
 import { SqliteCreditStore } from './credit-store.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
@@ -82,6 +83,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     idempotency: new SqliteIdempotencyStore(db),
     webhooks: new SqliteWebhookStore(db),
     audit: new SqliteAuditStore(db),
+    workers: new SqliteWorkerStore(db),
     sessions: new SqliteSessionStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {
