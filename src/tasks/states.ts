@@ -49,15 +49,16 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
 }
 
 /**
- * processing -> queued by the lease holder: try again after `runAfter`. A retry after a failure
+ * processing -> queued by the lease holder: try again after `runAfter`; `error`: why the attempt
+ * ended, kept for the task's timeline (G318). A retry after a failure
  * keeps the attempt it used and ends a run of the gateway's own faults (the attempt ran); a
  * graceful shutdown gives the attempt back (`refundAttempt`), and so does the gateway's own fault,
  * which is counted apart, in a row (`serverFault`, G84). `upstream`: the task's upstream state
  * to keep instead (when no channel could take it, since when: G274).
  */
-export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState } = {}): Promise<TaskRecord | undefined> {
+export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState; error?: string } = {}): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, ...(how.upstream && { upstream: how.upstream }),
+    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, attemptError: how.error ?? null, ...(how.upstream && { upstream: how.upstream }),
     ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
     ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
   });
@@ -70,7 +71,7 @@ export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string
  */
 export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
-    ...(task.upstream?.ref ? {} : { status: 'queued' as const }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
+    ...(task.upstream?.ref ? {} : { status: 'queued' as const, attemptError: 'the worker running it stopped (its lease ran out)' }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
   });
 }
 
@@ -108,9 +109,9 @@ export function checkSooner(store: TaskStore, taskId: string, upstreamId: string
  * not (its attempt is used). The next start goes through the model's route from its first
  * candidate (`provider`) with the next generation number, so its create is a new one (G86).
  */
-export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number): Promise<TaskRecord | undefined> {
+export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number, error?: string): Promise<TaskRecord | undefined> {
   return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
+    status: 'queued', attemptError: error ?? null, provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
     leaseOwner: null, leaseExpiresAt: null, runAfter,
   });
 }
