@@ -2,13 +2,16 @@ import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError, type ConsoleSession, currentSession, setCsrf, signIn, signOut } from './api.js';
 import { AccountPage } from './pages/Account.js';
 import { AccountsPage } from './pages/Accounts.js';
+import { AdminTasksPage } from './pages/AdminTasks.js';
 import { AuditPage } from './pages/Audit.js';
+import { ChannelsPage } from './pages/Channels.js';
 import { ChatPage } from './pages/Chat.js';
 import { KeysPage } from './pages/Keys.js';
 import { OverviewPage } from './pages/Overview.js';
 import { PlaygroundPage } from './pages/Playground.js';
 import { SettingsPage } from './pages/Settings.js';
 import { TasksPage } from './pages/Tasks.js';
+import { UsagePage } from './pages/Usage.js';
 
 interface Page {
   path: string;
@@ -26,6 +29,9 @@ const PAGES: Page[] = [
   { path: 'overview', name: 'Overview', admin: true, render: () => <OverviewPage /> },
   { path: 'keys', name: 'Keys', admin: true, render: () => <KeysPage /> },
   { path: 'accounts', name: 'Accounts', admin: true, render: () => <AccountsPage /> },
+  { path: 'all-tasks', name: 'All tasks', admin: true, render: () => <AdminTasksPage /> },
+  { path: 'channels', name: 'Channels', admin: true, render: () => <ChannelsPage /> },
+  { path: 'usage', name: 'Usage', admin: true, render: () => <UsagePage /> },
   { path: 'audit', name: 'Audit log', admin: true, render: () => <AuditPage /> },
   { path: 'settings', name: 'Settings', admin: true, render: () => <SettingsPage /> },
 ];

@@ -22,8 +22,8 @@ declare const sessionStorage: any;
 
 const WIDTHS = [375, 1440] as const;
 const CALLER_PAGES = ['Playground', 'Tasks', 'Chat', 'Account'];
-const ADMIN_PAGES = ['Overview', 'Keys', 'Accounts', 'Audit log', 'Settings'];
-const ADMIN_LINKS = ['Overview', 'Keys', 'Accounts', 'Audit log'];
+const ADMIN_PAGES = ['Overview', 'Keys', 'Accounts', 'All tasks', 'Channels', 'Usage', 'Audit log', 'Settings'];
+const ADMIN_LINKS = ['Overview', 'Keys', 'Accounts', 'Channels', 'Usage', 'Audit log'];
 
 const available = fs.existsSync(CHROMIUM);
 // CI (.ci/run) installs chromium and sets this: there a missing browser is a failure, not a skip
@@ -286,6 +286,22 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('cell', { name: 'from the end-to-end test' }).waitFor();
     });
 
+    it('sees every tenant\'s tasks with a timeline, probes a channel, exports usage as CSV', async () => {
+      const { page } = s;
+      await open(page, 'All tasks');
+      await page.getByRole('table').getByRole('button').first().click();
+      await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+      await page.getByRole('table', { name: 'Attempts' }).waitFor();
+      await open(page, 'Channels');
+      await page.getByRole('button', { name: /^Probe / }).first().click();
+      await page.getByRole('status').filter({ hasText: 'answers' }).waitFor();
+      await open(page, 'Usage');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+      const csv = fs.readFileSync((await download.path())!, 'utf8');
+      expect(csv.split('\n')[0]).toBe('bucket,group,submitted,completed,failed,cancelled,video_seconds,images,chat_requests,prompt_tokens,completion_tokens,credits_captured');
+      expect(csv.split('\n').length).toBeGreaterThan(2);
+    });
+
     it('passes axe on every page at 375 px and 1440 px; screenshots of each; signs out', async () => {
       const { page } = s;
       for (const width of WIDTHS) {
@@ -302,7 +318,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.reload();
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
       const reached = new Set<string>();
-      for (let i = 0; i < 14; i++) {
+      for (let i = 0; i < 18; i++) {
         await page.keyboard.press('Tab');
         reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
       }
