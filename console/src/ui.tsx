@@ -27,7 +27,7 @@ export interface Bar { label: string; value: number }
 
 /** A small SVG bar chart (no chart library: the bundle budget, G366), with the numbers as a table for screen readers. */
 export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[]; unit?: string }) {
-  if (bars.length === 0) return <p className="hint">{title}: nothing yet.</p>;
+  if (bars.length === 0) return <figure className="chart"><figcaption>{title}</figcaption><p className="hint">Nothing yet.</p></figure>;
   const max = Math.max(...bars.map((b) => b.value), 1e-9);
   const rowH = 22;
   const width = 360;
@@ -87,12 +87,12 @@ export interface Column { label: string; parts: Record<string, number> }
 
 /** Stacked SVG columns: one per bucket, one color per key, with a legend (the numbers go in a table beside it). */
 export function StackedColumns({ title, keys, columns }: { title: string; keys: string[]; columns: Column[] }) {
-  if (columns.length === 0) return <p className="hint">{title}: nothing yet.</p>;
+  if (columns.length === 0) return <figure className="chart"><figcaption>{title}</figcaption><p className="hint">Nothing yet.</p></figure>;
   const totals = columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0));
   const max = Math.max(...totals, 1e-9);
   const w = 360;
   const h = 160;
-  const col = w / columns.length;
+  const col = Math.min(w / columns.length, 48); // a few buckets stay narrow columns, not slabs
   const every = Math.ceil(columns.length / 8); // at most 8 labels under the columns
   return (
     <figure className="chart">
