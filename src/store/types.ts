@@ -765,6 +765,30 @@ export interface WorkerStore {
   liveByRole(since: number): Promise<Array<{ role: string; count: number }>>;
 }
 
+/**
+ * A web console session (G361): the SHA-256 of its cookie value (the value itself is never
+ * stored), the hash of the API key it was signed in with (so revoking or expiring the key ends it
+ * at once), the CSRF token every change made with it must send, and its times (Unix ms).
+ */
+export interface SessionRecord {
+  idHash: string;
+  keyHash: string;
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Console sessions (G361). */
+export interface SessionStore {
+  insert(session: SessionRecord): Promise<void>;
+  /** The session with this id hash, expired or not (the caller compares `expiresAt`). */
+  find(idHash: string): Promise<SessionRecord | undefined>;
+  /** Ends one session; false when there was none. */
+  delete(idHash: string): Promise<boolean>;
+  /** Forgets sessions that expired before `now`; how many. */
+  deleteExpired(now: number): Promise<number>;
+}
+
 export interface Store {
   tasks: TaskStore;
   /** Heartbeats of the processes that run tasks (G264). */
@@ -780,6 +804,8 @@ export interface Store {
   audit: AuditStore;
   /** The operator's cross-tenant reads, usage aggregates and channel figures (G317-G324). */
   admin: AdminStore;
+  /** The web console's sign-in sessions (G361), shared by every process of the store. */
+  sessions: SessionStore;
   /**
    * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
    * the job of this name, so a periodic job runs once across all processes; false when skipped.
