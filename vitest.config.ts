@@ -34,6 +34,7 @@ export default defineConfig(async () => {
       testTimeout: 30_000,
       hookTimeout: 30_000,
       pool: 'forks',
+      globalSetup: ['test/helpers/build-once.ts'],
       projects: [
         { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**'] } },
         ...(down ? [] : [{

@@ -3,11 +3,9 @@ import { ConfigError } from '../config-error.js';
 import { loadConfig } from '../config.js';
 import { createStore } from '../store/create-store.js';
 import { parse, UsageError } from './cli-args.js';
-import { migrateStoreCommand } from './migrate-store.js';
 import { accountsCommand, ACCOUNTS_USAGE, creditsCommand, CREDITS_USAGE } from './credits-cli.js';
 import { keysCommand, KEYS_USAGE } from './keys-cli.js';
 import type { Store } from '../store/types.js';
-import { startServer } from './serve.js';
 import { CLIENT_USAGE, clientCommand } from './client-commands.js';
 
 const USAGE = `Usage: mediagate <command>
@@ -31,8 +29,11 @@ function openStore(): Promise<Store> {
   return createStore(loadConfig());
 }
 
+// The gateway (serve.ts) and the store copier are loaded by the commands that use them, so the
+// operator and client commands (and `build`) start without loading the HTTP app and its providers.
 async function serve(args: string[]): Promise<void> {
   const { values } = parse(args, { role: { type: 'string' } }, 0);
+  const { startServer } = await import('./serve.js');
   const server = await startServer(values.role === undefined ? process.env : { ...process.env, MEDIAGATE_ROLE: values.role });
   let signals = 0;
   const stop = (signal: string): void => {
@@ -72,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
     if (command === 'accounts') { process.exitCode = await accountsCommand(args, USAGE); return; }
     if (command === 'credits') { process.exitCode = await creditsCommand(args, USAGE); return; }
     if (command === 'backup') { process.exitCode = await backup(args); return; }
-    if (command === 'migrate-store') { process.exitCode = await migrateStoreCommand(args); return; }
+    if (command === 'migrate-store') { process.exitCode = await (await import('./migrate-store.js')).migrateStoreCommand(args); return; }
     if (command === 'generate' || command === 'tasks') { process.exitCode = await clientCommand(command, args); return; }
     if (command === 'build') return; // the launcher already built
     console.error(USAGE);
