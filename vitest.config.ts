@@ -1,4 +1,5 @@
 import net from 'node:net';
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -34,6 +35,10 @@ export default defineConfig(async () => {
       testTimeout: 30_000,
       hookTimeout: 30_000,
       pool: 'forks',
+      // Vitest's default for a run is one worker per core less one: a single worker on 2 cores,
+      // idle while its tests wait for sockets, processes and ffmpeg. One per core (G293).
+      maxWorkers: Math.max(2, os.availableParallelism()),
+      globalSetup: ['test/helpers/build-once.ts'],
       projects: [
         { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**'] } },
         ...(down ? [] : [{

@@ -4,7 +4,6 @@ import { loadConfig } from '../config.js';
 import { createStore } from '../store/create-store.js';
 import { parse, UsageError } from './cli-args.js';
 import type { Store } from '../store/types.js';
-import { startServer } from './serve.js';
 
 /**
  * The usage text. It names every command, so it loads their modules: each command's module is
@@ -37,8 +36,11 @@ function openStore(): Promise<Store> {
   return createStore(loadConfig());
 }
 
+// The gateway (serve.ts) and the store copier are loaded by the commands that use them, so the
+// operator and client commands (and `build`) start without loading the HTTP app and its providers.
 async function serve(args: string[]): Promise<void> {
   const { values } = parse(args, { role: { type: 'string' } }, 0);
+  const { startServer } = await import('./serve.js');
   const server = await startServer(values.role === undefined ? process.env : { ...process.env, MEDIAGATE_ROLE: values.role });
   let signals = 0;
   const stop = (signal: string): void => {

@@ -94,6 +94,8 @@ export interface Gateway {
   runner: TaskRunner | undefined;
   /** Status streams open in this process (`GET /v1/tasks/{id}/events`). */
   streams: TaskStreams;
+  /** Long-poll waiters in this process (`?wait=N`). */
+  watch: TaskWatch;
   /** The webhook delivery worker, in processes that run tasks (G211), not yet started. */
   deliveries: DeliveryWorker | undefined;
   signer: ResultUrlSigner;
@@ -246,7 +248,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, streams, deliveries, signer, blobs, storage, media, channels, tmpDir, metrics,
+    config, logger, store, app, runner, streams, watch, deliveries, signer, blobs, storage, media, channels, tmpDir, metrics,
     startBackground() {
       runner?.start();
       heartbeat?.start();

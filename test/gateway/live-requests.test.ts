@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/keys.js';
 import { createSandboxChatProvider } from '../../src/chat/sandbox.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { within } from '../helpers/within.js';
 
 // Issue 12, item 6: a revoked key's open chat stream and long-poll end within a second; a shutdown
@@ -56,7 +56,8 @@ describe('open requests of a revoked key', () => {
     const { secret, record } = await createApiKey(h.store.keys, 'poller');
     const created = await (await fetch(`${url}/v1/pic/images`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'x' }) })).json() as { id: string };
     const waiting = fetch(`${url}/v1/result/${created.id}?wait=60`, { headers: { authorization: `Bearer ${secret}` } });
-    await new Promise((r) => setTimeout(r, 100));
+    // revoked while the long-poll waits (not before it arrived, which would be a plain 401)
+    await waitFor(() => (h.gateway.watch.size === 1 ? true : undefined), GENEROUS_MS, 'the long-poll to wait');
     await h.store.keys.revoke(record.id, Date.now());
     const res = await within(waiting, GENEROUS_MS, 'the long-poll to answer after the revocation');
     expect(res.status).toBe(401);
@@ -68,8 +69,10 @@ describe('shutdown', () => {
   it('ends an open chat stream with a service_unavailable error event after the grace period, and closes', async () => {
     const { h: harness, url } = await slowChat();
     const res = await openStream(url, harness.key);
-    const reading = readAll(res, () => undefined);
-    await new Promise((r) => setTimeout(r, 200));
+    let streaming!: () => void;
+    const started = new Promise<void>((resolve) => { streaming = resolve; });
+    const reading = readAll(res, streaming);
+    await within(started, GENEROUS_MS, 'the first content of the stream'); // the stream is open and under way
     await within(harness.close(), GENEROUS_MS, 'the gateway to close with a stream open');
     h = undefined;
     const events = await reading;

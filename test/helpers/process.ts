@@ -5,8 +5,13 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin', 'mediagate.js');
 
-/** Builds dist/ if stale (the launcher does it), so process tests start quickly afterwards. */
+/**
+ * dist/ built and current, so process tests start quickly afterwards: done once for the whole run
+ * by the global setup (build-once.ts); without it (MEDIAGATE_TEST_NO_BUILD=1 with a process test
+ * in the run) built here, if stale, as the launcher does.
+ */
 export function ensureBuilt(): void {
+  if (process.env.MEDIAGATE_TEST_DIST_BUILT === '1') return;
   const r = spawnSync(process.execPath, [BIN, 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
   if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
 }

@@ -86,14 +86,16 @@ describe('the gateway\'s own faults are not the task\'s attempts', () => {
 describe('resources short', () => {
   it('/readyz answers 503 naming what is short, and the worker claims nothing meanwhile', async () => {
     let free = 100 * 1_048_576;
-    const monitor = new ResourceMonitor('/data', 512 * 1_048_576, { freeDiskBytes: () => free, openFiles: () => ({ open: 10, limit: 1024 }) }, 0);
+    let asked = 0; // each worker fill and each /readyz asks (the monitor caches nothing here)
+    const monitor = new ResourceMonitor('/data', 512 * 1_048_576, { freeDiskBytes: () => { asked++; return free; }, openFiles: () => ({ open: 10, limit: 1024 }) }, 0);
     const gw = await gateway({}, { resources: monitor });
     gw.startBackground();
     const ready = await gw.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
     expect(ready.json().error).toMatchObject({ code: 'service_unavailable', message: expect.stringMatching(/disk: 100 MiB free .* MEDIAGATE_MIN_FREE_DISK_MB \(512 MiB\)/) });
     const id = (await submit(gw)).json().id as string;
-    await new Promise((r) => setTimeout(r, 200)); // ten worker polls
+    const before = asked;
+    await waitFor(() => (asked >= before + 10 ? true : undefined), 10_000, 'ten worker polls with the task queued');
     expect(await gw.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
     free = 10_000 * 1_048_576;
     expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
@@ -112,7 +114,9 @@ describe('connections', () => {
     const address = await gw.app.listen({ port: 0, host: '127.0.0.1' });
     const port = Number(new URL(address).port);
     const open = await Promise.all([0, 1].map(() => new Promise<net.Socket>((resolve) => { const s = net.connect(port, '127.0.0.1', () => resolve(s)); })));
-    await new Promise((r) => setTimeout(r, 50));
+    // both accepted by the server before the third connects
+    const accepted = (): Promise<number> => new Promise((resolve, reject) => gw.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    await waitFor(async () => ((await accepted()) === 2 ? true : undefined), 10_000, 'the two connections to be accepted');
     const third = net.connect(port, '127.0.0.1');
     await within(new Promise((resolve) => third.on('close', resolve)), 10_000, 'the third connection to be closed');
     const answer = await new Promise<string>((resolve) => {
