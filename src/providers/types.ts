@@ -16,6 +16,7 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
+import type { UpstreamRef } from '../contract/task-request.js';
 import type { PollSeconds } from '../tasks/check-delay.js';
 
 /** What a provider is asked to make. */
@@ -113,13 +114,7 @@ export interface ProviderOutput {
   actualDuration?: number;
 }
 
-/** A generation running at an upstream: what the gateway keeps to check on it or cancel it. */
-export interface UpstreamRef {
-  /** The upstream's id of the generation. */
-  id: string;
-  /** Anything else a later check or cancel needs (URLs, the form, ...): plain JSON. */
-  data?: Record<string, unknown>;
-}
+export type { UpstreamRef } from '../contract/task-request.js';
 
 export type StartResult =
   /** Made already: the files are the result. */

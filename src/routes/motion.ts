@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { motionCreateReply, motionQueryReply } from '../families/motion.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { TaskIdParams } from './results.js';
 import { ACTION_ERRORS, CREATE_ERRORS, responses } from '../contract/responses.js';
 import { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js';

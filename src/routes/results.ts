@@ -5,7 +5,7 @@ import { queryReply } from '../families/query-reply.js';
 import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskRecord } from '../store/types.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { QUERY_ERRORS, responses } from '../contract/responses.js';
 import { TaskQueryReply } from '../contract/task-replies.js';
 

@@ -7,10 +7,10 @@
  */
 import type { AuditAction } from '../contract/admin-audit.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
-import type { TaskRequest } from '../contract/submit-plan.js';
+import type { TaskRequest } from '../contract/task-request.js';
 import type { Logger } from 'pino';
-import type { RateLimitBackend } from '../http/rate-limit-backends.js';
-import type { UpstreamRef } from '../providers/types.js';
+import type { RateLimitBackend } from '../limits/backend.js';
+import type { UpstreamRef } from '../contract/task-request.js';
 import type { WebhookStore } from './webhook-types.js';
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';

@@ -15,7 +15,7 @@ import { estimatedProgress } from './progress-estimate.js';
 import { expiryOf } from './expiry.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { RunnerOptions } from './runner.js';
+import type { RunnerOptions } from './runner-options.js';
 import { completeTask, failTask, requeueTask, saveUpstreamRef, scheduleCheck, startNewGeneration } from './states.js';
 
 export type StopReason = 'shutdown' | 'lease-lost' | 'cancelled' | 'attempt-timeout';
