@@ -26,6 +26,8 @@ import { formatSchemaErrors, type SchemaError } from './http/validation-errors.j
 import type { AssetService } from './media/asset-service.js';
 import type { BlobStores } from './media/blob-stores.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
+import type { AccountView } from './credits/account-view.js';
+import type { WebhookKeys } from './webhooks/webhook-keys.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAdminRoutes } from './routes/admin/scope.js';
 import { registerAssetRoutes } from './routes/assets.js';
@@ -60,6 +62,10 @@ export interface AppServices {
   streams: TaskStreams;
   /** The admin API's services (G300-G311). */
   admin: AdminServices;
+  /** The calling key's account and usage (`GET /v1/account`). */
+  accounts: AccountView;
+  /** A key's webhook signing secret and a task's deliveries. */
+  webhooks: WebhookKeys;
 }
 
 export interface AppDeps {
@@ -169,10 +175,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerResultRoutes(api, tasks, links, paths, live);
     registerChatRoutes(api, chat, live);
     registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
-    registerAccountRoutes(api, store.credits);
-    registerTaskListRoute(api, store.tasks, links);
+    registerAccountRoutes(api, deps.services.accounts);
+    registerTaskListRoute(api, tasks, links);
     registerTaskEventsRoute(api, tasks, deps.services.streams, links, live);
-    registerWebhookRoutes(api, store.webhooks, tasks);
+    registerWebhookRoutes(api, deps.services.webhooks, tasks);
   });
   await registerAdminRoutes(app, store.keys, deps.services.admin, auth);
   return app;

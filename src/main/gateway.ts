@@ -42,7 +42,9 @@ import { TaskService } from '../tasks/service.js';
 import { ElsewhereChanges } from '../tasks/elsewhere.js';
 import { TaskStreams } from '../tasks/task-stream.js';
 import { TaskWatch } from '../tasks/task-watch.js';
+import { AccountView } from '../credits/account-view.js';
 import { memoryBackend } from '../limits/backend.js';
+import { WebhookKeys } from '../webhooks/webhook-keys.js';
 import { openRateLimitBackend } from '../limits/open-backend.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../webhooks/worker.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
@@ -206,7 +208,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const admin = createAdminServices(config, store, { now: keyClock, flushKeyUsage: () => keyUsage.flush() });
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
-    services: { tasks, chat, idempotency, assets: media.assets, links, streams, admin, ...(callbacks && { callbacks }) },
+    services: {
+      tasks, chat, idempotency, assets: media.assets, links, streams, admin, accounts: new AccountView(store.credits), webhooks: new WebhookKeys(store.webhooks),
+      ...(callbacks && { callbacks }),
+    },
   });
   keyUsage.start();
   // webhook deliveries go out wherever tasks are run (G211)

@@ -17,7 +17,6 @@ import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 import type { UpstreamRef } from '../contract/task-request.js';
-import type { PollSeconds } from '../tasks/check-delay.js';
 
 /** What a provider is asked to make. */
 export interface ProviderJob {
@@ -115,6 +114,9 @@ export interface ProviderOutput {
 }
 
 export type { UpstreamRef } from '../contract/task-request.js';
+
+/** A provider's `pollSeconds`: one number for every family, or per family (others keep the gateway's recommendation, tasks/check-delay.ts). */
+export type PollSeconds = number | Partial<Record<FamilyId, number>>;
 
 export type StartResult =
   /** Made already: the files are the result. */

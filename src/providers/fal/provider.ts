@@ -10,9 +10,8 @@
  * fal's notice brings the next check forward (G160).
  */
 import type { Dispatcher } from 'undici';
-import type { PollSeconds } from '../../tasks/check-delay.js';
 import { scrubberFor } from '../relay/errors.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { ChannelError, UnrecoverableError } from '../types.js';
 import { falCallbacks } from './callbacks.js';
 import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';

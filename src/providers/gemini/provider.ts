@@ -9,10 +9,9 @@
  */
 import type { Dispatcher } from 'undici';
 import type { MediaRef } from '../../contract/media-refs.js';
-import type { PollSeconds } from '../../tasks/check-delay.js';
 import { scrubberFor } from '../relay/errors.js';
 import { estimateProgress } from '../openai-images/progress.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { callFailure, operationQueryFailure, whoOf, type FieldNames } from './errors.js';
 import { GeminiHttp } from './http.js';

@@ -6,8 +6,7 @@
  * passed on; chat goes to `/v1/chat/completions`, streamed or not.
  */
 import type { Dispatcher } from 'undici';
-import type { PollSeconds } from '../../tasks/check-delay.js';
-import type { CheckResult, Provider, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, PollSeconds, Provider, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
 import { relayChat } from './chat.js';
 import { createBody } from './create-body.js';
 import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from './errors.js';

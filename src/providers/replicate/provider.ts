@@ -9,9 +9,8 @@
  */
 import type { Dispatcher } from 'undici';
 import { FAMILIES } from '../../contract/families.js';
-import type { PollSeconds } from '../../tasks/check-delay.js';
 import { scrubberFor } from '../relay/errors.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { replicateCallbacks } from './callbacks.js';
 import { checkFailure, createFailure, whoOf } from './errors.js';

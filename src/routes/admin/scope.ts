@@ -3,7 +3,6 @@ import type { AdminServices } from '../../admin/services.js';
 import { registerAuth, type AuthOptions } from '../../auth/plugin.js';
 import { AppError } from '../../errors.js';
 import { registerBodyBounds } from '../../http/body-bounds.js';
-import type { KeyStore } from '../../store/types.js';
 import { registerAdminAccountRoutes } from './accounts.js';
 import { registerAdminAuditRoutes } from './audit.js';
 import { registerAdminKeyRoutes } from './keys.js';
@@ -14,7 +13,7 @@ import { registerAdminKeyRoutes } from './keys.js';
  * resource; each route calls the admin service layer (src/admin/) and nothing else. Later
  * resources (tasks of every tenant, channels, usage) register here too.
  */
-export async function registerAdminRoutes(app: FastifyInstance, keys: KeyStore, admin: AdminServices, auth: AuthOptions): Promise<void> {
+export async function registerAdminRoutes(app: FastifyInstance, keys: Parameters<typeof registerAuth>[1], admin: AdminServices, auth: AuthOptions): Promise<void> {
   await app.register(async (scope) => {
     registerAuth(scope, keys, auth);
     scope.addHook('onRequest', (request, _reply, done) => {
