@@ -1,20 +1,19 @@
-import fs from 'node:fs';
 import net from 'node:net';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: `main` (every test; the gateway tests on in-memory SQLite) and `postgres-e2e` (the
- * gateway tests, those built on the harness, again on PostgreSQL: MEDIAGATE_TEST_STORE=postgres).
- * The second is left out, saying why, when no PostgreSQL answers, except under
- * MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main` runs one.
+ * Tests are chosen by folder (G292): `test/unit/` (no gateway, no child process, no ffmpeg, no
+ * database server), `test/gateway/` (the gateway in this process, through the harness),
+ * `test/process/` (spawned gateways and CLIs), `test/postgres/` (needs a PostgreSQL server, in process).
+ *
+ * Two projects: `main` (every folder but `test/postgres/`, the gateway tests on SQLite) and
+ * `postgres-e2e` (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a
+ * PostgreSQL store, but not `test/gateway/store-agnostic/`, whose results do not depend on the
+ * store; plus `test/postgres/`). The second is left out, saying why, when no PostgreSQL answers,
+ * except under MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main`
+ * runs one; `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite.
  */
 const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-
-/** Harness-built gateway suites; chat-token-dos measures CPU under load and needs no store. */
-const gatewaySuites = (): string[] => fs.readdirSync('test')
-  .filter((f) => f.endsWith('.test.ts') && f !== 'chat-token-dos.test.ts')
-  .filter((f) => fs.readFileSync(`test/${f}`, 'utf8').includes('createHarness('))
-  .map((f) => `test/${f}`);
 
 function postgresAnswers(): Promise<string | undefined> {
   return new Promise((resolve) => {
@@ -36,8 +35,16 @@ export default defineConfig(async () => {
       hookTimeout: 30_000,
       pool: 'forks',
       projects: [
-        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] } },
-        ...(down ? [] : [{ extends: true, test: { name: 'postgres-e2e', include: gatewaySuites(), env: { MEDIAGATE_TEST_STORE: 'postgres' } } }]),
+        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**'] } },
+        ...(down ? [] : [{
+          extends: true,
+          test: {
+            name: 'postgres-e2e',
+            include: ['test/gateway/**/*.test.ts', 'test/postgres/**/*.test.ts'],
+            exclude: ['test/gateway/store-agnostic/**'],
+            env: { MEDIAGATE_TEST_STORE: 'postgres' },
+          },
+        }]),
       ],
     },
   };

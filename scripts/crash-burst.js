@@ -14,7 +14,7 @@
 // (scripts/crash-burst-relay.js).
 //
 // Prints one JSON summary line last; exits 0 when every check holds, 1 otherwise.
-// test/crash-burst.test.ts and test/relay-crash-burst.test.ts run it at a size that fits CI.
+// test/process/crash-burst.test.ts and test/process/relay-crash-burst.test.ts run it at a size that fits CI.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';

@@ -6,7 +6,7 @@ import { StringEnum } from './schema-helpers.js';
  * src/families/*.ts are typed with `Static<>` of these, so a field added to a reply without its
  * schema (or the other way round) is a compile error; the routes hand them to the OpenAPI
  * document as response schemas. Exact: no reply carries a field that is not here
- * (`additionalProperties: false`), which test/openapi-replies.test.ts checks on real replies.
+ * (`additionalProperties: false`), which test/gateway/openapi-replies.test.ts checks on real replies.
  */
 
 const closed = { additionalProperties: false } as const;

@@ -6,7 +6,7 @@
  * streams: no implementation holds a whole file in memory.
  *
  * Implementations: fs-blob-store.ts (a local folder, the default) and s3-blob-store.ts (an
- * S3-compatible bucket); both pass test/blob-store-contract.case.ts.
+ * S3-compatible bucket); both pass test/cases/blob-store-contract.case.ts.
  */
 import type { Readable } from 'node:stream';
 

@@ -3,7 +3,7 @@
  * embedded implementation, picked by `create-store.ts` unless a PostgreSQL URL is configured.
  * Every method answers with a Promise (a networked database cannot answer synchronously; G176),
  * except `watchChanges`. Every implementation must pass the shared suite in
- * `test/store-contract.case.ts`.
+ * `test/cases/store-contract.case.ts`.
  */
 import type { AuditAction } from '../contract/admin-audit.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';

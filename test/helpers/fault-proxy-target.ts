@@ -1,5 +1,5 @@
 /**
- * For the fault proxy's own tests (test/fault-proxy.test.ts): a tiny target server, and one raw
+ * For the fault proxy's own tests (test/gateway/store-agnostic/fault-proxy.test.ts): a tiny target server, and one raw
  * HTTP request per fresh connection whose failure keeps the socket error's code.
  */
 import { once } from 'node:events';

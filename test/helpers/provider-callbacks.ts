@@ -1,5 +1,5 @@
 /**
- * What the provider callback tests (test/*-callbacks.test.ts) share: a delivery posted to a
+ * What the provider callback tests (the `*-callbacks.test.ts` files) share: a delivery posted to a
  * gateway's callback route, a task waiting for its next check, and the GETs an upstream answered
  * about one generation. Test-only.
  */

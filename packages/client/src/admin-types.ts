@@ -1,7 +1,7 @@
 /**
  * Request and reply shapes of a mediagate gateway's admin API (`/admin/v1/*`, its docs G300-G311),
  * written by hand like types.ts; the gateway's tests check them against its own schemas, both ways
- * (test/client-types.test.ts).
+ * (test/unit/client-types.test.ts).
  */
 
 export type KeyRole = 'caller' | 'admin';

@@ -1,7 +1,7 @@
 /**
  * Request and reply shapes of a mediagate gateway (the interface its docs/reference/api/ describes), written
  * by hand so this package needs nothing at run time. The gateway's tests check that every request
- * type here is accepted by the server's own schemas (test/client-types.test.ts).
+ * type here is accepted by the server's own schemas (test/unit/client-types.test.ts).
  */
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';

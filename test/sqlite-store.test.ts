@@ -1,8 +1,0 @@
-import path from 'node:path';
-import { openSqliteStore } from '../src/store/sqlite/open.js';
-import { tempDir } from './helpers/harness.js';
-import { runStoreContract } from './store-contract.case.js';
-
-const openFile = async (file: string) => openSqliteStore(file);
-runStoreContract('sqlite (memory)', async () => openSqliteStore(':memory:'), { openFile });
-runStoreContract('sqlite (file, WAL)', async () => openSqliteStore(path.join(tempDir(), 'mediagate.db')), { openFile });

@@ -1,0 +1,67 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import type * as Sdk from '../../packages/client/src/index.js';
+import type { AccountCreateBody, AdminAccount, AdminGrant, AdminLedgerEntry, GrantBody } from '../../src/contract/admin-accounts.js';
+import type { AdminAuditEntry, AdminSettings } from '../../src/contract/admin-audit.js';
+import type { AdminKey, AdminKeyCreated, AdminKeyRotated, KeyCreateBody, KeyPatchBody, KeyRotateBody } from '../../src/contract/admin-keys.js';
+import type { ChatCompletionBody } from '../../src/contract/chat.js';
+import type { ClipCreateBody } from '../../src/contract/clip.js';
+import type { ModelCenterCreateBody } from '../../src/contract/model-center.js';
+import type { MotionCreateBody } from '../../src/contract/motion.js';
+import type { PicCreateBody } from '../../src/contract/pic.js';
+import type { ReelCreateBody } from '../../src/contract/reel.js';
+import type { VideosCreateBody } from '../../src/contract/videos.js';
+
+// The SDK's hand-written request types (packages/client/src/types.ts) kept honest against the
+// server's TypeBox schemas (G231): every request the SDK can type is one the server's
+// schema types accept, and where the two are plain enough, the other way round too (the SDK is no
+// narrower). A schema change that breaks either direction fails `npm run typecheck`.
+describe('SDK request types against the server schemas', () => {
+  it('every SDK request type is assignable to the server body type', () => {
+    expectTypeOf<Sdk.PicCreateParams>().toExtend<PicCreateBody>();
+    expectTypeOf<Sdk.ClipCreateParams>().toExtend<ClipCreateBody>();
+    expectTypeOf<Sdk.ReelCreateParams>().toExtend<ReelCreateBody>();
+    expectTypeOf<Sdk.MotionCreateParams>().toExtend<MotionCreateBody>();
+    expectTypeOf<Sdk.VideosCreateParams>().toExtend<VideosCreateBody>();
+    expectTypeOf<Sdk.ModelCenterCreateParams>().toExtend<ModelCenterCreateBody>();
+    expectTypeOf<Sdk.ChatParams & { stream?: boolean }>().toExtend<ChatCompletionBody>();
+  });
+
+  it('the server body types are assignable to the SDK types (same models and enums)', () => {
+    expectTypeOf<PicCreateBody>().toExtend<Sdk.PicCreateParams>();
+    expectTypeOf<ReelCreateBody>().toExtend<Sdk.ReelCreateParams>();
+    expectTypeOf<VideosCreateBody>().toExtend<Sdk.VideosCreateParams>();
+    expectTypeOf<ClipCreateBody>().toExtend<Sdk.ClipCreateParams>();
+    expectTypeOf<ChatCompletionBody['model']>().toEqualTypeOf<Sdk.ChatModel>();
+    expectTypeOf<MotionCreateBody['model']>().toEqualTypeOf<Sdk.MotionModel>();
+  });
+});
+
+// The admin API (G313): the AdminClient's request types are accepted by the server's schemas, and
+// its reply types are exactly what the server's reply schemas type (both ways).
+describe('AdminClient types against the admin API schemas', () => {
+  it('requests: every SDK request type is assignable to the server body type, and back', () => {
+    expectTypeOf<Sdk.KeyCreateParams>().toExtend<KeyCreateBody>();
+    expectTypeOf<KeyCreateBody>().toExtend<Sdk.KeyCreateParams>();
+    expectTypeOf<Sdk.KeyUpdateParams>().toExtend<KeyPatchBody>();
+    expectTypeOf<KeyPatchBody>().toExtend<Sdk.KeyUpdateParams>();
+    expectTypeOf<Sdk.KeyRotateParams>().toExtend<KeyRotateBody>();
+    expectTypeOf<Sdk.GrantParams>().toExtend<GrantBody>();
+    expectTypeOf<{ name: string }>().toExtend<AccountCreateBody>();
+  });
+
+  it('replies: the server reply types and the SDK\'s are the same shapes', () => {
+    expectTypeOf<AdminKey>().toExtend<Sdk.AdminKey>();
+    expectTypeOf<Sdk.AdminKey>().toExtend<AdminKey>();
+    expectTypeOf<AdminKeyCreated>().toExtend<Sdk.AdminKeyCreated>();
+    expectTypeOf<Sdk.AdminKeyCreated>().toExtend<AdminKeyCreated>();
+    expectTypeOf<AdminKeyRotated>().toExtend<Sdk.AdminKeyRotated>();
+    expectTypeOf<Sdk.AdminKeyRotated>().toExtend<AdminKeyRotated>();
+    expectTypeOf<AdminAccount>().toEqualTypeOf<Sdk.AdminAccount>();
+    expectTypeOf<AdminLedgerEntry>().toExtend<Sdk.AdminLedgerEntry>();
+    expectTypeOf<Sdk.AdminLedgerEntry>().toExtend<AdminLedgerEntry>();
+    expectTypeOf<AdminGrant>().toExtend<Sdk.AdminGrant>();
+    expectTypeOf<AdminAuditEntry>().toExtend<Sdk.AdminAuditEntry>();
+    expectTypeOf<Sdk.AdminAuditEntry>().toExtend<AdminAuditEntry>();
+    expectTypeOf<AdminSettings>().toExtend<Sdk.AdminSettings>();
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * The SQLite queue statements stay index walks without statistics (G255): the gateway never runs
+ * ANALYZE, and without it SQLite once sorted every queued task for each claim and read them all
+ * for each `nextRunAfter`. Checked by the plans SQLite chooses on a freshly migrated database
+ * holding queued tasks (no timing): no sort into a temporary B-tree, no OR over indexes, no scan
+ * of the table, and the claim reads the fair-order index.
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/sqlite/migrations.js';
+import { CLAIM_SQL, nextRunSql } from '../../src/store/sqlite/task-store.js';
+
+function planOf(db: Database.Database, sql: string, params: unknown[]): string[] {
+  return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
+}
+
+describe('SQLite queue statements without statistics', () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  const insert = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status, amount, created_at, updated_at, run_after, vtime)
+    VALUES (?, 'key', 'pic', NULL, 'pic', ?, '{}', ?, 1, ?, ?, 0, ?)`);
+  db.transaction(() => {
+    for (let i = 0; i < 2000; i++) insert.run(`task_${i}`, i % 2 ? 'sandbox' : 'relay', i % 10 ? 'queued' : 'completed', i, i, i);
+  })();
+  const walks = (plan: string[]): void => {
+    const text = plan.join(' | ');
+    expect(text).not.toMatch(/TEMP B-TREE/);
+    expect(text).not.toMatch(/MULTI-INDEX OR/);
+    expect(text).not.toMatch(/SCAN tasks\b/);
+  };
+
+  it('the claim of the next queued task reads the fair-order index, in order', () => {
+    const plan = planOf(db, CLAIM_SQL.start(1), ['w', 1, 1, 1, 'sandbox', 1]);
+    expect(plan.join(' | ')).toMatch(/USING (COVERING )?INDEX tasks_fair_queue/);
+    walks(plan);
+  });
+
+  it('the claim of a due check reads the checks index', () => {
+    const plan = planOf(db, CLAIM_SQL.check(1), ['w', 1, 1, 'sandbox', 1]);
+    expect(plan.join(' | ')).toMatch(/INDEX tasks_checks/);
+    walks(plan);
+  });
+
+  it.each([1, 2, 3])('nextRunAfter over %i provider(s) is one index lookup per provider and kind', (n) => {
+    const providers = ['sandbox', 'relay', 'other'].slice(0, n);
+    walks(planOf(db, nextRunSql(n), providers.flatMap((p) => [p, p])));
+  });
+});
