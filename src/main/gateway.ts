@@ -45,12 +45,12 @@ import { TaskWatch } from '../tasks/task-watch.js';
 import { AccountView } from '../credits/account-view.js';
 import { memoryBackend } from '../limits/backend.js';
 import { WebhookKeys } from '../webhooks/webhook-keys.js';
+import { isFinished, onTransition } from '../tasks/states.js';
 import { openRateLimitBackend } from '../limits/open-backend.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../webhooks/worker.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
 import { createMetrics, creditTotals } from './observability.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import { observeTerminal } from '../metrics/terminal-observer.js';
 import { setUpProviders, type ProviderSetupOptions } from './provider-setup.js';
 
 export interface GatewayOptions extends ProviderSetupOptions {
@@ -147,10 +147,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   metrics?.watchCircuits(() => providers.ids().map((id) => [id, channels.state(id)]));
   metrics?.watchStore({ liveCounts: () => store.tasks.liveCounts(), creditTotals: () => creditTotals(store) });
   // the engine's view of the tasks: terminal transitions won here are timed (G224)
-  const taskStore = metrics ? observeTerminal(store.tasks, (task) => metrics.taskFinished(task)) : store.tasks;
+  // submit-to-terminal times (G224): every terminal transition this process wins, whoever made it (G393)
+  if (metrics) onTransition(store.tasks, ({ task, statusChanged }) => { if (statusChanged && isFinished(task.status)) metrics.taskFinished(task); });
   const runner = config.workers
     ? new TaskRunner({
-      store: taskStore, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
+      store: store.tasks, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
       results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
       mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
       // upstreams are asked to notify the end of a generation only where the operator turned it on (G157)
@@ -177,7 +178,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const tasks = new TaskService({
     now: keyClock,
     onKeyUsed: (id, at) => keyUsage.touch(id, at),
-    store: taskStore,
+    store: store.tasks,
     keys: store.keys,
     providers,
     channels,
@@ -194,7 +195,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
   const callbacks = config.providerCallbacks
-    ? new CallbackReceiver({ store: taskStore, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
+    ? new CallbackReceiver({ store: store.tasks, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
     : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({
