@@ -5,6 +5,7 @@ import { startBackgroundCheckpointer } from '../../src/store/sqlite/checkpointer
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { tempDir } from '../helpers/harness.js';
 import { newTask } from '../cases/store-contract.case.js';
+import { insertTasks } from '../helpers/task-rows.js';
 
 async function until(check: () => boolean, ms = 5000): Promise<boolean> {
   const end = Date.now() + ms;
@@ -22,7 +23,7 @@ describe('WAL checkpoints on a worker thread', () => {
     try {
       const before = fs.statSync(file).size;
       const big = { ...newTask().request, params: { prompt: 'x'.repeat(2000) } };
-      for (let i = 0; i < 20; i++) (await store.tasks.insertMany(Array.from({ length: 100 }, () => newTask({ request: big }))));
+      for (let i = 0; i < 20; i++) (await insertTasks(store.tasks, Array.from({ length: 100 }, () => newTask({ request: big }))));
       // 2,000 tasks of ~2 KB: megabytes in the WAL, far past SQLite's 1,000-page automatic threshold
       expect(await until(() => fs.statSync(file).size > before + 2_000_000)).toBe(true);
     } finally {
