@@ -20,20 +20,19 @@ COPY packages/client/tsconfig.json packages/client/
 COPY packages/client/src packages/client/src
 COPY src src
 COPY bin bin
+COPY scripts/image-prune.js scripts/image-smoke.js scripts/
+# Production modules only, without what a running gateway never reads (G350, G351: better-sqlite3's
+# sources and object files, gpt-tokenizer's bundles and other encodings, other packages' ES builds for
+# bundlers, tests, examples, type declarations, source maps, docs; licenses stay), then everything the
+# gateway loads is loaded and used once. The gateway's and the SDK's own maps and declarations go too.
+# (ffprobe's package ships it executable by its owner only: the image's user could not run it)
 RUN npm run build \
  && npm prune --omit=dev \
+ && node scripts/image-prune.js node_modules \
+ && find dist packages/client/dist -type f \( -name '*.map' -o -name '*.d.ts' \) -delete \
+ && find node_modules/@ffmpeg-installer node_modules/@ffprobe-installer -type f \( -name ffmpeg -o -name ffprobe \) -exec chmod 0755 {} + \
+ && node scripts/image-smoke.js \
  && node bin/mediagate.js --help >/dev/null
-# What runs never reads these (G347): better-sqlite3's sources and object files (its .node stays),
-# gpt-tokenizer's bundles and TypeScript sources (its cjs/ and esm/ builds stay), type declarations,
-# source maps and markdown of every module.
-RUN cd node_modules \
- && find better-sqlite3 -mindepth 1 -maxdepth 1 ! -name build ! -name lib ! -name package.json ! -name LICENSE -exec rm -rf {} + \
- && find better-sqlite3/build -mindepth 1 -depth ! -path better-sqlite3/build/Release ! -name better_sqlite3.node -exec rm -rf {} + \
- && test -f better-sqlite3/build/Release/better_sqlite3.node \
- && rm -rf gpt-tokenizer/dist gpt-tokenizer/src gpt-tokenizer/data \
- && find . -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -iname '*.md' \) -delete \
- && find @ffmpeg-installer @ffprobe-installer -type f \( -name ffmpeg -o -name ffprobe \) -exec chmod 0755 {} +
-# (ffprobe's package ships it executable by its owner only: the image's user could not run it)
 
 # ---- runtime ----
 FROM ${NODE_IMAGE}

@@ -3,14 +3,17 @@
 # docs/guides/deploy-compose.md "Checking the image"). From a clean clone:
 #   scripts/container-check.sh [--no-build]
 # 1. builds the image (podman build --pull=never --network=host; --format docker keeps HEALTHCHECK)
-#    and reports its size against the 450 MB budget;
+#    and reports its size against the 450 MB budget: fails when mediagate's own layers on the
+#    published base (estimated from the stand-in, G350) exceed it;
 # 2. runs it as it ships: its non-root user, a read-only root filesystem, a volume at /data, a
 #    tmpfs at /tmp; checks the user, that / is read-only, ffmpeg and ffprobe, the HEALTHCHECK;
 # 3. first steps as an operator: `mediagate keys create` through `podman exec`, a picture and a
 #    video submitted, long-polled, downloaded (a real PNG and MP4);
-# 4. SIGTERM in the middle of a burst of submits, generations running (grace 1 s: they go back to the
-#    queue): the container exits 0; a new container on the same volume completes every task that
-#    was accepted, each with exactly one attempt;
+# 4. a rolling restart under load: callers (scripts/container-load.js) submit and long-poll without
+#    pause; SIGTERM while generations run (grace 1 s: they go back to the queue) and requests are under
+#    way: the container exits 0 with 'mediagate stopped' last; a new container on the same volume,
+#    the callers still going (refused connections while none listens are tried again); then every
+#    accepted task completed, each with exactly one attempt, and no caller saw a 5xx or a reset;
 # 5. cleans up (containers, volume; the image stays).
 # Needs podman (and, on machines without an image registry, a local node:20-bookworm-slim), curl, node.
 # Prints "container check: passed" last and exits 0 when every check holds.
@@ -23,7 +26,7 @@ NAME=mediagate-check-$$
 VOLUME=mediagate-check-$$
 BOOTSTRAP=check-bootstrap-$(node -e 'process.stdout.write(require("crypto").randomBytes(12).toString("hex"))')
 BASE="http://127.0.0.1:$PORT"
-BURST=${MEDIAGATE_CHECK_BURST:-30}
+LOOPS=${MEDIAGATE_CHECK_LOOPS:-8}
 BUDGET_MB=450
 
 step() { printf '\n== %s\n' "$*"; }
@@ -36,9 +39,10 @@ cleanup() {
 trap cleanup EXIT
 
 run() { # run NAME: the image as it ships, on the volume
+  # (podman's complaint that it finds no systemd to schedule the HEALTHCHECK with is left out: the check runs it itself)
   podman run -d --name "$1" --network=host --read-only --tmpfs /tmp -v "$VOLUME:/data" \
     -e PORT="$PORT" -e MEDIAGATE_PUBLIC_URL="$BASE" -e MEDIAGATE_BOOTSTRAP_KEY="$BOOTSTRAP" \
-    -e MEDIAGATE_SHUTDOWN_GRACE_SECONDS=1 -e MEDIAGATE_RATE_LIMIT=off "$IMAGE" >/dev/null
+    -e MEDIAGATE_SHUTDOWN_GRACE_SECONDS=1 -e MEDIAGATE_RATE_LIMIT=off "$IMAGE" 2> >(grep -v 'systemd connection' >&2) >/dev/null
   for _ in $(seq 1 120); do
     if [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ]; then return 0; fi
     if [ "$(podman inspect -f '{{.State.Running}}' "$1")" != true ]; then podman logs "$1" | tail -20; fail "$1 stopped while starting"; fi
@@ -72,12 +76,20 @@ if [ "${1:-}" != --no-build ]; then
 fi
 
 step "image size"
+# Debian's slim images (the published node:20-bookworm-slim's base) leave out documentation, manual
+# pages and translations; this machine's stand-in has them. The published image adds yarn (~5 MB).
+BASE_IMAGE=docker.io/library/node:20-bookworm-slim
+mb() { echo $((($1 + 500000) / 1000000)); }   # bytes -> MB, rounded
 size=$(podman image inspect -f '{{.Size}}' "$IMAGE")
-base_size=$(podman image inspect -f '{{.Size}}' docker.io/library/node:20-bookworm-slim 2>/dev/null || echo 0)
-echo "image: $((size / 1000000)) MB (budget $BUDGET_MB MB); its base node:20-bookworm-slim here: $((base_size / 1000000)) MB; mediagate's own layers: $(((size - base_size) / 1000000)) MB"
+base_size=$(podman image inspect -f '{{.Size}}' "$BASE_IMAGE" 2>/dev/null || echo 0)
+own_mb=$(mb $((size - base_size)))
+slim_out_kb=$(podman run --rm --network=host "$BASE_IMAGE" sh -c 'du -skc /usr/share/doc /usr/share/man /usr/share/locale /usr/share/info /usr/share/groff /usr/share/lintian 2>/dev/null | tail -1 | cut -f1' 2>/dev/null || echo 0)
+published_mb=$(($(mb $((base_size - slim_out_kb * 1024))) + 5))
+echo "image: $(mb "$size") MB (budget $BUDGET_MB MB); its base node:20-bookworm-slim here: $(mb "$base_size") MB; mediagate's own layers: $own_mb MB"
+echo "with the published base (this base without what Debian's slim images leave out, $(mb $((slim_out_kb * 1024))) MB, plus yarn): about $published_mb + $own_mb = $((published_mb + own_mb)) MB"
 podman image inspect -f '{{index .Labels "org.opencontainers.image.version"}} {{index .Labels "org.opencontainers.image.revision"}}' "$IMAGE" | sed 's/^/labels: version, revision: /'
-[ $(((size - base_size) / 1000000)) -lt $BUDGET_MB ] || fail "mediagate's own layers are over the budget"
-[ $((size / 1000000)) -le $BUDGET_MB ] || echo "note: over $BUDGET_MB MB with this machine's base image (see docs/guides/deploy-compose.md \"Image size\")"
+[ $((published_mb + own_mb)) -le $BUDGET_MB ] || fail "over the $BUDGET_MB MB budget with the published base image"
+[ "$(mb "$size")" -le $BUDGET_MB ] || echo "note: over $BUDGET_MB MB with this machine's stand-in base image (see docs/guides/deploy-compose.md \"Image size\")"
 
 step "run: non-root, read-only root filesystem, /data volume, /tmp tmpfs"
 podman volume create "$VOLUME" >/dev/null
@@ -107,40 +119,41 @@ curl -s -o /tmp/mediagate-check.mp4 "$vurl"
 node -e 'const b=require("fs").readFileSync("/tmp/mediagate-check.mp4"); if (b.toString("latin1",4,8)!=="ftyp") process.exit(1); console.log(`video: MP4, ${b.length} bytes`)' || fail "the video is not an MP4"
 rm -f /tmp/mediagate-check.png /tmp/mediagate-check.mp4
 
-step "SIGTERM in the middle of a burst of $BURST submits, then a new container on the same volume"
-ids=$(mktemp -d)
-# the first half: videos (a few seconds each), accepted and started; the second half: pictures, in flight at the signal
-for i in $(seq 1 $((BURST / 2))); do
-  submit "$KEY" /v1/videos/videos "{\"model\":\"videos_fast\",\"prompt\":\"burst $i\",\"duration\":8}" data.projectId >"$ids/$i" &
-done
-wait
+step "rolling restart under load: SIGTERM while $LOOPS callers submit and long-poll, the container started again on the same volume"
+load=$(mktemp -d)
+node scripts/container-load.js "$BASE" "$KEY" "$load" "$LOOPS" &
+loader=$!
 for _ in $(seq 1 300); do   # until a generation runs
   [ -n "$(curl -s "$BASE/v1/tasks?status=processing&limit=1" -H "Authorization: Bearer $KEY" | json data.0)" ] && break
   sleep 0.2
 done
-for i in $(seq $((BURST / 2 + 1)) "$BURST"); do
-  submit "$KEY" /v1/pic/images "{\"model\":\"pic\",\"prompt\":\"burst $i\",\"size\":\"16:9\"}" >"$ids/$i" &
-done
+sleep 1                     # submits and long-polls under way
+touch "$load/signal"
 podman kill --signal TERM "$NAME" >/dev/null
-wait
-accepted=()
-for f in "$ids"/*; do [ -s "$f" ] && accepted+=("$(cat "$f")"); done
-rm -rf "$ids"
 code=$(podman wait "$NAME")
 podman logs "$NAME" 2>&1 | grep -E '"shutting down|mediagate stopped' | cut -c1-200 || true
 running=$(podman logs "$NAME" 2>&1 | grep '"shutting down' | json running)
 handed=$(podman logs "$NAME" 2>&1 | grep -c 'returned to the queue on shutdown' || true)
 echo "generations running at the signal: $running; handed back to the queue at the end of the grace: $handed"
-[ "${running:-0}" -gt 0 ] || fail "no generation was running at the signal: the burst did not test a drain"
+[ "${running:-0}" -gt 0 ] || fail "no generation was running at the signal: the restart did not test a drain"
 [ "$code" = 0 ] || fail "the container exited $code after SIGTERM"
-podman logs "$NAME" 2>&1 | grep -q 'mediagate stopped' || fail "the last log line is missing"
-echo "exit code 0; ${#accepted[@]} of $BURST submits accepted (the others found the port closed)"
-[ "${#accepted[@]}" -gt 0 ] || fail "no submit was accepted before the signal"
+podman logs "$NAME" 2>&1 | tail -1 | grep -q 'mediagate stopped' || fail "the last log line is not 'mediagate stopped'"
+echo "exit code 0, last log line 'mediagate stopped'; the callers go on (refused connections while no gateway listens)"
 run "$NAME-2"
-for id in "${accepted[@]}"; do
-  status=$(final "$KEY" "$id" | json status)
-  [ "$status" = completed ] || fail "task $id ended $status"
-done
+sleep 3                     # the callers submit and poll against the new container
+touch "$load/stop"
+wait "$loader" || fail "the callers' script failed"
+node -e '
+  const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const ids = Object.keys(s.tasks), open = ids.filter((id) => s.tasks[id] !== "completed");
+  const problems = [...s.failures];
+  if (open.length) problems.push(`tasks not completed: ${open.map((id) => `${id} ${s.tasks[id]}`).join(", ")}`);
+  if (s.atSignal.polls + s.atSignal.submits === 0) problems.push("no request was under way at the signal: the drain was not exercised");
+  if (ids.length === 0) problems.push("no task was accepted");
+  if (problems.length) { console.error(problems.slice(0, 10).join("\n")); process.exit(1); }' "$load/summary.json" \
+  || fail "a caller saw a failure (a 5xx, a reset, an empty reply) or a task did not complete"
+accepted=$(node -p 'Object.keys(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).tasks).length' "$load/summary.json")
+rm -rf "$load"
 attempts=$(podman exec "$NAME-2" node -e '
   const Database = require("/app/node_modules/better-sqlite3");
   const db = new Database("/data/mediagate.db", { readonly: true });
@@ -150,6 +163,6 @@ printf '%s' "$attempts" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on(
   || fail "a task is not completed with exactly one attempt"
 podman kill --signal TERM "$NAME-2" >/dev/null
 [ "$(podman wait "$NAME-2")" = 0 ] || fail "the second container did not exit 0"
-echo "all ${#accepted[@]} accepted tasks completed after the restart, each with one attempt"
+echo "all $accepted accepted tasks completed across the restart, each with one attempt; no caller saw a 5xx or a reset"
 
 printf '\ncontainer check: passed\n'
