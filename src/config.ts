@@ -78,6 +78,8 @@ export interface Config {
   chatHeartbeatMs: number;
   /** Longest one generation attempt may run, ms. */
   attemptTimeoutMs: number;
+  /** MEDIAGATE_UNAVAILABLE_FAIL_SECONDS: a task waiting because no upstream takes calls fails this long after it first found none, ms (G274). */
+  unavailableFailMs: number;
   /** Queued + processing tasks one key may have; 0 = unlimited. */
   maxTasksInFlight: number;
   /** Per-key rate limits; undefined when `MEDIAGATE_RATE_LIMIT=off`. */
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     queueTtlHours: s.MEDIAGATE_QUEUE_TTL_HOURS,
     rateLimits: s.MEDIAGATE_RATE_LIMIT === 'off' ? undefined : { submitRate: s.MEDIAGATE_RATE_LIMIT_SUBMITS, queryRate: s.MEDIAGATE_RATE_LIMIT_QUERIES },
     attemptTimeoutMs: s.MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS * 1000,
+    unavailableFailMs: s.MEDIAGATE_UNAVAILABLE_FAIL_SECONDS * 1000,
     maxTasksInFlight: s.MEDIAGATE_MAX_TASKS_IN_FLIGHT,
     assetMaxBytes: s.MEDIAGATE_ASSET_MAX_BYTES,
     assetQuotaBytes: s.MEDIAGATE_ASSET_QUOTA_BYTES,

@@ -20,25 +20,29 @@ const Progress = Type.Integer({ minimum: 0, maximum: 100, description: 'Percent 
 const TaskError = Nullable(Type.String({ description: 'Why the task failed' }));
 const ResultUrl = (what: string) => Nullable(Type.String({ description: `Signed, expiring URL of the ${what}; null until completed` }));
 const ActualDuration = Type.Number({ description: 'Seconds of the produced video' });
+/** An extra field (the interface allows extra fields in replies, D14): why a queued task waits (G274). */
+const QueueReason = Nullable(StringEnum(['upstream_unavailable'], {
+  description: '`upstream_unavailable` while the task waits in the queue because no upstream provider of its model takes requests now (it fails after `MEDIAGATE_UNAVAILABLE_FAIL_SECONDS` of that, its credits released); null otherwise',
+}));
 
 const taskHead = <O extends TSchema>(object: O) => ({ id: Id, object, created: Created, model: Model, status: TaskStatusSchema, progress: Progress });
 
 export const PicCreateReply = Type.Object({ ...taskHead(Type.Literal('image')), error: TaskError }, { ...closed, title: 'PicCreateReply', description: 'The image task, queued' });
 export const PicQueryReply = Type.Object({
-  ...taskHead(Type.Literal('image.generation')), image_url: ResultUrl('image'), error: TaskError,
+  ...taskHead(Type.Literal('image.generation')), image_url: ResultUrl('image'), error: TaskError, queue_reason: QueueReason,
 }, { ...closed, title: 'PicQueryReply', description: 'An image task' });
 
 const ClipObject = StringEnum(['video.generation', 'video'], { description: '`video.generation` for Form A, `video` for Form B' });
 export const ClipCreateReply = Type.Object({ ...taskHead(ClipObject), error: TaskError }, { ...closed, title: 'ClipCreateReply', description: 'The clip task, queued' });
 export const ClipQueryReply = Type.Object({
-  ...taskHead(ClipObject), video_url: ResultUrl('video'), error: TaskError, actualDuration: Type.Optional(ActualDuration),
+  ...taskHead(ClipObject), video_url: ResultUrl('video'), error: TaskError, queue_reason: QueueReason, actualDuration: Type.Optional(ActualDuration),
 }, { ...closed, title: 'ClipQueryReply', description: 'A clip task' });
 
 export const ReelCreateReply = Type.Object({
   ...taskHead(Type.Literal('video.generation')), video_url: Type.Null(), error: TaskError,
 }, { ...closed, title: 'ReelCreateReply', description: 'The reel task, queued' });
 export const ReelQueryReply = Type.Object({
-  ...taskHead(Type.Literal('video.generation')), video_url: ResultUrl('video'), error: TaskError, actualDuration: Type.Optional(ActualDuration),
+  ...taskHead(Type.Literal('video.generation')), video_url: ResultUrl('video'), error: TaskError, queue_reason: QueueReason, actualDuration: Type.Optional(ActualDuration),
 }, { ...closed, title: 'ReelQueryReply', description: 'A reel task' });
 
 export const MotionCreateReply = Type.Object({
@@ -46,7 +50,7 @@ export const MotionCreateReply = Type.Object({
 }, { ...closed, title: 'MotionCreateReply', description: 'The motion task, queued' });
 /** Also the reply of a motion cancel and of a `videos` query. */
 export const MotionQueryReply = Type.Object({
-  ...taskHead(Type.Literal('video')), video_url: ResultUrl('video'), actualDuration: Nullable(ActualDuration), error: TaskError,
+  ...taskHead(Type.Literal('video')), video_url: ResultUrl('video'), actualDuration: Nullable(ActualDuration), error: TaskError, queue_reason: QueueReason,
 }, { ...closed, title: 'MotionQueryReply', description: 'A motion task (also the cancel reply, and a videos task queried)' });
 
 export const VideosCreateReply = Type.Object({
@@ -59,6 +63,7 @@ const modelCenterFields = {
   amount: Type.Number({ description: 'Credits charged for the task' }),
   actualDuration: Nullable(ActualDuration),
   error: TaskError,
+  queue_reason: QueueReason,
 };
 /** Model Center task object of an imagegen model: `image_url`. */
 export const ModelCenterImageReply = Type.Object({

@@ -1,5 +1,5 @@
 import type { TaskRecord } from '../store/types.js';
-import { unixSeconds, type ReplyContext } from './reply-context.js';
+import { queueReasonOf, unixSeconds, type ReplyContext } from './reply-context.js';
 import type { ClipCreateReply, ClipQueryReply } from '../contract/task-replies.js';
 
 /**
@@ -36,6 +36,7 @@ export function clipQueryReply(task: TaskRecord, ctx: ReplyContext): ClipQueryRe
     status: task.status, progress: task.progress,
     video_url: task.status === 'completed' ? ctx.resultUrl(task, 'video') : null,
     error: task.status === 'failed' ? task.error : null,
+    queue_reason: queueReasonOf(task),
     ...(actualDuration !== undefined && { actualDuration }),
   };
 }

@@ -1,6 +1,6 @@
 import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import type { TaskRecord } from '../store/types.js';
-import { unixSeconds, type ReplyContext } from './reply-context.js';
+import { queueReasonOf, unixSeconds, type ReplyContext } from './reply-context.js';
 import type { ModelCenterReply } from '../contract/task-replies.js';
 
 /** What a Model Center task makes: `image` for the imagegen group, `video` for the rest. */
@@ -24,6 +24,7 @@ export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): ModelCent
     amount: task.amount,
     actualDuration: done ? task.result?.actualDuration ?? null : null,
     error: task.status === 'failed' ? task.error : null,
+    queue_reason: queueReasonOf(task),
   };
   if (modelCenterKind(task) === 'image') {
     const url = done ? ctx.resultUrl(task, 'image') : null;

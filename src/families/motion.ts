@@ -1,5 +1,5 @@
 import type { TaskRecord } from '../store/types.js';
-import { unixSeconds, type ReplyContext } from './reply-context.js';
+import { queueReasonOf, unixSeconds, type ReplyContext } from './reply-context.js';
 import type { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js';
 
 /** `motion` create response: `object` is `video`; `video_url` and `error` null until they apply. */
@@ -22,5 +22,6 @@ export function motionQueryReply(task: TaskRecord, ctx: ReplyContext): MotionQue
     video_url: completed ? ctx.resultUrl(task, 'video') : null,
     actualDuration: completed ? task.result?.actualDuration ?? null : null,
     error: task.status === 'failed' ? task.error : null,
+    queue_reason: queueReasonOf(task),
   };
 }

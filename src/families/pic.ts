@@ -1,5 +1,5 @@
 import type { TaskRecord } from '../store/types.js';
-import { unixSeconds, type ReplyContext } from './reply-context.js';
+import { queueReasonOf, unixSeconds, type ReplyContext } from './reply-context.js';
 import type { PicCreateReply, PicQueryReply } from '../contract/task-replies.js';
 
 /** `pic` create response: `object` is `image` (docs/reference/api/pic.md#replies). */
@@ -17,5 +17,6 @@ export function picQueryReply(task: TaskRecord, ctx: ReplyContext): PicQueryRepl
     status: task.status, progress: task.progress,
     image_url: task.status === 'completed' ? ctx.resultUrl(task, 'image') : null,
     error: task.status === 'failed' ? task.error : null,
+    queue_reason: queueReasonOf(task),
   };
 }

@@ -1,6 +1,6 @@
 import type { TaskRecord } from '../store/types.js';
 import { actualDurationOf } from './clip.js';
-import { unixSeconds, type ReplyContext } from './reply-context.js';
+import { queueReasonOf, unixSeconds, type ReplyContext } from './reply-context.js';
 import type { ReelCreateReply, ReelQueryReply } from '../contract/task-replies.js';
 
 /** `reel` create response (both forms): `object` `video.generation`, `video_url` null, plus progress. */
@@ -19,6 +19,7 @@ export function reelQueryReply(task: TaskRecord, ctx: ReplyContext): ReelQueryRe
     status: task.status, progress: task.progress,
     video_url: task.status === 'completed' ? ctx.resultUrl(task, 'video') : null,
     error: task.status === 'failed' ? task.error : null,
+    queue_reason: queueReasonOf(task),
     ...(actualDuration !== undefined && { actualDuration }),
   };
 }

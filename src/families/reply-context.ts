@@ -8,3 +8,11 @@ export interface ReplyContext {
 
 /** Unix seconds (D12). */
 export const unixSeconds = (ms: number): number => Math.floor(ms / 1000);
+
+/** Why a queued task waits, when the gateway knows (G274): no upstream of its model takes calls now. */
+export type QueueReason = 'upstream_unavailable';
+
+/** A query reply's `queue_reason`: `upstream_unavailable` while the task waits queued for a channel to take it, else null. */
+export function queueReasonOf(task: TaskRecord): QueueReason | null {
+  return task.status === 'queued' && task.upstream?.unavailableSince !== undefined ? 'upstream_unavailable' : null;
+}

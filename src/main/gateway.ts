@@ -159,7 +159,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         callbackUrl: (providerId: string, taskId: string) => (providers.get(providerId)?.callbacks ? callbackUrlOf(config.publicUrl, providerId, taskId) : undefined),
       }),
       concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
-      videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs,
+      videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs, unavailableFailMs: config.unavailableFailMs,
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
       inputs: media.inputs, resources,
       ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { isPublicAddress } from './address-policy.js';
-import { fetchMedia, fetchMediaToFile, fetchMediaWith, MAX_REDIRECTS, SNIFF_BYTES, type FetchMediaOptions } from './safe-fetch.js';
+import { AddressNotAllowed, fetchMedia, fetchMediaToFile, fetchMediaWith, MAX_REDIRECTS, SNIFF_BYTES, type FetchMediaOptions } from './safe-fetch.js';
 import { isImageBytes } from './sniff.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -244,6 +244,23 @@ describe('fetchMedia: redirects', () => {
       `image_urls[0]: could not fetch http://127.0.0.1:${srv.port}/r/0 (redirected to http://127.0.0.1:${srv.port}/r/3): more than ${MAX_REDIRECTS} redirects`,
     );
     expect(srv.total()).toBe(MAX_REDIRECTS + 1);
+  });
+
+  it('trusts a trusted origin only, hop by hop (G270): its own private address is fetched, a redirect off it to another origin is vetted', async () => {
+    const origin = `http://127.0.0.1:${srv.port}`;
+    const trusted: FetchMediaOptions = { ...BASE, trustedOrigins: [origin] };
+    expect((await fetchMedia(`${origin}/image.png`, trusted)).bytes.equals(PNG)).toBe(true);
+    // the same host on another port is another origin
+    const other = await server((_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }).end(PNG); });
+    const target = encodeURIComponent(`http://127.0.0.1:${other.port}/secret.png`);
+    const err = await appError(fetchMedia(`${origin}/to?u=${target}`, trusted));
+    expect(err.code).toBe('url_not_allowed');
+    expect(err.cause).toBeInstanceOf(AddressNotAllowed);
+    expect(err.cause).toMatchObject({ addressClass: 'loopback', redirected: true });
+    expect(other.total()).toBe(0);
+    // a redirect within the trusted origin is followed
+    const within = encodeURIComponent(`${origin}/image.png`);
+    expect((await fetchMedia(`${origin}/to?u=${within}`, trusted)).finalUrl).toBe(`${origin}/image.png`);
   });
 
   it('fails a redirect without Location', async () => {

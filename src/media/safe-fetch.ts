@@ -32,6 +32,12 @@ export interface FetchMediaOptions {
   maxBytes: number;
   /** Lifts ONLY the public-address rule (MEDIAGATE_ALLOW_PRIVATE_URLS=1). */
   allowPrivate: boolean;
+  /**
+   * Origins (`scheme://host:port`) whose hops the public-address rule does not apply to: a
+   * provider's own configured addresses (G270). Trust is per origin and per hop: a redirect from
+   * one of them to any other origin is vetted like a caller's URL.
+   */
+  trustedOrigins?: readonly string[];
   /** Bound on the whole fetch, DNS and redirects included; default 15000. */
   timeoutMs?: number;
   /** Bound on each TCP/TLS connect; default 5000. */
@@ -54,6 +60,17 @@ export interface FetchMediaOptions {
    * URL's own origin: a redirect elsewhere goes without them.
    */
   headers?: Record<string, string>;
+}
+
+/**
+ * The `cause` of a `url_not_allowed` refusal by the address rule: the class of the address refused
+ * and whether a redirect led there (callers that must not name addresses word their own message).
+ */
+export class AddressNotAllowed extends Error {
+  constructor(readonly addressClass: string, readonly redirected: boolean) {
+    super(`${redirected ? 'a redirect leads to' : 'the URL names'} a ${addressClass} address`);
+    this.name = 'AddressNotAllowed';
+  }
 }
 
 /** The HTTP status of a fetch that answered with one other than 2xx (the `cause` of its AppError). */
@@ -276,7 +293,7 @@ async function vetHost(ctx: Ctx, u: URL, hop: number): Promise<void> {
       throw Object.assign(new Error(`no addresses for ${host}`), { code: 'ENOTFOUND' });
     }
   }
-  if (!allowPrivate) {
+  if (!allowPrivate && !ctx.opts.trustedOrigins?.includes(u.origin)) {
     const bad = addresses.find((a) => !ctx.deps.isAllowed(a.address, host));
     if (bad !== undefined) {
       const cls = classifyAddress(bad.address);
@@ -286,7 +303,7 @@ async function vetHost(ctx: Ctx, u: URL, hop: number): Promise<void> {
       throw new AppError(
         'url_not_allowed',
         `${field}: ${subject} resolves to ${kind} address (${bad.address}); only public addresses are allowed`,
-        { param: field },
+        { param: field, cause: new AddressNotAllowed(label, hop > 0) },
       );
     }
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
 import { Channels, orderCandidates, type RouteCandidate } from './channels.js';
-import { ChannelError, UnrecoverableError } from './types.js';
+import { ChannelError, UnexpectedReply, UnrecoverableError } from './types.js';
 
 const c = (provider: string, priority: number, weight = 1): RouteCandidate => ({ provider, priority, weight });
 
@@ -28,6 +28,21 @@ describe('circuit breakers (G91)', () => {
   }
   const fault = () => Promise.reject(new ChannelError('503'));
   const ok = () => Promise.resolve('ok');
+
+  it('per-task reply problems never count: an UnexpectedReply, a ChannelError about one task (G272)', async () => {
+    const { channels } = setup();
+    for (let i = 0; i < 10; i++) {
+      await expect(channels.call('up', () => Promise.reject(new UnexpectedReply('answered with a task status the contract does not have ("unknown")')))).rejects.toThrow(UnexpectedReply);
+      await expect(channels.call('up', () => Promise.reject(new ChannelError('idempotency_in_progress', { countsAgainstChannel: false })))).rejects.toThrow(ChannelError);
+    }
+    expect(channels.state('up')).toBe('closed');
+    // they end a run of faults, as any answer does
+    await expect(channels.call('up', fault)).rejects.toThrow('503');
+    await expect(channels.call('up', fault)).rejects.toThrow('503');
+    await expect(channels.call('up', () => Promise.reject(new UnexpectedReply('malformed JSON')))).rejects.toThrow();
+    await expect(channels.call('up', fault)).rejects.toThrow('503');
+    expect(channels.state('up')).toBe('closed');
+  });
 
   it('opens after consecutive channel faults, refuses at once while open, probes once, closes on success', async () => {
     const { channels, advance } = setup();

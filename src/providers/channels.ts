@@ -150,7 +150,8 @@ export class Channels {
   /**
    * One call to a channel: it waits for one of the channel's slots, and is refused at once with a
    * ChannelError when the circuit is open. A ChannelError from `fn` counts as a fault of the
-   * channel; anything else (an answer, the request's own fault) as a sign of life.
+   * channel (unless it says otherwise); anything else (an answer, the request's own fault, an
+   * answer about one task that cannot be used, G272) as a sign of life.
    */
   async call<T>(provider: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     return inSpan(`upstream ${provider}`, SpanKind.CLIENT, { 'mediagate.channel': provider }, async (span) => {
@@ -161,7 +162,7 @@ export class Channels {
         outcome = 'ok';
         return answer;
       } catch (err) {
-        if (err instanceof ChannelError) outcome = 'fault';
+        if (err instanceof ChannelError && err.countsAgainstChannel) outcome = 'fault';
         throw err;
       } finally {
         span.setAttribute('mediagate.upstream.outcome', outcome);

@@ -99,8 +99,9 @@ export interface RemoteFile {
   headers?: Record<string, string>;
   /**
    * The URL is at the provider's own configured address (an upstream on the operator's network),
-   * so the public-address rule of fetched URLs does not apply to it. Anything else an upstream
-   * names must be public.
+   * so the public-address rule of fetched URLs does not apply to that origin. Trust is per origin
+   * and per hop (G270): a redirect off that origin is vetted like a caller's URL, and anything
+   * else an upstream names must be public.
    */
   trusted?: boolean;
 }
@@ -239,11 +240,18 @@ export class UnrecoverableError extends Error {
  */
 export class ChannelError extends AppError {
   readonly retryAfterMs: number | undefined;
+  /**
+   * Whether it counts toward the channel's circuit (default true). False for an answer about one
+   * task that still moves a create on (an earlier create of the same generation still being
+   * answered there, G272).
+   */
+  readonly countsAgainstChannel: boolean;
 
-  constructor(message: string, options: { cause?: unknown; retryAfterMs?: number; code?: ErrorCode; headers?: Record<string, string> } = {}) {
+  constructor(message: string, options: { cause?: unknown; retryAfterMs?: number; code?: ErrorCode; headers?: Record<string, string>; countsAgainstChannel?: boolean } = {}) {
     super(options.code ?? 'upstream_error', message, { retryable: true, ...(options.cause !== undefined && { cause: options.cause }), ...(options.headers && { headers: options.headers }) });
     this.name = 'ChannelError';
     this.retryAfterMs = options.retryAfterMs;
+    this.countsAgainstChannel = options.countsAgainstChannel ?? true;
   }
 
   /** A gateway error an upstream answer was mapped to, marked as the channel's fault. */
@@ -251,6 +259,29 @@ export class ChannelError extends AppError {
     return new ChannelError(err.message, { code: err.code, cause: err.cause ?? err, ...(err.headers && { headers: err.headers }), ...(retryAfterMs !== undefined && { retryAfterMs }) });
   }
 }
+
+/**
+ * The upstream answered this task's call with something the gateway cannot use: malformed (not
+ * JSON, fields missing, too large), a status the contract does not have, a refusal of one task's
+ * status query. A problem of the one task's reply, not of the channel (G272): it never counts
+ * toward the channel's circuit. At a check the same generation is checked again, a bounded number
+ * of times ({@link MAX_REPLY_PROBLEMS}), then the task fails with this message; at a start it is a
+ * failed attempt of the same generation (same `Idempotency-Key`).
+ */
+export class UnexpectedReply extends AppError {
+  constructor(message: string) {
+    super('upstream_error', message, { retryable: true });
+    this.name = 'UnexpectedReply';
+  }
+}
+
+/**
+ * Checks in a row of one generation that may end in an {@link UnexpectedReply} before its task
+ * fails (G272). With the checks backing off (2, 4, 8, 16 times the poll interval, at most 5 min),
+ * five span about a minute for pictures and up to about ten minutes for video: long enough for a
+ * reply garbled by a restart or a proxy page to pass, short against the attempt time limit (30 min).
+ */
+export const MAX_REPLY_PROBLEMS = 5;
 
 /**
  * The upstream already holds another create under this generation's `Idempotency-Key` (a create

@@ -7,7 +7,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import { malformedReply, timeoutFailure, transportFailure, type Headers } from './relay/errors.js';
-import { ChannelError } from './types.js';
+import { ChannelError, UnexpectedReply } from './types.js';
 import { inSpan, SpanKind, upstreamRequestId } from '../tracing/tracing.js';
 
 export interface UpstreamAnswer {
@@ -64,7 +64,7 @@ async function callOnce(dispatcher: Dispatcher, request: Omit<Dispatcher.Request
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (timedOut) throw timeoutFailure(id, timeoutMs, who);
-    if (err instanceof ChannelError) throw err;
+    if (err instanceof ChannelError || err instanceof UnexpectedReply) throw err;
     throw transportFailure(id, err, who);
   } finally {
     clearTimeout(timer);

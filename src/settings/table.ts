@@ -102,6 +102,10 @@ const PROCESSES = group('Processes and tasks', {
     default: 1800, min: 1, max: 86_400, unit: 'seconds',
     description: 'Longest one generation attempt may run (also a generation waiting at an upstream); then it is stopped and retried, or the task fails when out of attempts (G9c).',
   }),
+  MEDIAGATE_UNAVAILABLE_FAIL_SECONDS: int({
+    default: 1800, min: 1, max: 7 * 86_400, unit: 'seconds',
+    description: 'A task that waits in the queue because no upstream of its model takes calls (its query reply says `queue_reason: "upstream_unavailable"`) fails this long after it first found none, with a clear error and its credit hold released (G274).',
+  }),
   MEDIAGATE_LEASE_SECONDS: int({
     default: 30, min: 2, max: 3600, unit: 'seconds',
     description: 'A worker\'s lease on a task, renewed at a third of it; a task whose worker stops renewing returns to the queue after this long (G9).',

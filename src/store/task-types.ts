@@ -35,6 +35,17 @@ export interface UpstreamState {
   startedAt?: number;
   /** Checks of the current generation in a row that could not be made (network, 5xx): later checks back off. */
   checkFailures: number;
+  /**
+   * Checks of the current generation in a row whose answer could not be used (malformed, an
+   * unknown status: `UnexpectedReply`); absent when none. At `MAX_REPLY_PROBLEMS` the task fails (G272).
+   */
+  replyProblems?: number;
+  /**
+   * When the task first went back to the queue because no channel of its route could take it
+   * (Unix ms); absent once one took it. While queued with it, its query reply says
+   * `queue_reason: "upstream_unavailable"`; `MEDIAGATE_UNAVAILABLE_FAIL_SECONDS` after it, it fails (G274).
+   */
+  unavailableSince?: number;
 }
 
 export interface TaskRecord {

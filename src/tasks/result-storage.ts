@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
 import type { BlobStore } from '../media/blob-store.js';
 import { MEDIA_FORMATS } from '../media/formats.js';
 import { probeFile, ProbeError, type MediaKind } from '../media/probe.js';
-import { fetchMediaToFile, HttpStatusError } from '../media/safe-fetch.js';
+import { AddressNotAllowed, fetchMediaToFile, HttpStatusError } from '../media/safe-fetch.js';
 import { looksLike } from '../media/sniff.js';
 import { UnrecoverableError, type LocalFile, type ProviderOutput, type RemoteFile } from '../providers/types.js';
 import type { ResultFile, TaskResult } from '../store/types.js';
@@ -50,6 +50,15 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 export function attemptFileName(name: string, token: string): string {
   const dot = name.lastIndexOf('.');
   return dot > 0 ? `${name.slice(0, dot)}.${token}${name.slice(dot)}` : `${name}.${token}`;
+}
+
+/** A result URL the address rule refused, as the task's error: what was refused, never the address itself. */
+function refusedResultUrl(err: AppError): UnrecoverableError {
+  const refused = err.cause instanceof AddressNotAllowed ? err.cause : undefined;
+  const why = refused === undefined
+    ? 'it is not an http or https URL (or redirects to one that is not)'
+    : `${refused.redirected ? 'it redirects to' : 'it is at'} ${/^[aeiou]/.test(refused.addressClass) ? 'an' : 'a'} ${refused.addressClass} address`;
+  return new UnrecoverableError(`the upstream's result URL is not allowed: ${why}; result files are fetched only from public addresses and from the provider's own configured address`, { cause: err });
 }
 
 const isRemote = (f: LocalFile | RemoteFile): f is RemoteFile => 'url' in f;
@@ -98,7 +107,8 @@ export class ResultStorage {
     let fetched: Awaited<ReturnType<typeof fetchMediaToFile>>;
     try {
       fetched = await fetchMediaToFile(file.url, {
-        field: 'result', maxBytes, allowPrivate: this.opts.allowPrivate || file.trusted === true,
+        // trust is per origin and per hop (G270): the provider's own origin may be private, a redirect off it may not
+        field: 'result', maxBytes, allowPrivate: this.opts.allowPrivate, ...(file.trusted === true && { trustedOrigins: [new URL(file.url).origin] }),
         accept: (_type, first) => looksLike(file.kind, first), signal, dir: this.opts.tmpDir,
         timeoutMs: this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(file.headers && { headers: file.headers }),
       });
@@ -106,6 +116,8 @@ export class ResultStorage {
       if (signal.aborted) throw err;
       const status = err instanceof AppError && err.cause instanceof HttpStatusError ? err.cause.status : undefined;
       if (status === 404 || status === 410) throw new RemoteFileGone(status);
+      // asking again gets the same URL: the task fails at once, naming no address (G271)
+      if (err instanceof AppError && err.code === 'url_not_allowed') throw refusedResultUrl(err);
       const what = file.kind === 'image' ? 'an image' : `a ${file.kind}`;
       if (err instanceof AppError && /is not an accepted kind of file/.test(err.message)) {
         throw new UnrecoverableError(`the upstream's result is not ${what} (its first bytes say otherwise)`, { cause: err });

@@ -32,6 +32,8 @@ export interface RunnerOptions {
   credentials?: (providerId: string) => Record<string, string>;
   /** Longest one generation may take (made here or at an upstream); then it is stopped and counts as a retryable failure (default 30 min). */
   attemptTimeoutMs?: number;
+  /** How long a task may wait because no channel of its route takes calls before it fails, ms (default 30 min, G274). */
+  unavailableFailMs?: number;
   /** How often to look for work from other processes, due retries and due checks. */
   pollMs?: number;
   /** The gateway's own resources (disk, descriptors): nothing is claimed while one is short (G84). */

@@ -87,11 +87,12 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
  * processing -> queued by the lease holder: try again after `runAfter`. A retry after a failure
  * keeps the attempt it used and ends a run of the gateway's own faults (the attempt ran); a
  * graceful shutdown gives the attempt back (`refundAttempt`), and so does the gateway's own fault,
- * which is counted apart, in a row (`serverFault`, G84).
+ * which is counted apart, in a row (`serverFault`, G84). `upstream`: the task's upstream state
+ * to keep instead (when no channel could take it, since when: G274).
  */
-export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean } = {}): Promise<TaskRecord | undefined> {
+export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState } = {}): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter,
+    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, ...(how.upstream && { upstream: how.upstream }),
     ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
     ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
   });

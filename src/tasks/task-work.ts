@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
-import { ChannelError, GenerationKeyConflict, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
+import { ChannelError, GenerationKeyConflict, MAX_REPLY_PROBLEMS, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
 import { nextCheckDelayMs } from './check-delay.js';
@@ -174,6 +174,7 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     w.controller.signal.throwIfAborted();
   } catch (err) {
     if (w.controller.signal.aborted) return stopped(w);
+    if (err instanceof UnexpectedReply) return replyProblem(w, provider, job, upstream, err);
     const failures = upstream.checkFailures + 1;
     const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
     const delay = checkDelay(provider, job, failures, retryAfterMs);
@@ -190,7 +191,7 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     const progress = result.progress === undefined
       ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
       : Math.min(99, Math.max(0, Math.floor(result.progress)));
-    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: 0 }, progress);
+    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...answered(upstream), checkFailures: 0 }, progress);
     return;
   }
   if (result.state === 'failed') return generationFailed(w, result.error);
@@ -199,6 +200,30 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     const failures = upstream.checkFailures + 1;
     await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + checkDelay(provider, job, failures), { ...upstream, checkFailures: failures });
   });
+}
+
+/** The generation's state once a check was answered in a way the gateway understood: no reply problems in a row. */
+function answered(upstream: UpstreamState): UpstreamState {
+  const { replyProblems: _, ...rest } = upstream;
+  return rest;
+}
+
+/**
+ * A check answered with something the gateway cannot use (G272): not the channel's fault (it does
+ * not count toward its circuit) and no reason for a new generation. The same generation is checked
+ * again, backing off, up to {@link MAX_REPLY_PROBLEMS} checks in a row; then the generation is
+ * cancelled at the upstream (best effort) and the task fails with what the upstream answered.
+ */
+async function replyProblem(w: Work, provider: Provider, job: ProviderJob, upstream: UpstreamState & { ref: UpstreamRef }, err: UnexpectedReply): Promise<number | undefined> {
+  const problems = (upstream.replyProblems ?? 0) + 1;
+  if (problems >= MAX_REPLY_PROBLEMS) {
+    await cancelAtUpstream(provider, upstream.ref, job, w.log);
+    return failForGood(w, new UnrecoverableError(`${err.message} (at ${problems} checks in a row); the task was given up`));
+  }
+  const delay = checkDelay(provider, job, problems);
+  await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, replyProblems: problems });
+  w.log.warn({ err: err.message, replyProblems: problems, retryInMs: delay }, 'the upstream\'s answer to a check could not be used; checking the same generation again later');
+  return undefined;
 }
 
 /** A check stopped before it answered: a shutdown puts the task back to waiting; a cancel or a lost lease leaves it. */
@@ -258,7 +283,8 @@ async function failedAttempt(w: Work, err: unknown): Promise<number | undefined>
   const now = Date.now();
   if (shouldRetry(err, w.task.attempts, maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
-    await requeueTask(store, w.task, w.workerId, now + delay);
+    const upstream = w.task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(w.task.upstream);
+    await requeueTask(store, w.task, w.workerId, now + delay, { ...(upstream && { upstream }) });
     w.log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
     return;
   }
@@ -300,15 +326,40 @@ export async function deferForServerFault(w: Work, err: unknown): Promise<number
   return delay;
 }
 
+/** MEDIAGATE_UNAVAILABLE_FAIL_SECONDS' default, ms. */
+const DEFAULT_UNAVAILABLE_FAIL_MS = 1800_000;
+
 /**
  * No channel of the task's route could take it (all refused, or their circuits are open): the
- * upstreams' fault, not the task's. Like the gateway's own faults: its attempt is given back, it
- * waits (at least until a channel takes calls again) and tries again; after MAX_SERVER_FAULTS it
- * fails, naming no upstream (G91).
+ * upstreams' fault, not the task's (G91). Its attempt is given back and it waits in the queue (at
+ * least until a channel takes calls again, backing off up to a minute), saying so in its query
+ * reply (`queue_reason`), and tries again; `MEDIAGATE_UNAVAILABLE_FAIL_SECONDS` after it first
+ * found no channel it fails, naming no upstream, its hold released (G274). The worker goes on
+ * with other work.
  */
 async function deferForUnavailable(w: Work, route: RouteCandidate[], refusedBy: ChannelError | undefined): Promise<undefined> {
-  const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0);
-  await deferTask(w, refusedBy, 'no upstream could take it', waitMs); // the worker goes on with other work
+  const now = Date.now();
+  const since = w.task.upstream?.unavailableSince ?? now;
+  const failMs = w.opts.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS;
+  if (now - since >= failMs) {
+    const message = `no upstream of model ${w.task.model} could take this task for ${Math.round(failMs / 1000)} s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later`;
+    await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
+    w.log.error({ err: refusedBy, waitedMs: now - since }, 'task failed: no upstream could take it in time');
+    return;
+  }
+  // refusals count in a row (G123) for the backoff only: the time since the first one decides when it fails
+  const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0, serverFaultDelayMs(w.task.serverFaults + 1));
+  // looked at again by its deadline at the latest, so it fails on time
+  const delay = Math.min(waitMs, since + failMs - now);
+  const upstream: UpstreamState = { ...(w.task.upstream ?? { generation: 0, checkFailures: 0 }), unavailableSince: since };
+  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true, upstream });
+  w.log.warn({ err: refusedBy?.message, retryInMs: delay, waitingMs: now - since }, 'no upstream could take the task; it waits in the queue without using an attempt');
+}
+
+/** The upstream state once a channel answered: no longer waiting for one (G274). */
+function withoutUnavailable(upstream: UpstreamState): UpstreamState {
+  const { unavailableSince: _, ...rest } = upstream;
+  return rest;
 }
 
 async function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): Promise<number | undefined> {

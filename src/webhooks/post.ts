@@ -25,7 +25,7 @@ export interface PostResult {
   statusCode: number | null;
   /** Null when delivered (2xx). */
   error: string | null;
-  /** Why an attempt failed: a non-2xx answer, no answer in time, an address refused by policy, a connection fault. */
+  /** Why an attempt failed: a non-2xx answer, no answer in time, an address refused by policy (given up at once), a connection fault. */
   failure?: 'status' | 'timeout' | 'refused' | 'network';
 }
 
@@ -39,7 +39,7 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
   try {
     const target = new URL(url);
     const refusal = await vet(target, vetted, opts, bounded.signal);
-    if (refusal) return { statusCode: null, error: refusal, failure: 'refused' };
+    if (refusal) return { statusCode: null, ...refusal };
     const res = await request(target, { dispatcher: agent, method: 'POST', headers, body, signal: bounded.signal });
     const excerpt = await readExcerpt(res.body);
     const code = res.statusCode;
@@ -48,27 +48,45 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
     return { statusCode: code, error: excerpt === '' ? why : `${why}: ${excerpt}`, failure: 'status' };
   } catch (err) {
     if (bounded.signal.aborted) return { statusCode: null, error: `no answer within ${Math.round(opts.timeoutMs / 100) / 10} s`, failure: 'timeout' };
+    // node's own message names the addresses the host resolved to: only the code is kept (G275)
     const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     const code = e.code ?? e.cause?.code;
-    return { statusCode: null, error: code ? `${code}: ${e.message}`.slice(0, 300) : e.message.slice(0, 300), failure: 'network' };
+    return { statusCode: null, error: networkReason(code), failure: 'network' };
   } finally {
     bounded.release();
     agent.destroy().catch(() => undefined);
   }
 }
 
-/** Resolves and vets the host; a refusal's reason, or undefined when every address may be reached. */
-async function vet(url: URL, vetted: Map<string, ResolvedAddress[]>, opts: PostOptions, signal: AbortSignal): Promise<string | undefined> {
+/** What the delivery's attempt records when the address rule refuses the receiver: nothing of what it resolved to (G275). */
+export const ADDRESS_NOT_ALLOWED = 'address not allowed';
+
+/**
+ * Resolves and vets the host; why no POST goes out (a refusal by the address rule: given up at once,
+ * G275; a name that does not resolve: tried again), or undefined when every address may be reached.
+ */
+async function vet(url: URL, vetted: Map<string, ResolvedAddress[]>, opts: PostOptions, signal: AbortSignal): Promise<Pick<PostResult, 'error' | 'failure'> | undefined> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = parseHostLiteral(url.hostname);
   const addresses = literal ? [{ address: literal.address, family: literal.family }] : await withSignal((opts.lookup ?? defaultLookup)(host), signal);
-  if (addresses.length === 0) return `${host} does not resolve`;
-  if (!opts.allowPrivate) {
-    const bad = addresses.find((a) => classifyAddress(a.address) !== 'public');
-    if (bad) return `${host} resolves to a ${classifyAddress(bad.address)} address (${bad.address}); only public addresses are allowed`;
-  }
+  if (addresses.length === 0) return { error: 'the host name does not resolve', failure: 'network' };
+  if (!opts.allowPrivate && addresses.some((a) => classifyAddress(a.address) !== 'public')) return { error: ADDRESS_NOT_ALLOWED, failure: 'refused' };
   vetted.set(host.toLowerCase(), addresses);
   return undefined;
+}
+
+/** A connection fault in words, by its code only. */
+function networkReason(code: string | undefined): string {
+  switch (code) {
+    case 'ENOTFOUND': case 'EAI_NONAME': case 'ENODATA': return 'the host name does not resolve';
+    case 'EAI_AGAIN': return 'the host name could not be resolved now (EAI_AGAIN)';
+    case 'ECONNREFUSED': return 'connection refused';
+    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'connection reset';
+    case 'UND_ERR_CONNECT_TIMEOUT': return 'could not connect in time';
+    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
+    case undefined: return 'network error';
+    default: return /CERT|SSL|TLS|SELF_SIGNED|HOSTNAME_MISMATCH/.test(code) ? `TLS error (${code})` : `network error (${code})`;
+  }
 }
 
 function withSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -143,7 +143,10 @@ export class DeliveryWorker {
     });
     const ended = Date.now();
     const attempt: DeliveryAttempt = { at: started, statusCode: result.statusCode, error: result.error, durationMs: ended - started };
-    const outcome: DeliveryOutcome = result.error === null ? { status: 'delivered' } : afterFailure(settings, delivery.attempts.length + 1, delivery.createdAt, ended);
+    // an address the policy refuses is refused at every retry too: given up at once (G275)
+    const outcome: DeliveryOutcome = result.error === null ? { status: 'delivered' }
+      : result.failure === 'refused' ? { status: 'failed' }
+        : afterFailure(settings, delivery.attempts.length + 1, delivery.createdAt, ended);
     if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log)) this.deps.metrics?.webhookDelivery(metricOutcome(outcome, result.failure));
   }
 

@@ -100,7 +100,7 @@ describe('model center create: every published Model ID is accepted', () => {
     const other = kind === 'image' ? 'video_url' : 'image_url';
     expect(b).toEqual({
       id: expect.stringMatching(/^task_/), object: kind, created: expect.any(Number), model: id, status: 'queued', progress: 0,
-      result_url: null, [urlField]: null, amount: credits, actualDuration: null, error: null,
+      result_url: null, [urlField]: null, amount: credits, actualDuration: null, error: null, queue_reason: null,
     });
     expect(b).not.toHaveProperty(other);
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);

@@ -266,7 +266,7 @@ describe('motion query: shapes by state', () => {
   it('queued', async () => {
     const id = await create();
     const b = await query(id);
-    expect(b).toEqual({ id, object: 'video', created: expect.any(Number), model: 'motion_2_0_6s_10s', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null });
+    expect(b).toEqual({ id, object: 'video', created: expect.any(Number), model: 'motion_2_0_6s_10s', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null, queue_reason: null });
   });
   it('completed: signed video_url and actualDuration', async () => {
     const id = await create();

@@ -145,7 +145,7 @@ describe('videos query via /v1/result/{projectId}', () => {
   it('queued, then processing', async () => {
     const id = await create();
     expect(body(await query(id))).toEqual({
-      id, object: 'video', created: expect.any(Number), model: 'videos_fast', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null,
+      id, object: 'video', created: expect.any(Number), model: 'videos_fast', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null, queue_reason: null,
     });
     expect(Math.abs(body(await query(id)).created - Date.now() / 1000)).toBeLessThan(5);
     await claim(id);

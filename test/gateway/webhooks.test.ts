@@ -247,7 +247,7 @@ describe('webhooks: the OpenAPI document', () => {
 });
 
 describe('webhooks: private addresses in production mode (MEDIAGATE_ALLOW_PRIVATE_URLS=0)', () => {
-  it('a loopback literal is a 400 at submit; a name resolving to loopback is refused at delivery, never reached', async () => {
+  it('a loopback literal is a 400 at submit; a name resolving to loopback is refused at delivery, given up at once, never reached (G275)', async () => {
     await setUp({ env: { MEDIAGATE_ALLOW_PRIVATE_URLS: '0' } });
     receiver = await startScriptedReceiver();
     for (const url of [receiver.origin, `http://[::1]:${receiver.port}/`, 'http://10.0.0.1/', 'http://169.254.169.254/latest']) {
@@ -258,15 +258,11 @@ describe('webhooks: private addresses in production mode (MEDIAGATE_ALLOW_PRIVAT
     const res = await submitPic({ callback_url: `http://localhost:${receiver.port}/` });
     expect(res.statusCode, res.body).toBe(200);
     const id = json(res).id;
-    const d = await waitFor(async () => {
-      const [one] = json(await deliveries(id)).data;
-      return one?.attempts.length >= 2 ? one : undefined;
-    }, 10_000, 'two refused attempts');
-    expect(d.status).toBe('pending'); // refused again at each retry, for 24 h
-    for (const a of d.attempts) {
-      expect(a.status_code).toBeNull();
-      expect(a.error).toMatch(/^localhost resolves to a loopback address \(.+\); only public addresses are allowed$/);
-    }
+    // refused again at every retry: given up at once, saying why and nothing of what the name resolves to
+    const d = await finalDelivery(id);
+    expect(d).toMatchObject({ status: 'failed', next_attempt_at: null });
+    expect(d.attempts).toHaveLength(1);
+    expect(d.attempts[0]).toMatchObject({ status_code: null, error: 'address not allowed' });
     expect(receiver.received).toEqual([]);
   });
 });

@@ -141,9 +141,10 @@ export interface CreateCase { family: FamilyName; id: string; rule: FaultRule }
 /**
  * One task per family whose first create meets `fault` (matched by a marker in its body, so they
  * run together); answers them once all ended, completed, each sent back to the queue once without
- * using an attempt (the channel's fault, not the task's).
+ * using an attempt (the channel's fault, not the task's), or after `attempts` attempts (a reply
+ * problem of the task's own, G272).
  */
-export async function createFault(pair: RelayPair, name: string, fault: Fault, families: readonly FamilyName[]): Promise<CreateCase[]> {
+export async function createFault(pair: RelayPair, name: string, fault: Fault, families: readonly FamilyName[], attempts = 1): Promise<CreateCase[]> {
   const before = await upstreamTaskCount(pair);
   const cases = await Promise.all(families.map(async (family) => {
     const marker = `create fault ${name} for ${family}.`;
@@ -154,8 +155,8 @@ export async function createFault(pair: RelayPair, name: string, fault: Fault, f
   expectCompleted(pair, tasks);
   for (const [i, c] of cases.entries()) {
     expect(c.rule.applied, c.family).toBe(1);
-    // one attempt; its return to the queue (seen above) no longer counts once a create was accepted (G123)
-    expect([tasks[i]!.attempts, tasks[i]!.serverFaults], c.family).toEqual([1, 0]);
+    // one attempt (a reply problem of the task's own: one more, G272); its return to the queue (seen above) no longer counts once a create was accepted (G123)
+    expect([tasks[i]!.attempts, tasks[i]!.serverFaults], c.family).toEqual([attempts, 0]);
   }
   return cases;
 }

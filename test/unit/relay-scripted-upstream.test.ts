@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatStreamEvent } from '../../src/chat/types.js';
 import { AppError } from '../../src/errors.js';
 import { createRelayProvider, type RelayProviderOptions } from '../../src/providers/relay/index.js';
-import { ChannelError, type Provider, } from '../../src/providers/types.js';
+import { ChannelError, UnexpectedReply, type Provider, } from '../../src/providers/types.js';
 import { freePort } from '../helpers/listening-gateway.js';
 import { chatContext, chatRequest, context, failureOf, KEY, picJob } from '../helpers/relay-unit.js';
 
@@ -89,16 +89,16 @@ describe('against a scripted upstream', () => {
     ['malformed JSON', (res: http.ServerResponse) => json(res, 200, '{"id": "x", ')],
     ['a task object without an id', (res: http.ServerResponse) => json(res, 200, { status: 'queued' })],
     ['a JSON array', (res: http.ServerResponse) => json(res, 200, '[]')],
-  ])('%s at create: the channel\'s fault', async (_name, answer) => {
+  ])('%s at create: a reply problem of this task, not the channel\'s fault (G272)', async (_name, answer) => {
     script = (_q, _b, res) => answer(res);
     const err = await failureOf(relay().start!(picJob(), context()));
-    expect(err).toBeInstanceOf(ChannelError);
+    expect(err).toBeInstanceOf(UnexpectedReply);
     expect(err.message).toMatch(/the relay upstream "scripted" answered with/);
   });
 
-  it('a completed task without its result URL at a check: the channel\'s fault (looked at again)', async () => {
+  it('a completed task without its result URL at a check: a reply problem of this task (looked at again, G272)', async () => {
     script = (_q, _b, res) => json(res, 200, { id: 'up1', status: 'completed', image_url: null });
-    expect(await failureOf(relay().check!(ref, picJob(), context()))).toBeInstanceOf(ChannelError);
+    expect(await failureOf(relay().check!(ref, picJob(), context()))).toBeInstanceOf(UnexpectedReply);
   });
 
   it('the create is sent as the contract says: path, key, Idempotency-Key, JSON', async () => {

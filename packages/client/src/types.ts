@@ -108,6 +108,12 @@ interface TaskBase {
   /** 0-100. */
   progress: number;
   error: string | null;
+  /**
+   * Query replies (and task list items): `upstream_unavailable` while the task waits queued because
+   * no upstream provider of its model takes requests now (it fails after the gateway's
+   * `MEDIAGATE_UNAVAILABLE_FAIL_SECONDS` of that); null otherwise. Absent from create replies.
+   */
+  queue_reason?: 'upstream_unavailable' | null;
 }
 export interface PicTask extends TaskBase { object: 'image' | 'image.generation'; image_url?: string | null }
 export interface VideoTask extends TaskBase { video_url?: string | null; actualDuration?: number | null }

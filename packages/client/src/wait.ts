@@ -4,7 +4,7 @@ import type { AnyTask } from './types.js';
 
 export interface WaitOptions {
   signal?: AbortSignal;
-  /** Called with the task whenever its status or progress differs from the last reply seen. */
+  /** Called with the task whenever its status, progress or `queue_reason` differs from the last reply seen. */
   onProgress?: (task: AnyTask) => void;
   /**
    * How long one long-poll may wait (`?wait=`, whole seconds, 1-60), and the least time between
@@ -65,7 +65,7 @@ export async function waitForTask<T extends AnyTask>(http: HttpOptions, url: str
         await sleep(after, controller.signal);
         continue;
       }
-      const changed = last === undefined || task.status !== last.status || task.progress !== last.progress;
+      const changed = last === undefined || task.status !== last.status || task.progress !== last.progress || task.queue_reason !== last.queue_reason;
       const statusChanged = last === undefined || task.status !== last.status;
       last = task;
       if (changed) options.onProgress?.(task);

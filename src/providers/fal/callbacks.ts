@@ -36,7 +36,7 @@ export function falCallbacks(o: FalCallbackOptions): ProviderCallbacks {
     try {
       return ed25519KeysOf(JSON.parse(answer.text));
     } catch (err) {
-      throw malformedReply(id, `a webhook key set that cannot be used (${err instanceof SyntaxError ? 'not JSON' : (err as Error).message})`, who);
+      throw ChannelError.of(malformedReply(id, `a webhook key set that cannot be used (${err instanceof SyntaxError ? 'not JSON' : (err as Error).message})`, who));
     }
   }, { ...SIGNING_KEYS, ...(o.now && { now: o.now }) });
 

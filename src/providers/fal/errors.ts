@@ -8,8 +8,8 @@
  * model that failed (5xx on the result) is a failed generation (a new one may start). Messages
  * name the provider id, never the upstream's address or key.
  */
-import { channelFault, retryAfterMsOf, type Headers, type Scrub } from '../relay/errors.js';
-import { ChannelError, UnrecoverableError } from '../types.js';
+import { channelFault, type Headers, type Scrub } from '../relay/errors.js';
+import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export const whoOf = (id: string): string => `the fal upstream "${id}"`;
 
@@ -82,13 +82,13 @@ export function resultFailure(id: string, status: number, headers: Headers, text
 }
 
 /** A non-2xx answer to a status query: a request fal no longer has is a failed generation; anything else, look again. */
-export function statusFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError {
+export function statusFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError | UnexpectedReply {
   const who = whoOf(id);
   if (status === 404 || status === 410) return { gone: new Error(`${who} no longer has the request (HTTP ${status})`) };
   const said = scrub(detailOf(text).message);
-  const retryAfterMs = retryAfterMsOf(headers);
+  // another 4xx is about this one request's status: checked again on the same generation, not the channel's fault (G272)
   return channelFault(id, status, headers, said, who)
-    ?? new ChannelError(`${who} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`, { ...(retryAfterMs !== undefined && { retryAfterMs }) });
+    ?? new UnexpectedReply(`${who} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
 }
 
 function inputOf(loc: unknown[]): string | undefined {

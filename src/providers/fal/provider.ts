@@ -12,7 +12,7 @@
 import type { Dispatcher } from 'undici';
 import { scrubberFor } from '../relay/errors.js';
 import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
-import { ChannelError, UnrecoverableError } from '../types.js';
+import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { falCallbacks } from './callbacks.js';
 import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';
 import { FalHttp, type FalAnswer } from './http.js';
@@ -108,7 +108,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     if (result.status < 200 || result.status >= 300) {
       const fieldOfInput = ((ref.data as { fieldOfInput?: Record<string, string> } | undefined)?.fieldOfInput) ?? {};
       const error = resultFailure(id, result.status, result.headers, result.text, scrub, fieldOfInput, job.upstreamModel);
-      if (error instanceof ChannelError) throw error; // the channel's: look again later
+      if (error instanceof ChannelError || error instanceof UnexpectedReply) throw error; // the channel's, or an answer to read again: look again later
       return { state: 'failed', error };
     }
     const mapping = mappingOf(models, job);
@@ -116,7 +116,8 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     try {
       return { state: 'completed', output: { files: filesOf(who, parseJson(id, who, result.text), mapping.output, job.output.kind) } };
     } catch (err) {
-      if (err instanceof ChannelError) throw err;
+      // an answer that cannot be read is read again, on the same generation (G272)
+      if (err instanceof ChannelError || err instanceof UnexpectedReply) throw err;
       return { state: 'failed', error: err as Error };
     }
   }

@@ -9,7 +9,7 @@
  * field the upstream's field path is about. Messages name the provider id, never its address or key.
  */
 import { channelFault, type Headers, type Scrub } from '../relay/errors.js';
-import { ChannelError, UnrecoverableError } from '../types.js';
+import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export const whoOf = (id: string): string => `the Gemini API upstream "${id}"`;
 
@@ -86,7 +86,7 @@ export function callFailure(id: string, status: number, headers: Headers, text: 
 }
 
 /** A non-2xx answer to an operation query: a name the API no longer knows ends the generation (a new one may start); anything else, look again later. */
-export function operationQueryFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError {
+export function operationQueryFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError | UnexpectedReply {
   const who = whoOf(id);
   const s = rpcStatusOf(text);
   const said = scrub(s.message);
@@ -95,5 +95,6 @@ export function operationQueryFailure(id: string, status: number, headers: Heade
     const retryAfterMs = retryDelayMsOf(s);
     return new ChannelError(`${who} is rate limiting the gateway (HTTP 429)${said ? `: ${said}` : ''}`, { code: 'rate_limited', ...(retryAfterMs !== undefined && { retryAfterMs }) });
   }
-  return channelFault(id, status, headers, said, who) ?? new ChannelError(`${who} refused the operation query (HTTP ${status})${said ? `: ${said}` : ''}`);
+  // another 4xx is about this one operation: checked again on the same generation, not the channel's fault (G272)
+  return channelFault(id, status, headers, said, who) ?? new UnexpectedReply(`${who} refused the operation query (HTTP ${status})${said ? `: ${said}` : ''}`);
 }

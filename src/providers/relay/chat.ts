@@ -19,6 +19,9 @@ import { readBounded } from '../upstream-call.js';
 import type { RelayHttp } from './http.js';
 import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 
+/** A chat reply that cannot be read: the chat service tries the next candidate (G98). */
+const malformedChatReply = (id: string, what: string): ChannelError => ChannelError.of(malformedReply(id, what));
+
 export interface RelayChatOptions {
   id: string;
   http: RelayHttp;
@@ -72,7 +75,7 @@ export function relayChat(o: RelayChatOptions): ChatApi {
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text: string;
       try {
-        text = await readBounded(res, MAX_ERROR_BYTES, () => malformedReply(id, `an error body larger than ${MAX_ERROR_BYTES} bytes`));
+        text = await readBounded(res, MAX_ERROR_BYTES, () => malformedChatReply(id, `an error body larger than ${MAX_ERROR_BYTES} bytes`));
       } catch (err) {
         throw failure(err, guard, ctx, true);
       }
@@ -89,7 +92,7 @@ export function relayChat(o: RelayChatOptions): ChatApi {
     try {
       json = JSON.parse(text);
     } catch {
-      throw malformedReply(id, 'malformed JSON for a chat call');
+      throw malformedChatReply(id, 'malformed JSON for a chat call');
     }
     const env = (json !== null && typeof json === 'object' ? json : {}) as { code?: unknown; success?: unknown; data?: unknown };
     if (env.success === false || (env.code !== undefined && String(env.code) !== '200')) {
@@ -97,7 +100,7 @@ export function relayChat(o: RelayChatOptions): ChatApi {
       throw chatFailure(id, /^[1-5]\d\d$/.test(code) && code !== '200' ? Number(code) : 502, {}, text, scrub, ctx.upstreamModel);
     }
     const data = env.data as { content?: unknown; usage?: unknown; finish_reason?: unknown } | null | undefined;
-    if (!data || typeof data !== 'object' || typeof data.content !== 'string') throw malformedReply(id, 'a chat envelope without data.content');
+    if (!data || typeof data !== 'object' || typeof data.content !== 'string') throw malformedChatReply(id, 'a chat envelope without data.content');
     return { content: data.content, finishReason: mapFinishReason(data.finish_reason), usage: await completeUsage(readUsage(data.usage), req.messages, data.content) };
   }
 
@@ -107,7 +110,7 @@ export function relayChat(o: RelayChatOptions): ChatApi {
       const res = await send(req, false, guard, ctx);
       let text: string;
       try {
-        text = await readBounded(res, MAX_JSON_BYTES, () => malformedReply(id, `a chat reply larger than ${MAX_JSON_BYTES} bytes`));
+        text = await readBounded(res, MAX_JSON_BYTES, () => malformedChatReply(id, `a chat reply larger than ${MAX_JSON_BYTES} bytes`));
       } catch (err) {
         throw failure(err, guard, ctx, true);
       }
@@ -127,7 +130,7 @@ export function relayChat(o: RelayChatOptions): ChatApi {
         // the upstream answered the envelope instead of a stream: one delta with the whole reply
         let text: string;
         try {
-          text = await readBounded(res, MAX_JSON_BYTES, () => malformedReply(id, `a chat reply larger than ${MAX_JSON_BYTES} bytes`));
+          text = await readBounded(res, MAX_JSON_BYTES, () => malformedChatReply(id, `a chat reply larger than ${MAX_JSON_BYTES} bytes`));
         } catch (err) {
           throw failure(err, guard, ctx, true);
         }

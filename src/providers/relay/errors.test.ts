@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.js';
-import { ChannelError, GenerationKeyConflict, UnrecoverableError } from '../types.js';
+import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { chatFailure, chatParamOf, createFailure, queryFailure, readErrorBody, retryAfterMsOf, scrubberFor, transportFailure } from './errors.js';
 
 const KEY = 'mg_secretsecretsecretsecret';
@@ -85,7 +85,12 @@ describe('query failures', () => {
     const r = queryFailure('primary', status, {}, standard('No task'), scrub);
     expect('gone' in r && r.gone.message).toMatch(/no longer has the generation/);
   });
-  it.each([[400, /refused the status query \(HTTP 400\)/], [401, /credentials/], [429, /rate limiting/], [502, /failed \(HTTP 502\)/]])('%s: look again later', (status, message) => {
+  it('400: a reply about this one task, looked at again on the same generation, not the channel\'s fault (G272)', () => {
+    const r = queryFailure('primary', 400, {}, '', scrub);
+    expect(r).toBeInstanceOf(UnexpectedReply);
+    expect((r as UnexpectedReply).message).toMatch(/refused the status query \(HTTP 400\)/);
+  });
+  it.each([[401, /credentials/], [429, /rate limiting/], [502, /failed \(HTTP 502\)/]])('%s: look again later', (status, message) => {
     const r = queryFailure('primary', status, { 'retry-after': '3' }, '', scrub);
     expect(r).toBeInstanceOf(ChannelError);
     expect((r as ChannelError).message).toMatch(message);

@@ -8,7 +8,7 @@
  */
 import { AppError, type ErrorCode } from '../../errors.js';
 import { isContextLengthError, quote, retryAfterSeconds } from '../openai/errors.js';
-import { ChannelError, GenerationKeyConflict, UnrecoverableError } from '../types.js';
+import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -28,8 +28,22 @@ export function scrubberFor(apiKey: string | undefined, urls: readonly URL[]): S
     let t = text;
     for (const n of ordered) t = t.split(n).join('[upstream]');
     t = t.replace(/([?&]sig=)[^&\s"'<>]+/g, '$1[redacted]');
-    return quote(t, apiKey);
+    return quote(withoutHosts(t), apiKey);
   };
+}
+
+/**
+ * Text without the addresses an upstream names of its own network (G273): a host behind a proxy
+ * shares its name or address with the configured one but not its port, so `[upstream]:<port>`
+ * loses the port; IP addresses (with or without a port) become `[address]`, and any other
+ * `<host name>:<port>` (an internal service, `minio:9000`, `db.internal:5432`) becomes `[host]`.
+ */
+export function withoutHosts(text: string): string {
+  return text
+    .replace(/\[upstream\]:\d{1,5}\b/g, '[upstream]')
+    .replace(/\[[0-9a-fA-F:.]*:[0-9a-fA-F:.]*\](?::\d{1,5})?/g, '[address]')
+    .replace(/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g, '[address]')
+    .replace(/(?<![\w.@/-])[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*:\d{2,5}\b/g, '[host]');
 }
 
 export interface ErrorBodyInfo {
@@ -112,7 +126,8 @@ export function createFailure(id: string, status: number, headers: Headers, text
   if (status === 409 && info.code === 'idempotency_in_progress') {
     // the upstream is still answering an earlier create of this generation (a retry after a crash): ask again
     const retryAfterMs = retryAfterMsOf(headers) ?? 1000;
-    return new ChannelError(`${relay(id)} is still creating this task's generation (HTTP 409 idempotency_in_progress); asking again in ${Math.ceil(retryAfterMs / 1000)} s`, { retryAfterMs });
+    // about this one task, not the channel: it does not count toward the circuit (G272)
+    return new ChannelError(`${relay(id)} is still creating this task's generation (HTTP 409 idempotency_in_progress); asking again in ${Math.ceil(retryAfterMs / 1000)} s`, { retryAfterMs, countsAgainstChannel: false });
   }
   const conflict = `${relay(id)} refused the create with a conflict (HTTP 409${info.code ? ` ${info.code}` : ''})${said ? `: ${said}` : ''}`;
   // this generation's key holds another create there: only a new generation (a new key) goes on (G126)
@@ -124,11 +139,12 @@ export function createFailure(id: string, status: number, headers: Headers, text
 }
 
 /** A non-2xx answer to a status query: a generation the upstream no longer has is failed (a new one may start); anything else, look again later. */
-export function queryFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError {
+export function queryFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError | UnexpectedReply {
   if (status === 404 || status === 410) return { gone: new Error(`${relay(id)} no longer has the generation (HTTP ${status})`) };
   const said = scrub(readErrorBody(text).message);
+  // another 4xx is about this one task's query: checked again on the same generation, not the channel's fault (G272)
   return channelFault(id, status, headers, said)
-    ?? new ChannelError(`${relay(id)} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
+    ?? new UnexpectedReply(`${relay(id)} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
 }
 
 /** The field a chat error message starts with (`messages[1].content[0].type must be ...`), when it names one of the request's. */
@@ -192,7 +208,10 @@ export function timeoutFailure(id: string, ms: number, who = relay(id)): Channel
   return new ChannelError(`${who} did not answer within ${ms} ms`, { code: 'upstream_timeout' });
 }
 
-/** A 2xx answer that is not what the contract says (not JSON, fields missing). */
-export function malformedReply(id: string, what: string, who = relay(id)): ChannelError {
-  return new ChannelError(`${who} answered with ${what}`);
+/**
+ * A 2xx answer that is not what the contract says (not JSON, fields missing, a status it does not
+ * have): a problem of this one call's reply, not a fault of the channel (G272).
+ */
+export function malformedReply(id: string, what: string, who = relay(id)): UnexpectedReply {
+  return new UnexpectedReply(`${who} answered with ${what}`);
 }

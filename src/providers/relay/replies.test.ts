@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { FamilyForm, FamilyId } from '../../contract/families.js';
 import { mediaRefs } from '../../contract/media-refs.js';
 import type { OutputSpec } from '../../contract/output.js';
-import { ChannelError, UnrecoverableError, type ProviderJob } from '../types.js';
+import { ChannelError, UnexpectedReply, UnrecoverableError, type ProviderJob } from '../types.js';
 import { scrubberFor } from './errors.js';
 import { cancelEndpoint, createEndpoint, parseBase, queryEndpoint, target } from './paths.js';
 import { checkResultOf, createdOf, parseJson } from './replies.js';
@@ -71,11 +71,11 @@ describe('create answers', () => {
     ['pic', { id: 'has space' }],
     ['videos', { code: '0', data: null }],
     ['videos', { id: 'x' }],
-  ] as Array<[FamilyId, Record<string, unknown>]>)('%s %j: no usable id is the channel\'s fault', (family, json) => {
-    expect(() => createdOf('up', family, json, {}, scrub)).toThrow(ChannelError);
+  ] as Array<[FamilyId, Record<string, unknown>]>)('%s %j: no usable id is a reply problem of this task, not the channel\'s fault (G272)', (family, json) => {
+    expect(() => createdOf('up', family, json, {}, scrub)).toThrow(UnexpectedReply);
   });
   it.each(['not json', '[1]', 'null', '"x"'])('%s is malformed', (text) => {
-    expect(() => parseJson('up', text)).toThrow(ChannelError);
+    expect(() => parseJson('up', text)).toThrow(UnexpectedReply);
   });
 });
 
@@ -120,8 +120,8 @@ describe('status answers', () => {
     [{ status: 'completed', image_url: 'https://x/y.png' }],
     [{ status: 'weird' }],
     [{}],
-  ])('%j is the channel\'s fault', (json) => {
-    expect(() => checkResultOf(json, {}, reading('clip'))).toThrow(ChannelError);
+  ])('%j is a reply problem of this task, not the channel\'s fault (G272)', (json) => {
+    expect(() => checkResultOf(json, {}, reading('clip'))).toThrow(UnexpectedReply);
   });
 
   it('failed: a failed generation with the upstream\'s reason (scrubbed); not unrecoverable', () => {

@@ -38,9 +38,9 @@ export function replicateCallbacks(o: ReplicateCallbackOptions): ProviderCallbac
     try {
       key = (JSON.parse(answer.text) as { key?: unknown } | null)?.key;
     } catch {
-      throw malformedReply(id, 'a webhook secret answer that is not JSON', who);
+      throw ChannelError.of(malformedReply(id, 'a webhook secret answer that is not JSON', who));
     }
-    if (typeof key !== 'string' || !SECRET.test(key)) throw malformedReply(id, 'a webhook secret answer without a "key" of the form whsec_<base64>', who);
+    if (typeof key !== 'string' || !SECRET.test(key)) throw ChannelError.of(malformedReply(id, 'a webhook secret answer without a "key" of the form whsec_<base64>', who));
     return key;
   }, { ...SIGNING_KEYS, ...(o.now && { now: o.now }) });
 

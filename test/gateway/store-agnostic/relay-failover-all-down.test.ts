@@ -52,7 +52,8 @@ describe('no candidate takes calls', () => {
         const t = (await r.relaying.store.tasks.get(id))!;
         return t.serverFaults >= 1 ? t : undefined;
       }, 20_000, `task ${id} refused by every candidate`);
-      expect(waiting).toMatchObject({ status: 'queued', attempts: 0, error: null, upstream: null });
+      // waiting for a channel, since its first refusal (G274)
+      expect(waiting).toMatchObject({ status: 'queued', attempts: 0, error: null, upstream: { generation: 0, unavailableSince: expect.any(Number) } });
     }
     expect(circuit('a')).toBe('open');
     expect(circuit('b')).toBe('open');

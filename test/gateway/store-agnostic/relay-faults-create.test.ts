@@ -3,7 +3,9 @@
  * relaying mediagate in front of an upstream mediagate through the fault proxy. A task each of pic,
  * Model Center and a video family (motion or videos; run together) meets the fault at its first
  * create: an upstream 500, 429 or 503 with Retry-After, a reset connection, a hung call, malformed
- * JSON. Each is the channel's fault: the task goes back to the queue without using an attempt, is
+ * JSON. Each but the last is the channel's fault: the task goes back to the queue without using an
+ * attempt (malformed JSON is a reply problem of the task's own, G272: an attempt of the same
+ * generation), is
  * created on the next try (not before the upstream's Retry-After) and completes; every generation
  * is one upstream task; nothing the caller sees names the upstream. Creates the upstream acted on:
  * relay-faults-create-answered.test.ts.
@@ -23,7 +25,7 @@ afterEach(() => pair?.proxy.clearRules());
 const WITH_MOTION: FamilyName[] = ['pic', 'motion', 'model-center'];
 const WITH_VIDEOS: FamilyName[] = ['pic', 'videos', 'model-center'];
 
-const createFault = (name: string, fault: Fault, families: FamilyName[]) => createFaultIn(pair, name, fault, families);
+const createFault = (name: string, fault: Fault, families: FamilyName[], attempts = 1) => createFaultIn(pair, name, fault, families, attempts);
 const createActions = (id: string) => createActionsIn(pair, id);
 
 describe('faults at create, the next create goes through', () => {
@@ -68,8 +70,8 @@ describe('faults at create, the next create goes through', () => {
     }
   });
 
-  it('malformed JSON', async () => {
-    for (const c of await createFault('malformed', 'malformed', WITH_MOTION)) {
+  it('malformed JSON: a reply problem of the task, a failed attempt of the same generation (G272)', async () => {
+    for (const c of await createFault('malformed', 'malformed', WITH_MOTION, 2)) {
       expect(createActions(c.id), c.family).toEqual([['malformed', 200], ['forwarded', 200]]);
     }
   });
