@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The directions imports may take between the folders of src/ (G392): the store knows no HTTP,
  * no provider and no route; the rate-limit backends know no store and no HTTP; providers know
- * nothing of the task engine or the routes; routes reach the store only through services.
+ * nothing of the task engine or the routes, and no provider another's folder; routes reach the
+ * store only through services.
  * Import cycles between files are Biome's `noImportCycles` (G390).
  */
 
@@ -58,6 +59,14 @@ describe('layers: which folders may import which', () => {
 
   it('providers import nothing of the task engine or the routes', () => {
     expect(crossings('providers', ['tasks', 'routes'])).toEqual([]);
+  });
+
+  it('no provider imports another provider\'s folder: what they share is in providers/toolkit/ (or callbacks/)', () => {
+    const shared = ['toolkit', 'callbacks'];
+    const folders = fs.readdirSync(path.join(SRC, 'providers'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders).toContain('toolkit');
+    const crossing = folders.flatMap((own) => crossings(`providers/${own}`, folders.filter((f) => f !== own && !shared.includes(f)).map((f) => `providers/${f}`)));
+    expect(crossing).toEqual([]);
   });
 
   it('routes reach the store only through services', () => {

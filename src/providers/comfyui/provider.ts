@@ -15,7 +15,7 @@ import type { Dispatcher } from 'undici';
 import { MEDIA_FORMATS } from '../../media/formats.js';
 import { isImageBytes } from '../../media/sniff.js';
 import { queueProgress } from '../queue-progress.js';
-import { malformedReply, scrubberFor } from '../relay/errors.js';
+import { malformedReply, scrubberFor } from '../toolkit/errors.js';
 import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { builtInTemplates, DEFAULT_TEMPLATE } from './builtin-templates.js';

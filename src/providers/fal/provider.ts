@@ -10,7 +10,7 @@
  * fal's notice brings the next check forward (G160).
  */
 import type { Dispatcher } from 'undici';
-import { scrubberFor } from '../relay/errors.js';
+import { scrubberFor } from '../toolkit/errors.js';
 import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { falCallbacks } from './callbacks.js';

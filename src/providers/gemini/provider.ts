@@ -9,8 +9,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { MediaRef } from '../../contract/media-refs.js';
-import { scrubberFor } from '../relay/errors.js';
-import { estimateProgress } from '../openai-images/progress.js';
+import { scrubberFor } from '../toolkit/errors.js';
+import { estimateProgress } from '../toolkit/progress.js';
 import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { callFailure, operationQueryFailure, whoOf, type FieldNames } from './errors.js';

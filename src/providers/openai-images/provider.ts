@@ -8,14 +8,14 @@
  */
 import { FormData, type Dispatcher } from 'undici';
 import type { OutputSpec } from '../../contract/output.js';
-import { idempotencyKeyOf } from '../relay/provider.js';
-import { scrubberFor } from '../relay/errors.js';
+import { idempotencyKeyOf } from '../toolkit/idempotency-key.js';
+import { scrubberFor } from '../toolkit/errors.js';
 import type { MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { imagesFailure, whoOf } from './errors.js';
 import { ImagesHttp, type ImagesAnswer } from './http.js';
 import { imagesCallOf, type ImagesCall } from './mapping.js';
-import { estimateProgress } from './progress.js';
+import { estimateProgress } from '../toolkit/progress.js';
 import { imageOfAnswer } from './reply.js';
 import { tuningOf } from '../provider-tuning.js';
 

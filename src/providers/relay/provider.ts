@@ -9,7 +9,8 @@ import type { Dispatcher } from 'undici';
 import type { CheckResult, PollSeconds, Provider, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
 import { relayChat } from './chat.js';
 import { createBody } from './create-body.js';
-import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from './errors.js';
+import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from '../toolkit/errors.js';
+import { idempotencyKeyOf } from '../toolkit/idempotency-key.js';
 import { RelayHttp, type RelayAnswer, type RelayCall } from './http.js';
 import { cancelEndpoint, createEndpoint, parseBase, queryEndpoint, type BaseName, type Bases, type Endpoint } from './paths.js';
 import { checkResultOf, createdOf, parseJson } from './replies.js';
@@ -50,11 +51,6 @@ export interface RelayRefData {
   form: ProviderJob['form'];
   /** The query call: prefix and path below it (not a whole URL, so a changed address is followed). */
   query: Endpoint;
-}
-
-/** `Idempotency-Key` of a create (G86): the task id for generation 0, `<task id>.<n>` after. */
-export function idempotencyKeyOf(job: Pick<ProviderJob, 'taskId' | 'generation'>): string {
-  return job.generation === 0 ? job.taskId : `${job.taskId}.${job.generation}`;
 }
 
 function positive(setting: string, value: number | undefined, fallback: number): number {

@@ -9,7 +9,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { FAMILIES } from '../../contract/families.js';
-import { scrubberFor } from '../relay/errors.js';
+import { scrubberFor } from '../toolkit/errors.js';
 import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { replicateCallbacks } from './callbacks.js';
