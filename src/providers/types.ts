@@ -177,8 +177,6 @@ export interface ProviderCallbacks {
 export interface ProviderCapabilities {
   /** What this provider serves: media families (it has `start`) and/or `chat` (it has `chat`). */
   families: readonly ServiceFamily[];
-  /** Whether `cancel` can stop a generation. */
-  cancel: boolean;
 }
 
 export interface Provider {

@@ -16,11 +16,11 @@ function setup(options: { maxWaiting?: number } = {}) {
   const store = openSqliteStore(':memory:');
   let check: CallbackCheck | Error = { valid: false, kind: 'forged', message: 'unset' };
   const provider: Provider = {
-    id: 'up', capabilities: { families: ['pic'], cancel: false },
+    id: 'up', capabilities: { families: ['pic'] },
     start: async () => { throw new Error('not started here'); },
     callbacks: { verify: async () => { if (check instanceof Error) throw check; return check; } },
   };
-  const plain: Provider = { id: 'plain', capabilities: { families: ['pic'], cancel: false }, start: async () => { throw new Error('no'); } };
+  const plain: Provider = { id: 'plain', capabilities: { families: ['pic'] }, start: async () => { throw new Error('no'); } };
   let wakes = 0;
   const receiver = new CallbackReceiver({
     store: store.tasks, providers: new ProviderRegistry([provider, plain]), log: createLogger('silent'),

@@ -16,7 +16,7 @@ afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c();
 function provider(id: string, refuse: (job: RequestedJob) => Refusal | undefined): MediaProvider & { starts: string[] } {
   const starts: string[] = [];
   return {
-    id, starts, capabilities: { families: ['pic'], cancel: false },
+    id, starts, capabilities: { families: ['pic'] },
     refuse,
     async start(job) {
       starts.push(job.taskId);

@@ -184,7 +184,7 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
 
   return {
     id,
-    capabilities: { families: FAMILIES, cancel: true },
+    capabilities: { families: FAMILIES },
     ...tuningOf(options),
     refuse,
     start,

@@ -132,7 +132,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
 
   return {
     id,
-    capabilities: { families: FAMILIES, cancel: true },
+    capabilities: { families: FAMILIES },
     ...tuningOf(options),
     refuse,
     start,

@@ -4,7 +4,7 @@
  * the image), and `clip` and Model Center video models made by Veo (`POST
  * models/{m}:predictLongRunning` -> an operation `{name}` that `start` returns as the reference;
  * each `check` is one `GET {name}`). The key travels in `x-goog-api-key`. The Gemini API has no
- * idempotency key and no cancel for Veo operations (`capabilities.cancel` false): see G149.
+ * idempotency key and no cancel for Veo operations (no `cancel` method): see G149.
  * Each call is logged with the task id and the upstream's id (operation name, responseId).
  */
 import type { Dispatcher } from 'undici';
@@ -163,7 +163,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
 
   return {
     id,
-    capabilities: { families: ['pic', 'clip', 'model-center'], cancel: false },
+    capabilities: { families: ['pic', 'clip', 'model-center'] },
     pollSeconds: options.pollSeconds ?? GEMINI_DEFAULTS.pollSeconds,
     ...tuningOf(options),
     refuse,

@@ -101,7 +101,7 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
 
   return {
     id,
-    capabilities: { families: ['pic', 'model-center'], cancel: false },
+    capabilities: { families: ['pic', 'model-center'] },
     ...tuningOf(options),
     refuse,
     start,

@@ -134,7 +134,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
 
   return {
     id,
-    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'], cancel: true },
+    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'] },
     ...tuningOf(options),
     start,
     check,

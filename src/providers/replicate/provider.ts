@@ -111,7 +111,7 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
 
   return {
     id,
-    capabilities: { families: [...FAMILIES], cancel: true },
+    capabilities: { families: [...FAMILIES] },
     ...tuningOf(options),
     refuse,
     start,

@@ -37,7 +37,7 @@ function countingProvider(delayMs = 20, gate?: Promise<void>) {
   const calls = new Map<string, number>();
   const aborted = new Set<string>();
   const provider: Provider = {
-    id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
+    id: 'sandbox', capabilities: { families: ['pic'] },
     async start(job: ProviderJob, ctx) {
       calls.set(job.taskId, (calls.get(job.taskId) ?? 0) + 1);
       await new Promise<void>((resolve, reject) => {
@@ -77,7 +77,7 @@ describe('task engine', () => {
     let running = 0;
     let most = 0;
     const provider: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       async start() {
         most = Math.max(most, ++running);
         await new Promise((r) => setTimeout(r, 15));
@@ -168,7 +168,7 @@ describe('task engine', () => {
     const s = open();
     let calls = 0;
     const hanging: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       start: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
     };
     const t = await insertTask(s.tasks, newTask());
@@ -183,7 +183,7 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s = open();
     const failing: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       start: async () => { throw new Error('upstream answered 503'); },
     };
     const t = await insertTask(s.tasks, newTask());
