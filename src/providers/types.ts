@@ -54,12 +54,23 @@ export interface Refusal {
   message: string;
 }
 
-export interface ProviderContext {
+/** What every call to a provider is given: a start, a check, a cancel. */
+export interface CallContext {
   /** Aborted on cancel, on shutdown, when the worker loses the task's lease, and at the call's time limit. */
   signal: AbortSignal;
   log: Logger;
   /** Reports progress 0-100 (monotonic; lower values are ignored). */
   reportProgress(progress: number): void;
+  /**
+   * A private scratch folder for this piece of work, removed afterwards. Made before a start; for a
+   * check only its path is reserved (`mkdir(workDir, { recursive: true })` before writing there);
+   * empty for a cancel.
+   */
+  workDir: string;
+}
+
+/** What a start is given besides: the caller's media, and where the upstream may notify the gateway (G396). */
+export interface ProviderContext extends CallContext {
   /**
    * The bytes of a caller medium: the copy kept when it passed review at submit, else fetched
    * through the gateway's safe fetcher (public addresses only, bounded).
@@ -70,13 +81,6 @@ export interface ProviderContext {
    * uploaded asset (`assetId://`), a signed, expiring URL of the gateway's own copy.
    */
   mediaUrl(ref: MediaRef): string;
-  /**
-   * A private scratch folder for this piece of work, removed afterwards. Made before a start; for a
-   * check only its path is reserved (`mkdir(workDir, { recursive: true })` before writing there).
-   */
-  workDir: string;
-  /** Provider credentials from configuration, if any. */
-  credentials: Record<string, string>;
   /**
    * Where the upstream may notify this gateway that the generation ended (a provider with
    * `callbacks`, when the gateway accepts provider callbacks: G157); set for a start only. A
@@ -201,9 +205,9 @@ export interface Provider {
   /** Makes the result (the signal stops it) or starts a generation elsewhere. Required for media families. */
   start?(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
   /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */
-  check?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult>;
+  check?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult>;
   /** Asks the upstream to stop a started generation (best effort). */
-  cancel?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void>;
+  cancel?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void>;
   /** Chat completions; required for `chat`. */
   chat?: ChatApi;
   /** Completion notices of its upstream (webhooks); `start` asks for them where `ctx.callbackUrl` is set. */

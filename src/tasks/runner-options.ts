@@ -29,7 +29,6 @@ export interface RunnerOptions {
   callbackUrl?: (providerId: string, taskId: string) => string | undefined;
   /** `<data>/inputs`: the reviewed copies of caller media (media/media-review.ts); removed once the task is finished. */
   inputs?: BlobStore;
-  credentials?: (providerId: string) => Record<string, string>;
   /** Longest one generation may take (made here or at an upstream); then it is stopped and counts as a retryable failure (default 30 min). */
   attemptTimeoutMs?: number;
   /** How long a task may wait because no channel of its route takes calls before it fails, ms (default 30 min, G274). */

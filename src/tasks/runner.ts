@@ -276,7 +276,7 @@ export class TaskRunner {
         // progress only rises in the store too (MAX), so writes that complete out of order lose nothing
         store.setProgress(task.id, this.workerId, value).catch((err: unknown) => log.warn({ err }, 'could not record progress'));
       },
-    } satisfies Omit<ProviderContext, 'credentials'>;
+    } satisfies ProviderContext;
     return {
       task, workerId: this.workerId, log, ctx, controller, job: jobOf(task, task.provider),
       progress: () => lastProgress,

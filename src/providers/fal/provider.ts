@@ -11,7 +11,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { scrubberFor } from '../toolkit/errors.js';
-import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { falCallbacks } from './callbacks.js';
 import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';
@@ -92,7 +92,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     };
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     const urls = refData(ref);
     const answer = await http.send('GET', urls.status, undefined, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
@@ -122,7 +122,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     }
   }
 
-  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: ProviderContext): Promise<void> {
+  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: CallContext): Promise<void> {
     const answer = await http.send('PUT', refData(ref).cancel, undefined, ctx.signal, timeoutMs);
     // 202 CANCELLATION_REQUESTED; 400 ALREADY_COMPLETED and 404 (gone): nothing is left to stop
     if ((answer.status >= 200 && answer.status < 300) || answer.status === 400 || answer.status === 404) return;

@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici';
 import type { MediaRef } from '../../contract/media-refs.js';
 import { scrubberFor } from '../toolkit/errors.js';
 import { estimateProgress } from '../toolkit/progress.js';
-import type { CheckResult, MediaProvider, PollSeconds, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { callFailure, operationQueryFailure, whoOf, type FieldNames } from './errors.js';
 import { GeminiHttp } from './http.js';
@@ -146,7 +146,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
     return { state: 'started', ref: { id: name } };
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     if (!OPERATION_NAME.test(ref.id)) return { state: 'failed', error: new Error(`${who}: the saved reference is not an operation name`) };
     const answer = await http.call('GET', `/${ref.id}`, undefined, ctx.signal, Math.min(timeoutMs, CHECK_TIMEOUT_MS));
     if (answer.status < 200 || answer.status >= 300) {

@@ -6,7 +6,7 @@
  * passed on; chat goes to `/v1/chat/completions`, streamed or not.
  */
 import type { Dispatcher } from 'undici';
-import type { CheckResult, PollSeconds, Provider, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, PollSeconds, Provider, CallContext, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
 import { relayChat } from './chat.js';
 import { createBody } from './create-body.js';
 import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from '../toolkit/errors.js';
@@ -111,7 +111,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
     return queryEndpoint(job.family, job.form, ref.id);
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     const answer = await http.send({ endpoint: queryOf(ref, job), method: 'GET' }, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
       const failure = queryFailure(id, answer.status, answer.headers, answer.text, scrub);
@@ -121,7 +121,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
     return checkResultOf(parseJson(id, answer.text), answer.headers, { relayId: id, job, trusted, scrub });
   }
 
-  async function cancel(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void> {
+  async function cancel(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void> {
     const endpoint = cancelEndpoint(job.family, ref.id);
     if (!endpoint) return; // the contract cancels motion tasks only
     const answer = await http.send({ endpoint, method: 'POST', body: {} }, ctx.signal, timeoutMs);
