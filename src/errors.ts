@@ -3,6 +3,9 @@
  * its `type` label and a one-line description; docs/reference/errors.md is generated from it (a test checks it is current).
  * The per-family error body shapes (D9) are rendered by `renderErrorBody` (src/contract/error-bodies.ts).
  */
+import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './media/storage-faults.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store/faults.js';
+
 export const ERROR_CATALOG = {
   invalid_request: { status: 400, type: 'invalid_request_error', description: 'A field is missing, has the wrong type or value, or breaks a rule of the contract; `param` names the field.' },
   invalid_json: { status: 400, type: 'invalid_request_error', description: 'The body is not valid JSON, or is JSON but not an object.' },
@@ -47,7 +50,7 @@ export const ERROR_CATALOG = {
   headers_too_large: { status: 431, type: 'invalid_request_error', description: 'The request headers are larger than 16 KiB; the connection is closed after this answer.' },
   internal_error: { status: 500, type: 'server_error', description: 'An unexpected fault inside the gateway; nothing the caller sent caused it.' },
   upstream_error: { status: 502, type: 'upstream_error', description: 'The model provider answered with an error or something unreadable.' },
-  service_unavailable: { status: 503, type: 'server_error', description: 'The gateway is shutting down or its store is unreachable; retry shortly.' },
+  service_unavailable: { status: 503, type: 'server_error', description: 'The gateway is shutting down, or its database or file storage cannot be reached now; retry after the seconds in `Retry-After`.' },
   upstream_unavailable: { status: 503, type: 'upstream_error', description: 'No model provider behind this model takes requests now (each has failed repeatedly and is paused), or a provider callback cannot be checked because the upstream\'s signing keys cannot be fetched now; retry after the seconds in `Retry-After`.' },
   upstream_timeout: { status: 504, type: 'upstream_error', description: 'The model provider did not answer in time.' },
 } as const satisfies Record<string, { status: number; type: string; description: string }>;
@@ -84,9 +87,20 @@ export class AppError extends Error {
   }
 }
 
-/** Any thrown value as the AppError a caller may see: an AppError as it is, anything else a bare 500 (details go to the log only). */
+/**
+ * Any thrown value as the AppError a caller may see: an AppError as it is; the database or the
+ * storage unreachable a 503 with `Retry-After` (G256, G260: the server's fault, passing); anything
+ * else a bare 500. The message never names a host, port, bucket or path: details go to the log only.
+ */
 export function asAppError(err: unknown): AppError {
-  return err instanceof AppError ? err : new AppError('internal_error', 'Internal server error', { cause: err });
+  if (err instanceof AppError) return err;
+  if (isStoreUnavailable(err)) {
+    return new AppError('service_unavailable', `The gateway's database is not reachable now; retry in ${STORE_RETRY_AFTER_SECONDS} s`, { cause: err, headers: { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) } });
+  }
+  if (isStorageUnavailable(err)) {
+    return new AppError('service_unavailable', `The gateway's file storage is not reachable now; retry in ${STORAGE_RETRY_AFTER_SECONDS} s`, { cause: err, headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) } });
+  }
+  return new AppError('internal_error', 'Internal server error', { cause: err });
 }
 
 /** Why a request's work stopped when its client closed the connection (not an error the client sees). */

@@ -37,6 +37,7 @@ import { startRetentionSweeper } from '../tasks/retention.js';
 import { ResultStorage } from '../tasks/result-storage.js';
 import { CallbackReceiver, callbackUrlOf } from '../tasks/callbacks.js';
 import { TaskRunner } from '../tasks/runner.js';
+import { LIVE_WINDOW_MS, WorkerHeartbeat } from '../tasks/worker-heartbeat.js';
 import { cancelUpstreamOf } from '../tasks/task-work.js';
 import { TaskService } from '../tasks/service.js';
 import { ElsewhereChanges } from '../tasks/elsewhere.js';
@@ -145,7 +146,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);
 
   metrics?.watchCircuits(() => providers.ids().map((id) => [id, channels.state(id)]));
-  metrics?.watchStore({ liveCounts: () => store.tasks.liveCounts(), creditTotals: () => creditTotals(store) });
+  metrics?.watchStore({ liveCounts: () => store.tasks.liveCounts(), creditTotals: () => creditTotals(store), liveWorkers: () => store.workers.liveByRole(Date.now() - LIVE_WINDOW_MS) });
   // the engine's view of the tasks: terminal transitions won here are timed (G224)
   // submit-to-terminal times (G224): every terminal transition this process wins, whoever made it (G393)
   if (metrics) onTransition(store.tasks, ({ task, statusChanged }) => { if (statusChanged && isFinished(task.status)) metrics.taskFinished(task); });
@@ -163,6 +164,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
       inputs: media.inputs, resources,
       ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+      ...(store.lastFaultAt && { storeFaultAt: store.lastFaultAt.bind(store) }),
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
     })
     : undefined;
@@ -224,6 +226,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ...(options.webhooks?.lookup && { lookup: options.webhooks.lookup }),
     })
     : undefined;
+  // a process that runs tasks says so through the store (G264)
+  const heartbeat = runner ? new WorkerHeartbeat(store.workers, { id: runner.workerId, role: config.role }, logger.child({ component: 'heartbeat' })) : undefined;
   const drain = new HttpDrain(app.server);
   app.addHook('onClose', async () => {
     watch.close();
@@ -237,6 +241,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     config, logger, store, app, runner, streams, deliveries, signer, blobs, storage, media, channels, tmpDir, metrics,
     startBackground() {
       runner?.start();
+      heartbeat?.start();
       deliveries?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
         ...media, idempotency, credits: store.credits, queueTtlHours: config.queueTtlHours, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
@@ -256,7 +261,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         // long-polls and status streams end now, chat replies at the end of the grace period (G343);
         // running tasks finish, or go back to the queue at its end without using an attempt (G342)
         await Promise.all([
-          live.shutdown(graceMs), runner?.stop(graceMs), deliveries?.stop(),
+          live.shutdown(graceMs), runner?.stop(graceMs).then(() => heartbeat?.stop()), deliveries?.stop(),
           linger > 0 ? new Promise((resolve) => setTimeout(resolve, linger)) : undefined,
         ]);
         drain.closeIdle();

@@ -19,7 +19,7 @@ export interface BlobStores {
   assets: BlobStore;
   /** `local` or `s3`, for logs. */
   kind: 'local' | 's3';
-  /** Whether the storage answers, asked at most once per `cacheMs` (for /readyz): undefined, or why not. */
+  /** Whether the storage answers, asked at most once per `cacheMs` (for /readyz): undefined, or why not, naming no place (the log has it). */
   problem(): Promise<string | undefined>;
   close(): void;
 }
@@ -72,7 +72,9 @@ export async function openBlobStores(config: Config, options: BlobStoresOptions 
         await ensure();
         if (await stores.results.ping().then(() => true, () => false)) return undefined;
       }
-      return `storage: ${stores.results.location} cannot be reached (${(err as Error).message})`;
+      // the reply of the key-less /readyz names no bucket, endpoint, host or path (G262): those go to the log
+      log?.warn({ location: stores.results.location, error: (err as Error).message }, 'the storage cannot be reached (/readyz answers 503)');
+      return 'storage: the file storage cannot be reached (the log names it and why)';
     }
   };
   return {

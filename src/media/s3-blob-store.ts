@@ -8,6 +8,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config.js';
+import { S3StorageError } from './s3-storage-error.js';
 import { assertSafeBlobPath, type BlobInfo, type BlobSource, type BlobStore, type ByteRange, isSafeBlobFolder } from './blob-store.js';
 
 /** Parts of a multipart upload: at most PART_QUEUE of them are held at once, so one upload buffers at most 16 MiB. */
@@ -33,19 +34,6 @@ export function createS3Client(settings: S3Settings): S3Client {
     forcePathStyle: settings.forcePathStyle,
     requestHandler: { connectionTimeout: 5000, httpAgent: { keepAlive: true, maxSockets: 1024 }, httpsAgent: { keepAlive: true, maxSockets: 1024 } },
   });
-}
-
-/**
- * A failed bucket request, as the gateway logs and shows it: the operation, the key, S3's error
- * name, the HTTP status and message, and nothing else. The SDK's own exception also carries the
- * raw response and fields of the error document (such as the access key id a signature was made
- * with), which stay out of logs.
- */
-export class S3StorageError extends Error {
-  constructor(readonly operation: string, readonly target: string, readonly code: string, readonly status: number | undefined, detail: string) {
-    super(`${operation} ${target}: ${code}${status ? ` (HTTP ${status})` : ''}${detail ? `: ${detail}` : ''}`);
-    this.name = 'S3StorageError';
-  }
 }
 
 /** The clean form of whatever a bucket request threw (an abort or a network error keeps only its name and message). */

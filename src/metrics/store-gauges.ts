@@ -1,6 +1,6 @@
 /**
  * Gauges read from the store at scrape time (G223): in-flight tasks by family, model and state,
- * the queue's depth and the age of its oldest task, and the credits held and captured over all
+ * the queue's depth and the age of its oldest task, the workers alive (G264), and the credits held and captured over all
  * accounts. One read serves every gauge of a scrape and is kept `cacheMs`, so frequent scrapes (or
  * several scrapers) cost one small query per period. The numbers are the shared store's: in a
  * cluster every process reports the same ones.
@@ -12,12 +12,15 @@ export interface StoreReadings {
   liveCounts(): Promise<LiveTaskCount[]>;
   /** Micro-credits held (open holds) and captured (charged), summed over the accounts. */
   creditTotals(): Promise<{ heldMicro: number; capturedMicro: number }>;
+  /** Workers whose heartbeat is recent, per role (G264); absent: no such gauge. */
+  liveWorkers?(): Promise<Array<{ role: string; count: number }>>;
 }
 
 interface Snapshot {
   at: number;
   live: LiveTaskCount[];
   credits: { heldMicro: number; capturedMicro: number };
+  workers: Array<{ role: string; count: number }>;
 }
 
 /** What the gauges need of the gateway's metrics: the registry, and the model label (bounded). */
@@ -34,8 +37,8 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
   const read = (): Promise<boolean> => {
     const t = now();
     if (cached && t - cached.at < cacheMs) return cached.read;
-    const reading = Promise.all([readings.liveCounts(), readings.creditTotals()]).then(([live, credits]) => {
-      last = { at: t, live, credits };
+    const reading = Promise.all([readings.liveCounts(), readings.creditTotals(), readings.liveWorkers?.() ?? []]).then(([live, credits, workers]) => {
+      last = { at: t, live, credits, workers };
       return true;
     }, () => {
       cached = undefined; // the next scrape tries again
@@ -80,6 +83,19 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
       this.set(Number.isFinite(oldest) ? Math.max(0, s.at - oldest) / 1000 : 0);
     },
   });
+  if (readings.liveWorkers) {
+    new Gauge({
+      name: 'mediagate_workers_live', help: 'Processes running tasks whose heartbeat in the store is recent (seen in the last 15 s), by role (worker, all)', labelNames: ['role'], registers,
+      async collect() {
+        const s = await snapshot();
+        if (!s) return;
+        this.reset();
+        // the roles that run tasks are always there, 0 when none beats: an alert can read `== 0`
+        for (const role of ['worker', 'all']) this.set({ role }, 0);
+        for (const r of s.workers) this.set({ role: r.role }, r.count);
+      },
+    });
+  }
   new Gauge({
     name: 'mediagate_credits_held', help: 'Credits held now by unsettled tasks and chat requests, over all accounts', registers,
     async collect() {

@@ -9,7 +9,8 @@ import { responses } from '../contract/responses.js';
 /**
  * `/healthz`: the process answers. `/readyz`: the store answers, the result storage answers (the
  * data directory, or a HeadBucket of the bucket at most every 5 s: G174) and the gateway has what it
- * needs to run tasks (disk, descriptors: G84); a 503 names what is missing. Neither needs a key.
+ * needs to run tasks (disk, descriptors: G84); a 503 names what is missing, but never a host, port,
+ * bucket or path (G262: neither needs a key; the log has the details).
  * A store that does not answer its ping within {@link STORE_PING_MS} is unreachable: a database
  * host that drops packets makes `/readyz` a 503 at once, not a wait for the system's TCP timeout.
  */
@@ -21,10 +22,12 @@ export function registerHealthRoutes(app: FastifyInstance, store: { ping(): Prom
   }, async () => ({ status: 'ok' as const }));
   app.get('/readyz', {
     schema: { tags: ['health'], summary: 'Ready to take tasks: the store, the result storage, disk and descriptors (a 503 names what is missing)', security: [], response: responses({ 200: ReadyReply }, [500, 503]) },
-  }, async () => {
+  }, async (request) => {
     try {
       await within(store.ping(), STORE_PING_MS, () => new Error(`no answer within ${STORE_PING_MS / 1000} s`));
     } catch (err) {
+      // the cause (which may name the database host) goes to the log only (G262)
+      request.log.warn({ err }, 'the database does not answer (/readyz answers 503)');
       throw new AppError('service_unavailable', 'The task store is not reachable', { cause: err });
     }
     const state = resources.check();

@@ -4,7 +4,7 @@
  * Every method answers with a Promise (a networked database cannot answer synchronously; G176),
  * except `watchChanges`. Every implementation must pass the shared suite in
  * `test/cases/store-contract.case.ts`. One file per part (G394): tasks, keys, usage, credits,
- * assets, Idempotency-Keys, audit, webhooks; this file holds the whole (`Store`) and names them all.
+ * assets, Idempotency-Keys, audit, webhooks, worker heartbeats; this file holds the whole (`Store`) and names them all.
  */
 import type { Logger } from 'pino';
 import type { RateLimitBackend } from '../limits/backend.js';
@@ -15,6 +15,7 @@ import type { IdempotencyStore } from './idempotency-types.js';
 import type { KeyStore } from './key-types.js';
 import type { TaskStore } from './task-types.js';
 import type { UsageStore } from './usage-types.js';
+import type { WorkerStore } from './worker-types.js';
 import type { WebhookStore } from './webhook-types.js';
 
 export * from './asset-types.js';
@@ -24,6 +25,7 @@ export * from './idempotency-types.js';
 export * from './key-types.js';
 export * from './task-types.js';
 export * from './usage-types.js';
+export * from './worker-types.js';
 
 /** Long-poll slots of each key, counted wherever the store is shared. */
 export interface WaitSlots {
@@ -36,6 +38,8 @@ export interface WaitSlots {
 
 export interface Store {
   tasks: TaskStore;
+  /** Heartbeats of the processes that run tasks (G264). */
+  workers: WorkerStore;
   idempotency: IdempotencyStore;
   keys: KeyStore;
   usage: UsageStore;
@@ -57,6 +61,11 @@ export interface Store {
   rateLimits?(logger?: Logger): RateLimitBackend;
   /** Optional (stores shared by several processes, G197): long-poll slots per key counted across processes. */
   waitSlots?: WaitSlots;
+  /**
+   * Optional (networked stores, G259): when a connection of this store last failed (Unix ms, 0:
+   * never), idle ones included: the lapsed-lease sweep holds back for a lease period after it.
+   */
+  lastFaultAt?(): number;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
   /** A consistent copy of the database at `file`, taken while the gateway runs. Optional: the embedded store only. */

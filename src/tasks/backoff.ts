@@ -1,5 +1,6 @@
 import { UnrecoverableError } from '../providers/types.js';
 import { AppError } from '../errors.js';
+import { S3StorageError } from '../media/s3-storage-error.js';
 
 /** The one place that decides whether a failed attempt is retried, and when. */
 export function shouldRetry(err: unknown, attempt: number, maxAttempts: number): boolean {
@@ -51,9 +52,19 @@ export function serverFaultDelayMs(n: number): number {
   return Math.min(60_000, 2000 * 2 ** Math.max(0, n - 1));
 }
 
-/** The message stored in a failed task's `error`. */
+/**
+ * The message stored in a failed task's `error`. A fault of the gateway's own file storage is said
+ * in words that name no bucket, host, port or path (G263: the log has those).
+ */
 export function failureMessage(err: unknown): string {
+  if (hasStorageError(err)) return 'the gateway could not store the result in its file storage';
   if (err instanceof UnrecoverableError || err instanceof AppError) return err.message;
   if (err instanceof Error && err.message) return `generation failed: ${err.message}`;
   return 'generation failed';
+}
+
+/** Whether `err` (or an error it wraps) is a failed request to the bucket, of any kind. */
+function hasStorageError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++) if (e instanceof S3StorageError) return true;
+  return false;
 }

@@ -42,4 +42,6 @@ export interface RunnerOptions {
    * lapsed-lease sweep then runs in one process at a time across the cluster (G184).
    */
   runAlone?: (name: string, fn: () => Promise<void>) => Promise<boolean>;
+  /** When a connection of the store last failed, idle ones included (Store.lastFaultAt, G259). */
+  storeFaultAt?: () => number;
 }

@@ -5,12 +5,16 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { readBlobBytes } from '../media/blob-store.js';
 import type { Provider, ProviderContext } from '../providers/types.js';
+import { isStoreUnavailable } from '../store/faults.js';
 import type { TaskRecord } from '../store/types.js';
 import { inTaskSpan } from '../tracing/task-spans.js';
 import { expiryOf } from './expiry.js';
+import { patientTaskStore } from './patient-store.js';
 import { claimNextTask, failLapsedTask, isFinished, recoverLapsedTask } from './states.js';
 import type { RunnerOptions } from './runner-options.js';
 import { checkTask, deferForServerFault, jobOf, startTask, type StopReason, type Work } from './task-work.js';
+
+export type { RunnerOptions } from './runner-options.js';
 
 interface Running {
   task: TaskRecord;
@@ -45,6 +49,10 @@ export class TaskRunner {
   private pausedUntil = 0;
   /** Whether the last fill found a resource short (to log changes, not every fill). */
   private short = false;
+  /** When a store call of this worker last met an unreachable database (0: never), for the lapsed-lease sweep's grace (G259). */
+  private storeFaultAt = 0;
+  /** Whether the last fill could not reach the database (to log changes, not every fill). */
+  private storeDown = false;
 
   constructor(private readonly opts: RunnerOptions) {}
 
@@ -139,7 +147,17 @@ export class TaskRunner {
       return;
     }
     this.filling = this.fillOnce()
-      .catch((err: unknown) => this.opts.log.error({ err }, 'could not claim tasks'))
+      .then(() => {
+        if (this.storeDown) this.opts.log.info('the database answers again: claiming tasks');
+        this.storeDown = false;
+      }, (err: unknown) => {
+        if (!this.noteStoreFault(err)) {
+          this.opts.log.error({ err }, 'could not claim tasks');
+          return;
+        }
+        if (!this.storeDown) this.opts.log.warn({ err: (err as Error).message }, 'the database cannot be reached: claiming nothing until it answers');
+        this.storeDown = true;
+      })
       .finally(() => {
         this.filling = undefined;
         if (this.fillAgain && !this.stopping) {
@@ -228,8 +246,14 @@ export class TaskRunner {
     // one renewal at a time: a slow one is not overtaken by the next; none is acted on after the work ended
     let renewing = false;
     let ended = false;
+    // a renewal that meets a dropped connection is tried again at once, on a new one (G258)
+    const renewOnce = (): Promise<boolean> => store.renewLease(task.id, this.workerId, Date.now() + leaseMs);
     const renew = async (): Promise<void> => {
-      if (await store.renewLease(task.id, this.workerId, Date.now() + leaseMs)) return;
+      const renewed = await renewOnce().catch((err: unknown) => {
+        if (!this.noteStoreFault(err)) throw err;
+        return renewOnce();
+      });
+      if (renewed) return;
       const current = await store.get(task.id);
       if (!ended) controller.abort((current?.status === 'cancelled' ? 'cancelled' : 'lease-lost') satisfies StopReason);
     };
@@ -237,7 +261,10 @@ export class TaskRunner {
       if (renewing) return;
       renewing = true;
       renew()
-        .catch((err: unknown) => log.warn({ err }, 'could not renew the lease; trying again'))
+        .catch((err: unknown) => {
+          this.noteStoreFault(err);
+          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not renew the lease; trying again');
+        })
         .finally(() => { renewing = false; });
     }, Math.max(200, Math.floor(leaseMs / 3)));
     heartbeat.unref();
@@ -252,14 +279,36 @@ export class TaskRunner {
       clearTimeout(attemptTimer);
       clearInterval(heartbeat);
       await fs.promises.rm(workDir, { recursive: true, force: true });
-      const status = (await store.get(task.id))?.status;
-      if (this.opts.inputs && (status === undefined || isFinished(status))) await this.opts.inputs.removeFolder(task.id);
+      if (this.opts.inputs) await this.removeInputsIfFinished(task.id, log);
     }
   }
 
-  /** The piece of work as task-work.ts sees it. */
+  /**
+   * A finished task's copies of caller media are removed; when the store or the storage cannot say
+   * or do it now, the retention sweeper removes them later.
+   */
+  private async removeInputsIfFinished(taskId: string, log: Logger): Promise<void> {
+    try {
+      const status = (await this.opts.store.get(taskId))?.status;
+      if (status === undefined || isFinished(status)) await this.opts.inputs!.removeFolder(taskId);
+    } catch (err) {
+      this.noteStoreFault(err);
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not remove the task\'s copies of caller media; the retention sweep will');
+    }
+  }
+
+  /** Records a store call that met an unreachable database (true), or says it was something else (false). */
+  private noteStoreFault(err: unknown): boolean {
+    if (!isStoreUnavailable(err)) return false;
+    this.storeFaultAt = Date.now();
+    return true;
+  }
+
+  /** The piece of work as task-work.ts sees it: its state changes wait out an unreachable database (G258). */
   private work(task: TaskRecord, controller: AbortController, log: Logger, workDir: string): Work {
-    const { store } = this.opts;
+    const store = patientTaskStore(this.opts.store, {
+      log, giveUp: () => controller.signal.aborted && controller.signal.reason === 'shutdown', onStoreFault: (err) => this.noteStoreFault(err),
+    });
     let lastProgress = task.progress;
     const ctx = {
       signal: controller.signal,
@@ -280,7 +329,7 @@ export class TaskRunner {
     return {
       task, workerId: this.workerId, log, ctx, controller, job: jobOf(task, task.provider),
       progress: () => lastProgress,
-      opts: this.opts, attemptTimeoutMs: this.attemptTimeoutMs,
+      opts: { ...this.opts, store }, attemptTimeoutMs: this.attemptTimeoutMs,
     };
   }
 
@@ -314,10 +363,16 @@ export class TaskRunner {
   /** {@link recoverLapsedLeases} on the timer: a sweep still running is not overlapped; a failure is logged. */
   private sweepLapsedLeases(): void {
     if (this.recovering) return;
+    // Leases lapse while the database cannot be reached, but their workers live: for one lease
+    // period after this worker last met the outage, every live worker renews its leases, and only
+    // then is a lapsed lease a dead worker's (G259).
+    if (Date.now() - Math.max(this.storeFaultAt, this.opts.storeFaultAt?.() ?? 0) < this.opts.leaseMs) return;
     this.recovering = true;
     const { runAlone } = this.opts;
     (runAlone ? runAlone('lapsed-leases', async () => { await this.recoverLapsedLeases(); }) : this.recoverLapsedLeases())
-      .catch((err: unknown) => this.opts.log.error({ err }, 'could not recover tasks whose worker stopped'))
+      .catch((err: unknown) => {
+        if (!this.noteStoreFault(err)) this.opts.log.error({ err }, 'could not recover tasks whose worker stopped');
+      })
       .finally(() => { this.recovering = false; });
   }
 }

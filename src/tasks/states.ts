@@ -16,13 +16,22 @@ export interface TaskTransition {
 
 export type TransitionListener = (transition: TaskTransition) => void;
 
-/** Listeners by store instance: two gateways in one process (tests) do not hear each other. */
-const listeners = new WeakMap<TaskStore, Set<TransitionListener>>();
+/**
+ * The listeners of a store, kept on the store object itself under a symbol: two gateways in one
+ * process (tests) do not hear each other, and a view of the store that forwards its properties
+ * (the runner's patient view, G258) shares them.
+ */
+const LISTENERS = Symbol('mediagate.transitionListeners');
+type Listened = TaskStore & { [LISTENERS]?: Set<TransitionListener> };
 
-/** Calls `listener` after every change of a task won through `store` here; returns the unsubscribe function. */
+/** Calls `listener` after every change of a task won through `store` (or a view of it) here; returns the unsubscribe function. */
 export function onTransition(store: TaskStore, listener: TransitionListener): () => void {
-  const set = listeners.get(store) ?? new Set<TransitionListener>();
-  listeners.set(store, set);
+  const listened = store as Listened;
+  let set = listened[LISTENERS];
+  if (!set) {
+    set = new Set();
+    Object.defineProperty(listened, LISTENERS, { value: set });
+  }
   set.add(listener);
   return () => { set.delete(listener); };
 }
@@ -30,7 +39,7 @@ export function onTransition(store: TaskStore, listener: TransitionListener): ()
 /** The one write of every transition: the conditional update, then the listeners when it was won. */
 async function transition(store: TaskStore, id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
   const task = await store.updateIf(id, guard, patch, settle);
-  const set = task && listeners.get(store);
+  const set = task && (store as Listened)[LISTENERS];
   if (!task || !set) return task;
   for (const listener of set) {
     try {

@@ -13,6 +13,7 @@ import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, se
 import { nextCheckDelayMs } from './check-delay.js';
 import { estimatedProgress } from './progress-estimate.js';
 import { expiryOf } from './expiry.js';
+import { storeResultPatiently } from './patient-upload.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { RunnerOptions } from './runner-options.js';
@@ -243,7 +244,7 @@ async function finish(w: Work, output: ProviderOutput, retryLater?: () => Promis
   const { store, results } = w.opts;
   let stored: Awaited<ReturnType<typeof results.store>>;
   try {
-    stored = await results.store(w.task.id, output, w.controller.signal);
+    stored = await storeResultPatiently(results, w.task.id, output, w.controller.signal, w.log);
   } catch (err) {
     if (w.controller.signal.aborted) return w.task.upstream?.ref ? stopped(w) : failedAttempt(w, err);
     if (err instanceof RemoteFileGone) return generationFailed(w, err);

@@ -17,6 +17,7 @@ import type { DeliveryAttempt, DeliveryOutcome, WebhookDelivery, WebhookStore } 
 import type { WebhookOutcome } from '../metrics/gateway-metrics.js';
 import { postWebhook, type PostResult } from './post.js';
 import { afterFailure } from './schedule.js';
+import { untilStoreAnswers } from '../tasks/patient-store.js';
 import { newWebhookSecret, signatureHeader } from './signing.js';
 
 export const USER_AGENT = 'mediagate-webhooks/1';
@@ -44,8 +45,10 @@ export interface DeliveryWorkerDeps {
  * The one place a delivery attempt's outcome is written and reported (metrics hook here). False
  * when the worker lost its lease meanwhile (another worker took the delivery over).
  */
-export async function recordDeliveryOutcome(webhooks: WebhookStore, delivery: WebhookDelivery, workerId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, log: Logger): Promise<boolean> {
-  const kept = await webhooks.recordAttempt(delivery.id, workerId, attempt, outcome);
+export async function recordDeliveryOutcome(webhooks: WebhookStore, delivery: WebhookDelivery, workerId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, log: Logger, giveUp: () => boolean = () => false): Promise<boolean> {
+  // a POST that was made is recorded even across a dropped database connection: unrecorded, its
+  // lease would lapse and the receiver get it again (G258)
+  const { value: kept } = await untilStoreAnswers(() => webhooks.recordAttempt(delivery.id, workerId, attempt, outcome), { log, giveUp }, 'a webhook attempt');
   const fields = { webhookId: delivery.id, taskId: delivery.taskId, attempt: delivery.attempts.length + 1, statusCode: attempt.statusCode, durationMs: attempt.durationMs };
   if (!kept) log.warn(fields, 'webhook: the delivery was taken over by another worker; this attempt is not recorded');
   else if (outcome.status === 'pending') log.info({ ...fields, error: attempt.error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; retrying later');
@@ -147,7 +150,7 @@ export class DeliveryWorker {
     const outcome: DeliveryOutcome = result.error === null ? { status: 'delivered' }
       : result.failure === 'refused' ? { status: 'failed' }
         : afterFailure(settings, delivery.attempts.length + 1, delivery.createdAt, ended);
-    if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log)) this.deps.metrics?.webhookDelivery(metricOutcome(outcome, result.failure));
+    if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log, () => this.stopped)) this.deps.metrics?.webhookDelivery(metricOutcome(outcome, result.failure));
   }
 
   /**

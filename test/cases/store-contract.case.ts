@@ -21,6 +21,7 @@ import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
 import { webhooksContract } from './store-contract-webhooks.case.js';
 import { insertTask } from '../helpers/task-rows.js';
+import { workerStoreContract } from './store-contract-workers.case.js';
 
 export { newTask } from './store-contract-helpers.js';
 export type { OpenStore, StoreContractOptions } from './store-contract-helpers.js';
@@ -38,6 +39,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     creditsContract(open);
     webhooksContract(open);
     adminStoreContract(open);
+    workerStoreContract(open);
     storeContract(open, options);
   });
 }

@@ -28,6 +28,8 @@ export interface S3Server {
   keys(prefix?: string): Promise<string[]>;
   /** An object's bytes. */
   object(key: string): Promise<Buffer>;
+  /** Stops the server (every open connection cut), waits `ms`, and starts it again on the same port with the same files. */
+  outage(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,11 +44,17 @@ export function useS3Credentials(): void {
 export async function startS3Server(options: { bucket?: string; strict?: boolean; createBucket?: boolean } = {}): Promise<S3Server> {
   const bucket = options.bucket ?? 'mediagate-test';
   const directory = tempDir('s3rver-');
-  const server = new S3rver({
+  let server = new S3rver({
     address: '127.0.0.1', port: 0, silent: true, directory, allowMismatchedSignatures: options.strict !== true,
     configureBuckets: options.createBucket === false ? [] : [{ name: bucket }],
   });
   const { port } = await server.run();
+  const stop = async (): Promise<void> => {
+    const http = (server as unknown as { httpServer?: { closeAllConnections(): void } }).httpServer;
+    const closing = server.close();
+    http?.closeAllConnections(); // keep-alive sockets of the gateway's client would hold the close open
+    await closing;
+  };
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY } });
   return {
@@ -66,9 +74,15 @@ export async function startS3Server(options: { bucket?: string; strict?: boolean
       const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       return Buffer.from(await got.Body!.transformToByteArray());
     },
+    async outage(ms) {
+      await stop();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      server = new S3rver({ address: '127.0.0.1', port, silent: true, directory, allowMismatchedSignatures: options.strict !== true, configureBuckets: [] });
+      await server.run();
+    },
     async close() {
       client.destroy();
-      await server.close();
+      await stop();
       fs.rmSync(directory, { recursive: true, force: true });
     },
   };

@@ -2,11 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteBucketCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openBlobStores } from '../../src/media/blob-stores.js';
 import { FsBlobStore } from '../../src/media/fs-blob-store.js';
-import { S3BlobStore, S3StorageError } from '../../src/media/s3-blob-store.js';
+import { S3BlobStore } from '../../src/media/s3-blob-store.js';
+import { S3StorageError } from '../../src/media/s3-storage-error.js';
 import { runBlobStoreContract } from '../cases/blob-store-contract.case.js';
 import { tempDir } from '../helpers/harness.js';
 import { S3_ACCESS_KEY, type S3Server, startS3Server, useS3Credentials } from '../helpers/s3-server.js';
@@ -118,14 +120,17 @@ describe('storage readiness (G174)', () => {
   it('one HeadBucket answers for a while (the clock is the test\'s): a bucket gone is seen once the answer is older than cacheMs', async () => {
     const bucket = await freshBucket();
     let now = 1_000_000;
-    const stores = await openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), MEDIAGATE_S3_BUCKET: bucket }), { cacheMs: 5000, now: () => now });
+    const warned: unknown[] = [];
+    const log = { info: () => undefined, warn: (fields: unknown) => { warned.push(fields); } } as unknown as Pick<Logger, 'info' | 'warn'>;
+    const stores = await openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), MEDIAGATE_S3_BUCKET: bucket }), { cacheMs: 5000, now: () => now, log });
     try {
       expect(await stores.problem()).toBeUndefined();
       await s3.client.send(new DeleteBucketCommand({ Bucket: bucket }));
       now += 4999;
       expect(await stores.problem()).toBeUndefined(); // still the answer of 4.999 s ago
       now += 1;
-      expect(await stores.problem()).toBe(`storage: s3://${bucket}/results/ cannot be reached (HeadBucket s3://${bucket}/: NotFound (HTTP 404))`);
+      expect(await stores.problem()).toBe('storage: the file storage cannot be reached (the log names it and why)');
+      expect(warned.at(-1)).toEqual({ location: `s3://${bucket}/results/`, error: `HeadBucket s3://${bucket}/: NotFound (HTTP 404)` });
       await s3.client.send(new CreateBucketCommand({ Bucket: bucket }));
       expect(await stores.problem()).toMatch(/cannot be reached/); // cached again
       now += 5000;

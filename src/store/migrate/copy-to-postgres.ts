@@ -43,6 +43,8 @@ export async function migrateSqliteToPostgres(options: MigrateStoreOptions): Pro
   try {
     await prepareTarget(options.postgresUrl);
     const client = new pg.Client(clientConfig(options.postgresUrl, 'migrate-store'));
+    // a connection lost mid-copy fails the query under way (and the copy, cleanly); unheard, its error event would end the process (G257)
+    client.on('error', () => undefined);
     try {
       await client.connect();
     } catch (err) {

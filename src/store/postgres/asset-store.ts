@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { assetOfRow, type AssetRow } from '../asset-rows.js';
 import type { AssetRecord, AssetStore } from '../types.js';
-import { inTransaction } from './connect.js';
+import { inTransaction } from './transaction.js';
 import { storable } from './storable.js';
 
 const INSERT_SQL = `INSERT INTO assets (id, owner_key_id, status, reason, kind, format, width, height, duration, fps, bytes, file, created_at, expires_at)

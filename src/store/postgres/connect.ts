@@ -60,24 +60,23 @@ export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
   };
 }
 
-export function createPool(options: PostgresStoreOptions, instanceId: string): pg.Pool {
-  return new pg.Pool({ ...clientConfig(options.url, instanceId), Client: BoundedClient, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
-}
-
-/** Runs `fn` in one transaction on one pooled connection: committed when it resolves, rolled back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    // a failed ROLLBACK means the connection itself is gone: it is dropped, not reused
-    await client.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+/**
+ * The store's pool. Every connection it makes gets an `'error'` listener for its whole life (G257):
+ * pg-pool listens only on idle connections, and a connection that breaks while checked out (a
+ * terminated backend, a restart, a failover, `idle_session_timeout`) emits `'error'` whether or
+ * not a query is running on it; unheard, that event would end the process. The query under way
+ * rejects on its own; the connection is dropped when handed back with the error (transaction.ts,
+ * jobs.ts). `onError` hears both kinds (idle and checked out), for the log.
+ */
+export function createPool(options: PostgresStoreOptions, instanceId: string, onError: (err: Error, checkedOut: boolean) => void = () => undefined): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(options.url, instanceId), Client: BoundedClient, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  const idle = new WeakSet<pg.PoolClient>();
+  pool.on('connect', (client) => {
+    client.on('error', (err) => { if (!idle.has(client)) onError(err, true); });
+  });
+  pool.on('acquire', (client) => idle.delete(client));
+  pool.on('release', (_err, client) => idle.add(client));
+  // an idle connection's error reaches the pool (pg-pool then drops it): heard here
+  pool.on('error', (err) => onError(err, false));
+  return pool;
 }

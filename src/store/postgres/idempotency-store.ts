@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { idempotencyTaskKey, type IdempotencyBegin, type IdempotencyStore } from '../types.js';
-import { inTransaction } from './connect.js';
+import { inTransaction } from './transaction.js';
 
 interface Row { fingerprint: string; status_code: number | null; response: string | null; created_at: number }
 

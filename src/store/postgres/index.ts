@@ -19,6 +19,7 @@ import { migrate } from './migrations.js';
 import { postgresRateLimits, PostgresWaitSlots } from './cluster-limits.js';
 import { PostgresTaskStore } from './task-store.js';
 import { PostgresUsageStore } from './usage-store.js';
+import { PostgresWorkerStore } from './worker-store.js';
 
 export type { PostgresStoreOptions } from './connect.js';
 export { PostgresTaskStore } from './task-store.js';
@@ -34,9 +35,12 @@ export interface PostgresStore extends Store {
  */
 export async function openPostgresStore(options: PostgresStoreOptions & { logger?: Logger }): Promise<PostgresStore> {
   const instanceId = randomBytes(8).toString('hex');
-  const pool = createPool(options, instanceId);
-  // an idle pooled connection that breaks is dropped by the pool; without a listener its error would end the process
-  pool.on('error', (err) => options.logger?.warn({ err }, 'PostgreSQL: an idle pooled connection failed'));
+  // a pooled connection that breaks (idle or in use) is logged and dropped, never the end of the process (G257)
+  let faultAt = 0;
+  const pool = createPool(options, instanceId, (err, checkedOut) => {
+    faultAt = Date.now();
+    options.logger?.warn({ err: err.message, checkedOut }, 'PostgreSQL: a pooled connection failed; it is dropped');
+  });
   const tasks = new PostgresTaskStore(pool);
   const listener = new ChangeListener(options.url, instanceId, {
     taskChanged: (id) => tasks.changedByOther(id),
@@ -62,9 +66,11 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     idempotency: new PostgresIdempotencyStore(pool),
     webhooks: new PostgresWebhookStore(pool),
     audit: new PostgresAuditStore(pool),
+    workers: new PostgresWorkerStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),
+    lastFaultAt: () => faultAt,
     ping: async () => { await pool.query('SELECT 1'); },
     close: () => {
       closing ??= (async () => {

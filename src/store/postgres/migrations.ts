@@ -276,6 +276,15 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON audit_log
     FOR EACH STATEMENT EXECUTE FUNCTION mediagate_audit_append_only();
   `,
+  // Worker heartbeats (G264): one row per process that runs tasks, refreshed every few seconds.
+  `
+  CREATE TABLE worker_beats (
+    id      text PRIMARY KEY,
+    role    text NOT NULL,
+    seen_at bigint NOT NULL
+  );
+  CREATE INDEX worker_beats_seen ON worker_beats (seen_at);
+  `,
 ];
 
 /** The schema version the migrations lead to. */

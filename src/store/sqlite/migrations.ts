@@ -213,6 +213,15 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   `,
+  // Worker heartbeats (G264): one row per process that runs tasks, refreshed every few seconds.
+  `
+  CREATE TABLE worker_beats (
+    id      TEXT PRIMARY KEY,
+    role    TEXT NOT NULL,
+    seen_at INTEGER NOT NULL
+  );
+  CREATE INDEX worker_beats_seen ON worker_beats (seen_at);
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../types.js';
 import { SqliteAssetStore } from './asset-store.js';
 import { SqliteAuditStore } from './audit-store.js';
+import { SqliteWorkerStore } from './worker-store.js';
 import { SqliteCreditStore } from './credit-store.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
@@ -81,6 +82,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     idempotency: new SqliteIdempotencyStore(db),
     webhooks: new SqliteWebhookStore(db),
     audit: new SqliteAuditStore(db),
+    workers: new SqliteWorkerStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {
       usage.tryFlush();

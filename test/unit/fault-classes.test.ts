@@ -1,0 +1,89 @@
+/**
+ * G256, G260: store and storage errors are classified in one place each, and a request that meets
+ * either answers 503 `service_unavailable` with `Retry-After`, its message naming no host, port,
+ * bucket or path. Errors that are not the database's or the bucket's reachability stay 500.
+ */
+import { describe, expect, it } from 'vitest';
+import { asAppError } from '../../src/errors.js';
+import { S3StorageError } from '../../src/media/s3-storage-error.js';
+import { isStorageUnavailable } from '../../src/media/storage-faults.js';
+import { isStoreUnavailable } from '../../src/store/faults.js';
+import { failureMessage } from '../../src/tasks/backoff.js';
+
+const coded = (message: string, code: string): Error => Object.assign(new Error(message), { code });
+
+describe('isStoreUnavailable', () => {
+  it.each([
+    ['a refused connection', coded('connect ECONNREFUSED 10.0.0.7:5432', 'ECONNREFUSED')],
+    ['a reset connection', coded('read ECONNRESET', 'ECONNRESET')],
+    ['pg: a connection that ended', new Error('Connection terminated unexpectedly')],
+    ['pg: a connect that timed out', new Error('Connection terminated due to connection timeout')],
+    ['pg: a client whose connection failed', new Error('Client has encountered a connection error and is not queryable')],
+    ['pg: a terminated backend (57P01)', coded('terminating connection due to administrator command', '57P01')],
+    ['pg: a server starting up (57P03)', coded('the database system is starting up', '57P03')],
+    ['pg: an idle session timed out (57P05)', coded('terminating connection due to idle-session timeout', '57P05')],
+    ['pg: too many connections (53300)', coded('sorry, too many clients already', '53300')],
+    ['pg: a connection exception (08006)', coded('connection failure', '08006')],
+    ['SQLite busy past its timeout', coded('database is locked', 'SQLITE_BUSY')],
+    ['a cause two levels down', new Error('insert failed', { cause: new Error('batch failed', { cause: new Error('Connection terminated unexpectedly') }) })],
+    ['every address of a name refused', Object.assign(new AggregateError([coded('a', 'ECONNREFUSED'), coded('b', 'ECONNREFUSED')], ''), {})],
+  ])('%s: unavailable', (_what, err) => {
+    expect(isStoreUnavailable(err)).toBe(true);
+  });
+
+  it.each([
+    ['a unique violation', coded('duplicate key value violates unique constraint', '23505')],
+    ['a syntax error', coded('syntax error at or near "SELEC"', '42601')],
+    ['a serialization failure', coded('could not serialize access', '40001')],
+    ['SQLite: a constraint', coded('UNIQUE constraint failed', 'SQLITE_CONSTRAINT_UNIQUE')],
+    ['a bug', new TypeError("Cannot read properties of undefined (reading 'id')")],
+    ['not an error', 'Connection terminated unexpectedly'],
+  ])('%s: not unavailable', (_what, err) => {
+    expect(isStoreUnavailable(err)).toBe(false);
+  });
+});
+
+describe('isStorageUnavailable', () => {
+  const s3 = (code: string, status: number | undefined): S3StorageError => new S3StorageError('upload', 's3://private-bucket/results/t/x.png', code, status, 'connect ECONNREFUSED 10.1.2.3:9000');
+  it.each([
+    ['no connection', s3('Error', undefined), true],
+    ['a timeout', s3('TimeoutError', undefined), true],
+    ['503 SlowDown', s3('SlowDown', 503), true],
+    ['500 InternalError', s3('InternalError', 500), true],
+    ['wrapped in another error', new Error('could not store', { cause: s3('Error', undefined) }), true],
+    ['403 AccessDenied', s3('AccessDenied', 403), false],
+    ['404 NoSuchBucket', s3('NoSuchBucket', 404), false],
+    ['an abort', s3('AbortError', undefined), false],
+    ['a disk error', coded('EIO: i/o error', 'EIO'), false],
+  ])('%s: %s', (_what, err, expected) => {
+    expect(isStorageUnavailable(err)).toBe(expected);
+  });
+});
+
+describe('what callers see', () => {
+  it('the database unreachable: 503 service_unavailable with Retry-After, naming no host', () => {
+    const err = asAppError(coded('connect ECONNREFUSED 10.0.0.7:5432', 'ECONNREFUSED'));
+    expect(err.code).toBe('service_unavailable');
+    expect(err.status).toBe(503);
+    expect(Number(err.headers?.['retry-after'])).toBeGreaterThan(0);
+    expect(err.message).not.toMatch(/10\.0\.0\.7|5432/);
+  });
+
+  it('the bucket unreachable: 503 service_unavailable with Retry-After, naming no bucket or host', () => {
+    const err = asAppError(new S3StorageError('HeadObject', 's3://private-bucket/results/t/x.png', 'Error', undefined, 'connect ECONNREFUSED 10.1.2.3:9000'));
+    expect(err.code).toBe('service_unavailable');
+    expect(Number(err.headers?.['retry-after'])).toBeGreaterThan(0);
+    expect(err.message).not.toMatch(/private-bucket|10\.1\.2\.3|9000|results/);
+  });
+
+  it('anything else: a bare 500', () => {
+    expect(asAppError(new TypeError('x is undefined')).code).toBe('internal_error');
+    expect(asAppError(new S3StorageError('upload', 's3://b/k', 'AccessDenied', 403, '')).code).toBe('internal_error');
+  });
+
+  it('a task failed by a storage fault says so without the bucket, key, host or port (G263)', () => {
+    const message = failureMessage(new S3StorageError('upload', 's3://private-bucket/results/t/video.mp4', 'AccessDenied', 403, 'Access Denied'));
+    expect(message).toBe('the gateway could not store the result in its file storage');
+    expect(failureMessage(new Error('outer', { cause: new S3StorageError('upload', 's3://private-bucket/k', 'Error', undefined, 'connect ECONNREFUSED 10.1.2.3:9000') }))).not.toMatch(/private-bucket|10\.1\.2\.3/);
+  });
+});
