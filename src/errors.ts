@@ -36,6 +36,7 @@ export const ERROR_CATALOG = {
   asset_id_not_found: { status: 404, type: 'not_found_error', description: 'No asset with this id belongs to the calling key.' },
   key_not_found: { status: 404, type: 'not_found_error', description: 'No API key has this id (admin API).' },
   account_not_found: { status: 404, type: 'not_found_error', description: 'No account has this id (admin API).' },
+  channel_not_found: { status: 404, type: 'not_found_error', description: 'No provider (channel) has this id (admin API).' },
   route_not_found: { status: 404, type: 'not_found_error', description: 'No endpoint has this method and path.' },
   request_timeout: { status: 408, type: 'invalid_request_error', description: 'The request did not arrive whole in time (headers within 60 s, the whole request within 120 s); the connection is closed after this answer.' },
   invalid_task_state: { status: 409, type: 'conflict_error', description: 'The action is not allowed in the task\'s current state (for example cancelling a finished task).' },

@@ -3,6 +3,7 @@
  * completion or a stream of deltas out. Providers translate and call; the route shapes envelopes
  * and SSE, records usage and maps errors (AppError codes from src/errors.ts).
  */
+import type { ProbeResult } from '../providers/probe-result.js';
 import type { Logger } from 'pino';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
@@ -70,4 +71,6 @@ export interface ChatProvider {
   stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
   /** Releases pooled connections at shutdown. */
   close?(): Promise<void>;
+  /** A cheap check that the upstream answers with the configured key (G323), as Provider.probe. */
+  probe?(signal: AbortSignal): Promise<ProbeResult>;
 }

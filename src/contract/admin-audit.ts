@@ -5,7 +5,7 @@ import { Nullable } from './task-replies.js';
 
 /** The audit log (G302) and the effective settings (G311) of the admin API. */
 
-export const AUDIT_ACTIONS = ['key.create', 'key.update', 'key.revoke', 'key.rotate', 'account.create', 'account.grant'] as const;
+export const AUDIT_ACTIONS = ['key.create', 'key.update', 'key.revoke', 'key.rotate', 'account.create', 'account.grant', 'task.cancel', 'channel.probe'] as const;
 
 export const AdminAuditEntry = Type.Object({
   id: Type.Integer(),
@@ -13,7 +13,7 @@ export const AdminAuditEntry = Type.Object({
   created: Created,
   actor: Type.String({ description: 'The admin key\'s id; `cli` for the mediagate command on the server; `bootstrap` for a key of the settings' }),
   action: StringEnum(AUDIT_ACTIONS),
-  target: Type.String({ description: 'The id of the key or account changed' }),
+  target: Type.String({ description: 'The id of the key, account or task changed, or of the channel probed' }),
   request_id: Nullable(Type.String({ description: 'The admin request\'s x-request-id; null for the CLI and the bootstrap' })),
   details: Type.Record(Type.String(), Type.Unknown(), { description: 'What was asked (never a secret)' }),
 }, { ...closed, title: 'AdminAuditEntry', description: 'One change made through the admin API or the CLI' });

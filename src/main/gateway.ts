@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { openScratchDir } from './scratch-dir.js';
 import { auditEntry, BOOTSTRAP_ACTOR } from '../admin/actor.js';
+import { ChannelStats } from '../admin/channel-stats.js';
 import { createAdminServices } from '../admin/services.js';
 import { KeyUsage } from '../auth/key-usage.js';
 import { ensureApiKey } from '../auth/keys.js';
@@ -135,9 +136,17 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const setup = setUpProviders(config, options);
   const providers = new ProviderRegistry(setup.providers, setup.routes);
   const metrics = createMetrics(config, Object.keys(setup.routes));
+  // the channels' outcomes, circuits and last errors, shared with the other processes through the store (G322)
+  const channelStats = new ChannelStats(store.admin, logger.child({ component: 'channel-stats' }));
+  channelStats.start();
   const channels = new Channels({
     log: logger.child({ component: 'channels' }),
-    ...(metrics && { observe: metrics.upstreamCall.bind(metrics) }),
+    observe: (provider, outcome, seconds) => {
+      metrics?.upstreamCall(provider, outcome, seconds);
+      channelStats.observe(provider, outcome, seconds);
+    },
+    onStateChange: (provider, state, at) => channelStats.stateChanged(provider, state, at),
+    onFault: (provider, err, at) => channelStats.fault(provider, err, at),
     concurrencyOf: (id) => providers.get(id)?.concurrency ?? config.workerConcurrency,
     ...(options.breaker && { breaker: options.breaker }),
     ...(options.channelClock && { now: options.channelClock }),
@@ -208,7 +217,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'), keyClock);
   const links = resultLinks(signer, config.videosResultTtlHours);
-  const admin = createAdminServices(config, store, { now: keyClock, flushKeyUsage: () => keyUsage.flush() });
+  const admin = createAdminServices(config, store, {
+    now: keyClock, flushKeyUsage: () => keyUsage.flush(),
+    runtime: { tasks, providers, links, typeOf: (id) => setup.types[id] ?? null, routes: setup.routes, stats: channelStats },
+  });
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
     services: {
@@ -268,6 +280,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         await app.close();
         clearTimeout(cut);
         await keyUsage.stop(); // the last requests' times, before the store closes (G308)
+        await channelStats.stop().catch(() => undefined);
         killAllFfmpeg();
         await Promise.all([providers.close(), rateLimits.close()]);
         storage.close();

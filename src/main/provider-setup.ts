@@ -34,6 +34,8 @@ export interface ProviderSetupOptions {
 export interface ProviderSetup {
   providers: Provider[];
   routes: Record<string, RouteCandidate[]>;
+  /** Each provider's type (providers.json `type`), where it is known: providers tests hand in have none. */
+  types: Record<string, string>;
 }
 
 export function setUpProviders(config: Config, options: ProviderSetupOptions = {}): ProviderSetup {
@@ -46,14 +48,20 @@ export function setUpProviders(config: Config, options: ProviderSetupOptions = {
   // the sandbox answers chat models without a route; a chat provider named `sandbox` replaces it
   const sandboxChat = upstreams.providers.find((p) => p.id === 'sandbox') ?? createSandboxChatProvider({ tokensPerSecond: config.sandboxChatTokensPerSecond });
   const chat = upstreams.providers.filter((p) => p.id !== 'sandbox').map(chatOnlyProvider);
-  return { providers: withChat([...media, ...chat], 'sandbox', sandboxChat), routes: { ...mediaRoutes, ...upstreams.routes } };
+  const types: Record<string, string> = Object.fromEntries(options.chat ? [] : chat.map((p) => [p.id, 'openai-chat']));
+  if (!options.providers) types.sandbox = 'sandbox';
+  return { providers: withChat([...media, ...chat], 'sandbox', sandboxChat), routes: { ...mediaRoutes, ...upstreams.routes }, types };
 }
 
 /** The providers of providers.json; the built-in sandbox stays available (models without a route use it) unless the file defines `sandbox`. */
 function fromFile(config: Config, file: ProvidersConfig, routes?: Record<string, RouteCandidate[]>): ProviderSetup {
   const providers = file.providers.map((spec) => providerOf(config, spec));
-  if (!providers.some((p) => p.id === 'sandbox')) providers.push(sandbox(config, { id: 'sandbox', type: 'sandbox' }));
-  return { providers, routes: routes ?? file.routes };
+  const types: Record<string, string> = Object.fromEntries(file.providers.map((spec) => [spec.id, spec.type]));
+  if (!providers.some((p) => p.id === 'sandbox')) {
+    providers.push(sandbox(config, { id: 'sandbox', type: 'sandbox' }));
+    types.sandbox = 'sandbox';
+  }
+  return { providers, routes: routes ?? file.routes, types };
 }
 
 function providerOf(config: Config, spec: ProviderSpec): Provider {

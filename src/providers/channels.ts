@@ -119,6 +119,10 @@ export interface ChannelsOptions {
   now?: () => number;
   /** Told of every call's outcome and, when one went out, its length in seconds (metrics, G224). */
   observe?: (provider: string, outcome: UpstreamOutcome, seconds?: number) => void;
+  /** Told of each change of a circuit (G322: shared through the store with the other processes). */
+  onStateChange?: (provider: string, state: CircuitState, at: number) => void;
+  /** Told of each channel fault's error (G322: the channel's last error, scrubbed by the listener). */
+  onFault?: (provider: string, err: unknown, at: number) => void;
 }
 
 export class Channels {
@@ -162,7 +166,10 @@ export class Channels {
         outcome = 'ok';
         return answer;
       } catch (err) {
-        if (err instanceof ChannelError && err.countsAgainstChannel) outcome = 'fault';
+        if (err instanceof ChannelError && err.countsAgainstChannel) {
+          outcome = 'fault';
+          this.opts.onFault?.(provider, err, this.now());
+        }
         throw err;
       } finally {
         span.setAttribute('mediagate.upstream.outcome', outcome);
@@ -179,7 +186,10 @@ export class Channels {
    */
   async acquire(provider: string, signal?: AbortSignal): Promise<{ release(failed: boolean, outcome?: UpstreamOutcome): void }> {
     const breaker = this.breaker(provider);
-    if (!breaker.allow(this.now())) {
+    const before = breaker.state;
+    const allowed = breaker.allow(this.now());
+    if (breaker.state !== before) this.opts.onStateChange?.(provider, breaker.state, this.now()); // open -> half-open: its time is up
+    if (!allowed) {
       this.opts.observe?.(provider, 'circuit_open');
       throw new ChannelError(`the channel ${provider} is not taking calls (its circuit is open)`, { retryAfterMs: breaker.retryAfterMs(this.now()) });
     }
@@ -207,6 +217,7 @@ export class Channels {
     const before = breaker.state;
     const after = failed ? breaker.failure(this.now()) : breaker.success();
     if (after !== before) {
+      this.opts.onStateChange?.(provider, after, this.now());
       const level = after === 'closed' ? 'info' : 'warn';
       this.opts.log[level]({ channel: provider, from: before, to: after }, `channel ${provider}: circuit ${after}`);
     }

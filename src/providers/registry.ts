@@ -107,6 +107,7 @@ export function chatOnlyProvider(chat: ChatProvider): Provider {
     capabilities: { families: ['chat'] },
     chat,
     ...(chat.close && { close: () => chat.close!() }),
+    ...(chat.probe && { probe: (signal: AbortSignal) => chat.probe!(signal) }),
   };
 }
 

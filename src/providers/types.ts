@@ -17,6 +17,9 @@ import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 import type { UpstreamRef } from '../contract/task-request.js';
+import type { ProbeResult } from './probe-result.js';
+
+export type { ProbeResult } from './probe-result.js';
 
 /** What a provider is asked to make. */
 export interface ProviderJob {
@@ -208,6 +211,11 @@ export interface Provider {
   check?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult>;
   /** Asks the upstream to stop a started generation (best effort). */
   cancel?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void>;
+  /**
+   * A cheap check that the upstream answers with the configured key: a list or status call of its
+   * API, never a generation (G323). Throws (ProbeFailed, ChannelError) when it does not.
+   */
+  probe?(signal: AbortSignal): Promise<ProbeResult>;
   /** Chat completions; required for `chat`. */
   chat?: ChatApi;
   /** Completion notices of its upstream (webhooks); `start` asks for them where `ctx.callbackUrl` is set. */

@@ -37,4 +37,6 @@ export interface AuditQuery {
 /** The audit log (G302); its entries are written by the changes themselves (`audit` arguments). */
 export interface AuditStore {
   list(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Appends an entry of an action that is no store change of its own (a cancel, a probe; G325). */
+  append(entry: NewAuditEntry): Promise<void>;
 }

@@ -2,7 +2,7 @@
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import { mediaRefs } from '../contract/media-refs.js';
 import type { TaskRequest } from '../contract/task-request.js';
-import type { NewTask, TaskPatch, TaskRecord, TaskStatus } from './types.js';
+import type { NewTask, TaskPatchWithNote, TaskRecord, TaskStatus } from './types.js';
 
 /** A `tasks` row (PostgreSQL's bigint columns are read as numbers, see postgres/connect.ts). */
 export interface TaskRow {
@@ -51,14 +51,14 @@ export function insertedRecord(task: NewTask): TaskRecord {
   };
 }
 
-export const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
+export const PATCH_COLUMNS: Record<keyof TaskPatchWithNote, string> = {
   attempts: 'attempts', serverFaults: 'server_faults', status: 'status', progress: 'progress', result: 'result', error: 'error', startedAt: 'started_at',
   finishedAt: 'finished_at', leaseOwner: 'lease_owner', leaseExpiresAt: 'lease_expires_at',
-  runAfter: 'run_after', expiresAt: 'expires_at', provider: 'provider', upstream: 'upstream',
+  runAfter: 'run_after', expiresAt: 'expires_at', provider: 'provider', upstream: 'upstream', attemptError: 'attempt_error',
 };
 
 /** A patch field's column value: JSON documents as text. */
-export function columnValue(patch: TaskPatch, key: keyof TaskPatch): unknown {
+export function columnValue(patch: TaskPatchWithNote, key: keyof TaskPatchWithNote): unknown {
   const value = patch[key];
   if (key === 'result' || key === 'upstream') return value === null ? null : JSON.stringify(value);
   return value;

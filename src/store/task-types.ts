@@ -148,6 +148,12 @@ export interface LiveTaskCount {
 export type TaskPatch = Partial<Pick<TaskRecord,
   'attempts' | 'serverFaults' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt' | 'provider' | 'upstream'>>;
 
+/**
+ * What a requeue or a new generation may write besides the patch: the error of the attempt that
+ * ended (kept for the task's timeline, G318; never shown to its caller).
+ */
+export type TaskPatchWithNote = TaskPatch & { attemptError?: string | null };
+
 /** The guard of a conditional update: the row changes only while all of these hold. */
 export interface TaskGuard {
   statusIn: readonly TaskStatus[];
@@ -212,7 +218,7 @@ export interface TaskStore {
    * transaction: money moves only when this update wins (G201); and so, when the task has a
    * callback URL, its webhook delivery is queued (G210): exactly once, by the winner.
    */
-  updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined>;
+  updateIf(id: string, guard: TaskGuard, patch: TaskPatchWithNote, settle?: Settlement): Promise<TaskRecord | undefined>;
   /**
    * Leases the next piece of work of these providers to `workerId`: a due check of a generation
    * running at an upstream (a `processing` task with no lease whose `runAfter` has come, the

@@ -4,10 +4,11 @@
  * Every method answers with a Promise (a networked database cannot answer synchronously; G176),
  * except `watchChanges`. Every implementation must pass the shared suite in
  * `test/cases/store-contract.case.ts`. One file per part (G394): tasks, keys, usage, credits,
- * assets, Idempotency-Keys, audit, webhooks, worker heartbeats; this file holds the whole (`Store`) and names them all.
+ * assets, Idempotency-Keys, audit, webhooks, worker heartbeats, the operator's reads; this file holds the whole (`Store`) and names them all.
  */
 import type { Logger } from 'pino';
 import type { RateLimitBackend } from '../limits/backend.js';
+import type { AdminStore } from './admin-types.js';
 import type { AssetStore } from './asset-types.js';
 import type { AuditStore } from './audit-types.js';
 import type { CreditStore } from './credit-types.js';
@@ -18,6 +19,7 @@ import type { UsageStore } from './usage-types.js';
 import type { WorkerStore } from './worker-types.js';
 import type { WebhookStore } from './webhook-types.js';
 
+export * from './admin-types.js';
 export * from './asset-types.js';
 export * from './audit-types.js';
 export * from './credit-types.js';
@@ -49,6 +51,8 @@ export interface Store {
   webhooks: WebhookStore;
   /** What the admin API and the CLI changed (G302). */
   audit: AuditStore;
+  /** The operator's cross-tenant reads, usage aggregates and channel figures (G317-G324). */
+  admin: AdminStore;
   /**
    * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
    * the job of this name, so a periodic job runs once across all processes; false when skipped.

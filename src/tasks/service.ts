@@ -267,14 +267,36 @@ export class TaskService {
       throw new AppError('invalid_task_state', `Task ${task.id} is a ${task.family} task; only ${family} tasks can be cancelled`, { param: 'id' });
     }
     if (task.status === 'cancelled') return task;
+    return (await this.cancelFound(task)).task;
+  }
+
+  /** Any tenant's task by id (the admin API), or undefined. */
+  peek(id: string): Promise<TaskRecord | undefined> {
+    return this.deps.store.get(id);
+  }
+
+  /**
+   * Cancels any tenant's task (the admin API, G319), as the caller's cancel does; `refusal` may
+   * forbid it (a 409 with its text). `cancelled`: whether this call cancelled it (not: it was already).
+   */
+  async cancelAnyTask(id: string, refusal?: (task: TaskRecord) => string | undefined): Promise<{ task: TaskRecord; cancelled: boolean }> {
+    const task = await this.deps.store.get(id);
+    if (!task) throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });
+    if (task.status === 'cancelled') return { task, cancelled: false };
+    const why = isFinished(task.status) ? undefined : refusal?.(task);
+    if (why !== undefined) throw new AppError('invalid_task_state', why, { param: 'id' });
+    return this.cancelFound(task);
+  }
+
+  private async cancelFound(task: TaskRecord): Promise<{ task: TaskRecord; cancelled: boolean }> {
     const now = Date.now();
     const cancelled = await cancelTask(this.deps.store, task, expiryOf(task.family, 'cancelled', now, this.deps.videosResultTtlHours), now);
     if (!cancelled) {
-      const current = (await this.deps.store.get(id)) ?? task;
-      if (current.status === 'cancelled') return current; // a concurrent cancel got there first
-      throw new AppError('invalid_task_state', `Task ${id} is ${current.status}; only queued or processing tasks can be cancelled`, { param: 'id' });
+      const current = (await this.deps.store.get(task.id)) ?? task;
+      if (current.status === 'cancelled') return { task: current, cancelled: false }; // a concurrent cancel got there first
+      throw new AppError('invalid_task_state', `Task ${task.id} is ${current.status}; only queued or processing tasks can be cancelled`, { param: 'id' });
     }
     this.deps.onCancelled?.(cancelled);
-    return cancelled;
+    return { task: cancelled, cancelled: true };
   }
 }

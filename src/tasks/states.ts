@@ -6,7 +6,7 @@
  * is told to the listeners of that store (`onTransition`, G393): metrics observe them there.
  */
 import { perSecondCharge } from '../credits/prices.js';
-import type { Settlement, TaskGuard, TaskPatch, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
+import type { Settlement, TaskGuard, TaskPatch, TaskPatchWithNote, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
 
 /** A change of a task won by this process: the task as it now is; `statusChanged` when the change set its status. */
 export interface TaskTransition {
@@ -37,7 +37,7 @@ export function onTransition(store: TaskStore, listener: TransitionListener): ()
 }
 
 /** The one write of every transition: the conditional update, then the listeners when it was won. */
-async function transition(store: TaskStore, id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
+async function transition(store: TaskStore, id: string, guard: TaskGuard, patch: TaskPatchWithNote, settle?: Settlement): Promise<TaskRecord | undefined> {
   const task = await store.updateIf(id, guard, patch, settle);
   const set = task && (store as Listened)[LISTENERS];
   if (!task || !set) return task;
@@ -93,15 +93,16 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
 }
 
 /**
- * processing -> queued by the lease holder: try again after `runAfter`. A retry after a failure
+ * processing -> queued by the lease holder: try again after `runAfter`; `error`: why the attempt
+ * ended, kept for the task's timeline (G318). A retry after a failure
  * keeps the attempt it used and ends a run of the gateway's own faults (the attempt ran); a
  * graceful shutdown gives the attempt back (`refundAttempt`), and so does the gateway's own fault,
  * which is counted apart, in a row (`serverFault`, G84). `upstream`: the task's upstream state
  * to keep instead (when no channel could take it, since when: G274).
  */
-export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState } = {}): Promise<TaskRecord | undefined> {
+export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState; error?: string } = {}): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, ...(how.upstream && { upstream: how.upstream }),
+    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, attemptError: how.error ?? null, ...(how.upstream && { upstream: how.upstream }),
     ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
     ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
   });
@@ -114,7 +115,7 @@ export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string
  */
 export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
-    ...(task.upstream?.ref ? {} : { status: 'queued' as const }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
+    ...(task.upstream?.ref ? {} : { status: 'queued' as const, attemptError: 'the worker running it stopped (its lease ran out)' }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
   });
 }
 
@@ -152,9 +153,9 @@ export function checkSooner(store: TaskStore, taskId: string, upstreamId: string
  * not (its attempt is used). The next start goes through the model's route from its first
  * candidate (`provider`) with the next generation number, so its create is a new one (G86).
  */
-export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number): Promise<TaskRecord | undefined> {
+export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number, error?: string): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
+    status: 'queued', attemptError: error ?? null, provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
     leaseOwner: null, leaseExpiresAt: null, runAfter,
   });
 }

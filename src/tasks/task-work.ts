@@ -285,7 +285,7 @@ async function failedAttempt(w: Work, err: unknown): Promise<number | undefined>
   if (shouldRetry(err, w.task.attempts, maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
     const upstream = w.task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(w.task.upstream);
-    await requeueTask(store, w.task, w.workerId, now + delay, { ...(upstream && { upstream }) });
+    await requeueTask(store, w.task, w.workerId, now + delay, { error: failureMessage(err), ...(upstream && { upstream }) });
     w.log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
     return;
   }
@@ -300,7 +300,7 @@ async function failedAttempt(w: Work, err: unknown): Promise<number | undefined>
 async function generationFailed(w: Work, err: unknown): Promise<number | undefined> {
   if (shouldRetry(err, w.task.attempts, w.opts.maxAttempts)) {
     const delay = retryDelayMs(w.task.attempts);
-    await startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay);
+    await startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay, failureMessage(err));
     w.log.warn({ err: err instanceof Error ? err.message : String(err), retryInMs: delay }, 'the generation failed; a new one will be started');
     return;
   }
@@ -373,7 +373,7 @@ async function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): Pro
     return;
   }
   const delay = Math.max(atLeastMs, serverFaultDelayMs(faults));
-  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true });
+  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true, error: `not run: ${why}` });
   w.log.error({ err, why, retryInMs: delay, serverFaults: faults }, 'the task goes back to the queue without using an attempt');
   return delay;
 }

@@ -100,6 +100,13 @@ export async function startFakeGemini(apiKey = `AIza${randomBytes(16).toString('
       return;
     }
 
+    // GET /v1beta/models: the models the key may use, a page at a time (a channel's probe, G323)
+    if (path === '/v1beta/models' && req.method === 'GET') {
+      calls.push({ method: 'GET', path, headers: req.headers });
+      send(200, { models: [{ name: 'models/veo-3.1-generate-preview', displayName: 'Veo 3.1', supportedGenerationMethods: ['predictLongRunning'] }], nextPageToken: 'page-2' });
+      return;
+    }
+
     const opMatch = /^\/v1beta\/(models\/[\w.-]+\/operations\/[\w-]+)$/.exec(path);
     if (opMatch && req.method === 'GET') {
       calls.push({ method: 'GET', path, headers: req.headers });

@@ -89,6 +89,12 @@ export async function startFakeOpenAiImages(apiKey = `sk-fake-${randomBytes(8).t
       res.end(JSON.stringify(body));
     };
     const path = (req.url ?? '').split('?')[0]!;
+    // GET /v1/models: the list of models the key may use (a channel's probe, G323); bearer auth as every call
+    if (req.method === 'GET' && path === '/v1/models') {
+      if (req.headers.authorization !== `Bearer ${apiKey}`) send(401, { error: { message: 'Incorrect API key provided: sk-***.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      else send(200, { object: 'list', data: ['gpt-image-1', 'dall-e-3', 'dall-e-2'].map((id) => ({ id, object: 'model', created: 1698785189, owned_by: 'system' })) });
+      return;
+    }
     const edits = path === '/v1/images/edits';
     if (req.method !== 'POST' || (!edits && path !== '/v1/images/generations')) {
       send(404, { error: { message: `Invalid URL (${req.method} ${path})`, type: 'invalid_request_error', param: null, code: null } });

@@ -230,6 +230,12 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
     }
     if (req.headers.authorization !== `Bearer ${apiKey}`) return problem(res, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
     const next = scripted.shift();
+    // GET /v1/account: the account the token belongs to (a channel's probe, G323)
+    if (next === undefined && method === 'GET' && path === '/v1/account') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'organization', username: 'mediagate-fake', name: 'mediagate fake', github_url: null }));
+      return;
+    }
     if (next === undefined && method === 'GET' && path === '/v1/webhooks/default/secret') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ key: webhooks.secret }));

@@ -23,13 +23,15 @@ const ADMIN_CALLS: Array<[string, string, unknown?]> = [
   ['GET', '/admin/v1/accounts'], ['POST', '/admin/v1/accounts', { name: 'x' }], ['GET', '/admin/v1/accounts/acct_x'],
   ['POST', '/admin/v1/accounts/acct_x/grants', { amount: 1, note: 'n' }], ['GET', '/admin/v1/accounts/acct_x/ledger'],
   ['GET', '/admin/v1/audit'], ['GET', '/admin/v1/settings'],
+  ['GET', '/admin/v1/tasks'], ['GET', '/admin/v1/tasks/task_x'], ['POST', '/admin/v1/tasks/task_x/cancel'],
+  ['GET', '/admin/v1/channels'], ['POST', '/admin/v1/channels/chan_x/probe'], ['GET', '/admin/v1/usage'],
 ];
 
 describe('the admin API refuses everyone but admin keys', () => {
   it('the table covers every admin operation of the OpenAPI document', async () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { tags?: string[] }>> };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.tags?.includes('admin')).map(([m]) => `${m.toUpperCase()} ${path}`));
-    const covered = ADMIN_CALLS.map(([m, url]) => `${m} ${url.replace('key_x', '{id}').replace('acct_x', '{id}')}`);
+    const covered = ADMIN_CALLS.map(([m, url]) => `${m} ${url.replace(/key_x|acct_x|task_x|chan_x/, '{id}')}`);
     expect(documented.sort()).toEqual([...covered].sort());
     for (const name of documented) expect(name.startsWith('GET /admin/v1/') || /^(POST|PATCH) \/admin\/v1\//.test(name), name).toBe(true);
   });

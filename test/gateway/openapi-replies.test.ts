@@ -249,7 +249,7 @@ describe('every reply matches the schema the document declares for it', () => {
 });
 
 describe('the admin API\'s replies match the document too', () => {
-  it('keys, accounts, grants, the ledger, the audit log and the settings: successes and errors', async () => {
+  it('keys, accounts, grants, the ledger, the audit log, the settings, tasks, channels and usage: successes and errors', async () => {
     const d = idleDoc;
     const admin = (await createApiKey(idle.store.keys, 'openapi admin', {}, Date.now(), { fields: { role: 'admin' } })).secret;
     const call = (method: string, url: string, payload?: unknown, key = admin) => idle.app.inject({
@@ -292,6 +292,21 @@ describe('the admin API\'s replies match the document too', () => {
     check(d, 'GET', '/admin/v1/audit', await call('GET', '/admin/v1/audit?since=yesterday'), 400);
     check(d, 'GET', '/admin/v1/settings', await call('GET', '/admin/v1/settings'), 200);
     check(d, 'GET', '/admin/v1/settings', await call('GET', '/admin/v1/settings', undefined, idle.key), 403);
+
+    const submitted = await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: idle.auth(), payload: { model: 'pic-2', prompt: 'documented' } });
+    const taskId = (submitted.json() as { id: string }).id;
+    check(d, 'GET', '/admin/v1/tasks', await call('GET', '/admin/v1/tasks?status=queued&limit=2'), 200);
+    check(d, 'GET', '/admin/v1/tasks', await call('GET', '/admin/v1/tasks?status=done'), 400);
+    check(d, 'GET', '/admin/v1/tasks/{id}', await call('GET', `/admin/v1/tasks/${taskId}`), 200);
+    check(d, 'GET', '/admin/v1/tasks/{id}', await call('GET', '/admin/v1/tasks/task_unknown'), 404);
+    check(d, 'POST', '/admin/v1/tasks/{id}/cancel', await call('POST', `/admin/v1/tasks/${taskId}/cancel`), 200);
+    check(d, 'POST', '/admin/v1/tasks/{id}/cancel', await call('POST', '/admin/v1/tasks/task_unknown/cancel'), 404);
+    check(d, 'GET', '/admin/v1/channels', await call('GET', '/admin/v1/channels'), 200);
+    check(d, 'GET', '/admin/v1/channels', await call('GET', '/admin/v1/channels', undefined, idle.key), 403);
+    check(d, 'POST', '/admin/v1/channels/{id}/probe', await call('POST', '/admin/v1/channels/sandbox/probe'), 200);
+    check(d, 'POST', '/admin/v1/channels/{id}/probe', await call('POST', '/admin/v1/channels/nope/probe'), 404);
+    check(d, 'GET', '/admin/v1/usage', await call('GET', '/admin/v1/usage?group_by=key&interval=day'), 200);
+    check(d, 'GET', '/admin/v1/usage', await call('GET', '/admin/v1/usage?interval=week'), 400);
   });
 });
 

@@ -63,6 +63,11 @@ export async function startFakeOpenAi(initial: Behaviour = reply({ content: 'Hel
         for (const w of closeWaiters.splice(0)) w();
       }
     });
+    // GET /v1/models: the models the key may use (a channel's probe, G323)
+    if (req.method === 'GET' && req.url === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1721172741, owned_by: 'system' }] }));
+      return;
+    }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
       return;

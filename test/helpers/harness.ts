@@ -62,6 +62,8 @@ export interface HarnessOptions {
   webhooks?: GatewayOptions['webhooks'];
   /** The clock of keys' expiry and grace periods (default Date.now): a test steps it past them. */
   keyClock?: () => number;
+  /** The store (default: a new in-memory SQLite, or PostgreSQL database): two gateways on one store share it. */
+  store?: Store;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -81,7 +83,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.workers === false && { MEDIAGATE_WORKERS: '0' }), ...options.env,
   });
   const gateway = await createGateway(config, {
-    store: harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:'),
+    store: options.store ?? (harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:')),
     runnerPollMs: 50,
     drainLingerMs: 0, // closes at once: no test sends on an idle connection while its gateway stops
     webhooks: { pollMs: 50, ...options.webhooks },

@@ -55,6 +55,8 @@ describe.skipIf(unavailable !== undefined)(`migrate-store failures${unavailable 
     // fixed at the source, a new run goes ahead on the same (still empty) target
     const fix = new Database(file);
     fix.prepare(`UPDATE chat_usage SET model = 'model'`).run();
+    // the usage aggregates the row went into (G321) too
+    for (const table of ['usage_hourly', 'usage_daily']) fix.prepare(`UPDATE ${table} SET model = 'model' WHERE model <> 'model'`).run();
     fix.close();
     const copied = await migrateSqliteToPostgres({ sqliteFile: file, postgresUrl: url });
     expect(copied.find((c) => c.table === 'api_keys')?.rows).toBe(1);

@@ -132,7 +132,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const lines = run.stdout.trim().split('\n');
     expect(lines).toContain('tasks: 7 rows');
     expect(lines).toContain('api_keys: 3 rows');
-    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, api_key_grace 1, api_key_usage \d+, audit_log 1, accounts 3, ledger \d+, tasks 7, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2$/);
+    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, api_key_grace 1, api_key_usage \d+, audit_log 1, accounts 3, ledger \d+, tasks 7, task_events \d+, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2, usage_hourly \d+, usage_daily \d+, channel_states \d+, channel_minutes \d+$/);
 
     // raw rows: the same in both databases, column by column
     const sqlite = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });

@@ -1,8 +1,10 @@
 /**
- * Request and reply shapes of a mediagate gateway's admin API (`/admin/v1/*`, its docs G300-G311),
+ * Request and reply shapes of a mediagate gateway's admin API (`/admin/v1/*`, its docs G300-G325),
  * written by hand like types.ts; the gateway's tests check them against its own schemas, both ways
  * (test/unit/client-types.test.ts).
  */
+
+import type { AnyTask, Family, TaskStatus } from './types.js';
 
 export type KeyRole = 'caller' | 'admin';
 
@@ -127,7 +129,7 @@ export interface AdminGrant {
   account: AdminAccount;
 }
 
-export type AuditAction = 'key.create' | 'key.update' | 'key.revoke' | 'key.rotate' | 'account.create' | 'account.grant';
+export type AuditAction = 'key.create' | 'key.update' | 'key.revoke' | 'key.rotate' | 'account.create' | 'account.grant' | 'task.cancel' | 'channel.probe';
 
 export interface AdminAuditEntry {
   id: number;
@@ -154,4 +156,148 @@ export interface AdminSettings {
   object: 'settings';
   /** The effective configuration, every secret `[redacted]`. */
   settings: Record<string, unknown>;
+}
+
+/** A task of any tenant (`GET /admin/v1/tasks`). Times in Unix seconds. */
+export interface AdminTask {
+  id: string;
+  object: 'admin_task';
+  key_id: string;
+  account_id: string | null;
+  family: Family;
+  form: string | null;
+  model: string;
+  /** The provider (channel) it is at, or that made its result. */
+  provider: string;
+  status: TaskStatus;
+  progress: number;
+  attempt_count: number;
+  error: string | null;
+  /** The price at submit, credits. */
+  credits: number;
+  created: number;
+  started: number | null;
+  finished: number | null;
+}
+
+export interface AdminTaskAttempt {
+  attempt: number;
+  provider: string;
+  started: number;
+  ended: number | null;
+  /** `requeued`: a retry, a new generation, or the gateway giving the attempt back. */
+  outcome: 'completed' | 'failed' | 'cancelled' | 'requeued' | null;
+  error: string | null;
+}
+
+export interface AdminTaskEvent {
+  at: number;
+  at_ms: number;
+  /** null for the submit. */
+  from: TaskStatus | null;
+  status: TaskStatus;
+  attempt: number;
+  provider: string;
+  error: string | null;
+}
+
+export interface AdminTaskLedgerEntry { kind: 'hold' | 'capture' | 'release'; amount: number; created: number }
+
+export interface AdminWebhookDelivery {
+  id: string;
+  url: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: Array<{ at: number; status_code: number | null; error: string | null; duration_ms: number }>;
+  next_attempt_at: number | null;
+  created: number;
+}
+
+/** One task with what only an operator may see (`GET /admin/v1/tasks/{id}`). */
+export interface AdminTaskDetail extends AdminTask {
+  /** The task as its caller sees it. */
+  view: AnyTask;
+  /** The request as accepted (validated, normalised, defaults applied). */
+  request: Record<string, unknown>;
+  upstream: { provider_type: string | null; channel: string; task_id: string | null; generation: number } | null;
+  attempts: AdminTaskAttempt[];
+  hold: { amount: number; settlement: AdminTaskLedgerEntry | null } | null;
+  ledger: AdminTaskLedgerEntry[];
+  webhooks: AdminWebhookDelivery[];
+  /** Every status change, oldest first, the submit first. */
+  timeline: AdminTaskEvent[];
+}
+
+export interface AdminTaskListParams extends AdminListParams {
+  key_id?: string;
+  account_id?: string;
+  family?: Family;
+  model?: string;
+  status?: TaskStatus;
+  provider?: string;
+  /** Unix seconds or an ISO-8601 date-time with a time zone. */
+  created_after?: number | string;
+  created_before?: number | string;
+}
+
+/** Calls of a channel over a window, every process. */
+export interface ChannelWindow { calls: number; ok: number; faults: number; errors: number; refused: number; latency_ms: number | null }
+
+/** A provider (channel) across the cluster (`GET /admin/v1/channels`). */
+export interface AdminChannel {
+  id: string;
+  object: 'channel';
+  type: string | null;
+  families: string[];
+  cancel: boolean;
+  routes: Array<{ model: string; upstream_model: string | null; priority: number; weight: number }>;
+  circuit: { state: 'closed' | 'open' | 'half-open'; since: number | null };
+  in_flight: number;
+  last_5m: ChannelWindow;
+  last_hour: ChannelWindow;
+  last_error: { message: string; at: number } | null;
+}
+
+export interface AdminChannelProbe {
+  object: 'channel_probe';
+  channel: string;
+  ok: boolean;
+  call: string | null;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+  at: number;
+}
+
+export type UsageGroup = 'model' | 'key' | 'account' | 'provider';
+
+export interface UsageParams {
+  group_by?: UsageGroup;
+  interval?: 'hour' | 'day';
+  /** Unix seconds or an ISO-8601 date-time with a time zone. */
+  from?: number | string;
+  to?: number | string;
+}
+
+export interface UsageBucket {
+  bucket: number;
+  group: string | null;
+  submitted: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  video_seconds: number;
+  images: number;
+  chat_requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  credits_captured: number;
+}
+
+export interface AdminUsage {
+  object: 'usage';
+  group_by: UsageGroup;
+  interval: 'hour' | 'day';
+  from: number;
+  to: number;
+  data: UsageBucket[];
 }

@@ -1,11 +1,12 @@
 /**
  * `AdminClient`: the gateway's admin API (`/admin/v1/*`) with an admin key: keys, accounts and
- * credits, the audit log and the effective settings. Errors are the same classes as `Mediagate`'s
+ * credits, the audit log and the effective settings, every tenant's tasks, the channels, usage. Errors are the same classes as `Mediagate`'s
  * (a caller key here: `AdminOnlyError`).
  */
 import type {
   AccountListParams, AdminAccount, AdminAuditEntry, AdminGrant, AdminKey, AdminKeyCreated, AdminKeyRotated, AdminLedgerEntry, AdminList,
   AdminSettings, AuditParams, GrantParams, KeyCreateParams, KeyListParams, KeyRotateParams, KeyUpdateParams, LedgerParams,
+  AdminChannel, AdminChannelProbe, AdminTask, AdminTaskDetail, AdminTaskListParams, AdminUsage, UsageParams,
 } from './admin-types.js';
 import { call, type CallOptions, type FetchLike, type HttpOptions } from './http.js';
 
@@ -130,11 +131,46 @@ export class AdminAudit extends AdminResource {
   }
 }
 
+/** `/admin/v1/tasks`: every tenant's tasks. */
+export class AdminTasks extends AdminResource {
+  list(params: AdminTaskListParams = {}, options: Signal = {}): Promise<AdminList<AdminTask>> {
+    return this.call(`/tasks${query(params)}`, options);
+  }
+
+  iterate(params: Omit<AdminTaskListParams, 'cursor'> = {}, options: Signal = {}): AsyncGenerator<AdminTask, void, undefined> {
+    return pages((p) => this.list(p, options), params);
+  }
+
+  /** The task with its attempts, upstream, hold, webhook deliveries and timeline. */
+  get(id: string, options: Signal = {}): Promise<AdminTaskDetail> {
+    return this.call(`/tasks/${enc(id)}`, options);
+  }
+
+  /** Cancels a queued task, or a processing one whose provider can stop it (else a ConflictError). */
+  cancel(id: string, options: Signal = {}): Promise<AdminTaskDetail> {
+    return this.call(`/tasks/${enc(id)}/cancel`, { method: 'POST', ...options });
+  }
+}
+
+/** `/admin/v1/channels`: the providers across the cluster, and their probes. */
+export class AdminChannels extends AdminResource {
+  async list(options: Signal = {}): Promise<AdminChannel[]> {
+    return (await this.call<{ object: 'list'; data: AdminChannel[] }>('/channels', options)).data;
+  }
+
+  /** A cheap call that shows the upstream answers with the configured key (never a generation). */
+  probe(id: string, options: Signal = {}): Promise<AdminChannelProbe> {
+    return this.call(`/channels/${enc(id)}/probe`, { method: 'POST', ...options });
+  }
+}
+
 /** A client of one gateway's admin API with one admin key. */
 export class AdminClient {
   readonly keys: AdminKeys;
   readonly accounts: AdminAccounts;
   readonly audit: AdminAudit;
+  readonly tasks: AdminTasks;
+  readonly channels: AdminChannels;
   private readonly http: HttpOptions;
   private readonly base: string;
 
@@ -148,6 +184,13 @@ export class AdminClient {
     this.keys = new AdminKeys(this.http, this.base);
     this.accounts = new AdminAccounts(this.http, this.base);
     this.audit = new AdminAudit(this.http, this.base);
+    this.tasks = new AdminTasks(this.http, this.base);
+    this.channels = new AdminChannels(this.http, this.base);
+  }
+
+  /** Tasks, video seconds, images, chat tokens and credits per bucket and group. */
+  usage(params: UsageParams = {}, options: Signal = {}): Promise<AdminUsage> {
+    return call(this.http, `${this.base}/admin/v1/usage${query(params)}`, options);
   }
 
   /** The effective configuration of the answering gateway process, secrets redacted. */

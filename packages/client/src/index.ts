@@ -63,5 +63,5 @@ export type { WaitOptions } from './wait.js';
 export type { FetchLike } from './http.js';
 export { verifyWebhook, WebhookVerificationError, type WebhookHeaders, type VerifyOptions } from './webhooks.js';
 export type * from './types.js';
-export { AdminClient, AdminKeys, AdminAccounts, AdminAudit, type AdminClientOptions } from './admin.js';
+export { AdminClient, AdminKeys, AdminAccounts, AdminAudit, AdminTasks, AdminChannels, type AdminClientOptions } from './admin.js';
 export type * from './admin-types.js';

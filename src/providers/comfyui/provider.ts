@@ -10,6 +10,7 @@
  * a running one by its id (never an interrupt without one: that would stop whatever runs). No
  * websocket is held: progress is the queue position, then the engine's time estimate.
  */
+import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import sharp from 'sharp';
 import type { Dispatcher } from 'undici';
 import { MEDIA_FORMATS } from '../../media/formats.js';
@@ -184,6 +185,8 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
 
   return {
     id,
+    // the queue's state: a status call of ComfyUI's API
+    probe: async (signal) => probeResult('GET /queue', await http.send('GET', '/queue', undefined, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: FAMILIES },
     ...tuningOf(options),
     refuse,

@@ -9,6 +9,7 @@
  * Where the gateway takes provider callbacks, a submit names the callback URL as `fal_webhook`;
  * fal's notice brings the next check forward (G160).
  */
+import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import { scrubberFor } from '../toolkit/errors.js';
 import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
@@ -132,6 +133,14 @@ export function createFalProvider(options: FalOptions): MediaProvider {
 
   return {
     id,
+    // the status of a request that does not exist: the queue checks the key first (401/403), then
+    // answers that the request is unknown; nothing is generated
+    probe: async (signal) => {
+      // a request's URLs are under its app: the model id's first two segments (fal-ai/flux of fal-ai/flux/dev)
+      const app = (Object.keys(models)[0] ?? 'fal-ai/fast-sdxl').split('/').slice(0, 2).join('/');
+      const url = http.submitUrl(`${app}/requests/mediagate-probe/status`);
+      return probeResult(`GET /${app}/requests/{id}/status`, await http.send('GET', url, undefined, signal, PROBE_TIMEOUT_MS), (s) => s < 500 && s !== 401 && s !== 403);
+    },
     capabilities: { families: FAMILIES },
     ...tuningOf(options),
     refuse,

@@ -7,6 +7,7 @@
  * idempotency key and no cancel for Veo operations (no `cancel` method): see G149.
  * Each call is logged with the task id and the upstream's id (operation name, responseId).
  */
+import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import type { MediaRef } from '../../contract/media-refs.js';
 import { scrubberFor } from '../toolkit/errors.js';
@@ -163,6 +164,8 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
 
   return {
     id,
+    // the models the key may use: a list call of the Gemini API
+    probe: async (signal) => probeResult('GET /models', await http.call('GET', '/models?pageSize=1', undefined, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: ['pic', 'clip', 'model-center'] },
     pollSeconds: options.pollSeconds ?? GEMINI_DEFAULTS.pollSeconds,
     ...tuningOf(options),

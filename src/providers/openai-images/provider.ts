@@ -6,6 +6,7 @@
  * base64 and refuse `response_format`, so it is sent to dall-e models only. Each answer's
  * `x-request-id` is logged with the task id.
  */
+import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import { FormData, type Dispatcher } from 'undici';
 import type { OutputSpec } from '../../contract/output.js';
 import { idempotencyKeyOf } from '../toolkit/idempotency-key.js';
@@ -101,6 +102,8 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
 
   return {
     id,
+    // the models the key may use: a list call of the OpenAI API
+    probe: async (signal) => probeResult('GET /models', await http.probeGet('/models', apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: ['pic', 'model-center'] },
     ...tuningOf(options),
     refuse,

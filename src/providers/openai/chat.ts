@@ -2,10 +2,11 @@
  * A chat provider backed by any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
  * llama.cpp server, Ollama, LiteLLM, ...). Decisions: G50-G59.
  */
+import { PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, probeResult, type ProbeResult } from '../probe.js';
 import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../../errors.js';
 import { ChannelError } from '../types.js';
-import { readBounded } from '../toolkit/upstream-call.js';
+import { readBounded, upstreamCall } from '../toolkit/upstream-call.js';
 import type {
   ChatCompletion, ChatContext, ChatProvider, ChatRequest, ChatStreamEvent,
 } from '../../chat/types.js';
@@ -227,11 +228,22 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
     }
   }
 
+  /** The models the key may use (G323): a list call of the OpenAI API, never a completion. */
+  async function probe(signal: AbortSignal): Promise<ProbeResult> {
+    const models = new URL(`${baseUrl}/models`);
+    const answer = await upstreamCall(dispatcher, {
+      origin: models.origin, path: `${models.pathname}${models.search}`, method: 'GET',
+      headers: { accept: 'application/json', ...(apiKey && { authorization: `Bearer ${apiKey}` }) },
+    }, { id, signal, timeoutMs: PROBE_TIMEOUT_MS, maxBytes: PROBE_MAX_BYTES });
+    return probeResult('GET /models', answer);
+  }
+
   return {
     id,
     baseUrl,
     complete,
     stream,
+    probe,
     close: async () => { await ownAgent?.close(); },
   };
 }

@@ -5,6 +5,7 @@
  * `Idempotency-Key: <task id>[.<generation>]`; a check is one GET of the task; a motion cancel is
  * passed on; chat goes to `/v1/chat/completions`, streamed or not.
  */
+import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import type { CheckResult, PollSeconds, Provider, CallContext, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
 import { relayChat } from './chat.js';
@@ -134,6 +135,8 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
 
   return {
     id,
+    // the key's own account: a status call of the interface (GET /v1/account)
+    probe: async (signal) => probeResult('GET /v1/account', await http.send({ endpoint: { base: 'base', path: '/v1/account' }, method: 'GET' }, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'] },
     ...tuningOf(options),
     start,

@@ -7,6 +7,7 @@
  * no idempotency key: the crash window of G137. Where the gateway takes provider callbacks, a
  * create asks for Replicate's `completed` webhook, which brings the next check forward (G159).
  */
+import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import { FAMILIES } from '../../contract/families.js';
 import { scrubberFor } from '../toolkit/errors.js';
@@ -111,6 +112,8 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
 
   return {
     id,
+    // the account the token belongs to: Replicate's status call for a token
+    probe: async (signal) => probeResult('GET /account', await http.send('GET', '/account', undefined, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: [...FAMILIES] },
     ...tuningOf(options),
     refuse,

@@ -25,6 +25,8 @@ export function createSandboxProvider(options: SandboxOptions): MediaProvider {
     id: options.id ?? 'sandbox',
     // it makes the media here, so a cancel stops it through the signal (its ffmpeg is killed)
     capabilities: { families: FAMILIES },
+    // the sandbox makes media itself: nothing to call
+    probe: async () => ({ call: 'none (the sandbox makes media itself)', status: null }),
     ...tuningOf(options),
     async start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult> {
       ctx.signal.throwIfAborted();

@@ -119,6 +119,11 @@ export class UpstreamClient {
     return upstreamCall(this.dispatcher, { ...request, ...at }, { id: this.opts.id, who: this.opts.who, signal, timeoutMs, maxBytes });
   }
 
+  /** A GET of `path` below the base URL with `headers`, for a probe (G323): read up to 256 KiB. */
+  probeGet(path: string, headers: Record<string, string>, signal: AbortSignal, timeoutMs: number): Promise<UpstreamAnswer> {
+    return this.request(path, { method: 'GET', headers: { accept: 'application/json', ...headers } }, signal, timeoutMs, 256 * 1024);
+  }
+
   async close(): Promise<void> {
     await this.ownAgent?.close();
   }

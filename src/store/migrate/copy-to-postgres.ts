@@ -94,12 +94,20 @@ async function refuseUnlessEmpty(client: pg.Client, url: string): Promise<void> 
   }
 }
 
+/** The triggers that write the task timeline and the usage aggregates (G318, G321): off while copying. */
+const AGGREGATE_TRIGGERS: ReadonlyArray<readonly [string, string]> = [
+  ['tasks', 'tasks_usage_submitted'], ['tasks', 'tasks_status_events'], ['tasks', 'tasks_events_deleted'],
+  ['chat_usage', 'chat_usage_hourly'], ['ledger', 'ledger_usage_captured'],
+];
+
 async function copyAll(source: SqliteSource, client: pg.Client, url: string, onProgress: MigrateStoreOptions['onProgress']): Promise<TableCopied[]> {
   // no gateway may write meanwhile, and a second migration waits here, then finds the data and refuses
   await client.query(`LOCK TABLE ${COPIED_TABLES.map((t) => t.name).join(', ')} IN EXCLUSIVE MODE`);
   await refuseUnlessEmpty(client, url);
   // one notification per copied task would fill the notification queue: the trigger is off for this transaction's rows
   await client.query('ALTER TABLE tasks DISABLE TRIGGER tasks_notify');
+  // the timeline and the usage aggregates are copied as they are: the triggers that keep them would count the copied rows again (G318)
+  for (const [table, trigger] of AGGREGATE_TRIGGERS) await client.query(`ALTER TABLE ${table} DISABLE TRIGGER ${trigger}`);
   const copied: TableCopied[] = [];
   for (const table of COPIED_TABLES) {
     const written = await copyTable(source, client, table, onProgress);
@@ -114,6 +122,7 @@ async function copyAll(source: SqliteSource, client: pg.Client, url: string, onP
     copied.push({ table: table.name, rows: expected });
   }
   await client.query('ALTER TABLE tasks ENABLE TRIGGER tasks_notify');
+  for (const [table, trigger] of AGGREGATE_TRIGGERS) await client.query(`ALTER TABLE ${table} ENABLE TRIGGER ${trigger}`);
   // workers already listening learn at commit that there is work (G184)
   await client.query(`SELECT pg_notify($1, provider) FROM (SELECT DISTINCT provider FROM tasks
     WHERE status = 'queued' OR (status = 'processing' AND lease_owner IS NULL)) p`, [QUEUE_CHANNEL]);

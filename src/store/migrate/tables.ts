@@ -66,7 +66,14 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
       col('lease_expires_at', 'bigint'), col('run_after', 'bigint'), col('expires_at', 'bigint'), col('idempotency_key', 'text'),
       col('vtime', 'bigint'), col('upstream', 'text'), col('account_id', 'text'), col('hold_micro', 'bigint'), col('per_second_micro', 'bigint'),
       // the PostgreSQL store keeps the reference id its guards compare in a column (SQLite reads it from the JSON)
-      col('upstream_ref_id', 'text', `CAST(json_extract(upstream, '$.ref.id') AS TEXT)`), col('callback_url', 'text')],
+      col('upstream_ref_id', 'text', `CAST(json_extract(upstream, '$.ref.id') AS TEXT)`), col('callback_url', 'text'),
+      col('attempt_error', 'text')],
+  },
+  {
+    name: 'task_events',
+    columns: [col('id', 'bigint'), col('task_id', 'text'), col('at', 'bigint'), col('from_status', 'text'), col('status', 'text'), col('attempt', 'integer'),
+      col('provider', 'text'), col('upstream_id', 'text'), col('error', 'text')],
+    identity: 'id',
   },
   {
     // after tasks: each delivery references its task
@@ -93,6 +100,31 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
     columns: [col('id', 'bigint'), col('key_id', 'text'), col('model', 'text'), col('request_id', 'text'), col('prompt_tokens', 'integer'),
       col('completion_tokens', 'integer'), col('created_at', 'bigint')],
     identity: 'id',
+  },
+  // after chat_usage and the ledger, whose rows they sum (G321): a row PostgreSQL refuses is reported in its own table first
+  {
+    name: 'usage_hourly',
+    columns: [col('hour', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
+      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
+      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
+      col('captured_micro', 'bigint')],
+  },
+  {
+    name: 'usage_daily',
+    columns: [col('day', 'bigint'), col('model', 'text'), col('key_id', 'text'), col('account_id', 'text'), col('provider', 'text'),
+      col('submitted', 'bigint'), col('completed', 'bigint'), col('failed', 'bigint'), col('cancelled', 'bigint'), col('video_seconds', 'float8'),
+      col('images', 'bigint'), col('chat_requests', 'bigint'), col('prompt_tokens', 'bigint'), col('completion_tokens', 'bigint'),
+      col('captured_micro', 'bigint')],
+  },
+  {
+    name: 'channel_states',
+    columns: [col('channel', 'text'), col('state', 'text'), col('since', 'bigint'), col('last_error', 'text'), col('last_error_at', 'bigint'),
+      col('updated_at', 'bigint')],
+  },
+  {
+    name: 'channel_minutes',
+    columns: [col('channel', 'text'), col('minute', 'bigint'), col('ok', 'bigint'), col('faults', 'bigint'), col('errors', 'bigint'),
+      col('refused', 'bigint'), col('calls_timed', 'bigint'), col('seconds', 'float8')],
   },
 ];
 

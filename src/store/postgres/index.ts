@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { redactedUrl } from '../../redacted-url.js';
 import type { Store } from '../types.js';
+import { PostgresAdminStore } from './admin-store.js';
 import { PostgresAssetStore } from './asset-store.js';
 import { PostgresAuditStore } from './audit-store.js';
 import { PostgresCreditStore } from './credit-store.js';
@@ -67,6 +68,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     webhooks: new PostgresWebhookStore(pool),
     audit: new PostgresAuditStore(pool),
     workers: new PostgresWorkerStore(pool),
+    admin: new PostgresAdminStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),

@@ -285,6 +285,162 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX worker_beats_seen ON worker_beats (seen_at);
   `,
+  // The rest of the admin API (G317-G324): every status change of a task (written by triggers, in
+  // the transaction of the change, whichever statement made it); usage aggregates per hour, kept by
+  // the same triggers as tasks are submitted and end, as chat replies are recorded and as credits are
+  // captured; channels' circuit states and outcomes per minute, shared by every process.
+  `
+  ALTER TABLE tasks ADD COLUMN attempt_error text;
+  CREATE TABLE task_events (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    task_id     text NOT NULL,
+    at          bigint NOT NULL,
+    from_status text,
+    status      text NOT NULL,
+    attempt     integer NOT NULL,
+    provider    text NOT NULL,
+    upstream_id text,
+    error       text
+  );
+  CREATE INDEX task_events_task ON task_events (task_id, id);
+  CREATE TABLE usage_hourly (
+    hour              bigint NOT NULL,
+    model             text NOT NULL,
+    key_id            text NOT NULL,
+    account_id        text NOT NULL,
+    provider          text NOT NULL,
+    submitted         bigint NOT NULL DEFAULT 0,
+    completed         bigint NOT NULL DEFAULT 0,
+    failed            bigint NOT NULL DEFAULT 0,
+    cancelled         bigint NOT NULL DEFAULT 0,
+    video_seconds     float8 NOT NULL DEFAULT 0,
+    images            bigint NOT NULL DEFAULT 0,
+    chat_requests     bigint NOT NULL DEFAULT 0,
+    prompt_tokens     bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0,
+    captured_micro    bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (hour, model, key_id, account_id, provider)
+  );
+  CREATE TABLE usage_daily (
+    day               bigint NOT NULL,
+    model             text NOT NULL,
+    key_id            text NOT NULL,
+    account_id        text NOT NULL,
+    provider          text NOT NULL,
+    submitted         bigint NOT NULL DEFAULT 0,
+    completed         bigint NOT NULL DEFAULT 0,
+    failed            bigint NOT NULL DEFAULT 0,
+    cancelled         bigint NOT NULL DEFAULT 0,
+    video_seconds     float8 NOT NULL DEFAULT 0,
+    images            bigint NOT NULL DEFAULT 0,
+    chat_requests     bigint NOT NULL DEFAULT 0,
+    prompt_tokens     bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0,
+    captured_micro    bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, model, key_id, account_id, provider)
+  );
+  CREATE FUNCTION mediagate_task_submitted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO usage_hourly AS u (hour, model, key_id, account_id, provider, submitted)
+    VALUES ((NEW.created_at / 3600000) * 3600000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET submitted = u.submitted + 1;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, submitted)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET submitted = u.submitted + 1;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER tasks_usage_submitted AFTER INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION mediagate_task_submitted();
+  CREATE FUNCTION mediagate_task_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    files jsonb;
+  BEGIN
+    INSERT INTO task_events (task_id, at, from_status, status, attempt, provider, upstream_id, error)
+    VALUES (NEW.id, NEW.updated_at, OLD.status, NEW.status, NEW.attempts, NEW.provider, OLD.upstream_ref_id, COALESCE(NEW.error, CASE WHEN NEW.status = 'queued' THEN NEW.attempt_error END));
+    IF NEW.status IN ('completed', 'failed', 'cancelled') THEN
+      files := CASE WHEN NEW.status = 'completed' AND NEW.result IS NOT NULL THEN COALESCE(NEW.result::jsonb -> 'files', '[]'::jsonb) ELSE '[]'::jsonb END;
+      INSERT INTO usage_hourly AS u (hour, model, key_id, account_id, provider, completed, failed, cancelled, video_seconds, images)
+      VALUES ((COALESCE(NEW.finished_at, NEW.updated_at) / 3600000) * 3600000, NEW.model, NEW.owner_key_id,
+        COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider,
+        (NEW.status = 'completed')::int, (NEW.status = 'failed')::int, (NEW.status = 'cancelled')::int,
+        CASE WHEN NEW.status = 'completed' THEN COALESCE((NEW.result::jsonb ->> 'actualDuration')::float8,
+          (SELECT SUM((f ->> 'duration')::float8) FROM jsonb_array_elements(files) f WHERE f ->> 'contentType' LIKE 'video/%'), 0) ELSE 0 END,
+        (SELECT COUNT(*) FROM jsonb_array_elements(files) f WHERE f ->> 'contentType' LIKE 'image/%'))
+      ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET completed = u.completed + excluded.completed,
+        failed = u.failed + excluded.failed, cancelled = u.cancelled + excluded.cancelled,
+        video_seconds = u.video_seconds + excluded.video_seconds, images = u.images + excluded.images;
+      INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, completed, failed, cancelled, video_seconds, images)
+      VALUES ((COALESCE(NEW.finished_at, NEW.updated_at) / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+        COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider,
+        (NEW.status = 'completed')::int, (NEW.status = 'failed')::int, (NEW.status = 'cancelled')::int,
+        CASE WHEN NEW.status = 'completed' THEN COALESCE((NEW.result::jsonb ->> 'actualDuration')::float8,
+          (SELECT SUM((f ->> 'duration')::float8) FROM jsonb_array_elements(files) f WHERE f ->> 'contentType' LIKE 'video/%'), 0) ELSE 0 END,
+        (SELECT COUNT(*) FROM jsonb_array_elements(files) f WHERE f ->> 'contentType' LIKE 'image/%'))
+      ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET completed = u.completed + excluded.completed,
+        failed = u.failed + excluded.failed, cancelled = u.cancelled + excluded.cancelled,
+        video_seconds = u.video_seconds + excluded.video_seconds, images = u.images + excluded.images;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER tasks_status_events AFTER UPDATE OF status ON tasks FOR EACH ROW
+    WHEN (NEW.status IS DISTINCT FROM OLD.status) EXECUTE FUNCTION mediagate_task_status_changed();
+  CREATE FUNCTION mediagate_task_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    DELETE FROM task_events WHERE task_id = OLD.id;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER tasks_events_deleted AFTER DELETE ON tasks FOR EACH ROW EXECUTE FUNCTION mediagate_task_deleted();
+  CREATE FUNCTION mediagate_chat_usage_hourly() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO usage_hourly AS u (hour, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
+    VALUES ((NEW.created_at / 3600000) * 3600000, NEW.model, NEW.key_id,
+      COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET chat_requests = u.chat_requests + 1,
+      prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.key_id,
+      COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET chat_requests = u.chat_requests + 1,
+      prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER chat_usage_hourly AFTER INSERT ON chat_usage FOR EACH ROW EXECUTE FUNCTION mediagate_chat_usage_hourly();
+  CREATE FUNCTION mediagate_ledger_captured() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO usage_hourly AS u (hour, model, key_id, account_id, provider, captured_micro)
+    VALUES ((NEW.created_at / 3600000) * 3600000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
+      COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET captured_micro = u.captured_micro + excluded.captured_micro;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, captured_micro)
+    VALUES ((NEW.created_at / 86400000) * 86400000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
+      COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET captured_micro = u.captured_micro + excluded.captured_micro;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER ledger_usage_captured AFTER INSERT ON ledger FOR EACH ROW
+    WHEN (NEW.kind = 'capture') EXECUTE FUNCTION mediagate_ledger_captured();
+  CREATE TABLE channel_states (
+    channel       text PRIMARY KEY,
+    state         text NOT NULL,
+    since         bigint NOT NULL,
+    last_error    text,
+    last_error_at bigint,
+    updated_at    bigint NOT NULL
+  );
+  CREATE TABLE channel_minutes (
+    channel     text NOT NULL,
+    minute      bigint NOT NULL,
+    ok          bigint NOT NULL DEFAULT 0,
+    faults      bigint NOT NULL DEFAULT 0,
+    errors      bigint NOT NULL DEFAULT 0,
+    refused     bigint NOT NULL DEFAULT 0,
+    calls_timed bigint NOT NULL DEFAULT 0,
+    seconds     float8 NOT NULL DEFAULT 0,
+    PRIMARY KEY (channel, minute)
+  );
+  CREATE INDEX tasks_admin_created ON tasks (created_at, id);
+  `,
 ];
 
 /** The schema version the migrations lead to. */

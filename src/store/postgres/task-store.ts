@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { deliveryIdSql } from '../delivery-rows.js';
 import { storable } from './storable.js';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatchWithNote, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import type { FamilyId } from '../../contract/families.js';
 import { lockedAvailables, lockedKeyCaps, settleCtes, taskHoldsQuery } from './credit-store.js';
 import { taskListSql } from '../task-list-sql.js';
@@ -284,8 +284,8 @@ export class PostgresTaskStore implements TaskStore {
     return this.all({ name: `mg_tasks_list_${shape}`, text, values });
   }
 
-  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
-    const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
+  async updateIf(id: string, guard: TaskGuard, patch: TaskPatchWithNote, settle?: Settlement): Promise<TaskRecord | undefined> {
+    const keys = (Object.keys(patch) as (keyof TaskPatchWithNote)[]).filter((k) => patch[k] !== undefined);
     const values: unknown[] = [id, guard.statusIn];
     const param = (value: unknown): string => `$${values.push(value)}`;
     const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = ${param(columnValue(patch, k))}`);

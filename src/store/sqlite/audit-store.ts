@@ -20,4 +20,8 @@ export class SqliteAuditStore implements AuditStore {
     if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(shape, stmt); }
     return (stmt.all(...values) as AuditRow[]).map(auditOfRow);
   }
+
+  async append(entry: NewAuditEntry): Promise<void> {
+    appendAudit(this.db, entry);
+  }
 }

@@ -222,6 +222,142 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX worker_beats_seen ON worker_beats (seen_at);
   `,
+  // The rest of the admin API (G317-G324): every status change of a task (written by triggers, in
+  // the transaction of the change, whichever statement made it); usage aggregates per hour, kept by
+  // the same triggers as tasks are submitted and end, as chat replies are recorded and as credits are
+  // captured; channels' circuit states and outcomes per minute, shared by every process.
+  `
+  ALTER TABLE tasks ADD COLUMN attempt_error TEXT;
+  CREATE TABLE task_events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id     TEXT NOT NULL,
+    at          INTEGER NOT NULL,
+    from_status TEXT,
+    status      TEXT NOT NULL,
+    attempt     INTEGER NOT NULL,
+    provider    TEXT NOT NULL,
+    upstream_id TEXT,
+    error       TEXT
+  );
+  CREATE INDEX task_events_task ON task_events (task_id, id);
+  CREATE TRIGGER tasks_events_deleted AFTER DELETE ON tasks BEGIN DELETE FROM task_events WHERE task_id = OLD.id; END;
+  CREATE TABLE usage_hourly (
+    hour              INTEGER NOT NULL,
+    model             TEXT NOT NULL,
+    key_id            TEXT NOT NULL,
+    account_id        TEXT NOT NULL,
+    provider          TEXT NOT NULL,
+    submitted         INTEGER NOT NULL DEFAULT 0,
+    completed         INTEGER NOT NULL DEFAULT 0,
+    failed            INTEGER NOT NULL DEFAULT 0,
+    cancelled         INTEGER NOT NULL DEFAULT 0,
+    video_seconds     REAL NOT NULL DEFAULT 0,
+    images            INTEGER NOT NULL DEFAULT 0,
+    chat_requests     INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    captured_micro    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (hour, model, key_id, account_id, provider)
+  ) WITHOUT ROWID;
+  CREATE TABLE usage_daily (
+    day               INTEGER NOT NULL,
+    model             TEXT NOT NULL,
+    key_id            TEXT NOT NULL,
+    account_id        TEXT NOT NULL,
+    provider          TEXT NOT NULL,
+    submitted         INTEGER NOT NULL DEFAULT 0,
+    completed         INTEGER NOT NULL DEFAULT 0,
+    failed            INTEGER NOT NULL DEFAULT 0,
+    cancelled         INTEGER NOT NULL DEFAULT 0,
+    video_seconds     REAL NOT NULL DEFAULT 0,
+    images            INTEGER NOT NULL DEFAULT 0,
+    chat_requests     INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    captured_micro    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, model, key_id, account_id, provider)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER tasks_usage_submitted AFTER INSERT ON tasks BEGIN
+    INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, submitted)
+    VALUES ((NEW.created_at / 3600000) * 3600000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET submitted = submitted + 1;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, submitted)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider, 1)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET submitted = submitted + 1;
+  END;
+  CREATE TRIGGER tasks_status_events AFTER UPDATE OF status ON tasks WHEN NEW.status <> OLD.status BEGIN
+    INSERT INTO task_events (task_id, at, from_status, status, attempt, provider, upstream_id, error)
+    VALUES (NEW.id, NEW.updated_at, OLD.status, NEW.status, NEW.attempts, NEW.provider,
+      json_extract(OLD.upstream, '$.ref.id'), COALESCE(NEW.error, CASE WHEN NEW.status = 'queued' THEN NEW.attempt_error END));
+  END;
+  CREATE TRIGGER tasks_usage_ended AFTER UPDATE OF status ON tasks
+    WHEN NEW.status <> OLD.status AND NEW.status IN ('completed', 'failed', 'cancelled') BEGIN
+    INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, completed, failed, cancelled, video_seconds, images)
+    VALUES ((COALESCE(NEW.finished_at, NEW.updated_at) / 3600000) * 3600000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider,
+      NEW.status = 'completed', NEW.status = 'failed', NEW.status = 'cancelled',
+      CASE WHEN NEW.status = 'completed' THEN COALESCE(json_extract(NEW.result, '$.actualDuration'),
+        (SELECT SUM(json_extract(f.value, '$.duration')) FROM json_each(NEW.result, '$.files') f WHERE json_extract(f.value, '$.contentType') LIKE 'video/%'), 0) ELSE 0 END,
+      CASE WHEN NEW.status = 'completed' THEN (SELECT COUNT(*) FROM json_each(NEW.result, '$.files') f WHERE json_extract(f.value, '$.contentType') LIKE 'image/%') ELSE 0 END)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET completed = completed + excluded.completed,
+      failed = failed + excluded.failed, cancelled = cancelled + excluded.cancelled,
+      video_seconds = video_seconds + excluded.video_seconds, images = images + excluded.images;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, completed, failed, cancelled, video_seconds, images)
+    VALUES ((COALESCE(NEW.finished_at, NEW.updated_at) / 86400000) * 86400000, NEW.model, NEW.owner_key_id,
+      COALESCE(NEW.account_id, (SELECT account_id FROM api_keys WHERE id = NEW.owner_key_id), ''), NEW.provider,
+      NEW.status = 'completed', NEW.status = 'failed', NEW.status = 'cancelled',
+      CASE WHEN NEW.status = 'completed' THEN COALESCE(json_extract(NEW.result, '$.actualDuration'),
+        (SELECT SUM(json_extract(f.value, '$.duration')) FROM json_each(NEW.result, '$.files') f WHERE json_extract(f.value, '$.contentType') LIKE 'video/%'), 0) ELSE 0 END,
+      CASE WHEN NEW.status = 'completed' THEN (SELECT COUNT(*) FROM json_each(NEW.result, '$.files') f WHERE json_extract(f.value, '$.contentType') LIKE 'image/%') ELSE 0 END)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET completed = completed + excluded.completed,
+      failed = failed + excluded.failed, cancelled = cancelled + excluded.cancelled,
+      video_seconds = video_seconds + excluded.video_seconds, images = images + excluded.images;
+  END;
+  CREATE TRIGGER chat_usage_hourly AFTER INSERT ON chat_usage BEGIN
+    INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
+    VALUES ((NEW.created_at / 3600000) * 3600000, NEW.model, NEW.key_id,
+      COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET chat_requests = chat_requests + 1,
+      prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, chat_requests, prompt_tokens, completion_tokens)
+    VALUES ((NEW.created_at / 86400000) * 86400000, NEW.model, NEW.key_id,
+      COALESCE((SELECT account_id FROM api_keys WHERE id = NEW.key_id), ''), '', 1, NEW.prompt_tokens, NEW.completion_tokens)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET chat_requests = chat_requests + 1,
+      prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens;
+  END;
+  CREATE TRIGGER ledger_usage_captured AFTER INSERT ON ledger WHEN NEW.kind = 'capture' BEGIN
+    INSERT INTO usage_hourly (hour, model, key_id, account_id, provider, captured_micro)
+    VALUES ((NEW.created_at / 3600000) * 3600000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
+      COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET captured_micro = captured_micro + excluded.captured_micro;
+    INSERT INTO usage_daily (day, model, key_id, account_id, provider, captured_micro)
+    VALUES ((NEW.created_at / 86400000) * 86400000, COALESCE(NEW.model, ''), COALESCE(NEW.key_id, ''), NEW.account_id,
+      COALESCE((SELECT provider FROM tasks WHERE id = NEW.task_id), ''), NEW.amount_micro)
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET captured_micro = captured_micro + excluded.captured_micro;
+  END;
+  CREATE TABLE channel_states (
+    channel    TEXT PRIMARY KEY,
+    state      TEXT NOT NULL,
+    since      INTEGER NOT NULL,
+    last_error TEXT,
+    last_error_at INTEGER,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE channel_minutes (
+    channel    TEXT NOT NULL,
+    minute     INTEGER NOT NULL,
+    ok         INTEGER NOT NULL DEFAULT 0,
+    faults     INTEGER NOT NULL DEFAULT 0,
+    errors     INTEGER NOT NULL DEFAULT 0,
+    refused    INTEGER NOT NULL DEFAULT 0,
+    calls_timed INTEGER NOT NULL DEFAULT 0,
+    seconds    REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (channel, minute)
+  ) WITHOUT ROWID;
+  CREATE INDEX tasks_admin_created ON tasks (created_at, id);
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

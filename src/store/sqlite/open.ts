@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Store } from '../types.js';
+import { SqliteAdminStore } from './admin-store.js';
 import { SqliteAssetStore } from './asset-store.js';
 import { SqliteAuditStore } from './audit-store.js';
 import { SqliteWorkerStore } from './worker-store.js';
@@ -83,6 +84,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     webhooks: new SqliteWebhookStore(db),
     audit: new SqliteAuditStore(db),
     workers: new SqliteWorkerStore(db),
+    admin: new SqliteAdminStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {
       usage.tryFlush();

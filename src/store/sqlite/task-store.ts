@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import { taskListSql } from '../task-list-sql.js';
-import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatch, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatchWithNote, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
 import type { FamilyId } from '../../contract/families.js';
 import { SqliteLedger } from './credit-store.js';
 import { SqliteOutbox } from './webhook-store.js';
@@ -180,8 +180,8 @@ export class SqliteTaskStore implements TaskStore {
     return (stmt.all(...values) as TaskRow[]).map(toRecord);
   }
 
-  async updateIf(id: string, guard: TaskGuard, patch: TaskPatch, settle?: Settlement): Promise<TaskRecord | undefined> {
-    const keys = (Object.keys(patch) as (keyof TaskPatch)[]).filter((k) => patch[k] !== undefined);
+  async updateIf(id: string, guard: TaskGuard, patch: TaskPatchWithNote, settle?: Settlement): Promise<TaskRecord | undefined> {
+    const keys = (Object.keys(patch) as (keyof TaskPatchWithNote)[]).filter((k) => patch[k] !== undefined);
     const cacheKey = `${keys.join(',')}|${guard.statusIn.length}|${guard.leaseOwner !== undefined}|${guard.leaseExpiredBefore !== undefined}|${guard.unleased === true}|${guard.upstreamId !== undefined}`;
     let stmt = this.updateCache.get(cacheKey);
     if (!stmt) {

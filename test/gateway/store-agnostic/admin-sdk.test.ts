@@ -32,6 +32,26 @@ async function caught(p: Promise<unknown> | (() => Promise<unknown>)): Promise<M
 }
 
 describe('AdminClient', () => {
+  it('tasks (list, iterate, get with its timeline, cancel), channels and their probe, usage', async () => {
+    const key = await admin.keys.create({ name: 'sdk tasks' });
+    const caller = new Mediagate({ baseUrl: g.origin, apiKey: key.key });
+    const task = await caller.pic.create({ model: 'pic', prompt: 'x' });
+    const page = await admin.tasks.list({ key_id: key.id, status: 'queued', limit: 1 });
+    expect(page.data.map((t) => t.id)).toEqual([task.id]);
+    const seen: string[] = [];
+    for await (const t of admin.tasks.iterate({ key_id: key.id, limit: 1 })) seen.push(t.id);
+    expect(seen).toEqual([task.id]);
+    expect((await admin.tasks.get(task.id)).timeline.map((e) => e.status)).toEqual(['queued']);
+    const cancelled = await admin.tasks.cancel(task.id);
+    expect([cancelled.status, cancelled.timeline.at(-1)?.from]).toEqual(['cancelled', 'queued']);
+    expect((await caught(admin.tasks.get('task_none')))).toBeInstanceOf(NotFoundError);
+    const channels = await admin.channels.list();
+    expect(channels.find((c) => c.id === 'sandbox')).toMatchObject({ type: 'sandbox', circuit: { state: 'closed' } });
+    expect(await admin.channels.probe('sandbox')).toMatchObject({ ok: true, channel: 'sandbox' });
+    const usage = await admin.usage({ group_by: 'key', interval: 'day' });
+    expect(usage.data.find((r) => r.group === key.id)).toMatchObject({ submitted: 1, cancelled: 1 });
+  });
+
   it('keys: create (the secret once), get, update, iterate, rotate with grace, revoke', async () => {
     const account = await admin.accounts.create({ name: 'sdk' });
     const created = await admin.keys.create({ name: 'sdk key', account_id: account.id, models: ['pic:*'], limits: { submits: 4 } });
