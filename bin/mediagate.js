@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -49,4 +50,15 @@ if (stale.length > 0) {
 
 // The client commands talk to a gateway over HTTP: their own entry does not load the gateway.
 const command = process.argv[2];
+// Start light (G299): while the server loads and starts (modules, schemas compiled once), V8 would
+// double its young generation at each collection that finds most of it alive, and never give the
+// space back when idle (~16 MB). So it does not grow until the server listens; then V8's default
+// (2) applies again and load grows it as before. Left alone when the young generation is tuned on
+// the command line or in NODE_OPTIONS.
+const serving = command === undefined || command === 'serve';
+const tuned = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => /^--(semi-space-growth-factor|(max|min)-semi-space-size)\b/.test(a));
+const holdYoung = serving && !tuned;
+if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1');
 await import(command === 'generate' || command === 'tasks' ? path.join(root, 'dist', 'main', 'client-cli.js') : entry);
+// the CLI's `serve` returns once the server listens
+if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=2');

@@ -13,7 +13,7 @@ import { registerBodyBounds } from './http/body-bounds.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerJsonBodyParser } from './http/json-body.js';
-import { keepSerializationOutOfSchemas, registerOpenApi } from './http/openapi.js';
+import { documentOnlySerializers, registerOpenApi } from './http/openapi.js';
 import type { LiveRequests } from './http/live-requests.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { registerRequestMetrics } from './metrics/http-hooks.js';
@@ -21,6 +21,7 @@ import { registerMetricsRoute } from './metrics/route.js';
 import { registerRequestSpans } from './tracing/http-spans.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { lazyValidators } from './http/lazy-validators.js';
 import type { RateLimitBackend } from './limits/backend.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
@@ -108,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${BOOT_ID}-${(++requestCount).toString(36)}`;
     },
     ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
+    // validators compiled on first use (G298); response schemas document only (G242)
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: documentOnlySerializers() } },
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
     return503OnClosing: false, // the onRequest hook below answers 503 in the route's family body (G111)
     // Errors before routing answer the standard error body too (G111).
@@ -127,7 +130,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // first: the request's span is the context of every hook and handler after it (G228)
   if (config.observability.tracing) registerRequestSpans(app);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics);
-  keepSerializationOutOfSchemas(app); // response schemas document only (G242)
   app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   // Once closing, requests still arriving on open connections get a 503 and the connection closes.

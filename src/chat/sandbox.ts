@@ -126,7 +126,7 @@ async function plan(request: ChatRequest, contextTokens: number): Promise<Plan> 
   let text = sandboxReplyText(request);
   const stopAt = Math.min(...request.stop.map((s) => text.indexOf(s)).filter((i) => i >= 0));
   if (Number.isFinite(stopAt)) text = text.slice(0, stopAt);
-  const all = textPieces(text);
+  const all = await textPieces(text);
   const budget = Math.min(request.max_completion_tokens ?? Infinity, contextTokens - promptTokens);
   const pieces: typeof all = [];
   let completionTokens = 0;

@@ -43,8 +43,9 @@ describe('token counting (G37, G82)', () => {
     expect(n).toBe(3 + (3 + exact('system') + exact('Be brief.')) + (3 + exact('user') + exact('What is this?') + 85));
   });
 
-  it('textPieces runs on the event loop, so it refuses long texts', () => {
-    expect(() => textPieces('x'.repeat(5000))).toThrow(RangeError);
-    expect(textPieces('héllo 国').map((p) => p.text).join('')).toBe('héllo 国');
+  it('textPieces is for short texts: it refuses long ones', async () => {
+    await expect(textPieces('x'.repeat(5000))).rejects.toThrow(RangeError);
+    expect((await textPieces('héllo 国')).map((p) => p.text).join('')).toBe('héllo 国');
+    expect(await textPieces('')).toEqual([]);
   });
 });

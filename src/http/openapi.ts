@@ -5,15 +5,19 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastify';
+
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 
 /**
  * Response schemas document; they never shape a reply (G242). Fastify would otherwise write a reply
  * through fast-json-stringify compiled from its schema, which drops fields the schema lacks and
- * coerces types; every reply is JSON.stringify'd as it was before the schemas existed.
+ * coerces types; every reply is JSON.stringify'd as it was before the schemas existed. Given to
+ * Fastify as its serializer factory (`schemaController.compilersFactory.buildSerializer`), so it
+ * never loads fast-json-stringify (nor the Ajv that loads; G298).
  */
-export function keepSerializationOutOfSchemas(app: FastifyInstance): void {
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+export function documentOnlySerializers(): NonNullable<CompilersFactory['buildSerializer']> {
+  return () => () => (data: unknown) => JSON.stringify(data);
 }
 
 /** Why a route has no place in the document, or undefined when it has one (and so needs response schemas). */

@@ -3,14 +3,19 @@ import { ConfigError } from '../config-error.js';
 import { loadConfig } from '../config.js';
 import { createStore } from '../store/create-store.js';
 import { parse, UsageError } from './cli-args.js';
-import { migrateStoreCommand } from './migrate-store.js';
-import { accountsCommand, ACCOUNTS_USAGE, creditsCommand, CREDITS_USAGE } from './credits-cli.js';
-import { keysCommand, KEYS_USAGE } from './keys-cli.js';
 import type { Store } from '../store/types.js';
 import { startServer } from './serve.js';
-import { CLIENT_USAGE, clientCommand } from './client-commands.js';
 
-const USAGE = `Usage: mediagate <command>
+/**
+ * The usage text. It names every command, so it loads their modules: each command's module is
+ * loaded only when that command runs (G296; `serve` loads none of them, and the client commands and
+ * `migrate-store` would bring the SDK and `pg`).
+ */
+async function usage(): Promise<string> {
+  const [{ KEYS_USAGE }, { ACCOUNTS_USAGE, CREDITS_USAGE }, { CLIENT_USAGE }] = await Promise.all([
+    import('./keys-cli.js'), import('./credits-cli.js'), import('./client-commands.js'),
+  ]);
+  return `Usage: mediagate <command>
 
   serve [--role api|worker|all] start the gateway (same as npm start); api: answer callers only,
                                 worker: run tasks only (HTTP: /healthz and /readyz), all (default): both
@@ -26,6 +31,7 @@ ${CREDITS_USAGE}
 ${CLIENT_USAGE}
 
 Settings come from the environment; see README.md.`;
+}
 
 function openStore(): Promise<Store> {
   return createStore(loadConfig());
@@ -68,14 +74,14 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   try {
     if (command === 'serve' || command === undefined) return await serve(args);
-    if (command === 'keys') { process.exitCode = await keysCommand(args, USAGE); return; }
-    if (command === 'accounts') { process.exitCode = await accountsCommand(args, USAGE); return; }
-    if (command === 'credits') { process.exitCode = await creditsCommand(args, USAGE); return; }
+    if (command === 'keys') { process.exitCode = await (await import('./keys-cli.js')).keysCommand(args, await usage()); return; }
+    if (command === 'accounts') { process.exitCode = await (await import('./credits-cli.js')).accountsCommand(args, await usage()); return; }
+    if (command === 'credits') { process.exitCode = await (await import('./credits-cli.js')).creditsCommand(args, await usage()); return; }
     if (command === 'backup') { process.exitCode = await backup(args); return; }
-    if (command === 'migrate-store') { process.exitCode = await migrateStoreCommand(args); return; }
-    if (command === 'generate' || command === 'tasks') { process.exitCode = await clientCommand(command, args); return; }
+    if (command === 'migrate-store') { process.exitCode = await (await import('./migrate-store.js')).migrateStoreCommand(args); return; }
+    if (command === 'generate' || command === 'tasks') { process.exitCode = await (await import('./client-commands.js')).clientCommand(command, args); return; }
     if (command === 'build') return; // the launcher already built
-    console.error(USAGE);
+    console.error(await usage());
     process.exitCode = command === '--help' || command === 'help' ? 0 : 2;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -135,7 +135,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
 
   const setup = setUpProviders(config, options);
   const providers = new ProviderRegistry(setup.providers, setup.routes);
-  const metrics = createMetrics(config, Object.keys(setup.routes));
+  const metrics = await createMetrics(config, Object.keys(setup.routes));
   // the channels' outcomes, circuits and last errors, shared with the other processes through the store (G322)
   const channelStats = new ChannelStats(store.admin, logger.child({ component: 'channel-stats' }));
   channelStats.start();

@@ -2,17 +2,19 @@
 import type { Config } from '../config.js';
 import { MODELS } from '../contract/catalog.js';
 import { CHAT_MODELS } from '../contract/chat.js';
-import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { Store } from '../store/types.js';
 import type { Tracing } from '../tracing/start.js';
 
 /**
  * The metrics when `/metrics` is on: models are labelled by name when the catalog has them, a
  * route names them (providers.json, MEDIAGATE_MODEL_ROUTES) or MEDIAGATE_METRICS_MODELS does.
+ * prom-client is loaded only then (G296).
  */
-export function createMetrics(config: Config, routedModels: readonly string[]): GatewayMetrics | undefined {
+export async function createMetrics(config: Config, routedModels: readonly string[]): Promise<GatewayMetrics | undefined> {
   const settings = config.observability.metrics;
   if (!settings) return undefined;
+  const { GatewayMetrics } = await import('../metrics/gateway-metrics.js');
   const models = [...MODELS.map((m) => m.id), ...CHAT_MODELS, ...routedModels.filter((m) => m !== '*'), ...settings.models];
   return new GatewayMetrics({ models, keys: settings.keys });
 }

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { imageSize } from 'image-size';
+import type { imageSize as ImageSize } from 'image-size';
 import { createLimiter } from '../limiter.js';
 import type { MediaFacts, MediaKind } from './media-facts.js';
 import { mp4Facts } from './mp4-facts.js';
@@ -50,9 +50,13 @@ function heifFormatOf(bytes: Buffer): string | undefined {
   return undefined;
 }
 
+/** image-size, required on the first image probed (G296): a gateway that reads no image never loads it. */
+let imageSize: typeof ImageSize | undefined;
+
 /** Image facts from `bytes` (the whole file, or its head when `fileBytes` gives the file's size). */
 export function probeImage(bytes: Buffer, fileBytes = bytes.length): MediaFacts {
-  let size: ReturnType<typeof imageSize>;
+  imageSize ??= (createRequire(import.meta.url)('image-size') as { imageSize: typeof ImageSize }).imageSize;
+  let size: ReturnType<typeof ImageSize>;
   try {
     size = imageSize(bytes);
   } catch {

@@ -17,7 +17,8 @@ import { promises as dns } from 'node:dns';
 import type { TcpNetConnectOpts } from 'node:net';
 import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../http/undici.js';
 import { deadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import { classifyAddress, parseHostLiteral } from './address-policy.js';
@@ -218,7 +219,7 @@ async function fetchInto<T>(url: string, opts: FetchMediaOptions, deps: Partial<
     signal: bounded.signal,
     vetted: new Map(),
   };
-  const agent = new Agent({
+  const agent = new (undici().Agent)({
     connect: { timeout: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, lookup: vettedLookup(ctx.vetted) },
     maxRedirections: 0,
   });
@@ -312,7 +313,7 @@ async function vetHost(ctx: Ctx, u: URL, hop: number): Promise<void> {
 
 /** Performs one request; returns the next URL for a redirect, or the fetched media. */
 async function fetchHop<T>(ctx: Ctx, agent: Agent, u: URL, hop: number, sink: BodySink<T>): Promise<URL | Received<T>> {
-  const res = await request(u, {
+  const res = await undici().request(u, {
     dispatcher: agent,
     method: 'GET',
     signal: ctx.signal,

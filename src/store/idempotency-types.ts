@@ -16,13 +16,13 @@ export interface IdempotencyStore {
   /**
    * Claims `idemKey` for a request with this fingerprint, in one transaction: a stored response
    * of the same fingerprint is replayed, another fingerprint is a mismatch, a claim younger than
-   * `staleBefore` is in progress; a record older than `expiredBefore` counts as absent. A stale
-   * claim whose task was committed (tasks carry their `idempotencyKey`) is `recovered`.
+   * `staleBefore` is in progress; a record older than `expiredBefore` counts as absent. A claim
+   * whose task was committed (tasks carry their `idempotencyKey`) is `recovered`, stale or not (G266).
    */
   begin(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number): Promise<IdempotencyBegin>;
   /** Stores the response of a claimed key. */
   complete(keyId: string, idemKey: string, statusCode: number, response: string): Promise<void>;
-  /** Drops a claim whose request did not succeed, so the key can be used again. */
+  /** Drops a claim whose request did not succeed, so the key can be used again; never one whose task was committed (G266). */
   abandon(keyId: string, idemKey: string): Promise<void>;
   /** Deletes records created before `before`; returns how many. */
   purge(before: number): Promise<number>;

@@ -18,8 +18,7 @@ import { expiryOf } from './expiry.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import { cancelTask, isFinished } from './states.js';
 import type { TaskWatch } from './task-watch.js';
-import { trace } from '@opentelemetry/api';
-import { currentTraceparent } from '../tracing/tracing.js';
+import { currentTraceparent, noteOnCurrentSpan } from '../tracing/tracing.js';
 
 export interface TaskServiceDeps {
   store: TaskStore;
@@ -114,7 +113,7 @@ export class TaskService {
       this.countReviewing(owner.id, -1);
     }
     // the submit's span: the task's runs continue its trace (G229)
-    trace.getActiveSpan()?.setAttribute('mediagate.task_id', id);
+    noteOnCurrentSpan('mediagate.task_id', id);
     const traceparent = currentTraceparent();
     const task: NewTask = {
       id,

@@ -5,15 +5,20 @@
  * its task's run (the task keeps its `traceparent`, G229). It ends when the answer is sent, named
  * by the route's pattern.
  */
-import { context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { routePattern } from '../metrics/http-hooks.js';
-import { tracer } from './tracing.js';
+import { otel } from './otel.js';
+import { SpanKind } from './tracing.js';
 
 const SPAN = Symbol('mediagate.span');
 type Traced = { [SPAN]?: Span };
 
+/** Registers the hooks when tracing started (G297); without the API loaded there are no spans to make. */
 export function registerRequestSpans(app: FastifyInstance): void {
+  const o = otel();
+  if (!o) return;
+  const { api: { context, propagation, trace }, tracer } = o;
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(context.active(), request.headers);
     const span = tracer.startSpan(`${request.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'mediagate.request_id': request.id } }, parent);
@@ -39,7 +44,7 @@ export function registerRequestSpans(app: FastifyInstance): void {
       span.updateName(`${request.method} ${route}`);
       span.setAttribute('http.route', route);
       span.setAttribute('http.response.status_code', reply.statusCode);
-      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (reply.statusCode >= 500) span.setStatus({ code: 2 }); // SpanStatusCode.ERROR
       span.end();
     }
     done();

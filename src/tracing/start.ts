@@ -6,6 +6,7 @@
  */
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../metrics/settings.js';
+import { loadOtel } from './otel.js';
 
 export interface Tracing {
   /** Sends the spans still buffered and stops the SDK. */
@@ -13,6 +14,7 @@ export interface Tracing {
 }
 
 export async function startTracing(options: { settings?: TracingSettings; exporter?: SpanExporter } = {}): Promise<Tracing> {
+  await loadOtel(); // the gateway's spans are made from here on (G297)
   const [{ NodeTracerProvider }, { BatchSpanProcessor, SimpleSpanProcessor }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/sdk-trace-base'),

@@ -1,15 +1,24 @@
 /**
  * OpenTelemetry tracing (G227-G229): the spans the gateway makes, through `@opentelemetry/api`
- * only. The API answers no-op spans until an SDK registers itself (tracing/start.ts, loaded only
- * when `MEDIAGATE_OTEL=on`), so with tracing off each span costs a call that returns at once.
+ * only, and only once tracing started (otel.ts, G297): until then each helper here runs its
+ * function with no span and costs a call that returns at once.
  */
-import { context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
+import type { Attributes, AttributeValue, Context, Span, SpanKind as OtelSpanKind } from '@opentelemetry/api';
+import { otel } from './otel.js';
 
-export const tracer = trace.getTracer('mediagate');
+/** The kinds of span the gateway makes: OpenTelemetry's values, named without loading its API. */
+export const SpanKind = { INTERNAL: 0 as OtelSpanKind.INTERNAL, SERVER: 1 as OtelSpanKind.SERVER, CLIENT: 2 as OtelSpanKind.CLIENT } as const;
+
+/** What code inside a span may note on it. */
+export interface SpanNotes { setAttribute(key: string, value: AttributeValue): unknown }
+
+const NO_SPAN: SpanNotes = { setAttribute: () => NO_SPAN };
 
 /** Runs `fn` inside a new span (the current context's child), ending it when `fn` settles; a throw marks it failed. */
-export function inSpan<T>(name: string, kind: SpanKind, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
+export function inSpan<T>(name: string, kind: OtelSpanKind, attributes: Attributes, fn: (span: SpanNotes) => Promise<T>): Promise<T> {
+  const o = otel();
+  if (!o) return fn(NO_SPAN);
+  return o.tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await fn(span);
     } catch (err) {
@@ -22,21 +31,28 @@ export function inSpan<T>(name: string, kind: SpanKind, attributes: Attributes, 
 }
 
 export function failSpan(span: Span, err: unknown): void {
-  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  // SpanStatusCode.ERROR
+  span.setStatus({ code: 2, message: err instanceof Error ? err.message : String(err) });
 }
 
 /** The W3C `traceparent` of the current span when it is recorded (tracing on and sampled), else undefined. */
 export function currentTraceparent(): string | undefined {
-  const span = trace.getActiveSpan();
-  if (!span?.isRecording()) return undefined;
+  const o = otel();
+  const span = o?.api.trace.getActiveSpan();
+  if (!o || !span?.isRecording()) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  o.api.propagation.inject(o.api.context.active(), carrier);
   return carrier.traceparent;
 }
 
+/** Notes `key` on the current span, if there is one. */
+export function noteOnCurrentSpan(key: string, value: AttributeValue): void {
+  otel()?.api.trace.getActiveSpan()?.setAttribute(key, value);
+}
+
 /** A context whose parent is the span a `traceparent` names (the task's submit), or the root one. */
-export function contextOf(traceparent: string | undefined): ReturnType<typeof context.active> {
-  return traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, { traceparent });
+export function contextOf(api: NonNullable<ReturnType<typeof otel>>['api'], traceparent: string | undefined): Context {
+  return traceparent === undefined ? api.ROOT_CONTEXT : api.propagation.extract(api.ROOT_CONTEXT, { traceparent });
 }
 
 /** Response headers that carry the upstream's own id of a request, in the order they are read. */
@@ -52,11 +68,9 @@ export function upstreamRequestId(headers: Record<string, string | string[] | un
   return undefined;
 }
 
-export { SpanKind };
-
 /** An upstream answer read outside `upstreamCall` (chat streams): its status and request id on the current span. */
 export function noteUpstreamAnswer(status: number, headers: Record<string, string | string[] | undefined>): void {
-  const span = trace.getActiveSpan();
+  const span = otel()?.api.trace.getActiveSpan();
   if (!span?.isRecording()) return;
   span.setAttribute('http.response.status_code', status);
   const upstreamId = upstreamRequestId(headers);
@@ -68,11 +82,14 @@ export function noteUpstreamAnswer(status: number, headers: Record<string, strin
  * release, the context `run` makes active for the calls that reach the upstream (G228).
  */
 export function slotSpan(provider: string): { run<T>(fn: () => T): T; end(outcome: string): void } {
+  const o = otel();
+  if (!o) return { run: (fn) => fn(), end: () => undefined };
+  const { api, tracer } = o;
   const span = tracer.startSpan(`upstream ${provider}`, { kind: SpanKind.CLIENT, attributes: { 'mediagate.channel': provider } });
-  const active = trace.setSpan(context.active(), span);
+  const active = api.trace.setSpan(api.context.active(), span);
   let ended = false;
   return {
-    run: (fn) => context.with(active, fn),
+    run: (fn) => api.context.with(active, fn),
     end: (outcome) => {
       if (ended) return;
       ended = true;

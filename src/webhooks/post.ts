@@ -5,7 +5,7 @@
  * {@link EXCERPT_BYTES} of the answer read (kept as an excerpt), and no redirect followed.
  */
 import { promises as dns } from 'node:dns';
-import { Agent, request } from 'undici';
+import { undici } from '../http/undici.js';
 import { deadline } from '../deadline.js';
 import { classifyAddress, parseHostLiteral } from '../media/address-policy.js';
 import { type ResolvedAddress, vettedLookup } from '../media/safe-fetch.js';
@@ -35,6 +35,7 @@ const defaultLookup = async (hostname: string): Promise<ResolvedAddress[]> => dn
 export async function postWebhook(url: string, headers: Record<string, string>, body: string, opts: PostOptions): Promise<PostResult> {
   const bounded = deadline(new AbortController().signal, opts.timeoutMs);
   const vetted = new Map<string, ResolvedAddress[]>();
+  const { Agent, request } = undici();
   const agent = new Agent({ connect: { timeout: opts.timeoutMs, lookup: vettedLookup(vetted) }, maxRedirections: 0 });
   try {
     const target = new URL(url);

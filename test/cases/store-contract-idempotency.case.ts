@@ -69,11 +69,11 @@ export function idempotencyStoreContract(open: OpenStore): void {
       expect(await begin(store, later + 1)).toEqual({ state: 'mismatch' });
     });
 
-    it('a stale claim whose task was committed is recovered with that task, for the same request only', async () => {
+    it('a claim whose task was committed is recovered with that task, stale or not (G266), for the same request only', async () => {
       const store = s();
       expect(await begin(store, T)).toEqual({ state: 'new' });
       const task = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T) }));
-      expect(await begin(store, T + 1)).toEqual({ state: 'in_progress' }); // not stale yet: the request may still answer
+      expect(await begin(store, T + 1)).toEqual({ state: 'recovered', taskId: task.id }); // not stale yet: its answer would be this task's
       const later = T + STALE_MS + 1;
       expect(await begin(store, later)).toEqual({ state: 'recovered', taskId: task.id });
       expect(await begin(store, later + 1)).toEqual({ state: 'recovered', taskId: task.id });
@@ -100,6 +100,15 @@ export function idempotencyStoreContract(open: OpenStore): void {
       await store.idempotency.abandon('key_a', 'idem-1');
       expect(await begin(store, T + 2, { fingerprint: 'fp-2' })).toEqual({ state: 'new' });
       await store.idempotency.abandon('key_a', 'idem-never'); // unknown: no effect, no error
+    });
+
+    it('a claim whose task was committed is recovered at once, and abandon keeps it (G266)', async () => {
+      const store = s();
+      expect(await begin(store, T)).toEqual({ state: 'new' });
+      const task = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T) }));
+      await store.idempotency.abandon('key_a', 'idem-1'); // the request answered an error after its commit
+      expect(await begin(store, T + 1)).toEqual({ state: 'recovered', taskId: task.id });
+      expect(await begin(store, T + 1, { fingerprint: 'fp-2' })).toEqual({ state: 'mismatch' });
     });
 
     it('abandon never drops a stored response', async () => {

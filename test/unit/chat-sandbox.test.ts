@@ -42,7 +42,7 @@ describe('sandbox chat provider', () => {
     for (const e of events) if (e.type === 'delta') expect(e.content).not.toContain('\uFFFD');
     expect(events.map((e) => (e.type === 'delta' ? e.content : '')).join('')).toContain(text);
     for (const sample of ['🤖', '量子计算', 'a🤖b', text]) {
-      const pieces = textPieces(sample);
+      const pieces = await textPieces(sample);
       expect(pieces.map((p) => p.text).join('')).toBe(sample);
       expect(pieces.reduce((n, p) => n + p.tokens, 0)).toBe(encode(sample).length);
     }
@@ -68,7 +68,7 @@ describe('sandbox chat provider', () => {
       const msPerToken = 5; // 200 tokens/s
       const slow = createSandboxChatProvider({ tokensPerSecond: 1000 / msPerToken });
       const request = req('hi');
-      const pieces = textPieces(sandboxReplyText(request));
+      const pieces = await textPieces(sandboxReplyText(request));
       const dueAt: number[] = [];
       pieces.reduce((tokens, p) => { dueAt.push((tokens + p.tokens) * msPerToken); return tokens + p.tokens; }, 0);
       expect(pieces.length).toBeGreaterThan(10);
@@ -76,12 +76,16 @@ describe('sandbox chat provider', () => {
       const seen: string[] = [];
       let done: ChatStreamEvent | undefined;
       const t0 = Date.now();
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => { opened = resolve; });
       const run = (async () => {
         for await (const e of slow.stream(request, ctx())) {
-          if (e.type === 'delta') seen.push(e.content);
+          if (e.type === 'open') opened();
+          else if (e.type === 'delta') seen.push(e.content);
           else if (e.type === 'done') done = e;
         }
       })();
+      await open; // the reply is planned (its tokens counted on the tokenizer thread): its clock starts
       await vi.advanceTimersByTimeAsync(0);
       expect(seen).toEqual([]); // nothing before the first token's time
       for (let i = 0; i < pieces.length; i++) {
@@ -105,11 +109,19 @@ describe('sandbox chat provider', () => {
     try {
       const slow = createSandboxChatProvider({ tokensPerSecond: 100 }); // 10 ms per token
       const request = req('hello');
-      const total = textPieces(sandboxReplyText(request)).length;
+      const total = (await textPieces(sandboxReplyText(request))).length;
       const controller = new AbortController();
       const seen: string[] = [];
-      const run = (async () => { for await (const e of slow.stream(request, ctx(controller.signal))) if (e.type === 'delta') seen.push(e.content); })();
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => { opened = resolve; });
+      const run = (async () => {
+        for await (const e of slow.stream(request, ctx(controller.signal))) {
+          if (e.type === 'open') opened();
+          else if (e.type === 'delta') seen.push(e.content);
+        }
+      })();
       const outcome = run.then(() => 'finished', (err: unknown) => err);
+      await open; // planned on the tokenizer thread: the clock starts now
       await vi.advanceTimersByTimeAsync(60);
       const count = seen.length;
       expect(count).toBeGreaterThan(0); // it was generating

@@ -11,7 +11,7 @@
  * websocket is held: progress is the queue position, then the engine's time estimate.
  */
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
-import sharp from 'sharp';
+import { loadSharp } from '../../media/sharp.js';
 import type { Dispatcher } from 'undici';
 import { MEDIA_FORMATS } from '../../media/formats.js';
 import { isImageBytes } from '../../media/sniff.js';
@@ -102,6 +102,7 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
       let type = isImageBytes(data) ?? 'application/octet-stream';
       // what ComfyUI's image loader (PIL) reads everywhere; anything else goes as PNG
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(type)) {
+        const sharp = await loadSharp();
         data = await sharp(data).png().toBuffer().catch((err: unknown) => {
           throw new UnrecoverableError(`${ref.field}: the image cannot be decoded to hand it to ComfyUI`, { cause: err, param: ref.field });
         });

@@ -7,7 +7,8 @@
  * `x-request-id` is logged with the task id.
  */
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
-import { FormData, type Dispatcher } from 'undici';
+import type { Dispatcher, FormData } from 'undici';
+import { undici } from '../../http/undici.js';
 import type { OutputSpec } from '../../contract/output.js';
 import { idempotencyKeyOf } from '../toolkit/idempotency-key.js';
 import { scrubberFor } from '../toolkit/errors.js';
@@ -54,7 +55,7 @@ function jsonBody(call: ImagesCall, output: Extract<OutputSpec, { kind: 'image' 
 }
 
 async function formBody(call: ImagesCall, output: Extract<OutputSpec, { kind: 'image' }>, ctx: ProviderContext): Promise<FormData> {
-  const form = new FormData();
+  const form = new (undici().FormData)();
   for (const [k, v] of Object.entries(jsonBody(call, output))) form.append(k, String(v));
   const field = call.rules.kind === 'dall-e-2' ? 'image' : 'image[]';
   for (const [i, ref] of call.images.entries()) {

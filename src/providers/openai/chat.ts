@@ -3,7 +3,8 @@
  * llama.cpp server, Ollama, LiteLLM, ...). Decisions: G50-G59.
  */
 import { PROBE_MAX_BYTES, PROBE_TIMEOUT_MS, probeResult, type ProbeResult } from '../probe.js';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../http/undici.js';
 import { AppError } from '../../errors.js';
 import { ChannelError } from '../types.js';
 import { readBounded, upstreamCall } from '../toolkit/upstream-call.js';
@@ -56,7 +57,7 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
   const path = `${target.pathname}${target.search}`;
   const stallTimeoutMs = options.stallTimeoutMs ?? timeoutMs;
   const maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
-  const ownAgent = options.dispatcher ? undefined : new Agent({
+  const ownAgent = options.dispatcher ? undefined : new (undici().Agent)({
     connect: { timeout: options.connectTimeoutMs },
     // our own timers bound the call (CallGuard); undici's would cut long generations
     headersTimeout: 0,

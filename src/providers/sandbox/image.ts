@@ -5,7 +5,7 @@
  * always gives the same bytes; nothing depends on system fonts.
  */
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { loadSharp } from '../../media/sharp.js';
 import { FONT_METRICS, renderTextMask } from '../../media/bitmap-font.js';
 
 /** What to draw. */
@@ -220,6 +220,7 @@ function layoutReferenceRow(count: number, width: number, height: number, margin
 /** Decodes one reference into a framed RGB thumbnail fitting `boxW` x `boxH` (transparency on the frame colour). */
 async function thumbnail(ref: Buffer, index: number, boxW: number, boxH: number): Promise<Raw> {
   const frame = boxW >= 8 && boxH >= 8 ? Math.max(1, Math.round(Math.min(boxW, boxH) * 0.03)) : 0;
+  const sharp = await loadSharp();
   try {
     const { data, info } = await sharp(ref)
       .rotate()
@@ -266,6 +267,7 @@ function drawReferences(canvas: Raw, thumbs: Raw[], row: ReferenceRow): void {
 /** Scales the reduced background up to the output size (nearest neighbour: it is smooth already). */
 async function upscale(bg: Raw, width: number, height: number): Promise<Raw> {
   if (bg.width === width && bg.height === height) return bg;
+  const sharp = await loadSharp();
   const data = await sharp(bg.data, { raw: { width: bg.width, height: bg.height, channels: 3 } })
     .resize(width, height, { fit: 'fill', kernel: 'nearest' })
     .raw()
@@ -303,7 +305,7 @@ export async function renderSandboxImage(spec: SandboxImageSpec): Promise<Buffer
   const [decoded, canvas] = await done;
   if (prompt) drawPanel(canvas, prompt.mask, prompt.left, prompt.top, prompt.pad);
   if (row) drawReferences(canvas, decoded, row);
-  const image = sharp(canvas.data, { raw: { width, height, channels: 3 } });
+  const image = (await loadSharp())(canvas.data, { raw: { width, height, channels: 3 } });
   return spec.format === 'png'
     ? image.png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer()
     : image.jpeg({ quality: 85, mozjpeg: false }).toBuffer();

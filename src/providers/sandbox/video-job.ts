@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from '../../media/sharp.js';
 import { adaptiveVideoSize } from '../../contract/output.js';
 import type { ProviderContext, ProviderJob, ProviderOutput } from '../types.js';
 import { UnrecoverableError } from '../types.js';
@@ -20,6 +20,7 @@ export async function renderVideoJob(job: ProviderJob, ctx: ProviderContext, pro
   let { width, height } = output;
   const aspectSource = firstFrame ?? references[0];
   if (output.adaptiveResolution && aspectSource) {
+    const sharp = await loadSharp();
     const meta = await sharp(aspectSource).metadata().catch(() => undefined);
     if (meta?.width && meta.height) ({ width, height } = adaptiveVideoSize(output.adaptiveResolution, meta.width, meta.height));
   }

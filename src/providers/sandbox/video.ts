@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import sharp from 'sharp';
+import { loadSharp } from '../../media/sharp.js';
 import { runFfmpeg, withFfmpegSlot } from '../../media/ffmpeg.js';
 import { MAX_SANDBOX_IMAGE_SIDE, renderSandboxImage } from './image.js';
 
@@ -109,6 +109,7 @@ function frameCount(spec: SandboxVideoSpec): number {
 /** Decodes `image` and writes it fitted inside width x height on `colour` as a PNG at `path`. */
 async function writeStill(which: 'firstFrame' | 'lastFrame', image: Buffer, width: number, height: number, colour: Rgb, path: string): Promise<void> {
   let png: Buffer;
+  const sharp = await loadSharp();
   try {
     png = await sharp(image)
       .rotate()

@@ -5,7 +5,8 @@
  * are ChannelErrors naming the upstream only as `who` (toolkit/errors.ts, G99); an HTTP answer of any
  * status is returned for the provider to classify.
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { undici } from '../../http/undici.js';
 import { malformedReply, timeoutFailure, transportFailure, type Headers } from './errors.js';
 import { ChannelError, UnexpectedReply } from '../types.js';
 import { inSpan, SpanKind, upstreamRequestId } from '../../tracing/tracing.js';
@@ -28,7 +29,7 @@ export interface UpstreamCallOptions {
 
 /** A connection pool for one upstream: the call's own timer bounds each call, so undici's are off. */
 export function upstreamAgent(connectTimeoutMs: number): Agent {
-  return new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+  return new (undici().Agent)({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
 }
 
 /**

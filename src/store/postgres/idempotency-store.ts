@@ -34,13 +34,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         if (row.created_at >= expiredBefore) {
           const mine = row.fingerprint === fingerprint;
           if (row.response !== null && row.status_code !== null) return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
-          if (row.created_at >= staleBefore) return mine ? { state: 'in_progress' } : { state: 'mismatch' };
-          // a stale claim: did its request commit a task before it died?
+          // did its request commit a task (and then die, or answer an error, G266)?
           const task = await client.query<{ id: string }>({
             name: 'mg_idem_task', text: 'SELECT id FROM tasks WHERE idempotency_key = $1', values: [idempotencyTaskKey(keyId, idemKey, row.created_at)],
           });
           const taskId = task.rows[0]?.id;
           if (taskId !== undefined) return mine ? { state: 'recovered', taskId } : { state: 'mismatch' };
+          if (row.created_at >= staleBefore) return mine ? { state: 'in_progress' } : { state: 'mismatch' };
         }
         await client.query({
           name: 'mg_idem_reclaim',
@@ -61,7 +61,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async abandon(keyId: string, idemKey: string): Promise<void> {
     await this.pool.query({
-      name: 'mg_idem_abandon', text: 'DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2 AND response IS NULL', values: [keyId, idemKey],
+      // a claim whose request committed its task stays, to be recovered (G266)
+      name: 'mg_idem_abandon',
+      text: `DELETE FROM idempotency_keys AS k WHERE key_id = $1 AND idem_key = $2 AND response IS NULL
+        AND NOT EXISTS (SELECT 1 FROM tasks WHERE idempotency_key = k.key_id || ':' || k.created_at::text || ':' || k.idem_key)`,
+      values: [keyId, idemKey],
     });
   }
 

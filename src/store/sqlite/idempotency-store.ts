@@ -19,7 +19,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       VALUES (?, ?, ?, NULL, NULL, ?) ON CONFLICT (key_id, idem_key) DO UPDATE SET
       fingerprint = excluded.fingerprint, status_code = NULL, response = NULL, created_at = excluded.created_at`);
     this.completeStmt = db.prepare('UPDATE idempotency_keys SET status_code = ?, response = ? WHERE key_id = ? AND idem_key = ?');
-    this.abandonStmt = db.prepare('DELETE FROM idempotency_keys WHERE key_id = ? AND idem_key = ? AND response IS NULL');
+    // a claim whose request committed its task stays, to be recovered (G266)
+    this.abandonStmt = db.prepare(`DELETE FROM idempotency_keys AS k WHERE key_id = ? AND idem_key = ? AND response IS NULL
+      AND NOT EXISTS (SELECT 1 FROM tasks WHERE idempotency_key = k.key_id || ':' || k.created_at || ':' || k.idem_key)`);
     this.purgeStmt = db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?');
     this.taskStmt = db.prepare('SELECT id FROM tasks WHERE idempotency_key = ?').pluck();
     this.beginTx = db.transaction((keyId, idemKey, fingerprint, now, staleBefore, expiredBefore): IdempotencyBegin => {
@@ -28,10 +30,10 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       if (row && current) {
         const mine = row.fingerprint === fingerprint;
         if (row.response !== null && row.status_code !== null) return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
-        if (row.created_at >= staleBefore) return mine ? { state: 'in_progress' } : { state: 'mismatch' };
-        // a stale claim: did its request commit a task before it died?
+        // did its request commit a task (and then die, or answer an error, G266)?
         const taskId = this.taskStmt.get(idempotencyTaskKey(keyId, idemKey, row.created_at)) as string | undefined;
         if (taskId !== undefined) return mine ? { state: 'recovered', taskId } : { state: 'mismatch' };
+        if (row.created_at >= staleBefore) return mine ? { state: 'in_progress' } : { state: 'mismatch' };
       }
       this.claimStmt.run(keyId, idemKey, fingerprint, now);
       return { state: 'new' };

@@ -9,7 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Type } from '@sinclair/typebox';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keepSerializationOutOfSchemas, requireResponseSchemas } from '../../../src/http/openapi.js';
+import { documentOnlySerializers, requireResponseSchemas } from '../../../src/http/openapi.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 
 interface Media { schema?: Record<string, unknown> }
@@ -131,8 +131,7 @@ describe('response schemas', () => {
   });
 
   it('document only: a reply is written whole and as it is, whatever its schema says (no dropped fields, no coercion)', async () => {
-    const app = Fastify();
-    keepSerializationOutOfSchemas(app);
+    const app = Fastify({ schemaController: { compilersFactory: { buildSerializer: documentOnlySerializers() } } });
     const reply = { a: '1', extra: { nested: true }, n: 1.5, list: [1, 'two'] };
     app.get('/r', { schema: { response: { 200: Type.Object({ a: Type.Integer(), n: Type.Integer() }, { additionalProperties: false }) } } }, async () => reply);
     const res = await app.inject({ method: 'GET', url: '/r' });
