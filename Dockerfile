@@ -19,6 +19,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY packages/client/tsconfig.json packages/client/
 COPY packages/client/src packages/client/src
 COPY src src
+COPY console console
 COPY bin bin
 COPY scripts/image-prune.js scripts/image-smoke.js scripts/
 # Production modules only, without what a running gateway never reads (G350, G351: better-sqlite3's
@@ -56,6 +57,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/bin bin
 COPY --from=build /app/dist dist
+COPY --from=build /app/console/dist console/dist
 COPY --from=build /app/packages/client/package.json packages/client/
 COPY --from=build /app/packages/client/dist packages/client/dist
 RUN ln -s /app/bin/mediagate.js /usr/local/bin/mediagate

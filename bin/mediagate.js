@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Launcher for `npm start` and `npx mediagate`: compiles packages/client/src/ and src/ to their dist/
-// when missing or older than any source file (compiler output goes to stderr), then runs the CLI.
+// when missing or older than any source file (compiler output goes to stderr), builds the web console
+// (console/ -> console/dist/, with Vite) likewise when Vite is installed, then runs the CLI.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,7 @@ function needsBuild(p) {
   return fs.existsSync(p.src) && newestSource(p.src) > fs.statSync(p.stamp).mtimeMs;
 }
 
+const command = process.argv[2];
 const stale = projects.filter(needsBuild);
 if (stale.length > 0) {
   let tsc;
@@ -48,8 +50,25 @@ if (stale.length > 0) {
   }
 }
 
-// The client commands talk to a gateway over HTTP: their own entry does not load the gateway.
-const command = process.argv[2];
+// The web console (G360): rebuilt when a file of console/src is newer than its build; without Vite
+// (an install without dev dependencies) the gateway serves what was built, or says how to build it.
+const consoleRoot = path.join(root, 'console');
+const consoleBuilt = path.join(consoleRoot, 'dist', 'index.html');
+// Only for the commands that serve it (`serve`, the default) or build (`build`, run by `npm run docs`).
+if ((command === undefined || command === 'serve' || command === 'build') && fs.existsSync(path.join(consoleRoot, 'src'))) {
+  const stale = !fs.existsSync(consoleBuilt) || newestSource(path.join(consoleRoot, 'src')) > fs.statSync(consoleBuilt).mtimeMs;
+  let vite;
+  try {
+    vite = stale ? path.join(path.dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js') : undefined;
+  } catch {
+    process.stderr.write('mediagate: the web console is not built and Vite is not installed; run `npm ci` then `npm run build` to serve it\n');
+  }
+  if (vite) {
+    process.stderr.write('mediagate: building the web console...\n');
+    execFileSync(process.execPath, [vite, 'build', '--config', path.join(consoleRoot, 'vite.config.ts'), '--logLevel', 'warn'], { cwd: root, stdio: ['ignore', 2, 2] });
+  }
+}
+
 // Start light (G299): while the server loads and starts (modules, schemas compiled once), V8 would
 // double its young generation at each collection that finds most of it alive, and never give the
 // space back when idle (~16 MB). So it does not grow until the server listens; then V8's default
@@ -59,6 +78,7 @@ const serving = command === undefined || command === 'serve';
 const tuned = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => /^--(semi-space-growth-factor|(max|min)-semi-space-size)\b/.test(a));
 const holdYoung = serving && !tuned;
 if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1');
+// The client commands talk to a gateway over HTTP: their own entry does not load the gateway.
 await import(command === 'generate' || command === 'tasks' ? path.join(root, 'dist', 'main', 'client-cli.js') : entry);
 // the CLI's `serve` returns once the server listens
 if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=2');

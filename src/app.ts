@@ -5,6 +5,8 @@ import type { AdminServices } from './admin/services.js';
 import type { KeyUsage } from './auth/key-usage.js';
 import { registerAuth, type AuthOptions } from './auth/plugin.js';
 import type { ChatService } from './chat/service.js';
+import { ConsoleSessions } from './console/sessions.js';
+import { CONSOLE_DIST, registerConsoleStatic } from './console/static.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import type { ReplyContext } from './families/reply-context.js';
@@ -33,6 +35,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { registerAdminRoutes } from './routes/admin/scope.js';
 import { registerAssetRoutes } from './routes/assets.js';
 import { registerChatRoutes } from './routes/chat.js';
+import { registerConsoleSessionRoutes } from './routes/console/session.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks.js';
@@ -90,6 +93,8 @@ export interface AppDeps {
   keyUsage?: KeyUsage;
   /** The clock keys' expiry is read against (default `Date.now`; tests step it). */
   now?: () => number;
+  /** The built web console served at `/console/` (default console/dist; G360). */
+  consoleDir?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -167,7 +172,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { live } = deps;
   const paths: RoutePaths = { basePrefix: '', powerPrefix: config.powerPrefix, apiPrefix: config.apiPrefix };
   const { keyUsage } = deps;
-  const auth: AuthOptions = { now: deps.now ?? Date.now, ...(keyUsage && { onKeyUsed: (id: string, at: number) => keyUsage.touch(id, at) }) };
+  const now = deps.now ?? Date.now;
+  // the web console (G360-G365): its files, its sign-in, and its session accepted as a key by both scopes below
+  const sessions = new ConsoleSessions(store.sessions, store.keys, { ttlMs: config.consoleSessionMs, publicUrl: config.publicUrl, now });
+  registerConsoleStatic(app, { dir: deps.consoleDir ?? CONSOLE_DIST, publicUrl: config.publicUrl, filesRedirect: config.filesRedirect });
+  registerConsoleSessionRoutes(app, sessions, store.keys, paths);
+  const auth: AuthOptions = { now, sessions, ...(keyUsage && { onKeyUsed: (id: string, at: number) => keyUsage.touch(id, at) }) };
   await app.register(async (api) => {
     registerAuth(api, store.keys, auth);
     if (config.rateLimits) registerRateLimits(api, store.keys, config.rateLimits, deps.rateLimits);

@@ -110,6 +110,8 @@ export interface Config {
   s3: S3Settings | undefined;
   /** `MEDIAGATE_FILES_REDIRECT=1`: `/files` answers a redirect to a presigned bucket URL instead of streaming (G173; S3 only). */
   filesRedirect: boolean;
+  /** How long a web console session lasts (`MEDIAGATE_CONSOLE_SESSION_HOURS`, G361), ms. */
+  consoleSessionMs: number;
   /** Credits (G200-G205): prices, holds and the ledger are always kept; `enforce` refuses what an account cannot pay (402). */
   credits: CreditsSettings;
   /** Caller webhook deliveries (G211, G212). */
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
       createBucket: s.MEDIAGATE_S3_CREATE_BUCKET,
     },
     filesRedirect: s.MEDIAGATE_FILES_REDIRECT,
+    consoleSessionMs: s.MEDIAGATE_CONSOLE_SESSION_HOURS * MS_PER_HOUR,
     credits: {
       enforce: s.MEDIAGATE_CREDITS === 'on',
       startingMicro: s.MEDIAGATE_STARTING_CREDITS,

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { CSRF_HEADER, sessionCookieValue, type ConsoleSessions } from '../console/sessions.js';
 import type { ApiKeyRecord, KeyStore } from '../store/types.js';
 import { authenticate } from './key-rules.js';
 import { hashApiKey } from './keys.js';
@@ -65,6 +66,8 @@ export interface AuthOptions {
   now?: () => number;
   /** Told the id of each key a request was authenticated with (its last-used time, G308). */
   onKeyUsed?: (keyId: string, now: number) => void;
+  /** Web console sessions: a request with the session cookie and no Authorization header acts as the session's key (G361, G362). */
+  sessions?: ConsoleSessions;
 }
 
 /**
@@ -78,21 +81,32 @@ export function registerAuth(scope: FastifyInstance, keys: KeyStore, options: Au
   scope.decorateRequest('apiKey', null as unknown as ApiKeyRecord);
   scope.decorateRequest('apiKeyHash', '');
   scope.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+    const checkKey = (): void => {
+      if (request.routeOptions.config.keyCheckedByRoute) {
+        done();
+        return;
+      }
+      const at = now();
+      authenticate(keys, request.apiKeyHash, at).then((key) => {
+        request.apiKey = key;
+        options.onKeyUsed?.(key.id, at);
+        done();
+      }, (err: unknown) => done(err as Error));
+    };
+    const cookie = options.sessions && request.headers.authorization === undefined ? sessionCookieValue(request.headers.cookie) : undefined;
+    if (cookie !== undefined) {
+      options.sessions!.requestSession(cookie, request.method, request.headers[CSRF_HEADER]).then((session) => {
+        request.apiKeyHash = session.keyHash;
+        checkKey();
+      }, (err: unknown) => done(err as Error));
+      return;
+    }
     try {
       request.apiKeyHash = bearerKeyHash(request.headers.authorization);
     } catch (err) {
       done(err as Error);
       return;
     }
-    if (request.routeOptions.config.keyCheckedByRoute) {
-      done();
-      return;
-    }
-    const at = now();
-    authenticate(keys, request.apiKeyHash, at).then((key) => {
-      request.apiKey = key;
-      options.onKeyUsed?.(key.id, at);
-      done();
-    }, (err: unknown) => done(err as Error));
+    checkKey();
   });
 }

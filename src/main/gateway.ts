@@ -79,6 +79,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   keyClock?: () => number;
   /** How often keys' last-used times are written, ms (default 60 s, G308). */
   keyUsageFlushMs?: number;
+  /** The built web console (default console/dist, G360). */
+  consoleDir?: string;
 }
 
 /** A drain keeps idle keep-alive connections open at least this long (never past the grace period), ms (G341). */
@@ -223,6 +225,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
+    ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
     services: {
       tasks, chat, idempotency, assets: media.assets, links, streams, admin, accounts: new AccountView(store.credits), webhooks: new WebhookKeys(store.webhooks),
       ...(callbacks && { callbacks }),

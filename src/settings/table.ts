@@ -72,6 +72,10 @@ const KEYS = group('Keys and caller URLs', {
       return key;
     },
   }),
+  MEDIAGATE_CONSOLE_SESSION_HOURS: int({
+    default: 12, min: 1, max: 24 * 30, unit: 'hours',
+    description: 'How long a [web console](../guides/console.md) sign-in lasts: the session cookie and its record in the store expire this long after sign-in (G361).',
+  }),
   MEDIAGATE_SIGNING_SECRET: custom({
     type: 'text', default: 'generated once into `<MEDIAGATE_DATA_DIR>/signing-secret`', rule: 'at least 32 characters', secret: true,
     description: 'HMAC secret of result and input URLs. Every process of one installation needs the same one ([running a cluster](../guides/cluster.md)).',

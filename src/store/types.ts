@@ -4,7 +4,7 @@
  * Every method answers with a Promise (a networked database cannot answer synchronously; G176),
  * except `watchChanges`. Every implementation must pass the shared suite in
  * `test/cases/store-contract.case.ts`. One file per part (G394): tasks, keys, usage, credits,
- * assets, Idempotency-Keys, audit, webhooks, worker heartbeats, the operator's reads; this file holds the whole (`Store`) and names them all.
+ * assets, Idempotency-Keys, audit, webhooks, worker heartbeats, the operator's reads, console sessions; this file holds the whole (`Store`) and names them all.
  */
 import type { Logger } from 'pino';
 import type { RateLimitBackend } from '../limits/backend.js';
@@ -15,6 +15,7 @@ import type { CreditStore } from './credit-types.js';
 import type { IdempotencyStore } from './idempotency-types.js';
 import type { KeyStore } from './key-types.js';
 import type { TaskStore } from './task-types.js';
+import type { SessionStore } from './session-types.js';
 import type { UsageStore } from './usage-types.js';
 import type { WorkerStore } from './worker-types.js';
 import type { WebhookStore } from './webhook-types.js';
@@ -26,6 +27,7 @@ export * from './credit-types.js';
 export * from './idempotency-types.js';
 export * from './key-types.js';
 export * from './task-types.js';
+export * from './session-types.js';
 export * from './usage-types.js';
 export * from './worker-types.js';
 
@@ -53,6 +55,8 @@ export interface Store {
   audit: AuditStore;
   /** The operator's cross-tenant reads, usage aggregates and channel figures (G317-G324). */
   admin: AdminStore;
+  /** The web console's sign-in sessions (G361), shared by every process of the store. */
+  sessions: SessionStore;
   /**
    * Optional (stores shared by several processes, G184): runs `fn` unless another process is running
    * the job of this name, so a periodic job runs once across all processes; false when skipped.

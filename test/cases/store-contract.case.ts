@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/harness.js';
 import { adminStoreContract } from './store-contract-admin.case.js';
+import { sessionsStoreContract } from './store-contract-sessions.case.js';
 import { assetStoreContract } from './store-contract-assets.case.js';
 import { T, newTask, useStore, type OpenStore, type StoreContractOptions } from './store-contract-helpers.js';
 import { idempotencyStoreContract } from './store-contract-idempotency.case.js';
@@ -40,6 +41,7 @@ export function runStoreContract(name: string, open: OpenStore, options: StoreCo
     webhooksContract(open);
     adminStoreContract(open);
     workerStoreContract(open);
+    sessionsStoreContract(open);
     storeContract(open, options);
   });
 }

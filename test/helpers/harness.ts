@@ -64,6 +64,8 @@ export interface HarnessOptions {
   keyClock?: () => number;
   /** The store (default: a new in-memory SQLite, or PostgreSQL database): two gateways on one store share it. */
   store?: Store;
+  /** The built web console the gateway serves (default console/dist). */
+  consoleDir?: string;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -95,6 +97,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.reviewMedia === false && { reviewMedia: false }),
     ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
     ...(options.keyClock && { keyClock: options.keyClock }),
+    ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
   });
   gateway.runner?.start();
   gateway.deliveries?.start();

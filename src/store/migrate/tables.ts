@@ -128,8 +128,8 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
   },
 ];
 
-/** SQLite tables that are not data: each engine records its own schema steps; SQLite's AUTOINCREMENT bookkeeping; the heartbeats of the processes running now (G264). */
-export const NOT_COPIED: readonly string[] = ['schema_migrations', 'sqlite_sequence', 'worker_beats'];
+/** SQLite tables that are not data: each engine records its own schema steps; SQLite's AUTOINCREMENT bookkeeping; the heartbeats of the processes running now (G264); console sessions (sign in again after a move, G361). */
+export const NOT_COPIED: readonly string[] = ['schema_migrations', 'sqlite_sequence', 'worker_beats', 'console_sessions'];
 
 /** The SELECT reading a table's rows from SQLite, columns in the table's order. */
 export const sqliteSelect = (t: CopiedTable): string =>

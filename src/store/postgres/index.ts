@@ -9,6 +9,7 @@ import type { Store } from '../types.js';
 import { PostgresAdminStore } from './admin-store.js';
 import { PostgresAssetStore } from './asset-store.js';
 import { PostgresAuditStore } from './audit-store.js';
+import { PostgresSessionStore } from './session-store.js';
 import { PostgresCreditStore } from './credit-store.js';
 import { createPool, type PostgresStoreOptions } from './connect.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
@@ -69,6 +70,7 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     audit: new PostgresAuditStore(pool),
     workers: new PostgresWorkerStore(pool),
     admin: new PostgresAdminStore(pool),
+    sessions: new PostgresSessionStore(pool),
     runAlone: (name, fn) => runAlone(pool, name, fn),
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),

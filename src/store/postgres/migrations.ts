@@ -441,6 +441,17 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX tasks_admin_created ON tasks (created_at, id);
   `,
+  // Web console sessions (G361): the cookie's hash, the key's hash, the CSRF token, the times.
+  `
+  CREATE TABLE console_sessions (
+    id_hash    text PRIMARY KEY,
+    key_hash   text NOT NULL,
+    csrf_token text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
+  `,
 ];
 
 /** The schema version the migrations lead to. */

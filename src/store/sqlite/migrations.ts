@@ -358,6 +358,17 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX tasks_admin_created ON tasks (created_at, id);
   `,
+  // Web console sessions (G361): the cookie's hash, the key's hash, the CSRF token, the times.
+  `
+  CREATE TABLE console_sessions (
+    id_hash    TEXT PRIMARY KEY,
+    key_hash   TEXT NOT NULL,
+    csrf_token TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

@@ -7,6 +7,7 @@ import { SqliteAdminStore } from './admin-store.js';
 import { SqliteAssetStore } from './asset-store.js';
 import { SqliteAuditStore } from './audit-store.js';
 import { SqliteWorkerStore } from './worker-store.js';
+import { SqliteSessionStore } from './session-store.js';
 import { SqliteCreditStore } from './credit-store.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { startBackgroundCheckpointer, type BackgroundCheckpointer } from './checkpointer.js';
@@ -85,6 +86,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     audit: new SqliteAuditStore(db),
     workers: new SqliteWorkerStore(db),
     admin: new SqliteAdminStore(db),
+    sessions: new SqliteSessionStore(db),
     ping: async () => { ping.get(); },
     backup: async (target) => {
       usage.tryFlush();

@@ -112,7 +112,7 @@ describe('/openapi.json', () => {
     const codes = (status: string) => ((op.responses![status]!.content!['application/json']!.schema as any).properties.error.properties.code.enum as string[]).sort();
     expect(codes('402')).toEqual(['insufficient_credits']);
     expect(codes('409')).toEqual(['grant_exceeds_available', 'idempotency_in_progress', 'idempotency_key_reused', 'invalid_task_state', 'key_revoked']);
-    expect(codes('403')).toEqual(['admin_only', 'asset_quota_exceeded', 'caller_only', 'model_not_allowed', 'result_link_expired', 'result_link_invalid']);
+    expect(codes('403')).toEqual(['admin_only', 'asset_quota_exceeded', 'caller_only', 'csrf_token_invalid', 'model_not_allowed', 'result_link_expired', 'result_link_invalid']);
     const videos = doc.paths['/v1/videos/videos']!.post!.responses!['401']!.content!['application/json']!.schema as any;
     expect(videos.title).toBe('VideosError');
     expect(videos.properties.code.enum).toEqual(['401']);

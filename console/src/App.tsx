@@ -1,0 +1,139 @@
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { ApiError, type ConsoleSession, currentSession, setCsrf, signIn, signOut } from './api.js';
+import { AccountPage } from './pages/Account.js';
+import { AccountsPage } from './pages/Accounts.js';
+import { AdminTasksPage } from './pages/AdminTasks.js';
+import { AuditPage } from './pages/Audit.js';
+import { ChannelsPage } from './pages/Channels.js';
+import { ChatPage } from './pages/Chat.js';
+import { KeysPage } from './pages/Keys.js';
+import { OverviewPage } from './pages/Overview.js';
+import { PlaygroundPage } from './pages/Playground.js';
+import { SettingsPage } from './pages/Settings.js';
+import { TasksPage } from './pages/Tasks.js';
+import { UsagePage } from './pages/Usage.js';
+
+interface Page {
+  path: string;
+  name: string;
+  admin: boolean;
+  render: (session: ConsoleSession) => React.ReactNode;
+}
+
+/** Every page, by its path in the URL's fragment (G360); the names are the navigation's link names. */
+const PAGES: Page[] = [
+  { path: 'playground', name: 'Playground', admin: false, render: (s) => <PlaygroundPage session={s} /> },
+  { path: 'tasks', name: 'Tasks', admin: false, render: () => <TasksPage /> },
+  { path: 'chat', name: 'Chat', admin: false, render: () => <ChatPage /> },
+  { path: 'account', name: 'Account', admin: false, render: () => <AccountPage /> },
+  { path: 'overview', name: 'Overview', admin: true, render: () => <OverviewPage /> },
+  { path: 'keys', name: 'Keys', admin: true, render: () => <KeysPage /> },
+  { path: 'accounts', name: 'Accounts', admin: true, render: () => <AccountsPage /> },
+  { path: 'all-tasks', name: 'All tasks', admin: true, render: () => <AdminTasksPage /> },
+  { path: 'channels', name: 'Channels', admin: true, render: () => <ChannelsPage /> },
+  { path: 'usage', name: 'Usage', admin: true, render: () => <UsagePage /> },
+  { path: 'audit', name: 'Audit log', admin: true, render: () => <AuditPage /> },
+  { path: 'settings', name: 'Settings', admin: true, render: () => <SettingsPage /> },
+];
+
+const routeOf = (): string => window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? '';
+
+function useRoute(): string {
+  const [route, setRoute] = useState(routeOf);
+  useEffect(() => {
+    const on = (): void => setRoute(routeOf());
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+function SignIn({ onSession }: { onSession: (s: ConsoleSession) => void }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  const submit = async (e: FormEvent): Promise<void> => {
+    e.preventDefault();
+    const field = input.current!;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const session = await signIn(field.value.trim());
+      field.value = ''; // the key is not kept: the session cookie stands for it from here on
+      onSession(session);
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main className="signin">
+      <h1>mediagate console</h1>
+      <form onSubmit={submit} aria-describedby="signin-help">
+        <label htmlFor="api-key">API key</label>
+        <input id="api-key" ref={input} type="password" autoComplete="off" required aria-invalid={error !== undefined} aria-describedby={error ? 'signin-error' : undefined} />
+        <p id="signin-help" className="hint">The key is exchanged for a session cookie; it is not stored in this browser.</p>
+        {error && <p id="signin-error" role="alert" className="error">{error}</p>}
+        <button type="submit" disabled={busy}>Sign in</button>
+      </form>
+    </main>
+  );
+}
+
+export function App() {
+  const [session, setSession] = useState<ConsoleSession | null | undefined>(undefined);
+  const route = useRoute();
+
+  const accept = useCallback((s: ConsoleSession | null) => {
+    if (s) setCsrf(s.csrf_token);
+    setSession(s);
+  }, []);
+
+  useEffect(() => {
+    currentSession().then(accept, () => accept(null));
+  }, [accept]);
+
+  useEffect(() => {
+    // a session that ends while the page is open (expiry, revoked key) brings the sign-in back
+    const onExpired = (): void => accept(null);
+    window.addEventListener('mediagate:signed-out', onExpired);
+    return () => window.removeEventListener('mediagate:signed-out', onExpired);
+  }, [accept]);
+
+  if (session === undefined) return <main className="signin"><p>Loading...</p></main>;
+  if (session === null) return <SignIn onSession={accept} />;
+
+  const isAdmin = session.key.role === 'admin';
+  const pages = PAGES.filter((p) => !p.admin || isAdmin);
+  const fallback = isAdmin ? 'overview' : 'playground';
+  const page = pages.find((p) => p.path === route) ?? pages.find((p) => p.path === fallback)!;
+  const out = async (): Promise<void> => {
+    await signOut().catch(() => undefined);
+    accept(null);
+  };
+
+  return (
+    <div className="layout">
+      <a className="skip" href="#main">Skip to content</a>
+      <header>
+        <span className="brand">mediagate</span>
+        <nav aria-label="Pages">
+          <ul>
+            {pages.map((p) => (
+              <li key={p.path}><a href={`#/${p.path}`} aria-current={p === page ? 'page' : undefined}>{p.name}</a></li>
+            ))}
+          </ul>
+        </nav>
+        <div className="who">
+          <span>{session.key.name} ({session.key.role})</span>
+          <button type="button" onClick={out}>Sign out</button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <h1>{page.name}</h1>
+        {page.render(session)}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,83 @@
+/**
+ * Calls to the gateway, relative to the page (G364): `/console/` -> `../v1/...`, so the console
+ * works under any path prefix. The session cookie authenticates them; changes send the session's
+ * CSRF token (G362). No key is ever kept here.
+ */
+import type { ConsoleSession } from '../../src/contract/console.js';
+
+export type { ConsoleSession };
+
+/** The gateway's root as seen by the browser (the page is `<root>/console/`). */
+export const ROOT = new URL('../', document.baseURI);
+
+let csrfToken = '';
+export function setCsrf(token: string): void {
+  csrfToken = token;
+}
+
+export const url = (path: string): string => new URL(path.replace(/^\//, ''), ROOT).toString();
+
+/** An error answer of the gateway: its status, catalog code, message and the field it names. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly param: string | undefined) {
+    super(message);
+  }
+}
+
+/** The message, code and field of any of the gateway's error bodies (standard, videos, chat). */
+async function errorOf(res: Response): Promise<ApiError> {
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    /* not JSON: the text is the message */
+  }
+  const err = (typeof body.error === 'object' && body.error !== null ? body.error : body) as Record<string, unknown>;
+  const code = res.headers.get('x-error-code') ?? (typeof err.code === 'string' ? err.code : 'error');
+  const message = typeof err.message === 'string' ? err.message : typeof body.msg === 'string' ? body.msg : text || res.statusText;
+  const param = typeof err.param === 'string' ? err.param : undefined;
+  return new ApiError(res.status, code, message, param);
+}
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** One JSON call; throws {@link ApiError} on an error answer. */
+export async function api<T>(method: Method, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  let payload: BodyInit | undefined;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const res = await fetch(url(path), { method, headers, credentials: 'same-origin', ...(payload !== undefined && { body: payload }), ...init });
+  if (!res.ok) {
+    const err = await errorOf(res);
+    // the session ended (expiry, sign-out elsewhere, key revoked): back to the sign-in
+    if (res.status === 401 && path !== 'console/session') window.dispatchEvent(new Event('mediagate:signed-out'));
+    throw err;
+  }
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+/** A streamed POST (chat): the response, after the status is checked. */
+export async function stream(path: string, body: unknown, signal: AbortSignal): Promise<Response> {
+  const res = await fetch(url(path), {
+    method: 'POST', signal, credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-csrf-token': csrfToken },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw await errorOf(res);
+  return res;
+}
+
+export const signIn = (apiKey: string): Promise<ConsoleSession> => api<ConsoleSession>('POST', 'console/session', { api_key: apiKey });
+export const currentSession = (): Promise<ConsoleSession> => api<ConsoleSession>('GET', 'console/session');
+export const signOut = (): Promise<void> => api<void>('DELETE', 'console/session');
+
+/** Dates of Unix seconds, as the page shows them. */
+export const when = (seconds: number | null | undefined): string =>
+  seconds == null ? '-' : new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');

@@ -1,0 +1,166 @@
+import { type FormEvent, useState } from 'react';
+import type { AdminKey, AdminKeyCreated, AdminKeyList, AdminKeyRotated, KeyCreateBody, KeyPatchBody } from '../../../src/contract/admin-keys.js';
+import { api, when } from '../api.js';
+import { CopyButton, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
+
+/** A secret shown once, with its copy button. */
+function Secret({ title, secret }: { title: string; secret: string }) {
+  return (
+    <div className="secret" role="status">
+      <p>{title} It is shown only now: copy it.</p>
+      <code>{secret}</code> <CopyButton text={secret} label="Copy secret" />
+    </div>
+  );
+}
+
+function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<'caller' | 'admin'>('caller');
+  const [models, setModels] = useState('');
+  const [expires, setExpires] = useState('');
+  const [submits, setSubmits] = useState('');
+  const [credits, setCredits] = useState('');
+  const [error, setError] = useState<string>();
+  const submit = async (e: FormEvent): Promise<void> => {
+    e.preventDefault();
+    setError(undefined);
+    const body: KeyCreateBody = {
+      name, role,
+      ...(models.trim() && { models: models.split(/[\s,]+/).filter(Boolean) }),
+      ...(expires && { expires_at: Math.floor(new Date(expires).getTime() / 1000) }),
+      ...((submits || credits) && { limits: { ...(submits && { submits: Number(submits) }), ...(credits && { credits: Number(credits) }) } }),
+    };
+    try {
+      onCreated(await api<AdminKeyCreated>('POST', '/admin/v1/keys', body));
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return (
+    <form className="panel" onSubmit={submit}>
+      <h2>New key</h2>
+      <div className="fields">
+        <div className="field"><label htmlFor="key-name">Name</label><input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required /></div>
+        <div className="field">
+          <label htmlFor="key-role">Role</label>
+          <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}><option value="caller">caller</option><option value="admin">admin</option></select>
+        </div>
+        <div className="field"><label htmlFor="key-models">Models (empty: all)</label><input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" /></div>
+        <div className="field"><label htmlFor="key-expires">Expires</label><input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} /></div>
+        <div className="field"><label htmlFor="key-submits">Submits per second</label><input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} /></div>
+        <div className="field"><label htmlFor="key-credits">Credit cap</label><input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} /></div>
+      </div>
+      <ErrorNote error={error} />
+      <button type="submit" className="primary">Create</button>
+    </form>
+  );
+}
+
+const localTime = (seconds: number | null): string => (seconds === null ? '' : new Date(seconds * 1000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16));
+
+/** Changes a key's models, expiry and limits (its role and account never change, G300). */
+function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
+  const [models, setModels] = useState(apiKey.models === null ? '' : apiKey.models.join(', '));
+  const [expires, setExpires] = useState(localTime(apiKey.expires_at));
+  const [submits, setSubmits] = useState(apiKey.limits.submits === null ? '' : String(apiKey.limits.submits));
+  const [inFlight, setInFlight] = useState(apiKey.limits.tasks_in_flight === null ? '' : String(apiKey.limits.tasks_in_flight));
+  const [credits, setCredits] = useState(apiKey.limits.credits === null ? '' : String(apiKey.limits.credits));
+  const [error, setError] = useState<string>();
+  const submit = async (e: FormEvent): Promise<void> => {
+    e.preventDefault();
+    setError(undefined);
+    const orNull = (v: string): number | null => (v.trim() === '' ? null : Number(v));
+    const body: KeyPatchBody = {
+      models: models.trim() === '' ? null : models.split(/[\s,]+/).filter(Boolean),
+      expires_at: expires === '' ? null : Math.floor(new Date(expires).getTime() / 1000),
+      limits: { submits: orNull(submits), tasks_in_flight: orNull(inFlight), credits: orNull(credits) },
+    };
+    try {
+      await api('PATCH', `/admin/v1/keys/${encodeURIComponent(apiKey.id)}`, body);
+      onDone();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return (
+    <form className="panel" onSubmit={submit}>
+      <h2>Change {apiKey.name}</h2>
+      <div className="fields">
+        <div className="field"><label htmlFor="edit-models">Models (empty: all)</label><input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} /></div>
+        <div className="field"><label htmlFor="edit-expires">Expires (empty: never)</label><input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} /></div>
+        <div className="field"><label htmlFor="edit-submits">Submits per second (empty: default)</label><input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} /></div>
+        <div className="field"><label htmlFor="edit-inflight">Tasks in flight (empty: default)</label><input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} /></div>
+        <div className="field"><label htmlFor="edit-credits">Credit cap (empty: none)</label><input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} /></div>
+      </div>
+      <ErrorNote error={error} />
+      <div className="actions"><button type="submit" className="primary">Save</button><button type="button" onClick={onDone}>Cancel</button></div>
+    </form>
+  );
+}
+
+/** API keys: create (the secret once), change models, expiry and limits, revoke with a confirmation, rotate. */
+export function KeysPage() {
+  const { data, error, reload } = useLoad(() => api<AdminKeyList>('GET', '/admin/v1/keys?limit=100'), []);
+  const [creating, setCreating] = useState(false);
+  const [secret, setSecret] = useState<{ title: string; secret: string }>();
+  const [confirm, setConfirm] = useState<AdminKey>();
+  const [editing, setEditing] = useState<AdminKey>();
+  const [actionError, setActionError] = useState<string>();
+
+  const revoke = async (key: AdminKey): Promise<void> => {
+    setConfirm(undefined);
+    try {
+      await api('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, {});
+      reload();
+    } catch (err) {
+      setActionError(messageOf(err));
+    }
+  };
+  const rotate = async (key: AdminKey): Promise<void> => {
+    try {
+      const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, {});
+      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key });
+      reload();
+    } catch (err) {
+      setActionError(messageOf(err));
+    }
+  };
+
+  return (
+    <div>
+      <button type="button" onClick={() => { setCreating(true); setSecret(undefined); }} aria-expanded={creating}>Create key</button>
+      {creating && <CreateKey onCreated={(k) => { setCreating(false); setSecret({ title: `The secret of ${k.name}.`, secret: k.key }); reload(); }} />}
+      {secret && <Secret title={secret.title} secret={secret.secret} />}
+      <ErrorNote error={error ?? actionError} />
+      {editing && <EditKey key={editing.id} apiKey={editing} onDone={() => { setEditing(undefined); reload(); }} />}
+      {confirm && (
+        <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" className="panel confirm">
+          <p id="confirm-title">Revoke {confirm.name} ({confirm.id})? Every request with it fails from now on.</p>
+          <button type="button" className="danger" onClick={() => void revoke(confirm)}>Revoke</button>
+          <button type="button" onClick={() => setConfirm(undefined)}>Keep the key</button>
+        </div>
+      )}
+      <TableWrap>
+        <table>
+          <caption>API keys, newest first</caption>
+          <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Role</th><th scope="col">Models</th><th scope="col">Expires</th><th scope="col">Limits</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
+          <tbody>
+            {data?.data.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td><td><code>{k.id}</code></td><td>{k.role}</td><td>{k.models === null ? 'all' : k.models.join(', ') || 'none'}</td>
+                <td>{when(k.expires_at)}</td>
+                <td>{Object.entries(k.limits).filter(([, v]) => v !== null).map(([n, v]) => `${n} ${v}`).join(', ') || 'defaults'}</td>
+                <td>{when(k.last_used)}</td><td>{k.revoked ? 'revoked' : 'active'}</td>
+                <td className="row-actions">
+                  {!k.revoked && <button type="button" onClick={() => setConfirm(k)} aria-label="Revoke" title={`Revoke ${k.name}`}>Revoke</button>}
+                  {!k.revoked && <button type="button" onClick={() => void rotate(k)}>Rotate</button>}
+                  {!k.revoked && <button type="button" onClick={() => setEditing(k)} aria-label={`Change ${k.name}`}>Change</button>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </div>
+  );
+}

@@ -1,0 +1,60 @@
+import type { AdminAccountList } from '../../../src/contract/admin-accounts.js';
+import type { AdminAuditLog } from '../../../src/contract/admin-audit.js';
+import type { AdminChannelList } from '../../../src/contract/admin-channels.js';
+import type { AdminTaskList } from '../../../src/contract/admin-tasks.js';
+import type { AdminUsage } from '../../../src/contract/admin-usage.js';
+import { api, when } from '../api.js';
+import { BarChart, type Column, ErrorNote, StackedColumns, useLoad } from '../ui.js';
+
+const STATUS_PARTS = ['completed', 'failed', 'cancelled'] as const;
+
+/**
+ * The operator's overview: tasks per hour by how they ended (the usage aggregates), tasks in flight
+ * by family, failures, credits spent, each channel's circuit, the latest changes.
+ */
+export function OverviewPage() {
+  const { data, error } = useLoad(async () => {
+    const [usage, processing, queued, channels, accounts, audit] = await Promise.all([
+      api<AdminUsage>('GET', '/admin/v1/usage?group_by=model&interval=hour'),
+      api<AdminTaskList>('GET', '/admin/v1/tasks?status=processing&limit=100'),
+      api<AdminTaskList>('GET', '/admin/v1/tasks?status=queued&limit=100'),
+      api<AdminChannelList>('GET', '/admin/v1/channels'),
+      api<AdminAccountList>('GET', '/admin/v1/accounts?limit=100'),
+      api<AdminAuditLog>('GET', '/admin/v1/audit?limit=8'),
+    ]);
+    return { usage, processing, queued, channels, accounts, audit };
+  }, []);
+  if (!data) return <ErrorNote error={error} />;
+  const hours: Column[] = [];
+  for (const r of data.usage.data) {
+    const label = new Date(r.bucket * 1000).toISOString().slice(11, 16);
+    let c = hours.find((h) => h.label === label);
+    if (!c) { c = { label, parts: {} }; hours.push(c); }
+    for (const s of STATUS_PARTS) c.parts[s] = (c.parts[s] ?? 0) + r[s];
+  }
+  const sum = (f: 'failed' | 'completed' | 'submitted' | 'credits_captured'): number => data.usage.data.reduce((a, r) => a + r[f], 0);
+  const inFlight = new Map<string, number>();
+  for (const t of [...data.processing.data, ...data.queued.data]) inFlight.set(t.family, (inFlight.get(t.family) ?? 0) + 1);
+  const open = data.channels.data.filter((c) => c.circuit.state !== 'closed');
+  return (
+    <div>
+      <dl className="stats">
+        <div><dt>Submitted, 24 h</dt><dd>{sum('submitted')}</dd></div>
+        <div><dt>Failed, 24 h</dt><dd>{sum('failed')}</dd></div>
+        <div><dt>Credits spent, 24 h</dt><dd>{Math.round(sum('credits_captured') * 100) / 100}</dd></div>
+        <div><dt>In flight</dt><dd>{data.processing.data.length + data.queued.data.length}</dd></div>
+        <div><dt>Channels not closed</dt><dd>{open.length} of {data.channels.data.length}</dd></div>
+      </dl>
+      <div className="charts">
+        <StackedColumns title="Tasks ended per hour, by outcome (24 h)" keys={[...STATUS_PARTS]} columns={hours} />
+        <BarChart title="Tasks in flight by family" bars={[...inFlight].map(([label, value]) => ({ label, value }))} />
+        <BarChart title="Channel calls in the last hour" bars={data.channels.data.map((c) => ({ label: `${c.id} (${c.circuit.state})`, value: c.last_hour.calls }))} />
+        <BarChart title="Credits spent by account" bars={[...data.accounts.data].sort((a, b) => b.spent - a.spent).slice(0, 8).map((a) => ({ label: a.name, value: a.spent }))} />
+      </div>
+      <h2>Latest changes</h2>
+      <ul className="plain">
+        {data.audit.data.map((e) => <li key={e.id}>{when(e.created)}: {e.actor} {e.action} {e.target}</li>)}
+      </ul>
+    </div>
+  );
+}

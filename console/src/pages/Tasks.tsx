@@ -1,0 +1,75 @@
+import { useState } from 'react';
+import type { TaskQueryReply } from '../../../src/contract/task-replies.js';
+import { api, when } from '../api.js';
+import { FAMILY_IDS } from '../contract.js';
+import { ErrorNote, TableWrap, useLoad } from '../ui.js';
+import { TaskPreview } from './TaskPreview.js';
+
+interface TaskList { object: 'list'; data: TaskQueryReply[]; has_more: boolean; next_cursor: string | null }
+
+const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
+
+/** The caller's tasks (the task list API), with filters and a detail view. */
+export function TasksPage() {
+  const [status, setStatus] = useState('');
+  const [family, setFamily] = useState('');
+  const [model, setModel] = useState('');
+  const [cursor, setCursor] = useState<string>();
+  const [selected, setSelected] = useState<TaskQueryReply>();
+  const query = new URLSearchParams({ limit: '20', ...(status && { status }), ...(family && { family }), ...(model && { model }), ...(cursor && { cursor }) });
+  const { data, error, reload } = useLoad(() => api<TaskList>('GET', `/v1/tasks?${query}`), [query.toString()]);
+  return (
+    <div>
+      <form className="filters" onSubmit={(e) => { e.preventDefault(); setCursor(undefined); reload(); }}>
+        <div className="field">
+          <label htmlFor="task-status">Status</label>
+          <select id="task-status" value={status} onChange={(e) => { setStatus(e.target.value); setCursor(undefined); }}>
+            <option value="">any</option>
+            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="task-family">Family filter</label>
+          <select id="task-family" value={family} onChange={(e) => { setFamily(e.target.value); setCursor(undefined); }}>
+            <option value="">any</option>
+            {FAMILY_IDS.map((f) => <option key={f} value={f}>{f}</option>)}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="task-model">Model filter</label>
+          <input id="task-model" value={model} onChange={(e) => setModel(e.target.value)} />
+        </div>
+        <button type="submit">Refresh</button>
+      </form>
+      <ErrorNote error={error} />
+      <TableWrap>
+        <table>
+          <caption>Your tasks, newest first</caption>
+          <thead><tr><th scope="col">Task</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
+          <tbody>
+            {data?.data.map((t) => (
+              <tr key={t.id}>
+                <td><button type="button" className="link" onClick={() => setSelected(t)}>{t.id}</button></td>
+                <td>{t.model}</td><td>{t.status}</td><td>{t.progress}%</td><td>{when(t.created)}</td>
+              </tr>
+            ))}
+            {data && data.data.length === 0 && <tr><td colSpan={5}>No tasks.</td></tr>}
+          </tbody>
+        </table>
+      </TableWrap>
+      {data?.has_more && data.next_cursor && <button type="button" onClick={() => setCursor(data.next_cursor!)}>Next page</button>}
+      {selected && (
+        <section className="panel" aria-labelledby="task-detail">
+          <h2 id="task-detail">Task {selected.id}</h2>
+          <dl className="facts-list">
+            <dt>Model</dt><dd>{selected.model}</dd>
+            <dt>Status</dt><dd>{selected.status} ({selected.progress}%)</dd>
+            <dt>Created</dt><dd>{when(selected.created)}</dd>
+          </dl>
+          <TaskPreview task={selected} />
+          <button type="button" onClick={() => setSelected(undefined)}>Close</button>
+        </section>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,72 @@
+import { useState } from 'react';
+import type { AdminUsage } from '../../../src/contract/admin-usage.js';
+import { api } from '../api.js';
+import { type Column, ErrorNote, StackedColumns, TableWrap, useLoad } from '../ui.js';
+
+const GROUPS = ['model', 'account', 'provider', 'key'] as const;
+const FIELDS = ['submitted', 'completed', 'failed', 'cancelled', 'video_seconds', 'images', 'chat_requests', 'prompt_tokens', 'completion_tokens', 'credits_captured'] as const;
+
+const label = (bucket: number, interval: string): string => {
+  const iso = new Date(bucket * 1000).toISOString();
+  return interval === 'day' ? iso.slice(5, 10) : iso.slice(11, 16);
+};
+
+/** The usage rows as CSV, one line per bucket and group. */
+function csvOf(usage: AdminUsage): string {
+  const quote = (v: unknown): string => (typeof v === 'string' && /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : String(v ?? ''));
+  const head = ['bucket', 'group', ...FIELDS].join(',');
+  const rows = usage.data.map((r) => [new Date(r.bucket * 1000).toISOString(), r.group, ...FIELDS.map((f) => r[f])].map(quote).join(','));
+  return `${[head, ...rows].join('\n')}\n`;
+}
+
+/** Usage by model, account, provider or key per day or hour: charts, the table, a CSV export. */
+export function UsagePage() {
+  const [groupBy, setGroupBy] = useState<(typeof GROUPS)[number]>('model');
+  const [interval, setSpan] = useState<'day' | 'hour'>('day');
+  const [field, setField] = useState<(typeof FIELDS)[number]>('credits_captured');
+  const { data, error } = useLoad(() => api<AdminUsage>('GET', `/admin/v1/usage?group_by=${groupBy}&interval=${interval}`), [groupBy, interval]);
+  const groups = [...new Set((data?.data ?? []).map((r) => r.group ?? '(none)'))];
+  const columns: Column[] = [];
+  for (const r of data?.data ?? []) {
+    const name = label(r.bucket, interval);
+    let c = columns.find((x) => x.label === name);
+    if (!c) { c = { label: name, parts: {} }; columns.push(c); }
+    c.parts[r.group ?? '(none)'] = (c.parts[r.group ?? '(none)'] ?? 0) + r[field];
+  }
+  const download = (): void => {
+    if (!data) return;
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(new Blob([csvOf(data)], { type: 'text/csv' }));
+    link.download = `mediagate-usage-${groupBy}-${interval}.csv`;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  };
+  return (
+    <div>
+      <div className="filters">
+        <div className="field">
+          <label htmlFor="usage-group">Group by</label>
+          <select id="usage-group" value={groupBy} onChange={(e) => setGroupBy(e.target.value as typeof groupBy)}>{GROUPS.map((g) => <option key={g} value={g}>{g}</option>)}</select>
+        </div>
+        <div className="field">
+          <label htmlFor="usage-interval">Interval</label>
+          <select id="usage-interval" value={interval} onChange={(e) => setSpan(e.target.value as 'day' | 'hour')}><option value="day">day (30 days)</option><option value="hour">hour (24 hours)</option></select>
+        </div>
+        <div className="field">
+          <label htmlFor="usage-field">Measure</label>
+          <select id="usage-field" value={field} onChange={(e) => setField(e.target.value as typeof field)}>{FIELDS.map((f) => <option key={f} value={f}>{f}</option>)}</select>
+        </div>
+        <button type="button" onClick={download} disabled={!data}>Export CSV</button>
+      </div>
+      <ErrorNote error={error} />
+      <StackedColumns title={`${field} by ${groupBy} per ${interval}`} keys={groups} columns={columns} />
+      <TableWrap>
+        <table>
+          <caption>{field} by {groupBy} per {interval}</caption>
+          <thead><tr><th scope="col">{interval}</th>{groups.map((g) => <th key={g} scope="col">{g}</th>)}</tr></thead>
+          <tbody>{columns.map((c) => <tr key={c.label}><th scope="row">{c.label}</th>{groups.map((g) => <td key={g}>{c.parts[g] ?? 0}</td>)}</tr>)}</tbody>
+        </table>
+      </TableWrap>
+    </div>
+  );
+}

@@ -1,0 +1,120 @@
+import { type DependencyList, useCallback, useEffect, useState } from 'react';
+import { ApiError } from './api.js';
+
+export const messageOf = (err: unknown): string => (err instanceof ApiError ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err));
+
+/** Loads with `load` when `deps` change; `reload` loads again. */
+export function useLoad<T>(load: () => Promise<T>, deps: DependencyList): { data: T | undefined; error: string | undefined; reload: () => void } {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [round, setRound] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on
+  useEffect(() => {
+    let live = true;
+    setError(undefined);
+    load().then((d) => { if (live) setData(d); }, (err: unknown) => { if (live) setError(messageOf(err)); });
+    return () => { live = false; };
+  }, [...deps, round]);
+  const reload = useCallback(() => setRound((r) => r + 1), []);
+  return { data, error, reload };
+}
+
+export function ErrorNote({ error }: { error: string | undefined }) {
+  return error ? <p role="alert" className="error">{error}</p> : null;
+}
+
+export interface Bar { label: string; value: number }
+
+/** A small SVG bar chart (no chart library: the bundle budget, G366), with the numbers as a table for screen readers. */
+export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[]; unit?: string }) {
+  if (bars.length === 0) return <figure className="chart"><figcaption>{title}</figcaption><p className="hint">Nothing yet.</p></figure>;
+  const max = Math.max(...bars.map((b) => b.value), 1e-9);
+  const rowH = 22;
+  const width = 360;
+  const labelW = 130;
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${width} ${bars.length * rowH + 4}`} role="img" aria-label={`${title}: ${bars.map((b) => `${b.label} ${round(b.value)}${unit}`).join(', ')}`}>
+        {bars.map((b, i) => {
+          const w = Math.max(1, ((width - labelW - 60) * b.value) / max);
+          return (
+            <g key={b.label} transform={`translate(0 ${i * rowH + 2})`}>
+              <text x={labelW - 6} y={14} textAnchor="end" className="chart-label">{b.label.length > 18 ? `${b.label.slice(0, 17)}…` : b.label}</text>
+              <rect x={labelW} y={3} width={w} height={rowH - 8} className="chart-bar" />
+              <text x={labelW + w + 4} y={14} className="chart-value">{round(b.value)}{unit}</text>
+            </g>
+          );
+        })}
+      </svg>
+    </figure>
+  );
+}
+
+const round = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(2));
+
+/** Copies text, saying so next to the button. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState(false);
+  const copy = async (): Promise<void> => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone(true);
+      setTimeout(() => setDone(false), 2000);
+    } catch {
+      setDone(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={copy}>{label}</button>
+      <span aria-live="polite" className="hint">{done ? ' Copied' : ''}</span>
+    </>
+  );
+}
+
+/** A table that may scroll sideways on a narrow screen: focusable, so the keyboard can scroll it. */
+export function TableWrap({ children }: { children: React.ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keyboard
+    <div className="table-wrap" tabIndex={0}>{children}</div>
+  );
+}
+
+const COLORS = ['#0b5cad', '#c2410c', '#15803d', '#7e22ce', '#a16207', '#be123c', '#0e7490', '#4d7c0f'];
+
+export interface Column { label: string; parts: Record<string, number> }
+
+/** Stacked SVG columns: one per bucket, one color per key, with a legend (the numbers go in a table beside it). */
+export function StackedColumns({ title, keys, columns }: { title: string; keys: string[]; columns: Column[] }) {
+  if (columns.length === 0) return <figure className="chart"><figcaption>{title}</figcaption><p className="hint">Nothing yet.</p></figure>;
+  const totals = columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0));
+  const max = Math.max(...totals, 1e-9);
+  const w = 360;
+  const h = 160;
+  const col = Math.min(w / columns.length, 48); // a few buckets stay narrow columns, not slabs
+  const every = Math.ceil(columns.length / 8); // at most 8 labels under the columns
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`${title}: ${columns.map((c, i) => `${c.label} ${round(totals[i]!)}`).join(', ')}`}>
+        {columns.map((c, i) => {
+          let y = h;
+          return (
+            <g key={c.label} transform={`translate(${i * col} 0)`}>
+              {keys.map((k, n) => {
+                const bar = ((c.parts[k] ?? 0) / max) * (h - 10);
+                y -= bar;
+                return bar > 0 ? <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={COLORS[n % COLORS.length]} /> : null;
+              })}
+              {i % every === 0 && <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">{c.label}</text>}
+            </g>
+          );
+        })}
+      </svg>
+      <ul className="legend">
+        {keys.map((k, n) => <li key={k}><span className="swatch" style={{ background: COLORS[n % COLORS.length] }} />{k}</li>)}
+      </ul>
+    </figure>
+  );
+}

@@ -1,0 +1,334 @@
+/**
+ * The web console end to end (issue 27): Debian's chromium, driven by playwright-core, against a
+ * gateway listening on a free port with the sandbox at `fast` timing (a video takes about two
+ * seconds, in steps, so its progress is seen before it completes) and chat streaming at 40 tokens
+ * a second. One browser for the whole file. Screenshots of every page at 375 px and 1440 px go to
+ * test-results/console/ (gitignored).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY } from '../helpers/admin.js';
+import { CHROMIUM, CONSOLE_DIR, collectErrors, ensureConsoleBuilt, launchBrowser, SCREENSHOTS, seriousViolations } from '../helpers/console-browser.js';
+import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
+import { image } from '../helpers/media-fixtures.js';
+
+// browser globals inside page.evaluate callbacks (the test project is typed for Node, without the DOM)
+declare const document: any;
+declare const localStorage: any;
+declare const sessionStorage: any;
+
+const WIDTHS = [375, 1440] as const;
+const CALLER_PAGES = ['Playground', 'Tasks', 'Chat', 'Account'];
+const ADMIN_PAGES = ['Overview', 'Keys', 'Accounts', 'All tasks', 'Channels', 'Usage', 'Audit log', 'Settings'];
+const ADMIN_LINKS = ['Overview', 'Keys', 'Accounts', 'Channels', 'Usage', 'Audit log'];
+
+const available = fs.existsSync(CHROMIUM);
+// CI (.ci/run) installs chromium and sets this: there a missing browser is a failure, not a skip
+if (!available && process.env.MEDIAGATE_TEST_REQUIRE_CHROMIUM === '1') throw new Error(`${CHROMIUM} is not installed; MEDIAGATE_TEST_REQUIRE_CHROMIUM=1 requires it (apt-get install chromium)`);
+let g: ListeningGateway;
+let browser: Browser;
+
+beforeAll(async () => {
+  await ensureConsoleBuilt();
+  if (!available) return;
+  g = await listeningGateway({
+    env: { MEDIAGATE_SANDBOX_TIMING: 'fast', MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: '40', MEDIAGATE_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY },
+  });
+  browser = await launchBrowser();
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await g?.close();
+});
+
+interface Signed { context: BrowserContext; page: Page; errors: ReturnType<typeof collectErrors> }
+
+async function signIn(key: string, width = 1440): Promise<Signed> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await page.goto(`${g.origin}/`);
+  expect(new URL(page.url()).pathname).toBe('/console/');
+  await page.getByRole('textbox', { name: 'API key' }).fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  return { context, page, errors };
+}
+
+async function open(page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+}
+
+describe('the built console', () => {
+  it('loads under 300 KB of gzipped JavaScript at first (G366), from relative URLs (G364), with no inline script (G365)', () => {
+    const html = fs.readFileSync(path.join(CONSOLE_DIR, 'dist', 'index.html'), 'utf8');
+    const scripts = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(scripts.every((src) => src.startsWith('./assets/'))).toBe(true);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const gzipped = scripts.reduce((sum, src) => sum + zlib.gzipSync(fs.readFileSync(path.join(CONSOLE_DIR, 'dist', src)), { level: 9 }).length, 0);
+    expect(gzipped).toBeLessThan(300 * 1024);
+  });
+});
+
+describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
+  describe('a caller', () => {
+    let s: Signed;
+    beforeAll(async () => { s = await signIn(g.key); });
+    afterAll(async () => { await s.context.close(); });
+
+    it('is signed in by an HttpOnly SameSite=Strict cookie; the key is in no browser storage; no admin links', async () => {
+      const cookies = await s.context.cookies();
+      expect(cookies).toEqual([expect.objectContaining({ name: 'mediagate_session', httpOnly: true, sameSite: 'Strict', path: '/' })]);
+      const stored = await s.page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+      expect(stored).not.toContain(g.key);
+      const nav = s.page.getByRole('navigation');
+      for (const name of CALLER_PAGES) await expect(nav.getByRole('link', { name, exact: true }).count()).resolves.toBe(1);
+      for (const name of ADMIN_LINKS) await expect(nav.getByRole('link', { name, exact: true }).count()).resolves.toBe(0);
+    });
+
+    it('generates a pic-2 2k 16:9 image and previews it at its natural size, 2048x1152', async () => {
+      const { page } = s;
+      await open(page, 'Playground');
+      await page.getByRole('combobox', { name: 'Family' }).selectOption('pic');
+      await page.getByRole('combobox', { name: 'Model' }).selectOption('pic-2');
+      await page.getByRole('textbox', { name: 'Prompt' }).fill('a lighthouse at dusk');
+      await page.getByRole('combobox', { name: 'resolution', exact: true }).selectOption('2k');
+      await page.getByRole('combobox', { name: 'size', exact: true }).selectOption('16:9');
+      await page.getByRole('button', { name: 'Generate' }).click();
+      const result = page.getByRole('img', { name: 'Result' });
+      await result.waitFor({ timeout: 20_000 });
+      await expect.poll(() => result.evaluate((img: any) => `${img.naturalWidth}x${img.naturalHeight}`), { timeout: 10_000 }).toBe('2048x1152');
+      await expect(page.getByText('2048x1152', { exact: true }).isVisible()).resolves.toBe(true);
+      await expect(page.getByRole('link', { name: 'Download' }).getAttribute('href')).resolves.toContain('/files/');
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'caller-playground-result-1440.png'), fullPage: true });
+    });
+
+    it('uploads a file for a media field through the asset API, which fills it with assetId://', async () => {
+      const { page } = s;
+      const file = path.join(SCREENSHOTS, 'reference.png');
+      fs.writeFileSync(file, await image(640, 480));
+      await page.getByLabel('File for image_urls').setInputFiles(file);
+      const field = page.getByRole('textbox', { name: 'image_urls', exact: true });
+      await expect.poll(() => field.inputValue(), { timeout: 15_000 }).toMatch(/^assetId:\/\/\S+$/);
+      await field.fill('');
+    });
+
+    it('shows the gateway\'s 400 next to the field it names', async () => {
+      const { page } = s;
+      await page.getByRole('combobox', { name: 'Family' }).selectOption('videos');
+      await page.getByRole('combobox', { name: 'Model' }).selectOption('videos_fast');
+      await page.getByRole('textbox', { name: 'Prompt' }).fill('waves');
+      await page.getByRole('spinbutton', { name: 'duration', exact: true }).fill('99');
+      await page.getByRole('button', { name: 'Generate' }).click();
+      const field = page.locator('.field', { has: page.getByRole('spinbutton', { name: 'duration', exact: true }) });
+      await field.getByRole('alert').waitFor();
+      await expect(field.getByRole('alert').textContent()).resolves.toMatch(/duration/);
+      expect(s.errors.failedStatuses).toContain(400);
+    });
+
+    it('generates a videos_fast video, its progress seen before it completes, then the preview', async () => {
+      const { page } = s;
+      await page.getByRole('spinbutton', { name: 'duration', exact: true }).fill('4');
+      await page.getByRole('button', { name: 'Generate' }).click();
+      const progress = page.getByRole('progressbar', { name: 'Progress' });
+      await page.waitForFunction(() => {
+        const bar = document.querySelector('progress');
+        const status = document.querySelector('[aria-live="polite"] strong')?.textContent;
+        return bar !== null && bar.value > 0 && bar.value < 100 && status !== 'completed';
+      }, undefined, { timeout: 20_000 });
+      await expect(progress.isVisible()).resolves.toBe(true);
+      const video = page.getByRole('region').locator('video[aria-label="Result"]');
+      await video.waitFor({ timeout: 30_000 });
+      await expect.poll(() => video.evaluate((v: any) => v.readyState >= 1 && v.videoWidth > 0), { timeout: 15_000 }).toBe(true);
+      await expect(page.getByText(/^\d+x\d+, \d+\.\d s$/).isVisible()).resolves.toBe(true);
+    });
+
+    it('cancels a motion task while it runs', async () => {
+      const { page } = s;
+      await page.getByRole('combobox', { name: 'Family' }).selectOption('motion');
+      await page.getByRole('textbox', { name: 'Prompt' }).fill('a slow pan over hills');
+      await page.getByRole('button', { name: 'Generate' }).click();
+      await page.getByRole('button', { name: 'Cancel task' }).click({ timeout: 10_000 });
+      await page.locator('[aria-live="polite"] strong', { hasText: 'cancelled' }).waitFor({ timeout: 15_000 });
+    });
+
+    it('streams a chat reply, with its token usage', async () => {
+      const { page } = s;
+      await open(page, 'Chat');
+      await page.getByRole('textbox', { name: 'Message' }).fill('Tell me about lighthouses.');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const reply = page.locator('.messages li.assistant p');
+      const lengths = new Set<number>();
+      await expect.poll(async () => {
+        lengths.add((await reply.textContent())?.length ?? 0);
+        return page.getByText(/^Tokens: \d+ prompt/).count();
+      }, { timeout: 30_000, interval: 50 }).toBe(1);
+      lengths.add((await reply.textContent())?.length ?? 0);
+      // streamed: the reply was seen part-written (a length between none and the whole)
+      const whole = Math.max(...lengths);
+      expect(whole).toBeGreaterThan(0);
+      expect([...lengths].some((n) => n > 0 && n < whole)).toBe(true);
+      await expect(page.getByRole('button', { name: 'Stop' }).isDisabled()).resolves.toBe(true);
+    });
+
+    it('lists its tasks and shows one with its preview', async () => {
+      const { page } = s;
+      await open(page, 'Tasks');
+      const first = page.getByRole('table').getByRole('button').first();
+      await first.waitFor();
+      await page.getByRole('combobox', { name: 'Status' }).selectOption('completed');
+      await page.getByRole('table').getByRole('button').first().click();
+      await page.getByRole('region').getByRole('heading', { name: /^Task / }).waitFor();
+    });
+
+    it('gets 403 from admin routes, and a change without the CSRF token is refused', async () => {
+      const { page } = s;
+      const statuses = await page.evaluate(async () => {
+        const admin = await fetch('../admin/v1/keys');
+        const noToken = await fetch('../v1/pic/images', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'x' }) });
+        return { admin: admin.status, noToken: noToken.status, code: ((await noToken.json()) as any).error.code };
+      });
+      expect(statuses).toEqual({ admin: 403, noToken: 403, code: 'csrf_token_invalid' });
+      await page.goto(`${g.origin}/console/#/keys`);
+      await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+    });
+
+    it('reaches every page and Sign out by keyboard alone', async () => {
+      const { page } = s;
+      await page.goto(`${g.origin}/console/#/playground`);
+      await page.reload(); // focus starts at the top of a fresh page
+      await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+      const reached = new Set<string>();
+      for (let i = 0; i < 12; i++) {
+        await page.keyboard.press('Tab');
+        reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
+      }
+      expect([...reached]).toEqual(expect.arrayContaining([...CALLER_PAGES, 'Sign out']));
+      // Enter on a focused link opens its page
+      await page.getByRole('link', { name: 'Account' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      // the playground's own controls, Generate included, are reachable too
+      await page.goto(`${g.origin}/console/#/playground`);
+      await page.reload();
+      await page.getByRole('button', { name: 'Generate' }).waitFor();
+      const controls = new Set<string>();
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('Tab');
+        controls.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
+      }
+      expect([...controls]).toContain('Generate');
+    });
+
+    it('passes axe (no serious or critical violations) on every page at 375 px and 1440 px; screenshots of each', async () => {
+      const { page } = s;
+      for (const width of WIDTHS) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const name of CALLER_PAGES) {
+          await open(page, name);
+          await page.waitForLoadState('networkidle');
+          expect(await seriousViolations(page), `${name} at ${width} px`).toEqual([]);
+          await page.screenshot({ path: path.join(SCREENSHOTS, `caller-${name.toLowerCase().replace(/ /g, '-')}-${width}.png`), fullPage: true });
+        }
+      }
+      expect(s.errors.errors).toEqual([]);
+      expect(s.errors.failedStatuses.every((st) => [400, 401, 403].includes(st))).toBe(true);
+    });
+  });
+
+  describe('an admin', () => {
+    let s: Signed;
+    beforeAll(async () => { s = await signIn(ADMIN_KEY); });
+    afterAll(async () => { await s.context.close(); });
+
+    it('creates a key, whose shown secret works on the public API, then revokes it: 401 after', async () => {
+      const { page } = s;
+      await open(page, 'Keys');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByRole('textbox', { name: 'Name' }).fill('made in the console');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      const secret = (await page.locator('.secret code').textContent())!;
+      expect(secret).toMatch(/^mg_/);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-created-1440.png'), fullPage: true });
+      const use = (): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
+      expect(await use()).toBe(200);
+      const row = page.getByRole('row', { name: /made in the console/ });
+      // its models and limits can be changed
+      await row.getByRole('button', { name: 'Change made in the console' }).click();
+      await page.getByRole('textbox', { name: 'Models (empty: all)' }).last().fill('pic-2');
+      await page.getByRole('spinbutton', { name: 'Tasks in flight (empty: default)' }).fill('3');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await row.getByRole('cell', { name: 'pic-2', exact: true }).waitFor();
+      await row.getByRole('cell', { name: 'tasks_in_flight 3' }).waitFor();
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke' }).click();
+      await row.getByText('revoked', { exact: true }).waitFor();
+      expect(await use()).toBe(401);
+    });
+
+    it('grants credits and sees the balance', async () => {
+      const { page } = s;
+      await open(page, 'Accounts');
+      const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: /^Manage / }) }).first();
+      const before = Number(await row.locator('td').nth(2).textContent());
+      await row.getByRole('button', { name: /^Manage / }).click();
+      await page.getByRole('spinbutton', { name: 'Credits' }).fill('25');
+      await page.getByRole('textbox', { name: 'Note' }).fill('from the end-to-end test');
+      await page.getByRole('button', { name: 'Grant' }).click();
+      await expect.poll(async () => Number(await row.locator('td').nth(2).textContent())).toBe(before + 25);
+      await page.getByRole('cell', { name: 'from the end-to-end test' }).waitFor();
+    });
+
+    it('sees every tenant\'s tasks with a timeline, probes a channel, exports usage as CSV', async () => {
+      const { page } = s;
+      await open(page, 'All tasks');
+      await page.getByRole('table').getByRole('button').first().click();
+      await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+      await page.getByRole('table', { name: 'Attempts' }).waitFor();
+      await open(page, 'Channels');
+      await page.getByRole('button', { name: /^Probe / }).first().click();
+      await page.getByRole('status').filter({ hasText: 'answers' }).waitFor();
+      await open(page, 'Usage');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+      const csv = fs.readFileSync((await download.path())!, 'utf8');
+      expect(csv.split('\n')[0]).toBe('bucket,group,submitted,completed,failed,cancelled,video_seconds,images,chat_requests,prompt_tokens,completion_tokens,credits_captured');
+      expect(csv.split('\n').length).toBeGreaterThan(2);
+    });
+
+    it('passes axe on every page at 375 px and 1440 px; screenshots of each; signs out', async () => {
+      const { page } = s;
+      for (const width of WIDTHS) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const name of [...ADMIN_PAGES, ...CALLER_PAGES]) {
+          await open(page, name);
+          await page.waitForLoadState('networkidle');
+          expect(await seriousViolations(page), `${name} at ${width} px`).toEqual([]);
+          await page.screenshot({ path: path.join(SCREENSHOTS, `admin-${name.toLowerCase().replace(/ /g, '-')}-${width}.png`), fullPage: true });
+        }
+      }
+      // every operator page is reachable by keyboard too
+      await page.goto(`${g.origin}/console/#/overview`);
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      const reached = new Set<string>();
+      for (let i = 0; i < 18; i++) {
+        await page.keyboard.press('Tab');
+        reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
+      }
+      expect([...reached]).toEqual(expect.arrayContaining([...ADMIN_PAGES, ...CALLER_PAGES, 'Sign out']));
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('textbox', { name: 'API key' }).waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in-1440.png') });
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(await page.evaluate(() => fetch('../console/session').then((r) => r.status))).toBe(401);
+      expect(s.errors.errors).toEqual([]);
+    });
+  });
+});
