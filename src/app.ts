@@ -24,11 +24,13 @@ import { registerRequestSpans } from './tracing/http-spans.js';
 import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { lazyValidators } from './http/lazy-validators.js';
-import type { RateLimitBackend } from './http/rate-limit-backends.js';
+import type { RateLimitBackend } from './limits/backend.js';
 import { formatSchemaErrors, type SchemaError } from './http/validation-errors.js';
 import type { AssetService } from './media/asset-service.js';
 import type { BlobStores } from './media/blob-stores.js';
 import type { ResultUrlSigner } from './media/signed-url.js';
+import type { AccountView } from './credits/account-view.js';
+import type { WebhookKeys } from './webhooks/webhook-keys.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAdminRoutes } from './routes/admin/scope.js';
 import { registerAssetRoutes } from './routes/assets.js';
@@ -37,7 +39,8 @@ import { registerConsoleSessionRoutes } from './routes/console/session.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerProviderCallbackRoutes } from './routes/provider-callbacks.js';
-import { FAMILY_ROUTES, type RoutePaths } from './routes/index.js';
+import { FAMILY_ROUTES } from './routes/index.js';
+import type { RoutePaths } from './routes/route-types.js';
 import { registerResultRoutes } from './routes/results.js';
 import { registerTaskEventsRoute } from './routes/task-events.js';
 import { registerTaskListRoute } from './routes/tasks.js';
@@ -63,6 +66,10 @@ export interface AppServices {
   streams: TaskStreams;
   /** The admin API's services (G300-G311). */
   admin: AdminServices;
+  /** The calling key's account and usage (`GET /v1/account`). */
+  accounts: AccountView;
+  /** A key's webhook signing secret and a task's deliveries. */
+  webhooks: WebhookKeys;
 }
 
 export interface AppDeps {
@@ -180,10 +187,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerResultRoutes(api, tasks, links, paths, live);
     registerChatRoutes(api, chat, live);
     registerAssetRoutes(api, assets, paths, config.assetMaxBytes);
-    registerAccountRoutes(api, store.credits);
-    registerTaskListRoute(api, store.tasks, links);
+    registerAccountRoutes(api, deps.services.accounts);
+    registerTaskListRoute(api, tasks, links);
     registerTaskEventsRoute(api, tasks, deps.services.streams, links, live);
-    registerWebhookRoutes(api, store.webhooks, tasks);
+    registerWebhookRoutes(api, deps.services.webhooks, tasks);
   });
   await registerAdminRoutes(app, store.keys, deps.services.admin, auth);
   return app;

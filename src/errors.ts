@@ -1,9 +1,8 @@
 /**
  * The one error catalog. Every code the gateway can answer with lives here, with its HTTP status,
  * its `type` label and a one-line description; docs/reference/errors.md is generated from it (a test checks it is current).
- * The per-family error body shapes (D9) are rendered by `renderErrorBody`.
+ * The per-family error body shapes (D9) are rendered by `renderErrorBody` (src/contract/error-bodies.ts).
  */
-import type { ChatErrorBody, StandardErrorBody, VideosErrorBody } from './contract/error-bodies.js';
 import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './media/storage-faults.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store/faults.js';
 
@@ -127,14 +126,3 @@ export function invalidField(param: string, message: string): AppError {
  * - `standard`: `{error: {message, type, param, code}}` (every other route, queries included)
  */
 export type ErrorStyle = 'standard' | 'videos-create' | 'chat';
-
-export function renderErrorBody(style: ErrorStyle, err: AppError): StandardErrorBody | VideosErrorBody | ChatErrorBody {
-  switch (style) {
-    case 'videos-create':
-      return { code: String(err.status), msg: err.message, data: null } satisfies VideosErrorBody;
-    case 'chat':
-      return { code: String(err.status), msg: err.message, data: null, success: false } satisfies ChatErrorBody;
-    case 'standard':
-      return { error: { message: err.message, type: err.type, param: err.param ?? null, code: err.code } } satisfies StandardErrorBody;
-  }
-}

@@ -57,7 +57,7 @@ export class ChannelAdmin {
         const state = stateOf.get(id);
         const mine = minutes.filter((m) => m.channel === id);
         return {
-          id, object: 'channel', type: this.deps.typeOf(id), families: [...provider.capabilities.families], cancel: provider.capabilities.cancel,
+          id, object: 'channel', type: this.deps.typeOf(id), families: [...provider.capabilities.families], cancel: provider.cancel !== undefined,
           routes: Object.entries(this.deps.routes).flatMap(([model, candidates]) => candidates.filter((c) => c.provider === id)
             .map((c) => ({ model, upstream_model: c.model ?? null, priority: c.priority, weight: c.weight }))),
           circuit: { state: state?.state ?? 'closed', since: state && state.since > 0 ? seconds(state.since) : null },

@@ -5,7 +5,7 @@
  * `GET /admin/v1/channels` thus answers for the cluster, whichever process it reaches.
  */
 import type { Logger } from 'pino';
-import type { UpstreamOutcome } from '../metrics/gateway-metrics.js';
+import type { UpstreamOutcome } from '../providers/channels.js';
 import type { CircuitState } from '../providers/channels.js';
 import type { AdminStore, ChannelMinute } from '../store/types.js';
 

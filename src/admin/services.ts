@@ -7,6 +7,8 @@ import { KeyAdmin } from './key-admin.js';
 import { settingsView } from './settings-view.js';
 import { TaskAdmin, type TaskAdminDeps } from './task-admin.js';
 
+export type { AdminStore } from '../store/types.js';
+
 export interface AdminServices {
   keys: KeyAdmin;
   accounts: AccountAdmin;

@@ -135,7 +135,7 @@ export class TaskAdmin {
     const { task, cancelled } = await this.deps.tasks.cancelAnyTask(id, (t) => {
       if (t.status !== 'processing') return undefined;
       const provider = this.deps.providers.get(t.provider);
-      return provider?.capabilities.cancel ? undefined : `Task ${t.id} is processing at ${t.provider}, which cannot stop a generation; it ends on its own`;
+      return provider?.cancel ? undefined : `Task ${t.id} is processing at ${t.provider}, which cannot stop a generation; it ends on its own`;
     });
     if (cancelled) await this.deps.audit.append(auditEntry(actor, 'task.cancel', task.id, { key_id: task.ownerKeyId, provider: task.provider, model: task.model }, this.now()));
     return this.get(task.id);

@@ -3,7 +3,7 @@
  * completion or a stream of deltas out. Providers translate and call; the route shapes envelopes
  * and SSE, records usage and maps errors (AppError codes from src/errors.ts).
  */
-import type { ProbeResult } from '../providers/probe.js';
+import type { ProbeResult } from '../providers/probe-result.js';
 import type { Logger } from 'pino';
 
 export type ChatRole = 'system' | 'user' | 'assistant';

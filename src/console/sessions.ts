@@ -12,6 +12,8 @@ import { hashApiKey } from '../auth/keys.js';
 import { AppError } from '../errors.js';
 import type { ApiKeyRecord, KeyStore, SessionRecord, SessionStore } from '../store/types.js';
 
+export type { KeyStore, SessionRecord } from '../store/types.js';
+
 export const SESSION_COOKIE = 'mediagate_session';
 export const CSRF_HEADER = 'x-csrf-token';
 /** Methods that change nothing: no CSRF token asked. */

@@ -1,11 +1,11 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ERROR_CATALOG, type ErrorCode, type ErrorStyle } from '../errors.js';
+import { type AppError, ERROR_CATALOG, type ErrorCode, type ErrorStyle } from '../errors.js';
 import { StringEnum } from './schema-helpers.js';
 import { Nullable } from './task-replies.js';
 
 /**
  * The three error bodies of D9 as TypeBox schemas (G241), for the OpenAPI document:
- * `renderErrorBody` (src/errors.ts) is typed with their `Static<>` types, and the schema of one
+ * `renderErrorBody` (below) is typed with their `Static<>` types, and the schema of one
  * status lists exactly the catalog codes with that status (the standard body's `code` enum; the
  * `videos` and chat bodies carry the status itself as `code`).
  */
@@ -53,5 +53,17 @@ export function errorBodySchema(style: ErrorStyle, status: number): TSchema {
     case 'standard': return { ...standardBody(codes), description };
     case 'videos-create': return { ...videosBody(statusCode([status])), description };
     case 'chat': return { ...chatBody(statusCode([status])), description };
+  }
+}
+
+/** The body of `err` in the error style of the route (D9). */
+export function renderErrorBody(style: ErrorStyle, err: AppError): StandardErrorBody | VideosErrorBody | ChatErrorBody {
+  switch (style) {
+    case 'videos-create':
+      return { code: String(err.status), msg: err.message, data: null } satisfies VideosErrorBody;
+    case 'chat':
+      return { code: String(err.status), msg: err.message, data: null, success: false } satisfies ChatErrorBody;
+    case 'standard':
+      return { error: { message: err.message, type: err.type, param: err.param ?? null, code: err.code } } satisfies StandardErrorBody;
   }
 }

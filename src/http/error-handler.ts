@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError, asAppError, renderErrorBody, type ErrorStyle } from '../errors.js';
+import { AppError, asAppError, type ErrorStyle } from '../errors.js';
+import { renderErrorBody } from '../contract/error-bodies.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

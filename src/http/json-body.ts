@@ -69,3 +69,29 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     }
   });
 }
+
+/**
+ * The parser for a route that needs no body (the motion cancel call, D23): an empty body is no
+ * body; a body that is sent is parsed as above and must be a JSON object (its fields are ignored,
+ * G30). `hint` ends the error messages ("the cancel call needs no body").
+ */
+export function registerOptionalJsonObjectParser(scope: FastifyInstance, hint: string): void {
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') { done(null, undefined); return; }
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(text);
+    } catch (err) {
+      done(err instanceof AppError ? new AppError('invalid_json', `${err.message} (${hint})`) : err as Error, undefined);
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+      done(new AppError('invalid_json', `The request body must be a JSON object (got ${got}); ${hint}, or {}`), undefined);
+      return;
+    }
+    done(null, parsed);
+  });
+}

@@ -8,7 +8,8 @@ import http, { type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { finished } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, renderErrorBody } from '../errors.js';
+import { AppError } from '../errors.js';
+import { renderErrorBody } from '../contract/error-bodies.js';
 
 /** Fastify's router limit on one path parameter (its `maxParamLength` default); task ids are 35 characters. */
 export const MAX_PARAM_LENGTH = 100;

@@ -12,7 +12,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { BurstyRateLimiter, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
 import type { ApiKeyRecord, KeyStore } from '../store/types.js';
-import type { RateLimitBackend } from './rate-limit-backends.js';
+import type { RateLimitBackend } from '../limits/backend.js';
 import { hookList, routeHasMethod } from './route-hooks.js';
 
 export interface RateLimitSettings {

@@ -44,12 +44,15 @@ import { TaskService } from '../tasks/service.js';
 import { ElsewhereChanges } from '../tasks/elsewhere.js';
 import { TaskStreams } from '../tasks/task-stream.js';
 import { TaskWatch } from '../tasks/task-watch.js';
-import { memoryBackend, openRateLimitBackend } from '../http/rate-limit-backends.js';
+import { AccountView } from '../credits/account-view.js';
+import { memoryBackend } from '../limits/backend.js';
+import { WebhookKeys } from '../webhooks/webhook-keys.js';
+import { isFinished, onTransition } from '../tasks/states.js';
+import { openRateLimitBackend } from '../limits/open-backend.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../webhooks/worker.js';
 import { createMediaServices, type MediaServices } from './media-services.js';
 import { createMetrics, creditTotals } from './observability.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import { observeTerminal } from '../metrics/terminal-observer.js';
 import { setUpProviders, type ProviderSetupOptions } from './provider-setup.js';
 
 export interface GatewayOptions extends ProviderSetupOptions {
@@ -158,10 +161,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   metrics?.watchCircuits(() => providers.ids().map((id) => [id, channels.state(id)]));
   metrics?.watchStore({ liveCounts: () => store.tasks.liveCounts(), creditTotals: () => creditTotals(store), liveWorkers: () => store.workers.liveByRole(Date.now() - LIVE_WINDOW_MS) });
   // the engine's view of the tasks: terminal transitions won here are timed (G224)
-  const taskStore = metrics ? observeTerminal(store.tasks, (task) => metrics.taskFinished(task)) : store.tasks;
+  // submit-to-terminal times (G224): every terminal transition this process wins, whoever made it (G393)
+  if (metrics) onTransition(store.tasks, ({ task, statusChanged }) => { if (statusChanged && isFinished(task.status)) metrics.taskFinished(task); });
   const runner = config.workers
     ? new TaskRunner({
-      store: taskStore, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
+      store: store.tasks, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
       results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
       mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
       // upstreams are asked to notify the end of a generation only where the operator turned it on (G157)
@@ -189,7 +193,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const tasks = new TaskService({
     now: keyClock,
     onKeyUsed: (id, at) => keyUsage.touch(id, at),
-    store: taskStore,
+    store: store.tasks,
     keys: store.keys,
     providers,
     channels,
@@ -206,7 +210,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(options.reviewMedia !== false && { media: media.reviewer }),
   });
   const callbacks = config.providerCallbacks
-    ? new CallbackReceiver({ store: taskStore, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
+    ? new CallbackReceiver({ store: store.tasks, providers, log: logger.child({ component: 'callbacks' }), wake: () => runner?.wake() })
     : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({
@@ -224,7 +228,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
     ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
-    services: { tasks, chat, idempotency, assets: media.assets, links, streams, admin, ...(callbacks && { callbacks }) },
+    services: {
+      tasks, chat, idempotency, assets: media.assets, links, streams, admin, accounts: new AccountView(store.credits), webhooks: new WebhookKeys(store.webhooks),
+      ...(callbacks && { callbacks }),
+    },
   });
   keyUsage.start();
   // webhook deliveries go out wherever tasks are run (G211)

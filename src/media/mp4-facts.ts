@@ -13,7 +13,7 @@
  * caller asks ffprobe instead.
  */
 import fs from 'node:fs';
-import type { MediaFacts } from './probe.js';
+import type { MediaFacts } from './media-facts.js';
 
 /** The largest `moov` box read in process (a 2-hour video's index is a few MB). */
 export const MP4_MOOV_MAX_BYTES = 16 * 1024 * 1024;

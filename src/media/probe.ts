@@ -12,22 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { imageSize as ImageSize } from 'image-size';
 import { createLimiter } from '../limiter.js';
+import type { MediaFacts, MediaKind } from './media-facts.js';
 import { mp4Facts } from './mp4-facts.js';
 
-export type MediaKind = 'image' | 'video' | 'audio';
-
-export interface MediaFacts {
-  kind: MediaKind;
-  /** `jpeg`, `png`, `webp`, `bmp`, `tiff`, `gif`, `heic`, `heif`, `avif`, `mp4`, `mov`, `wav`, `mp3`, or what else was found. */
-  format: string;
-  bytes: number;
-  width?: number;
-  height?: number;
-  /** Seconds (video, audio). */
-  duration?: number;
-  /** Frames per second (video). */
-  fps?: number;
-}
+export type { MediaFacts, MediaKind } from './media-facts.js';
 
 /** The file is not a readable medium of the expected kind; the message completes "<field>: ...". */
 export class ProbeError extends Error {

@@ -5,12 +5,9 @@
  * channels are the configured providers. The names and meanings are listed in docs/reference/observability.md#metrics.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CircuitState } from '../providers/channels.js';
+import type { CircuitState, UpstreamOutcome } from '../providers/channels.js';
 import type { TaskRecord } from '../store/types.js';
 import { collectStoreGauges, type StoreReadings } from './store-gauges.js';
-
-/** How an upstream call ended: answered, a channel fault (G91), another error (the request's own, an abort), or refused by the open circuit. */
-export type UpstreamOutcome = 'ok' | 'fault' | 'error' | 'circuit_open';
 
 /** How one webhook delivery attempt ended (the webhook sender reports it). */
 export type WebhookOutcome = 'delivered' | 'failed' | 'timeout' | 'refused' | 'gave_up';

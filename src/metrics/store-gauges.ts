@@ -5,9 +5,8 @@
  * several scrapers) cost one small query per period. The numbers are the shared store's: in a
  * cluster every process reports the same ones.
  */
-import { Gauge } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { LiveTaskCount } from '../store/types.js';
-import type { GatewayMetrics } from './gateway-metrics.js';
 
 export interface StoreReadings {
   liveCounts(): Promise<LiveTaskCount[]>;
@@ -24,7 +23,13 @@ interface Snapshot {
   workers: Array<{ role: string; count: number }>;
 }
 
-export function collectStoreGauges(metrics: GatewayMetrics, readings: StoreReadings, cacheMs: number, now: () => number): void {
+/** What the gauges need of the gateway's metrics: the registry, and the model label (bounded). */
+export interface GaugeHost {
+  readonly registry: Registry;
+  model(name: string): string;
+}
+
+export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, cacheMs: number, now: () => number): void {
   const registers = [metrics.registry];
   // the last good read: a failed one leaves the gauges as they were and says so in mediagate_store_up
   let last: Snapshot | undefined;

@@ -8,20 +8,14 @@
  */
 import type { Logger } from 'pino';
 import { createLimiter, type Limiter } from '../limiter.js';
-import type { UpstreamOutcome } from '../metrics/gateway-metrics.js';
 import { inSpan, SpanKind } from '../tracing/tracing.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import { ChannelError } from './types.js';
 
-/** One candidate of a model's route (providers.json `routes`). */
-export interface RouteCandidate {
-  /** The provider (channel) id. */
-  provider: string;
-  /** The model's name at that provider; absent: the caller's model name. */
-  model?: string;
-  /** Lower is tried first; candidates of equal priority share the load by `weight`. */
-  priority: number;
-  weight: number;
-}
+export type { RouteCandidate } from '../contract/task-request.js';
+
+/** How an upstream call ended: answered, a channel fault (G91), another error (the request's own, an abort), or refused by the open circuit. */
+export type UpstreamOutcome = 'ok' | 'fault' | 'error' | 'circuit_open';
 
 /**
  * A route's candidates in the order to try them for one call: by priority, and within a priority

@@ -4,14 +4,8 @@
  * answer outside `accept` (by default 2xx) fails the probe with the status, and the upstream's
  * words only through the scrubbing of the admin route.
  */
-import type { UpstreamAnswer } from './upstream-call.js';
-
-export interface ProbeResult {
-  /** The call made, as `GET /models` (never the address or the key). */
-  call: string;
-  /** The upstream's HTTP status; null for a channel that makes media itself (the sandbox). */
-  status: number | null;
-}
+import type { ProbeResult } from './probe-result.js';
+import type { UpstreamAnswer } from './toolkit/upstream-call.js';
 
 export class ProbeFailed extends Error {
   constructor(readonly call: string, readonly status: number, detail: string) {
@@ -30,3 +24,5 @@ export function probeResult(call: string, answer: UpstreamAnswer, accept: (statu
   if (!accept(answer.status)) throw new ProbeFailed(call, answer.status, answer.text.slice(0, 200));
   return { call, status: answer.status };
 }
+
+export type { ProbeResult } from './probe-result.js';

@@ -1,5 +1,4 @@
-import type { PollSeconds } from '../tasks/check-delay.js';
-import type { Provider } from './types.js';
+import type { PollSeconds, Provider } from './types.js';
 
 /** What a providers.json entry may tune of any provider: its calls in flight and its check intervals. */
 export interface ProviderTuning {

@@ -13,7 +13,6 @@ import { FAMILIES } from '../contract/families.js';
 import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { checkConfigJson, readConfigJson } from '../config-file.js';
-import type { PollSeconds } from '../tasks/check-delay.js';
 import type { RouteCandidate } from './channels.js';
 import { builtInTemplates, COMFYUI_DEFAULTS, ComfyModels, loadTemplates, type ComfyTemplate } from './comfyui/index.js';
 import { GEMINI_DEFAULTS } from './gemini/index.js';
@@ -21,7 +20,7 @@ import { FAL_DEFAULTS } from './fal/index.js';
 import { FalModels } from './fal/models.js';
 import { OPENAI_IMAGES_DEFAULTS } from './openai-images/index.js';
 import { entryProblem, REPLICATE_DEFAULTS, ReplicateModels, type ReplicateModelsSpec } from './replicate/index.js';
-import type { ServiceFamily } from './types.js';
+import type { PollSeconds, ServiceFamily } from './types.js';
 
 export const SETTING = 'MEDIAGATE_PROVIDERS';
 

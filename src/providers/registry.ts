@@ -104,7 +104,7 @@ export function chatRoutesOf(routes: Record<string, string>, upstreamModel: (mod
 export function chatOnlyProvider(chat: ChatProvider): Provider {
   return {
     id: chat.id,
-    capabilities: { families: ['chat'], cancel: false },
+    capabilities: { families: ['chat'] },
     chat,
     ...(chat.close && { close: () => chat.close!() }),
     ...(chat.probe && { probe: (signal: AbortSignal) => chat.probe!(signal) }),

@@ -16,8 +16,10 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
-import type { PollSeconds } from '../tasks/check-delay.js';
-import type { ProbeResult } from './probe.js';
+import type { UpstreamRef } from '../contract/task-request.js';
+import type { ProbeResult } from './probe-result.js';
+
+export type { ProbeResult } from './probe-result.js';
 
 /** What a provider is asked to make. */
 export interface ProviderJob {
@@ -55,12 +57,23 @@ export interface Refusal {
   message: string;
 }
 
-export interface ProviderContext {
+/** What every call to a provider is given: a start, a check, a cancel. */
+export interface CallContext {
   /** Aborted on cancel, on shutdown, when the worker loses the task's lease, and at the call's time limit. */
   signal: AbortSignal;
   log: Logger;
   /** Reports progress 0-100 (monotonic; lower values are ignored). */
   reportProgress(progress: number): void;
+  /**
+   * A private scratch folder for this piece of work, removed afterwards. Made before a start; for a
+   * check only its path is reserved (`mkdir(workDir, { recursive: true })` before writing there);
+   * empty for a cancel.
+   */
+  workDir: string;
+}
+
+/** What a start is given besides: the caller's media, and where the upstream may notify the gateway (G396). */
+export interface ProviderContext extends CallContext {
   /**
    * The bytes of a caller medium: the copy kept when it passed review at submit, else fetched
    * through the gateway's safe fetcher (public addresses only, bounded).
@@ -71,13 +84,6 @@ export interface ProviderContext {
    * uploaded asset (`assetId://`), a signed, expiring URL of the gateway's own copy.
    */
   mediaUrl(ref: MediaRef): string;
-  /**
-   * A private scratch folder for this piece of work, removed afterwards. Made before a start; for a
-   * check only its path is reserved (`mkdir(workDir, { recursive: true })` before writing there).
-   */
-  workDir: string;
-  /** Provider credentials from configuration, if any. */
-  credentials: Record<string, string>;
   /**
    * Where the upstream may notify this gateway that the generation ended (a provider with
    * `callbacks`, when the gateway accepts provider callbacks: G157); set for a start only. A
@@ -115,13 +121,10 @@ export interface ProviderOutput {
   actualDuration?: number;
 }
 
-/** A generation running at an upstream: what the gateway keeps to check on it or cancel it. */
-export interface UpstreamRef {
-  /** The upstream's id of the generation. */
-  id: string;
-  /** Anything else a later check or cancel needs (URLs, the form, ...): plain JSON. */
-  data?: Record<string, unknown>;
-}
+export type { UpstreamRef } from '../contract/task-request.js';
+
+/** A provider's `pollSeconds`: one number for every family, or per family (others keep the gateway's recommendation, tasks/check-delay.ts). */
+export type PollSeconds = number | Partial<Record<FamilyId, number>>;
 
 export type StartResult =
   /** Made already: the files are the result. */
@@ -181,8 +184,6 @@ export interface ProviderCallbacks {
 export interface ProviderCapabilities {
   /** What this provider serves: media families (it has `start`) and/or `chat` (it has `chat`). */
   families: readonly ServiceFamily[];
-  /** Whether `cancel` can stop a generation. */
-  cancel: boolean;
 }
 
 export interface Provider {
@@ -207,9 +208,9 @@ export interface Provider {
   /** Makes the result (the signal stops it) or starts a generation elsewhere. Required for media families. */
   start?(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
   /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */
-  check?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult>;
+  check?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult>;
   /** Asks the upstream to stop a started generation (best effort). */
-  cancel?(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void>;
+  cancel?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void>;
   /**
    * A cheap check that the upstream answers with the configured key: a list or status call of its
    * API, never a generation (G323). Throws (ProbeFailed, ChannelError) when it does not.

@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { toCredits } from '../credits/money.js';
-import { AppError } from '../errors.js';
-import type { CreditStore } from '../store/types.js';
+import type { AccountView } from '../credits/account-view.js';
 import { AccountReply } from '../contract/gateway-replies.js';
 import { KEYED_ERRORS, responses } from '../contract/responses.js';
 
@@ -18,15 +17,13 @@ const AccountQuery = Type.Object({
  * spent, grants minus captures minus open holds; `held`; `spent`) and what it spent per model over
  * the last `days` days. Amounts in credits.
  */
-export function registerAccountRoutes(app: FastifyInstance, credits: CreditStore): void {
+export function registerAccountRoutes(app: FastifyInstance, accounts: AccountView): void {
   app.get<{ Querystring: Static<typeof AccountQuery> }>('/v1/account', {
     schema: { tags: ['account'], summary: 'The calling key\'s account: balance, held and spent credits, usage per model', querystring: AccountQuery, response: responses({ 200: AccountReply }, [400, ...KEYED_ERRORS]) },
   }, async (request): Promise<AccountReply> => {
-    const account = await credits.getAccount(request.apiKey.accountId);
-    if (!account) throw new AppError('internal_error', 'Internal server error', { cause: new Error(`key ${request.apiKey.id} names no account ${request.apiKey.accountId}`) });
     const days = request.query.days === undefined ? 30 : Number(request.query.days);
     const since = Date.now() - days * DAY_MS;
-    const usage = await credits.usage(account.id, since);
+    const { account, usage } = await accounts.statement(request.apiKey.id, request.apiKey.accountId, since);
     return {
       account: { id: account.id, name: account.name },
       balance: toCredits(account.availableMicro),

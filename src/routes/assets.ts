@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError, invalidField } from '../errors.js';
 import { assetReply } from '../families/asset.js';
 import type { AssetService } from '../media/asset-service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { TaskIdParams } from './results.js';
 import { AssetDeletedReply, AssetReply } from '../contract/gateway-replies.js';
 import { KEYED_ERRORS, responses } from '../contract/responses.js';

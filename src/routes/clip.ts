@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ClipCreateBody, planClipTask } from '../contract/clip.js';
 import { clipCreateReply } from '../families/clip.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { CREATE_ERRORS, responses } from '../contract/responses.js';
 import { ClipCreateReply } from '../contract/task-replies.js';
 

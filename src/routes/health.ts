@@ -3,7 +3,6 @@ import { within } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { BlobStores } from '../media/blob-stores.js';
 import type { ResourceMonitor } from '../resources.js';
-import type { Store } from '../store/types.js';
 import { HealthReply, ReadyReply } from '../contract/gateway-replies.js';
 import { responses } from '../contract/responses.js';
 
@@ -17,7 +16,7 @@ import { responses } from '../contract/responses.js';
  */
 export const STORE_PING_MS = 3_000;
 
-export function registerHealthRoutes(app: FastifyInstance, store: Store, resources: ResourceMonitor, storage: Pick<BlobStores, 'problem'>): void {
+export function registerHealthRoutes(app: FastifyInstance, store: { ping(): Promise<void> }, resources: ResourceMonitor, storage: Pick<BlobStores, 'problem'>): void {
   app.get('/healthz', {
     schema: { tags: ['health'], summary: 'The process answers', security: [], response: responses({ 200: HealthReply }, [503]) },
   }, async () => ({ status: 'ok' as const }));

@@ -4,7 +4,7 @@ import { modelCenterCreateReply } from '../families/model-center.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { registerQueryPaths } from './results.js';
 import { CREATE_ERRORS, responses } from '../contract/responses.js';
 import { ModelCenterReply } from '../contract/task-replies.js';

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { MotionCreateBody, planMotionTask } from '../contract/motion.js';
-import { AppError } from '../errors.js';
 import { motionCreateReply, motionQueryReply } from '../families/motion.js';
 import type { ReplyContext } from '../families/reply-context.js';
+import { registerOptionalJsonObjectParser } from '../http/json-body.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { TaskIdParams } from './results.js';
 import { ACTION_ERRORS, CREATE_ERRORS, responses } from '../contract/responses.js';
 import { MotionCreateReply, MotionQueryReply } from '../contract/task-replies.js';
@@ -22,24 +22,7 @@ export function registerMotionRoutes(app: FastifyInstance, tasks: TaskService, p
   void app.register(async (scope) => {
     // The cancel call needs no body; an empty body sent as application/json is accepted too, and a
     // JSON body, when sent, must be an object like every other body (its fields are ignored; G30).
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
-      const raw = String(text);
-      if (raw.trim() === '') { done(null, undefined); return; }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(raw);
-      } catch {
-        done(new AppError('invalid_json', 'The body is not valid JSON (the cancel call needs no body)'), undefined);
-        return;
-      }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
-        done(new AppError('invalid_json', `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`), undefined);
-        return;
-      }
-      done(null, parsed);
-    });
+    registerOptionalJsonObjectParser(scope, 'the cancel call needs no body');
     scope.post<{ Params: { id: string } }>(`${paths.powerPrefix}/v1/motion/videos/:id/cancel`, {
       schema: { tags: ['motion'], summary: 'Cancel a queued or processing motion task', params: TaskIdParams, response: responses({ 200: MotionQueryReply }, ACTION_ERRORS) },
     }, async (request) => motionQueryReply(await tasks.cancelOwnedTask(request.apiKey, request.params.id, 'motion'), links));

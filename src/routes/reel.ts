@@ -4,7 +4,7 @@ import type { ReplyContext } from '../families/reply-context.js';
 import type { LiveRequests } from '../http/live-requests.js';
 import { reelCreateReply } from '../families/reel.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { registerQueryPaths } from './results.js';
 import { CREATE_ERRORS, responses } from '../contract/responses.js';
 import { ReelCreateReply } from '../contract/task-replies.js';

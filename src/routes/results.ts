@@ -3,9 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
 import type { LiveRequests } from '../http/live-requests.js';
-import type { TaskRecord } from '../store/types.js';
-import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { TaskRecord, TaskService } from '../tasks/service.js';
+import type { RoutePaths } from './route-types.js';
 import { QUERY_ERRORS, responses } from '../contract/responses.js';
 import { TaskQueryReply } from '../contract/task-replies.js';
 

@@ -4,7 +4,7 @@ import { KEYED_ERRORS, responses } from '../contract/responses.js';
 import { TaskListReply } from '../contract/task-extras.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
-import type { TaskStore } from '../store/types.js';
+import type { TaskService } from '../tasks/service.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, encodeCursor, taskListQuery } from '../tasks/task-list.js';
 
 const TaskListQuerystring = Type.Object({
@@ -20,7 +20,7 @@ const TaskListQuerystring = Type.Object({
  * `GET /v1/tasks` (G216-G218): the calling key's tasks, newest first, each in its family's query
  * shape, in pages chained by an opaque cursor (keyset pagination: stable under inserts).
  */
-export function registerTaskListRoute(app: FastifyInstance, store: TaskStore, links: ReplyContext): void {
+export function registerTaskListRoute(app: FastifyInstance, tasks: TaskService, links: ReplyContext): void {
   app.get<{ Querystring: Static<typeof TaskListQuerystring> }>('/v1/tasks', {
     schema: {
       tags: ['tasks'], summary: 'The calling key\'s tasks, newest first (cursor pagination)',
@@ -28,7 +28,7 @@ export function registerTaskListRoute(app: FastifyInstance, store: TaskStore, li
     },
   }, async (request): Promise<TaskListReply> => {
     const { query, limit, digest } = taskListQuery(request.apiKey.id, request.query);
-    const rows = await store.listTasks(query);
+    const rows = await tasks.list(query);
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     const last = page[page.length - 1];

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { planVideosTask, VideosCreateBody } from '../contract/videos.js';
 import { videosCreateReply } from '../families/videos.js';
 import type { TaskService } from '../tasks/service.js';
-import type { RoutePaths } from './index.js';
+import type { RoutePaths } from './route-types.js';
 import { CREATE_ERRORS, responses } from '../contract/responses.js';
 import { VideosCreateReply } from '../contract/task-replies.js';
 

@@ -1,7 +1,7 @@
 /** The `tasks` table's row shape and its mapping to records, shared by the SQLite and PostgreSQL stores (same columns). */
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import { mediaRefs } from '../contract/media-refs.js';
-import type { TaskRequest } from '../contract/submit-plan.js';
+import type { TaskRequest } from '../contract/task-request.js';
 import type { NewTask, TaskPatchWithNote, TaskRecord, TaskStatus } from './types.js';
 
 /** A `tasks` row (PostgreSQL's bigint columns are read as numbers, see postgres/connect.ts). */

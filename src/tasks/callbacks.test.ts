@@ -6,6 +6,7 @@ import { ChannelError, type CallbackCheck, type Provider } from '../providers/ty
 import { openSqliteStore } from '../store/sqlite/open.js';
 import { CallbackReceiver, callbackUrlOf } from './callbacks.js';
 import { saveUpstreamRef } from './states.js';
+import { insertTask } from '../../test/helpers/task-rows.js';
 
 // What a verified (or refused) provider callback does to tasks, without HTTP (G158).
 const HOUR = 3_600_000;
@@ -15,11 +16,11 @@ function setup(options: { maxWaiting?: number } = {}) {
   const store = openSqliteStore(':memory:');
   let check: CallbackCheck | Error = { valid: false, kind: 'forged', message: 'unset' };
   const provider: Provider = {
-    id: 'up', capabilities: { families: ['pic'], cancel: false },
+    id: 'up', capabilities: { families: ['pic'] },
     start: async () => { throw new Error('not started here'); },
     callbacks: { verify: async () => { if (check instanceof Error) throw check; return check; } },
   };
-  const plain: Provider = { id: 'plain', capabilities: { families: ['pic'], cancel: false }, start: async () => { throw new Error('no'); } };
+  const plain: Provider = { id: 'plain', capabilities: { families: ['pic'] }, start: async () => { throw new Error('no'); } };
   let wakes = 0;
   const receiver = new CallbackReceiver({
     store: store.tasks, providers: new ProviderRegistry([provider, plain]), log: createLogger('silent'),
@@ -28,7 +29,7 @@ function setup(options: { maxWaiting?: number } = {}) {
   /** A task whose generation `upstreamId` runs at the upstream: leased by `w1` (its start) until `release`d, then waiting an hour for its check. */
   const started = async (upstreamId: string) => {
     const id = `task_cb_${++n}`;
-    await store.tasks.insert({ id, ownerKeyId: 'k', family: 'pic', form: null, model: 'pic', provider: 'up', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt: Date.now() });
+    await insertTask(store.tasks, { id, ownerKeyId: 'k', family: 'pic', form: null, model: 'pic', provider: 'up', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt: Date.now() });
     const claimed = (await store.tasks.claimNext(['up'], 'w1', Date.now(), Date.now() + 60_000))!;
     return {
       id,

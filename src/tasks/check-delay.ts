@@ -5,6 +5,7 @@
  * that failed; never sooner than the upstream's `Retry-After`.
  */
 import type { FamilyId } from '../contract/families.js';
+import type { PollSeconds } from '../providers/types.js';
 
 /** The recommended polling intervals, seconds (docs/reference/api/README.md#retention-and-polling). */
 export const RECOMMENDED_POLL_SECONDS: Record<FamilyId, readonly [min: number, max: number]> = {
@@ -15,9 +16,6 @@ export const RECOMMENDED_POLL_SECONDS: Record<FamilyId, readonly [min: number, m
   motion: [30, 60],
   'model-center': [5, 10],
 };
-
-/** A provider's `pollSeconds`: one number for every family, or per family (others keep the recommendation). */
-export type PollSeconds = number | Partial<Record<FamilyId, number>>;
 
 /** The interval range for a family: the configured seconds with +-20% jitter, else the recommendation. */
 export function pollRangeMs(family: FamilyId, configured?: PollSeconds): readonly [number, number] {

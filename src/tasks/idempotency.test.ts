@@ -3,6 +3,7 @@ import { mediaRefs } from '../contract/media-refs.js';
 import { openSqliteStore } from '../store/sqlite/open.js';
 import { idempotencyTaskKey } from '../store/types.js';
 import { canonicalJson, IdempotencyService, STALE_CLAIM_MS } from './idempotency.js';
+import { insertTask } from '../../test/helpers/task-rows.js';
 
 // The Idempotency-Key rules without HTTP (G70-G73).
 function setup() {
@@ -38,7 +39,7 @@ describe('IdempotencyService', () => {
     const claimedAt = 10_000;
     const first = await service.start('key_1', 'died', '/v1/pic/images', { model: 'pic', prompt: 'x' }, claimedAt);
     expect(first.run).toBe(true);
-    await store.tasks.insert({
+    await insertTask(store.tasks, {
       id: 'task_orphan', ownerKeyId: 'key_1', family: 'pic', form: null, model: 'pic', provider: 'sandbox', amount: 1, createdAt: claimedAt,
       request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
       idempotencyKey: idempotencyTaskKey('key_1', 'died', claimedAt),

@@ -7,7 +7,9 @@ import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
 import type { Channels, RouteCandidate } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import { idempotencyTaskKey, type ApiKeyRecord, type CreditStore, type InsertRefusal, type KeyStore, type NewTask, type TaskRecord, type TaskStore } from '../store/types.js';
+import { idempotencyTaskKey, type ApiKeyRecord, type CreditStore, type InsertRefusal, type KeyStore, type NewTask, type TaskListQuery, type TaskRecord, type TaskStore } from '../store/types.js';
+
+export type { TaskRecord } from '../store/types.js';
 import { insufficientCredits } from '../credits/refusal.js';
 import { PriceBook } from '../credits/prices.js';
 import type { FamilyId } from '../contract/families.js';
@@ -241,6 +243,11 @@ export class TaskService {
   }
 
   /** The caller's task; another key's task is a 404 exactly like an unknown id (D6). */
+  /** A page of a key's tasks (`GET /v1/tasks`; the query is built by task-list.ts). */
+  list(query: TaskListQuery): Promise<TaskRecord[]> {
+    return this.deps.store.listTasks(query);
+  }
+
   async getOwnedTask(owner: ApiKeyRecord, id: string): Promise<TaskRecord> {
     const task = await this.deps.store.getOwned(id, owner.id);
     if (!task) throw new AppError('task_not_found', `No task with id ${id}`, { param: 'id' });

@@ -2,10 +2,54 @@
  * The only code that changes a task's status. Each change is one conditional update on the store
  * (`UPDATE ... WHERE status IN (allowed) [AND lease_owner = me]`), so two workers can never both
  * finish a task, and a late worker cannot overwrite a cancel. Every function returns the updated
- * task, or undefined when the guard no longer held (someone else got there first).
+ * task, or undefined when the guard no longer held (someone else got there first). Each change won
+ * is told to the listeners of that store (`onTransition`, G393): metrics observe them there.
  */
 import { perSecondCharge } from '../credits/prices.js';
-import type { Settlement, TaskPatch, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
+import type { Settlement, TaskGuard, TaskPatch, TaskPatchWithNote, TaskRecord, TaskResult, TaskStatus, TaskStore, UpstreamState } from '../store/types.js';
+
+/** A change of a task won by this process: the task as it now is; `statusChanged` when the change set its status. */
+export interface TaskTransition {
+  task: TaskRecord;
+  statusChanged: boolean;
+}
+
+export type TransitionListener = (transition: TaskTransition) => void;
+
+/**
+ * The listeners of a store, kept on the store object itself under a symbol: two gateways in one
+ * process (tests) do not hear each other, and a view of the store that forwards its properties
+ * (the runner's patient view, G258) shares them.
+ */
+const LISTENERS = Symbol('mediagate.transitionListeners');
+type Listened = TaskStore & { [LISTENERS]?: Set<TransitionListener> };
+
+/** Calls `listener` after every change of a task won through `store` (or a view of it) here; returns the unsubscribe function. */
+export function onTransition(store: TaskStore, listener: TransitionListener): () => void {
+  const listened = store as Listened;
+  let set = listened[LISTENERS];
+  if (!set) {
+    set = new Set();
+    Object.defineProperty(listened, LISTENERS, { value: set });
+  }
+  set.add(listener);
+  return () => { set.delete(listener); };
+}
+
+/** The one write of every transition: the conditional update, then the listeners when it was won. */
+async function transition(store: TaskStore, id: string, guard: TaskGuard, patch: TaskPatchWithNote, settle?: Settlement): Promise<TaskRecord | undefined> {
+  const task = await store.updateIf(id, guard, patch, settle);
+  const set = task && (store as Listened)[LISTENERS];
+  if (!task || !set) return task;
+  for (const listener of set) {
+    try {
+      listener({ task, statusChanged: patch.status !== undefined });
+    } catch {
+      // an observer's fault is not the transition's: the change is written and stays
+    }
+  }
+  return task;
+}
 
 /**
  * Every transition to a terminal status settles the task's hold in its own conditional update
@@ -32,7 +76,7 @@ export function claimNextTask(store: TaskStore, providers: readonly string[], wo
 
 /** processing -> completed, only by the lease holder; `provider`: the candidate that made the result, when it is not the one the task names. */
 export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now(), provider?: string): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     ...(provider !== undefined && { provider }),
     status: 'completed', progress: 100, result, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   }, captureFor(task, result));
@@ -45,7 +89,7 @@ const failed = (error: string, expiresAt: number | null, now: number): TaskPatch
 
 /** processing -> failed, only by the lease holder. */
 export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, failed(error, expiresAt, now), RELEASE);
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, failed(error, expiresAt, now), RELEASE);
 }
 
 /**
@@ -57,7 +101,7 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
  * to keep instead (when no channel could take it, since when: G274).
  */
 export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState; error?: string } = {}): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, attemptError: how.error ?? null, ...(how.upstream && { upstream: how.upstream }),
     ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
     ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
@@ -70,7 +114,7 @@ export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string
  * never started twice (G86).
  */
 export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
     ...(task.upstream?.ref ? {} : { status: 'queued' as const, attemptError: 'the worker running it stopped (its lease ran out)' }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
   });
 }
@@ -83,14 +127,14 @@ export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date
  * refusals (G91): they count in a row.
  */
 export function saveUpstreamRef(store: TaskStore, task: TaskRecord, workerId: string, upstream: UpstreamState & { provider: string }, runAfter: number, progress = task.progress): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     upstream, provider: upstream.provider, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress), serverFaults: 0,
   });
 }
 
 /** processing, leased for a check -> processing, waiting for the next check at `runAfter` (progress only rises). */
 export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, upstream: UpstreamState, progress = task.progress): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     upstream, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress),
   });
 }
@@ -101,7 +145,7 @@ export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: stri
  * its current generation is still that one; the check then reads the outcome from the upstream.
  */
 export function checkSooner(store: TaskStore, taskId: string, upstreamId: string, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(taskId, { statusIn: ['processing'], unleased: true, upstreamId }, { runAfter: now });
+  return transition(store, taskId, { statusIn: ['processing'], unleased: true, upstreamId }, { runAfter: now });
 }
 
 /**
@@ -110,7 +154,7 @@ export function checkSooner(store: TaskStore, taskId: string, upstreamId: string
  * candidate (`provider`) with the next generation number, so its create is a new one (G86).
  */
 export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number, error?: string): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
     status: 'queued', attemptError: error ?? null, provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
     leaseOwner: null, leaseExpiresAt: null, runAfter,
   });
@@ -118,7 +162,7 @@ export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId:
 
 /** processing (lease lapsed, no attempts left) -> failed. */
 export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, failed(error, expiresAt, now), RELEASE);
+  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, failed(error, expiresAt, now), RELEASE);
 }
 
 /**
@@ -126,12 +170,12 @@ export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string
  * released. Only while it is still queued: a worker that claims it first runs it.
  */
 export function expireQueuedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['queued'] }, failed(error, expiresAt, now), RELEASE);
+  return transition(store, task.id, { statusIn: ['queued'] }, failed(error, expiresAt, now), RELEASE);
 }
 
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
 export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return store.updateIf(task.id, { statusIn: ['queued', 'processing'] }, {
+  return transition(store, task.id, { statusIn: ['queued', 'processing'] }, {
     status: 'cancelled', progress: 100, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
   }, RELEASE);
 }

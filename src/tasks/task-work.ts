@@ -16,7 +16,7 @@ import { expiryOf } from './expiry.js';
 import { storeResultPatiently } from './patient-upload.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { RunnerOptions } from './runner.js';
+import type { RunnerOptions } from './runner-options.js';
 import { completeTask, failTask, requeueTask, saveUpstreamRef, scheduleCheck, startNewGeneration } from './states.js';
 
 export type StopReason = 'shutdown' | 'lease-lost' | 'cancelled' | 'attempt-timeout';
@@ -26,8 +26,8 @@ export interface Work {
   task: TaskRecord;
   workerId: string;
   log: Logger;
-  /** The provider context without credentials (they are the channel's: added per call). */
-  ctx: Omit<ProviderContext, 'credentials'>;
+  /** The provider context of this piece of work (a check is given it too; it reads no media there). */
+  ctx: ProviderContext;
   controller: AbortController;
   job: ProviderJob;
   /** The highest progress reported so far. */
@@ -56,14 +56,14 @@ export function jobOf(task: TaskRecord, providerId: string): ProviderJob {
   };
 }
 
-function contextFor(w: Work, provider: Provider, signal = w.ctx.signal): ProviderContext {
-  return { ...w.ctx, signal, credentials: w.opts.credentials?.(provider.id) ?? {} };
+function contextFor(w: Work, signal = w.ctx.signal): ProviderContext {
+  return { ...w.ctx, signal };
 }
 
 /** A start's context: with the URL its upstream may notify the end of the generation at, where there is one (G157). */
 function startContextFor(w: Work, provider: Provider): ProviderContext {
   const callbackUrl = w.opts.callbackUrl?.(provider.id, w.task.id);
-  return { ...contextFor(w, provider), ...(callbackUrl !== undefined && { callbackUrl }) };
+  return { ...contextFor(w), ...(callbackUrl !== undefined && { callbackUrl }) };
 }
 
 const expiry = (w: Work, status: 'completed' | 'failed', now: number): number | null => expiryOf(w.task.family, status, now, w.opts.videosResultTtlHours);
@@ -169,7 +169,7 @@ export async function checkTask(w: Work): Promise<number | undefined> {
   let result: CheckResult;
   try {
     result = await Promise.race([
-      w.opts.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, provider, signal)), signal),
+      w.opts.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, signal)), signal),
       aborted.promise,
     ]);
     w.controller.signal.throwIfAborted();
@@ -391,13 +391,12 @@ export async function cancelUpstreamOf(task: TaskRecord, providers: ProviderRegi
 }
 
 /** Asks the upstream to stop a generation (best effort, bounded in time; a failure is logged). */
-export async function cancelAtUpstream(provider: Provider, ref: UpstreamRef, job: ProviderJob, log: Logger, credentials: Record<string, string> = {}): Promise<void> {
+export async function cancelAtUpstream(provider: Provider, ref: UpstreamRef, job: ProviderJob, log: Logger): Promise<void> {
   if (!provider.cancel) return;
   const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
   try {
     await provider.cancel(ref, job, {
-      signal, log, credentials, workDir: '', reportProgress: () => undefined,
-      readMedia: async () => { throw new Error('no media when cancelling'); }, mediaUrl: (r) => r.url,
+      signal, log, workDir: '', reportProgress: () => undefined,
     });
     log.info({ channel: provider.id, upstreamId: ref.id }, 'generation cancelled at the upstream');
   } catch (err) {

@@ -31,8 +31,8 @@ export interface ProviderContractOptions {
   unrecoverableJob: () => ProviderJob;
   /** Folders the provider must leave alone besides the suite's own ones (a configured data dir, ...). */
   watchDirs?: readonly string[];
-  /** Credentials, a media reader and media URLs for the context, when the provider needs them. */
-  context?: Partial<Pick<ProviderContext, 'credentials' | 'readMedia' | 'mediaUrl'>>;
+  /** A media reader and media URLs for the context, when the provider needs them. */
+  context?: Partial<Pick<ProviderContext, 'readMedia' | 'mediaUrl'>>;
   /** Pause between checks of a generation started at an upstream, ms (default 20). */
   checkEveryMs?: number;
 }
@@ -117,7 +117,7 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
     else abort.controller.abort(abort.reason);
   };
   const ctx: ProviderContext = {
-    signal: abort?.controller.signal ?? new AbortController().signal, log: createLogger('silent'), workDir, credentials: {},
+    signal: abort?.controller.signal ?? new AbortController().signal, log: createLogger('silent'), workDir,
     // the abort arrives from a timer, as the task runner's do (cancel, lease loss, attempt timeout)
     reportProgress: (p) => {
       run.progress.push(p);

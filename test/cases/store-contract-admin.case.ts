@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyRecord, NewAuditEntry, Store } from '../../src/store/types.js';
 import { MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 const C = 1_000_000;
 
@@ -119,7 +120,7 @@ export function adminStoreContract(open: OpenStore): void {
       const store = s();
       await withAccount(store);
       await store.keys.insert(key('key_e', { expiresAt: T + MINUTE }));
-      const task = await store.tasks.insert(newTask({ ownerKeyId: 'key_e' }));
+      const task = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_e' }));
       expect((await store.tasks.getOwnedByKeyHash(task.id, 'hash-key_e', T))?.id).toBe(task.id);
       expect(await store.tasks.getOwnedByKeyHash(task.id, 'hash-key_e', T + MINUTE)).toBeUndefined();
       expect((await store.tasks.getOwnedByKeyHash(task.id, 'hash-key_e', T + 1))?.id).toBe(task.id);

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { cancelTask, completeTask, failLapsedTask, failTask, requeueTask } from '../../src/tasks/states.js';
 import type { InsertRefusal, NewTask, Store, TaskRecord } from '../../src/store/types.js';
 import { MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 const C = 1_000_000; // one credit in micro-credits
 const ENFORCE = { maxInFlight: 0, enforceCredits: true };
@@ -224,7 +225,7 @@ export function creditsContract(open: OpenStore): void {
     it('a task without a hold (stored before credits) finishes without a ledger entry', async () => {
       const store = s();
       const task = newTask();
-      await store.tasks.insert(task);
+      await insertTask(store.tasks, task);
       const claimed = (await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE))!;
       expect(claimed.charge).toBeNull();
       expect(await completeTask(store.tasks, claimed, 'w1', { files: [] }, T + DAY_MS)).toBeDefined();

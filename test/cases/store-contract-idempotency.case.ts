@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { idempotencyTaskKey, type Store } from '../../src/store/types.js';
 import { DAY, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 /** The gateway's bounds (G72, G73): a claim is stale after 2 minutes, a record expires after 24 hours. */
 const STALE_MS = 120_000;
@@ -71,7 +72,7 @@ export function idempotencyStoreContract(open: OpenStore): void {
     it('a claim whose task was committed is recovered with that task, stale or not (G266), for the same request only', async () => {
       const store = s();
       expect(await begin(store, T)).toEqual({ state: 'new' });
-      const task = await store.tasks.insert(newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T) }));
+      const task = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T) }));
       expect(await begin(store, T + 1)).toEqual({ state: 'recovered', taskId: task.id }); // not stale yet: its answer would be this task's
       const later = T + STALE_MS + 1;
       expect(await begin(store, later)).toEqual({ state: 'recovered', taskId: task.id });
@@ -81,8 +82,8 @@ export function idempotencyStoreContract(open: OpenStore): void {
 
     it("only the task of this very claim recovers it: not one of an earlier claim, nor another key's", async () => {
       const store = s();
-      await store.tasks.insert(newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T - 5) }));
-      await store.tasks.insert(newTask({ ownerKeyId: 'key_b', idempotencyKey: idempotencyTaskKey('key_b', 'idem-1', T) }));
+      await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T - 5) }));
+      await insertTask(store.tasks, newTask({ ownerKeyId: 'key_b', idempotencyKey: idempotencyTaskKey('key_b', 'idem-1', T) }));
       expect(await begin(store, T)).toEqual({ state: 'new' });
       expect(await begin(store, T + STALE_MS + 1)).toEqual({ state: 'new' });
     });
@@ -104,7 +105,7 @@ export function idempotencyStoreContract(open: OpenStore): void {
     it('a claim whose task was committed is recovered at once, and abandon keeps it (G266)', async () => {
       const store = s();
       expect(await begin(store, T)).toEqual({ state: 'new' });
-      const task = await store.tasks.insert(newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T) }));
+      const task = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a', idempotencyKey: idempotencyTaskKey('key_a', 'idem-1', T) }));
       await store.idempotency.abandon('key_a', 'idem-1'); // the request answered an error after its commit
       expect(await begin(store, T + 1)).toEqual({ state: 'recovered', taskId: task.id });
       expect(await begin(store, T + 1, { fingerprint: 'fp-2' })).toEqual({ state: 'mismatch' });
@@ -123,7 +124,7 @@ export function idempotencyStoreContract(open: OpenStore): void {
       expect(await begin(store, T, { idemKey: 'answered' })).toEqual({ state: 'new' });
       await store.idempotency.complete('key_a', 'answered', 200, 'old');
       expect(await begin(store, T, { idemKey: 'with-task' })).toEqual({ state: 'new' });
-      await store.tasks.insert(newTask({ idempotencyKey: idempotencyTaskKey('key_a', 'with-task', T) }));
+      await insertTask(store.tasks, newTask({ idempotencyKey: idempotencyTaskKey('key_a', 'with-task', T) }));
       expect(await begin(store, T + DAY, { idemKey: 'answered' })).toEqual({ state: 'replay', statusCode: 200, response: 'old' }); // exactly at expiredBefore: not older
       const later = T + DAY + 1;
       expect(await begin(store, later, { idemKey: 'answered', fingerprint: 'fp-2' })).toEqual({ state: 'new' });

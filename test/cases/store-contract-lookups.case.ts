@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { insertTask, insertTasks } from '../helpers/task-rows.js';
 
 const key = (id: string) => ({ id, name: id, accountId: `acct_${id}`, prefix: `mg_${id.slice(-5)}`, createdAt: T, revokedAt: null, hash: `hash-${id}` });
 
@@ -17,7 +18,7 @@ export function lookupsTogetherContract(open: OpenStore): void {
       const store = s();
       for (const k of [key('key_a'), key('key_b'), key('key_r')]) await store.keys.insert(k);
       const [a1, a2, b1, r1] = [newTask(), newTask(), newTask({ ownerKeyId: 'key_b' }), newTask({ ownerKeyId: 'key_r' })];
-      await store.tasks.insertMany([a1!, a2!, b1!, r1!]);
+      await insertTasks(store.tasks, [a1!, a2!, b1!, r1!]);
       await store.tasks.updateIf(a2!.id, { statusIn: ['queued'] }, { status: 'cancelled', finishedAt: T });
       await store.keys.revoke('key_r', T);
       const asked: [string, string][] = [
@@ -35,7 +36,7 @@ export function lookupsTogetherContract(open: OpenStore): void {
     it('an id holding NUL (PostgreSQL text cannot) reads nothing, and poisons no lookup asked with it', async () => {
       const store = s();
       await store.keys.insert(key('key_a'));
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       const [mine, odd] = await Promise.all([store.tasks.getOwnedByKeyHash(t.id, 'hash-key_a'), store.tasks.getOwnedByKeyHash('task_\u0000', 'hash-key_a')]);
       expect([mine?.id, odd]).toEqual([t.id, undefined]);
       expect(await store.tasks.get('task_\u0000')).toBeUndefined();
@@ -56,7 +57,7 @@ export function lookupsTogetherContract(open: OpenStore): void {
       const store = s();
       await store.keys.insert(key('key_a'));
       const tasks = Array.from({ length: 1200 }, () => newTask());
-      await store.tasks.insertMany(tasks);
+      await insertTasks(store.tasks, tasks);
       const answers = await Promise.all(tasks.map((t, i) => store.tasks.getOwnedByKeyHash(t.id, i % 3 === 0 ? 'hash-other' : 'hash-key_a')));
       expect(answers.map((t, i) => t?.id ?? `none ${i}`)).toEqual(tasks.map((t, i) => (i % 3 === 0 ? `none ${i}` : t.id)));
     });

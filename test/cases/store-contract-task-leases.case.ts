@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { InsertBounds, InsertRefusal, Store, TaskPatch, TaskRecord } from '../../src/store/types.js';
 import { MINUTE, T, idsOf, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { countTasksByStatus, insertTask, insertTasks } from '../helpers/task-rows.js';
 
 /** processing -> a finished status by the lease holder, as the engine does it. */
 async function finish(store: Store, id: string, workerId: string, patch: TaskPatch): Promise<void> {
@@ -21,7 +22,7 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('renewLease: only the holder of a processing task', async () => {
       const store = s();
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       expect(await store.tasks.renewLease(t.id, 'w1', T + MINUTE)).toBe(false); // queued: nobody holds it
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + 100);
       expect(await store.tasks.renewLease(t.id, 'w2', T + MINUTE)).toBe(false);
@@ -34,7 +35,7 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('setProgress: only the holder, and progress never goes down', async () => {
       const store = s();
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       expect(await store.tasks.setProgress(t.id, 'w1', 10)).toBe(false); // queued
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
       expect(await store.tasks.setProgress(t.id, 'w1', 40)).toBe(true);
@@ -52,10 +53,10 @@ export function taskLeasesContract(open: OpenStore): void {
       const store = s();
       const ids: string[] = [];
       for (const lease of [100, 200, 300]) {
-        ids.push((await store.tasks.insert(newTask({ createdAt: T + lease })))!.id);
+        ids.push((await insertTask(store.tasks, newTask({ createdAt: T + lease })))!.id);
         await store.tasks.claimNext(['sandbox'], `w${lease}`, T, T + lease);
       }
-      await store.tasks.insert(newTask()); // queued: no lease
+      await insertTask(store.tasks, newTask()); // queued: no lease
       expect(await store.tasks.listLapsedLeases(T + 100, 10)).toEqual([]);
       const lapsed = await store.tasks.listLapsedLeases(T + 250, 10);
       expect(idsOf(lapsed)).toEqual([ids[0], ids[1]].sort());
@@ -68,12 +69,12 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('listQueuedBefore: queued tasks created before the time, oldest first, at most limit; never a started or finished one (G249)', async () => {
       const store = s();
-      const old1 = await store.tasks.insert(newTask({ createdAt: T - 3 * MINUTE }));
-      const old2 = await store.tasks.insert(newTask({ createdAt: T - 2 * MINUTE }));
-      const fresh = await store.tasks.insert(newTask({ createdAt: T + MINUTE }));
-      const started = await store.tasks.insert(newTask({ createdAt: T - 4 * MINUTE, provider: 'other' }));
+      const old1 = await insertTask(store.tasks, newTask({ createdAt: T - 3 * MINUTE }));
+      const old2 = await insertTask(store.tasks, newTask({ createdAt: T - 2 * MINUTE }));
+      const fresh = await insertTask(store.tasks, newTask({ createdAt: T + MINUTE }));
+      const started = await insertTask(store.tasks, newTask({ createdAt: T - 4 * MINUTE, provider: 'other' }));
       await store.tasks.claimNext(['other'], 'w1', T, T + MINUTE);
-      const cancelled = await store.tasks.insert(newTask({ createdAt: T - 5 * MINUTE }));
+      const cancelled = await insertTask(store.tasks, newTask({ createdAt: T - 5 * MINUTE }));
       await store.tasks.updateIf(cancelled.id, { statusIn: ['queued'] }, { status: 'cancelled', progress: 100, finishedAt: T });
       expect((await store.tasks.get(started.id))?.status).toBe('processing');
       expect((await store.tasks.listQueuedBefore(T, 10)).map((t) => t.id)).toEqual([old1.id, old2.id]);
@@ -84,7 +85,7 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('a lapsed task is recovered only while still lapsed: a renewal in between wins', async () => {
       const store = s();
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + 100);
       const [lapsed] = await store.tasks.listLapsedLeases(T + 200, 10);
       expect(lapsed?.id).toBe(t.id);
@@ -104,12 +105,12 @@ export function taskLeasesContract(open: OpenStore): void {
       const store = s();
       const ids: string[] = [];
       for (const [i, expiresAt] of [T + 100, T + 200, T + 300].entries()) {
-        const t = await store.tasks.insert(newTask({ createdAt: T + i }));
+        const t = await insertTask(store.tasks, newTask({ createdAt: T + i }));
         ids.push(t.id);
         await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
         await finish(store, t.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T + 1, expiresAt });
       }
-      await store.tasks.insert(newTask()); // queued: no expiry yet
+      await insertTask(store.tasks, newTask()); // queued: no expiry yet
       expect(await store.tasks.listExpired(T + 50, 10)).toEqual([]);
       expect(idsOf(await store.tasks.listExpired(T + 250, 10))).toEqual([ids[0], ids[1]].sort());
       // "before now": a task whose retention ends exactly now is not yet listed (as for assets)
@@ -124,8 +125,8 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('delete forgets a task: true once, then false', async () => {
       const store = s();
-      const t = await store.tasks.insert(newTask());
-      const kept = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
+      const kept = await insertTask(store.tasks, newTask());
       expect(await store.tasks.delete(t.id)).toBe(true);
       expect(await store.tasks.get(t.id)).toBeUndefined();
       expect(await store.tasks.getOwned(t.id, t.ownerKeyId)).toBeUndefined();
@@ -136,19 +137,19 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('countByStatus counts every status, zeros included', async () => {
       const store = s();
-      expect(await store.tasks.countByStatus()).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
-      const ids = (await store.tasks.insertMany(Array.from({ length: 6 }, (_, i) => newTask({ createdAt: T + i })))).map((t) => t.id);
+      expect(await countTasksByStatus(store.tasks)).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
+      const ids = (await insertTasks(store.tasks, Array.from({ length: 6 }, (_, i) => newTask({ createdAt: T + i })))).map((t) => t.id);
       for (let i = 0; i < 4; i++) await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE); // ids[0..3] processing
       await finish(store, ids[0]!, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T });
       await finish(store, ids[1]!, 'w1', { status: 'failed', error: 'x', finishedAt: T });
       await store.tasks.updateIf(ids[2]!, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T, leaseOwner: null, leaseExpiresAt: null });
-      expect(await store.tasks.countByStatus()).toEqual({ queued: 2, processing: 1, completed: 1, failed: 1, cancelled: 1 });
+      expect(await countTasksByStatus(store.tasks)).toEqual({ queued: 2, processing: 1, completed: 1, failed: 1, cancelled: 1 });
     });
 
     it('liveCounts: queued and processing tasks by family, model and status, each group with its oldest createdAt; finished tasks left out', async () => {
       const store = s();
       expect(await store.tasks.liveCounts()).toEqual([]);
-      const [a, b] = await store.tasks.insertMany([
+      const [a, b] = await insertTasks(store.tasks, [
         newTask({ createdAt: T + 1 }), newTask({ createdAt: T + 2 }), newTask({ createdAt: T + 3 }),
         newTask({ model: 'pic-2', createdAt: T + 4 }), newTask({ family: 'videos', model: 'videos', createdAt: T + 5 }),
       ]);
@@ -168,8 +169,8 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it("countInFlight: a key's queued and processing tasks, at most upTo", async () => {
       const store = s();
-      await store.tasks.insertMany([0, 1, 2, 3].map((i) => newTask({ ownerKeyId: 'key_if', createdAt: T + i })));
-      await store.tasks.insert(newTask({ ownerKeyId: 'key_other', createdAt: T + 10 }));
+      await insertTasks(store.tasks, [0, 1, 2, 3].map((i) => newTask({ ownerKeyId: 'key_if', createdAt: T + i })));
+      await insertTask(store.tasks, newTask({ ownerKeyId: 'key_other', createdAt: T + 10 }));
       expect(await store.tasks.countInFlight('key_if', 100)).toBe(4);
       expect(await store.tasks.countInFlight('key_if', 2)).toBe(2);
       expect(await store.tasks.countInFlight('key_none', 100)).toBe(0);
@@ -183,7 +184,7 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('insertWithinBound leaves out the tasks past their key\'s bound (the call\'s own counted), inserting the rest', async () => {
       const store = s();
-      await store.tasks.insertMany([newTask({ ownerKeyId: 'key_wb', createdAt: T }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 1 })]);
+      await insertTasks(store.tasks, [newTask({ ownerKeyId: 'key_wb', createdAt: T }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 1 })]);
       const batch = [
         newTask({ ownerKeyId: 'key_wb', createdAt: T + 2 }), newTask({ ownerKeyId: 'key_wc', createdAt: T + 3 }),
         newTask({ ownerKeyId: 'key_wb', createdAt: T + 4 }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 5 }),
@@ -218,7 +219,7 @@ export function taskLeasesContract(open: OpenStore): void {
       const store = s();
       await store.keys.insert(key('key_a', 'hash-a'));
       await store.keys.insert(key('key_b', 'hash-b'));
-      const t = await store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      const t = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a' }));
       expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-a')).toEqual(await store.tasks.get(t.id));
       expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();
       expect(await store.tasks.getOwnedByKeyHash(t.id, 'hash-unknown')).toBeUndefined();
@@ -230,7 +231,7 @@ export function taskLeasesContract(open: OpenStore): void {
     it('a poll read sees every change made since the previous one', async () => {
       const store = s();
       await store.keys.insert(key('key_a', 'hash-a'));
-      const t = await store.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+      const t = await insertTask(store.tasks, newTask({ ownerKeyId: 'key_a' }));
       const poll = () => store.tasks.getOwnedByKeyHash(t.id, 'hash-a');
       expect((await poll())?.status).toBe('queued');
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
@@ -247,7 +248,7 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('tells watchers about each task it changes, after the change, and not about refused changes', async () => {
       const store = s();
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       const seen: Array<Promise<[string, string | undefined]>> = [];
       const stop = store.tasks.watchChanges((id) => { seen.push(store.tasks.get(id).then((r) => [id, r?.status])); });
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Store, TaskRecord } from '../../src/store/types.js';
 import { MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { insertTask, insertTasks } from '../helpers/task-rows.js';
 
 const pos = (t: TaskRecord): { createdAt: number; id: string } => ({ createdAt: t.createdAt, id: t.id });
 
@@ -27,11 +28,11 @@ export function taskListContract(open: OpenStore): void {
 
     it('one key\'s tasks only, newest first, ties in created_at broken by id (descending)', async () => {
       const store = s();
-      const mine = await store.tasks.insertMany([
+      const mine = await insertTasks(store.tasks, [
         newTask({ id: 'task_b', createdAt: T + 2 * MINUTE }), newTask({ id: 'task_a', createdAt: T + 2 * MINUTE }),
         newTask({ id: 'task_c', createdAt: T + MINUTE }), newTask({ id: 'task_d', createdAt: T + 3 * MINUTE }),
       ]);
-      await store.tasks.insert(newTask({ id: 'task_other', ownerKeyId: 'key_b', createdAt: T + 2 * MINUTE }));
+      await insertTask(store.tasks, newTask({ id: 'task_other', ownerKeyId: 'key_b', createdAt: T + 2 * MINUTE }));
       const listed = await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 10 });
       expect(listed.map((t) => t.id)).toEqual(['task_d', 'task_b', 'task_a', 'task_c']);
       expect(listed.find((t) => t.id === 'task_b')).toEqual(mine[0]);
@@ -41,20 +42,20 @@ export function taskListContract(open: OpenStore): void {
 
     it('pages from a position: the items after it, at most limit', async () => {
       const store = s();
-      await store.tasks.insertMany([1, 2, 3, 4, 5].map((i) => newTask({ id: `task_${i}`, createdAt: T + i })));
+      await insertTasks(store.tasks, [1, 2, 3, 4, 5].map((i) => newTask({ id: `task_${i}`, createdAt: T + i })));
       const first = await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 2 });
       expect(first.map((t) => t.id)).toEqual(['task_5', 'task_4']);
       const second = await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 2, before: pos(first[1]!) });
       expect(second.map((t) => t.id)).toEqual(['task_3', 'task_2']);
       // a position between two ties: only the lower id at that time follows
-      await store.tasks.insert(newTask({ id: 'task_2b', createdAt: T + 2 }));
+      await insertTask(store.tasks, newTask({ id: 'task_2b', createdAt: T + 2 }));
       expect((await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 5, before: { createdAt: T + 2, id: 'task_2b' } })).map((t) => t.id)).toEqual(['task_2', 'task_1']);
       expect(await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 5, before: { createdAt: T, id: 'task_0' } })).toEqual([]);
     });
 
     it('filters: statuses, families, model, created after (exclusive), together', async () => {
       const store = s();
-      await store.tasks.insertMany([
+      await insertTasks(store.tasks, [
         newTask({ id: 'task_pic1', createdAt: T + 1 }),
         newTask({ id: 'task_clip', family: 'clip', form: 'A', model: 'clip-a', createdAt: T + 2 }),
         newTask({ id: 'task_pic2', model: 'pic-hd', createdAt: T + 3 }),
@@ -78,13 +79,13 @@ export function taskListContract(open: OpenStore): void {
 
     it('pages chained while tasks are inserted: every task that existed before is listed exactly once, in order', async () => {
       const store = s();
-      const before = await store.tasks.insertMany(Array.from({ length: 45 }, (_, i) => newTask({ id: `task_old_${String(i).padStart(2, '0')}`, createdAt: T + Math.floor(i / 3) })));
-      await store.tasks.insert(newTask({ id: 'task_theirs', ownerKeyId: 'key_b', createdAt: T + 5 }));
+      const before = await insertTasks(store.tasks, Array.from({ length: 45 }, (_, i) => newTask({ id: `task_old_${String(i).padStart(2, '0')}`, createdAt: T + Math.floor(i / 3) })));
+      await insertTask(store.tasks, newTask({ id: 'task_theirs', ownerKeyId: 'key_b', createdAt: T + 5 }));
       let n = 0;
       // between pages: newer tasks of the same key, and one at the very time of the position already passed
       const listed = await allPages(store, 'key_a', 7, async () => {
         n++;
-        await store.tasks.insertMany([newTask({ id: `task_new_${n}`, createdAt: T + MINUTE + n }), newTask({ id: `task_new_${n}b`, createdAt: T + MINUTE + n })]);
+        await insertTasks(store.tasks, [newTask({ id: `task_new_${n}`, createdAt: T + MINUTE + n }), newTask({ id: `task_new_${n}b`, createdAt: T + MINUTE + n })]);
       });
       const old = listed.filter((t) => t.id.startsWith('task_old_'));
       expect(old.map((t) => t.id)).toEqual(before.map((t) => t.id).sort((a, b) => (a < b ? 1 : -1)));

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { cancelTask, completeTask, failLapsedTask, failTask, requeueTask } from '../../src/tasks/states.js';
 import type { NewTask, Store, TaskRecord } from '../../src/store/types.js';
 import { DAY, MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 const URL_A = 'https://hooks.example.com/a';
 
@@ -18,7 +19,7 @@ async function key(store: Store, id = 'key_a'): Promise<void> {
 
 async function started(store: Store, over: Partial<NewTask> = { callbackUrl: URL_A }): Promise<TaskRecord> {
   const task = newTask(over);
-  await store.tasks.insert(task);
+  await insertTask(store.tasks, task);
   const claimed = await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
   expect(claimed?.id).toBe(task.id);
   return claimed!;
@@ -48,7 +49,7 @@ export function webhooksContract(open: OpenStore): void {
       const failed = await started(store);
       await failTask(store.tasks, failed, 'w1', 'boom', null);
       const queuedCancel = newTask({ callbackUrl: URL_A });
-      await store.tasks.insert(queuedCancel);
+      await insertTask(store.tasks, queuedCancel);
       await cancelTask(store.tasks, (await store.tasks.get(queuedCancel.id))!, null);
       const quiet = await started(store, {});
       expect(quiet.callbackUrl).toBeNull();

@@ -21,6 +21,7 @@ import { taskListContract } from './store-contract-task-list.case.js';
 import { taskRecordsContract } from './store-contract-tasks.case.js';
 import { creditsContract } from './store-contract-credits.case.js';
 import { webhooksContract } from './store-contract-webhooks.case.js';
+import { insertTask } from '../helpers/task-rows.js';
 import { workerStoreContract } from './store-contract-workers.case.js';
 
 export { newTask } from './store-contract-helpers.js';
@@ -59,7 +60,7 @@ function storeContract(open: OpenStore, { openFile }: StoreContractOptions): voi
 
     it.skipIf(!openFile)('backup writes a consistent copy: tasks, keys and the usage rows recorded just before', async () => {
       const store = s();
-      const task = await store.tasks.insert(newTask({ createdAt: T }));
+      const task = await insertTask(store.tasks, newTask({ createdAt: T }));
       await store.keys.insert({ id: 'key_bk', name: 'bk', accountId: 'acct_bk', prefix: 'mg_bkbkb', createdAt: T, revokedAt: null, hash: 'hash-bk' });
       await store.usage.recordChatUsage({ keyId: 'key_bk', model: 'chat-2.5-pro', requestId: 'r1', promptTokens: 3, completionTokens: 4, createdAt: T });
       const file = path.join(tempDir('store-backup-'), 'copy.db');

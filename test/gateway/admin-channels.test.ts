@@ -35,7 +35,7 @@ const database = harnessOnPostgres ? postgresDatabase() : undefined;
 
 /** `down` refuses every call the way a dead upstream does, with a secret in its words. */
 const down: Provider = {
-  id: 'down', capabilities: { families: ['pic'], cancel: false },
+  id: 'down', capabilities: { families: ['pic'] },
   start: async () => { throw new ChannelError('the upstream down refused the connection (key=sk-live-0123456789abcdef)'); },
 };
 

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOptions, CREATE_CALLS, errorCodeOf, isErrorBody, withAdmin, type AdminHarness } from '../helpers/admin.js';
 import { createHarness } from '../helpers/harness.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let clock = Date.now();
 let h: AdminHarness;
@@ -16,7 +17,7 @@ afterAll(async () => { await h.close(); });
 
 const post = (url: string, key: string, payload: Record<string, unknown>) => h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, payload });
 const answer = (res: Awaited<ReturnType<typeof post>>) => ({ status: res.statusCode, json: res.json() as Record<string, any>, headers: res.headers });
-const taskCount = async (): Promise<number> => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+const taskCount = async (): Promise<number> => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
 
 describe('model allow-lists on every create call and chat', () => {
   it('the table holds every create path of the OpenAPI document (each honours Idempotency-Key) and chat', async () => {

@@ -14,7 +14,7 @@ const PNG = { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.
 
 /** `flaky` fails each task's first attempt (a retryable upstream error), then makes an image. */
 const flaky: Provider = {
-  id: 'flaky', capabilities: { families: ['pic'], cancel: true },
+  id: 'flaky', capabilities: { families: ['pic'] },
   async start(job) {
     if (job.attempt === 1) throw new AppError('upstream_error', 'the upstream answered 502', { retryable: true });
     return { state: 'done', output: PNG };
@@ -22,11 +22,11 @@ const flaky: Provider = {
 };
 /** `stuck` never ends a generation and cannot stop one. */
 const stuck: Provider = {
-  id: 'stuck', capabilities: { families: ['pic'], cancel: false },
+  id: 'stuck', capabilities: { families: ['pic'] },
   start: (_job, ctx) => new Promise((_resolve, reject) => { ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }); }),
 };
 /** `held` runs until cancelled, and can stop. */
-const held: Provider = { ...stuck, id: 'held', capabilities: { families: ['pic'], cancel: true } };
+const held: Provider = { ...stuck, id: 'held', capabilities: { families: ['pic'] }, cancel: async () => undefined };
 
 let h: AdminHarness;
 beforeAll(async () => {

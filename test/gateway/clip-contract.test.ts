@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimNextTask, completeTask, failTask } from '../../src/tasks/states.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 // Written out from the interface's clip tables (docs/reference/api/clip.md), G20/G23 and the
 // operator's price list (G11, src/contract/catalog.ts), not imported: a wrong list, limit or
@@ -208,7 +209,7 @@ describe('clip: other broken rules are 400s naming the field and the rule', () =
   it.each(cases)('$name', async ({ payload, param, message, code }) => { await expect400(payload, param, message, code); });
 
   it('nothing is stored for a rejected request', async () => {
-    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const count = async () => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     const before = await count();
     await post({ ...base('clip_3_1_fast_stable'), input_reference: urls(1) });
     await post({ ...base(undefined), duration: 10 });

@@ -10,6 +10,7 @@ import { claimNextTask } from '../../src/tasks/states.js';
 import type { LedgerEntry } from '../../src/store/types.js';
 import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 const C = 1_000_000;
 const json = { 'content-type': 'application/json' };
@@ -64,7 +65,7 @@ describe('credits enforced at submit', () => {
     expect(holds).toHaveLength(500);
     const accepted = replies.filter((r) => r.statusCode === 200).map((r) => body(r).id as string);
     expect(new Set(holds.map((e) => e.taskId))).toEqual(new Set(accepted));
-    const counts = await h.store.tasks.countByStatus();
+    const counts = await countTasksByStatus(h.store.tasks);
     expect(counts.queued).toBe(500);
     const report = await h.store.credits.reconcile();
     expect(report).toMatchObject({ mismatched: [], unsettled: [], doubled: [], open: 500 });

@@ -20,6 +20,7 @@ import { claimNextTask } from '../../src/tasks/states.js';
 import { configFiles } from '../helpers/config-files.js';
 import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { insertTasks } from '../helpers/task-rows.js';
 
 const C = 1_000_000;
 const HOUR = 3_600_000;
@@ -150,7 +151,7 @@ describe('the queue TTL in a started gateway', () => {
       id, ownerKeyId: 'key_ttl', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
       request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt,
     });
-    await store.tasks.insertMany([task('task_ttl_old', Date.now() - 3 * HOUR), task('task_ttl_new', Date.now())]);
+    await insertTasks(store.tasks, [task('task_ttl_old', Date.now() - 3 * HOUR), task('task_ttl_new', Date.now())]);
     const gateway = await createGateway(loadConfig({
       MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_QUEUE_TTL_HOURS: '2',
     }), { store });

@@ -107,7 +107,7 @@ describe('gemini: a crash between the create and the completion', () => {
     const claimed = (await claimNextTask(h.store.tasks, ['gem'], 'dead', 200))!;
     const creates = fake.creates();
     const ctx: ProviderContext = {
-      signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
+      signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
       readMedia: async () => { throw new Error('no media'); }, mediaUrl: (r) => r.url,
     };
     const started = await provider.start(jobOf(claimed, 'gem'), ctx);

@@ -4,6 +4,7 @@ import { hashApiKey } from '../../src/auth/keys.js';
 import { idempotencyTaskKey } from '../../src/store/types.js';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { countTasksByStatus, insertTask } from '../helpers/task-rows.js';
 
 // Idempotency-Key on every create endpoint (G70-G73).
 let h: Harness;
@@ -19,7 +20,7 @@ const CREATES: Array<[string, Record<string, unknown>]> = [
   ['/v2/model-center/tasks', { model: 'sd_2.0_fast_discount', prompt: 'a fox' }],
 ];
 
-const taskCount = async (): Promise<number> => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+const taskCount = async (): Promise<number> => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
 let n = 0;
 
 function post(url: string, body: unknown, idemKey?: string, key = h.key) {
@@ -112,7 +113,7 @@ describe('scope and rules', () => {
     const claimedAt = Date.now() - 5 * 60_000; // older than the 2-minute stale bound
     // what the dead request left: its claim (no response) and its committed task
     expect(await h.store.idempotency.begin(keyId, 'died', fingerprint, claimedAt, 0, 0)).toEqual({ state: 'new' });
-    const orphan = await h.store.tasks.insert({
+    const orphan = await insertTask(h.store.tasks, {
       id: 'task_orphan_of_a_crash', ownerKeyId: keyId, family: 'pic', form: null, model: 'pic', provider: 'sandbox',
       request: { params: { prompt: 'crashed' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt: claimedAt, idempotencyKey: idempotencyTaskKey(keyId, 'died', claimedAt),
     });

@@ -6,6 +6,7 @@ import { TaskWatch } from '../../src/tasks/task-watch.js';
 import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { newTask } from '../cases/store-contract.case.js';
 import { within } from '../helpers/within.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 // Long-poll: `?wait=N` on every query path (G74-G75).
 //
@@ -114,7 +115,7 @@ describe('TaskWatch', () => {
     const worker = openSqliteStore(file);
     const watch = new TaskWatch(api.tasks, { pollMs: 50 });
     try {
-      const t = await api.tasks.insert(newTask());
+      const t = await insertTask(api.tasks, newTask());
       const waiting = tracked(watch.waitForChange(t.id, 'queued', 'key_a', 60_000, new AbortController().signal));
       expect(watch.size).toBe(1);
       // A few poll intervals with nothing changed: the waiter stays.
@@ -133,7 +134,7 @@ describe('TaskWatch', () => {
   it('is bounded per key and in all: past the bound a wait ends at once; a client that leaves frees its place', async () => {
     const store = openSqliteStore(':memory:');
     const watch = new TaskWatch(store.tasks, { maxWaitersPerKey: 2, maxWaiters: 3 });
-    const t = await store.tasks.insert(newTask());
+    const t = await insertTask(store.tasks, newTask());
     const gone = new AbortController();
     const a = tracked(watch.waitForChange(t.id, 'queued', 'k1', 60_000, gone.signal));
     const b = tracked(watch.waitForChange(t.id, 'queued', 'k1', 60_000, new AbortController().signal));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { audio, image, startMediaServer, video, type MediaServer } from '../helpers/media-fixtures.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 // Submit-time review of caller media: each rule of the contract's Limits section with media made
 // here, served from a loopback server (MEDIAGATE_ALLOW_PRIVATE_URLS=1 in the harness).
@@ -196,7 +197,7 @@ describe('the review of one request is bounded in time', () => {
       expect(Date.now() - started).toBeLessThan(5000);
       expect(res.statusCode).toBe(400);
       expect(res.json().error.code).toBe('media_fetch_failed');
-      expect(Object.values(await ht.store.tasks.countByStatus()).reduce((a, b) => a + b, 0)).toBe(0);
+      expect(Object.values(await countTasksByStatus(ht.store.tasks)).reduce((a, b) => a + b, 0)).toBe(0);
     } finally {
       await ht.close();
     }

@@ -6,9 +6,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/keys.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { loadConfig } from '../../src/config.js';
+import { mediaRefs } from '../../src/contract/media-refs.js';
+import { createGateway } from '../../src/main/gateway.js';
+import { openSqliteStore } from '../../src/store/sqlite/open.js';
+import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { submitPic } from '../helpers/gateway-calls.js';
 import { countOf, labelValues, scrape, sampleSum } from '../helpers/prometheus.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const WATCHED = { id: 'key_watched01', secret: 'mg-watched-key-0123456789abcdef' };
@@ -98,7 +103,7 @@ describe('/metrics counts', () => {
     const g = await withMetrics({ MEDIAGATE_WORKERS: '0' });
     const id = await submitPic(g, 'pic-2', 'waits in the queue');
     const before = (await g.store.tasks.get(id))!.createdAt;
-    await g.store.tasks.insert({ id: 'task_unknown_model', ownerKeyId: (await g.store.tasks.get(id))!.ownerKeyId, family: 'pic', form: null, model: 'someone-elses-model', provider: 'sandbox', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: {} } as never, amount: 0, createdAt: before + 1 });
+    await insertTask(g.store.tasks, { id: 'task_unknown_model', ownerKeyId: (await g.store.tasks.get(id))!.ownerKeyId, family: 'pic', form: null, model: 'someone-elses-model', provider: 'sandbox', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: {} } as never, amount: 0, createdAt: before + 1 });
     const s = await scrape(g, TOKEN);
     expect(sampleSum(s, 'mediagate_tasks', { family: 'pic', model: 'pic-2', state: 'queued' })).toBe(1);
     expect(sampleSum(s, 'mediagate_tasks', { family: 'pic', model: 'other', state: 'queued' })).toBe(1);
@@ -124,5 +129,25 @@ describe('/metrics counts', () => {
     expect(sampleSum(s, 'mediagate_http_requests_total', { route: '/v1/result/:id', status: '404', key: WATCHED.id })).toBe(1);
     expect(sampleSum(s, 'mediagate_http_requests_total', { route: '/v1/result/:id', status: '404', key: '' })).toBe(2);
     expect(sampleSum(s, 'mediagate_http_requests_total', { route: '/v1/account', key: WATCHED.id })).toBe(1);
+  });
+});
+
+describe('task durations observe every terminal transition', () => {
+  it('a task failed by the queue TTL (the retention sweeper) is in mediagate_task_duration_seconds', async () => {
+    const store = openSqliteStore(':memory:');
+    const request = { params: { prompt: 'x' }, output: { kind: 'image' as const, width: 8, height: 8, format: 'png' as const }, media: mediaRefs() };
+    await insertTask(store.tasks, { id: 'task_ttl_metric', ownerKeyId: 'key_ttl', family: 'pic', form: null, model: 'pic', provider: 'sandbox', request, amount: 1, createdAt: Date.now() - 3 * 3_600_000 });
+    const gateway = await createGateway(loadConfig({
+      MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0',
+      MEDIAGATE_QUEUE_TTL_HOURS: '2', MEDIAGATE_METRICS_TOKEN: TOKEN,
+    }), { store });
+    try {
+      gateway.startBackground();
+      await waitFor(async () => ((await store.tasks.get('task_ttl_metric'))?.status === 'failed' ? true : undefined), 10_000, 'the queue TTL sweep');
+      const s = await scrape(gateway, TOKEN);
+      expect(countOf(s, 'mediagate_task_duration_seconds', { family: 'pic', model: 'pic', state: 'failed' })).toBe(1);
+    } finally {
+      await gateway.close(0);
+    }
   });
 });

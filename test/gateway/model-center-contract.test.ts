@@ -3,6 +3,7 @@ import type { TaskResult } from '../../src/store/types.js';
 import { claimNextTask, completeTask, failTask } from '../../src/tasks/states.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 // Written out from the interface's Model Center tables (docs/reference/api/model-center.md: the group
 // table, the parameter table of the three specified models, the media rules), D17-D19, G6/G32-G34 and the operator's
@@ -330,7 +331,7 @@ describe('models whose parameters are not shown', () => {
     await bad({ model: 'gen-2.7-editvideo', prompt: 'x', ...fields }, param, message);
   });
   it('nothing is stored for a rejected request', async () => {
-    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const count = async () => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     const before = await count();
     await submit({ model: 'sd_2.0_fast_discount', prompt: 'x', duration: 99 });
     await submit({ model: 'Studio 1.0 Image-to-Video', prompt: 'x' });

@@ -6,6 +6,7 @@ import type { TaskRecord, TaskStore } from '../../src/store/types.js';
 import { TaskService } from '../../src/tasks/service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false }); });
@@ -92,7 +93,7 @@ describe('motion cancel (D23)', () => {
   it('a cancel that loses the race to another cancel answers the cancelled task, not a 409', async () => {
     const id = 'task_race_of_two_cancels_0000000000';
     const owner = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!;
-    await h.store.tasks.insert({
+    await insertTask(h.store.tasks, {
       id, ownerKeyId: owner.id, family: 'motion', form: null, model: 'motion_2_0', provider: 'sandbox',
       request: { params: {}, output: RESULT_SPEC, media: mediaRefs() }, amount: 1, createdAt: Date.now(),
     });

@@ -4,6 +4,7 @@ import type { OutputSpec } from '../../src/contract/output.js';
 import { claimNextTask, completeTask, failTask } from '../../src/tasks/states.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 // Written out from the interface's motion tables (docs/reference/api/motion.md), D16, G28/G29 and
 // the operator's price list (G11, src/contract/catalog.ts), not imported: a wrong list, bound
@@ -202,7 +203,7 @@ describe('motion create: content scenarios and counts', () => {
   it('missing content is a 400', () => expect400({ model: 'motion_2_0' }, 'content', /content is required/));
   it('missing model is a 400', () => expect400({ content: [text()] }, 'model', /model is required/));
   it('nothing is stored for a rejected request', async () => {
-    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const count = async () => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     const before = await count();
     await submit({ model: 'motion_2_0', content: [text(), img('last_frame')] });
     expect(await count()).toBe(before);

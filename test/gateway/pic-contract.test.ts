@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
@@ -110,9 +111,9 @@ describe('pic create: every broken rule is a 400 naming the field and the rule',
   });
 
   it('nothing is stored for a rejected request', async () => {
-    const before = Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const before = Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     await submit({ model: 'nope', prompt: 'x' });
-    const after = Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const after = Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     expect(after).toBe(before);
   });
 });

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { MediaProvider, Refusal, RequestedJob } from '../../src/providers/types.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { image } from '../helpers/media-fixtures.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
@@ -15,7 +16,7 @@ afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c();
 function provider(id: string, refuse: (job: RequestedJob) => Refusal | undefined): MediaProvider & { starts: string[] } {
   const starts: string[] = [];
   return {
-    id, starts, capabilities: { families: ['pic'], cancel: false },
+    id, starts, capabilities: { families: ['pic'] },
     refuse,
     async start(job) {
       starts.push(job.taskId);
@@ -54,7 +55,7 @@ describe('what a provider cannot honour', () => {
     const res = await submit(h, '4k');
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatchObject({ code: 'invalid_request', param: 'resolution', message: 'resolution: resolution 4k: pic makes at most 2k' });
-    expect(await h.store.tasks.countByStatus()).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
+    expect(await countTasksByStatus(h.store.tasks)).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
     expect((await submit(h, '2k')).statusCode).toBe(200);
   });
 

@@ -18,6 +18,7 @@ import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harnes
 import { SseReader } from '../helpers/sse-events.js';
 import { newTask } from '../cases/store-contract.case.js';
 import { within } from '../helpers/within.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 const GENEROUS_MS = 10_000;
 let h: Harness;
@@ -164,7 +165,7 @@ describe('TaskStreams bounds', () => {
     };
     const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 2, slots });
     try {
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       const seen: string[] = [];
       const a = await streams.subscribe(t.id, 'key_a', (task) => seen.push(task!.status));
       const b = await streams.subscribe(t.id, 'key_a', () => undefined);
@@ -206,7 +207,7 @@ describe('TaskStreams bounds', () => {
     };
     const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 1, slots, slotMs: 40 });
     try {
-      const t = await store.tasks.insert(newTask());
+      const t = await insertTask(store.tasks, newTask());
       const sub = (await streams.subscribe(t.id, 'key_a', () => undefined))!;
       await waitFor(() => taken >= 4 || undefined, GENEROUS_MS, 'three renewals');
       expect(live.size).toBe(1);
@@ -232,7 +233,7 @@ describe('a SQLite file shared with another process', () => {
     const watch = new TaskWatch(here.tasks, { elsewhere });
     const streams = new TaskStreams(here.tasks, { elsewhere });
     try {
-      const t = await here.tasks.insert(newTask());
+      const t = await insertTask(here.tasks, newTask());
       const statuses: string[] = [];
       const sub = (await streams.subscribe(t.id, 'key_a', (task) => statuses.push(task!.status)))!;
       await waitFor(() => statuses.length > 0 || undefined, GENEROUS_MS, 'the first read');

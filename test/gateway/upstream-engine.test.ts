@@ -47,7 +47,7 @@ function scriptedUpstream(id: string, script: (g: Generation) => CheckResult | P
   const creates: string[] = [];
   const provider: MediaProvider = {
     id,
-    capabilities: { families: options.families ?? ['pic', 'clip'], cancel: true },
+    capabilities: { families: options.families ?? ['pic', 'clip'] },
     pollSeconds: 0.05,
     async start(job) {
       const refusal = options.refuse?.();
@@ -125,7 +125,7 @@ describe('generations at an upstream', () => {
     files.files.set('/w.png', { body: await image(32, 32), type: 'image/png' });
     const seen: Array<{ step: string; dir: string; existed: boolean }> = [];
     const provider: MediaProvider = {
-      id: 'up', capabilities: { families: ['pic'], cancel: false }, pollSeconds: 0.05,
+      id: 'up', capabilities: { families: ['pic'] }, pollSeconds: 0.05,
       async start(_job, ctx) {
         seen.push({ step: 'start', dir: ctx.workDir, existed: fs.existsSync(ctx.workDir) });
         return { state: 'started', ref: { id: 'up_1' } };

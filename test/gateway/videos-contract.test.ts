@@ -3,6 +3,7 @@ import type { OutputSpec } from '../../src/contract/output.js';
 import { claimNextTask, completeTask, failTask } from '../../src/tasks/states.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
+import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
@@ -123,7 +124,7 @@ describe('videos create: every failure is the {code:"400", msg, data:null} envel
   });
 
   it('nothing is stored for a rejected request', async () => {
-    const count = async () => Object.values(await h.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+    const count = async () => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     const before = await count();
     await submit(noDuration);
     expect(await count()).toBe(before);

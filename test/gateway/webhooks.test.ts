@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import { createHarness, waitFor, type Harness, type HarnessOptions } from '../helpers/harness.js';
 import { startScriptedReceiver, type ScriptedReceiver } from '../helpers/scripted-receiver.js';
+import { insertTasks } from '../helpers/task-rows.js';
 
 let h: Harness | undefined;
 let receiver: ScriptedReceiver | undefined;
@@ -89,7 +90,7 @@ describe('webhooks: delivery', () => {
   it('a delivery nothing can sign (its task\'s key is gone) is given up at its first attempt, never sent', async () => {
     await setUp();
     receiver = await startScriptedReceiver();
-    const [task] = await h!.store.tasks.insertMany([{
+    const [task] = await insertTasks(h!.store.tasks, [{
       id: 'task_of_a_key_that_is_gone', ownerKeyId: 'key_gone', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
       request: { params: { prompt: 'orphan' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() },
       amount: 1, createdAt: Date.now(), callbackUrl: `${receiver.origin}/hook`,

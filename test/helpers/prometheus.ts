@@ -13,7 +13,7 @@ type Families = ReturnType<typeof parsePrometheusTextFormat>;
 export type Scrape = Families & { text: string };
 export type Labels = Record<string, string>;
 
-export async function scrape(h: Harness, token: string): Promise<Scrape> {
+export async function scrape(h: Pick<Harness, 'app'>, token: string): Promise<Scrape> {
   const res = await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
   expect(res.statusCode, res.body).toBe(200);
   expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);

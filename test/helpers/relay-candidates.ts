@@ -11,6 +11,7 @@ import type { Provider } from '../../src/providers/types.js';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy.js';
 import type { HarnessOptions } from './harness.js';
 import { listeningGateway, type ListeningGateway } from './listening-gateway.js';
+import { countTasksByStatus } from './task-rows.js';
 
 /** One candidate channel: the relay provider, its proxy and the upstream behind it. */
 export interface RelayChannel {
@@ -58,7 +59,7 @@ async function startChannel(id: string, options: HarnessOptions = {}): Promise<R
     id, proxy, upstream, relay,
     creates: () => proxy.requests.filter((r) => r.method === 'POST' && r.idempotencyKey !== undefined),
     about: (upstreamId) => proxy.requests.filter((r) => r.url.split('?', 1)[0]!.split('/').includes(upstreamId)),
-    upstreamTasks: async () => Object.values(await upstream.store.tasks.countByStatus()).reduce((sum, n) => sum + n, 0),
+    upstreamTasks: async () => Object.values(await countTasksByStatus(upstream.store.tasks)).reduce((sum, n) => sum + n, 0),
   };
 }
 

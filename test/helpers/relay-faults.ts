@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import type { TaskRecord } from '../../src/store/types.js';
 import type { Fault, FaultRule, SeenRequest } from './fault-proxy.js';
 import { callRelaying, startRelayPair, type RelayPair, type RelayPairOptions } from './relay-pair.js';
+import { countTasksByStatus } from './task-rows.js';
 
 /** The relay's bound on one create, check or cancel, ms: a hung call fails after this (short, yet far above a real call here). */
 export const RELAY_TIMEOUT_MS = 2500;
@@ -57,7 +58,7 @@ export async function submit(pair: RelayPair, family: FamilyName, text: string):
 
 /** How many tasks the upstream has (of every status). */
 export async function upstreamTaskCount(pair: RelayPair): Promise<number> {
-  return Object.values(await pair.upstream.store.tasks.countByStatus()).reduce((a, b) => a + b, 0);
+  return Object.values(await countTasksByStatus(pair.upstream.store.tasks)).reduce((a, b) => a + b, 0);
 }
 
 /** The creates the proxy saw for relaying task `id` (every generation: `<id>`, `<id>.<n>`), in order. */

@@ -24,7 +24,7 @@ function endlessProvider(): MediaProvider & { started: string[]; aborted: string
   const started: string[] = [];
   const aborted: string[] = [];
   return {
-    id: 'endless', started, aborted, capabilities: { families: ['pic'], cancel: false },
+    id: 'endless', started, aborted, capabilities: { families: ['pic'] },
     start(job, ctx) {
       started.push(job.taskId);
       return new Promise((_, reject) => {

@@ -10,6 +10,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 import { MINUTE, T, newTask } from '../cases/store-contract-helpers.js';
+import { countTasksByStatus, insertTask, insertTasks } from '../helpers/task-rows.js';
 
 const unavailable = await postgresUnavailable();
 
@@ -80,13 +81,13 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     } finally {
       await client.end();
     }
-    for (const s of stores) expect(await s.tasks.countByStatus()).toMatchObject({ queued: 0 });
+    for (const s of stores) expect(await countTasksByStatus(s.tasks)).toMatchObject({ queued: 0 });
   });
 
   it('two instances claiming from one database at once never claim the same task, and together claim all', async () => {
     const url = await database.empty();
     const [a, b] = [await open(url), await open(url)];
-    const ids = (await a.tasks.insertMany(Array.from({ length: 120 }, (_, i) => newTask({ ownerKeyId: `key_${i % 3}`, createdAt: T + i })))).map((t) => t.id);
+    const ids = (await insertTasks(a.tasks, Array.from({ length: 120 }, (_, i) => newTask({ ownerKeyId: `key_${i % 3}`, createdAt: T + i })))).map((t) => t.id);
     const claimed: Array<{ store: string; id: string }> = [];
     const worker = async (store: PostgresStore, name: string): Promise<void> => {
       for (;;) {
@@ -98,7 +99,7 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     await Promise.all([0, 1, 2, 3, 4, 5].flatMap((i) => [worker(a, `a${i}`), worker(b, `b${i}`)]));
     expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort()); // each exactly once
     expect(new Set(claimed.map((c) => c.store[0])).size).toBe(2); // both instances took part
-    expect(await a.tasks.countByStatus()).toMatchObject({ queued: 0, processing: 120 });
+    expect(await countTasksByStatus(a.tasks)).toMatchObject({ queued: 0, processing: 120 });
   });
 
   it("an instance's watchers hear the other's task writes once committed, and their own writes once (no echo)", async () => {
@@ -107,12 +108,12 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     const heardByA: string[] = [];
     a.tasks.watchChanges((id) => heardByA.push(id));
     const inB = nextEvent<string>((l) => b.tasks.watchChanges(l), () => true);
-    const x = await a.tasks.insert(newTask());
+    const x = await insertTask(a.tasks, newTask());
     expect(await inB).toBe(x.id);
     expect((await b.tasks.get(x.id))?.status).toBe('queued'); // announced after the commit: readable
     // A's echo of x would come before B's write y (notifications arrive in commit order)
     const yHeard = nextEvent<string>((l) => a.tasks.watchChanges(l), (id) => id !== x.id);
-    const y = await b.tasks.insert(newTask());
+    const y = await insertTask(b.tasks, newTask());
     expect(await yHeard).toBe(y.id);
     expect(heardByA).toEqual([x.id, y.id]);
     // a status change and a delete are heard too
@@ -129,7 +130,7 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     const url = await database.empty();
     const [api, worker] = [await open(url), await open(url)];
     const queued = nextEvent<string>((l) => worker.tasks.watchQueue(l), () => true);
-    const t = await api.tasks.insert(newTask({ provider: 'prov_q' }));
+    const t = await insertTask(api.tasks, newTask({ provider: 'prov_q' }));
     expect(await queued).toBe('prov_q');
     // claimed (leased): nothing to announce; back to waiting for its check: announced again
     await worker.tasks.claimNext(['prov_q'], 'w1', T, T + MINUTE);
@@ -143,7 +144,7 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     const [api, worker] = [await open(url), await open(url)];
     const cancels: string[] = [];
     worker.tasks.watchCancels((id) => cancels.push(id));
-    const [t, other] = [await api.tasks.insert(newTask()), await api.tasks.insert(newTask())];
+    const [t, other] = [await insertTask(api.tasks, newTask()), await insertTask(api.tasks, newTask())];
     await worker.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
     const heard = nextEvent<string>((l) => worker.tasks.watchCancels(l), () => true);
     await api.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', leaseOwner: null, leaseExpiresAt: null, finishedAt: T + 1 });
@@ -195,7 +196,7 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     await vi.waitFor(() => expect(b.tasks.changedElsewhere()).toBe(true), { timeout: 10_000, interval: 50 });
     expect(b.tasks.changedElsewhere()).toBe(false); // once per loss
     const heard = nextEvent<string>((l) => b.tasks.watchChanges(l), () => true);
-    const t = await a.tasks.insert(newTask());
+    const t = await insertTask(a.tasks, newTask());
     expect(await heard).toBe(t.id);
   });
 });

@@ -25,6 +25,7 @@ import { tempDir, waitFor } from '../helpers/harness.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 import { ensureBuilt, runCliAsync } from '../helpers/process.js';
 import { startS3Server, useS3Credentials, type S3Server } from '../helpers/s3-server.js';
+import { countTasksByStatus, insertTask } from '../helpers/task-rows.js';
 
 const unavailable = await postgresUnavailable();
 
@@ -91,7 +92,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     await store.webhooks.secrets(alice.id, 'whsec_b2xkb2xkb2xkb2xkb2xkb2xkb2xkb2xk');
     await store.webhooks.rotateSecret(alice.id, 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3', Date.now());
     const template = done[0]!;
-    const add = async (callbackUrl?: string): Promise<TaskRecord> => store.tasks.insert({
+    const add = async (callbackUrl?: string): Promise<TaskRecord> => insertTask(store.tasks, {
       id: newTaskId(), ownerKeyId: alice.id, family: template.family, form: template.form, model: template.model,
       provider: template.provider, request: template.request, amount: template.amount, createdAt: Date.now(), ...(callbackUrl && { callbackUrl }),
     });
@@ -164,7 +165,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
       const byId = (keys: Array<{ id: string }>) => [...keys].sort((x, y) => x.id.localeCompare(y.id));
       expect(byId(await after.keys.list())).toEqual(byId(await before.keys.list()));
       for (const task of Object.values(tasks)) expect(await after.tasks.get(task.id)).toEqual(await before.tasks.get(task.id));
-      expect(await after.tasks.countByStatus()).toEqual({ queued: 1, processing: 2, completed: 2, failed: 1, cancelled: 1 });
+      expect(await countTasksByStatus(after.tasks)).toEqual({ queued: 1, processing: 2, completed: 2, failed: 1, cancelled: 1 });
       expect(await after.assets.getOwned(asset.id, asset.ownerKeyId)).toEqual(asset);
       expect(await after.usage.chatUsageByKey(asset.ownerKeyId)).toEqual([{ model: 'chat', requests: 2, promptTokens: 12, completionTokens: 24 }]);
       // usage ids continue after the copied ones

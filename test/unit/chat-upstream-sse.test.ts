@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser, type SseEvent } from '../../src/providers/openai/sse-parse.js';
+import { SseParser, type SseEvent } from '../../src/providers/toolkit/sse-parse.js';
 
 function parseSplit(text: string, size: number): SseEvent[] {
   const p = new SseParser();

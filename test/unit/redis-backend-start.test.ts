@@ -1,7 +1,7 @@
 /** G196: a Redis that cannot be reached at start stops the start, naming the setting, never the password. */
 import net from 'node:net';
 import { expect, it } from 'vitest';
-import { openRedisBackend } from '../../src/http/redis-rate-limits.js';
+import { openRedisBackend } from '../../src/limits/redis.js';
 
 it('an unreachable MEDIAGATE_REDIS_URL rejects with the setting named and the password hidden', async () => {
   const server = net.createServer();

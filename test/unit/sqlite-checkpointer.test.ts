@@ -5,6 +5,7 @@ import { START_AT_WAL_BYTES, startBackgroundCheckpointer } from '../../src/store
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { tempDir } from '../helpers/harness.js';
 import { newTask } from '../cases/store-contract.case.js';
+import { insertTasks } from '../helpers/task-rows.js';
 
 async function until(check: () => boolean, ms = 5000): Promise<boolean> {
   const end = Date.now() + ms;
@@ -22,7 +23,7 @@ describe('WAL checkpoints on a worker thread', () => {
     try {
       const before = fs.statSync(file).size;
       const big = { ...newTask().request, params: { prompt: 'x'.repeat(2000) } };
-      for (let i = 0; i < 20; i++) (await store.tasks.insertMany(Array.from({ length: 100 }, () => newTask({ request: big }))));
+      for (let i = 0; i < 20; i++) (await insertTasks(store.tasks, Array.from({ length: 100 }, () => newTask({ request: big }))));
       expect(fs.statSync(`${file}-wal`).size).toBeGreaterThan(START_AT_WAL_BYTES);
       // 2,000 tasks of ~2 KB: megabytes in the WAL, far past SQLite's 1,000-page automatic threshold
       expect(await until(() => fs.statSync(file).size > before + 2_000_000)).toBe(true);
@@ -38,13 +39,13 @@ describe('WAL checkpoints on a worker thread', () => {
     const store = openSqliteStore(file);
     const cp = startBackgroundCheckpointer(file, 20, () => undefined);
     try {
-      await store.tasks.insertMany([newTask()]);
+      await insertTasks(store.tasks, [newTask()]);
       // a few watch intervals with a small WAL: no thread
       for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 20));
       expect(fs.statSync(`${file}-wal`).size).toBeLessThan(START_AT_WAL_BYTES);
       expect(cp.started()).toBe(false);
       const big = { ...newTask().request, params: { prompt: 'x'.repeat(2000) } };
-      while (fs.statSync(`${file}-wal`).size < START_AT_WAL_BYTES) await store.tasks.insertMany(Array.from({ length: 100 }, () => newTask({ request: big })));
+      while (fs.statSync(`${file}-wal`).size < START_AT_WAL_BYTES) await insertTasks(store.tasks, Array.from({ length: 100 }, () => newTask({ request: big })));
       expect(await until(() => cp.started())).toBe(true);
     } finally {
       cp.stop();

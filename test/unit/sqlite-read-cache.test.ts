@@ -5,6 +5,7 @@ import type { Store } from '../../src/store/types.js';
 import { claimNextTask, completeTask } from '../../src/tasks/states.js';
 import { tempDir } from '../helpers/harness.js';
 import { newTask } from '../cases/store-contract.case.js';
+import { insertTask } from '../helpers/task-rows.js';
 
 // The poll and key reads are cached per connection; a commit by another connection (another
 // process, the CLI) must be seen from the next event-loop turn on (every request handled there
@@ -25,7 +26,7 @@ describe('sqlite read cache across connections', () => {
 
   it('sees a task finished by another connection', async () => {
     const [api, worker] = await twoConnections();
-    const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+    const t = await insertTask(api.tasks, newTask({ ownerKeyId: 'key_a' }));
     expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.status).toBe('queued');
     expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.status).toBe('queued');
     const claimed = (await claimNextTask(worker.tasks, ['sandbox'], 'w1', 1000))!;
@@ -38,7 +39,7 @@ describe('sqlite read cache across connections', () => {
 
   it('refuses a key revoked by another connection from the next turn on', async () => {
     const [api, cli] = await twoConnections();
-    const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+    const t = await insertTask(api.tasks, newTask({ ownerKeyId: 'key_a' }));
     expect((await api.keys.findActiveByHash('hash-a'))?.id).toBe('key_a');
     expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.id).toBe(t.id);
     expect(await cli.keys.revoke('key_a', 2)).toBe(true);
@@ -50,7 +51,7 @@ describe('sqlite read cache across connections', () => {
   it('answers a task read for another key hash from the database, not the cache', async () => {
     const [api] = await twoConnections();
     await api.keys.insert({ id: 'key_b', name: 'b', accountId: 'acct_b', prefix: 'mg_bbbbb', createdAt: 1, revokedAt: null, hash: 'hash-b' });
-    const t = await api.tasks.insert(newTask({ ownerKeyId: 'key_a' }));
+    const t = await insertTask(api.tasks, newTask({ ownerKeyId: 'key_a' }));
     expect((await api.tasks.getOwnedByKeyHash(t.id, 'hash-a'))?.id).toBe(t.id);
     expect(await api.tasks.getOwnedByKeyHash(t.id, 'hash-b')).toBeUndefined();
   });

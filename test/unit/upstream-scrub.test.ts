@@ -3,7 +3,7 @@
  * no port, IP addresses and `<host>:<port>` go, the request's own wording stays.
  */
 import { describe, expect, it } from 'vitest';
-import { scrubberFor, withoutHosts } from '../../src/providers/relay/errors.js';
+import { scrubberFor, withoutHosts } from '../../src/providers/toolkit/errors.js';
 
 const scrub = scrubberFor('mg_key_0123456789', [new URL('http://127.0.0.1:4000'), new URL('https://relay-proxy.example:8443/api')]);
 

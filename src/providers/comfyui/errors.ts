@@ -11,7 +11,7 @@
  * may follow; so is one ComfyUI no longer knows (restarted) or one interrupted there by someone
  * else. Messages name the provider id, never ComfyUI's address or the key.
  */
-import { channelFault, type Headers, type Scrub } from '../relay/errors.js';
+import { channelFault, type Headers, type Scrub } from '../toolkit/errors.js';
 import { ChannelError, UnrecoverableError } from '../types.js';
 import { statusMessages, type HistoryEntry } from './reply.js';
 

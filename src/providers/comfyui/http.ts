@@ -7,7 +7,7 @@
  * (upstream-call.ts); an HTTP answer of any status is returned for errors.ts to classify.
  */
 import { randomBytes } from 'node:crypto';
-import { UpstreamClient, type UpstreamAnswer } from '../upstream-call.js';
+import { UpstreamClient, type UpstreamAnswer } from '../toolkit/upstream-call.js';
 
 /** Largest answer read: `/queue` and `/history` carry whole workflows. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;

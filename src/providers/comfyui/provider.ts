@@ -15,10 +15,9 @@ import { loadSharp } from '../../media/sharp.js';
 import type { Dispatcher } from 'undici';
 import { MEDIA_FORMATS } from '../../media/formats.js';
 import { isImageBytes } from '../../media/sniff.js';
-import type { PollSeconds } from '../../tasks/check-delay.js';
 import { queueProgress } from '../queue-progress.js';
-import { malformedReply, scrubberFor } from '../relay/errors.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import { malformedReply, scrubberFor } from '../toolkit/errors.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { builtInTemplates, DEFAULT_TEMPLATE } from './builtin-templates.js';
 import { callFailure, executionFailure, lostPrompt, promptFailure, whoOf } from './errors.js';
@@ -81,14 +80,14 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     return 'field' in b ? b : undefined;
   }
 
-  async function look(what: string, path: string, ctx: ProviderContext): Promise<unknown> {
+  async function look(what: string, path: string, ctx: CallContext): Promise<unknown> {
     const answer = await http.send('GET', path, undefined, ctx.signal, timeoutMs);
     if (!ok(answer)) throw callFailure(id, what, answer.status, answer.headers, answer.text, scrub);
     return parseJson(id, who, answer.text);
   }
 
   /** A prompt of this generation ComfyUI already has (queued by a start whose answer was lost: a crash, a lost lease). */
-  async function earlierPrompt(promptId: string, mark: PromptMark, ctx: ProviderContext): Promise<string | undefined> {
+  async function earlierPrompt(promptId: string, mark: PromptMark, ctx: CallContext): Promise<string | undefined> {
     const place = queuePlace(id, who, await look('the queue query', '/queue', ctx), promptId, mark);
     if (place.state !== 'absent') return place.promptId;
     const history = historyEntryOf(id, who, await look('the history query', `/history/${encodeURIComponent(promptId)}`, ctx), promptId);
@@ -151,7 +150,7 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     return { state: 'started', ref: { id: queued.prompt_id, data: { ...data } } };
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     const d = (ref.data ?? {}) as Partial<ComfyRefData>;
     // the queue first: while the prompt waits or runs, that one look is the check
     const place = queuePlace(id, who, await look('the queue query', '/queue', ctx), ref.id);
@@ -176,7 +175,7 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     };
   }
 
-  async function cancel(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void> {
+  async function cancel(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void> {
     const place = queuePlace(id, who, await look('the queue query', '/queue', ctx), ref.id);
     if (place.state === 'absent') return; // ended, or gone: nothing left to stop
     const [path, body] = place.state === 'pending' ? ['/queue', { delete: [ref.id] }] : ['/interrupt', { prompt_id: ref.id }];
@@ -189,7 +188,7 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     id,
     // the queue's state: a status call of ComfyUI's API
     probe: async (signal) => probeResult('GET /queue', await http.send('GET', '/queue', undefined, signal, PROBE_TIMEOUT_MS)),
-    capabilities: { families: FAMILIES, cancel: true },
+    capabilities: { families: FAMILIES },
     ...tuningOf(options),
     refuse,
     start,

@@ -8,7 +8,7 @@
  * task's kind, told by their extension (the core SaveVideo lists its mp4 under `images` with
  * `animated: [true]`). Anything else is the channel's fault (ChannelError).
  */
-import { malformedReply } from '../relay/errors.js';
+import { malformedReply } from '../toolkit/errors.js';
 import type { RemoteFile } from '../types.js';
 import type { ComfyFileRef } from './http.js';
 

@@ -11,7 +11,7 @@
 import type { KeyObject } from 'node:crypto';
 import { RefreshingValue } from '../callbacks/refreshing-value.js';
 import { SIGNING_KEYS } from '../callbacks/signing-keys.js';
-import { channelFault, malformedReply } from '../relay/errors.js';
+import { channelFault, malformedReply } from '../toolkit/errors.js';
 import { ChannelError, type CallbackCheck, type CallbackDelivery, type ProviderCallbacks } from '../types.js';
 import type { FalHttp } from './http.js';
 import { ed25519KeysOf, readFalWebhook, signedByFal } from './webhook-signature.js';

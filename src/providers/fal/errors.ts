@@ -8,7 +8,7 @@
  * model that failed (5xx on the result) is a failed generation (a new one may start). Messages
  * name the provider id, never the upstream's address or key.
  */
-import { channelFault, type Headers, type Scrub } from '../relay/errors.js';
+import { channelFault, type Headers, type Scrub } from '../toolkit/errors.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export const whoOf = (id: string): string => `the fal upstream "${id}"`;

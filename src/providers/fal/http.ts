@@ -5,7 +5,7 @@
  * HTTP and timeouts are ChannelErrors; an HTTP answer of any status is returned for errors.ts to
  * classify. The key is sent to the queue's origin only: a URL elsewhere is refused before calling.
  */
-import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../upstream-call.js';
+import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../toolkit/upstream-call.js';
 
 /** Largest answer read (queue replies and model results are JSON of a few KB). */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;

@@ -11,9 +11,8 @@
  */
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
-import type { PollSeconds } from '../../tasks/check-delay.js';
-import { scrubberFor } from '../relay/errors.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import { scrubberFor } from '../toolkit/errors.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { falCallbacks } from './callbacks.js';
 import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';
@@ -94,7 +93,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     };
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     const urls = refData(ref);
     const answer = await http.send('GET', urls.status, undefined, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
@@ -124,7 +123,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     }
   }
 
-  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: ProviderContext): Promise<void> {
+  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: CallContext): Promise<void> {
     const answer = await http.send('PUT', refData(ref).cancel, undefined, ctx.signal, timeoutMs);
     // 202 CANCELLATION_REQUESTED; 400 ALREADY_COMPLETED and 404 (gone): nothing is left to stop
     if ((answer.status >= 200 && answer.status < 300) || answer.status === 400 || answer.status === 404) return;
@@ -142,7 +141,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
       const url = http.submitUrl(`${app}/requests/mediagate-probe/status`);
       return probeResult(`GET /${app}/requests/{id}/status`, await http.send('GET', url, undefined, signal, PROBE_TIMEOUT_MS), (s) => s < 500 && s !== 401 && s !== 403);
     },
-    capabilities: { families: FAMILIES, cancel: true },
+    capabilities: { families: FAMILIES },
     ...tuningOf(options),
     refuse,
     start,

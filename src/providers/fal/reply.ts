@@ -4,7 +4,7 @@
  * `{status: IN_QUEUE | IN_PROGRESS | COMPLETED, queue_position?}`, and the files of a result at the
  * mapping's `output` path. Anything else is the channel's fault (ChannelError).
  */
-import { malformedReply } from '../relay/errors.js';
+import { malformedReply } from '../toolkit/errors.js';
 import type { RemoteFile } from '../types.js';
 import type { FalHttp } from './http.js';
 import { valuesAt } from './models.js';

@@ -8,7 +8,7 @@
  * route's model name). Any other 4xx is the request's: an UnrecoverableError naming the request
  * field the upstream's field path is about. Messages name the provider id, never its address or key.
  */
-import { channelFault, type Headers, type Scrub } from '../relay/errors.js';
+import { channelFault, type Headers, type Scrub } from '../toolkit/errors.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export const whoOf = (id: string): string => `the Gemini API upstream "${id}"`;

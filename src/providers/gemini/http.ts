@@ -6,7 +6,7 @@
  * HTTP answer of any status is returned for errors.ts to classify. Answers are read up to
  * {@link MAX_ANSWER_BYTES} (inline 4K images are tens of MB of base64).
  */
-import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../upstream-call.js';
+import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../toolkit/upstream-call.js';
 
 export const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
 

@@ -9,7 +9,7 @@
  */
 import { probeImage, type MediaFacts } from '../../media/probe.js';
 import { isImageBytes } from '../../media/sniff.js';
-import { malformedReply, type Scrub } from '../relay/errors.js';
+import { malformedReply, type Scrub } from '../toolkit/errors.js';
 import { UnrecoverableError, type LocalFile } from '../types.js';
 
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };

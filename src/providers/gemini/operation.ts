@@ -8,7 +8,7 @@
  * with no samples is a failure, never a completion: with `raiMediaFilteredCount > 0` the task fails
  * naming the safety filter's reasons.
  */
-import { malformedReply, type Scrub } from '../relay/errors.js';
+import { malformedReply, type Scrub } from '../toolkit/errors.js';
 import { UnrecoverableError, type CheckResult, type RemoteFile } from '../types.js';
 import type { RpcStatus } from './errors.js';
 

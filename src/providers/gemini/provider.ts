@@ -4,16 +4,15 @@
  * the image), and `clip` and Model Center video models made by Veo (`POST
  * models/{m}:predictLongRunning` -> an operation `{name}` that `start` returns as the reference;
  * each `check` is one `GET {name}`). The key travels in `x-goog-api-key`. The Gemini API has no
- * idempotency key and no cancel for Veo operations (`capabilities.cancel` false): see G149.
+ * idempotency key and no cancel for Veo operations (no `cancel` method): see G149.
  * Each call is logged with the task id and the upstream's id (operation name, responseId).
  */
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import type { MediaRef } from '../../contract/media-refs.js';
-import type { PollSeconds } from '../../tasks/check-delay.js';
-import { scrubberFor } from '../relay/errors.js';
-import { estimateProgress } from '../openai-images/progress.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import { scrubberFor } from '../toolkit/errors.js';
+import { estimateProgress } from '../toolkit/progress.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { callFailure, operationQueryFailure, whoOf, type FieldNames } from './errors.js';
 import { GeminiHttp } from './http.js';
@@ -148,7 +147,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
     return { state: 'started', ref: { id: name } };
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     if (!OPERATION_NAME.test(ref.id)) return { state: 'failed', error: new Error(`${who}: the saved reference is not an operation name`) };
     const answer = await http.call('GET', `/${ref.id}`, undefined, ctx.signal, Math.min(timeoutMs, CHECK_TIMEOUT_MS));
     if (answer.status < 200 || answer.status >= 300) {
@@ -167,7 +166,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
     id,
     // the models the key may use: a list call of the Gemini API
     probe: async (signal) => probeResult('GET /models', await http.call('GET', '/models?pageSize=1', undefined, signal, PROBE_TIMEOUT_MS)),
-    capabilities: { families: ['pic', 'clip', 'model-center'], cancel: false },
+    capabilities: { families: ['pic', 'clip', 'model-center'] },
     pollSeconds: options.pollSeconds ?? GEMINI_DEFAULTS.pollSeconds,
     ...tuningOf(options),
     refuse,

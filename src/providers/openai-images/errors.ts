@@ -8,7 +8,7 @@
  * the upstream's address or key (`Scrub`).
  */
 import type { MediaRef } from '../../contract/media-refs.js';
-import { channelFault, readErrorBody, reasonWithField, type Headers, type Scrub } from '../relay/errors.js';
+import { channelFault, readErrorBody, reasonWithField, type Headers, type Scrub } from '../toolkit/errors.js';
 import { ChannelError, UnrecoverableError } from '../types.js';
 
 export const whoOf = (id: string): string => `the OpenAI Images upstream "${id}"`;

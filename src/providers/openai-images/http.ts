@@ -6,7 +6,7 @@
  * (base64 images: a 3840x2160 PNG is ~20 MB as base64).
  */
 import type { FormData } from 'undici';
-import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../upstream-call.js';
+import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../toolkit/upstream-call.js';
 
 export const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
 

@@ -10,14 +10,14 @@ import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher, FormData } from 'undici';
 import { undici } from '../../http/undici.js';
 import type { OutputSpec } from '../../contract/output.js';
-import { idempotencyKeyOf } from '../relay/provider.js';
-import { scrubberFor } from '../relay/errors.js';
+import { idempotencyKeyOf } from '../toolkit/idempotency-key.js';
+import { scrubberFor } from '../toolkit/errors.js';
 import type { MediaProvider, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { imagesFailure, whoOf } from './errors.js';
 import { ImagesHttp, type ImagesAnswer } from './http.js';
 import { imagesCallOf, type ImagesCall } from './mapping.js';
-import { estimateProgress } from './progress.js';
+import { estimateProgress } from '../toolkit/progress.js';
 import { imageOfAnswer } from './reply.js';
 import { tuningOf } from '../provider-tuning.js';
 
@@ -105,7 +105,7 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
     id,
     // the models the key may use: a list call of the OpenAI API
     probe: async (signal) => probeResult('GET /models', await http.probeGet('/models', apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal, PROBE_TIMEOUT_MS)),
-    capabilities: { families: ['pic', 'model-center'], cancel: false },
+    capabilities: { families: ['pic', 'model-center'] },
     ...tuningOf(options),
     refuse,
     start,

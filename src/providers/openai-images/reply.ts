@@ -7,7 +7,7 @@
 import type { OutputSpec } from '../../contract/output.js';
 import { probeImage, type MediaFacts } from '../../media/probe.js';
 import { isImageBytes } from '../../media/sniff.js';
-import { malformedReply } from '../relay/errors.js';
+import { malformedReply } from '../toolkit/errors.js';
 import type { LocalFile } from '../types.js';
 
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };

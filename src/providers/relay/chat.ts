@@ -10,12 +10,12 @@
 import type { Dispatcher } from 'undici';
 import type { ChatCompletion, ChatContext, ChatRequest, ChatStreamEvent } from '../../chat/types.js';
 import { AppError } from '../../errors.js';
-import { CallGuard, abortError, mapFinishReason, toUpstreamBody } from '../openai/chat.js';
-import { SseParser } from '../openai/sse-parse.js';
-import { completeUsage, readUsage } from '../openai/usage.js';
+import { CallGuard, abortError, mapFinishReason, toUpstreamBody } from '../toolkit/openai-chat-wire.js';
+import { SseParser } from '../toolkit/sse-parse.js';
+import { completeUsage, readUsage } from '../toolkit/usage.js';
 import { ChannelError, type ChatApi } from '../types.js';
-import { chatFailure, errorInfoOf, malformedReply, transportFailure, type Scrub } from './errors.js';
-import { readBounded } from '../upstream-call.js';
+import { chatFailure, errorInfoOf, malformedReply, transportFailure, type Scrub } from '../toolkit/errors.js';
+import { readBounded } from '../toolkit/upstream-call.js';
 import type { RelayHttp } from './http.js';
 import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 

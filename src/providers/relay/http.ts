@@ -5,7 +5,7 @@
  * ChannelErrors (errors.ts); an HTTP answer of any status is returned for the caller to classify.
  */
 import type { Agent, Dispatcher } from 'undici';
-import { upstreamAgent, upstreamCall, type UpstreamAnswer } from '../upstream-call.js';
+import { upstreamAgent, upstreamCall, type UpstreamAnswer } from '../toolkit/upstream-call.js';
 import { target, type Bases, type Endpoint } from './paths.js';
 
 export interface RelayHttpOptions {

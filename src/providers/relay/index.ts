@@ -1,1 +1,1 @@
-export { createRelayProvider, idempotencyKeyOf, RELAY_DEFAULTS, type RelayProviderOptions, type RelayRefData } from './provider.js';
+export { createRelayProvider, RELAY_DEFAULTS, type RelayProviderOptions, type RelayRefData } from './provider.js';

@@ -7,11 +7,11 @@
  */
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
-import type { PollSeconds } from '../../tasks/check-delay.js';
-import type { CheckResult, Provider, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, PollSeconds, Provider, CallContext, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
 import { relayChat } from './chat.js';
 import { createBody } from './create-body.js';
-import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from './errors.js';
+import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from '../toolkit/errors.js';
+import { idempotencyKeyOf } from '../toolkit/idempotency-key.js';
 import { RelayHttp, type RelayAnswer, type RelayCall } from './http.js';
 import { cancelEndpoint, createEndpoint, parseBase, queryEndpoint, type BaseName, type Bases, type Endpoint } from './paths.js';
 import { checkResultOf, createdOf, parseJson } from './replies.js';
@@ -52,11 +52,6 @@ export interface RelayRefData {
   form: ProviderJob['form'];
   /** The query call: prefix and path below it (not a whole URL, so a changed address is followed). */
   query: Endpoint;
-}
-
-/** `Idempotency-Key` of a create (G86): the task id for generation 0, `<task id>.<n>` after. */
-export function idempotencyKeyOf(job: Pick<ProviderJob, 'taskId' | 'generation'>): string {
-  return job.generation === 0 ? job.taskId : `${job.taskId}.${job.generation}`;
 }
 
 function positive(setting: string, value: number | undefined, fallback: number): number {
@@ -117,7 +112,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
     return queryEndpoint(job.family, job.form, ref.id);
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     const answer = await http.send({ endpoint: queryOf(ref, job), method: 'GET' }, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
       const failure = queryFailure(id, answer.status, answer.headers, answer.text, scrub);
@@ -127,7 +122,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
     return checkResultOf(parseJson(id, answer.text), answer.headers, { relayId: id, job, trusted, scrub });
   }
 
-  async function cancel(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<void> {
+  async function cancel(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void> {
     const endpoint = cancelEndpoint(job.family, ref.id);
     if (!endpoint) return; // the contract cancels motion tasks only
     const answer = await http.send({ endpoint, method: 'POST', body: {} }, ctx.signal, timeoutMs);
@@ -142,7 +137,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
     id,
     // the key's own account: a status call of the interface (GET /v1/account)
     probe: async (signal) => probeResult('GET /v1/account', await http.send({ endpoint: { base: 'base', path: '/v1/account' }, method: 'GET' }, signal, PROBE_TIMEOUT_MS)),
-    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'], cancel: true },
+    capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'] },
     ...tuningOf(options),
     start,
     check,

@@ -6,7 +6,7 @@ import type { FamilyForm, FamilyId } from '../../contract/families.js';
 import { mediaRefs } from '../../contract/media-refs.js';
 import type { OutputSpec } from '../../contract/output.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError, type ProviderJob } from '../types.js';
-import { scrubberFor } from './errors.js';
+import { scrubberFor } from '../toolkit/errors.js';
 import { cancelEndpoint, createEndpoint, parseBase, queryEndpoint, target } from './paths.js';
 import { checkResultOf, createdOf, parseJson } from './replies.js';
 

@@ -7,7 +7,7 @@
  */
 import type { FamilyId } from '../../contract/families.js';
 import type { CheckResult, ProviderJob, RemoteFile } from '../types.js';
-import { createFailure, malformedReply, retryAfterMsOf, type Headers, type Scrub } from './errors.js';
+import { createFailure, malformedReply, retryAfterMsOf, type Headers, type Scrub } from '../toolkit/errors.js';
 
 export function parseJson(id: string, text: string): Record<string, unknown> {
   let json: unknown;

@@ -11,7 +11,7 @@
 import { RefreshingValue } from '../callbacks/refreshing-value.js';
 import { SIGNING_KEYS } from '../callbacks/signing-keys.js';
 import { readStandardWebhook, signedWith } from '../callbacks/standard-webhooks.js';
-import { channelFault, malformedReply, readErrorBody, type Scrub } from '../relay/errors.js';
+import { channelFault, malformedReply, readErrorBody, type Scrub } from '../toolkit/errors.js';
 import { ChannelError, type CallbackCheck, type CallbackDelivery, type ProviderCallbacks } from '../types.js';
 import type { ReplicateHttp } from './http.js';
 

@@ -8,7 +8,7 @@
  * (a constant, an input the model requires that nothing maps to): the operator's providers.json.
  * Messages name the provider id, never the upstream's address or token (`Scrub`).
  */
-import { channelFault, readErrorBody, type Headers, type Scrub } from '../relay/errors.js';
+import { channelFault, readErrorBody, type Headers, type Scrub } from '../toolkit/errors.js';
 import { ChannelError, UnrecoverableError } from '../types.js';
 import type { PredictionCall } from './mapping.js';
 import { labelOf } from './models.js';

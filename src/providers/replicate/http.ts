@@ -5,7 +5,7 @@
  * on it later. Failures below HTTP and timeouts are ChannelErrors; an HTTP answer of any status is
  * returned for errors.ts to classify. Answers are read up to 1 MB (a prediction with its logs).
  */
-import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../upstream-call.js';
+import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../toolkit/upstream-call.js';
 
 const MAX_ANSWER_BYTES = 1024 * 1024;
 

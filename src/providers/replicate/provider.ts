@@ -10,9 +10,8 @@
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import { FAMILIES } from '../../contract/families.js';
-import type { PollSeconds } from '../../tasks/check-delay.js';
-import { scrubberFor } from '../relay/errors.js';
-import type { CheckResult, MediaProvider, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import { scrubberFor } from '../toolkit/errors.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult, UpstreamRef } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { replicateCallbacks } from './callbacks.js';
 import { checkFailure, createFailure, whoOf } from './errors.js';
@@ -89,7 +88,7 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     return { state: 'started', ref: { id: prediction.id, data: { ...data } } };
   }
 
-  async function check(ref: UpstreamRef, job: ProviderJob, ctx: ProviderContext): Promise<CheckResult> {
+  async function check(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult> {
     const answer = await http.send('GET', predictionPath(ref), undefined, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
       const failure = checkFailure(id, answer.status, answer.headers, answer.text, scrub);
@@ -103,7 +102,7 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     return result;
   }
 
-  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: ProviderContext): Promise<void> {
+  async function cancel(ref: UpstreamRef, _job: ProviderJob, ctx: CallContext): Promise<void> {
     const answer = await http.send('POST', `${predictionPath(ref)}/cancel`, {}, ctx.signal, timeoutMs);
     if (answer.status >= 200 && answer.status < 300) return;
     const failure = checkFailure(id, answer.status, answer.headers, answer.text, scrub);
@@ -115,7 +114,7 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     id,
     // the account the token belongs to: Replicate's status call for a token
     probe: async (signal) => probeResult('GET /account', await http.send('GET', '/account', undefined, signal, PROBE_TIMEOUT_MS)),
-    capabilities: { families: [...FAMILIES], cancel: true },
+    capabilities: { families: [...FAMILIES] },
     ...tuningOf(options),
     refuse,
     start,

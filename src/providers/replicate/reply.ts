@@ -5,7 +5,7 @@
  * of URLs, or an object of them) as RemoteFiles the engine re-hosts at once (they are deleted an
  * hour after the prediction ends), `failed` failed with its error, `canceled`/`aborted` failed.
  */
-import { malformedReply, type Scrub } from '../relay/errors.js';
+import { malformedReply, type Scrub } from '../toolkit/errors.js';
 import type { CheckResult, RemoteFile } from '../types.js';
 import { predictionFailure, whoOf } from './errors.js';
 

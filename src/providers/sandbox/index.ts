@@ -24,7 +24,7 @@ export function createSandboxProvider(options: SandboxOptions): MediaProvider {
   return {
     id: options.id ?? 'sandbox',
     // it makes the media here, so a cancel stops it through the signal (its ffmpeg is killed)
-    capabilities: { families: FAMILIES, cancel: true },
+    capabilities: { families: FAMILIES },
     // the sandbox makes media itself: nothing to call
     probe: async () => ({ call: 'none (the sandbox makes media itself)', status: null }),
     ...tuningOf(options),

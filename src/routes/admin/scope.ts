@@ -3,7 +3,6 @@ import type { AdminServices } from '../../admin/services.js';
 import { registerAuth, type AuthOptions } from '../../auth/plugin.js';
 import { AppError } from '../../errors.js';
 import { registerBodyBounds } from '../../http/body-bounds.js';
-import type { KeyStore } from '../../store/types.js';
 import { registerAdminAccountRoutes } from './accounts.js';
 import { registerAdminAuditRoutes } from './audit.js';
 import { registerAdminChannelRoutes } from './channels.js';
@@ -17,7 +16,7 @@ import { registerAdminUsageRoute } from './usage.js';
  * resource; each route calls the admin service layer (src/admin/) and nothing else: keys,
  * accounts, audit and settings (G300-G311); every tenant's tasks, usage and channels (G317-G323).
  */
-export async function registerAdminRoutes(app: FastifyInstance, keys: KeyStore, admin: AdminServices, auth: AuthOptions): Promise<void> {
+export async function registerAdminRoutes(app: FastifyInstance, keys: Parameters<typeof registerAuth>[1], admin: AdminServices, auth: AuthOptions): Promise<void> {
   await app.register(async (scope) => {
     registerAuth(scope, keys, auth);
     scope.addHook('onRequest', (request, _reply, done) => {

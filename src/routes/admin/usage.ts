@@ -3,7 +3,7 @@ import { readUsage } from '../../admin/usage-admin.js';
 import { ADMIN_TAG } from '../../contract/admin-common.js';
 import { AdminUsage, UsageQuerystring } from '../../contract/admin-usage.js';
 import { responses } from '../../contract/responses.js';
-import type { AdminStore } from '../../store/types.js';
+import type { AdminStore } from '../../admin/services.js';
 import { ADMIN_ERRORS } from './errors.js';
 
 /** `GET /admin/v1/usage` (G321). */

@@ -3,8 +3,8 @@ import { CONSOLE_TAG, ConsoleSession, SignInBody } from '../../contract/console.
 import { NoBody, responses } from '../../contract/responses.js';
 import { CSRF_HEADER, sessionCookieValue, type ConsoleSessions } from '../../console/sessions.js';
 import { AppError } from '../../errors.js';
-import type { KeyStore, SessionRecord } from '../../store/types.js';
-import type { RoutePaths } from '../index.js';
+import type { KeyStore, SessionRecord } from '../../console/sessions.js';
+import type { RoutePaths } from '../route-types.js';
 
 const noSession = (): AppError => new AppError('session_expired', 'No console session: sign in with an API key');
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
-import { sharedBackend, type RateLimitBackend } from '../../http/rate-limit-backends.js';
+import { sharedBackend, type RateLimitBackend } from '../../limits/backend.js';
 import type { WaitSlots } from '../types.js';
 
 export function postgresRateLimits(pool: pg.Pool, logger?: Logger): RateLimitBackend {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 import { body } from '../../helpers/json.js';
+import { countTasksByStatus } from '../../helpers/task-rows.js';
 
 // Error messages that name what the client sent, also where JSON.parse or Fastify's JSON parser
 // changed it (G4, G5, G115).
@@ -32,12 +33,12 @@ describe('prototype poisoning keys are refused with a message saying so', () => 
     ['a nested __proto__, written with escapes', '/v2/model-center/tasks', '{"model":"sd_2.0_fast_discount","prompt":"x","tools":[{"a":1},{"\\u005f_proto__":{}}]}', 'The body contains a "__proto__" key (in tools[1]), which is not accepted'],
     ['constructor.prototype', '/v1/motion/videos', '{"model":"motion_2_0","content":[{"type":"text","text":"x","constructor":{"prototype":{"x":1}}}]}', 'The body contains a "constructor" key holding an object with a "prototype" key (in content[0]), which is not accepted'],
   ])('%s: 400 invalid_json', async (_what, url, payload, message) => {
-    const before = (await h.store.tasks.countByStatus()).queued;
+    const before = (await countTasksByStatus(h.store.tasks)).queued;
     const res = await post(url, payload);
     expect(res.statusCode).toBe(400);
     expect(body(res).error).toMatchObject({ code: 'invalid_json', param: null });
     expect(body(res).error.message.startsWith(message)).toBe(true);
-    expect((await h.store.tasks.countByStatus()).queued).toBe(before);
+    expect((await countTasksByStatus(h.store.tasks)).queued).toBe(before);
   });
 
   it('in the chat body too, and the words "proto" or "constructor" elsewhere are fine', async () => {

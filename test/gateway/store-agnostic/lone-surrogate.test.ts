@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBodyProblem } from '../../../src/http/body-bounds.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 import { body } from '../../helpers/json.js';
+import { countTasksByStatus } from '../../helpers/task-rows.js';
 
 // A lone UTF-16 surrogate (`"\ud800"` in JSON) in any string value or key of any POST body is a 400
 // in the family's error body naming the field (G110), never a 5xx, and stores nothing.
@@ -16,7 +17,7 @@ const post = (url: string, payload: unknown) => h.app.inject({
   method: 'POST', url, headers: { ...h.auth(), 'content-type': 'application/json' }, payload: JSON.stringify(payload),
 });
 
-const queued = async (): Promise<number> => (await h.store.tasks.countByStatus()).queued;
+const queued = async (): Promise<number> => (await countTasksByStatus(h.store.tasks)).queued;
 
 describe('a lone surrogate in a chat message', () => {
   it.each([

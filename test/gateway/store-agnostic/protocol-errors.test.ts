@@ -5,6 +5,7 @@ import { AppError } from '../../../src/errors.js';
 import { clientError, clientErrorResponse } from '../../../src/http/protocol-errors.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 import { within } from '../../helpers/within.js';
+import { countTasksByStatus } from '../../helpers/task-rows.js';
 
 // Errors raised before a route is found, over a real socket: Fastify's router errors and what
 // Node's HTTP parser refuses answer the standard error body with a catalog code (D9, G111).
@@ -102,13 +103,13 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
     ['a control byte in a header name', () => 'GET /v1/result/x HTTP/1.1\r\nHost: x\r\nX-N\x02ote: a\r\n\r\n', /a header name or value contains a character HTTP does not allow/],
     ['a request line with no valid version', () => 'GET /v1/result/x HTTP/9\r\n\r\n', /^The request is not valid HTTP\/1\.1: /],
   ])('%s: 400 malformed_http, nothing stored', async (_what, bytes, message) => {
-    const before = (await h.store.tasks.countByStatus()).queued;
+    const before = (await countTasksByStatus(h.store.tasks)).queued;
     const [res, ...more] = await raw(bytes());
     expect(more).toEqual([]);
     expectStandardError(res!, 400, 'malformed_http', message);
     expect(res!.headers.connection).toBe('close');
     expect(res!.headers.date).toMatch(/GMT$/);
-    expect((await h.store.tasks.countByStatus()).queued).toBe(before);
+    expect((await countTasksByStatus(h.store.tasks)).queued).toBe(before);
   });
 
   it('a Content-Length shorter than the body, cutting it: that body is answered as invalid JSON, and the connection closed', async () => {

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../helpers/harness.js';
 import { startRelayCandidates, type RelayCandidates } from '../../helpers/relay-candidates.js';
+import { countTasksByStatus } from '../../helpers/task-rows.js';
 
 const OPEN_MS = 3_000;
 let now = 1_000_000;
@@ -22,7 +23,7 @@ beforeAll(async () => {
 afterAll(async () => { await r?.close(); });
 
 const circuit = (id: 'a' | 'b') => r.relaying.gateway.channels.state(id);
-const storedTasks = async () => Object.values(await r.relaying.store.tasks.countByStatus()).reduce((sum, n) => sum + n, 0);
+const storedTasks = async () => Object.values(await countTasksByStatus(r.relaying.store.tasks)).reduce((sum, n) => sum + n, 0);
 
 const TASKS: Array<[string, string, Record<string, unknown>]> = [
   ['pic', '/v1/pic/images', { model: 'pic', prompt: 'waiting' }],

@@ -23,7 +23,7 @@ const PERIOD = 6 * 3600_000;
 
 function contextAt(task: TaskRecord, now: number): ProviderContext {
   return {
-    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
+    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
     readMedia: async () => { throw new Error('not used'); },
     mediaUrl: (ref) => mediaUrlOf(p.relaying.signer, task.id, ref, now),
   };

@@ -59,7 +59,7 @@ runProviderContract('relay (to an upstream mediagate)', {
 
 describe('relay: what the contract suite does not look at', () => {
   const context = (): ProviderContext => ({
-    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', credentials: {}, reportProgress: () => undefined,
+    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
     readMedia: async () => { throw new Error('not used'); }, mediaUrl: (ref) => ref.url,
   });
 

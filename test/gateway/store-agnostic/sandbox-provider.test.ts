@@ -26,7 +26,7 @@ const sandbox = () => createSandboxProvider({ timing: 'instant' });
 function context(signal = new AbortController().signal): ProviderContext & { progress: number[] } {
   const progress: number[] = [];
   return {
-    signal, log: createLogger('silent'), workDir: tempDir('sandbox-provider-'), credentials: {}, progress,
+    signal, log: createLogger('silent'), workDir: tempDir('sandbox-provider-'), progress,
     reportProgress: (p) => { progress.push(p); },
     readMedia: async () => { throw new Error('no caller media here'); },
     mediaUrl: (ref) => ref.url,

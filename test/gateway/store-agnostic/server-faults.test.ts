@@ -30,7 +30,7 @@ async function gateway(env: Record<string, string>, options: Parameters<typeof c
 /** A provider whose every attempt fails as a full disk would. */
 function diskFullProvider(calls: { n: number }): Provider {
   return {
-    id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+    id: 'sandbox', capabilities: { families: ['pic'] },
     async start() {
       calls.n++;
       throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: 'ENOSPC' });
@@ -67,7 +67,7 @@ describe('the gateway\'s own faults are not the task\'s attempts', () => {
   it('the faults count in a row: an attempt that ran in between (and failed for its own reason) starts the count again', async () => {
     const calls = { n: 0 };
     const provider: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       async start() {
         calls.n++;
         if (calls.n === 1) throw new Error('the model crashed'); // an ordinary failed attempt, retried

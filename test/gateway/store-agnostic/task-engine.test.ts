@@ -15,6 +15,7 @@ import { TaskRunner } from '../../../src/tasks/runner.js';
 import { claimNextTask } from '../../../src/tasks/states.js';
 import { tempDir, waitFor } from '../../helpers/harness.js';
 import { newTask } from '../../cases/store-contract.case.js';
+import { insertTask } from '../../helpers/task-rows.js';
 
 const log = createLogger('silent');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -36,7 +37,7 @@ function countingProvider(delayMs = 20, gate?: Promise<void>) {
   const calls = new Map<string, number>();
   const aborted = new Set<string>();
   const provider: Provider = {
-    id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
+    id: 'sandbox', capabilities: { families: ['pic'] },
     async start(job: ProviderJob, ctx) {
       calls.set(job.taskId, (calls.get(job.taskId) ?? 0) + 1);
       await new Promise<void>((resolve, reject) => {
@@ -68,7 +69,7 @@ describe('task engine', () => {
   it('claims that answer later (a networked store) never run a provider past its slots, however often the runner is woken', async () => {
     const { dir, open } = setup();
     const store = open();
-    const ids = await Promise.all(Array.from({ length: 12 }, async () => (await store.tasks.insert(newTask())).id));
+    const ids = await Promise.all(Array.from({ length: 12 }, async () => (await insertTask(store.tasks, newTask())).id));
     // each claim answers only after a timer: finishing work and wakes interleave with claims in flight
     const slow: TaskStore = Object.create(store.tasks, {
       claimNext: { value: (...args: Parameters<TaskStore['claimNext']>) => new Promise((r) => setTimeout(r, 10)).then(() => store.tasks.claimNext(...args)) },
@@ -76,7 +77,7 @@ describe('task engine', () => {
     let running = 0;
     let most = 0;
     const provider: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: true },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       async start() {
         most = Math.max(most, ++running);
         await new Promise((r) => setTimeout(r, 15));
@@ -99,7 +100,7 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const a = open();
     const b = open();
-    const task = await a.tasks.insert(newTask());
+    const task = await insertTask(a.tasks, newTask());
     // Worker "dead" claims it with a short lease and never renews: as after kill -9.
     expect((await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200))?.id).toBe(task.id);
     const { provider, calls } = countingProvider();
@@ -115,7 +116,7 @@ describe('task engine', () => {
   it('the lapsed-lease sweep goes through the store\'s runAlone: while another process runs it, this one recovers nothing', async () => {
     const { dir, open } = setup();
     const a = open();
-    const task = await a.tasks.insert(newTask());
+    const task = await insertTask(a.tasks, newTask());
     expect((await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200))?.id).toBe(task.id);
     const { provider, calls } = countingProvider();
     const jobs: string[] = [];
@@ -138,7 +139,7 @@ describe('task engine', () => {
   it('a task whose workers keep dying fails with a clear error after the last attempt', async () => {
     const { dir, open } = setup();
     const a = open();
-    const task = await a.tasks.insert(newTask());
+    const task = await insertTask(a.tasks, newTask());
     await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 100);
     const { provider, calls } = countingProvider();
     runner(open(), dir, provider, { maxAttempts: 1, leaseMs: 600 }).start();
@@ -151,7 +152,7 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s1 = open();
     const s2 = open();
-    const ids = await Promise.all(Array.from({ length: 40 }, async () => (await s1.tasks.insert(newTask())).id));
+    const ids = await Promise.all(Array.from({ length: 40 }, async () => (await insertTask(s1.tasks, newTask())).id));
     const p1 = countingProvider(5);
     const p2 = countingProvider(5);
     runner(s1, dir, p1.provider).start();
@@ -167,10 +168,10 @@ describe('task engine', () => {
     const s = open();
     let calls = 0;
     const hanging: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       start: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
     };
-    const t = await s.tasks.insert(newTask());
+    const t = await insertTask(s.tasks, newTask());
     runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2 }).start();
     const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'timeout failure');
     expect(done.error).toMatch(/^generation did not finish within \d+ s \(attempt 2 of 2\)$/);
@@ -182,10 +183,10 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s = open();
     const failing: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'], cancel: false },
+      id: 'sandbox', capabilities: { families: ['pic'] },
       start: async () => { throw new Error('upstream answered 503'); },
     };
-    const t = await s.tasks.insert(newTask());
+    const t = await insertTask(s.tasks, newTask());
     runner(s, dir, failing, { maxAttempts: 2 }).start();
     const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'failure');
     expect(done).toMatchObject({ status: 'failed', attempts: 2, error: 'generation failed: upstream answered 503' });
@@ -194,7 +195,7 @@ describe('task engine', () => {
   it('a retryable failure is retried with backoff, then completes', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = await s.tasks.insert(newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
+    const t = await insertTask(s.tasks, newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
     runner(s, dir, createSandboxProvider({ timing: 'instant' })).start();
     const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
     expect(done.status).toBe('completed');
@@ -204,7 +205,7 @@ describe('task engine', () => {
   it('a graceful stop returns a running task to the queue and gives its attempt back', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = await s.tasks.insert(newTask());
+    const t = await insertTask(s.tasks, newTask());
     const slow = countingProvider(60_000);
     const r = runner(s, dir, slow.provider);
     r.start();
@@ -216,7 +217,7 @@ describe('task engine', () => {
   it('a worker that lost its lease stops and does not overwrite the new owner', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = await s.tasks.insert(newTask());
+    const t = await insertTask(s.tasks, newTask());
     const slow = countingProvider(60_000);
     runner(s, dir, slow.provider, { leaseMs: 600 }).start();
     await waitFor(async () => ((await s.tasks.get(t.id))?.status === 'processing' ? true : undefined), 5000, 'claim');
@@ -229,7 +230,7 @@ describe('task engine', () => {
   it('a worker that finishes after losing the task leaves the real result untouched and removes its own files', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = await s.tasks.insert(newTask());
+    const t = await insertTask(s.tasks, newTask());
     // The late worker generates until the test lets it finish: after the takeover below.
     let finishGenerating!: () => void;
     const slow = countingProvider(0, new Promise<void>((resolve) => { finishGenerating = resolve; }));

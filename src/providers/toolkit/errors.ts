@@ -7,7 +7,7 @@
  * id; they never carry the upstream's URL, host or key (`Scrub`).
  */
 import { AppError, type ErrorCode } from '../../errors.js';
-import { isContextLengthError, quote, retryAfterSeconds } from '../openai/errors.js';
+import { isContextLengthError, quote, retryAfterSeconds } from './openai-errors.js';
 import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export type Headers = Record<string, string | string[] | undefined>;

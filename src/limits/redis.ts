@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { redactedUrl } from '../redacted-url.js';
-import { sharedBackend, type RateLimitBackend } from './rate-limit-backends.js';
+import { sharedBackend, type RateLimitBackend } from './backend.js';
 
 const KEY_PREFIX = 'mediagate:rl:';
 

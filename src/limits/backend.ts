@@ -4,11 +4,11 @@
  * (`MEDIAGATE_REDIS_URL`) or the PostgreSQL store's database, so a key's budget holds across all
  * of them. A shared backend keeps a count in memory too, used only while its store cannot be
  * reached (requests are then limited per process instead of failing), and stops asking the store
- * about a key for the rest of a window once the key has spent its budget there.
+ * about a key for the rest of a window once the key has spent its budget there. Which backend a
+ * gateway opens: open-backend.ts.
  */
 import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
-import type { Store } from '../store/types.js';
 
 export interface LimiterOptions {
   /** Names the budget; counts are kept per key under it. */
@@ -64,16 +64,4 @@ export function sharedBackend(name: string, make: (options: SharedLimiterOptions
     },
     close,
   };
-}
-
-/**
- * The backend a gateway counts with: Redis when `MEDIAGATE_REDIS_URL` is set, else the store's own
- * shared counts (PostgreSQL), else this process's memory.
- */
-export async function openRateLimitBackend(redisUrl: string | undefined, store: Pick<Store, 'rateLimits'>, logger?: Logger): Promise<RateLimitBackend> {
-  if (redisUrl !== undefined) {
-    const { openRedisBackend } = await import('./redis-rate-limits.js');
-    return openRedisBackend(redisUrl, logger);
-  }
-  return store.rateLimits?.(logger) ?? memoryBackend;
 }

@@ -2,14 +2,14 @@
  * One HTTP call to a provider's upstream, for every provider that speaks HTTP: a bound on the whole
  * call (connect, headers and body), the caller's signal (whose reason the call rejects with, also
  * before anything was sent), the answer read whole up to a size. Failures below HTTP and timeouts
- * are ChannelErrors naming the upstream only as `who` (relay/errors.ts, G99); an HTTP answer of any
+ * are ChannelErrors naming the upstream only as `who` (toolkit/errors.ts, G99); an HTTP answer of any
  * status is returned for the provider to classify.
  */
 import type { Agent, Dispatcher } from 'undici';
-import { undici } from '../http/undici.js';
-import { malformedReply, timeoutFailure, transportFailure, type Headers } from './relay/errors.js';
-import { ChannelError, UnexpectedReply } from './types.js';
-import { inSpan, SpanKind, upstreamRequestId } from '../tracing/tracing.js';
+import { undici } from '../../http/undici.js';
+import { malformedReply, timeoutFailure, transportFailure, type Headers } from './errors.js';
+import { ChannelError, UnexpectedReply } from '../types.js';
+import { inSpan, SpanKind, upstreamRequestId } from '../../tracing/tracing.js';
 
 export interface UpstreamAnswer {
   status: number;
