@@ -42,7 +42,7 @@ function expectCancelledReply(res: Awaited<ReturnType<typeof cancel>>, id: strin
   expect(res.statusCode).toBe(200);
   expect(body(res)).toEqual({
     id, object: 'video', created: expect.any(Number), model: 'motion_2_0', status: 'cancelled',
-    progress: expect.any(Number), video_url: null, actualDuration: null, error: null,
+    progress: expect.any(Number), video_url: null, actualDuration: null, error: null, queue_reason: null,
   });
 }
 
