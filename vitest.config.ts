@@ -16,6 +16,12 @@ import { defineConfig } from 'vitest/config';
  */
 const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 
+/**
+ * Test files that must not share a module graph with others (G287): they replace a module with
+ * `vi.mock`, which only takes effect in a fresh graph and would leak into the files after it.
+ */
+const NEEDS_ISOLATION = ['test/gateway/motion-cancel-running.test.ts'];
+
 function postgresAnswers(): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: POSTGRES_URL.hostname, port: Number(POSTGRES_URL.port || 5432) });
@@ -40,7 +46,11 @@ export default defineConfig(async () => {
       maxWorkers: Math.max(2, os.availableParallelism()),
       globalSetup: ['test/helpers/build-once.ts'],
       projects: [
-        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**'] } },
+        // One module graph per worker for the files whose tests hold no module state (G287): the
+        // gateway is imported once per worker, not once per file. The files that replace a module
+        // (vi.mock) keep a fresh graph each, in `main-isolated`; `test/process/` spawns its gateways.
+        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION], isolate: false } },
+        { extends: true, test: { name: 'main-isolated', include: ['test/process/**/*.test.ts', ...NEEDS_ISOLATION] } },
         ...(down ? [] : [{
           extends: true,
           test: {
