@@ -7,12 +7,15 @@ import { defineConfig } from 'vitest/config';
  * database server), `test/gateway/` (the gateway in this process, through the harness),
  * `test/process/` (spawned gateways and CLIs), `test/postgres/` (needs a PostgreSQL server, in process).
  *
- * Two projects: `main` (every folder but `test/postgres/`, the gateway tests on SQLite) and
- * `postgres-e2e` (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a
- * PostgreSQL store, but not `test/gateway/store-agnostic/`, whose results do not depend on the
- * store; plus `test/postgres/`). The second is left out, saying why, when no PostgreSQL answers,
- * except under MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main`
- * runs one; `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite.
+ * Three projects: `main` (every folder but `test/postgres/` and `test/process/`, the gateway tests on
+ * SQLite, one module graph per worker: G287), `main-isolated` (`test/process/` and the files of
+ * NEEDS_ISOLATION, a fresh module graph per file) and `postgres-e2e`
+ * (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a PostgreSQL
+ * store, but not `test/gateway/store-agnostic/`, whose results do not depend on the store; plus
+ * `test/postgres/`). The last is left out, saying why, when no PostgreSQL answers, except under
+ * MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main` runs one;
+ * `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite (`main` and
+ * `main-isolated`).
  */
 const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 
