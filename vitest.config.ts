@@ -1,6 +1,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { NEEDS_ISOLATION } from './test/helpers/needs-isolation.js';
 
 /**
  * Tests are chosen by folder (G292): `test/unit/` (no gateway, no child process, no ffmpeg, no
@@ -9,7 +10,7 @@ import { defineConfig } from 'vitest/config';
  *
  * Three projects: `main` (every folder but `test/postgres/` and `test/process/`, the gateway tests on
  * SQLite, one module graph per worker: G287), `main-isolated` (`test/process/` and the files of
- * NEEDS_ISOLATION, a fresh module graph per file) and `postgres-e2e`
+ * NEEDS_ISOLATION (test/helpers/needs-isolation.ts), a fresh module graph per file) and `postgres-e2e`
  * (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a PostgreSQL
  * store, but not `test/gateway/store-agnostic/`, whose results do not depend on the store; plus
  * `test/postgres/`). The last is left out, saying why, when no PostgreSQL answers, except under
@@ -18,12 +19,6 @@ import { defineConfig } from 'vitest/config';
  * `main-isolated`).
  */
 const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-
-/**
- * Test files that must not share a module graph with others (G287): they replace a module with
- * `vi.mock`, which only takes effect in a fresh graph and would leak into the files after it.
- */
-const NEEDS_ISOLATION = ['test/gateway/motion-cancel-running.test.ts'];
 
 function postgresAnswers(): Promise<string | undefined> {
   return new Promise((resolve) => {

@@ -1,0 +1,35 @@
+/**
+ * The shared module graph (G287): a test file that replaces a module (`vi.mock`, `vi.doMock`) runs
+ * in a fresh graph, so it is listed in NEEDS_ISOLATION; a file listed there exists and does mock
+ * something (the list names the files that need it, no more).
+ */
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { NEEDS_ISOLATION } from '../helpers/needs-isolation.js';
+import { filesUnder, read, ROOT } from '../helpers/docs-tree.js';
+
+const MOCKS_A_MODULE = /\bvi\s*\.\s*(?:do)?[mM]ock\s*\(/;
+
+function testFiles(): string[] {
+  return ['src', 'test'].flatMap((dir) => filesUnder(dir, (f) => f.endsWith('.test.ts')))
+    .filter((f) => !f.startsWith('test/process/') && !f.startsWith('test/postgres/'));
+}
+
+describe('files that need a module graph of their own (G287)', () => {
+  it('every test file of the shared graph that mocks a module is listed in NEEDS_ISOLATION', () => {
+    const mocking = testFiles().filter((f) => MOCKS_A_MODULE.test(read(f)));
+    expect(mocking.length).toBeGreaterThan(0);
+    expect(mocking.filter((f) => !NEEDS_ISOLATION.includes(f))).toEqual([]);
+  });
+
+  it('every listed file exists and mocks a module', () => {
+    expect(NEEDS_ISOLATION.filter((f) => !existsSync(`${ROOT}/${f}`) || !MOCKS_A_MODULE.test(read(f)))).toEqual([]);
+  });
+
+  it('the pattern sees the ways a module is mocked, and not a spy', () => {
+    // built from parts, so that this file does not itself read as one that mocks a module
+    const vi = 'vi';
+    expect([`${vi}.mock('node:child_process', () => ({}))`, `${vi}.doMock("./x.js")`, `${vi} .mock(x)`].every((s) => MOCKS_A_MODULE.test(s))).toBe(true);
+    expect([`${vi}.spyOn(store, 'put')`, `${vi}.mocked(fn)`, 'const mock = 1'].some((s) => MOCKS_A_MODULE.test(s))).toBe(false);
+  });
+});
