@@ -14,4 +14,15 @@ export const MOCKS_A_MODULE: readonly string[] = ['test/gateway/motion-cancel-ru
  */
 export const MEASURES_THE_PROCESS: readonly string[] = ['test/gateway/store-agnostic/chat-token-dos.test.ts'];
 
-export const NEEDS_ISOLATION: readonly string[] = [...MOCKS_A_MODULE, ...MEASURES_THE_PROCESS];
+/**
+ * They turn tracing on (MEDIAGATE_OTEL=on), which registers OpenTelemetry's tracer provider for
+ * the whole process, once: a later file's gateway could not register its own, and its spans would
+ * go to the first one's exporter.
+ */
+export const SETS_PROCESS_GLOBALS: readonly string[] = [
+  'test/gateway/admin-audit.test.ts',
+  'test/gateway/store-agnostic/tracing-otlp.test.ts',
+  'test/gateway/store-agnostic/tracing.test.ts',
+];
+
+export const NEEDS_ISOLATION: readonly string[] = [...MOCKS_A_MODULE, ...MEASURES_THE_PROCESS, ...SETS_PROCESS_GLOBALS];

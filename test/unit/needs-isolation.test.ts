@@ -6,9 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MEASURES_THE_PROCESS, MOCKS_A_MODULE as MOCKING_FILES } from '../helpers/needs-isolation.js';
+import { MEASURES_THE_PROCESS, MOCKS_A_MODULE as MOCKING_FILES, SETS_PROCESS_GLOBALS } from '../helpers/needs-isolation.js';
 import { filesUnder, read, ROOT } from '../helpers/docs-tree.js';
 
+const TURNS_TRACING_ON = /MEDIAGATE_OTEL['"]?\s*:\s*['"]on['"]/;
 const MOCKS_A_MODULE = /\bvi\s*\.\s*(?:do)?[mM]ock\s*\(/;
 
 function testFiles(): string[] {
@@ -21,6 +22,14 @@ describe('files that need a module graph of their own (G287)', () => {
     const mocking = testFiles().filter((f) => MOCKS_A_MODULE.test(read(f)));
     expect(mocking.length).toBeGreaterThan(0);
     expect(mocking.filter((f) => !MOCKING_FILES.includes(f))).toEqual([]);
+  });
+
+  it('every test file that turns tracing on is listed in SETS_PROCESS_GLOBALS, and every file listed there does', () => {
+    // a gateway started with it (test/gateway/); a settings test that only reads the value starts nothing
+    const tracing = testFiles().filter((f) => f.startsWith('test/gateway/') && TURNS_TRACING_ON.test(read(f)));
+    expect(tracing.length).toBeGreaterThan(0);
+    expect(tracing.filter((f) => !SETS_PROCESS_GLOBALS.includes(f))).toEqual([]);
+    expect(SETS_PROCESS_GLOBALS.filter((f) => !tracing.includes(f))).toEqual([]);
   });
 
   it('every listed file exists and does what it is listed for', () => {
