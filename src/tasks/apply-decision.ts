@@ -64,7 +64,7 @@ function write(deps: ApplyDeps, task: TaskRecord, d: Decision, now: number, extr
         ...(d.error !== undefined && { error: d.error }), ...(d.upstream && { upstream: d.upstream }),
       });
     case 'new-generation':
-      return startNewGeneration(store, task, workerId, d.provider, now + d.delayMs, d.error);
+      return startNewGeneration(store, task, workerId, d.provider, d.generation, now + d.delayMs, d.error);
     case 'fail':
       return failTask(store, task, workerId, d.message, expiry('failed'), now);
     case 'recover':

@@ -76,8 +76,8 @@ export type Decision = (
   | { type: 'check-later'; delayMs: number; upstream: UpstreamState }
   /** processing -> queued after `delayMs`; `pauseWorker`: the worker claims nothing for as long. */
   | { type: 'requeue'; delayMs: number; refundAttempt?: true; serverFault?: true; error?: string; upstream?: UpstreamState; pauseWorker?: true }
-  /** processing -> queued for a new generation from `provider` after `delayMs` (its attempt used). */
-  | { type: 'new-generation'; delayMs: number; provider: string; error: string }
+  /** processing -> queued for generation number `generation`, started from `provider` after `delayMs` (its attempt used). */
+  | { type: 'new-generation'; delayMs: number; provider: string; generation: number; error: string }
   /** processing -> failed; `cancelUpstream`: stop the generation at its upstream first. */
   | { type: 'fail'; message: string; cancelUpstream?: true }
   /** processing with a lapsed lease -> queued, or back to waiting for its check (G86). */
@@ -195,7 +195,7 @@ function generationFailed(err: unknown, task: TaskRecord, limits: StepLimits): D
   if (!shouldRetry(err, task.attempts, limits.maxAttempts)) return failForGood(err);
   const delayMs = retryDelayMs(task.attempts, limits.random);
   return {
-    type: 'new-generation', delayMs, provider: routeOf(task)[0]!.provider, error: failureMessage(err),
+    type: 'new-generation', delayMs, provider: routeOf(task)[0]!.provider, generation: (task.upstream?.generation ?? 0) + 1, error: failureMessage(err),
     note: { level: 'warn', msg: 'the generation failed; a new one will be started', fields: { err: errText(err), retryInMs: delayMs } },
   };
 }
