@@ -18,7 +18,7 @@ import type { RunnerOptions } from './runner-options.js';
 import { decide, type StepOutcome, type StopReason } from './step-outcome.js';
 import { routeOf } from './task-route.js';
 
-/** What a piece of work uses of the runner's options. */
+/** What a piece of work uses of the runner's options (G402). */
 export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs'>;
 
 /** One leased piece of work, as the runner hands it over. */
