@@ -46,6 +46,9 @@ export type StepOutcome =
   /** The worker holding the lease stopped renewing it (the lapsed-lease sweep). */
   | { kind: 'lease-lapsed' };
 
+/** MEDIAGATE_UNAVAILABLE_FAIL_SECONDS' default, ms. */
+export const DEFAULT_UNAVAILABLE_FAIL_MS = 1800_000;
+
 /** What the decision depends on besides the task. */
 export interface StepLimits {
   now: number;

@@ -15,7 +15,7 @@ import { storeResultPatiently } from './patient-upload.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { RunnerOptions } from './runner-options.js';
-import { decide, type StepOutcome, type StopReason } from './step-outcome.js';
+import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason } from './step-outcome.js';
 import { routeOf } from './task-route.js';
 
 /** What a piece of work uses of the runner's options (G402). */
@@ -61,9 +61,6 @@ function startContextFor(w: Work, provider: Provider): ProviderContext {
   return { ...contextFor(w), ...(callbackUrl !== undefined && { callbackUrl }) };
 }
 
-/** MEDIAGATE_UNAVAILABLE_FAIL_SECONDS' default, ms. */
-const DEFAULT_UNAVAILABLE_FAIL_MS = 1800_000;
-
 /** What settling a step may need besides the write: the provider's polling interval, how to stop its generation. */
 type SettleExtras = ApplyExtras & { pollSeconds?: Provider['pollSeconds']; cancelUpstream?: () => Promise<void> };
 
@@ -73,12 +70,13 @@ type SettleExtras = ApplyExtras & { pollSeconds?: Provider['pollSeconds']; cance
  */
 async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}): Promise<Applied> {
   const { pollSeconds, cancelUpstream, ...applyExtras } = extras;
+  const now = Date.now();
   const decision = decide(outcome, w.task, {
-    now: Date.now(), maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
+    now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
     ...(pollSeconds !== undefined && { pollSeconds }),
   });
   if (decision.type === 'fail' && decision.cancelUpstream) await cancelUpstream?.();
-  return applyDecision({ store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId }, w.task, decision, Date.now(), applyExtras);
+  return applyDecision({ store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId }, w.task, decision, now, applyExtras);
 }
 
 /** {@link settle}, returning only the worker's pause. */
