@@ -75,8 +75,12 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
     now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
     ...(pollSeconds !== undefined && { pollSeconds }),
   });
-  if (decision.type === 'fail' && decision.cancelUpstream) await cancelUpstream?.();
-  return applyDecision({ store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId }, w.task, decision, now, applyExtras);
+  let at = now;
+  if (decision.type === 'fail' && decision.cancelUpstream && cancelUpstream) {
+    await cancelUpstream();
+    at = Date.now(); // the task ends after its generation was stopped
+  }
+  return applyDecision({ store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId }, w.task, decision, at, applyExtras);
 }
 
 /** {@link settle}, returning only the worker's pause. */
