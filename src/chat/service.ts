@@ -16,7 +16,7 @@ import { vetMediaUrl } from '../media/safe-fetch.js';
 import type { UsageStore } from '../store/types.js';
 import { orderCandidates, type Channels, type RouteCandidate } from '../providers/channels.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import { ChannelError, type ChatApi } from '../providers/types.js';
+import { ChannelError } from '../providers/types.js';
 import type { ChatCredits, ChatSettle } from './chat-credits.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { slotSpan } from '../tracing/tracing.js';
@@ -24,7 +24,7 @@ import { ChatChunks } from './chunks.js';
 import type { SseWriter } from './sse.js';
 import { randomToken } from '../ids.js';
 import { countPromptTokens, countTextTokens } from './tokens.js';
-import type { ChatContext, ChatRequest, ChatStreamEvent, ChatUsage } from './types.js';
+import type { ChatApi, ChatContext, ChatRequest, ChatStreamEvent, ChatUsage } from './types.js';
 
 /** `chatcmpl-` + 128 random bits, URL-safe. */
 export function newChatCompletionId(): string {

@@ -63,12 +63,22 @@ export interface ChatContext {
   upstreamModel: string;
 }
 
-export interface ChatProvider {
-  id: string;
+/**
+ * Chat completions at a provider (the `chat` family; G404: the one chat contract, a media
+ * provider's `chat` and a chat-only upstream alike): the whole reply, or its deltas as they come.
+ * The model's name at the provider is `ctx.upstreamModel`. A failure that is the channel's (see
+ * ChannelError) before anything was produced lets the gateway try the next candidate.
+ */
+export interface ChatApi {
   /** The whole reply at once. */
   complete(request: ChatRequest, ctx: ChatContext): Promise<ChatCompletion>;
   /** Deltas as they come, then exactly one `done` event. A failure mid-way throws from the iterator. */
   stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
+}
+
+/** A chat-only upstream: the chat contract with its id and what a provider has at start and shutdown (registry.ts chatOnlyProvider makes it a provider). */
+export interface ChatProvider extends ChatApi {
+  id: string;
   /** Releases pooled connections at shutdown. */
   close?(): Promise<void>;
   /** A cheap check that the upstream answers with the configured key (G323), as Provider.probe. */

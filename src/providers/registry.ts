@@ -113,16 +113,14 @@ export function chatOnlyProvider(chat: ChatProvider): Provider {
 
 /**
  * `providers` with `chat` served by `chat` under the id `id` too: added to the provider of that id
- * (the sandbox makes media and chat), or as a provider of its own when there is none.
+ * (the sandbox makes media and chat) as its `chat`, or as a provider of its own when there is none.
+ * Providers are plain objects (G404): the one of that id is copied with the chat family added.
  */
 export function withChat(providers: Provider[], id: string, chat: ChatProvider): Provider[] {
   const i = providers.findIndex((p) => p.id === id);
   if (i < 0) return [...providers, chatOnlyProvider(chat)];
   const base = providers[i]!;
   if (base.chat) return providers;
-  const merged: Provider = Object.assign(Object.create(base) as Provider, {
-    capabilities: { ...base.capabilities, families: [...base.capabilities.families, 'chat' as const] },
-    chat,
-  });
+  const merged: Provider = { ...base, capabilities: { ...base.capabilities, families: [...base.capabilities.families, 'chat'] }, chat };
   return providers.map((p, j) => (j === i ? merged : p));
 }

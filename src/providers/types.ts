@@ -11,7 +11,7 @@
  * them into the gateway's own storage at once.
  */
 import type { Logger } from 'pino';
-import type { ChatCompletion, ChatContext, ChatRequest, ChatStreamEvent } from '../chat/types.js';
+import type { ChatApi } from '../chat/types.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { FamilyForm, FamilyId } from '../contract/families.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
@@ -143,17 +143,6 @@ export type CheckResult =
 
 /** What a provider can serve: a media family's tasks, or chat completions. */
 export type ServiceFamily = FamilyId | 'chat';
-
-/**
- * Chat completions at a provider (the `chat` family): the whole reply, or its deltas as they come.
- * The model's name at the provider is `ctx.upstreamModel`. A failure that is the channel's (see
- * ChannelError) before anything was produced lets the gateway try the next candidate.
- */
-export interface ChatApi {
-  complete(request: ChatRequest, ctx: ChatContext): Promise<ChatCompletion>;
-  /** Deltas as they come, then exactly one `done` event. A failure mid-way throws from the iterator. */
-  stream(request: ChatRequest, ctx: ChatContext): AsyncIterable<ChatStreamEvent>;
-}
 
 /** A notice an upstream sent to the gateway's callback route, as received (the body's raw bytes: signatures cover them). */
 export interface CallbackDelivery {

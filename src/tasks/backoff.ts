@@ -2,7 +2,10 @@ import { UnrecoverableError } from '../providers/types.js';
 import { AppError } from '../errors.js';
 import { S3StorageError } from '../media/s3-storage-error.js';
 
-/** The one place that decides whether a failed attempt is retried, and when. */
+/**
+ * Whether a failed attempt may be retried (the error and the attempts left). The arithmetic of
+ * retries and server faults lives here; what happens to the task is decided by step-outcome.ts (G397).
+ */
 export function shouldRetry(err: unknown, attempt: number, maxAttempts: number): boolean {
   if (attempt >= maxAttempts) return false;
   if (err instanceof UnrecoverableError) return false;

@@ -8,11 +8,12 @@ import type { Provider, ProviderContext } from '../providers/types.js';
 import { isStoreUnavailable } from '../store/faults.js';
 import type { TaskRecord } from '../store/types.js';
 import { inTaskSpan } from '../tracing/task-spans.js';
-import { expiryOf } from './expiry.js';
+import { applyDecision } from './apply-decision.js';
 import { patientTaskStore } from './patient-store.js';
-import { claimNextTask, failLapsedTask, isFinished, recoverLapsedTask } from './states.js';
+import { claimNextTask, isFinished } from './states.js';
 import type { RunnerOptions } from './runner-options.js';
-import { checkTask, deferForServerFault, jobOf, startTask, type StopReason, type Work } from './task-work.js';
+import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StopReason } from './step-outcome.js';
+import { checkTask, deferForServerFault, jobOf, startTask, type Work } from './task-work.js';
 
 export type { RunnerOptions } from './runner-options.js';
 
@@ -329,7 +330,7 @@ export class TaskRunner {
     return {
       task, workerId: this.workerId, log, ctx, controller, job: jobOf(task, task.provider),
       progress: () => lastProgress,
-      opts: { ...this.opts, store }, attemptTimeoutMs: this.attemptTimeoutMs,
+      deps: { ...this.opts, store }, attemptTimeoutMs: this.attemptTimeoutMs,
     };
   }
 
@@ -343,15 +344,13 @@ export class TaskRunner {
    * attempts; a task with a generation at an upstream goes back to waiting for its check (G86).
    */
   async recoverLapsedLeases(now = Date.now()): Promise<number> {
-    const { store, maxAttempts } = this.opts;
+    const { store, maxAttempts, videosResultTtlHours, log, unavailableFailMs = DEFAULT_UNAVAILABLE_FAIL_MS } = this.opts;
+    const limits = { now, maxAttempts, attemptTimeoutMs: this.attemptTimeoutMs, unavailableFailMs };
     let recovered = 0;
     for (const task of await store.listLapsedLeases(now, 100)) {
-      if (!task.upstream?.ref && task.attempts >= maxAttempts) {
-        const error = `generation did not finish: the worker running it stopped responding ${task.attempts} time(s); giving up`;
-        if (await failLapsedTask(store, task, error, expiryOf(task.family, 'failed', now, this.opts.videosResultTtlHours), now)) recovered++;
-      } else if (await recoverLapsedTask(store, task, now)) {
-        recovered++;
-      }
+      // the one decision table (G397): back to the queue (or to its check), or failed when out of attempts
+      const { task: written } = await applyDecision({ store, videosResultTtlHours, log }, task, decide({ kind: 'lease-lapsed' }, task, limits), now);
+      if (written) recovered++;
     }
     if (recovered > 0) {
       this.opts.log.warn({ recovered }, 'recovered tasks whose worker stopped');

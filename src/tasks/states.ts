@@ -151,11 +151,12 @@ export function checkSooner(store: TaskStore, taskId: string, upstreamId: string
 /**
  * processing -> queued for a new generation: the one at the upstream failed in a way another may
  * not (its attempt is used). The next start goes through the model's route from its first
- * candidate (`provider`) with the next generation number, so its create is a new one (G86).
+ * candidate (`provider`) with the next generation number (`generation`, step-outcome.ts decides
+ * it), so its create is a new one (G86).
  */
-export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, runAfter: number, error?: string): Promise<TaskRecord | undefined> {
+export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, generation: number, runAfter: number, error?: string): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', attemptError: error ?? null, provider, upstream: { generation: (task.upstream?.generation ?? 0) + 1, checkFailures: 0 },
+    status: 'queued', attemptError: error ?? null, provider, upstream: { generation, checkFailures: 0 },
     leaseOwner: null, leaseExpiresAt: null, runAfter,
   });
 }

@@ -4,22 +4,22 @@
  * change of the task goes through states.ts (G84-G89).
  */
 import type { Logger } from 'pino';
-import { AppError } from '../errors.js';
 import { abortRace, deadline } from '../deadline.js';
-import { orderCandidates, type RouteCandidate } from '../providers/channels.js';
-import { ChannelError, GenerationKeyConflict, MAX_REPLY_PROBLEMS, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
+import { orderCandidates } from '../providers/channels.js';
+import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
-import { failureMessage, MAX_SERVER_FAULTS, retryDelayMs, serverFaultDelayMs, serverFaultOf, shouldRetry } from './backoff.js';
-import { nextCheckDelayMs } from './check-delay.js';
+import { applyDecision, type ApplyExtras, type Applied } from './apply-decision.js';
+import { serverFaultOf } from './backoff.js';
 import { estimatedProgress } from './progress-estimate.js';
-import { expiryOf } from './expiry.js';
 import { storeResultPatiently } from './patient-upload.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { RunnerOptions } from './runner-options.js';
-import { completeTask, failTask, requeueTask, saveUpstreamRef, scheduleCheck, startNewGeneration } from './states.js';
+import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason } from './step-outcome.js';
+import { routeOf } from './task-route.js';
 
-export type StopReason = 'shutdown' | 'lease-lost' | 'cancelled' | 'attempt-timeout';
+/** What a piece of work uses of the runner's options (G402). */
+export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs'>;
 
 /** One leased piece of work, as the runner hands it over. */
 export interface Work {
@@ -32,7 +32,7 @@ export interface Work {
   job: ProviderJob;
   /** The highest progress reported so far. */
   progress(): number;
-  opts: RunnerOptions;
+  deps: WorkDeps;
   attemptTimeoutMs: number;
 }
 
@@ -40,11 +40,6 @@ export interface Work {
 const CHECK_TIMEOUT_MS = 60_000;
 /** How long an upstream cancel may take, ms. */
 const CANCEL_TIMEOUT_MS = 15_000;
-
-/** The route of a task: the candidates of its model when it was submitted, else its own provider. */
-export function routeOf(task: TaskRecord): RouteCandidate[] {
-  return task.request.route ?? [{ provider: task.provider, priority: 0, weight: 1 }];
-}
 
 /** What provider `providerId` is asked to make for `task`: the model under its name there. */
 export function jobOf(task: TaskRecord, providerId: string): ProviderJob {
@@ -62,11 +57,36 @@ function contextFor(w: Work, signal = w.ctx.signal): ProviderContext {
 
 /** A start's context: with the URL its upstream may notify the end of the generation at, where there is one (G157). */
 function startContextFor(w: Work, provider: Provider): ProviderContext {
-  const callbackUrl = w.opts.callbackUrl?.(provider.id, w.task.id);
+  const callbackUrl = w.deps.callbackUrl?.(provider.id, w.task.id);
   return { ...contextFor(w), ...(callbackUrl !== undefined && { callbackUrl }) };
 }
 
-const expiry = (w: Work, status: 'completed' | 'failed', now: number): number | null => expiryOf(w.task.family, status, now, w.opts.videosResultTtlHours);
+/** What settling a step may need besides the write: the provider's polling interval, how to stop its generation. */
+type SettleExtras = ApplyExtras & { pollSeconds?: Provider['pollSeconds']; cancelUpstream?: () => Promise<void> };
+
+/**
+ * Decides what `outcome` does to the task (step-outcome.ts) and writes it (apply-decision.ts):
+ * every step of the work ends here (G397). Returns the task as written and the worker's pause.
+ */
+async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}): Promise<Applied> {
+  const { pollSeconds, cancelUpstream, ...applyExtras } = extras;
+  const now = Date.now();
+  const decision = decide(outcome, w.task, {
+    now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
+    ...(pollSeconds !== undefined && { pollSeconds }),
+  });
+  let at = now;
+  if (decision.type === 'fail' && decision.cancelUpstream && cancelUpstream) {
+    await cancelUpstream();
+    at = Date.now(); // the task ends after its generation was stopped
+  }
+  return applyDecision({ store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId }, w.task, decision, at, applyExtras);
+}
+
+/** {@link settle}, returning only the worker's pause. */
+async function settled(w: Work, outcome: StepOutcome, extras?: SettleExtras): Promise<number | undefined> {
+  return (await settle(w, outcome, extras)).pauseMs;
+}
 
 /**
  * Starts the task on the first channel of its route that takes it (G90): connect errors, timeouts,
@@ -76,21 +96,21 @@ const expiry = (w: Work, status: 'completed' | 'failed', now: number): number | 
  */
 export async function startTask(w: Work): Promise<number | undefined> {
   const route = routeOf(w.task);
-  const candidates = orderCandidates(w.opts.channels.usable(route));
+  const candidates = orderCandidates(w.deps.channels.usable(route));
   let refusedBy: ChannelError | undefined;
   let refusal: Refusal | undefined;
   for (const candidate of candidates) {
-    const provider = w.opts.providers.get(candidate.provider);
+    const provider = w.deps.providers.get(candidate.provider);
     if (!provider?.start) continue;
     // the provider's mapping may have changed since submit (a new providers.json): it is asked again
-    const refused = w.opts.providers.refusalOf(candidate, w.job);
+    const refused = w.deps.providers.refusalOf(candidate, w.job);
     if (refused) {
       refusal ??= refused;
       continue;
     }
     const start = provider.start.bind(provider);
     const job: ProviderJob = { ...w.job, upstreamModel: candidate.model ?? w.task.model };
-    const started = w.opts.channels.call(provider.id, () => start(job, startContextFor(w, provider)), w.controller.signal);
+    const started = w.deps.channels.call(provider.id, () => start(job, startContextFor(w, provider)), w.controller.signal);
     // a generation that starts after this work gave up on it (cancel) is stopped again at once
     started.then((r) => {
       if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled') void cancelAtUpstream(provider, r.ref, job, w.log);
@@ -107,7 +127,7 @@ export async function startTask(w: Work): Promise<number | undefined> {
         continue;
       }
       // the upstream refuses every repeat of this generation's create: a new generation goes on (G126)
-      if (err instanceof GenerationKeyConflict && !w.controller.signal.aborted) return generationFailed(w, err);
+      if (err instanceof GenerationKeyConflict && !w.controller.signal.aborted) return settled(w, { kind: 'generation-failed', error: err });
       return failedAttempt(w, err);
     } finally {
       aborted.release();
@@ -116,32 +136,28 @@ export async function startTask(w: Work): Promise<number | undefined> {
     if (result.state === 'done') return finish(w, result.output, undefined, provider.id);
     return saveStarted(w, provider, job, result);
   }
-  if (refusal && route.every((c) => w.opts.providers.refusalOf(c, w.job) !== undefined)) {
-    return failForGood(w, new UnrecoverableError(`${refusal.field}: ${refusal.message}`));
+  if (refusal && route.every((c) => w.deps.providers.refusalOf(c, w.job) !== undefined)) {
+    return settled(w, { kind: 'refused', error: new UnrecoverableError(`${refusal.field}: ${refusal.message}`) });
   }
-  return deferForUnavailable(w, route, refusedBy);
+  // no channel could take it (G91, G274): it waits, at least until a channel takes calls again
+  const channelWaitMs = Math.max(w.deps.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0);
+  return settled(w, { kind: 'unavailable', channelWaitMs }, { logFields: { err: refusedBy?.message } });
 }
 
 /** Saves a started generation's reference under the lease, then waits for its first check. */
 async function saveStarted(w: Work, provider: Provider, job: ProviderJob, result: Extract<StartResult, { state: 'started' }>): Promise<undefined> {
   const now = Date.now();
-  const upstream = { generation: job.generation, provider: provider.id, ref: result.ref, startedAt: now, checkFailures: 0 };
+  const started = { generation: job.generation, provider: provider.id, ref: result.ref, startedAt: now, checkFailures: 0 };
   const progress = result.progress === undefined ? undefined : Math.min(99, Math.max(0, Math.floor(result.progress)));
-  const saved = await saveUpstreamRef(w.opts.store, w.task, w.workerId, upstream, now + checkDelay(provider, job), progress);
+  const { task: saved } = await settle(w, { kind: 'started' }, { started, ...(progress !== undefined && { progress }), ...(provider.pollSeconds !== undefined && { pollSeconds: provider.pollSeconds }) });
   if (saved) {
     w.log.info({ channel: provider.id, upstreamId: result.ref.id, generation: job.generation }, 'generation started at the upstream');
     return;
   }
   // Cancelled meanwhile: stop it at the upstream too. (A lost lease means another worker has the
   // task: it starts the same generation under the same Idempotency-Key, so this one is left alone.)
-  if ((await w.opts.store.get(w.task.id))?.status === 'cancelled') await cancelAtUpstream(provider, result.ref, job, w.log);
+  if ((await w.deps.store.get(w.task.id))?.status === 'cancelled') await cancelAtUpstream(provider, result.ref, job, w.log);
   w.log.warn({ upstreamId: result.ref.id }, 'started a generation but no longer held the task');
-}
-
-function checkDelay(provider: Provider, job: ProviderJob, failures = 0, retryAfterMs?: number): number {
-  return nextCheckDelayMs(job.family, {
-    failures, ...(provider.pollSeconds !== undefined && { configured: provider.pollSeconds }), ...(retryAfterMs !== undefined && { retryAfterMs }),
-  });
 }
 
 /**
@@ -151,17 +167,16 @@ function checkDelay(provider: Provider, job: ProviderJob, failures = 0, retryAft
  */
 export async function checkTask(w: Work): Promise<number | undefined> {
   const upstream = w.task.upstream as UpstreamState & { ref: UpstreamRef };
-  const provider = upstream.provider === undefined ? undefined : w.opts.providers.get(upstream.provider);
+  const provider = upstream.provider === undefined ? undefined : w.deps.providers.get(upstream.provider);
   if (!provider?.check) {
-    return failForGood(w, new UnrecoverableError(`the provider that runs this task's generation (${upstream.provider ?? 'unknown'}) is no longer configured`));
+    return settled(w, { kind: 'refused', error: new UnrecoverableError(`the provider that runs this task's generation (${upstream.provider ?? 'unknown'}) is no longer configured`) });
   }
+  const poll = provider.pollSeconds === undefined ? {} : { pollSeconds: provider.pollSeconds };
   const job = jobOf(w.task, provider.id);
   const now = Date.now();
   if (upstream.startedAt !== undefined && now - upstream.startedAt > w.attemptTimeoutMs) {
     await cancelAtUpstream(provider, upstream.ref, job, w.log);
-    // an upstream that could not be asked may have finished it: say which it was (G122)
-    const unread = upstream.checkFailures > 0 ? `; the last ${upstream.checkFailures} checks of its status at the upstream failed` : '';
-    return generationFailed(w, new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${w.opts.maxAttempts})${unread}`));
+    return settled(w, { kind: 'generation-timed-out' });
   }
   const bounded = deadline(w.controller.signal, CHECK_TIMEOUT_MS);
   const { signal } = bounded;
@@ -169,69 +184,31 @@ export async function checkTask(w: Work): Promise<number | undefined> {
   let result: CheckResult;
   try {
     result = await Promise.race([
-      w.opts.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, signal)), signal),
+      w.deps.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, signal)), signal),
       aborted.promise,
     ]);
     w.controller.signal.throwIfAborted();
   } catch (err) {
-    if (w.controller.signal.aborted) return stopped(w);
-    if (err instanceof UnexpectedReply) return replyProblem(w, provider, job, upstream, err);
-    const failures = upstream.checkFailures + 1;
+    if (w.controller.signal.aborted) return settled(w, { kind: 'stopped', reason: w.controller.signal.reason as StopReason, checking: true });
+    // an answer the gateway cannot use (G272): not the channel's fault, no reason for a new
+    // generation; the same one is checked again up to MAX_REPLY_PROBLEMS times, then cancelled
+    if (err instanceof UnexpectedReply) return settled(w, { kind: 'reply-problem', error: err }, { ...poll, cancelUpstream: () => cancelAtUpstream(provider, upstream.ref, job, w.log) });
     const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
-    const delay = checkDelay(provider, job, failures, retryAfterMs);
-    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, checkFailures: failures });
-    w.log.warn({ err: err instanceof Error ? err.message : String(err), failures, retryInMs: delay }, 'the check could not be made; checking again later');
-    return;
+    return settled(w, { kind: 'check-unanswered', ...(retryAfterMs !== undefined && { retryAfterMs }) }, { ...poll, logFields: { err: err instanceof Error ? err.message : String(err) } });
   } finally {
     aborted.release();
     bounded.release();
   }
   if (result.state === 'pending') {
-    const delay = checkDelay(provider, job, 0, result.retryAfterMs);
     // the upstream's own progress, else an estimate from the time it has run (G129)
     const progress = result.progress === undefined
       ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
       : Math.min(99, Math.max(0, Math.floor(result.progress)));
-    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...answered(upstream), checkFailures: 0 }, progress);
-    return;
+    return settled(w, { kind: 'pending', ...(result.retryAfterMs !== undefined && { retryAfterMs: result.retryAfterMs }) }, { ...poll, progress });
   }
-  if (result.state === 'failed') return generationFailed(w, result.error);
-  return finish(w, result.output, async () => {
-    // the upstream still holds the result: look again later
-    const failures = upstream.checkFailures + 1;
-    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + checkDelay(provider, job, failures), { ...upstream, checkFailures: failures });
-  });
-}
-
-/** The generation's state once a check was answered in a way the gateway understood: no reply problems in a row. */
-function answered(upstream: UpstreamState): UpstreamState {
-  const { replyProblems: _, ...rest } = upstream;
-  return rest;
-}
-
-/**
- * A check answered with something the gateway cannot use (G272): not the channel's fault (it does
- * not count toward its circuit) and no reason for a new generation. The same generation is checked
- * again, backing off, up to {@link MAX_REPLY_PROBLEMS} checks in a row; then the generation is
- * cancelled at the upstream (best effort) and the task fails with what the upstream answered.
- */
-async function replyProblem(w: Work, provider: Provider, job: ProviderJob, upstream: UpstreamState & { ref: UpstreamRef }, err: UnexpectedReply): Promise<number | undefined> {
-  const problems = (upstream.replyProblems ?? 0) + 1;
-  if (problems >= MAX_REPLY_PROBLEMS) {
-    await cancelAtUpstream(provider, upstream.ref, job, w.log);
-    return failForGood(w, new UnrecoverableError(`${err.message} (at ${problems} checks in a row); the task was given up`));
-  }
-  const delay = checkDelay(provider, job, problems);
-  await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now() + delay, { ...upstream, replyProblems: problems });
-  w.log.warn({ err: err.message, replyProblems: problems, retryInMs: delay }, 'the upstream\'s answer to a check could not be used; checking the same generation again later');
-  return undefined;
-}
-
-/** A check stopped before it answered: a shutdown puts the task back to waiting; a cancel or a lost lease leaves it. */
-async function stopped(w: Work): Promise<undefined> {
-  if (w.controller.signal.reason === 'shutdown' && w.task.upstream) {
-    await scheduleCheck(w.opts.store, w.task, w.workerId, Date.now(), w.task.upstream);
-  }
+  if (result.state === 'failed') return settled(w, { kind: 'generation-failed', error: result.error });
+  // the upstream still holds the result when its file cannot be fetched yet: look again later
+  return finish(w, result.output, async (err) => { await settled(w, { kind: 'result-not-ready' }, { ...poll, logFields: { err: err instanceof Error ? err.message : String(err) } }); });
 }
 
 /**
@@ -240,23 +217,23 @@ async function stopped(w: Work): Promise<undefined> {
  * that completed it; a refused completion removes its files. `retryLater`: what to do when a remote
  * file could not be fetched for now (a check looks again).
  */
-async function finish(w: Work, output: ProviderOutput, retryLater?: () => Promise<void>, provider?: string): Promise<number | undefined> {
-  const { store, results } = w.opts;
+async function finish(w: Work, output: ProviderOutput, retryLater?: (err: unknown) => Promise<void>, provider?: string): Promise<number | undefined> {
+  const { store, results } = w.deps;
   let stored: Awaited<ReturnType<typeof results.store>>;
   try {
     stored = await storeResultPatiently(results, w.task.id, output, w.controller.signal, w.log);
   } catch (err) {
-    if (w.controller.signal.aborted) return w.task.upstream?.ref ? stopped(w) : failedAttempt(w, err);
-    if (err instanceof RemoteFileGone) return generationFailed(w, err);
+    if (w.controller.signal.aborted && w.task.upstream?.ref) return settled(w, { kind: 'stopped', reason: w.controller.signal.reason as StopReason, checking: true });
+    if (w.controller.signal.aborted) return failedAttempt(w, err);
+    if (err instanceof RemoteFileGone) return settled(w, { kind: 'generation-failed', error: err });
     if (serverFaultOf(err) === undefined && retryLater && !(err instanceof UnrecoverableError)) {
-      w.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not fetch the result yet; checking again later');
-      await retryLater();
+      await retryLater(err);
       return;
     }
     return failedAttempt(w, err);
   }
   const now = Date.now();
-  const done = await completeTask(store, w.task, w.workerId, stored.result, expiry(w, 'completed', now)!, now, provider);
+  const { task: done } = await settle(w, { kind: 'completed' }, { result: stored.result, ...(provider !== undefined && { completedBy: provider }) });
   if (done) {
     w.log.info({ ms: now - (w.task.startedAt ?? now) }, 'task completed');
     return;
@@ -267,115 +244,19 @@ async function finish(w: Work, output: ProviderOutput, retryLater?: () => Promis
 }
 
 /** A start (or storing its result) failed: why it stopped decides what happens to the task. */
-async function failedAttempt(w: Work, err: unknown): Promise<number | undefined> {
-  const { store, maxAttempts } = w.opts;
-  const reason = w.controller.signal.aborted ? (w.controller.signal.reason as StopReason) : undefined;
-  if (reason === 'attempt-timeout') {
-    err = new AppError('upstream_timeout', `generation did not finish within ${Math.round(w.attemptTimeoutMs / 1000)} s (attempt ${w.task.attempts} of ${maxAttempts})`, { retryable: true });
-  }
-  if (reason === 'cancelled') { w.log.info('task cancelled while running'); return; }
-  if (reason === 'lease-lost') { w.log.warn('lost the lease; another worker owns the task now'); return; }
-  if (reason === 'shutdown') {
-    await requeueTask(store, w.task, w.workerId, Date.now(), { refundAttempt: true });
-    w.log.info('returned to the queue on shutdown');
-    return;
-  }
-  if (serverFaultOf(err)) return deferForServerFault(w, err);
-  const now = Date.now();
-  if (shouldRetry(err, w.task.attempts, maxAttempts)) {
-    const delay = retryDelayMs(w.task.attempts);
-    const upstream = w.task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(w.task.upstream);
-    await requeueTask(store, w.task, w.workerId, now + delay, { error: failureMessage(err), ...(upstream && { upstream }) });
-    w.log.warn({ err, retryInMs: delay }, 'attempt failed; will retry');
-    return;
-  }
-  return failForGood(w, err);
-}
-
-/**
- * The generation at the upstream failed (its own answer, a timeout, its file gone): a new one,
- * unless the failure is final or the attempts are used up. Never one of the gateway's own faults:
- * an upstream's failure text is not read for them.
- */
-async function generationFailed(w: Work, err: unknown): Promise<number | undefined> {
-  if (shouldRetry(err, w.task.attempts, w.opts.maxAttempts)) {
-    const delay = retryDelayMs(w.task.attempts);
-    await startNewGeneration(w.opts.store, w.task, w.workerId, routeOf(w.task)[0]!.provider, Date.now() + delay, failureMessage(err));
-    w.log.warn({ err: err instanceof Error ? err.message : String(err), retryInMs: delay }, 'the generation failed; a new one will be started');
-    return;
-  }
-  return failForGood(w, err);
-}
-
-async function failForGood(w: Work, err: unknown): Promise<undefined> {
-  const now = Date.now();
-  const message = failureMessage(err);
-  await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
-  w.log.warn({ error: message }, 'task failed');
+function failedAttempt(w: Work, err: unknown): Promise<number | undefined> {
+  const { signal } = w.controller;
+  if (signal.aborted) return settled(w, { kind: 'stopped', reason: signal.reason as StopReason, checking: false, error: err });
+  return settled(w, { kind: 'failed', error: err });
 }
 
 /**
  * The gateway was short of a resource (disk, descriptors, memory) while working on the task: not
  * the task's fault, so its attempt is given back and the fault counted apart; it runs again after
- * a pause, which this worker also takes before claiming anything else. After
- * {@link MAX_SERVER_FAULTS} such faults (about 15 minutes of them) the task fails, saying so (G84).
- * Returns the pause, ms.
+ * a pause, which this worker also takes before claiming anything else (G84). Returns the pause, ms.
  */
-export async function deferForServerFault(w: Work, err: unknown): Promise<number | undefined> {
-  const code = serverFaultOf(err) ?? (err as NodeJS.ErrnoException | undefined)?.code ?? 'unknown';
-  const delay = await deferTask(w, err, `it was short of a resource of its own (${code})`);
-  return delay;
-}
-
-/** MEDIAGATE_UNAVAILABLE_FAIL_SECONDS' default, ms. */
-const DEFAULT_UNAVAILABLE_FAIL_MS = 1800_000;
-
-/**
- * No channel of the task's route could take it (all refused, or their circuits are open): the
- * upstreams' fault, not the task's (G91). Its attempt is given back and it waits in the queue (at
- * least until a channel takes calls again, backing off up to a minute), saying so in its query
- * reply (`queue_reason`), and tries again; `MEDIAGATE_UNAVAILABLE_FAIL_SECONDS` after it first
- * found no channel it fails, naming no upstream, its hold released (G274). The worker goes on
- * with other work.
- */
-async function deferForUnavailable(w: Work, route: RouteCandidate[], refusedBy: ChannelError | undefined): Promise<undefined> {
-  const now = Date.now();
-  const since = w.task.upstream?.unavailableSince ?? now;
-  const failMs = w.opts.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS;
-  if (now - since >= failMs) {
-    const message = `no upstream of model ${w.task.model} could take this task for ${Math.round(failMs / 1000)} s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later`;
-    await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
-    w.log.error({ err: refusedBy, waitedMs: now - since }, 'task failed: no upstream could take it in time');
-    return;
-  }
-  // refusals count in a row (G123) for the backoff only: the time since the first one decides when it fails
-  const waitMs = Math.max(w.opts.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0, serverFaultDelayMs(w.task.serverFaults + 1));
-  // looked at again by its deadline at the latest, so it fails on time
-  const delay = Math.min(waitMs, since + failMs - now);
-  const upstream: UpstreamState = { ...(w.task.upstream ?? { generation: 0, checkFailures: 0 }), unavailableSince: since };
-  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true, upstream });
-  w.log.warn({ err: refusedBy?.message, retryInMs: delay, waitingMs: now - since }, 'no upstream could take the task; it waits in the queue without using an attempt');
-}
-
-/** The upstream state once a channel answered: no longer waiting for one (G274). */
-function withoutUnavailable(upstream: UpstreamState): UpstreamState {
-  const { unavailableSince: _, ...rest } = upstream;
-  return rest;
-}
-
-async function deferTask(w: Work, err: unknown, why: string, atLeastMs = 0): Promise<number | undefined> {
-  const now = Date.now();
-  const faults = w.task.serverFaults + 1;
-  if (faults > MAX_SERVER_FAULTS) {
-    const message = `the gateway could not run this task: ${why} each of the last ${MAX_SERVER_FAULTS} times it tried; nothing in the request caused it, submit it again`;
-    await failTask(w.opts.store, w.task, w.workerId, message, expiry(w, 'failed', now), now);
-    w.log.error({ err, why }, 'task failed: the gateway kept failing to run it');
-    return;
-  }
-  const delay = Math.max(atLeastMs, serverFaultDelayMs(faults));
-  await requeueTask(w.opts.store, w.task, w.workerId, now + delay, { serverFault: true, error: `not run: ${why}` });
-  w.log.error({ err, why, retryInMs: delay, serverFaults: faults }, 'the task goes back to the queue without using an attempt');
-  return delay;
+export function deferForServerFault(w: Work, err: unknown): Promise<number | undefined> {
+  return settled(w, { kind: 'server-fault', error: err });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 /** They replace a module with `vi.mock`, which only takes effect in a fresh graph and would stay in place for the files after it. */
-export const MOCKS_A_MODULE: readonly string[] = ['test/gateway/motion-cancel-running.test.ts'];
+export const MOCKS_A_MODULE: readonly string[] = ['test/gateway/motion-cancel-running.test.ts', 'test/unit/provider-factory-new-type.test.ts'];
 
 /**
  * They measure the process itself (the event loop's longest stall): in a worker that ran other

@@ -8,12 +8,12 @@
  * ChannelError, so the chat service tries the next candidate).
  */
 import type { Dispatcher } from 'undici';
-import type { ChatCompletion, ChatContext, ChatRequest, ChatStreamEvent } from '../../chat/types.js';
+import type { ChatApi, ChatCompletion, ChatContext, ChatRequest, ChatStreamEvent } from '../../chat/types.js';
 import { AppError } from '../../errors.js';
 import { CallGuard, abortError, mapFinishReason, toUpstreamBody } from '../toolkit/openai-chat-wire.js';
 import { SseParser } from '../toolkit/sse-parse.js';
 import { completeUsage, readUsage } from '../toolkit/usage.js';
-import { ChannelError, type ChatApi } from '../types.js';
+import { ChannelError } from '../types.js';
 import { chatFailure, errorInfoOf, malformedReply, transportFailure, type Scrub } from '../toolkit/errors.js';
 import { readBounded } from '../toolkit/upstream-call.js';
 import type { RelayHttp } from './http.js';

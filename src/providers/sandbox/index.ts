@@ -1,5 +1,5 @@
 import { FAMILIES } from '../../contract/families.js';
-import type { SandboxTiming } from '../../config.js';
+import type { SandboxTiming } from './timing.js';
 import type { MediaProvider, ProviderContext, ProviderJob, ProviderOutput, StartResult } from '../types.js';
 import { UnrecoverableError } from '../types.js';
 import { renderSandboxImage } from './image.js';

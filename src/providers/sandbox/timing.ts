@@ -1,4 +1,7 @@
-import type { SandboxTiming } from '../../config.js';
+import type { SettingValues } from '../../settings/read-settings.js';
+
+/** How long the sandbox takes (D26): MEDIAGATE_SANDBOX_TIMING, or a sandbox's `timing` in providers.json. */
+export type SandboxTiming = SettingValues['MEDIAGATE_SANDBOX_TIMING'];
 import type { FamilyId } from '../../contract/families.js';
 import type { OutputSpec } from '../../contract/output.js';
 
