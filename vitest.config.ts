@@ -45,8 +45,9 @@ export default defineConfig(async () => {
       globalSetup: ['test/helpers/build-once.ts'],
       projects: [
         // One module graph per worker for the files whose tests hold no module state (G287): the
-        // gateway is imported once per worker, not once per file. The files that replace a module
-        // (vi.mock) keep a fresh graph each, in `main-isolated`; `test/process/` spawns its gateways.
+        // gateway is imported once per worker, not once per file. The files that mock a module,
+        // measure the process or turn tracing on (NEEDS_ISOLATION) keep a fresh graph each, in
+        // `main-isolated`; so does `test/process/`, which spawns its gateways.
         { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION], isolate: false } },
         { extends: true, test: { name: 'main-isolated', include: ['test/process/**/*.test.ts', ...NEEDS_ISOLATION] } },
         ...(down ? [] : [{
