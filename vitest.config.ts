@@ -1,18 +1,22 @@
 import net from 'node:net';
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { NEEDS_ISOLATION } from './test/helpers/needs-isolation.js';
 
 /**
  * Tests are chosen by folder (G292): `test/unit/` (no gateway, no child process, no ffmpeg, no
  * database server), `test/gateway/` (the gateway in this process, through the harness),
  * `test/process/` (spawned gateways and CLIs), `test/postgres/` (needs a PostgreSQL server, in process).
  *
- * Two projects: `main` (every folder but `test/postgres/`, the gateway tests on SQLite) and
- * `postgres-e2e` (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a
- * PostgreSQL store, but not `test/gateway/store-agnostic/`, whose results do not depend on the
- * store; plus `test/postgres/`). The second is left out, saying why, when no PostgreSQL answers,
- * except under MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main`
- * runs one; `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite.
+ * Three projects: `main` (every folder but `test/postgres/` and `test/process/`, the gateway tests on
+ * SQLite, one module graph per worker: G287), `main-isolated` (`test/process/` and the files of
+ * NEEDS_ISOLATION (test/helpers/needs-isolation.ts), a fresh module graph per file) and `postgres-e2e`
+ * (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a PostgreSQL
+ * store, but not `test/gateway/store-agnostic/`, whose results do not depend on the store; plus
+ * `test/postgres/`). The last is left out, saying why, when no PostgreSQL answers, except under
+ * MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main` runs one;
+ * `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite (`main` and
+ * `main-isolated`).
  */
 const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 
@@ -40,7 +44,12 @@ export default defineConfig(async () => {
       maxWorkers: Math.max(2, os.availableParallelism()),
       globalSetup: ['test/helpers/build-once.ts'],
       projects: [
-        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**'] } },
+        // One module graph per worker for the files whose tests hold no module state (G287): the
+        // gateway is imported once per worker, not once per file. The files that mock a module,
+        // measure the process or turn tracing on (NEEDS_ISOLATION) keep a fresh graph each, in
+        // `main-isolated`; so does `test/process/`, which spawns its gateways.
+        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION], isolate: false } },
+        { extends: true, test: { name: 'main-isolated', include: ['test/process/**/*.test.ts', ...NEEDS_ISOLATION] } },
         ...(down ? [] : [{
           extends: true,
           test: {

@@ -6,6 +6,8 @@ export interface PostgresStoreOptions {
   url: string;
   /** Connections in the pool (default 10); the LISTEN connection comes on top. */
   poolSize?: number;
+  /** Longest a new connection may take to be ready (default {@link CONNECT_TIMEOUT_MS}); tests shorten it (G288). */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -25,15 +27,17 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_DELAY_MS = 10_000;
 
 /**
- * A client whose connecting is bounded by {@link CONNECT_TIMEOUT_MS}. Set on the pool itself,
- * `connectionTimeoutMillis` would also bound a caller's wait for a busy pool's next free
- * connection, turning a burst into errors; on the client it bounds only a connection that a dead
- * or silent host never completes.
+ * A client class whose connecting is bounded by `timeoutMs` ({@link CONNECT_TIMEOUT_MS} unless the
+ * options say otherwise). Set on the pool itself, `connectionTimeoutMillis` would also bound a
+ * caller's wait for a busy pool's next free connection, turning a burst into errors; on the client
+ * it bounds only a connection that a dead or silent host never completes.
  */
-class BoundedClient extends pg.Client {
-  constructor(config: pg.ClientConfig = {}) {
-    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  }
+function boundedClient(timeoutMs: number): typeof pg.Client {
+  return class BoundedClient extends pg.Client {
+    constructor(config: pg.ClientConfig = {}) {
+      super({ ...config, connectionTimeoutMillis: timeoutMs });
+    }
+  };
 }
 
 /**
@@ -69,7 +73,7 @@ export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
  * jobs.ts). `onError` hears both kinds (idle and checked out), for the log.
  */
 export function createPool(options: PostgresStoreOptions, instanceId: string, onError: (err: Error, checkedOut: boolean) => void = () => undefined): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(options.url, instanceId), Client: BoundedClient, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ ...clientConfig(options.url, instanceId), Client: boundedClient(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
   const idle = new WeakSet<pg.PoolClient>();
   pool.on('connect', (client) => {
     client.on('error', (err) => { if (!idle.has(client)) onError(err, true); });
