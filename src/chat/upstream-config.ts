@@ -5,6 +5,7 @@ import { readConfigJson } from '../config-file.js';
 import { createOpenAiChatProvider, type MaxTokensParam, type OpenAiChatProvider } from '../providers/openai/chat.js';
 import type { RouteCandidate } from '../providers/channels.js';
 import type { ChatProvider } from './types.js';
+import { checkUpstreamUrl } from '../providers/toolkit/upstream-url.js';
 
 export interface ChatUpstreams {
   providers: ChatProvider[];
@@ -64,16 +65,7 @@ export const ChatConfigFile = Type.Object({
 
 function checkBaseUrl(setting: string, where: string, raw: unknown): string {
   if (typeof raw !== 'string' || raw.trim() === '') throw new ConfigError(setting, `${where} is required (an http(s) URL such as https://api.openai.com/v1)`);
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(setting, `${where} must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(setting, `${where} must be an http(s) URL, got "${raw}"`);
-  if (u.username || u.password) throw new ConfigError(setting, `${where} must not contain credentials (use apiKey / apiKeyEnv)`);
-  if (u.search || u.hash) throw new ConfigError(setting, `${where} must not have a query or fragment, got "${raw}"`);
-  return u.toString().replace(/\/+$/, '');
+  return checkUpstreamUrl(setting, where, raw, 'use apiKey / apiKeyEnv');
 }
 
 function checkMs(setting: string, raw: string | undefined, fallback: number): number {
