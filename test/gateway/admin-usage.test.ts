@@ -72,13 +72,23 @@ describe('usage', () => {
   });
 
   it('counts cancelled tasks, and their released holds capture nothing', async () => {
-    const k = await h.newKey({ name: 'usage-cancel' });
-    const id = await submit(k.secret, { model: 'reel-2', prompt: 'a slow reel' }, '/api/reel/videos');
-    const cancelled = await h.admin('POST', `/admin/v1/tasks/${id}/cancel`);
-    expect(cancelled.status, JSON.stringify(cancelled.json)).toBe(200);
-    const rows = ((await h.admin('GET', '/admin/v1/usage?group_by=key')).json.data as Row[]).filter((r) => r.group === k.id);
-    if (cancelled.json.status === 'cancelled') expect(sum(rows, 'cancelled')).toBe(1);
-    expect(sum(rows, 'submitted')).toBe(1);
+    // a gateway without workers, so the task is still queued when it is cancelled (with workers it
+    // may already be processing at the sandbox, which cannot stop a generation: a 409)
+    const q = withAdmin(await createHarness(adminOptions({ env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '1000' } })));
+    try {
+      const k = await q.newKey({ name: 'usage-cancel' });
+      const res = await q.app.inject({ method: 'POST', url: '/api/reel/videos', headers: q.auth(k.secret), payload: { model: 'reel-2', prompt: 'a slow reel' } });
+      expect(res.statusCode, res.body).toBe(200);
+      const id = (res.json() as { id: string }).id;
+      const cancelled = await q.admin('POST', `/admin/v1/tasks/${id}/cancel`);
+      expect([cancelled.status, cancelled.json.status], JSON.stringify(cancelled.json)).toEqual([200, 'cancelled']);
+      const rows = ((await q.admin('GET', '/admin/v1/usage?group_by=key')).json.data as Row[]).filter((r) => r.group === k.id);
+      expect(sum(rows, 'submitted')).toBe(1);
+      expect(sum(rows, 'cancelled')).toBe(1);
+      expect(sum(rows, 'credits_captured')).toBe(0);
+    } finally {
+      await q.close();
+    }
   });
 
   it.each([
