@@ -20,6 +20,10 @@ async function check(what, fn) {
   }
 }
 
+/** Import and export statements (at the start of a line, as tsc writes them), bare `import 'x'`, and `import('x')`. */
+const STATEMENTS = /^\s*(?:import|export)\b[^'";]*?\bfrom\s*'([^']+)'|^\s*import\s*'([^']+)'|\bimport\s*\(\s*'([^']+)'\s*\)/gm;
+const PACKAGE = /^(?:@[\w.-]+\/)?[\w-][\w.-]*(?:\/[\w.@-]+)*$/;
+
 /** The bare specifiers of every `import ... from 'x'` and `import('x')` in the built gateway and SDK. */
 function specifiers() {
   const found = new Set();
@@ -28,8 +32,10 @@ function specifiers() {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (e.name.endsWith('.js'))
-        for (const m of fs.readFileSync(p, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)'([^'.][^']*)'/g)) {
-          if (m[1] && !m[1].startsWith('node:')) found.add(m[1]);
+        for (const m of fs.readFileSync(p, 'utf8').matchAll(STATEMENTS)) {
+          const name = m[1] ?? m[2] ?? m[3];
+          // a package name, not a word of a message that happens to follow "from"
+          if (name && PACKAGE.test(name) && !name.startsWith('node:')) found.add(name);
         }
     }
   };
