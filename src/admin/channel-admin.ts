@@ -6,7 +6,7 @@
  */
 import type { AdminChannel, AdminChannelList, AdminChannelProbe } from '../contract/admin-channels.js';
 import { AppError } from '../errors.js';
-import type { RouteCandidate } from '../providers/channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import { ProbeFailed } from '../providers/probe.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { AdminStore, AuditStore, ChannelMinute } from '../store/types.js';

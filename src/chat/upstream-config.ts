@@ -2,8 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { CHAT_MODELS } from '../contract/chat.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';
-import { createOpenAiChatProvider, type MaxTokensParam, type OpenAiChatProvider } from '../providers/openai/chat.js';
-import type { RouteCandidate } from '../providers/channels.js';
+import { createOpenAiChatProvider, type OpenAiChatProvider } from '../providers/openai/chat.js';
+import type { MaxTokensParam } from '../providers/toolkit/openai-chat-wire.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import type { ChatProvider } from './types.js';
 import { checkUpstreamUrl } from '../providers/toolkit/upstream-url.js';
 

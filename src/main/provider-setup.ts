@@ -8,7 +8,7 @@ import { createSandboxChatProvider } from '../chat/sandbox.js';
 import type { ChatProvider } from '../chat/types.js';
 import { createChatUpstreams } from '../chat/upstream-config.js';
 import type { Config } from '../config.js';
-import type { RouteCandidate } from '../providers/channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import type { ProvidersConfig } from '../providers/providers-file.js';
 import { chatOnlyProvider, chatRoutesOf, routesOfShorthand, withChat } from '../providers/registry.js';
 import { sandboxWithChat } from '../providers/sandbox/factory.js';

@@ -22,7 +22,8 @@ import type { BlobStore } from './blob-store.js';
 import { MEDIA_FORMATS } from './formats.js';
 import { AdmissionQueueFull, type MediaAdmission } from './media-admission.js';
 import { checkMedium, type MediaFileFetcher, mediaQueueFull } from './media-review.js';
-import { probeFile, ProbeError, type MediaFacts } from './probe.js';
+import { probeFile, ProbeError } from './probe.js';
+import type { MediaFacts } from './media-facts.js';
 import { SNIFF_BYTES } from './safe-fetch.js';
 import { sniffMediaKind } from './sniff.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ASSET_LIMITS, mediaLimitsFor } from '../contract/media-limits.js';
 import { checkAudio, checkImage, checkTotals, checkVideo } from './media-check.js';
-import type { MediaFacts } from './probe.js';
+import type { MediaFacts } from './media-facts.js';
 
 const img = (width: number, height: number, format = 'png', bytes = 1000): MediaFacts => ({ kind: 'image', format, bytes, width, height });
 const motion2 = mediaLimitsFor({ family: 'motion', form: null, model: 'motion_2_0_4s_5s', output: { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false } });

@@ -5,7 +5,7 @@
  */
 import type { AudioLimits, ClosedRange, ImageLimits, OpenRange, VideoLimits } from '../contract/media-limits.js';
 import { AppError } from '../errors.js';
-import type { MediaFacts } from './probe.js';
+import type { MediaFacts } from './media-facts.js';
 
 const MB = 1024 * 1024;
 

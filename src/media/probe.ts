@@ -15,7 +15,6 @@ import { createLimiter } from '../limiter.js';
 import type { MediaFacts, MediaKind } from './media-facts.js';
 import { mp4Facts } from './mp4-facts.js';
 
-export type { MediaFacts, MediaKind } from './media-facts.js';
 
 /** The file is not a readable medium of the expected kind; the message completes "<field>: ...". */
 export class ProbeError extends Error {

@@ -2,7 +2,7 @@
  * Media types from magic bytes, for the fetcher's early check (a 30 MB HTML page is refused after
  * its first bytes, not downloaded). The real check is the probe (probe.ts).
  */
-import type { MediaKind } from './probe.js';
+import type { MediaKind } from './media-facts.js';
 
 const HEIF_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs', 'mif1', 'msf1']);
 const AVIF_BRANDS = new Set(['avif', 'avis']);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
-import { Channels, orderCandidates, type RouteCandidate } from './channels.js';
+import { Channels, orderCandidates } from './channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from './types.js';
 
 const c = (provider: string, priority: number, weight = 1): RouteCandidate => ({ provider, priority, weight });

@@ -10,7 +10,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { familyOfModel } from '../contract/model-family.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { checkConfigJson, readConfigJson } from '../config-file.js';
-import type { RouteCandidate } from './channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import type { CreateContext, ReadProvider, RegisteredFactory } from './factory.js';
 import { PROVIDER_FACTORIES } from './factories.js';
 import type { Provider } from './types.js';

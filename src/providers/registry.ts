@@ -1,7 +1,7 @@
 import { CHAT_MODELS } from '../contract/chat.js';
 import type { ChatProvider } from '../chat/types.js';
 import { AppError } from '../errors.js';
-import type { RouteCandidate } from './channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import type { Provider, Refusal, RequestedJob, ServiceFamily } from './types.js';
 
 /**

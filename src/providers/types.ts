@@ -121,7 +121,6 @@ export interface ProviderOutput {
   actualDuration?: number;
 }
 
-export type { UpstreamRef } from '../contract/task-request.js';
 
 /** A provider's `pollSeconds`: one number for every family, or per family (others keep the gateway's recommendation, tasks/check-delay.ts). */
 export type PollSeconds = number | Partial<Record<FamilyId, number>>;

@@ -15,7 +15,6 @@ import type { RunnerOptions } from './runner-options.js';
 import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StopReason } from './step-outcome.js';
 import { checkTask, deferForServerFault, jobOf, startTask, type Work } from './task-work.js';
 
-export type { RunnerOptions } from './runner-options.js';
 
 interface Running {
   task: TaskRecord;

@@ -5,7 +5,8 @@ import type { MediaReviewer } from '../media/media-review.js';
 import { authenticate, requireMayCreate } from '../auth/key-rules.js';
 import { AppError } from '../errors.js';
 import { newTaskId } from '../ids.js';
-import type { Channels, RouteCandidate } from '../providers/channels.js';
+import type { Channels } from '../providers/channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { idempotencyTaskKey, type ApiKeyRecord, type CreditStore, type InsertRefusal, type KeyStore, type NewTask, type TaskListQuery, type TaskRecord, type TaskStore } from '../store/types.js';
 

@@ -1,5 +1,5 @@
 /** The route of a task: where its starts go. */
-import type { RouteCandidate } from '../providers/channels.js';
+import type { RouteCandidate } from '../contract/task-request.js';
 import type { TaskRecord } from '../store/types.js';
 
 /** The route of a task: the candidates of its model when it was submitted, else its own provider. */

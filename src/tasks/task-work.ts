@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates } from '../providers/channels.js';
-import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult, type UpstreamRef } from '../providers/types.js';
+import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult } from '../providers/types.js';
+import type { UpstreamRef } from '../contract/task-request.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { applyDecision, type ApplyExtras, type Applied } from './apply-decision.js';
 import { serverFaultOf } from './backoff.js';

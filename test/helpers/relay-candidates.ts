@@ -5,7 +5,7 @@
  * serves `{power_base_url}` under `/power` and `{api_base_url}` under `/api`, and its public URL is
  * its proxy's, so its result files pass the proxy too. Test-only.
  */
-import type { RouteCandidate } from '../../src/providers/channels.js';
+import type { RouteCandidate } from '../../src/contract/task-request.js';
 import { createRelayProvider } from '../../src/providers/relay/index.js';
 import type { Provider } from '../../src/providers/types.js';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy.js';

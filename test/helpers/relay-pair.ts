@@ -5,7 +5,7 @@
  * prefix is a 404 there; its public URL is the proxy's, so its result URLs go through the proxy
  * too (and are at the relay's own origin: trusted). Both listen on real ports. Test-only.
  */
-import type { RouteCandidate } from '../../src/providers/channels.js';
+import type { RouteCandidate } from '../../src/contract/task-request.js';
 import { chatRoutesOf } from '../../src/providers/registry.js';
 import { createRelayProvider, type RelayProviderOptions } from '../../src/providers/relay/index.js';
 import type { Provider } from '../../src/providers/types.js';

@@ -7,7 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createComfyUiProvider } from '../../src/providers/comfyui/index.js';
-import type { MediaProvider, ProviderJob, UpstreamRef } from '../../src/providers/types.js';
+import type { MediaProvider, ProviderJob } from '../../src/providers/types.js';
+import type { UpstreamRef } from '../../src/contract/task-request.js';
 import { comfyContext, pic } from '../helpers/comfyui-jobs.js';
 import { startFakeComfyUi, type FakeComfyUi } from '../fakes/comfyui.js';
 

@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createComfyUiProvider } from '../../src/providers/comfyui/index.js';
 import { promptIdOf, seedOf } from '../../src/providers/comfyui/prompt-identity.js';
-import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type ProviderJob, type UpstreamRef } from '../../src/providers/types.js';
+import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type ProviderJob } from '../../src/providers/types.js';
+import type { UpstreamRef } from '../../src/contract/task-request.js';
 import { clip, comfyContext, modelCenter, pic, previewTemplate, templateWithCheckpoint } from '../helpers/comfyui-jobs.js';
 import { startFakeComfyUi, type FakeComfyUi } from '../fakes/comfyui.js';
 import { runProviderContract } from '../cases/provider-contract.case.js';

@@ -6,7 +6,8 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { TaskStore } from '../../src/store/types.js';
-import { TaskRunner, type RunnerOptions } from '../../src/tasks/runner.js';
+import { TaskRunner } from '../../src/tasks/runner.js';
+import type { RunnerOptions } from '../../src/tasks/runner-options.js';
 
 function runnerWith(storeFaultAt: () => number): { runner: TaskRunner; sweeps: () => number } {
   let sweeps = 0;

@@ -12,7 +12,8 @@
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import { scrubberFor } from '../toolkit/errors.js';
-import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RequestedJob, StartResult } from '../types.js';
+import type { UpstreamRef } from '../../contract/task-request.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { falCallbacks } from './callbacks.js';
 import { resultFailure, statusFailure, submitFailure, whoOf } from './errors.js';

@@ -7,7 +7,8 @@
  * (text only, NO_IMAGE) is a plain failure, so another attempt may be made; an answer that is not
  * the API's is the channel's fault.
  */
-import { probeImage, type MediaFacts } from '../../media/probe.js';
+import { probeImage } from '../../media/probe.js';
+import type { MediaFacts } from '../../media/media-facts.js';
 import { isImageBytes } from '../../media/sniff.js';
 import { malformedReply, type Scrub } from '../toolkit/errors.js';
 import { UnrecoverableError, type LocalFile } from '../types.js';

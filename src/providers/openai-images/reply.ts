@@ -5,7 +5,8 @@
  * fault (ChannelError): another candidate may do better.
  */
 import type { OutputSpec } from '../../contract/output.js';
-import { probeImage, type MediaFacts } from '../../media/probe.js';
+import { probeImage } from '../../media/probe.js';
+import type { MediaFacts } from '../../media/media-facts.js';
 import { isImageBytes } from '../../media/sniff.js';
 import { malformedReply } from '../toolkit/errors.js';
 import type { LocalFile } from '../types.js';

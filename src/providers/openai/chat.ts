@@ -17,7 +17,6 @@ import { completeUsage, readUsage } from '../toolkit/usage.js';
 import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 import { CallGuard, abortError, isChannelFault, mapFinishReason, toUpstreamBody, type MaxTokensParam } from '../toolkit/openai-chat-wire.js';
 
-export type { MaxTokensParam } from '../toolkit/openai-chat-wire.js';
 
 export interface OpenAiChatProviderOptions {
   /** Provider id, `openai:<name>`. */

@@ -7,7 +7,8 @@
  */
 import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
-import type { CheckResult, PollSeconds, Provider, CallContext, ProviderContext, ProviderJob, StartResult, UpstreamRef } from '../types.js';
+import type { CheckResult, PollSeconds, Provider, CallContext, ProviderContext, ProviderJob, StartResult } from '../types.js';
+import type { UpstreamRef } from '../../contract/task-request.js';
 import { relayChat } from './chat.js';
 import { createBody } from './create-body.js';
 import { brokeAfterSending, createFailure, queryFailure, scrubberFor } from '../toolkit/errors.js';
