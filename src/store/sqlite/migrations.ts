@@ -369,6 +369,11 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
   `,
+  // Submits counted per insert batch by the task store (G326), not by a row trigger: two upserts
+  // per task more than tripled the cost of inserting one.
+  `
+  DROP TRIGGER tasks_usage_submitted;
+  `,
 ];
 
 /** The schema version the migrations below lead to. */
