@@ -81,6 +81,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   keyUsageFlushMs?: number;
   /** The built web console (default console/dist, G360). */
   consoleDir?: string;
+  /** How long `/readyz` waits for the store's ping, ms (default STORE_PING_MS, 3 s; G277). */
+  storePingMs?: number;
 }
 
 /** A drain keeps idle keep-alive connections open at least this long (never past the grace period), ms (G341). */
@@ -228,6 +230,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
     ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
+    ...(options.storePingMs !== undefined && { storePingMs: options.storePingMs }),
     services: {
       tasks, chat, idempotency, assets: media.assets, links, streams, admin, accounts: new AccountView(store.credits), webhooks: new WebhookKeys(store.webhooks),
       ...(callbacks && { callbacks }),
