@@ -16,14 +16,11 @@ export interface HeldSandbox {
   release(id: string): void;
   /** Lets every task generate, those held now and any later (before a gateway closes). */
   releaseAll(): void;
-  /** Tasks whose start is waiting for their release. */
-  readonly held: readonly string[];
 }
 
 export function heldSandbox(): HeldSandbox {
   const sandbox = createSandboxProvider({ timing: 'instant' });
   const gates = new Map<string, { open: Promise<void>; release: () => void }>();
-  const waiting = new Set<string>();
   let all = false;
   const gate = (id: string) => {
     let g = gates.get(id);
@@ -39,17 +36,13 @@ export function heldSandbox(): HeldSandbox {
     ...sandbox,
     async start(job, ctx) {
       if (!all) {
-        waiting.add(job.taskId);
-        try {
-          await new Promise<void>((resolve, reject) => {
-            const onAbort = (): void => reject(ctx.signal.reason);
-            if (ctx.signal.aborted) { onAbort(); return; }
-            ctx.signal.addEventListener('abort', onAbort, { once: true });
-            void gate(job.taskId).open.then(() => { ctx.signal.removeEventListener('abort', onAbort); resolve(); });
-          });
-        } finally {
-          waiting.delete(job.taskId);
-        }
+        // held until released; a cancel or a shutdown (the signal) ends the wait as it would a generation
+        await new Promise<void>((resolve, reject) => {
+          const onAbort = (): void => reject(ctx.signal.reason);
+          if (ctx.signal.aborted) { onAbort(); return; }
+          ctx.signal.addEventListener('abort', onAbort, { once: true });
+          void gate(job.taskId).open.then(() => { ctx.signal.removeEventListener('abort', onAbort); resolve(); });
+        });
       }
       return sandbox.start(job, ctx);
     },
@@ -59,9 +52,7 @@ export function heldSandbox(): HeldSandbox {
     release: (id) => gate(id).release(),
     releaseAll: () => {
       all = true;
-      for (const g of gates.values()) g.release();
-      for (const id of waiting) gate(id).release();
+      for (const g of gates.values()) g.release(); // a held start has made its task's gate
     },
-    get held() { return [...waiting]; },
   };
 }
