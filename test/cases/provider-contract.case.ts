@@ -20,8 +20,12 @@ import { imageFacts, sniffContentType, timedFacts } from '../helpers/media-facts
 
 export interface ProviderContractOptions {
   make: () => MediaProvider;
-  /** Jobs the provider must complete (at least one per kind of output it makes); every file made is checked. */
-  jobs: ReadonlyArray<{ name: string; job: () => ProviderJob }>;
+  /**
+   * Jobs the provider must complete (at least one per kind of output it makes); every file made is
+   * checked. A job's own `make` builds its provider instead of the suite's (another configuration
+   * of the same provider, such as the sandbox at another timing).
+   */
+  jobs: ReadonlyArray<{ name: string; job: () => ProviderJob; make?: () => MediaProvider }>;
   /**
    * A job that runs long enough (a few hundred ms at least) to be aborted while it runs. For a
    * provider that starts generations elsewhere: one whose call to the upstream is still in flight.
@@ -100,7 +104,7 @@ interface Abort {
  * after its first progress report or after 150 ms, whichever comes first; snapshots that folder, the
  * working directory (where `./data` lives) and `watchDirs` before and after.
  */
-async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, abort?: Abort): Promise<Run> {
+async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, abort?: Abort, make = options.make): Promise<Run> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-contract-'));
   const tmp = path.join(root, 'tmp');
   const workDir = path.join(root, 'work');
@@ -133,7 +137,7 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
   if (abort?.when === 'before') fire();
   const timer = abort ? setTimeout(fire, 150) : undefined;
   try {
-    run.out = await runToOutput(options.make(), job, ctx, options.checkEveryMs);
+    run.out = await runToOutput(make(), job, ctx, options.checkEveryMs);
   } catch (err) {
     run.error = err;
   } finally {
@@ -193,8 +197,8 @@ async function expectTruthfulFile(produced: ProducedFile, workDir: string): Prom
 /** What every provider adapter must do; run it from each provider's test file. */
 export function runProviderContract(name: string, options: ProviderContractOptions): void {
   describe(`provider contract: ${name}`, () => {
-    it.each(options.jobs.map((j) => ({ ...j })))('$name: completes with truthful files, monotonic progress, nothing written outside workDir', async ({ job }) => {
-      const run = await isolatedRun(options, job());
+    it.each(options.jobs.map((j) => ({ ...j })))('$name: completes with truthful files, monotonic progress, nothing written outside workDir', async ({ job, make }) => {
+      const run = await isolatedRun(options, job(), undefined, make);
       if (run.error) throw run.error;
       expect(run.out!.files.length).toBeGreaterThan(0);
       const durations: number[] = [];
