@@ -17,9 +17,6 @@ export type FamilyRequest = PicRequest | ClipRequest | ReelRequest | MotionReque
 /** The parameters of any family's request. */
 export type FamilyParams = FamilyRequest['params'];
 
-/** The request of one family. */
-export type RequestOf<F extends FamilyId> = Extract<FamilyRequest, { family: F }>;
-
 /**
  * A stored task's request as its family's (G405): the one place the parameters read back from the
  * store (`tasks.request`, plain JSON) are taken for the shape the family's plan gave them. Nothing

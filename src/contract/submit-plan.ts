@@ -1,4 +1,3 @@
-import type { FamilyId } from './families.js';
 import type { FamilyRequest } from './family-request.js';
 import type { PlanFacts } from './task-request.js';
 
@@ -7,6 +6,3 @@ import type { PlanFacts } from './task-request.js';
  * `family`, `form` and `params` are one family's request (G405); the rest is {@link PlanFacts}.
  */
 export type SubmitPlan = FamilyRequest & PlanFacts;
-
-/** The plan of one family. */
-export type PlanOf<F extends FamilyId> = Extract<SubmitPlan, { family: F }>;
