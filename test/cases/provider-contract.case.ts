@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FamilyId } from '../../src/contract/families.js';
+import { familyRequestOf } from '../../src/contract/family-request.js';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import type { OutputSpec } from '../../src/contract/output.js';
 import { createLogger } from '../../src/logger.js';
@@ -41,10 +42,11 @@ export interface ProviderContractOptions {
   checkEveryMs?: number;
 }
 
+/** A job as read back from a stored task of `family` whose parameters are `params`, as given. */
 export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family: FamilyId = 'pic', attempt = 1): ProviderJob {
   return {
-    taskId: `task_contract_${Math.random().toString(36).slice(2)}`, family, form: null, model: family, upstreamModel: family,
-    params, output, media: mediaRefs(), attempt, generation: 0,
+    ...familyRequestOf(family, null, params), taskId: `task_contract_${Math.random().toString(36).slice(2)}`, model: family, upstreamModel: family,
+    output, media: mediaRefs(), attempt, generation: 0,
   };
 }
 

@@ -199,7 +199,7 @@ describe('generations at an upstream', () => {
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', (g) => {
-      if (g.job.params.prompt === 'refused') return { state: 'failed', error: new UnrecoverableError('prompt: the upstream refused it (content policy)', { param: 'prompt' }) };
+      if (g.job.family === 'pic' && g.job.params.prompt === 'refused') return { state: 'failed', error: new UnrecoverableError('prompt: the upstream refused it (content policy)', { param: 'prompt' }) };
       return g.job.generation === 0
         ? { state: 'failed', error: new Error('the upstream generation failed: internal error') }
         : { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } };
@@ -219,7 +219,7 @@ describe('generations at an upstream', () => {
     files.files.set('/page.html', { body: Buffer.from('<html>not an image</html>'), type: 'text/html' });
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', (g) => {
-      if (g.job.params.prompt === 'html') return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
+      if (g.job.family === 'pic' && g.job.params.prompt === 'html') return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
       return { state: 'completed', output: { files: [{ url: files.url(g.job.generation === 0 ? '/missing.png' : '/r.png'), kind: 'image' }] } };
     });
     const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_MAX_ATTEMPTS: '2' }, retryBaseMs: 50 });
