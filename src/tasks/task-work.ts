@@ -74,7 +74,7 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
   const now = Date.now();
   const decision = decide(outcome, w.task, {
     now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
-    ...(pollSeconds !== undefined && { pollSeconds }),
+    ...(pollSeconds !== undefined && { pollSeconds }), ...(w.deps.backoffScale !== undefined && { backoffScale: w.deps.backoffScale }),
   });
   let at = now;
   if (decision.type === 'fail' && decision.cancelUpstream && cancelUpstream) {

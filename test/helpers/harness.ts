@@ -50,6 +50,8 @@ export interface HarnessOptions {
   providers?: Provider[];
   /** Circuit breaker settings of the channels. */
   breaker?: BreakerSettings;
+  /** The worker's own waits (retries, server faults, waiting for a channel) times this (default 1), G267. */
+  backoffScale?: number;
   /** The clock of the channels' circuits (default Date.now): a test steps it past an open period. */
   channelClock?: () => number;
   /** Model routes over `providers`. */
@@ -88,6 +90,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const gateway = await createGateway(config, {
     store: options.store ?? (harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:')),
     runnerPollMs: 50,
+    ...(options.backoffScale !== undefined && { runnerBackoffScale: options.backoffScale }),
     drainLingerMs: 0, // closes at once: no test sends on an idle connection while its gateway stops
     webhooks: { pollMs: 50, ...options.webhooks },
     ...(options.providers && { providers: options.providers }),
