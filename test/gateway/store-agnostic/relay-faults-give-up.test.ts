@@ -11,9 +11,7 @@ import type { Fault } from '../../helpers/fault-proxy.js';
 import type { RelayPair } from '../../helpers/relay-pair.js';
 import { ANY_QUERY, createsOf, settleAll, startFaultPair, submit, upstreamIdIn, upstreamTaskCount, type FamilyName } from '../../helpers/relay-faults.js';
 
-// a hung check (RELAY_TIMEOUT_MS, 2.5 s) outlasts it, so a generation is given up at the check after it; it also bounds
-// each create, which takes far less even on a loaded machine
-const ATTEMPT_TIMEOUT_S = 2;
+const ATTEMPT_TIMEOUT_S = 3;
 let pair: RelayPair;
 beforeAll(async () => {
   pair = await startFaultPair({ relaying: { env: { MEDIAGATE_MAX_ATTEMPTS: '2', MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: String(ATTEMPT_TIMEOUT_S) } } });
