@@ -20,7 +20,7 @@ import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason 
 import { routeOf } from './task-route.js';
 
 /** What a piece of work uses of the runner's options (G402). */
-export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs'>;
+export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs' | 'backoffScale'>;
 
 /** One leased piece of work, as the runner hands it over. */
 export interface Work {
