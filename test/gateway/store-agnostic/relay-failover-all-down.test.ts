@@ -84,7 +84,14 @@ describe('no candidate takes calls', () => {
     expect(chat.status).toBe(503);
     expect(chat.headers.get('retry-after')).toBe(String(OPEN_MS / 1000));
     expect(chat.json).toMatchObject({ code: '503', success: false, data: null });
-    for (const id of ids) expect(await r.relaying.store.tasks.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
+    // still waiting, no attempt used (each is looked at again once a second: caught between two looks)
+    for (const id of ids) {
+      const waiting = await waitFor(async () => {
+        const t = (await r.relaying.store.tasks.get(id))!;
+        return t.status !== 'processing' ? t : undefined;
+      }, 10_000, `task ${id} between two looks`);
+      expect(waiting).toMatchObject({ status: 'queued', attempts: 0 });
+    }
   });
 
   it('once an upstream is back and the open period ended, the waiting tasks complete there with their first attempt', async () => {
