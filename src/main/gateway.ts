@@ -67,8 +67,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   reviewMedia?: boolean;
   /** How often the worker looks for work from elsewhere, ms (default 1000). */
   runnerPollMs?: number;
-  /** The first retry's delay of a failed attempt or generation before jitter, ms (default 1 s; G278). */
-  retryBaseMs?: number;
+  /** The worker's own waits (retries, server faults, waiting for a channel) times this (default 1; tests shorten them, G267). */
+  runnerBackoffScale?: number;
   /** A status stream's `: ping` after this long without an event, ms (default 15 s). */
   streamHeartbeatMs?: number;
   /** Default: disk and descriptors of this machine, against `config.minFreeDiskBytes`. */
@@ -183,7 +183,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       ...(store.lastFaultAt && { storeFaultAt: store.lastFaultAt.bind(store) }),
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
-      ...(options.retryBaseMs !== undefined && { retryBaseMs: options.retryBaseMs }),
+      ...(options.runnerBackoffScale !== undefined && { backoffScale: options.runnerBackoffScale }),
     })
     : undefined;
   // long-polls and streams share the one look at other processes' writes (changedElsewhere answers once)

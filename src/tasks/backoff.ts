@@ -16,9 +16,9 @@ export function shouldRetry(err: unknown, attempt: number, maxAttempts: number):
 /** The first retry's delay before jitter, ms. */
 export const RETRY_BASE_MS = 1000;
 
-/** Exponential backoff with jitter: ~1 s, 2 s, 4 s ... (from `baseMs`, G278) capped at 60 s. */
-export function retryDelayMs(attempt: number, random = Math.random, baseMs = RETRY_BASE_MS): number {
-  const base = Math.min(60_000, baseMs * 2 ** Math.max(0, attempt - 1));
+/** Exponential backoff with jitter: ~1 s, 2 s, 4 s ... capped at 60 s (tests scale it: G267). */
+export function retryDelayMs(attempt: number, random = Math.random): number {
+  const base = Math.min(60_000, RETRY_BASE_MS * 2 ** Math.max(0, attempt - 1));
   return Math.round(base * (0.75 + random() * 0.5));
 }
 

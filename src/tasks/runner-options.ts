@@ -33,10 +33,10 @@ export interface RunnerOptions {
   attemptTimeoutMs?: number;
   /** How long a task may wait because no channel of its route takes calls before it fails, ms (default 30 min, G274). */
   unavailableFailMs?: number;
+  /** The runner's own waits (retries, server faults, waiting for a channel) times this (default 1; tests only, never a setting: G267). */
+  backoffScale?: number;
   /** How often to look for work from other processes, due retries and due checks. */
   pollMs?: number;
-  /** The first retry's delay before jitter, ms (default RETRY_BASE_MS, 1 s; tests shorten it: G278). */
-  retryBaseMs?: number;
   /** The gateway's own resources (disk, descriptors): nothing is claimed while one is short (G84). */
   resources?: { check(): { ok: boolean; problems: string[] } };
   /**

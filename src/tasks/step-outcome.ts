@@ -60,8 +60,11 @@ export interface StepLimits {
   pollSeconds?: PollSeconds;
   /** The jitter of the delays (Math.random in production). */
   random?: () => number;
-  /** The first retry's delay before jitter, ms (default RETRY_BASE_MS, 1 s; tests shorten it: G278). */
-  retryBaseMs?: number;
+  /**
+   * The runner's own waits (before a retry, after a server fault, for a channel to take calls) times
+   * this; never an upstream's Retry-After nor a circuit's open period (default 1; tests shorten them, G267).
+   */
+  backoffScale?: number;
 }
 
 /** A line for the log that says what was decided. */
@@ -93,6 +96,9 @@ export type Decision = (
 
 /** The delay of a decision, ms (0 when it writes none). */
 export const delayOf = (d: Decision): number => ('delayMs' in d ? d.delayMs : 0);
+
+/** One of the runner's own waits, ms, times the limits' backoffScale (G267). */
+const scaled = (ms: number, limits: StepLimits): number => Math.round(ms * (limits.backoffScale ?? 1));
 
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -134,7 +140,7 @@ export function decide(outcome: StepOutcome, task: TaskRecord, limits: StepLimit
     case 'refused':
       return failForGood(outcome.error);
     case 'server-fault':
-      return serverFault(outcome.error, task);
+      return serverFault(outcome.error, task, limits);
     case 'unavailable':
       return unavailable(outcome.channelWaitMs, task, limits);
     case 'lease-lapsed':
@@ -187,9 +193,9 @@ function stopped(outcome: Extract<StepOutcome, { kind: 'stopped' }>, task: TaskR
 
 /** A start (or storing its result) failed: the gateway's own fault is deferred; else retried while attempts last (G398). */
 function failedAttempt(err: unknown, task: TaskRecord, limits: StepLimits): Decision {
-  if (serverFaultOf(err)) return serverFault(err, task);
+  if (serverFaultOf(err)) return serverFault(err, task, limits);
   if (!shouldRetry(err, task.attempts, limits.maxAttempts)) return failForGood(err);
-  const delayMs = retryDelayMs(task.attempts, limits.random, limits.retryBaseMs);
+  const delayMs = scaled(retryDelayMs(task.attempts, limits.random), limits);
   // a channel answered: the task no longer waits for one (G274)
   const upstream = task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(task.upstream);
   return { type: 'requeue', delayMs, error: failureMessage(err), ...(upstream && { upstream }), note: { level: 'warn', msg: 'attempt failed; will retry', fields: { err, retryInMs: delayMs } } };
@@ -198,7 +204,7 @@ function failedAttempt(err: unknown, task: TaskRecord, limits: StepLimits): Deci
 /** The generation failed: a new one from the route's first candidate, unless final or out of attempts (G399). */
 function generationFailed(err: unknown, task: TaskRecord, limits: StepLimits): Decision {
   if (!shouldRetry(err, task.attempts, limits.maxAttempts)) return failForGood(err);
-  const delayMs = retryDelayMs(task.attempts, limits.random, limits.retryBaseMs);
+  const delayMs = scaled(retryDelayMs(task.attempts, limits.random), limits);
   return {
     type: 'new-generation', delayMs, provider: routeOf(task)[0]!.provider, generation: (task.upstream?.generation ?? 0) + 1, error: failureMessage(err),
     note: { level: 'warn', msg: 'the generation failed; a new one will be started', fields: { err: errText(err), retryInMs: delayMs } },
@@ -211,7 +217,7 @@ function failForGood(err: unknown): Extract<Decision, { type: 'fail' }> {
 }
 
 /** The gateway's own fault (G84): the attempt given back, the fault counted apart, the worker paused; failed after MAX_SERVER_FAULTS. */
-function serverFault(err: unknown, task: TaskRecord): Decision {
+function serverFault(err: unknown, task: TaskRecord, limits: StepLimits): Decision {
   const code = serverFaultOf(err) ?? (err as NodeJS.ErrnoException | undefined)?.code ?? 'unknown';
   const why = `it was short of a resource of its own (${code})`;
   const faults = task.serverFaults + 1;
@@ -221,7 +227,7 @@ function serverFault(err: unknown, task: TaskRecord): Decision {
       note: { level: 'error', msg: 'task failed: the gateway kept failing to run it', fields: { err, why } },
     };
   }
-  const delayMs = serverFaultDelayMs(faults);
+  const delayMs = scaled(serverFaultDelayMs(faults), limits);
   return {
     type: 'requeue', delayMs, serverFault: true, error: `not run: ${why}`, pauseWorker: true,
     note: { level: 'error', msg: 'the task goes back to the queue without using an attempt', fields: { err, why, retryInMs: delayMs, serverFaults: faults } },
@@ -243,7 +249,7 @@ function unavailable(channelWaitMs: number, task: TaskRecord, limits: StepLimits
     };
   }
   // refusals count in a row (G123) for the backoff only: the time since the first one decides when it fails
-  const delayMs = Math.min(Math.max(channelWaitMs, serverFaultDelayMs(task.serverFaults + 1)), since + failMs - now);
+  const delayMs = Math.min(Math.max(channelWaitMs, scaled(serverFaultDelayMs(task.serverFaults + 1), limits)), since + failMs - now);
   return {
     type: 'requeue', delayMs, serverFault: true, upstream: { ...(task.upstream ?? { generation: 0, checkFailures: 0 }), unavailableSince: since },
     note: { level: 'warn', msg: 'no upstream could take the task; it waits in the queue without using an attempt', fields: { retryInMs: delayMs, waitingMs: now - since } },

@@ -21,7 +21,7 @@ import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason 
 import { routeOf } from './task-route.js';
 
 /** What a piece of work uses of the runner's options (G402). */
-export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs' | 'retryBaseMs'>;
+export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs' | 'backoffScale'>;
 
 /** One leased piece of work, as the runner hands it over. */
 export interface Work {
@@ -77,7 +77,7 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
   const decision = decide(outcome, w.task, {
     now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
     ...(pollSeconds !== undefined && { pollSeconds }),
-    ...(w.deps.retryBaseMs !== undefined && { retryBaseMs: w.deps.retryBaseMs }),
+    ...(w.deps.backoffScale !== undefined && { backoffScale: w.deps.backoffScale }),
   });
   let at = now;
   if (decision.type === 'fail' && decision.cancelUpstream && cancelUpstream) {

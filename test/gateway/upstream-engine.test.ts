@@ -204,7 +204,7 @@ describe('generations at an upstream', () => {
         ? { state: 'failed', error: new Error('the upstream generation failed: internal error') }
         : { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } };
     });
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, retryBaseMs: 50 }); // a new generation's delay is not the point (G278)
+    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, backoffScale: 0.05 }); // a new generation's delay is not the point (G278)
     const id = (await submitPic(h)).json().id as string;
     const refused = (await submitPic(h, 'refused')).json().id as string;
     expect((await h.waitForTask(id)).status).toBe('completed');
@@ -222,7 +222,7 @@ describe('generations at an upstream', () => {
       if (g.job.family === 'pic' && g.job.params.prompt === 'html') return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
       return { state: 'completed', output: { files: [{ url: files.url(g.job.generation === 0 ? '/missing.png' : '/r.png'), kind: 'image' }] } };
     });
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_MAX_ATTEMPTS: '2' }, retryBaseMs: 50 });
+    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_MAX_ATTEMPTS: '2' }, backoffScale: 0.05 });
     const html = (await submitPic(h, 'html')).json().id as string;
     const gone = (await submitPic(h, 'gone')).json().id as string;
     const bad = await h.waitForTask(html);

@@ -50,6 +50,8 @@ export interface HarnessOptions {
   providers?: Provider[];
   /** Circuit breaker settings of the channels. */
   breaker?: BreakerSettings;
+  /** The worker's own waits (retries, server faults, waiting for a channel) times this (default 1), G267. */
+  backoffScale?: number;
   /** The clock of the channels' circuits (default Date.now): a test steps it past an open period. */
   channelClock?: () => number;
   /** Model routes over `providers`. */
@@ -67,8 +69,6 @@ export interface HarnessOptions {
   store?: Store;
   /** The built web console the gateway serves (default console/dist). */
   consoleDir?: string;
-  /** The first retry's delay of a failed attempt before jitter, ms (default 1 s): a test about what a retry does, not when, shortens it (G278). */
-  retryBaseMs?: number;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -90,6 +90,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const gateway = await createGateway(config, {
     store: options.store ?? (harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:')),
     runnerPollMs: 50,
+    ...(options.backoffScale !== undefined && { runnerBackoffScale: options.backoffScale }),
     drainLingerMs: 0, // closes at once: no test sends on an idle connection while its gateway stops
     webhooks: { pollMs: 50, ...options.webhooks },
     ...(options.providers && { providers: options.providers }),
@@ -101,7 +102,6 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
     ...(options.keyClock && { keyClock: options.keyClock }),
     ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
-    ...(options.retryBaseMs !== undefined && { retryBaseMs: options.retryBaseMs }),
   });
   gateway.runner?.start();
   gateway.deliveries?.start();

@@ -11,6 +11,7 @@ import type { Provider } from '../../src/providers/types.js';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy.js';
 import type { HarnessOptions } from './harness.js';
 import { listeningGateway, type ListeningGateway } from './listening-gateway.js';
+import { RELAYING_BACKOFF_SCALE } from './relay-pair.js';
 import { countTasksByStatus } from './task-rows.js';
 
 /** One candidate channel: the relay provider, its proxy and the upstream behind it. */
@@ -68,7 +69,8 @@ export async function startRelayCandidates(options: RelayCandidatesOptions = {})
   const b = await startChannel('b', options.upstream?.('b'));
   // every model, media and chat: `a` first, `b` when `a` cannot take the call
   const route: RouteCandidate[] = [{ provider: 'a', priority: 0, weight: 1 }, { provider: 'b', priority: 1, weight: 1 }];
-  const relaying = await listeningGateway({ ...options.relaying, providers: [a.relay, b.relay], routes: { '*': route } });
+  // the relaying worker's own waits a tenth of an operator's, as in relay-pair.ts (G267)
+  const relaying = await listeningGateway({ backoffScale: RELAYING_BACKOFF_SCALE, ...options.relaying, providers: [a.relay, b.relay], routes: { '*': route } });
   return {
     a, b, relaying,
     async call(method, path, body, headers = {}) {

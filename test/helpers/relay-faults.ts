@@ -66,6 +66,15 @@ export function createsOf(pair: RelayPair, id: string): SeenRequest[] {
   return pair.proxy.requests.filter((r) => r.method === 'POST' && (r.idempotencyKey === id || r.idempotencyKey?.startsWith(`${id}.`)));
 }
 
+/**
+ * The upstream tasks made for relaying task `id`, in the order of their first create: one per
+ * generation. A create may be sent again under its key (a relay timeout on a loaded machine, a
+ * connection broken after sending, G124): the upstream answers the same task, counted once.
+ */
+export function upstreamTasksOf(pair: RelayPair, id: string): string[] {
+  return [...new Set(createsOf(pair, id).map(upstreamIdIn).filter((u) => u !== undefined))];
+}
+
 /** The upstream task id in a create answer the upstream gave (`id`, or the videos envelope's `data.projectId`). */
 export function upstreamIdIn(create: SeenRequest): string | undefined {
   if (create.response === undefined || create.targetStatus === undefined || create.targetStatus >= 300) return undefined;

@@ -13,6 +13,13 @@ import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-prox
 import type { HarnessOptions } from './harness.js';
 import { listeningGateway, type ListeningGateway } from './listening-gateway.js';
 
+/**
+ * The relaying gateway's own waits (before a retry, after a channel could not take a task) times
+ * this: ~100 ms where an operator's gateway waits ~1 s, 200 ms where it waits 2 s (G267). An
+ * upstream's Retry-After and a circuit's open period are waited for whole.
+ */
+export const RELAYING_BACKOFF_SCALE = 0.1;
+
 export interface RelayPair {
   proxy: FaultProxy;
   upstream: ListeningGateway;
@@ -49,7 +56,8 @@ export async function startRelayPair(options: RelayPairOptions = {}): Promise<Re
     ...chatRoutesOf({ '*': 'relay' }, (model) => options.chatModel?.(model)),
     ...options.routes,
   };
-  const relaying = await listeningGateway({ ...options.relaying, providers: [relay], routes });
+  // the relaying worker's own waits (retries, waiting for a channel) a tenth of an operator's: the faults here are on purpose (G267)
+  const relaying = await listeningGateway({ backoffScale: RELAYING_BACKOFF_SCALE, ...options.relaying, providers: [relay], routes });
   return {
     proxy, upstream, relaying, relay,
     createsWithKey: (key) => proxy.requests.filter((r) => r.method === 'POST' && r.idempotencyKey === key),

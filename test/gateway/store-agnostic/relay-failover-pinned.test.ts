@@ -2,18 +2,48 @@
  * Checks and cancel stay with the channel that accepted the create (G90, G93): a
  * relaying mediagate routes every model to relay channel `a`, then `b`. Whichever channel took the
  * create gets every check and the cancel; the other channel, faulted or healthy, gets none, and
- * its upstream holds nothing. `b`'s upstream generates at the sandbox's `realistic` pace (an image
- * in ~10 s, a video in minutes), so its tasks are checked many times while they run.
+ * its upstream holds nothing. `b`'s upstream holds each generation (its sandbox does not start
+ * it) until the test lets it go or it is cancelled, so its tasks are checked many times while they run
+ * (G268: the order is caused, not timed).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSandboxProvider } from '../../../src/providers/sandbox/index.js';
+import type { MediaProvider } from '../../../src/providers/types.js';
 import { waitFor } from '../../helpers/harness.js';
 import { within } from '../../helpers/within.js';
 import { startRelayCandidates, type RelayCandidates } from '../../helpers/relay-candidates.js';
 
+/** Upstream task ids of `b` whose generation may go on; the others wait (a cancel stops them). */
+const released = new Set<string>();
+const releasedNow = new EventTarget();
+const release = (upstreamId: string): void => {
+  released.add(upstreamId);
+  releasedNow.dispatchEvent(new Event(upstreamId));
+};
+
+/** `b`'s sandbox (instant once let go): a generation runs only after its `release`, or stops at a cancel. */
+const heldSandbox = (): MediaProvider => {
+  const sandbox = createSandboxProvider({ timing: 'instant' });
+  return {
+    ...sandbox,
+    async start(job, ctx) {
+      await new Promise<void>((resolve, reject) => {
+        if (released.has(job.taskId)) { resolve(); return; }
+        const onAbort = (): void => { releasedNow.removeEventListener(job.taskId, onRelease); reject(ctx.signal.reason); };
+        const onRelease = (): void => { ctx.signal.removeEventListener('abort', onAbort); resolve(); };
+        if (ctx.signal.aborted) { onAbort(); return; }
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        releasedNow.addEventListener(job.taskId, onRelease, { once: true });
+      });
+      return sandbox.start(job, ctx);
+    },
+  };
+};
+
 let r: RelayCandidates;
 beforeAll(async () => {
   r = await startRelayCandidates({
-    upstream: (id) => (id === 'b' ? { env: { MEDIAGATE_SANDBOX_TIMING: 'realistic' } } : {}),
+    upstream: (id) => (id === 'b' ? { providers: [heldSandbox()] } : {}),
     relaying: { breaker: { failuresToOpen: 1_000, openMs: 60_000, maxOpenMs: 60_000 } },
   });
 }, 60_000);
@@ -61,6 +91,8 @@ describe('checks and cancel stay with the channel that accepted', () => {
     // `a` takes calls again: the generation is still `b`'s, so are its checks
     refuse.remove();
     await checks('b', upstreamId, 6);
+    expect((await r.b.upstream.store.tasks.get(upstreamId))!.status).toBe('processing');
+    release(upstreamId);
     const done = await r.relaying.waitForTask(id, undefined, 45_000);
     expect(done).toMatchObject({ status: 'completed', provider: 'b', attempts: 1 });
     expect((await r.b.upstream.store.tasks.get(upstreamId))!.status).toBe('completed');

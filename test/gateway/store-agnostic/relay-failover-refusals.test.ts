@@ -24,9 +24,14 @@ describe('refusals by every candidate', () => {
     const created = await r.call('POST', '/v1/pic/images', { model: 'pic', prompt: 'outages' });
     expect(created.status).toBe(200);
     const id = created.json.id as string;
-    await waitFor(async () => ((await r.relaying.store.tasks.get(id))!.serverFaults === 1 ? true : undefined), 15_000, 'the first refusal by every candidate');
-    // a long outage: as many refusals in a row as a task may have before one more fails it
-    expect(await r.relaying.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS })).toBeDefined();
+    // a long outage: as many refusals in a row as a task may have before one more fails it, set
+    // while the task waits in the queue after its first refusal (it is tried again soon: until set)
+    const outage = await waitFor(async () => {
+      const t = (await r.relaying.store.tasks.get(id))!;
+      if (t.serverFaults < 1 || t.status !== 'queued') return undefined;
+      return r.relaying.store.tasks.updateIf(id, { statusIn: ['queued'] }, { serverFaults: MAX_SERVER_FAULTS });
+    }, 15_000, 'the task back in the queue after its first refusal by every candidate');
+    expect(outage).toMatchObject({ status: 'queued', serverFaults: MAX_SERVER_FAULTS, attempts: 0 });
 
     // `b` comes back and accepts; its generation then fails, and from that moment `b` refuses creates
     let refuseCreates: FaultRule | undefined;

@@ -56,7 +56,7 @@ describe('faults at status queries, a later check goes through', () => {
   });
 
   it.each([429, 503])('%i with Retry-After: the next check is not due, nor made, before the upstream asked', async (status) => {
-    const RETRY_AFTER_S = 2; // a failed check is otherwise looked at again within ~100 ms here
+    const RETRY_AFTER_S = 1; // a failed check is otherwise looked at again within ~100 ms here
     const from = pair.proxy.requests.length;
     const families = status === 429 ? WITH_VIDEOS : WITH_PIC;
     const done = checkFault({ status, retryAfter: RETRY_AFTER_S }, families, 1, `${status}`);

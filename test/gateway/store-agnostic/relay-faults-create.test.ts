@@ -36,7 +36,7 @@ describe('faults at create, the next create goes through', () => {
   });
 
   it.each([429, 503])('%i with Retry-After: the task is not tried again before the upstream asked', async (status) => {
-    const RETRY_AFTER_S = 4; // longer than the 2 s a task waits after its first channel fault anyway
+    const RETRY_AFTER_S = 1; // longer than the 200 ms a task waits here after its first channel fault anyway (RELAYING_BACKOFF_SCALE)
     const done = createFault(`${status}+retry-after`, { status, retryAfter: RETRY_AFTER_S }, status === 429 ? WITH_VIDEOS : WITH_MOTION);
     // read the relaying gateway's store while the task waits: its run_after honours Retry-After
     const waited = await Promise.all((status === 429 ? WITH_VIDEOS : WITH_MOTION).map(async (family) => {

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fault } from '../../helpers/fault-proxy.js';
 import type { RelayPair } from '../../helpers/relay-pair.js';
-import { ANY_QUERY, createsOf, settleAll, startFaultPair, submit, upstreamIdIn, upstreamTaskCount, type FamilyName } from '../../helpers/relay-faults.js';
+import { ANY_QUERY, settleAll, startFaultPair, submit, upstreamTaskCount, upstreamTasksOf, type FamilyName } from '../../helpers/relay-faults.js';
 
 const ATTEMPT_TIMEOUT_S = 3;
 let pair: RelayPair;
@@ -30,9 +30,9 @@ async function neverAnswered(fault: Fault, text: string): Promise<void> {
       // not just "did not finish": the upstream may well have finished it (the pic and Model Center ones did); it could not be asked
       expect(task.error, task.family).toMatch(new RegExp(`^generation did not finish within ${ATTEMPT_TIMEOUT_S} s \\(attempt 2 of 2\\); the last \\d+ checks of its status at the upstream failed$`));
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([2, 1]);
-      const upstreamIds = createsOf(pair, task.id).map(upstreamIdIn);
+      const upstreamIds = upstreamTasksOf(pair, task.id);
       if (task.family !== 'motion') {
-        expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u!)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
+        expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
       }
       // a motion generation given up on is cancelled at the upstream; the others cannot be
       const cancels = pair.proxy.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/cancel'));

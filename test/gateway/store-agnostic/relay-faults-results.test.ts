@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { missingResult } from '../../helpers/fault-proxy-results.js';
 import type { FaultRule, RewriteContext } from '../../helpers/fault-proxy.js';
 import type { RelayPair } from '../../helpers/relay-pair.js';
-import { ANY_QUERY, expectCompleted, settleAll, startFaultPair, submit, upstreamIdIn, upstreamTaskCount, createsOf, type FamilyName } from '../../helpers/relay-faults.js';
+import { ANY_QUERY, expectCompleted, settleAll, startFaultPair, submit, upstreamTaskCount, upstreamTasksOf, type FamilyName } from '../../helpers/relay-faults.js';
 
 let pair: RelayPair;
 // two generations at most: a task whose file is gone twice fails
@@ -31,7 +31,7 @@ const goneFor = (status: number) => (ctx: RewriteContext) => pair.proxy.goneUrl(
 
 /** The result downloads the proxy saw for a task (its files, its `goneFor` URLs), in order: [what it did, the status the relay got]. */
 function downloadsOf(id: string): Array<[string, number | undefined]> {
-  const upstreamIds = createsOf(pair, id).map(upstreamIdIn).filter((u) => u !== undefined);
+  const upstreamIds = upstreamTasksOf(pair, id);
   return pair.proxy.requests
     .filter((r) => r.method === 'GET' && upstreamIds.some((u) => r.url.startsWith(`/files/${u}/`) || (r.action === 'gone' && r.url.endsWith(`/${u}`))))
     .map((r) => [r.action, r.status]);
@@ -45,8 +45,8 @@ describe('a completed upstream task whose result file', () => {
       expect(task.error, task.family).toMatch(/the upstream no longer has the result file \(HTTP 404\)$/);
       // two generations (<id>, <id>.1), each one task the upstream made and completed
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([2, 1]);
-      const upstreamIds = createsOf(pair, task.id).map(upstreamIdIn);
-      expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u!)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
+      const upstreamIds = upstreamTasksOf(pair, task.id);
+      expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
       // one download of each generation's file, each missing
       expect(downloadsOf(task.id), task.family).toEqual([['gone', 404], ['gone', 404]]);
     }

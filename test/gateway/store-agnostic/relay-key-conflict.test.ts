@@ -11,6 +11,7 @@ import { createRelayProvider } from '../../../src/providers/relay/index.js';
 import type { Provider, StartResult } from '../../../src/providers/types.js';
 import { image } from '../../helpers/media-fixtures.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
+import { RELAYING_BACKOFF_SCALE } from '../../helpers/relay-pair.js';
 
 const PERIOD = 6 * 3600_000;
 let upstream: ListeningGateway;
@@ -32,7 +33,7 @@ beforeAll(async () => {
       throw new Error('the worker died after the upstream took the create');
     },
   };
-  relaying = await listeningGateway({ providers: [crashing], routes: { '*': [{ provider: 'relay', priority: 0, weight: 1 }] } });
+  relaying = await listeningGateway({ providers: [crashing], routes: { '*': [{ provider: 'relay', priority: 0, weight: 1 }] }, backoffScale: RELAYING_BACKOFF_SCALE });
 }, 60_000);
 
 afterAll(async () => {
