@@ -310,6 +310,25 @@ describe('the admin API\'s replies match the document too', () => {
   });
 });
 
+describe('the web console\'s session routes match the document too (G372)', () => {
+  it('sign-in, the session, sign-out: successes and errors', async () => {
+    const d = idleDoc;
+    const session = '/console/session';
+    const post = (payload: unknown) => idle.app.inject({ method: 'POST', url: session, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    const signedIn = check(d, 'POST', session, await post({ api_key: idle.key }), 200);
+    expect(d.paths[session]!.post!.responses['200']).toHaveProperty('headers.set-cookie');
+    check(d, 'POST', session, await post({ api_key: 'not-a-key-of-this-gateway' }), 401);
+    check(d, 'POST', session, await post({ key: idle.key }), 400);
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    const csrf = signedIn.json().csrf_token as string;
+    check(d, 'GET', session, await idle.app.inject({ method: 'GET', url: session, headers: { cookie } }), 200);
+    check(d, 'GET', session, await idle.app.inject({ method: 'GET', url: session }), 401);
+    check(d, 'DELETE', session, await idle.app.inject({ method: 'DELETE', url: session, headers: { cookie } }), 403);
+    check(d, 'DELETE', session, await idle.app.inject({ method: 'DELETE', url: session, headers: { cookie, 'x-csrf-token': csrf } }), 204);
+    check(d, 'DELETE', session, await idle.app.inject({ method: 'DELETE', url: session, headers: { cookie, 'x-csrf-token': csrf } }), 401);
+  });
+});
+
 /**
  * Operations whose error replies no request can bring about here, and why. `/healthz` answers
  * only 200, or a 503 once the process is shutting down.
