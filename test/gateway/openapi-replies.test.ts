@@ -249,7 +249,7 @@ describe('every reply matches the schema the document declares for it', () => {
 });
 
 describe('the admin API\'s replies match the document too', () => {
-  it('keys, accounts, grants, the ledger, the audit log, the settings, tasks, channels and usage: successes and errors', async () => {
+  it('keys, accounts, grants, the ledger, the audit log, the settings, tasks, channels, usage and tasks per minute: successes and errors', async () => {
     const d = idleDoc;
     const admin = (await createApiKey(idle.store.keys, 'openapi admin', {}, Date.now(), { fields: { role: 'admin' } })).secret;
     const call = (method: string, url: string, payload?: unknown, key = admin) => idle.app.inject({
@@ -307,6 +307,8 @@ describe('the admin API\'s replies match the document too', () => {
     check(d, 'POST', '/admin/v1/channels/{id}/probe', await call('POST', '/admin/v1/channels/nope/probe'), 404);
     check(d, 'GET', '/admin/v1/usage', await call('GET', '/admin/v1/usage?group_by=key&interval=day'), 200);
     check(d, 'GET', '/admin/v1/usage', await call('GET', '/admin/v1/usage?interval=week'), 400);
+    check(d, 'GET', '/admin/v1/task-activity', await call('GET', '/admin/v1/task-activity?minutes=5'), 200);
+    check(d, 'GET', '/admin/v1/task-activity', await call('GET', '/admin/v1/task-activity?minutes=0'), 400);
   });
 });
 

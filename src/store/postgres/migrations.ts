@@ -452,6 +452,10 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
   `,
+  // Tasks per minute by status (G370): the status changes of a time range, read from this index alone.
+  `
+  CREATE INDEX task_events_at ON task_events (at, status);
+  `,
 ];
 
 /** The schema version the migrations lead to. */
