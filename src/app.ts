@@ -95,6 +95,8 @@ export interface AppDeps {
   now?: () => number;
   /** The built web console served at `/console/` (default console/dist; G360). */
   consoleDir?: string;
+  /** How long `/readyz` waits for the store's ping, ms (default STORE_PING_MS; G277). */
+  storePingMs?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -157,13 +159,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.metrics && metricsSettings) registerMetricsRoute(app, deps.metrics, metricsSettings.token);
   // a worker process answers only its health (G163): callers, files and callbacks go to API processes
   if (config.role === 'worker') {
-    registerHealthRoutes(app, store, deps.resources, deps.storage);
+    registerHealthRoutes(app, store, deps.resources, deps.storage, deps.storePingMs);
     return app;
   }
 
   await registerOpenApi(app, '0.1.0');
 
-  registerHealthRoutes(app, store, deps.resources, deps.storage);
+  registerHealthRoutes(app, store, deps.resources, deps.storage, deps.storePingMs);
   registerFileRoutes(app, deps.signer, { results: deps.storage.results, inputs: deps.storage.inputs, redirect: config.filesRedirect });
   // signed by the upstream, not by a key: outside the authenticated scope
   if (deps.services.callbacks) await registerProviderCallbackRoutes(app, deps.services.callbacks);

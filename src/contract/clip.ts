@@ -5,7 +5,7 @@ import { mediaRefs, refsOf, type MediaRef } from './media-refs.js';
 import { videoOutput } from './output.js';
 import { assertExclusive, assertGroupsExclusive, assertOneOf, assertRequires } from './rules.js';
 import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
-import type { SubmitPlan } from './submit-plan.js';
+import type { PlanFacts } from './task-request.js';
 
 /** Form A model (`{api_base_url}/clip/videos`); also the model when `model` is missing (D2). */
 export const CLIP_FORM_A_MODELS = ['clip3.1-fast'] as const;
@@ -61,6 +61,41 @@ export const ClipCreateBody = Type.Object({
 
 export type ClipCreateBody = Static<typeof ClipCreateBody>;
 
+/** Stored parameters both clip forms share: the prompt, the length, reference images or frames. */
+const clipCommonParams = {
+  prompt: ClipCreateBody.properties.prompt,
+  duration: Type.Integer({ description: 'seconds: always 8' }),
+  input_reference: ClipCreateBody.properties.input_reference,
+  image_urls: ClipCreateBody.properties.image_urls,
+  first_image: ClipCreateBody.properties.first_image,
+  last_image: ClipCreateBody.properties.last_image,
+};
+
+/**
+ * What a Form A clip task stores as its parameters (`planClipTask`) and its provider is given
+ * (G405): the orientation as both `size` and `aspect_ratio`, 720p, and the common fields.
+ */
+export const ClipFormAParams = Type.Object({
+  ...clipCommonParams,
+  size: StringEnum(CLIP_SIZES),
+  aspect_ratio: StringEnum(CLIP_ASPECT_RATIOS),
+  resolution: Type.Literal('720p'),
+}, { additionalProperties: false });
+
+export type ClipFormAParams = Static<typeof ClipFormAParams>;
+
+/** What a Form B clip task stores (G405): `aspect_ratio`, the resolution in its canonical spelling, no `size`. */
+export const ClipFormBParams = Type.Object({
+  ...clipCommonParams,
+  aspect_ratio: StringEnum(CLIP_ASPECT_RATIOS),
+  resolution: StringEnum(CLIP_RESOLUTIONS),
+}, { additionalProperties: false });
+
+export type ClipFormBParams = Static<typeof ClipFormBParams>;
+
+/** A clip request as a task holds it: the form and that form's parameters. */
+export type ClipRequest = { family: 'clip'; form: 'A'; params: ClipFormAParams } | { family: 'clip'; form: 'B'; params: ClipFormBParams };
+
 /** The form a clip model belongs to. */
 export function clipFormOf(model: ClipModel): 'A' | 'B' {
   return (CLIP_FORM_A_MODELS as readonly string[]).includes(model) ? 'A' : 'B';
@@ -85,10 +120,16 @@ export function referenceField(body: { input_reference?: string[]; image_urls?: 
   return body.input_reference !== undefined ? { field: 'input_reference', urls: body.input_reference } : { field: 'image_urls', urls: body.image_urls ?? [] };
 }
 
+/** The reference images as a task stores them: under the field the caller used; none when there are none. */
+export function referenceParams(refs: { field: 'input_reference' | 'image_urls'; urls: string[] }): { input_reference?: string[]; image_urls?: string[] } {
+  if (refs.urls.length === 0) return {};
+  return refs.field === 'input_reference' ? { input_reference: refs.urls } : { image_urls: refs.urls };
+}
+
 const frameRef = (field: string, url: string | undefined): MediaRef | undefined => (url === undefined ? undefined : { url, field });
 
 /** Turns a schema-valid clip request (either form) into what is stored and what must be produced. */
-export function planClipTask(body: ClipCreateBody): SubmitPlan {
+export function planClipTask(body: ClipCreateBody): ClipRequest & PlanFacts {
   const model: ClipModel = body.model ?? CLIP_DEFAULT_MODEL;
   const form = clipFormOf(model);
   const duration = planDuration(body, CLIP_DURATIONS, CLIP_DURATION_SEC, ' (clip videos are always 8 seconds long)');
@@ -103,14 +144,20 @@ export function planClipTask(body: ClipCreateBody): SubmitPlan {
   if (refs.urls.length > limit) throw invalidField(refs.field, `${refs.field} allows at most ${limit} items for ${model} (got ${refs.urls.length})`);
 
   assertExclusive(body, 'size', 'aspect_ratio');
-  let aspect: string;
-  let shape: Record<string, unknown>;
+  // the fields after the form's shape fields, in the order they are stored
+  const rest = {
+    duration,
+    ...referenceParams(refs),
+    ...(body.first_image !== undefined && { first_image: body.first_image }),
+    ...(body.last_image !== undefined && { last_image: body.last_image }),
+  };
+  let request: ClipRequest;
   if (form === 'A') {
     if (body.resolution !== undefined) {
       throw invalidField('resolution', `resolution is accepted only by the Form B models (${CLIP_FORM_B_MODELS.join(', ')}); ${model} renders 720p, choose its orientation with size or aspect_ratio`);
     }
-    aspect = body.aspect_ratio ?? (body.size === '720x1280' ? '9:16' : '16:9');
-    shape = { size: aspect === '9:16' ? '720x1280' : '1280x720', aspect_ratio: aspect, resolution: '720p' };
+    const aspect = body.aspect_ratio ?? (body.size === '720x1280' ? '9:16' : '16:9');
+    request = { family: 'clip', form, params: { prompt: body.prompt, size: aspect === '9:16' ? '720x1280' : '1280x720', aspect_ratio: aspect, resolution: '720p', ...rest } };
   } else {
     if (body.size !== undefined) {
       throw invalidField('size', `size is accepted only by ${CLIP_DEFAULT_MODEL} (Form A); ${model} takes aspect_ratio (16:9, 9:16) and resolution (720p, 1080p, 4K)`);
@@ -119,25 +166,15 @@ export function planClipTask(body: ClipCreateBody): SubmitPlan {
     if (resolution === '4K' && !CLIP_4K_MODELS.includes(model)) {
       throw invalidField('resolution', `resolution 4K is not available for ${model}; use 720p or 1080p (4K needs ${CLIP_4K_MODELS.join(' or ')})`);
     }
-    aspect = body.aspect_ratio ?? '16:9';
-    shape = { aspect_ratio: aspect, resolution };
+    request = { family: 'clip', form, params: { prompt: body.prompt, aspect_ratio: body.aspect_ratio ?? '16:9', resolution, ...rest } };
   }
   const firstFrame = frameRef('first_image', body.first_image);
   const lastFrame = frameRef('last_image', body.last_image);
   return {
-    family: 'clip',
-    form,
+    ...request,
     model,
-    params: {
-      prompt: body.prompt,
-      ...shape,
-      duration,
-      ...(refs.urls.length > 0 && { [refs.field]: refs.urls }),
-      ...(body.first_image !== undefined && { first_image: body.first_image }),
-      ...(body.last_image !== undefined && { last_image: body.last_image }),
-    },
     // D19: size by form fields, 8 s; clip has no generate_audio, so no audio track.
-    output: videoOutput(String(shape.resolution), aspect, duration, false),
+    output: videoOutput(request.params.resolution, request.params.aspect_ratio, duration, false),
     media: mediaRefs({ ...(firstFrame && { firstFrame }), ...(lastFrame && { lastFrame }), images: refsOf(refs.field, refs.urls) }),
     amount: priceTask(findModel(model)!),
   };

@@ -81,8 +81,28 @@ function imageField(id: string, spec: SdModelSpec, body: Record<string, unknown>
   return used[0] ?? spec.imageFields[0]!;
 }
 
+/**
+ * What an sd model's task stores as its parameters (G405): the table's fields with their defaults,
+ * the reference images as `reference_images` whatever name they came under, any other field as
+ * sent (D11).
+ */
+export type SdParams = {
+  prompt: string;
+  reference_images: string[];
+  reference_videos: string[];
+  reference_audios: string[];
+  duration: number;
+  aspect_ratio: string;
+  resolution: string;
+  seed: number;
+  first_image: string[];
+  last_image: string[];
+  generate_audio: boolean;
+  watermark?: boolean;
+} & { [field: string]: unknown };
+
 export interface SdPlan {
-  params: Record<string, unknown>;
+  params: SdParams;
   output: OutputSpec;
   media: MediaRefs;
 }
@@ -122,7 +142,7 @@ export function planSdTask(id: string, body: Record<string, unknown>): SdPlan {
 
   const { model: _model, ...rest } = body;
   for (const alias of spec.imageFields) delete rest[alias];
-  const params: Record<string, unknown> = {
+  const params: SdParams = {
     ...rest,
     prompt,
     reference_images: images,

@@ -7,7 +7,7 @@ import { planSdTask, SD_ASPECT_RATIOS, SD_MODELS, sdThenSchema } from './model-c
 import { IMAGE_LONG_SIDE, sizeForAspect, videoOutput, type ImageResolution, type OutputSpec } from './output.js';
 import { assertRange } from './rules.js';
 import { IntegerLike, MediaUrl, toInteger, CallbackUrlField } from './schema-helpers.js';
-import type { SubmitPlan } from './submit-plan.js';
+import type { PlanFacts } from './task-request.js';
 
 const urlList = (what: string) => Type.Optional(Type.Array(MediaUrl(`${what} URL`), { description: `${what} (http(s) URLs)` }));
 
@@ -39,6 +39,25 @@ export const ModelCenterCreateBody = Type.Object({
 });
 
 export type ModelCenterCreateBody = Static<typeof ModelCenterCreateBody>;
+
+const { model: _modelField, callback_url: _callbackField, ...storedFields } = ModelCenterCreateBody.properties;
+
+/**
+ * What a Model Center task stores as its parameters (`planModelCenterTask`) and its provider is
+ * given (G405): the request without `model`, every other field kept (D11); an sd model's table
+ * fields with their defaults (`SdParams`), another model's fields as sent.
+ */
+export const ModelCenterParams = Type.Object(storedFields, { additionalProperties: true });
+
+/** The fields every model shares, typed; any other field as sent (D11). */
+export type ModelCenterParams = Static<typeof ModelCenterParams> & { [field: string]: unknown };
+
+/** A Model Center request as a task holds it. */
+export interface ModelCenterRequest {
+  family: 'model-center';
+  form: null;
+  params: ModelCenterParams;
+}
 
 /**
  * The published model for a Model ID; anything else is a 400 `unknown_model`. A display name or a
@@ -126,13 +145,13 @@ export function genericVideoOutput(id: string, body: Record<string, unknown>): O
  * validated (model-center-sd.ts); every other model takes `prompt` and the common media fields and
  * gets all its other fields passed on unchanged.
  */
-export function planModelCenterTask(body: ModelCenterCreateBody): SubmitPlan {
+export function planModelCenterTask(body: ModelCenterCreateBody): ModelCenterRequest & PlanFacts {
   const model = resolveModelCenterModel(body.model);
   const fields = body as Record<string, unknown>;
   const amount = priceTask(findModel(model.id)!);
   const base = { family: 'model-center' as const, form: null, model: model.id, amount };
   if (SD_MODELS[model.id]) return { ...base, ...planSdTask(model.id, fields) };
-  const { model: _model, ...params } = fields;
+  const { model: _model, ...params } = body;
   const output = model.kind === 'image' ? imagegenOutput(fields) : genericVideoOutput(model.id, fields);
   return { ...base, params, output, media: genericMedia(fields) };
 }

@@ -6,7 +6,7 @@ import { motionPromptProblem } from './motion-prompt.js';
 import { videoOutput } from './output.js';
 import { assertRange } from './rules.js';
 import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
-import type { SubmitPlan } from './submit-plan.js';
+import type { PlanFacts } from './task-request.js';
 
 /** The 1.5 pro models: billed per second, audio, duration 4-12 or -1, resolution from the name. */
 export const MOTION_PRO_MODELS = ['motion_1_5_pro_480p', 'motion_1_5_pro_720p', 'motion_1_5_pro_1080p'] as const;
@@ -69,6 +69,35 @@ export const MotionCreateBody = Type.Object({
 
 export type MotionCreateBody = Static<typeof MotionCreateBody>;
 
+/** A content object as a task stores it: a text with its text, an image with its role (omitted: first_frame). */
+const MotionParamsItem = Type.Union([
+  Type.Object({ type: Type.Literal('text'), text: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('image_url'), image_url: Type.Object({ url: MediaUrl('image URL') }, { additionalProperties: false }), role: StringEnum(MOTION_IMAGE_ROLES) }, { additionalProperties: false }),
+]);
+
+/**
+ * What a motion task stores as its parameters (`planMotionTask`) and its provider is given (G405):
+ * the content objects, each with only its type's fields, and every option with its default; the
+ * duration as asked (-1: automatic on a 1.5 pro model), the resolution the model's.
+ */
+export const MotionParams = Type.Object({
+  content: Type.Array(MotionParamsItem),
+  ratio: StringEnum(MOTION_RATIOS),
+  duration: Type.Integer({ description: 'seconds as asked; -1: automatic (1.5 pro)' }),
+  generate_audio: Type.Boolean(),
+  service_tier: StringEnum(MOTION_SERVICE_TIERS),
+  resolution: Type.String({ description: 'the model\'s: 480p, 720p or 1080p' }),
+}, { additionalProperties: false });
+
+export type MotionParams = Static<typeof MotionParams>;
+
+/** A motion request as a task holds it. */
+export interface MotionRequest {
+  family: 'motion';
+  form: null;
+  params: MotionParams;
+}
+
 interface Indexed { index: number; url: string }
 
 /** The content array sorted by kind; each object checked for the field its type needs. */
@@ -118,7 +147,7 @@ function resolveDuration(model: string, value: number | string | undefined): { r
 }
 
 /** Turns a schema-valid motion request into what is stored and what must be produced. */
-export function planMotionTask(body: MotionCreateBody): SubmitPlan {
+export function planMotionTask(body: MotionCreateBody): MotionRequest & PlanFacts {
   const { texts, first, last, refs } = splitContent(body.content);
   const hasImages = first.length + last.length + refs.length > 0;
   if (texts.length > 1) throw invalidField(at(texts[1]!.index), `content may hold at most one text object; got ${texts.length}`);
@@ -148,8 +177,9 @@ export function planMotionTask(body: MotionCreateBody): SubmitPlan {
     form: null,
     model: body.model,
     params: {
+      // every object was checked for its type's field (splitContent)
       content: body.content.map((item) => (item.type === 'text'
-        ? { type: 'text', text: item.text }
+        ? { type: 'text', text: item.text! }
         : { type: 'image_url', image_url: { url: item.image_url!.url }, role: item.role ?? 'first_frame' })),
       ratio,
       duration: requested,

@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { invalidField } from '../errors.js';
 import { findModel, priceTask } from './catalog.js';
-import { planDuration, referenceField } from './clip.js';
+import { planDuration, referenceField, referenceParams } from './clip.js';
 import { mediaRefs, refsOf } from './media-refs.js';
 import { videoOutput } from './output.js';
 import { assertExclusive } from './rules.js';
 import { IntegerLike, MediaUrl, StringEnum, CallbackUrlField } from './schema-helpers.js';
-import type { SubmitPlan } from './submit-plan.js';
+import type { PlanFacts } from './task-request.js';
 
 /** Rules of one reel model: its form, allowed durations (first = default, the smallest) and image limit. */
 export interface ReelModelRules {
@@ -62,8 +62,31 @@ export const ReelCreateBody = Type.Object({
 
 export type ReelCreateBody = Static<typeof ReelCreateBody>;
 
+/**
+ * What a reel task of either form stores as its parameters (`planReelTask`) and its provider is
+ * given (G405): the orientation as both `size` and `aspect_ratio`, the length in seconds, and the
+ * reference images under the field the caller used.
+ */
+export const ReelParams = Type.Object({
+  prompt: ReelCreateBody.properties.prompt,
+  size: StringEnum(REEL_SIZES),
+  aspect_ratio: StringEnum(REEL_ASPECT_RATIOS),
+  duration: Type.Integer({ description: 'seconds' }),
+  input_reference: ReelCreateBody.properties.input_reference,
+  image_urls: ReelCreateBody.properties.image_urls,
+}, { additionalProperties: false });
+
+export type ReelParams = Static<typeof ReelParams>;
+
+/** A reel request as a task holds it: the model's form (the parameters are the same in both). */
+export interface ReelRequest {
+  family: 'reel';
+  form: 'A' | 'B';
+  params: ReelParams;
+}
+
 /** Turns a schema-valid reel request (either form) into what is stored and what must be produced. */
-export function planReelTask(body: ReelCreateBody): SubmitPlan {
+export function planReelTask(body: ReelCreateBody): ReelRequest & PlanFacts {
   const model = body.model;
   const rules: ReelModelRules = REEL_MODEL_RULES[model];
   assertExclusive(body, 'size', 'aspect_ratio');
@@ -82,7 +105,7 @@ export function planReelTask(body: ReelCreateBody): SubmitPlan {
       size: aspect === '16:9' ? '1280x720' : '720x1280',
       aspect_ratio: aspect,
       duration,
-      ...(refs.urls.length > 0 && { [refs.field]: refs.urls }),
+      ...referenceParams(refs),
     },
     // D19: 720p in the orientation asked, the requested length; reel has no audio field, so no audio.
     output: videoOutput('720p', aspect, duration, false),

@@ -1,12 +1,8 @@
-import type { FamilyForm, FamilyId } from './families.js';
-import type { TaskRequest } from './task-request.js';
+import type { FamilyRequest } from './family-request.js';
+import type { PlanFacts } from './task-request.js';
 
-/** What a validated create request becomes: stored as the task's request, run by a provider. */
-export interface SubmitPlan extends TaskRequest {
-  family: FamilyId;
-  /** Request form inside the family (`A`/`B`), or null. */
-  form: FamilyForm;
-  model: string;
-  /** Credits charged. */
-  amount: number;
-}
+/**
+ * What a validated create request becomes: stored as the task's request, run by a provider. Its
+ * `family`, `form` and `params` are one family's request (G405); the rest is {@link PlanFacts}.
+ */
+export type SubmitPlan = FamilyRequest & PlanFacts;

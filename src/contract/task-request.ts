@@ -23,6 +23,16 @@ export interface TaskRequest {
   traceparent?: string;
 }
 
+/**
+ * What the plan of a create request holds besides its family's request (`family`, `form`,
+ * `params`: contract/family-request.ts): the rest of what is stored, the model and the charge.
+ */
+export interface PlanFacts extends Omit<TaskRequest, 'params'> {
+  model: string;
+  /** Credits charged. */
+  amount: number;
+}
+
 /** One candidate of a model's route (providers.json `routes`). */
 export interface RouteCandidate {
   /** The provider (channel) id. */

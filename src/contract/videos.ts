@@ -4,7 +4,7 @@ import { mediaRefs, refsOf } from './media-refs.js';
 import { videoOutput } from './output.js';
 import { assertGroupsExclusive, assertRange, assertRequires } from './rules.js';
 import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
-import type { SubmitPlan } from './submit-plan.js';
+import type { PlanFacts } from './task-request.js';
 
 export const VIDEOS_MODELS = ['videos', 'videos_fast'] as const;
 export const VIDEOS_RATIOS = ['16:9', '9:16'] as const;
@@ -33,8 +33,33 @@ export const VideosCreateBody = Type.Object({
 
 export type VideosCreateBody = Static<typeof VideosCreateBody>;
 
+/**
+ * What a videos task stores as its parameters (`planVideosTask`) and its provider is given (G405):
+ * the duration as a number, ratio and resolution with their defaults, the frames as sent, the
+ * reference lists always present.
+ */
+export const VideosParams = Type.Object({
+  prompt: VideosCreateBody.properties.prompt,
+  duration: Type.Integer({ minimum: VIDEOS_MIN_DURATION, maximum: VIDEOS_MAX_DURATION, description: 'seconds' }),
+  ratio: StringEnum(VIDEOS_RATIOS),
+  resolution: StringEnum(VIDEOS_RESOLUTIONS),
+  image: VideosCreateBody.properties.image,
+  lastFrameImage: VideosCreateBody.properties.lastFrameImage,
+  referenceImages: Type.Array(MediaUrl('reference image URL'), { maxItems: VIDEOS_MAX_REFERENCE_IMAGES }),
+  referenceVideos: Type.Array(MediaUrl('reference video URL'), { maxItems: VIDEOS_MAX_REFERENCE_VIDEOS }),
+}, { additionalProperties: false });
+
+export type VideosParams = Static<typeof VideosParams>;
+
+/** A videos request as a task holds it. */
+export interface VideosRequest {
+  family: 'videos';
+  form: null;
+  params: VideosParams;
+}
+
 /** Turns a schema-valid videos request into what is stored and what must be produced (no audio track). */
-export function planVideosTask(body: VideosCreateBody): SubmitPlan {
+export function planVideosTask(body: VideosCreateBody): VideosRequest & PlanFacts {
   const fields = body as Record<string, unknown>;
   const duration = toInteger(body.duration)!;
   assertRange('duration', duration, VIDEOS_MIN_DURATION, VIDEOS_MAX_DURATION);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
+import { familyRequestOf } from '../contract/family-request.js';
 import type { SubmitPlan } from '../contract/submit-plan.js';
 import { mediaRefs } from '../contract/media-refs.js';
 import { configError, configFiles } from '../../test/helpers/config-files.js';
@@ -9,7 +10,7 @@ import { perSecondCharge, PriceBook } from './prices.js';
 const files = configFiles('mediagate-prices-');
 
 const plan = (model: string, amount: number, durationSec?: number): SubmitPlan => ({
-  family: durationSec === undefined ? 'pic' : 'motion', form: null, model, amount, params: {}, media: mediaRefs(),
+  ...familyRequestOf(durationSec === undefined ? 'pic' : 'motion', null, {}), model, amount, media: mediaRefs(),
   output: durationSec === undefined ? { kind: 'image', width: 8, height: 8, format: 'png' } : { kind: 'video', width: 8, height: 8, durationSec, fps: 24, audio: false },
 });
 

@@ -67,6 +67,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   reviewMedia?: boolean;
   /** How often the worker looks for work from elsewhere, ms (default 1000). */
   runnerPollMs?: number;
+  /** The first retry's delay of a failed attempt or generation before jitter, ms (default 1 s; G278). */
+  retryBaseMs?: number;
   /** A status stream's `: ping` after this long without an event, ms (default 15 s). */
   streamHeartbeatMs?: number;
   /** Default: disk and descriptors of this machine, against `config.minFreeDiskBytes`. */
@@ -81,6 +83,8 @@ export interface GatewayOptions extends ProviderSetupOptions {
   keyUsageFlushMs?: number;
   /** The built web console (default console/dist, G360). */
   consoleDir?: string;
+  /** How long `/readyz` waits for the store's ping, ms (default STORE_PING_MS, 3 s; G277). */
+  storePingMs?: number;
 }
 
 /** A drain keeps idle keep-alive connections open at least this long (never past the grace period), ms (G341). */
@@ -179,6 +183,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       ...(store.lastFaultAt && { storeFaultAt: store.lastFaultAt.bind(store) }),
       ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
+      ...(options.retryBaseMs !== undefined && { retryBaseMs: options.retryBaseMs }),
     })
     : undefined;
   // long-polls and streams share the one look at other processes' writes (changedElsewhere answers once)
@@ -228,6 +233,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const app = await buildApp({
     config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
     ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
+    ...(options.storePingMs !== undefined && { storePingMs: options.storePingMs }),
     services: {
       tasks, chat, idempotency, assets: media.assets, links, streams, admin, accounts: new AccountView(store.credits), webhooks: new WebhookKeys(store.webhooks),
       ...(callbacks && { callbacks }),

@@ -2,7 +2,7 @@ import { CHAT_MODELS } from '../contract/chat.js';
 import type { ChatProvider } from '../chat/types.js';
 import { AppError } from '../errors.js';
 import type { RouteCandidate } from '../contract/task-request.js';
-import type { Provider, Refusal, RequestedJob, ServiceFamily } from './types.js';
+import type { Provider, Refusal, ServiceFamily, UnroutedJob } from './types.js';
 
 /**
  * The providers this process knows, media and chat alike, and the route of each model: its
@@ -58,7 +58,7 @@ export class ProviderRegistry {
    * candidate's own model name), in order; when none can, the first refusal as a 400 naming the
    * field (issue 14's mapping rule: never silently dropped).
    */
-  honouring(route: RouteCandidate[], job: Omit<RequestedJob, 'upstreamModel'>): RouteCandidate[] {
+  honouring(route: RouteCandidate[], job: UnroutedJob): RouteCandidate[] {
     let first: Refusal | undefined;
     const kept = route.filter((c) => {
       const refusal = this.refusalOf(c, job);
@@ -70,7 +70,7 @@ export class ProviderRegistry {
   }
 
   /** Why the candidate's provider cannot honour the request, if it cannot. */
-  refusalOf(candidate: RouteCandidate, job: Omit<RequestedJob, 'upstreamModel'>): Refusal | undefined {
+  refusalOf(candidate: RouteCandidate, job: UnroutedJob): Refusal | undefined {
     return this.providers.get(candidate.provider)?.refuse?.({ ...job, upstreamModel: candidate.model ?? job.model });
   }
 

@@ -13,7 +13,8 @@
 import type { Logger } from 'pino';
 import type { ChatApi } from '../chat/types.js';
 import { AppError, type ErrorCode } from '../errors.js';
-import type { FamilyForm, FamilyId } from '../contract/families.js';
+import type { FamilyId } from '../contract/families.js';
+import type { FamilyRequest } from '../contract/family-request.js';
 import type { MediaRef, MediaRefs } from '../contract/media-refs.js';
 import type { OutputSpec } from '../contract/output.js';
 import type { UpstreamRef } from '../contract/task-request.js';
@@ -21,17 +22,13 @@ import type { ProbeResult } from './probe-result.js';
 
 export type { ProbeResult } from './probe-result.js';
 
-/** What a provider is asked to make. */
-export interface ProviderJob {
+/** What a provider is asked to make, besides the request of its family ({@link ProviderJob}). */
+export interface JobFacts {
   taskId: string;
-  family: FamilyId;
-  form: FamilyForm;
   /** The model the caller asked for. */
   model: string;
   /** The model's name at this provider (the route's `model`), else the caller's. */
   upstreamModel: string;
-  /** Validated caller parameters, defaults applied. */
-  params: Record<string, unknown>;
   /** The media the task must produce. */
   output: OutputSpec;
   /** Caller media by role (frames, references), with the field names to use in errors. */
@@ -46,8 +43,18 @@ export interface ProviderJob {
   generation: number;
 }
 
-/** A request as submitted, before it is a task: what {@link Provider.refuse} looks at. */
-export type RequestedJob = Pick<ProviderJob, 'family' | 'form' | 'model' | 'upstreamModel' | 'params' | 'output' | 'media'>;
+/**
+ * What a provider is asked to make: the task's `family`, `form` and `params` (the caller's
+ * parameters as the family's plan stored them, validated, defaults applied: typed per family and
+ * form, so narrowing by `job.family` types the fields, G405) and the {@link JobFacts}.
+ */
+export type ProviderJob = FamilyRequest & JobFacts;
+
+/** A request as submitted, before a candidate of its route is chosen (a plan is one). */
+export type UnroutedJob = FamilyRequest & Pick<JobFacts, 'model' | 'output' | 'media'>;
+
+/** A request as submitted, before it is a task, with the candidate's model name: what {@link Provider.refuse} looks at. */
+export type RequestedJob = UnroutedJob & Pick<JobFacts, 'upstreamModel'>;
 
 /** Why a provider cannot honour a request: the field (as the caller named it) and the rule. */
 export interface Refusal {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FfmpegError } from '../media/ffmpeg.js';
 import { UnrecoverableError } from '../providers/types.js';
-import { serverFaultDelayMs, serverFaultOf } from './backoff.js';
+import { RETRY_BASE_MS, retryDelayMs, serverFaultDelayMs, serverFaultOf } from './backoff.js';
 
 const errno = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: something`), { code });
 
@@ -24,5 +24,17 @@ describe('the gateway\'s own faults (G84)', () => {
 
   it('pauses grow from 2 s to at most 60 s', () => {
     expect([1, 2, 3, 5, 6, 20].map(serverFaultDelayMs)).toEqual([2000, 4000, 8000, 32_000, 60_000, 60_000]);
+  });
+});
+
+describe('retries of failed attempts', () => {
+  it('wait ~1 s, 2 s, 4 s ... at most 60 s, give or take a quarter (the jitter)', () => {
+    expect(RETRY_BASE_MS).toBe(1000);
+    expect([1, 2, 3, 7, 8, 20].map((n) => retryDelayMs(n, () => 0.5))).toEqual([1000, 2000, 4000, 60_000, 60_000, 60_000]);
+    expect([retryDelayMs(1, () => 0), retryDelayMs(1, () => 1)]).toEqual([750, 1250]);
+  });
+
+  it('from another first delay when given one (tests about what a retry does: G278), with the same growth and cap', () => {
+    expect([1, 2, 3, 20].map((n) => retryDelayMs(n, () => 0.5, 50))).toEqual([50, 100, 200, 60_000]);
   });
 });

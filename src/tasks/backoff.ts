@@ -13,9 +13,12 @@ export function shouldRetry(err: unknown, attempt: number, maxAttempts: number):
   return true;
 }
 
-/** Exponential backoff with jitter: ~1 s, 2 s, 4 s ... capped at 60 s. */
-export function retryDelayMs(attempt: number, random = Math.random): number {
-  const base = Math.min(60_000, 1000 * 2 ** Math.max(0, attempt - 1));
+/** The first retry's delay before jitter, ms. */
+export const RETRY_BASE_MS = 1000;
+
+/** Exponential backoff with jitter: ~1 s, 2 s, 4 s ... (from `baseMs`, G278) capped at 60 s. */
+export function retryDelayMs(attempt: number, random = Math.random, baseMs = RETRY_BASE_MS): number {
+  const base = Math.min(60_000, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(base * (0.75 + random() * 0.5));
 }
 

@@ -35,6 +35,8 @@ export interface RunnerOptions {
   unavailableFailMs?: number;
   /** How often to look for work from other processes, due retries and due checks. */
   pollMs?: number;
+  /** The first retry's delay before jitter, ms (default RETRY_BASE_MS, 1 s; tests shorten it: G278). */
+  retryBaseMs?: number;
   /** The gateway's own resources (disk, descriptors): nothing is claimed while one is short (G84). */
   resources?: { check(): { ok: boolean; problems: string[] } };
   /**

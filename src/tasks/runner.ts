@@ -344,7 +344,7 @@ export class TaskRunner {
    */
   async recoverLapsedLeases(now = Date.now()): Promise<number> {
     const { store, maxAttempts, videosResultTtlHours, log, unavailableFailMs = DEFAULT_UNAVAILABLE_FAIL_MS } = this.opts;
-    const limits = { now, maxAttempts, attemptTimeoutMs: this.attemptTimeoutMs, unavailableFailMs };
+    const limits = { now, maxAttempts, attemptTimeoutMs: this.attemptTimeoutMs, unavailableFailMs, ...(this.opts.retryBaseMs !== undefined && { retryBaseMs: this.opts.retryBaseMs }) };
     let recovered = 0;
     for (const task of await store.listLapsedLeases(now, 100)) {
       // the one decision table (G397): back to the queue (or to its check), or failed when out of attempts

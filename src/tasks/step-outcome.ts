@@ -60,6 +60,8 @@ export interface StepLimits {
   pollSeconds?: PollSeconds;
   /** The jitter of the delays (Math.random in production). */
   random?: () => number;
+  /** The first retry's delay before jitter, ms (default RETRY_BASE_MS, 1 s; tests shorten it: G278). */
+  retryBaseMs?: number;
 }
 
 /** A line for the log that says what was decided. */
@@ -187,7 +189,7 @@ function stopped(outcome: Extract<StepOutcome, { kind: 'stopped' }>, task: TaskR
 function failedAttempt(err: unknown, task: TaskRecord, limits: StepLimits): Decision {
   if (serverFaultOf(err)) return serverFault(err, task);
   if (!shouldRetry(err, task.attempts, limits.maxAttempts)) return failForGood(err);
-  const delayMs = retryDelayMs(task.attempts, limits.random);
+  const delayMs = retryDelayMs(task.attempts, limits.random, limits.retryBaseMs);
   // a channel answered: the task no longer waits for one (G274)
   const upstream = task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(task.upstream);
   return { type: 'requeue', delayMs, error: failureMessage(err), ...(upstream && { upstream }), note: { level: 'warn', msg: 'attempt failed; will retry', fields: { err, retryInMs: delayMs } } };
@@ -196,7 +198,7 @@ function failedAttempt(err: unknown, task: TaskRecord, limits: StepLimits): Deci
 /** The generation failed: a new one from the route's first candidate, unless final or out of attempts (G399). */
 function generationFailed(err: unknown, task: TaskRecord, limits: StepLimits): Decision {
   if (!shouldRetry(err, task.attempts, limits.maxAttempts)) return failForGood(err);
-  const delayMs = retryDelayMs(task.attempts, limits.random);
+  const delayMs = retryDelayMs(task.attempts, limits.random, limits.retryBaseMs);
   return {
     type: 'new-generation', delayMs, provider: routeOf(task)[0]!.provider, generation: (task.upstream?.generation ?? 0) + 1, error: failureMessage(err),
     note: { level: 'warn', msg: 'the generation failed; a new one will be started', fields: { err: errText(err), retryInMs: delayMs } },

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates } from '../providers/channels.js';
 import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult } from '../providers/types.js';
+import { familyRequestOf } from '../contract/family-request.js';
 import type { UpstreamRef } from '../contract/task-request.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
 import { applyDecision, type ApplyExtras, type Applied } from './apply-decision.js';
@@ -20,7 +21,7 @@ import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason 
 import { routeOf } from './task-route.js';
 
 /** What a piece of work uses of the runner's options (G402). */
-export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs'>;
+export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs' | 'retryBaseMs'>;
 
 /** One leased piece of work, as the runner hands it over. */
 export interface Work {
@@ -46,8 +47,9 @@ const CANCEL_TIMEOUT_MS = 15_000;
 export function jobOf(task: TaskRecord, providerId: string): ProviderJob {
   const candidate = routeOf(task).find((c) => c.provider === providerId);
   return {
-    taskId: task.id, family: task.family, form: task.form, model: task.model, upstreamModel: candidate?.model ?? task.model,
-    params: task.request.params, output: task.request.output, media: task.request.media, attempt: task.attempts,
+    ...familyRequestOf(task.family, task.form, task.request.params),
+    taskId: task.id, model: task.model, upstreamModel: candidate?.model ?? task.model,
+    output: task.request.output, media: task.request.media, attempt: task.attempts,
     generation: task.upstream?.generation ?? 0,
   };
 }
@@ -75,6 +77,7 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
   const decision = decide(outcome, w.task, {
     now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
     ...(pollSeconds !== undefined && { pollSeconds }),
+    ...(w.deps.retryBaseMs !== undefined && { retryBaseMs: w.deps.retryBaseMs }),
   });
   let at = now;
   if (decision.type === 'fail' && decision.cancelUpstream && cancelUpstream) {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FamilyId } from '../../src/contract/families.js';
+import { familyRequestOf } from '../../src/contract/family-request.js';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import type { OutputSpec } from '../../src/contract/output.js';
 import { createLogger } from '../../src/logger.js';
@@ -20,8 +21,12 @@ import { imageFacts, sniffContentType, timedFacts } from '../helpers/media-facts
 
 export interface ProviderContractOptions {
   make: () => MediaProvider;
-  /** Jobs the provider must complete (at least one per kind of output it makes); every file made is checked. */
-  jobs: ReadonlyArray<{ name: string; job: () => ProviderJob }>;
+  /**
+   * Jobs the provider must complete (at least one per kind of output it makes); every file made is
+   * checked. A job's own `make` builds its provider instead of the suite's (another configuration
+   * of the same provider, such as the sandbox at another timing).
+   */
+  jobs: ReadonlyArray<{ name: string; job: () => ProviderJob; make?: () => MediaProvider }>;
   /**
    * A job that runs long enough (a few hundred ms at least) to be aborted while it runs. For a
    * provider that starts generations elsewhere: one whose call to the upstream is still in flight.
@@ -37,10 +42,11 @@ export interface ProviderContractOptions {
   checkEveryMs?: number;
 }
 
+/** A job as read back from a stored task of `family` whose parameters are `params`, as given. */
 export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family: FamilyId = 'pic', attempt = 1): ProviderJob {
   return {
-    taskId: `task_contract_${Math.random().toString(36).slice(2)}`, family, form: null, model: family, upstreamModel: family,
-    params, output, media: mediaRefs(), attempt, generation: 0,
+    ...familyRequestOf(family, null, params), taskId: `task_contract_${Math.random().toString(36).slice(2)}`, model: family, upstreamModel: family,
+    output, media: mediaRefs(), attempt, generation: 0,
   };
 }
 
@@ -100,7 +106,7 @@ interface Abort {
  * after its first progress report or after 150 ms, whichever comes first; snapshots that folder, the
  * working directory (where `./data` lives) and `watchDirs` before and after.
  */
-async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, abort?: Abort): Promise<Run> {
+async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, abort?: Abort, make = options.make): Promise<Run> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-contract-'));
   const tmp = path.join(root, 'tmp');
   const workDir = path.join(root, 'work');
@@ -133,7 +139,7 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
   if (abort?.when === 'before') fire();
   const timer = abort ? setTimeout(fire, 150) : undefined;
   try {
-    run.out = await runToOutput(options.make(), job, ctx, options.checkEveryMs);
+    run.out = await runToOutput(make(), job, ctx, options.checkEveryMs);
   } catch (err) {
     run.error = err;
   } finally {
@@ -193,8 +199,8 @@ async function expectTruthfulFile(produced: ProducedFile, workDir: string): Prom
 /** What every provider adapter must do; run it from each provider's test file. */
 export function runProviderContract(name: string, options: ProviderContractOptions): void {
   describe(`provider contract: ${name}`, () => {
-    it.each(options.jobs.map((j) => ({ ...j })))('$name: completes with truthful files, monotonic progress, nothing written outside workDir', async ({ job }) => {
-      const run = await isolatedRun(options, job());
+    it.each(options.jobs.map((j) => ({ ...j })))('$name: completes with truthful files, monotonic progress, nothing written outside workDir', async ({ job, make }) => {
+      const run = await isolatedRun(options, job(), undefined, make);
       if (run.error) throw run.error;
       expect(run.out!.files.length).toBeGreaterThan(0);
       const durations: number[] = [];

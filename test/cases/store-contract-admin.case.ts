@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyRecord, NewAuditEntry, Store } from '../../src/store/types.js';
-import { MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
+import { DAY, MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
 import { insertTask } from '../helpers/task-rows.js';
 
 const C = 1_000_000;
@@ -142,6 +142,36 @@ export function adminStoreContract(open: OpenStore): void {
       expect(results.map((r) => ('refused' in r ? r.refused : 'ok'))).toEqual(['ok', 'in_flight', 'ok', 'ok', 'in_flight']);
       const more = await store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_x', inFlightBound: 3 }), newTask({ ownerKeyId: 'key_y', inFlightBound: 0 })], { maxInFlight: 1, enforceCredits: false });
       expect(more.map((r) => ('refused' in r ? r.refused : 'ok'))).toEqual(['ok', 'ok']);
+    });
+  });
+
+  describe('admin: usage counts the tasks a batch submits (G321, G326)', () => {
+    const s = useStore(open);
+
+    it('each task once, in its hour and day, under its hold\'s account, else its key\'s, else none; refused tasks not at all', async () => {
+      const store = s();
+      await withAccount(store, 10, 'acct_a');
+      await withAccount(store, 10, 'acct_b');
+      await store.keys.insert(key('key_acct'));
+      const H = 3_600_000;
+      const base = Math.floor(T / DAY) * DAY + 5 * H; // two hours of one day
+      const results = await store.tasks.insertWithinBound([
+        newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base }),
+        newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + 10 }),
+        newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + H }),
+        newTask({ ownerKeyId: 'key_acct', model: 'm2', createdAt: base }),
+        newTask({ ownerKeyId: 'key_gone', model: 'm1', createdAt: base, inFlightBound: 1 }),
+        newTask({ ownerKeyId: 'key_gone', model: 'm1', createdAt: base + 1, inFlightBound: 1 }),
+        newTask({ ownerKeyId: 'key_held', model: 'm2', createdAt: base + 2, charge: { accountId: 'acct_b', holdMicro: C, perSecondMicro: null } }),
+      ], { maxInFlight: 0, enforceCredits: false });
+      expect(results.map((r) => ('refused' in r ? r.refused : 'ok'))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'in_flight', 'ok']);
+      await store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + 20 })], { maxInFlight: 0, enforceCredits: false });
+      const submitted = (rows: Awaited<ReturnType<Store['admin']['usage']>>): string[] =>
+        rows.filter((r) => r.submitted > 0).map((r) => `${r.bucket - base} ${r.group} ${r.submitted}`).sort();
+      expect(submitted(await store.admin.usage({ groupBy: 'account', interval: 'hour', from: base, to: base + 2 * H })))
+        .toEqual([`0  1`, `0 acct_a 4`, `0 acct_b 1`, `${H} acct_a 1`]);
+      expect(submitted(await store.admin.usage({ groupBy: 'model', interval: 'day', from: base - 5 * H, to: base - 5 * H + DAY })))
+        .toEqual([`${-5 * H} m1 5`, `${-5 * H} m2 2`]);
     });
   });
 

@@ -32,6 +32,7 @@ let h: AdminHarness;
 beforeAll(async () => {
   h = withAdmin(await createHarness(adminOptions({
     workers: true, env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '100' },
+    retryBaseMs: 50, // the retried task's record is the point, not when its retry comes (G278)
     providers: [flaky, stuck, held],
     routes: { 'pic-2': [{ provider: 'flaky', priority: 0, weight: 1 }], 'pic-pro-stable': [{ provider: 'stuck', priority: 0, weight: 1 }], 'pic-pro': [{ provider: 'held', priority: 0, weight: 1 }] },
   })));

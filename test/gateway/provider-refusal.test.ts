@@ -25,7 +25,7 @@ function provider(id: string, refuse: (job: RequestedJob) => Refusal | undefined
   };
 }
 
-const noFourK = (job: RequestedJob): Refusal | undefined => (job.params.resolution === '4k' ? { field: 'resolution', message: `resolution 4k: ${job.upstreamModel} makes at most 2k` } : undefined);
+const noFourK = (job: RequestedJob): Refusal | undefined => (job.family === 'pic' && job.params.resolution === '4k' ? { field: 'resolution', message: `resolution 4k: ${job.upstreamModel} makes at most 2k` } : undefined);
 
 async function harness(providers: MediaProvider[]): Promise<Harness> {
   const h = await createHarness({ providers, routes: { '*': providers.map((p) => ({ provider: p.id, priority: 0, weight: 1 })) } });

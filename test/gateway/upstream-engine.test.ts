@@ -199,12 +199,12 @@ describe('generations at an upstream', () => {
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', (g) => {
-      if (g.job.params.prompt === 'refused') return { state: 'failed', error: new UnrecoverableError('prompt: the upstream refused it (content policy)', { param: 'prompt' }) };
+      if (g.job.family === 'pic' && g.job.params.prompt === 'refused') return { state: 'failed', error: new UnrecoverableError('prompt: the upstream refused it (content policy)', { param: 'prompt' }) };
       return g.job.generation === 0
         ? { state: 'failed', error: new Error('the upstream generation failed: internal error') }
         : { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } };
     });
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
+    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, retryBaseMs: 50 }); // a new generation's delay is not the point (G278)
     const id = (await submitPic(h)).json().id as string;
     const refused = (await submitPic(h, 'refused')).json().id as string;
     expect((await h.waitForTask(id)).status).toBe('completed');
@@ -219,10 +219,10 @@ describe('generations at an upstream', () => {
     files.files.set('/page.html', { body: Buffer.from('<html>not an image</html>'), type: 'text/html' });
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', (g) => {
-      if (g.job.params.prompt === 'html') return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
+      if (g.job.family === 'pic' && g.job.params.prompt === 'html') return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
       return { state: 'completed', output: { files: [{ url: files.url(g.job.generation === 0 ? '/missing.png' : '/r.png'), kind: 'image' }] } };
     });
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_MAX_ATTEMPTS: '2' } });
+    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_MAX_ATTEMPTS: '2' }, retryBaseMs: 50 });
     const html = (await submitPic(h, 'html')).json().id as string;
     const gone = (await submitPic(h, 'gone')).json().id as string;
     const bad = await h.waitForTask(html);

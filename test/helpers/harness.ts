@@ -67,6 +67,8 @@ export interface HarnessOptions {
   store?: Store;
   /** The built web console the gateway serves (default console/dist). */
   consoleDir?: string;
+  /** The first retry's delay of a failed attempt before jitter, ms (default 1 s): a test about what a retry does, not when, shortens it (G278). */
+  retryBaseMs?: number;
 }
 
 export function tempDir(prefix = 'mediagate-test-'): string {
@@ -99,6 +101,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.streamHeartbeatMs !== undefined && { streamHeartbeatMs: options.streamHeartbeatMs }),
     ...(options.keyClock && { keyClock: options.keyClock }),
     ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
+    ...(options.retryBaseMs !== undefined && { retryBaseMs: options.retryBaseMs }),
   });
   gateway.runner?.start();
   gateway.deliveries?.start();

@@ -13,7 +13,8 @@ export const asBody = (body: unknown) => body as never;
 
 /** The job of a first attempt and generation of `plan`, run as `upstreamModel`. */
 export function jobOfPlan(plan: SubmitPlan, upstreamModel: string): ProviderJob {
-  return { taskId: `task_${randomUUID()}`, family: plan.family, form: plan.form, model: plan.model, upstreamModel, params: plan.params, output: plan.output, media: plan.media, attempt: 1, generation: 0 };
+  const { amount: _amount, route: _route, traceparent: _traceparent, ...request } = plan;
+  return { ...request, taskId: `task_${randomUUID()}`, upstreamModel, attempt: 1, generation: 0 };
 }
 
 /** A context that never aborts, logs nothing and has no media unless `overrides` says. */

@@ -1,6 +1,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../../src/contract/clip.js';
+import { paramFields } from '../../src/contract/family-request.js';
 import { planModelCenterTask } from '../../src/contract/model-center.js';
 import { planPicTask } from '../../src/contract/pic.js';
 import { createGeminiProvider } from '../../src/providers/gemini/index.js';
@@ -64,7 +65,7 @@ describe('gemini: the mapping table', () => {
     const sent = lastPost();
     expect(sent.path).toBe(`/v1beta/models/${job.upstreamModel}:generateContent`);
     expect(sent.body!.generationConfig).toEqual({ responseModalities: ['TEXT', 'IMAGE'], imageConfig });
-    expect(sent.body!.contents[0].parts).toEqual([{ text: job.params.prompt }]);
+    expect(sent.body!.contents[0].parts).toEqual([{ text: paramFields(job.params).prompt }]);
     expect(sent.headers['x-goog-api-key']).toBe(fake.apiKey);
     expect(sent.path).not.toContain('key=');
     const file = (out as Extract<typeof out, { state: 'done' }>).output.files[0]!;
@@ -95,7 +96,7 @@ describe('gemini: the mapping table', () => {
     const sent = lastPost();
     expect(sent.path).toBe(`/v1beta/models/${job.upstreamModel}:predictLongRunning`);
     expect(sent.body!.parameters).toEqual(parameters);
-    expect(sent.body!.instances).toEqual([{ prompt: job.params.prompt }]);
+    expect(sent.body!.instances).toEqual([{ prompt: paramFields(job.params).prompt }]);
   });
 
   it('first and last frames go as instances[0].image and lastFrame; clip references as asset referenceImages', async () => {

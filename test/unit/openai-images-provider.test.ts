@@ -1,6 +1,7 @@
 
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paramFields } from '../../src/contract/family-request.js';
 import { planModelCenterTask } from '../../src/contract/model-center.js';
 import { planPicTask } from '../../src/contract/pic.js';
 import { createOpenAiImagesProvider } from '../../src/providers/openai-images/index.js';
@@ -68,7 +69,7 @@ describe('openai-images: the mapping table', () => {
     expect(out.state).toBe('done');
     const sent = lastSent();
     expect(sent.path).toBe('/v1/images/generations');
-    expect(sent.fields).toMatchObject({ model: job.upstreamModel, prompt: job.params.prompt, size, n: '1' });
+    expect(sent.fields).toMatchObject({ model: job.upstreamModel, prompt: paramFields(job.params).prompt, size, n: '1' });
     const gpt = job.upstreamModel.startsWith('gpt-image');
     // GPT image models: never response_format, output_format png; dall-e: b64_json asked, no output_format
     expect(sent.fields.response_format).toBe(gpt ? undefined : 'b64_json');

@@ -8,10 +8,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatStreamEvent } from '../../src/chat/types.js';
+import { planMotionTask } from '../../src/contract/motion.js';
 import { AppError } from '../../src/errors.js';
 import { createRelayProvider, type RelayProviderOptions } from '../../src/providers/relay/index.js';
 import { ChannelError, UnexpectedReply, type Provider, } from '../../src/providers/types.js';
 import { freePort } from '../helpers/listening-gateway.js';
+import { asBody, jobOfPlan } from '../helpers/provider-jobs.js';
 import { chatContext, chatRequest, context, failureOf, KEY, picJob } from '../helpers/relay-unit.js';
 
 
@@ -153,7 +155,7 @@ describe('against a scripted upstream', () => {
   });
 
   it('a cancel the upstream answers 409 (finished there) or 404 (gone) is done; a 503 is reported', async () => {
-    const motion = { ...picJob(), family: 'motion' as const };
+    const motion = jobOfPlan(planMotionTask(asBody({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'errors' }] })), 'motion_2_0_4s_5s');
     for (const status of [200, 404, 409]) {
       script = (_q, _b, res) => json(res, status, {});
       await relay().cancel!(ref, motion, context());

@@ -8,6 +8,7 @@
  * request gives nothing keeps the template's value, except `prompt` (an empty text), `seed` (one
  * of this generation's own) and image slots (the request is refused: a LoadImage needs a file).
  */
+import { paramFields } from '../../contract/family-request.js';
 import { allRefs, type MediaRef } from '../../contract/media-refs.js';
 import { adaptiveVideoSize } from '../../contract/output.js';
 import type { Refusal, RequestedJob } from '../types.js';
@@ -103,7 +104,8 @@ export function bindingOf(t: ComfyTemplate, job: RequestedJob): ComfyBinding | R
   const mediaFields = new Set(allRefs(m).map(({ ref }) => baseOf(ref.field)));
   let prompt: { text: string; field: string } | undefined;
   let shapeField: string | undefined;
-  for (const [key, value] of Object.entries(job.params)) {
+  // slots are named by request field whatever the family: the parameters are read by name
+  for (const [key, value] of Object.entries(paramFields(job.params))) {
     if (isEmpty(value)) continue;
     if (key === 'content' && Array.isArray(value)) {
       // motion: the text items are the prompt; its images came as media above

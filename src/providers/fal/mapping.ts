@@ -4,6 +4,7 @@
  * or as it is), accepted as what the model makes anyway (`accept`), or the request is refused
  * naming the field. Caller media go as URLs (`ctx.mediaUrl`): a list, or one URL (`single`).
  */
+import { paramFields } from '../../contract/family-request.js';
 import { allRefs, type MediaRef } from '../../contract/media-refs.js';
 import type { Refusal, RequestedJob } from '../types.js';
 import { ruleOf, type FalModelMapping, type FalModels } from './models.js';
@@ -48,7 +49,9 @@ export function falCallOf(models: FalModels, job: RequestedJob, mediaUrl: (ref: 
   const media = mediaByField(job);
   const input: Record<string, unknown> = { ...(mapping.constants ?? {}) };
   const fieldOfInput: Record<string, string> = {};
-  const given = new Set(Object.keys(job.params).filter((k) => !isEmpty(job.params[k])));
+  // the mapping names request fields whatever the family: the parameters are read by name
+  const params = paramFields(job.params);
+  const given = new Set(Object.keys(params).filter((k) => !isEmpty(params[k])));
   for (const base of media.keys()) given.add(base);
   for (const field of given) {
     if (!mapping.inputs[field]) return { field, message: `${field}: the fal model ${model} has no input for it in this gateway's mapping` };
@@ -64,7 +67,7 @@ export function falCallOf(models: FalModels, job: RequestedJob, mediaUrl: (ref: 
       fieldOfInput[rule.to] = field;
       continue;
     }
-    const value = given.has(field) ? job.params[field] : rule.default;
+    const value = given.has(field) ? params[field] : rule.default;
     if (value === undefined) continue;
     if (rule.accept && !rule.accept.some((a) => String(a) === String(value))) {
       return { field, message: `${field} ${said(value)}: the fal model ${model} makes ${rule.accept.map(said).join(', ')} only` };

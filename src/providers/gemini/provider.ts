@@ -127,7 +127,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
     if ('image' in call) {
       const c = call.image;
       const body = await imageBody(c, ctx);
-      const names = { aspect: job.family === 'pic' || job.params.aspect_ratio === undefined ? 'size' : 'aspect_ratio', image: c.images[0]?.field };
+      const names = { aspect: c.aspectField, image: c.images[0]?.field };
       const stop = estimateProgress((p) => ctx.reportProgress(p), TYPICAL_IMAGE_MS);
       let text: string;
       try {

@@ -17,6 +17,7 @@
  * | Model Center `negative_prompt`, `person_generation` | `parameters.negativePrompt`, `parameters.personGeneration` |
  * | anything else (`seed`, audios, videos, ...) | refused |
  */
+import { paramFields } from '../../contract/family-request.js';
 import type { MediaRef } from '../../contract/media-refs.js';
 import type { Refusal, RequestedJob } from '../types.js';
 import { veoRulesOf, type VeoRules } from './models.js';
@@ -47,11 +48,16 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v.trim(
 /** The predictLongRunning call for a video request, or why it cannot be made. */
 export function videoCallOf(job: RequestedJob): VideoCall | Refusal {
   const model = job.upstreamModel;
+  // videos are clip's and Model Center's (the provider serves pic too, whose tasks make images)
+  if (job.family !== 'clip' && job.family !== 'model-center') return { field: 'model', message: `model ${job.model}: Veo makes clip and Model Center videos` };
   const known = job.family === 'clip' ? CLIP_FIELDS : MODEL_CENTER_FIELDS;
-  const unknown = Object.keys(job.params).find((k) => !known.has(k) && !isEmpty(job.params[k]));
+  const params = paramFields(job.params);
+  const unknown = Object.keys(params).find((k) => !known.has(k) && !isEmpty(params[k]));
   if (unknown !== undefined) return { field: unknown, message: `Veo on the Gemini API has no such input (model ${model})` };
   const rules = veoRulesOf(model);
   const p = job.params;
+  // fields only Model Center has: `generate_audio`, and the model's own fields passed on as sent (D11)
+  const extra = job.family === 'model-center' ? job.params : undefined;
   const output = job.output;
   if (output.kind !== 'video') return { field: 'model', message: `model ${job.model} makes images; ${model} makes videos` };
 
@@ -62,6 +68,7 @@ export function videoCallOf(job: RequestedJob): VideoCall | Refusal {
     return { field: 'resolution', message: `resolution ${str(p.resolution)}: ${model} makes ${rules.resolutions.join(' or ')}` };
   }
   const duration = output.durationSec;
+  // clip stores its length as `duration` (the caller may have sent `seconds`)
   const durationField = p.duration !== undefined || job.family === 'model-center' ? 'duration' : 'seconds';
   if (!rules.durations.includes(duration)) {
     return { field: durationField, message: `duration ${duration}: ${model} makes videos of ${rules.durations.join(', ')} seconds` };
@@ -69,9 +76,10 @@ export function videoCallOf(job: RequestedJob): VideoCall | Refusal {
   if (resolution !== '720p' && duration !== rules.longOnly) {
     return { field: 'resolution', message: `resolution ${resolution}: ${model} makes it only at ${rules.longOnly} seconds (duration ${duration} asked)` };
   }
-  if (p.generate_audio === true && !rules.audio) return { field: 'generate_audio', message: `generate_audio true: ${model} makes silent videos` };
-  if (p.generate_audio === false && rules.audio) return { field: 'generate_audio', message: `generate_audio false: ${model} always makes sound (the Gemini API cannot turn it off)` };
-  const person = str(p.person_generation);
+  const audio = extra?.generate_audio;
+  if (audio === true && !rules.audio) return { field: 'generate_audio', message: `generate_audio true: ${model} makes silent videos` };
+  if (audio === false && rules.audio) return { field: 'generate_audio', message: `generate_audio false: ${model} always makes sound (the Gemini API cannot turn it off)` };
+  const person = str(extra?.person_generation);
   if (person !== undefined && !PERSON_GENERATION.includes(person)) {
     return { field: 'person_generation', message: `person_generation ${person}: Veo takes ${PERSON_GENERATION.join(', ')}` };
   }
@@ -86,10 +94,10 @@ export function videoCallOf(job: RequestedJob): VideoCall | Refusal {
   }
   if (references.length > 0 && (firstFrame || lastFrame)) return { field: references[0]!.field, message: `${model} takes reference images or frames, not both` };
   if (references.length > 0 && duration !== rules.longOnly) return { field: references[0]!.field, message: `${model} takes reference images only for ${rules.longOnly}-second videos` };
-  const negative = str(p.negative_prompt);
+  const negative = str(extra?.negative_prompt);
   return {
     model,
-    prompt: typeof p.prompt === 'string' ? p.prompt : '',
+    prompt: p.prompt,
     parameters: {
       aspectRatio: aspect, durationSeconds: duration, resolution: resolution as VideoCall['parameters']['resolution'],
       ...(negative && { negativePrompt: negative }), ...(person !== undefined && { personGeneration: person }),

@@ -13,7 +13,9 @@
  * | Model Center `n` | 1 only (a task makes one image) |
  * | anything else (videos, audios, frames, duration, ...) | refused |
  */
+import { paramFields } from '../../contract/family-request.js';
 import type { MediaRef } from '../../contract/media-refs.js';
+import { imageAskOf, type ImageJob } from '../toolkit/image-request.js';
 import type { Refusal, RequestedJob } from '../types.js';
 import { rulesOf, type ImageModelRules } from './models.js';
 import { upstreamSize, type UpstreamSize } from './sizes.js';
@@ -35,11 +37,11 @@ const PIC_FIELDS = new Set(['prompt', 'image_urls', 'size', 'resolution']);
 
 const PIXELS = /^\s*\d{2,4}[x*]\d{2,4}\s*$/i;
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v.trim() : undefined);
 
-function unknownField(job: RequestedJob): Refusal | undefined {
+function unknownField(job: ImageJob): Refusal | undefined {
   const known = job.family === 'pic' ? PIC_FIELDS : MODEL_CENTER_FIELDS;
-  const field = Object.keys(job.params).find((k) => !known.has(k) && !isEmpty(job.params[k]));
+  const params = paramFields(job.params);
+  const field = Object.keys(params).find((k) => !known.has(k) && !isEmpty(params[k]));
   if (field === undefined) return undefined;
   return { field, message: `the OpenAI Images API has no such input (model ${job.upstreamModel})` };
 }
@@ -52,10 +54,10 @@ export function imagesCallOf(job: RequestedJob): ImagesCall | Refusal {
   const unknown = unknownField(job);
   if (unknown) return unknown;
   const rules = rulesOf(model);
-  const p = job.params;
-  const n = p.n;
+  const asked = imageAskOf(job);
+  const n = asked.n;
   if (n !== undefined && Number(n) !== 1) return { field: 'n', message: `n ${String(n)}: a task makes one image (n 1)` };
-  const quality = str(p.quality);
+  const quality = asked.quality;
   if (quality !== undefined && !rules.quality.includes(quality)) return { field: 'quality', message: `quality ${quality}: ${model} takes ${rules.quality.join(', ')}` };
   const images = job.media.images;
   if (images.length > rules.maxImages) {
@@ -67,14 +69,12 @@ export function imagesCallOf(job: RequestedJob): ImagesCall | Refusal {
   }
   const other = [job.media.firstFrame, job.media.lastFrame, ...job.media.videos, ...job.media.audios].find((r) => r !== undefined);
   if (other) return { field: other.field, message: `${model} takes reference images only` };
-  const exact = job.family === 'model-center' && PIXELS.test(str(p.size) ?? '');
-  const aspectField = job.family === 'pic' ? 'size' : str(p.aspect_ratio) !== undefined ? 'aspect_ratio' : 'size';
+  const exact = PIXELS.test(asked.size ?? '');
   const size = upstreamSize(model, rules, {
     width: job.output.width, height: job.output.height, exact,
-    fields: { aspect: aspectField, resolution: 'resolution', size: 'size' },
-    said: { aspect: str(p[aspectField]) ?? '1:1', resolution: str(p.resolution) ?? '1k' },
+    fields: { aspect: asked.aspectField, resolution: 'resolution', size: 'size' },
+    said: { aspect: asked.aspect ?? '1:1', resolution: asked.resolution ?? '1k' },
   });
   if ('field' in size) return size;
-  const prompt = typeof p.prompt === 'string' ? p.prompt : '';
-  return { model, prompt, size, images, rules, ...(quality !== undefined && { quality }) };
+  return { model, prompt: asked.prompt, size, images, rules, ...(quality !== undefined && { quality }) };
 }

@@ -6,7 +6,6 @@
  * the upstream can fetch (`ctx.mediaUrl`: the caller's URL as given, an uploaded asset as a signed
  * gateway URL).
  */
-import type { FamilyId } from '../../contract/families.js';
 import { allRefs } from '../../contract/media-refs.js';
 import { isMotionPro } from '../../contract/motion.js';
 import type { ProviderJob } from '../types.js';
@@ -15,41 +14,52 @@ import { replaceAtPath, replaceEverywhere } from './field-path.js';
 type Params = Record<string, unknown>;
 
 /** `fields` of `params` that are set (not undefined or null), in that order. */
-function pick(params: Params, fields: readonly string[]): Params {
+function pick<P extends object>(params: P, fields: ReadonlyArray<keyof P & string>): Params {
   const out: Params = {};
   for (const f of fields) if (params[f] !== undefined && params[f] !== null) out[f] = params[f];
   return out;
 }
 
 /** The same, with empty lists left out (the contract's lists are optional; an empty one says nothing). */
-function pickLists(params: Params, fields: readonly string[]): Params {
+function pickLists<P extends object>(params: P, fields: ReadonlyArray<keyof P & string>): Params {
   const out: Params = {};
-  for (const f of fields) if (Array.isArray(params[f]) && (params[f] as unknown[]).length > 0) out[f] = params[f];
+  for (const f of fields) {
+    const value = params[f];
+    if (Array.isArray(value) && value.length > 0) out[f] = value;
+  }
   return out;
 }
 
 const REFERENCE_FIELDS = ['input_reference', 'image_urls'] as const;
 
-/** The body of each family, without `model` (stored shapes: src/contract/<family>.ts). */
-const BODIES: Record<FamilyId, (params: Params, job: ProviderJob) => Params> = {
-  pic: (p) => ({ ...pick(p, ['prompt', 'resolution', 'size']), ...pickLists(p, ['image_urls']) }),
-  // Form A: `size` stands for the orientation (exclusive with aspect_ratio; `resolution` is Form B's).
-  // Form B: aspect_ratio and resolution; its duration is always 8 and has no field in the Form B table.
-  clip: (p, job) => (job.form === 'B'
-    ? { ...pick(p, ['prompt', 'aspect_ratio', 'resolution']), ...pickLists(p, REFERENCE_FIELDS), ...pick(p, ['first_image', 'last_image']) }
-    : { ...pick(p, ['prompt', 'size', 'duration']), ...pickLists(p, REFERENCE_FIELDS), ...pick(p, ['first_image', 'last_image']) }),
-  reel: (p) => ({ ...pick(p, ['prompt', 'size', 'duration']), ...pickLists(p, REFERENCE_FIELDS) }),
-  // `resolution` is the model's (not a field); generate_audio only where the model has audio; the
-  // service tier only when it is not the default (the contract shows no field for it, G29).
-  motion: (p, job) => ({
-    ...pick(p, ['content', 'ratio', 'duration']),
-    ...(isMotionPro(job.model) && pick(p, ['generate_audio'])),
-    ...(p.service_tier === 'flex' && { service_tier: 'flex' }),
-  }),
-  videos: (p) => ({ ...pick(p, ['prompt', 'duration', 'ratio', 'resolution', 'image', 'lastFrameImage']), ...pickLists(p, ['referenceImages', 'referenceVideos']) }),
-  // flat: every stored parameter is passed on (D11), the model's table defaults included
-  'model-center': (p) => ({ ...p }),
-};
+/** The body of the job's family, without `model`, from its typed parameters (stored shapes: src/contract/<family>.ts, G405). */
+function familyBody(job: ProviderJob): Params {
+  switch (job.family) {
+    case 'pic':
+      return { ...pick(job.params, ['prompt', 'resolution', 'size']), ...pickLists(job.params, ['image_urls']) };
+    // Form A: `size` stands for the orientation (exclusive with aspect_ratio; `resolution` is Form B's).
+    // Form B: aspect_ratio and resolution; its duration is always 8 and has no field in the Form B table.
+    case 'clip':
+      return job.form === 'B'
+        ? { ...pick(job.params, ['prompt', 'aspect_ratio', 'resolution']), ...pickLists(job.params, REFERENCE_FIELDS), ...pick(job.params, ['first_image', 'last_image']) }
+        : { ...pick(job.params, ['prompt', 'size', 'duration']), ...pickLists(job.params, REFERENCE_FIELDS), ...pick(job.params, ['first_image', 'last_image']) };
+    case 'reel':
+      return { ...pick(job.params, ['prompt', 'size', 'duration']), ...pickLists(job.params, REFERENCE_FIELDS) };
+    // `resolution` is the model's (not a field); generate_audio only where the model has audio; the
+    // service tier only when it is not the default (the contract shows no field for it, G29).
+    case 'motion':
+      return {
+        ...pick(job.params, ['content', 'ratio', 'duration']),
+        ...(isMotionPro(job.model) && pick(job.params, ['generate_audio'])),
+        ...(job.params.service_tier === 'flex' && { service_tier: 'flex' }),
+      };
+    case 'videos':
+      return { ...pick(job.params, ['prompt', 'duration', 'ratio', 'resolution', 'image', 'lastFrameImage']), ...pickLists(job.params, ['referenceImages', 'referenceVideos']) };
+    // flat: every stored parameter is passed on (D11), the model's table defaults included
+    case 'model-center':
+      return { ...job.params };
+  }
+}
 
 /**
  * The JSON body of the create call for `job`. `mediaUrl` gives the URL to send for each caller
@@ -58,7 +68,7 @@ const BODIES: Record<FamilyId, (params: Params, job: ProviderJob) => Params> = {
  * is stored as `reference_images`), wherever the caller's URL is.
  */
 export function createBody(job: ProviderJob, mediaUrl: (ref: ProviderJob['media']['images'][number]) => string): Params {
-  const body: Params = { model: job.upstreamModel, ...structuredClone(BODIES[job.family](job.params, job)) };
+  const body: Params = { model: job.upstreamModel, ...structuredClone(familyBody(job)) };
   body.model = job.upstreamModel;
   const placedEverywhere = new Set<string>();
   for (const { ref } of allRefs(job.media)) {

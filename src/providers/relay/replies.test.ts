@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { FamilyForm, FamilyId } from '../../contract/families.js';
+import { familyRequestOf } from '../../contract/family-request.js';
 import { mediaRefs } from '../../contract/media-refs.js';
 import type { OutputSpec } from '../../contract/output.js';
 import { ChannelError, UnexpectedReply, UnrecoverableError, type ProviderJob } from '../types.js';
@@ -14,7 +15,7 @@ const scrub = scrubberFor('k-123456789', [new URL('http://up.internal:9000')]);
 const video: OutputSpec = { kind: 'video', width: 1280, height: 720, durationSec: 8, fps: 24, audio: false };
 const image: OutputSpec = { kind: 'image', width: 1024, height: 1024, format: 'png' };
 const job = (family: FamilyId, output: OutputSpec = video): ProviderJob => ({
-  taskId: 't', family, form: null, model: 'm', upstreamModel: 'm', params: {}, output, media: mediaRefs(), attempt: 1, generation: 0,
+  ...familyRequestOf(family, null, {}), taskId: 't', model: 'm', upstreamModel: 'm', output, media: mediaRefs(), attempt: 1, generation: 0,
 });
 const reading = (family: FamilyId, output?: OutputSpec) => ({ relayId: 'up', job: job(family, output), trusted: (u: string) => u.startsWith('http://up.internal:9000/'), scrub });
 

@@ -4,6 +4,7 @@
  * request is refused naming the field (G128). Caller media are sent as URLs the upstream fetches
  * (`ctx.mediaUrl`: the caller's URL, or a signed URL of an uploaded asset).
  */
+import { paramFields } from '../../contract/family-request.js';
 import { allRefs, type MediaRef } from '../../contract/media-refs.js';
 import type { Refusal, RequestedJob } from '../types.js';
 import { labelOf, type ReplicateInputSpec, type ReplicateModelSpec, type ReplicateModelsSpec } from './models.js';
@@ -51,7 +52,8 @@ export function predictionCallOf(models: ReplicateModelsSpec, job: RequestedJob,
     fieldOfInput[name] = field;
     return undefined;
   };
-  for (const [key, value] of Object.entries(job.params)) {
+  // the mapping names request fields whatever the family: the parameters are read by name
+  for (const [key, value] of Object.entries(paramFields(job.params))) {
     if (isEmpty(value)) continue;
     const whole = spec.input[key];
     if (whole !== undefined) {

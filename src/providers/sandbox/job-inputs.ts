@@ -8,14 +8,10 @@ import { VideoFrameDecodeError } from './video.js';
 /** Media the sandbox accepts per URL (the contract's largest image limit). */
 const MAX_REFERENCE_BYTES = 30 * 1024 * 1024;
 
-/** The prompt text of any family's parameters. */
+/** The prompt text of any family's parameters: motion's text object (none: empty), every other family's `prompt`. */
 export function promptOf(job: ProviderJob): string {
-  const p = job.params;
-  if (typeof p.prompt === 'string') return p.prompt;
-  if (Array.isArray(p.content)) {
-    const text = p.content.find((c: unknown) => (c as { type?: string }).type === 'text') as { text?: string } | undefined;
-    return text?.text ?? '';
-  }
+  if (job.family !== 'motion') return job.params.prompt;
+  for (const item of job.params.content) if (item.type === 'text') return item.text;
   return '';
 }
 

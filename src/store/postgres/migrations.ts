@@ -452,6 +452,28 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
   `,
+  // Submits counted once per INSERT statement from its transition table (G326), not once per row:
+  // a batch of a hundred tasks of one key and model is one upsert per table, not two hundred.
+  `
+  DROP TRIGGER tasks_usage_submitted ON tasks;
+  DROP FUNCTION mediagate_task_submitted();
+  CREATE FUNCTION mediagate_tasks_submitted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO usage_hourly AS u (hour, model, key_id, account_id, provider, submitted)
+    SELECT (i.created_at / 3600000) * 3600000, i.model, i.owner_key_id,
+      COALESCE(i.account_id, (SELECT account_id FROM api_keys WHERE id = i.owner_key_id), ''), i.provider, COUNT(*)
+    FROM inserted i GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (hour, model, key_id, account_id, provider) DO UPDATE SET submitted = u.submitted + excluded.submitted;
+    INSERT INTO usage_daily AS u (day, model, key_id, account_id, provider, submitted)
+    SELECT (i.created_at / 86400000) * 86400000, i.model, i.owner_key_id,
+      COALESCE(i.account_id, (SELECT account_id FROM api_keys WHERE id = i.owner_key_id), ''), i.provider, COUNT(*)
+    FROM inserted i GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (day, model, key_id, account_id, provider) DO UPDATE SET submitted = u.submitted + excluded.submitted;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER tasks_usage_submitted AFTER INSERT ON tasks REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION mediagate_tasks_submitted();
+  `,
   // Tasks per minute by status (G370): the status changes of a time range, read from this index alone.
   `
   CREATE INDEX task_events_at ON task_events (at, status);

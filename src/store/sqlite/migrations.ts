@@ -369,6 +369,11 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
   `,
+  // Submits counted per insert batch by the task store (G326), not by a row trigger: two upserts
+  // per task more than tripled the cost of inserting one.
+  `
+  DROP TRIGGER tasks_usage_submitted;
+  `,
   // Tasks per minute by status (G370): the status changes of a time range, read from this index alone.
   `
   CREATE INDEX task_events_at ON task_events (at, status);

@@ -5,6 +5,7 @@ import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, T
 import type { FamilyId } from '../../contract/families.js';
 import { SqliteLedger } from './credit-store.js';
 import { SqliteOutbox } from './webhook-store.js';
+import { SqliteSubmittedCounts } from './submitted-counts.js';
 import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
@@ -81,6 +82,7 @@ export class SqliteTaskStore implements TaskStore {
     this.others = new DataVersionWatch(db);
     this.ledger = new SqliteLedger(db);
     this.outbox = new SqliteOutbox(db);
+    const submitted = new SqliteSubmittedCounts(db);
     this.insertStmt = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status,
       amount, created_at, updated_at, run_after, idempotency_key, vtime, account_id, hold_micro, per_second_micro, callback_url)
       VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`);
@@ -117,6 +119,7 @@ export class SqliteTaskStore implements TaskStore {
         return undefined;
       });
       for (const [key, vtime] of turns) setKeyTurnStmt.run(key, vtime);
+      submitted.count(tasks.filter((_, i) => refusals[i] === undefined));
       return refusals;
     });
     // IMMEDIATE: the write lock from the start, so the reads above are never of a snapshot another

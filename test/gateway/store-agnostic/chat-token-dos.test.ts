@@ -42,7 +42,7 @@ describe('huge chat messages', () => {
     // Counted on the event loop, each of these would hold it for a second or more (in pieces) or
     // minutes (whole); off it, the loop only parses and copies them. The bound is relative, not a
     // number of milliseconds: counting one of these texts here, on this thread, under the same load,
-    // right after. It fails only when counting (or anything as slow) runs on the loop.
+    // right after. It fails only when counting (or anything as slow) runs on the loop (see below).
     const stalls = monitorEventLoopDelay({ resolution: 5 });
     stalls.enable();
     // letters that never repeat a piece (the tokenizer caches pieces it has seen), without whitespace
@@ -53,10 +53,16 @@ describe('huge chat messages', () => {
     const tokens = await Promise.all(replies.map(async (r) => ((await r.json()) as { data: { usage: { prompt_tokens: number } } }).data.usage.prompt_tokens));
     for (const n of tokens) expect(n).toBeGreaterThan(50_000);
     // Counted on the loop, each request would hold it at least as long as its own text takes to
-    // count; the cheapest of the three ('xyzw') is the reference. Seen under a load of 18 on 2 cores:
-    // stalls of 145 ms off the loop, 1.4 s to count that text here (and 5 s for each of the others).
+    // count, so the longest stall would be at least the count of the heaviest text: the letters or
+    // the CJK run, each about 3.5 times the cheapest ('xyzw'). The reference is the whole count of
+    // that cheapest text, here, right after: on the loop the stall would exceed it about 3.5 times
+    // over, so the assertion still fails then. It is not half of it: off the loop, the stall is the
+    // parsing and copying of the bodies, and on 2 busy cores the tokenizer thread and other
+    // processes take the CPU from this thread meanwhile, which stretches that stall; a quiet
+    // test:fast run saw 160 ms against a count of 290 ms. Seen under a load of 18 on 2 cores: stalls
+    // of 145 ms off the loop, 1.4 s to count that text here (and 5 s for each of the others).
     const onLoop = countedHereMs(texts[2]!);
-    expect(stalls.max / 1e6).toBeLessThan(onLoop / 2);
+    expect(stalls.max / 1e6).toBeLessThan(onLoop);
   }, 300_000); // a bound on the whole test, not an assertion: counting 2.3 MB takes long on a loaded machine
 
   it('a megabyte of one letter is counted, streamed or not (no 500)', async () => {

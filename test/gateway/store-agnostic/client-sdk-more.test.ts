@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InsufficientCreditsError, Mediagate, PayloadTooLargeError, RateLimitError, sseData, type AnyTask, type FetchLike } from '../../../packages/client/src/index.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 
-// The SDK's task list, its retries on 429, and its SSE reader (G231-G233).
+// The SDK's task list, its retries on 429, and its SSE reader (G231-G233). The gateways whose tasks
+// only need to exist (addresses, lists, errors) run no worker: nothing renders media nobody looks at
+// (G276).
 let g: ListeningGateway;
 beforeAll(async () => {
-  g = await listeningGateway({ env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_QUERIES: '1', MEDIAGATE_SANDBOX_TIMING: 'fast' } });
+  g = await listeningGateway({ env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_QUERIES: '1' } });
 });
 afterAll(async () => { await g?.close(); });
 
@@ -30,7 +32,7 @@ describe('rate limits', () => {
 
 describe('more typed errors', () => {
   it('402 InsufficientCreditsError and 413 PayloadTooLargeError, each with the standard body', async () => {
-    const h = await listeningGateway({ env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '0', MEDIAGATE_BODY_LIMIT: '10000' } });
+    const h = await listeningGateway({ workers: false, env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '0', MEDIAGATE_BODY_LIMIT: '10000' } });
     try {
       const client = new Mediagate({ baseUrl: h.origin, apiKey: h.key });
       const poor = await client.pic.create({ model: 'pic', prompt: 'x' }).catch((e: unknown) => e);
@@ -47,7 +49,7 @@ describe('more typed errors', () => {
 
 describe('address prefixes (D1)', () => {
   it('motion goes to powerBaseUrl, clip and reel Form A to apiBaseUrl, Form B to baseUrl', async () => {
-    const h = await listeningGateway({ env: { MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api' } });
+    const h = await listeningGateway({ workers: false, env: { MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api' } });
     try {
       const asked: string[] = [];
       const recording: FetchLike = (url, init) => { asked.push(`${init.method} ${url.slice(h.origin.length)}`); return fetch(url, init); };
@@ -73,7 +75,7 @@ describe('address prefixes (D1)', () => {
 
 describe('tasks.list and each family\'s list (GET /v1/tasks)', () => {
   it('pages newest first and iterates over every page', async () => {
-    const h = await listeningGateway();
+    const h = await listeningGateway({ workers: false });
     try {
       const client = new Mediagate({ baseUrl: h.origin, apiKey: h.key });
       const ids: string[] = [];

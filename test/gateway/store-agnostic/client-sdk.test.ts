@@ -3,11 +3,15 @@ import {
   AuthenticationError, BadRequestError, ConflictError, Mediagate, type MediagateError, NotFoundError, StreamError, TaskCancelledError, TaskFailedError, TimeoutError,
   type AnyTask, type FetchLike,
 } from '../../../packages/client/src/index.js';
+import { heldSandbox } from '../../helpers/held-sandbox.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 
 // The SDK (packages/client) against a real gateway listening on a port (G230-G234):
 // every call below goes over HTTP through the global fetch, nothing is mocked. The fetch is wrapped
-// only to record which URLs were asked.
+// only to record which URLs were asked. The sandbox of `g` holds each task until the test has had
+// waitFor's first reply (G276), so the queries after it are long-polls (`?wait=N`), as they are for
+// a task that takes a while, without waiting for a sandbox timing.
+const sandbox = heldSandbox();
 let g: ListeningGateway;
 let idle: ListeningGateway; // no worker: its tasks stay queued, so they can be cancelled
 const asked: string[] = [];
@@ -15,10 +19,19 @@ const recording: FetchLike = (url, init) => { asked.push(url); return fetch(url,
 let client: Mediagate;
 
 beforeAll(async () => {
-  [g, idle] = await Promise.all([listeningGateway({ env: { MEDIAGATE_SANDBOX_TIMING: 'fast' } }), listeningGateway({ workers: false })]);
+  [g, idle] = await Promise.all([listeningGateway({ providers: [sandbox.provider] }), listeningGateway({ workers: false })]);
   client = new Mediagate({ baseUrl: g.origin, apiKey: g.key, fetch: recording });
 });
-afterAll(async () => { await Promise.all([g?.close(), idle?.close()]); });
+afterAll(async () => {
+  sandbox.releaseAll();
+  await Promise.all([g?.close(), idle?.close()]);
+});
+
+/** waitFor's `onProgress` that lets task `id` run once waitFor has its first reply (then calls `also`). */
+const runAfterFirstReply = (id: string, also?: (t: AnyTask) => void) => (t: AnyTask): void => {
+  sandbox.release(id);
+  also?.(t);
+};
 
 describe('families: create, get, waitFor', () => {
   it('pic: waitFor long-polls to completed, reports each change, and the image URL serves a PNG', async () => {
@@ -27,7 +40,8 @@ describe('families: create, get, waitFor', () => {
     expect(['queued', 'processing']).toContain(created.status);
     const seen: AnyTask[] = [];
     asked.length = 0;
-    const done = await client.pic.waitFor(created.id, { onProgress: (t) => seen.push(t) });
+    const done = await client.pic.waitFor(created.id, { onProgress: runAfterFirstReply(created.id, (t) => seen.push(t)) });
+    expect(seen[0]?.status).not.toBe('completed');
     expect(done.status).toBe('completed');
     expect(done.image_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\//);
     expect(seen.at(-1)?.status).toBe('completed');
@@ -40,7 +54,7 @@ describe('families: create, get, waitFor', () => {
   it('videos: create answers the envelope; waitFor on its projectId gives the video and its length', async () => {
     const created = await client.videos.create({ model: 'videos_fast', prompt: 'waves', duration: 4 });
     expect(created.code).toBe('0');
-    const done = await client.videos.waitFor(created.data.projectId, { pollIntervalMs: 1000 });
+    const done = await client.videos.waitFor(created.data.projectId, { pollIntervalMs: 1000, onProgress: runAfterFirstReply(created.data.projectId) });
     expect(done).toMatchObject({ status: 'completed', object: 'video', actualDuration: 4 });
     expect(done.video_url).toContain('/files/');
   });
@@ -51,9 +65,9 @@ describe('families: create, get, waitFor', () => {
     const mc = await client.modelCenter.create({ model: 'sd_2.0_fast_discount', prompt: 'a kite', duration: 4, resolution: '480p', generate_audio: false });
     expect(mc).toMatchObject({ status: 'queued', result_url: null, model: 'sd_2.0_fast_discount' });
     const [c, r, m] = await Promise.all([
-      client.clip.waitFor(clip.id, { pollIntervalMs: 1000 }),
-      client.reel.waitFor(reel.id, { pollIntervalMs: 1000 }),
-      client.modelCenter.waitFor(mc.id),
+      client.clip.waitFor(clip.id, { pollIntervalMs: 1000, onProgress: runAfterFirstReply(clip.id) }),
+      client.reel.waitFor(reel.id, { pollIntervalMs: 1000, onProgress: runAfterFirstReply(reel.id) }),
+      client.modelCenter.waitFor(mc.id, { onProgress: runAfterFirstReply(mc.id) }),
     ]);
     expect([c.status, r.status, m.status]).toEqual(['completed', 'completed', 'completed']);
     expect(m.result_url).toBe(m.video_url);
@@ -63,7 +77,7 @@ describe('families: create, get, waitFor', () => {
 
   it('a failed task: waitFor throws TaskFailedError carrying the task body', async () => {
     const created = await client.pic.create({ model: 'pic', prompt: 'broken [fail]' });
-    const err = await client.pic.waitFor(created.id).catch((e: unknown) => e);
+    const err = await client.pic.waitFor(created.id, { onProgress: runAfterFirstReply(created.id) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskFailedError);
     expect((err as TaskFailedError).task).toMatchObject({ id: created.id, status: 'failed' });
     expect((err as TaskFailedError).task.error).toContain('[fail]');
@@ -81,7 +95,7 @@ describe('families: create, get, waitFor', () => {
 
   it('motion: waitFor a running task to completed; cancelling it then is a ConflictError (409 invalid_task_state)', async () => {
     const created = await client.motion.create({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a kite' }], duration: 4 });
-    const done = await client.motion.waitFor(created.id, { pollIntervalMs: 1000 });
+    const done = await client.motion.waitFor(created.id, { pollIntervalMs: 1000, onProgress: runAfterFirstReply(created.id) });
     expect(done).toMatchObject({ status: 'completed', object: 'video' });
     expect(asked.some((u) => u.includes(`/v1/result/${created.id}?wait=1`))).toBe(true);
     const err = await client.motion.cancel(created.id).catch((e: unknown) => e);

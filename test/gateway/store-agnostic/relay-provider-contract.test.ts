@@ -36,9 +36,15 @@ const any = (body: unknown) => body as never;
 /** A job as the runner makes it from a stored task: a new task id each time (so a new Idempotency-Key). */
 function relayJob(plan: () => SubmitPlan): () => ProviderJob {
   return () => {
-    const p = plan();
-    return { taskId: `task_contract_${randomUUID()}`, family: p.family, form: p.form, model: p.model, upstreamModel: p.model, params: p.params, output: p.output, media: p.media, attempt: 1, generation: 0 };
+    const { amount: _amount, route: _route, traceparent: _traceparent, ...request } = plan();
+    return { ...request, taskId: `task_contract_${randomUUID()}`, upstreamModel: request.model, attempt: 1, generation: 0 };
   };
+}
+
+/** A pic plan whose stored prompt is empty: one no gateway's validation passes. */
+function emptyPromptPlan(): SubmitPlan {
+  const plan = planPicTask(any({ model: 'pic', prompt: 'x' }));
+  return { ...plan, params: { ...plan.params, prompt: '' } };
 }
 
 const relay = (): MediaProvider => pair.relay as MediaProvider;
@@ -54,7 +60,7 @@ runProviderContract('relay (to an upstream mediagate)', {
   ],
   longJob: relayJob(() => planPicTask(any({ model: 'pic', prompt: 'contract [hold]' }))),
   // an empty prompt passes no gateway's validation: the upstream answers 400 naming prompt
-  unrecoverableJob: relayJob(() => ({ ...planPicTask(any({ model: 'pic', prompt: 'x' })), params: { prompt: '' } })),
+  unrecoverableJob: relayJob(emptyPromptPlan),
 });
 
 describe('relay: what the contract suite does not look at', () => {
@@ -74,7 +80,7 @@ describe('relay: what the contract suite does not look at', () => {
   });
 
   it('the refused request names the field the upstream named', async () => {
-    const job = relayJob(() => ({ ...planPicTask(any({ model: 'pic', prompt: 'x' })), params: { prompt: '' } }))();
+    const job = relayJob(emptyPromptPlan)();
     const err = await runToOutput(relay(), job, context()).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as UnrecoverableError).param).toBe('prompt');

@@ -18,6 +18,8 @@ import { newTask } from '../../cases/store-contract.case.js';
 import { insertTask } from '../../helpers/task-rows.js';
 
 const log = createLogger('silent');
+// The tests of retries give the runner a first retry delay of 50 ms instead of 1 s (G278): they are
+// about what a retry does; the delays themselves are backoff.ts's, asserted by its unit test.
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
 
@@ -172,7 +174,7 @@ describe('task engine', () => {
       start: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
     };
     const t = await insertTask(s.tasks, newTask());
-    runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2 }).start();
+    runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2, retryBaseMs: 50 }).start();
     const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'timeout failure');
     expect(done.error).toMatch(/^generation did not finish within \d+ s \(attempt 2 of 2\)$/);
     expect(calls).toBe(2);
@@ -187,7 +189,7 @@ describe('task engine', () => {
       start: async () => { throw new Error('upstream answered 503'); },
     };
     const t = await insertTask(s.tasks, newTask());
-    runner(s, dir, failing, { maxAttempts: 2 }).start();
+    runner(s, dir, failing, { maxAttempts: 2, retryBaseMs: 50 }).start();
     const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'failure');
     expect(done).toMatchObject({ status: 'failed', attempts: 2, error: 'generation failed: upstream answered 503' });
   });
@@ -196,7 +198,7 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s = open();
     const t = await insertTask(s.tasks, newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
-    runner(s, dir, createSandboxProvider({ timing: 'instant' })).start();
+    runner(s, dir, createSandboxProvider({ timing: 'instant' }), { retryBaseMs: 50 }).start();
     const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);
