@@ -3,7 +3,7 @@
  * works under any path prefix. The session cookie authenticates them; changes send the session's
  * CSRF token (G362). No key is ever kept here.
  */
-import type { ConsoleSession } from '../../src/contract/console.js';
+import type { ConsoleSession, SignInBody } from '../../src/contract/console.js';
 
 export type { ConsoleSession };
 
@@ -74,7 +74,7 @@ export async function stream(path: string, body: unknown, signal: AbortSignal): 
   return res;
 }
 
-export const signIn = (apiKey: string): Promise<ConsoleSession> => api<ConsoleSession>('POST', 'console/session', { api_key: apiKey });
+export const signIn = (apiKey: string): Promise<ConsoleSession> => api<ConsoleSession>('POST', 'console/session', { api_key: apiKey } satisfies SignInBody);
 export const currentSession = (): Promise<ConsoleSession> => api<ConsoleSession>('GET', 'console/session');
 export const signOut = (): Promise<void> => api<void>('DELETE', 'console/session');
 

@@ -107,7 +107,9 @@ export function StackedColumns({ title, keys, columns }: { title: string; keys: 
                 y -= bar;
                 return bar > 0 ? <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={COLORS[n % COLORS.length]} /> : null;
               })}
-              {i % every === 0 && <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">{c.label}</text>}
+              {i % every === 0 && (i === 0 && col < 32
+                ? <text x={0} y={h + 14} textAnchor="start" className="chart-label">{c.label}</text> // narrow columns: the first label starts at the edge, not cut by it
+                : <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">{c.label}</text>)}
             </g>
           );
         })}

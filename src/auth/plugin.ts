@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { CSRF_HEADER, sessionCookieValue, type ConsoleSessions } from '../console/sessions.js';
+import { CSRF_HEADER } from '../contract/console.js';
+import { sessionCookieValue, type ConsoleSessions } from '../console/sessions.js';
 import type { ApiKeyRecord, KeyStore } from '../store/types.js';
 import { authenticate } from './key-rules.js';
 import { hashApiKey } from './keys.js';

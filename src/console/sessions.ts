@@ -9,13 +9,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { authenticate } from '../auth/key-rules.js';
 import { hashApiKey } from '../auth/keys.js';
+import { CSRF_HEADER, SESSION_COOKIE } from '../contract/console.js';
 import { AppError } from '../errors.js';
 import type { ApiKeyRecord, KeyStore, SessionRecord, SessionStore } from '../store/types.js';
 
 export type { KeyStore, SessionRecord } from '../store/types.js';
 
-export const SESSION_COOKIE = 'mediagate_session';
-export const CSRF_HEADER = 'x-csrf-token';
 /** Methods that change nothing: no CSRF token asked. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastify';
+import { CONSOLE_SECURITY_SCHEMES } from '../contract/console.js';
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 
@@ -46,7 +47,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     openapi: {
       openapi: '3.1.0',
       info: { title: 'mediagate', version, description: 'Asynchronous image/video generation and chat. See docs/reference/api/README.md.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, ...CONSOLE_SECURITY_SCHEMES } },
       security: [{ bearer: [] }],
     },
   });

@@ -3,7 +3,7 @@
  * task list, a task's timeline, the usage aggregates, the channels' shared figures.
  */
 import { placeholderOf, type Dialect } from './key-rows.js';
-import type { AdminTaskQuery, ChannelMinute, ChannelStateRecord, TaskEvent, TaskStatus, UsageQuery, UsageRow } from './types.js';
+import type { AdminTaskQuery, ChannelMinute, ChannelStateRecord, TaskEvent, TaskMinuteCount, TaskMinutesQuery, TaskStatus, UsageQuery, UsageRow } from './types.js';
 
 /** The list statement for `query` and a name for its shape (newest first: the index tasks_admin_created read backwards, or a filter's own). */
 export function adminTaskListSql(query: AdminTaskQuery, dialect: Dialect): { shape: string; text: string; values: unknown[] } {
@@ -65,6 +65,27 @@ export const usageOfRow = (r: UsageSqlRow): UsageRow => ({
   cancelled: Number(r.cancelled), videoSeconds: Number(r.video_seconds), images: Number(r.images), chatRequests: Number(r.chat_requests),
   promptTokens: Number(r.prompt_tokens), completionTokens: Number(r.completion_tokens), capturedMicro: Number(r.captured_micro),
 });
+
+/**
+ * Tasks per minute by status in [from, to) (G370): the status changes from task_events through its
+ * index on (at, status), the submits from tasks through tasks_admin_created (created_at first); both
+ * read from the index alone, so the cost follows the window's rows, not the tables' size.
+ */
+export function taskMinutesSql(query: TaskMinutesQuery, dialect: Dialect): { text: string; values: unknown[] } {
+  const mark = placeholderOf(dialect);
+  return {
+    text: `SELECT (at / 60000) * 60000 AS minute, status, COUNT(*) AS n FROM task_events WHERE at >= ${mark(1)} AND at < ${mark(2)}
+      GROUP BY (at / 60000) * 60000, status
+      UNION ALL
+      SELECT (created_at / 60000) * 60000 AS minute, 'submitted' AS status, COUNT(*) AS n FROM tasks WHERE created_at >= ${mark(3)} AND created_at < ${mark(4)}
+      GROUP BY (created_at / 60000) * 60000`,
+    values: [query.from, query.to, query.from, query.to],
+  };
+}
+
+export interface TaskMinuteRow { minute: number | string; status: TaskMinuteCount['status']; n: number | string }
+
+export const taskMinuteOfRow = (r: TaskMinuteRow): TaskMinuteCount => ({ minute: Number(r.minute), status: r.status, count: Number(r.n) });
 
 export interface ChannelStateRow { channel: string; state: ChannelStateRecord['state']; since: number; last_error: string | null; last_error_at: number | null; updated_at: number }
 

@@ -68,6 +68,20 @@ export interface UsageRow {
   capturedMicro: number;
 }
 
+/** What `AdminStore.taskMinutes` reads (G370): minutes in [from, to), Unix ms, whole minutes. */
+export interface TaskMinutesQuery {
+  from: number;
+  to: number;
+}
+
+/** How many tasks were submitted, or entered `status`, in one minute (G370). Minutes with none have no row. */
+export interface TaskMinuteCount {
+  /** The minute's start, Unix ms. */
+  minute: number;
+  status: 'submitted' | TaskStatus;
+  count: number;
+}
+
 /** A channel's circuit as last changed by any process, and its last error (G322). */
 export interface ChannelStateRecord {
   channel: string;
@@ -102,6 +116,11 @@ export interface AdminStore {
   /** A task's ledger entries (its hold, and the capture or release of it), oldest first. */
   taskLedger(taskId: string): Promise<LedgerEntry[]>;
   usage(query: UsageQuery): Promise<UsageRow[]>;
+  /**
+   * Tasks per minute by status (G370): submits counted from the tasks' creation times, status
+   * changes from `task_events`, each read through an index on its time.
+   */
+  taskMinutes(query: TaskMinutesQuery): Promise<TaskMinuteCount[]>;
   /** Records a change of a channel's circuit (the last writer of any process wins). */
   setChannelState(channel: string, state: ChannelStateRecord['state'], since: number): Promise<void>;
   setChannelError(channel: string, error: string, at: number): Promise<void>;

@@ -24,7 +24,7 @@ const ADMIN_CALLS: Array<[string, string, unknown?]> = [
   ['POST', '/admin/v1/accounts/acct_x/grants', { amount: 1, note: 'n' }], ['GET', '/admin/v1/accounts/acct_x/ledger'],
   ['GET', '/admin/v1/audit'], ['GET', '/admin/v1/settings'],
   ['GET', '/admin/v1/tasks'], ['GET', '/admin/v1/tasks/task_x'], ['POST', '/admin/v1/tasks/task_x/cancel'],
-  ['GET', '/admin/v1/channels'], ['POST', '/admin/v1/channels/chan_x/probe'], ['GET', '/admin/v1/usage'],
+  ['GET', '/admin/v1/channels'], ['POST', '/admin/v1/channels/chan_x/probe'], ['GET', '/admin/v1/usage'], ['GET', '/admin/v1/task-activity'],
 ];
 
 describe('the admin API refuses everyone but admin keys', () => {

@@ -249,7 +249,7 @@ describe('every reply matches the schema the document declares for it', () => {
 });
 
 describe('the admin API\'s replies match the document too', () => {
-  it('keys, accounts, grants, the ledger, the audit log, the settings, tasks, channels and usage: successes and errors', async () => {
+  it('keys, accounts, grants, the ledger, the audit log, the settings, tasks, channels, usage and tasks per minute: successes and errors', async () => {
     const d = idleDoc;
     const admin = (await createApiKey(idle.store.keys, 'openapi admin', {}, Date.now(), { fields: { role: 'admin' } })).secret;
     const call = (method: string, url: string, payload?: unknown, key = admin) => idle.app.inject({
@@ -307,6 +307,27 @@ describe('the admin API\'s replies match the document too', () => {
     check(d, 'POST', '/admin/v1/channels/{id}/probe', await call('POST', '/admin/v1/channels/nope/probe'), 404);
     check(d, 'GET', '/admin/v1/usage', await call('GET', '/admin/v1/usage?group_by=key&interval=day'), 200);
     check(d, 'GET', '/admin/v1/usage', await call('GET', '/admin/v1/usage?interval=week'), 400);
+    check(d, 'GET', '/admin/v1/task-activity', await call('GET', '/admin/v1/task-activity?minutes=5'), 200);
+    check(d, 'GET', '/admin/v1/task-activity', await call('GET', '/admin/v1/task-activity?minutes=0'), 400);
+  });
+});
+
+describe('the web console\'s session routes match the document too (G372)', () => {
+  it('sign-in, the session, sign-out: successes and errors', async () => {
+    const d = idleDoc;
+    const session = '/console/session';
+    const post = (payload: unknown) => idle.app.inject({ method: 'POST', url: session, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    const signedIn = check(d, 'POST', session, await post({ api_key: idle.key }), 200);
+    expect(d.paths[session]!.post!.responses['200']).toHaveProperty('headers.set-cookie');
+    check(d, 'POST', session, await post({ api_key: 'not-a-key-of-this-gateway' }), 401);
+    check(d, 'POST', session, await post({ key: idle.key }), 400);
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    const csrf = signedIn.json().csrf_token as string;
+    check(d, 'GET', session, await idle.app.inject({ method: 'GET', url: session, headers: { cookie } }), 200);
+    check(d, 'GET', session, await idle.app.inject({ method: 'GET', url: session }), 401);
+    check(d, 'DELETE', session, await idle.app.inject({ method: 'DELETE', url: session, headers: { cookie } }), 403);
+    check(d, 'DELETE', session, await idle.app.inject({ method: 'DELETE', url: session, headers: { cookie, 'x-csrf-token': csrf } }), 204);
+    check(d, 'DELETE', session, await idle.app.inject({ method: 'DELETE', url: session, headers: { cookie, 'x-csrf-token': csrf } }), 401);
   });
 });
 

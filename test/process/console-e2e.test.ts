@@ -5,8 +5,10 @@
  * a second. One browser for the whole file. Screenshots of every page at 375 px and 1440 px go to
  * test-results/console/ (gitignored).
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,11 +21,20 @@ import { image } from '../helpers/media-fixtures.js';
 declare const document: any;
 declare const localStorage: any;
 declare const sessionStorage: any;
+declare const navigator: any;
+declare const DataTransfer: any;
+declare const Blob: any;
 
 const WIDTHS = [375, 1440] as const;
 const CALLER_PAGES = ['Playground', 'Tasks', 'Chat', 'Account'];
 const ADMIN_PAGES = ['Overview', 'Keys', 'Accounts', 'All tasks', 'Channels', 'Usage', 'Audit log', 'Settings'];
 const ADMIN_LINKS = ['Overview', 'Keys', 'Accounts', 'Channels', 'Usage', 'Audit log'];
+/**
+ * What docs/screenshots/keys-created.png shows in place of the secret just created: the page's text
+ * is replaced in a screenshot-only step, so no secret of any gateway is committed.
+ */
+const SCREENSHOT_SECRET = 'mg_EXAMPLE-shown-once-not-a-real-key';
+const run = promisify(execFile);
 
 const available = fs.existsSync(CHROMIUM);
 // CI (.ci/run) installs chromium and sets this: there a missing browser is a failure, not a skip
@@ -120,6 +131,63 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await field.fill('');
     });
 
+    it('takes a file dropped onto a media field (assetId://); copies the request as curl and SDK code; the copied curl is the request Generate sends', async () => {
+      const { page, context } = s;
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: g.origin });
+      // a real drop: a DataTransfer holding a PNG file, dispatched on the field's drop target
+      const png = (await image(640, 480)).toString('base64');
+      const dataTransfer = await page.evaluateHandle((b64: string) => {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Blob([bytes])], 'dropped.png', { type: 'image/png' }));
+        return dt;
+      }, png);
+      const field = page.getByRole('textbox', { name: 'image_urls', exact: true });
+      const target = page.locator('.drop', { has: field });
+      await target.dispatchEvent('dragover', { dataTransfer });
+      await target.dispatchEvent('drop', { dataTransfer });
+      const said = target.locator('[aria-live="polite"]');
+      await expect.poll(async () => `${await field.inputValue()} (${await said.textContent().catch(() => 'no status')})`, { timeout: 15_000 })
+        .toMatch(/^assetId:\/\/\S+ \(Uploaded 1 file\)$/);
+      const ref = await field.inputValue();
+
+      await page.getByRole('button', { name: 'Copy as curl' }).click();
+      const curl = await page.evaluate(() => navigator.clipboard.readText() as Promise<string>);
+      await page.getByRole('button', { name: 'Copy as SDK code' }).click();
+      const sdk = await page.evaluate(() => navigator.clipboard.readText() as Promise<string>);
+      const [request] = await Promise.all([
+        page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v1/pic/images'),
+        page.getByRole('button', { name: 'Generate' }).click(),
+      ]);
+      const sent = request.postDataJSON() as Record<string, unknown>;
+      expect(sent).toMatchObject({ model: 'pic-2', image_urls: [ref] });
+      const created = (await (await request.response())!.json()) as { id: string };
+      await page.getByRole('heading', { name: `Task ${created.id}` }).waitFor();
+      await page.locator('[aria-live="polite"] strong', { hasText: 'completed' }).waitFor({ timeout: 20_000 });
+      await page.getByRole('img', { name: 'Result' }).waitFor();
+
+      // the curl names the same URL and body; run as it is (with the caller's key), it is accepted as the same request
+      expect(curl).toContain(`curl -X POST '${request.url()}'`);
+      const dashD = /-d '([\s\S]*)'$/.exec(curl);
+      expect(JSON.parse(dashD![1]!.replace(/'\\''/g, "'"))).toEqual(sent);
+      const { stdout } = await run('sh', ['-c', `${curl} -sS`], { env: { ...process.env, MEDIAGATE_API_KEY: g.key } });
+      const byCurl = JSON.parse(stdout) as { id: string };
+      expect(byCurl.id).toMatch(/\S/);
+      const accepted = async (id: string): Promise<Record<string, unknown>> => {
+        const res = await fetch(`${g.origin}/admin/v1/tasks/${id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { request: Record<string, unknown> }).request;
+      };
+      const fromConsole = await accepted(created.id);
+      expect(JSON.stringify(fromConsole)).toContain(ref); // the generated task used the dropped file
+      expect(await accepted(byCurl.id)).toEqual(fromConsole);
+      // the SDK code creates the same body with the family's client
+      expect(sdk).toContain('mg.pic.create(');
+      const sdkBody = /\.create\(([\s\S]*)\);\n/.exec(sdk);
+      expect(JSON.parse(sdkBody![1]!)).toEqual(sent);
+      await field.fill('');
+    });
+
     it('shows the gateway\'s 400 next to the field it names', async () => {
       const { page } = s;
       await page.getByRole('combobox', { name: 'Family' }).selectOption('videos');
@@ -178,6 +246,31 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(page.getByRole('button', { name: 'Stop' }).isDisabled()).resolves.toBe(true);
     });
 
+    it('stops a reply while it streams: the stream ends, the partial reply stays, no console error', async () => {
+      const { page } = s;
+      const replies = page.locator('.messages li.assistant p');
+      const before = await replies.count();
+      await page.getByRole('textbox', { name: 'Message' }).fill('Tell me a long story about lighthouses, their keepers, their lamps and the ships they guided home through storms and fog.');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const reply = replies.nth(before);
+      await expect.poll(async () => (await reply.textContent())?.length ?? 0, { timeout: 15_000, interval: 50 }).toBeGreaterThan(0);
+      const [aborted] = await Promise.all([
+        page.waitForEvent('requestfailed', (r) => new URL(r.url()).pathname === '/v1/chat/completions'),
+        page.getByRole('button', { name: 'Stop' }).click(),
+      ]);
+      expect(aborted.failure()?.errorText).toMatch(/ERR_ABORTED/);
+      await expect.poll(() => page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
+      await expect(page.getByRole('button', { name: 'Stop' }).isDisabled()).resolves.toBe(true);
+      const partial = (await reply.textContent()) ?? '';
+      expect(partial.length).toBeGreaterThan(0);
+      // cut short: not the whole reply (whose last sentence ends so), and no usage, which only the end of a stream carries
+      expect(partial).not.toMatch(/not written by a language model\.$/);
+      await expect(page.getByText(/^Tokens: \d+ prompt/).count()).resolves.toBe(0);
+      await expect(page.getByRole('alert').count()).resolves.toBe(0);
+      expect(await reply.textContent()).toBe(partial);
+      expect(s.errors.errors).toEqual([]);
+    });
+
     it('lists its tasks and shows one with its preview', async () => {
       const { page } = s;
       await open(page, 'Tasks');
@@ -211,8 +304,11 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
       }
       expect([...reached]).toEqual(expect.arrayContaining([...CALLER_PAGES, 'Sign out']));
-      // Enter on a focused link opens its page
-      await page.getByRole('link', { name: 'Account' }).focus();
+      // Tab from the top of a fresh page to the Account link, then Enter opens its page
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+      for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.innerText ?? '')) !== 'Account'; i++) await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.tagName)).resolves.toBe('A');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
       // the playground's own controls, Generate included, are reachable too
@@ -256,7 +352,12 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       const secret = (await page.locator('.secret code').textContent())!;
       expect(secret).toMatch(/^mg_/);
+      // screenshot-only: a fixed throwaway shown in place of the secret (docs/screenshots/keys-created.png), then the real one back
+      const shown = page.locator('.secret code');
+      await shown.evaluate((el: any, text: string) => { el.textContent = text; }, SCREENSHOT_SECRET);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-created-1440.png'), fullPage: true });
+      await shown.evaluate((el: any, text: string) => { el.textContent = text; }, secret);
+      expect(await shown.textContent()).toBe(secret);
       const use = (): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
       expect(await use()).toBe(200);
       const row = page.getByRole('row', { name: /made in the console/ });
@@ -302,7 +403,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(csv.split('\n').length).toBeGreaterThan(2);
     });
 
-    it('passes axe on every page at 375 px and 1440 px; screenshots of each; signs out', async () => {
+    it('passes axe on every page at 375 px and 1440 px; screenshots of each', async () => {
       const { page } = s;
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: 900 });
@@ -313,7 +414,10 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
           await page.screenshot({ path: path.join(SCREENSHOTS, `admin-${name.toLowerCase().replace(/ /g, '-')}-${width}.png`), fullPage: true });
         }
       }
-      // every operator page is reachable by keyboard too
+    }, 90_000); // twelve pages at two widths, each checked by axe: over the default 30 s on a busy machine
+
+    it('reaches every operator page by keyboard alone, and opens one with it', async () => {
+      const { page } = s;
       await page.goto(`${g.origin}/console/#/overview`);
       await page.reload();
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
@@ -323,6 +427,14 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         reached.add(await page.evaluate(() => document.activeElement?.innerText ?? ''));
       }
       expect([...reached]).toEqual(expect.arrayContaining([...ADMIN_PAGES, ...CALLER_PAGES, 'Sign out']));
+      // and opened by it: Shift+Tab back to Usage, Enter
+      for (let i = 0; i < 18 && (await page.evaluate(() => document.activeElement?.innerText ?? '')) !== 'Usage'; i++) await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor({ timeout: 10_000 });
+    });
+
+    it('signs out', async () => {
+      const { page } = s;
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('textbox', { name: 'API key' }).waitFor();
       await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in-1440.png') });

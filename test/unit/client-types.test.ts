@@ -4,6 +4,7 @@ import type { AccountCreateBody, AdminAccount, AdminGrant, AdminLedgerEntry, Gra
 import type { AdminAuditEntry, AdminSettings } from '../../src/contract/admin-audit.js';
 import type { AdminChannel, AdminChannelProbe } from '../../src/contract/admin-channels.js';
 import type { AdminTask, AdminTaskAttempt, AdminTaskEvent } from '../../src/contract/admin-tasks.js';
+import type { AdminTaskActivity } from '../../src/contract/admin-task-activity.js';
 import type { AdminUsage } from '../../src/contract/admin-usage.js';
 import type { AdminKey, AdminKeyCreated, AdminKeyRotated, KeyCreateBody, KeyPatchBody, KeyRotateBody } from '../../src/contract/admin-keys.js';
 import type { ChatCompletionBody } from '../../src/contract/chat.js';
@@ -76,5 +77,6 @@ describe('AdminClient types against the admin API schemas', () => {
     expectTypeOf<AdminChannelProbe>().toEqualTypeOf<Sdk.AdminChannelProbe>();
     expectTypeOf<AdminUsage>().toExtend<Sdk.AdminUsage>();
     expectTypeOf<Sdk.AdminUsage>().toExtend<AdminUsage>();
+    expectTypeOf<AdminTaskActivity>().toEqualTypeOf<Sdk.AdminTaskActivity>();
   });
 });

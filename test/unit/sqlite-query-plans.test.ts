@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/sqlite/migrations.js';
+import { taskMinutesSql } from '../../src/store/admin-rows.js';
 import { CLAIM_SQL, nextRunSql } from '../../src/store/sqlite/task-store.js';
 
 function planOf(db: Database.Database, sql: string, params: unknown[]): string[] {
@@ -44,5 +45,13 @@ describe('SQLite queue statements without statistics', () => {
   it.each([1, 2, 3])('nextRunAfter over %i provider(s) is one index lookup per provider and kind', (n) => {
     const providers = ['sandbox', 'relay', 'other'].slice(0, n);
     walks(planOf(db, nextRunSql(n), providers.flatMap((p) => [p, p])));
+  });
+
+  it('tasks per minute (G370) reads the events and the submits of the window from covering indexes, never a table', () => {
+    const { text, values } = taskMinutesSql({ from: 100, to: 200 }, 'sqlite');
+    const plan = planOf(db, text, values).join(' | ');
+    expect(plan).toMatch(/SEARCH task_events USING COVERING INDEX task_events_at \(at>\? AND at<\?\)/);
+    expect(plan).toMatch(/SEARCH tasks USING COVERING INDEX tasks_admin_created \(created_at>\? AND created_at<\?\)/);
+    expect(plan).not.toMatch(/SCAN (tasks|task_events)\b/);
   });
 });

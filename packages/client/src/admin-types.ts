@@ -293,6 +293,34 @@ export interface UsageBucket {
   credits_captured: number;
 }
 
+export interface TaskActivityParams {
+  /** 1 to 1440 (default 60). */
+  minutes?: number;
+  /** The end, rounded up to a whole minute: Unix seconds or an ISO-8601 date-time with a time zone (default: the end of the current minute). */
+  to?: number | string;
+}
+
+/** One minute of `GET /admin/v1/task-activity`: tasks submitted in it, and how many entered each status. */
+export interface TaskActivityMinute {
+  /** The minute's start, Unix seconds. */
+  minute: number;
+  submitted: number;
+  queued: number;
+  processing: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+}
+
+export interface AdminTaskActivity {
+  object: 'task_activity';
+  interval: 'minute';
+  from: number;
+  to: number;
+  /** Every minute of [from, to), oldest first, zeros included. */
+  data: TaskActivityMinute[];
+}
+
 export interface AdminUsage {
   object: 'usage';
   group_by: UsageGroup;

@@ -6,7 +6,7 @@
 import type {
   AccountListParams, AdminAccount, AdminAuditEntry, AdminGrant, AdminKey, AdminKeyCreated, AdminKeyRotated, AdminLedgerEntry, AdminList,
   AdminSettings, AuditParams, GrantParams, KeyCreateParams, KeyListParams, KeyRotateParams, KeyUpdateParams, LedgerParams,
-  AdminChannel, AdminChannelProbe, AdminTask, AdminTaskDetail, AdminTaskListParams, AdminUsage, UsageParams,
+  AdminChannel, AdminChannelProbe, AdminTask, AdminTaskDetail, AdminTaskActivity, AdminTaskListParams, AdminUsage, TaskActivityParams, UsageParams,
 } from './admin-types.js';
 import { call, type CallOptions, type FetchLike, type HttpOptions } from './http.js';
 
@@ -191,6 +191,11 @@ export class AdminClient {
   /** Tasks, video seconds, images, chat tokens and credits per bucket and group. */
   usage(params: UsageParams = {}, options: Signal = {}): Promise<AdminUsage> {
     return call(this.http, `${this.base}/admin/v1/usage${query(params)}`, options);
+  }
+
+  /** Tasks per minute by status: submitted, and each status entered, the last hour by default (G370). */
+  taskActivity(params: TaskActivityParams = {}, options: Signal = {}): Promise<AdminTaskActivity> {
+    return call(this.http, `${this.base}/admin/v1/task-activity${query(params)}`, options);
   }
 
   /** The effective configuration of the answering gateway process, secrets redacted. */

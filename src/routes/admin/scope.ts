@@ -7,6 +7,7 @@ import { registerAdminAccountRoutes } from './accounts.js';
 import { registerAdminAuditRoutes } from './audit.js';
 import { registerAdminChannelRoutes } from './channels.js';
 import { registerAdminKeyRoutes } from './keys.js';
+import { registerAdminTaskActivityRoute } from './task-activity.js';
 import { registerAdminTaskRoutes } from './tasks.js';
 import { registerAdminUsageRoute } from './usage.js';
 
@@ -14,7 +15,7 @@ import { registerAdminUsageRoute } from './usage.js';
  * The admin API (`/admin/v1/*`, G300-G311) in a scope of its own: the bearer key is checked as on
  * the public API (401 without one), then its role: a caller key is a 403 `admin_only`. One file per
  * resource; each route calls the admin service layer (src/admin/) and nothing else: keys,
- * accounts, audit and settings (G300-G311); every tenant's tasks, usage and channels (G317-G323).
+ * accounts, audit and settings (G300-G311); every tenant's tasks, usage and channels (G317-G323); tasks per minute (G370).
  */
 export async function registerAdminRoutes(app: FastifyInstance, keys: Parameters<typeof registerAuth>[1], admin: AdminServices, auth: AuthOptions): Promise<void> {
   await app.register(async (scope) => {
@@ -29,6 +30,7 @@ export async function registerAdminRoutes(app: FastifyInstance, keys: Parameters
     registerAdminAuditRoutes(scope, admin);
     if (admin.tasks) registerAdminTaskRoutes(scope, admin.tasks);
     registerAdminUsageRoute(scope, admin.store, admin.now);
+    registerAdminTaskActivityRoute(scope, admin.store, admin.now);
     if (admin.channels) registerAdminChannelRoutes(scope, admin.channels);
   });
 }

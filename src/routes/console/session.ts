@@ -1,18 +1,26 @@
 import type { FastifyInstance } from 'fastify';
-import { CONSOLE_TAG, ConsoleSession, SignInBody } from '../../contract/console.js';
+import { CONSOLE_TAG, CSRF_HEADER, CSRF_SCHEME, ConsoleSession, SESSION_SCHEME, SignInBody, SIGN_IN_COOKIE } from '../../contract/console.js';
 import { NoBody, responses } from '../../contract/responses.js';
-import { CSRF_HEADER, sessionCookieValue, type ConsoleSessions } from '../../console/sessions.js';
+import { sessionCookieValue, type ConsoleSessions } from '../../console/sessions.js';
 import { AppError } from '../../errors.js';
 import type { KeyStore, SessionRecord } from '../../console/sessions.js';
 import type { RoutePaths } from '../route-types.js';
+
+/** The sign-in's replies: its 200 also names the cookie it sets. */
+function signInResponses(): Record<number, unknown> {
+  const out = responses({ 200: ConsoleSession }, [400, 401, 413]) as Record<number, { headers: Record<string, unknown> }>;
+  out[200]!.headers = { ...out[200]!.headers, ...SIGN_IN_COOKIE };
+  return out;
+}
 
 const noSession = (): AppError => new AppError('session_expired', 'No console session: sign in with an API key');
 
 /**
  * The web console's sign-in (G361): `POST /console/session` exchanges an API key for the session
  * cookie, `GET` answers the session (the console reads its CSRF token after a reload), `DELETE`
- * signs out (with the CSRF token, G362). Outside the API's scope: the key is checked here. Not in
- * the OpenAPI document: the console's own plumbing, not an API for clients (they send the key).
+ * signs out (with the CSRF token, G362). Outside the API's scope: the key is checked here. In the
+ * OpenAPI document (G372) with the cookie and the CSRF header as its security schemes, so the
+ * console's types (console/src/api.ts) are those of a documented contract.
  */
 export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: ConsoleSessions, keys: Pick<KeyStore, 'findActiveByHash'>, paths: RoutePaths): void {
   const reply = (key: { id: string; name: string; role?: 'caller' | 'admin'; accountId: string }, record: SessionRecord): ConsoleSession => ({
@@ -24,7 +32,7 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
   });
 
   app.post<{ Body: SignInBody }>('/console/session', {
-    schema: { hide: true, tags: [CONSOLE_TAG], summary: 'Sign in to the web console: exchanges an API key for a session cookie', body: SignInBody, response: responses({ 200: ConsoleSession }, [400, 401, 413]) },
+    schema: { tags: [CONSOLE_TAG], summary: 'Sign in to the web console: exchanges an API key for a session cookie', security: [], body: SignInBody, response: signInResponses() },
   }, async (request, res) => {
     const { key, record, cookieValue } = await sessions.signIn(request.body.api_key);
     void res.header('set-cookie', sessions.setCookie(cookieValue, record)).header('cache-control', 'no-store');
@@ -32,7 +40,7 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
   });
 
   app.get('/console/session', {
-    schema: { hide: true, tags: [CONSOLE_TAG], summary: 'The web console session of the cookie sent', response: responses({ 200: ConsoleSession }, [401]) },
+    schema: { tags: [CONSOLE_TAG], summary: 'The web console session of the cookie sent (the console reads its CSRF token after a reload)', security: [{ [SESSION_SCHEME]: [] }], response: responses({ 200: ConsoleSession }, [401]) },
   }, async (request, res) => {
     const value = sessionCookieValue(request.headers.cookie);
     const record = value === undefined ? undefined : await sessions.find(value);
@@ -44,7 +52,10 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
   });
 
   app.delete('/console/session', {
-    schema: { hide: true, tags: [CONSOLE_TAG], summary: 'Sign out of the web console (send x-csrf-token)', response: responses({ 204: NoBody('Signed out: the session is ended and the cookie cleared') }, [401, 403]) },
+    schema: {
+      tags: [CONSOLE_TAG], summary: 'Sign out of the web console: the session cookie and its CSRF token in `x-csrf-token`', security: [{ [SESSION_SCHEME]: [], [CSRF_SCHEME]: [] }],
+      response: responses({ 204: NoBody('Signed out: the session is ended and the cookie cleared') }, [401, 403]),
+    },
   }, async (request, res) => {
     const value = sessionCookieValue(request.headers.cookie);
     if (value === undefined) throw noSession();

@@ -1,11 +1,11 @@
 import type pg from 'pg';
 import {
-  adminTaskListSql, channelMinuteUpsert, channelStateOfRow, eventOfRow, minuteOfRow, minuteValues, PROCESSING_BY_PROVIDER_SQL, usageOfRow, usageSql,
-  type ChannelMinuteRow, type ChannelStateRow, type TaskEventRow, type UsageSqlRow,
+  adminTaskListSql, channelMinuteUpsert, channelStateOfRow, eventOfRow, minuteOfRow, minuteValues, PROCESSING_BY_PROVIDER_SQL, taskMinuteOfRow, taskMinutesSql, usageOfRow,
+  usageSql, type ChannelMinuteRow, type ChannelStateRow, type TaskEventRow, type TaskMinuteRow, type UsageSqlRow,
 } from '../admin-rows.js';
 import { entryOfRow, LEDGER_COLUMNS, type LedgerRow } from '../ledger-rows.js';
 import { toRecord, type TaskRow } from '../task-rows.js';
-import type { AdminStore, AdminTaskQuery, ChannelMinute, ChannelStateRecord, LedgerEntry, TaskEvent, TaskRecord, UsageQuery, UsageRow } from '../types.js';
+import type { AdminStore, AdminTaskQuery, ChannelMinute, ChannelStateRecord, LedgerEntry, TaskEvent, TaskMinuteCount, TaskMinutesQuery, TaskRecord, UsageQuery, UsageRow } from '../types.js';
 import { inTransaction } from './transaction.js';
 
 /** PostgreSQL reads of the admin API across tenants, and the channels' figures shared by every process (G317-G324). */
@@ -32,6 +32,12 @@ export class PostgresAdminStore implements AdminStore {
     const { text, values } = usageSql(query, 'postgres');
     const { rows } = await this.pool.query<UsageSqlRow>({ name: `mg_admin_usage_${query.groupBy}_${query.interval}`, text, values });
     return rows.map(usageOfRow);
+  }
+
+  async taskMinutes(query: TaskMinutesQuery): Promise<TaskMinuteCount[]> {
+    const { text, values } = taskMinutesSql(query, 'postgres');
+    const { rows } = await this.pool.query<TaskMinuteRow>({ name: 'mg_admin_task_minutes', text, values });
+    return rows.map(taskMinuteOfRow);
   }
 
   async setChannelState(channel: string, state: ChannelStateRecord['state'], since: number): Promise<void> {

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3';
 import {
-  adminTaskListSql, channelMinuteUpsert, channelStateOfRow, eventOfRow, minuteOfRow, minuteValues, PROCESSING_BY_PROVIDER_SQL, usageOfRow, usageSql,
-  type ChannelMinuteRow, type ChannelStateRow, type TaskEventRow, type UsageSqlRow,
+  adminTaskListSql, channelMinuteUpsert, channelStateOfRow, eventOfRow, minuteOfRow, minuteValues, PROCESSING_BY_PROVIDER_SQL, taskMinuteOfRow, taskMinutesSql, usageOfRow,
+  usageSql, type ChannelMinuteRow, type ChannelStateRow, type TaskEventRow, type TaskMinuteRow, type UsageSqlRow,
 } from '../admin-rows.js';
 import { entryOfRow, LEDGER_COLUMNS, type LedgerRow } from '../ledger-rows.js';
 import { toRecord, type TaskRow } from '../task-rows.js';
-import type { AdminStore, AdminTaskQuery, ChannelMinute, ChannelStateRecord, LedgerEntry, TaskEvent, TaskRecord, UsageQuery, UsageRow } from '../types.js';
+import type { AdminStore, AdminTaskQuery, ChannelMinute, ChannelStateRecord, LedgerEntry, TaskEvent, TaskMinuteCount, TaskMinutesQuery, TaskRecord, UsageQuery, UsageRow } from '../types.js';
 
 /** SQLite reads of the admin API across tenants, and the channels' shared figures (G317-G324). */
 export class SqliteAdminStore implements AdminStore {
@@ -13,6 +13,7 @@ export class SqliteAdminStore implements AdminStore {
   private readonly eventsStmt: Database.Statement;
   private readonly ledgerStmt: Database.Statement;
   private readonly minuteStmt: Database.Statement;
+  private minutesStmt: Database.Statement | undefined;
 
   constructor(private readonly db: Database.Database) {
     this.eventsStmt = db.prepare('SELECT * FROM task_events WHERE task_id = ? ORDER BY id');
@@ -38,6 +39,12 @@ export class SqliteAdminStore implements AdminStore {
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     const { text, values } = usageSql(query, 'sqlite');
     return (this.db.prepare(text).all(...values) as UsageSqlRow[]).map(usageOfRow);
+  }
+
+  async taskMinutes(query: TaskMinutesQuery): Promise<TaskMinuteCount[]> {
+    const { text, values } = taskMinutesSql(query, 'sqlite');
+    this.minutesStmt ??= this.db.prepare(text);
+    return (this.minutesStmt.all(...values) as TaskMinuteRow[]).map(taskMinuteOfRow);
   }
 
   async setChannelState(channel: string, state: ChannelStateRecord['state'], since: number): Promise<void> {

@@ -32,7 +32,7 @@ async function caught(p: Promise<unknown> | (() => Promise<unknown>)): Promise<M
 }
 
 describe('AdminClient', () => {
-  it('tasks (list, iterate, get with its timeline, cancel), channels and their probe, usage', async () => {
+  it('tasks (list, iterate, get with its timeline, cancel), channels and their probe, usage, tasks per minute', async () => {
     const key = await admin.keys.create({ name: 'sdk tasks' });
     const caller = new Mediagate({ baseUrl: g.origin, apiKey: key.key });
     const task = await caller.pic.create({ model: 'pic', prompt: 'x' });
@@ -50,6 +50,10 @@ describe('AdminClient', () => {
     expect(await admin.channels.probe('sandbox')).toMatchObject({ ok: true, channel: 'sandbox' });
     const usage = await admin.usage({ group_by: 'key', interval: 'day' });
     expect(usage.data.find((r) => r.group === key.id)).toMatchObject({ submitted: 1, cancelled: 1 });
+    const activity = await admin.taskActivity({ minutes: 5 });
+    expect([activity.object, activity.data.length]).toEqual(['task_activity', 5]);
+    expect(activity.data.reduce((n, m) => n + m.submitted, 0)).toBeGreaterThanOrEqual(1);
+    expect(activity.data.reduce((n, m) => n + m.cancelled, 0)).toBeGreaterThanOrEqual(1);
   });
 
   it('keys: create (the secret once), get, update, iterate, rotate with grace, revoke', async () => {

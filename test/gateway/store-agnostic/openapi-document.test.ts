@@ -62,6 +62,22 @@ describe('/openapi.json', () => {
     ]) expect(names).toContain(want);
   });
 
+  it('documents the web console\'s sign-in, session and sign-out, with the cookie and the CSRF header as security schemes (G372)', () => {
+    const full = doc as Doc & { components: { securitySchemes: Record<string, unknown> } };
+    expect(full.components.securitySchemes).toMatchObject({
+      console_session: { type: 'apiKey', in: 'cookie', name: 'mediagate_session' },
+      console_csrf: { type: 'apiKey', in: 'header', name: 'x-csrf-token' },
+    });
+    const ops = doc.paths['/console/session'] as Record<string, Operation & { security?: unknown; requestBody?: any }>;
+    expect(Object.keys(ops).sort()).toEqual(['delete', 'get', 'post']);
+    expect(ops.post!.security).toEqual([]);
+    expect(Object.keys(ops.post!.requestBody.content['application/json'].schema.properties)).toEqual(['api_key']);
+    expect(ops.post!.responses!['200']!.content!['application/json']!.schema!.properties).toHaveProperty('csrf_token');
+    expect(ops.get!.security).toEqual([{ console_session: [] }]);
+    expect(ops.delete!.security).toEqual([{ console_session: [], console_csrf: [] }]);
+    for (const op of Object.values(ops)) expect(op.tags).toEqual(['console']);
+  });
+
   it('gives every operation a 2xx reply with a schema (or an explicit no-body reply) and error replies in an error body', () => {
     const ops = operations();
     expect(ops.length).toBeGreaterThan(15);
@@ -73,6 +89,11 @@ describe('/openapi.json', () => {
         expect(r.description, `${name} ${status}: no description`).toBeTruthy();
         expect(r.description, `${name} ${status}: give the reply schema a description`).not.toBe('Default Response');
         const media = Object.values(r.content ?? {});
+        // 204 No Content is the explicit no-body reply (sign-out): described, with no content
+        if (status === '204') {
+          expect(r.content, `${name} 204: a no-content reply with content`).toBeUndefined();
+          continue;
+        }
         expect(media.length, `${name} ${status}: no content`).toBeGreaterThan(0);
         for (const m of media) expect(m.schema, `${name} ${status}: a media type without schema`).toBeDefined();
       }
