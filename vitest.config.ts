@@ -8,12 +8,14 @@ import { NEEDS_ISOLATION } from './test/helpers/needs-isolation.js';
  * database server), `test/gateway/` (the gateway in this process, through the harness),
  * `test/process/` (spawned gateways and CLIs), `test/postgres/` (needs a PostgreSQL server, in process).
  *
- * Three projects: `main` (every folder but `test/postgres/` and `test/process/`, the gateway tests on
+ * Four projects: `main` (every folder but `test/postgres/` and `test/process/`, the gateway tests on
  * SQLite, one module graph per worker: G287), `main-isolated` (`test/process/` and the files of
- * NEEDS_ISOLATION (test/helpers/needs-isolation.ts), a fresh module graph per file) and `postgres-e2e`
+ * NEEDS_ISOLATION (test/helpers/needs-isolation.ts), a fresh module graph per file), `postgres-e2e`
  * (MEDIAGATE_TEST_STORE=postgres: `test/gateway/` again, whose harness then opens a PostgreSQL
- * store, but not `test/gateway/store-agnostic/`, whose results do not depend on the store; plus
- * `test/postgres/`). The last is left out, saying why, when no PostgreSQL answers, except under
+ * store copied from a template migrated once per run (G279), but not `test/gateway/store-agnostic/`,
+ * whose results do not depend on the store; one module graph per worker: G280) and
+ * `postgres-e2e-isolated` (`test/postgres/` and the gateway files of NEEDS_ISOLATION, on PostgreSQL;
+ * `--project 'postgres-e2e*'` runs both). These two are left out, saying why, when no PostgreSQL answers, except under
  * MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main` runs one;
  * `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite (`main` and
  * `main-isolated`).
@@ -42,7 +44,7 @@ export default defineConfig(async () => {
       // Vitest's default for a run is one worker per core less one: a single worker on 2 cores,
       // idle while its tests wait for sockets, processes and ffmpeg. One per core (G293).
       maxWorkers: Math.max(2, os.availableParallelism()),
-      globalSetup: ['test/helpers/build-once.ts'],
+      globalSetup: ['test/helpers/build-once.ts', 'test/helpers/postgres-template.ts'],
       projects: [
         // One module graph per worker for the files whose tests hold no module state (G287): the
         // gateway is imported once per worker, not once per file. The files that mock a module,
@@ -50,12 +52,22 @@ export default defineConfig(async () => {
         // `main-isolated`; so does `test/process/`, which spawns its gateways.
         { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION], isolate: false } },
         { extends: true, test: { name: 'main-isolated', include: ['test/process/**/*.test.ts', ...NEEDS_ISOLATION] } },
+        // The gateway tests again on PostgreSQL, one module graph per worker as in `main` (G280);
+        // `test/postgres/` and the gateway files of NEEDS_ISOLATION keep a fresh graph each.
         ...(down ? [] : [{
           extends: true,
           test: {
             name: 'postgres-e2e',
-            include: ['test/gateway/**/*.test.ts', 'test/postgres/**/*.test.ts'],
-            exclude: ['test/gateway/store-agnostic/**'],
+            include: ['test/gateway/**/*.test.ts'],
+            exclude: ['test/gateway/store-agnostic/**', ...NEEDS_ISOLATION],
+            env: { MEDIAGATE_TEST_STORE: 'postgres' },
+            isolate: false,
+          },
+        }, {
+          extends: true,
+          test: {
+            name: 'postgres-e2e-isolated',
+            include: ['test/postgres/**/*.test.ts', ...NEEDS_ISOLATION.filter((f) => f.startsWith('test/gateway/') && !f.startsWith('test/gateway/store-agnostic/'))],
             env: { MEDIAGATE_TEST_STORE: 'postgres' },
           },
         }]),

@@ -1,6 +1,7 @@
 /**
  * PostgreSQL for tests: a fresh database per store, created through the `test` database of the
- * local server and dropped when the file's tests end. When no server answers, the suites that need
+ * local server and dropped when the file's tests end (a harness's store is a copy of one database
+ * migrated once per run, G279). When no server answers, the suites that need
  * one are skipped with the reason printed, except when `MEDIAGATE_TEST_REQUIRE_POSTGRES=1` (CI),
  * where that is a failure.
  */
@@ -8,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { migrate } from '../../src/store/postgres/migrations.js';
 import type { Store } from '../../src/store/types.js';
 
 /** The server's administrative database; override with MEDIAGATE_TEST_POSTGRES_URL. */
@@ -85,19 +87,65 @@ export function postgresDatabase(): { empty(): Promise<string> } {
  */
 export const harnessOnPostgres = process.env.MEDIAGATE_TEST_STORE === 'postgres';
 
-/** A PostgreSQL store on a database of its own, dropped when the store is closed. */
+/** Serializes the building of the run's migrated template between the workers (any value, the same in all). */
+const TEMPLATE_LOCK = 0x6d67_7465_6d; // "mgtem"
+let templateBuilt: Promise<string> | undefined;
+
+/**
+ * The run's migrated database `name` (G279), built once: by the first worker that asks, under an
+ * advisory lock (the others wait and find it), under another name until it is whole, so a run
+ * killed halfway never leaves a half-migrated template under the name. Nothing stays connected to
+ * it: PostgreSQL copies a database only while no session uses it. The global setup
+ * (postgres-template.ts) names the run and drops its databases after it.
+ */
+function migratedTemplate(name: string): Promise<string> {
+  templateBuilt ??= withClient(POSTGRES_ADMIN_URL, async (client) => {
+    await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+    try {
+      if ((await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 0) {
+        const building = `${name}_building`;
+        await client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+        await client.query(`CREATE DATABASE ${building}`);
+        const pool = new pg.Pool({ connectionString: databaseUrl(building), max: 1 });
+        try {
+          await migrate(pool);
+        } finally {
+          await pool.end();
+        }
+        await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK]);
+    }
+    return name;
+  });
+  return templateBuilt;
+}
+
+/**
+ * A PostgreSQL store on a database of its own, dropped when the store is closed. Under vitest
+ * (G279) the database is a copy of the run's migrated template: the store finds its schema current
+ * instead of applying every migration again (the tests of migrating an empty database use
+ * {@link postgresDatabase}); and closing the store starts the drop without waiting for it (the
+ * server finishes it while the next test runs; the global teardown drops whatever of the run is
+ * left).
+ */
 export async function openTestPostgresStore(): Promise<Store> {
   const reason = await postgresUnavailable();
   if (reason) throw new Error(`MEDIAGATE_TEST_STORE=postgres: ${reason}`);
-  const name = `mediagate_test_${randomBytes(6).toString('hex')}`;
-  await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`CREATE DATABASE ${name}`));
+  const run = process.env.MEDIAGATE_TEST_POSTGRES_RUN;
+  const name = `${run ?? 'mediagate_test'}_${randomBytes(6).toString('hex')}`;
+  const template = run ? ` TEMPLATE ${await migratedTemplate(`${run}_template`)}` : '';
+  await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`CREATE DATABASE ${name}${template}`));
   const store = await openPostgresStore({ url: databaseUrl(name), poolSize: 4 });
   const close = store.close;
   return {
     ...store,
     close: async () => {
       await close();
-      await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      const dropped = withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      if (run) dropped.catch(() => undefined); // the global teardown drops it if this did not
+      else await dropped;
     },
   };
 }

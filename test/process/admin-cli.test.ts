@@ -59,16 +59,20 @@ describe('remotely, through the admin API (--url)', () => {
   }, 240_000);
 
   it('refusals exit 1 with the gateway\'s message (flags named as flags); usage errors exit 2 before anything is sent; no gateway exits 5', async () => {
-    const over = await remote(['credits', 'grant', 'acct_none', '5', '--note', 'x']);
+    // each a command of its own that changes nothing: run side by side (G281)
+    const [over, badModel, asCaller, noKey, reconcile, down] = await Promise.all([
+      remote(['credits', 'grant', 'acct_none', '5', '--note', 'x']),
+      remote(['keys', 'create', '--name', 'x', '--models', 'pic,dall-e']),
+      remote(['keys', 'list'], g.key),
+      runCliAsync(['keys', 'list', '--url', g.origin], { MEDIAGATE_ADMIN_KEY: '' }),
+      remote(['credits', 'reconcile']),
+      runCliAsync(['accounts', 'list', '--url', 'http://127.0.0.1:9'], { MEDIAGATE_ADMIN_KEY: ADMIN_KEY }),
+    ]);
     expect([over.status, over.stderr]).toEqual([1, expect.stringMatching(/No account with id acct_none/)]);
-    const badModel = await remote(['keys', 'create', '--name', 'x', '--models', 'pic,dall-e']);
     expect([badModel.status, badModel.stderr]).toEqual([1, expect.stringMatching(/^--models must be a model of this gateway .*"dall-e"/m)]);
-    const asCaller = await remote(['keys', 'list'], g.key);
     expect([asCaller.status, asCaller.stderr]).toEqual([1, expect.stringMatching(/needs an admin key/)]);
-    const noKey = await runCliAsync(['keys', 'list', '--url', g.origin], { MEDIAGATE_ADMIN_KEY: '' });
     expect([noKey.status, noKey.stderr]).toEqual([2, expect.stringMatching(/MEDIAGATE_ADMIN_KEY/)]);
-    expect((await remote(['credits', 'reconcile'])).status).toBe(2);
-    const down = await runCliAsync(['accounts', 'list', '--url', 'http://127.0.0.1:9'], { MEDIAGATE_ADMIN_KEY: ADMIN_KEY });
+    expect(reconcile.status).toBe(2);
     expect(down.status).toBe(5);
     expect(down.stderr).not.toContain(ADMIN_KEY);
   }, 240_000);

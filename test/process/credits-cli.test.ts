@@ -9,13 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/keys.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { tempDir } from '../helpers/harness.js';
-import { ensureBuilt, runCli } from '../helpers/process.js';
+import { ensureBuilt, runCli, runCliAsync } from '../helpers/process.js';
 
 let dataDir: string;
 beforeAll(() => { ensureBuilt(); dataDir = tempDir(); }, 200_000);
 afterAll(() => { fs.rmSync(dataDir, { recursive: true, force: true }); });
 
-const cli = (...args: string[]) => runCli(args, { MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_STARTING_CREDITS: '2.5' });
+const ENV = () => ({ MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_STARTING_CREDITS: '2.5' });
+const cli = (...args: string[]) => runCli(args, ENV());
+const cliAsync = (...args: string[]) => runCliAsync(args, ENV());
 const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1)!;
 
 describe('mediagate accounts and credits', () => {
@@ -77,15 +79,24 @@ describe('mediagate accounts and credits', () => {
     expect(r.stdout).toMatch(/^NOT reconciled: .* 2 balance mismatches/m);
   }, 60_000);
 
-  it('mistakes are usage errors (exit 2) or name what is missing (exit 1)', () => {
-    expect(cli('accounts', 'create').status).toBe(2);
-    expect(cli('keys', 'create', '--name', 'x', '--account', 'acct_missing').stderr).toMatch(/--account acct_missing: no such account/);
-    const noNote = cli('credits', 'grant', 'acct_x', '5');
-    expect([noNote.status, noNote.stderr]).toEqual([2, expect.stringMatching(/--note/)]);
-    for (const amount of ['0', 'ten', '1.0000001']) expect(cli('credits', 'grant', 'acct_x', amount, '--note', 'n').status, amount).toBe(2);
-    const unknown = cli('credits', 'grant', 'acct_missing', '5', '--note', 'n');
-    expect([unknown.status, unknown.stderr]).toEqual([1, expect.stringMatching(/No account with id acct_missing/)]);
-    expect(cli('credits', 'ledger', 'acct_missing').status).toBe(1);
-    expect(cli('credits', 'frobnicate').status).toBe(2);
+  it('mistakes are usage errors (exit 2) or name what is missing (exit 1)', async () => {
+    // each a command of its own that changes nothing: run side by side (G281)
+    const amounts = ['0', 'ten', '1.0000001'];
+    const [noAccountName, noSuchAccount, noNote, unknown, ledger, frobnicate, ...badAmounts] = await Promise.all([
+      cliAsync('accounts', 'create'),
+      cliAsync('keys', 'create', '--name', 'x', '--account', 'acct_missing'),
+      cliAsync('credits', 'grant', 'acct_x', '5'),
+      cliAsync('credits', 'grant', 'acct_missing', '5', '--note', 'n'),
+      cliAsync('credits', 'ledger', 'acct_missing'),
+      cliAsync('credits', 'frobnicate'),
+      ...amounts.map((amount) => cliAsync('credits', 'grant', 'acct_x', amount, '--note', 'n')),
+    ]);
+    expect(noAccountName!.status).toBe(2);
+    expect(noSuchAccount!.stderr).toMatch(/--account acct_missing: no such account/);
+    expect([noNote!.status, noNote!.stderr]).toEqual([2, expect.stringMatching(/--note/)]);
+    for (const [i, r] of badAmounts.entries()) expect(r.status, amounts[i]).toBe(2);
+    expect([unknown!.status, unknown!.stderr]).toEqual([1, expect.stringMatching(/No account with id acct_missing/)]);
+    expect(ledger!.status).toBe(1);
+    expect(frobnicate!.status).toBe(2);
   }, 120_000);
 });

@@ -61,7 +61,9 @@ async function storedTask(dataDir: string, id: string): Promise<{ status: string
 /** Index of the first log line holding every one of `parts`, -1 when none does. */
 const lineIndex = (output: string, ...parts: string[]): number => output.split('\n').findIndex((l) => parts.every((x) => l.includes(x)));
 
-describe('SIGTERM (G340-G343)', () => {
+// Side by side (G281): each test has a data directory and a process of its own, and each mostly
+// waits for a 10 s generation.
+describe.concurrent('SIGTERM (G340-G343)', () => {
   it('stops listening, answers kept-alive connections with Connection: close, ends long-polls and streams at once, lets the generation finish, exits 0', async () => {
     const dataDir = tempDir('mediagate-shutdown-');
     dirs.push(dataDir);
