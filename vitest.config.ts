@@ -25,7 +25,10 @@ const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgre
 function postgresAnswers(): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: POSTGRES_URL.hostname, port: Number(POSTGRES_URL.port || 5432) });
-    const done = (why: string | undefined): void => { socket.destroy(); resolve(why); };
+    const done = (why: string | undefined): void => {
+      socket.destroy();
+      resolve(why);
+    };
     socket.setTimeout(2000, () => done('no answer within 2 s'));
     socket.once('error', (err) => done(err.message));
     socket.once('connect', () => done(undefined));
@@ -34,7 +37,8 @@ function postgresAnswers(): Promise<string | undefined> {
 
 export default defineConfig(async () => {
   const down = await postgresAnswers();
-  if (down && process.env.MEDIAGATE_TEST_REQUIRE_POSTGRES === '1') throw new Error(`PostgreSQL at ${POSTGRES_URL.host} is unreachable (${down}); MEDIAGATE_TEST_REQUIRE_POSTGRES=1 requires it`);
+  if (down && process.env.MEDIAGATE_TEST_REQUIRE_POSTGRES === '1')
+    throw new Error(`PostgreSQL at ${POSTGRES_URL.host} is unreachable (${down}); MEDIAGATE_TEST_REQUIRE_POSTGRES=1 requires it`);
   if (down) console.warn(`skipping the postgres-e2e project (the gateway tests on PostgreSQL): ${POSTGRES_URL.host} is unreachable (${down})`);
   return {
     test: {
@@ -50,27 +54,43 @@ export default defineConfig(async () => {
         // gateway is imported once per worker, not once per file. The files that mock a module,
         // measure the process or turn tracing on (NEEDS_ISOLATION) keep a fresh graph each, in
         // `main-isolated`; so does `test/process/`, which spawns its gateways.
-        { extends: true, test: { name: 'main', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION], isolate: false } },
+        {
+          extends: true,
+          test: {
+            name: 'main',
+            include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+            exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION],
+            isolate: false,
+          },
+        },
         { extends: true, test: { name: 'main-isolated', include: ['test/process/**/*.test.ts', ...NEEDS_ISOLATION] } },
         // The gateway tests again on PostgreSQL, one module graph per worker as in `main` (G280);
         // `test/postgres/` and the gateway files of NEEDS_ISOLATION keep a fresh graph each.
-        ...(down ? [] : [{
-          extends: true,
-          test: {
-            name: 'postgres-e2e',
-            include: ['test/gateway/**/*.test.ts'],
-            exclude: ['test/gateway/store-agnostic/**', ...NEEDS_ISOLATION],
-            env: { MEDIAGATE_TEST_STORE: 'postgres' },
-            isolate: false,
-          },
-        }, {
-          extends: true,
-          test: {
-            name: 'postgres-e2e-isolated',
-            include: ['test/postgres/**/*.test.ts', ...NEEDS_ISOLATION.filter((f) => f.startsWith('test/gateway/') && !f.startsWith('test/gateway/store-agnostic/'))],
-            env: { MEDIAGATE_TEST_STORE: 'postgres' },
-          },
-        }]),
+        ...(down
+          ? []
+          : [
+              {
+                extends: true,
+                test: {
+                  name: 'postgres-e2e',
+                  include: ['test/gateway/**/*.test.ts'],
+                  exclude: ['test/gateway/store-agnostic/**', ...NEEDS_ISOLATION],
+                  env: { MEDIAGATE_TEST_STORE: 'postgres' },
+                  isolate: false,
+                },
+              },
+              {
+                extends: true,
+                test: {
+                  name: 'postgres-e2e-isolated',
+                  include: [
+                    'test/postgres/**/*.test.ts',
+                    ...NEEDS_ISOLATION.filter((f) => f.startsWith('test/gateway/') && !f.startsWith('test/gateway/store-agnostic/')),
+                  ],
+                  env: { MEDIAGATE_TEST_STORE: 'postgres' },
+                },
+              },
+            ]),
       ],
     },
   };

@@ -69,11 +69,21 @@ function aggregates() {
     if (end < 0.9) {
       r.completed++;
       r.captured += 50_000;
-      if (random() < 1 / 3) r.video += 5; else r.images++;
+      if (random() < 1 / 3) r.video += 5;
+      else r.images++;
     } else if (end < 0.97) r.failed++;
     else r.cancelled++;
   }
-  return [...rows].map(([id, r]) => [...id.split('|').map((v, i) => (i === 0 ? Number(v) : v)), r.submitted, r.completed, r.failed, r.cancelled, r.video, r.images, r.captured]);
+  return [...rows].map(([id, r]) => [
+    ...id.split('|').map((v, i) => (i === 0 ? Number(v) : v)),
+    r.submitted,
+    r.completed,
+    r.failed,
+    r.cancelled,
+    r.video,
+    r.images,
+    r.captured,
+  ]);
 }
 
 /** The daily rows of the hourly ones (usage_daily, kept by the same triggers). */
@@ -94,9 +104,19 @@ const columns = (bucket) => `${bucket}, model, key_id, account_id, provider, sub
 async function seedSqlite(file, rows) {
   const Database = (await import('better-sqlite3')).default;
   const db = new Database(file);
-  for (const [table, bucket, data] of [['usage_hourly', 'hour', rows], ['usage_daily', 'day', daily(rows)]]) {
-    const insert = db.prepare(`INSERT INTO ${table} (${columns(bucket)}) VALUES (${columns(bucket).split(', ').map(() => '?').join(', ')})`);
-    db.transaction(() => { for (const r of data) insert.run(...r); })();
+  for (const [table, bucket, data] of [
+    ['usage_hourly', 'hour', rows],
+    ['usage_daily', 'day', daily(rows)],
+  ]) {
+    const insert = db.prepare(
+      `INSERT INTO ${table} (${columns(bucket)}) VALUES (${columns(bucket)
+        .split(', ')
+        .map(() => '?')
+        .join(', ')})`,
+    );
+    db.transaction(() => {
+      for (const r of data) insert.run(...r);
+    })();
   }
   db.close();
 }
@@ -105,10 +125,16 @@ async function seedPostgres(url, rows) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const types = ['bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'bigint', 'float8', 'bigint', 'bigint'];
-  for (const [table, bucket, data] of [['usage_hourly', 'hour', rows], ['usage_daily', 'day', daily(rows)]]) {
+  for (const [table, bucket, data] of [
+    ['usage_hourly', 'hour', rows],
+    ['usage_daily', 'day', daily(rows)],
+  ]) {
     for (let i = 0; i < data.length; i += 20_000) {
       const batch = data.slice(i, i + 20_000);
-      await client.query(`INSERT INTO ${table} (${columns(bucket)}) SELECT * FROM unnest(${types.map((t, j) => `$${j + 1}::${t}[]`).join(', ')})`, types.map((_, j) => batch.map((r) => r[j])));
+      await client.query(
+        `INSERT INTO ${table} (${columns(bucket)}) SELECT * FROM unnest(${types.map((t, j) => `$${j + 1}::${t}[]`).join(', ')})`,
+        types.map((_, j) => batch.map((r) => r[j])),
+      );
     }
     await client.query(`VACUUM ANALYZE ${table}`);
   }
@@ -179,7 +205,11 @@ const lines = [
   '',
   '| Store | Seed s | Query | Buckets x groups answered | Median ms | p99 ms |',
   '|---|---:|---|---:|---:|---:|',
-  ...results.flatMap((r) => r.timings.map((t) => `| ${r.kind} | ${r.seeded.toFixed(1)} | ${t.name} | ${t.buckets.toLocaleString('en')} | ${t.median.toFixed(2)} | ${t.p99.toFixed(2)} |`)),
+  ...results.flatMap((r) =>
+    r.timings.map(
+      (t) => `| ${r.kind} | ${r.seeded.toFixed(1)} | ${t.name} | ${t.buckets.toLocaleString('en')} | ${t.median.toFixed(2)} | ${t.p99.toFixed(2)} |`,
+    ),
+  ),
   '',
   'The answer reads the aggregate rows of its range only, never the tasks: its cost follows the rows in the range (hours x the groups active in them), not the tasks stored.',
 ];

@@ -34,4 +34,8 @@ server.listen(0, '127.0.0.1', () => {
   if (address === null || typeof address === 'string') throw new Error(`bare-relay: not listening on TCP (${address})`);
   process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
 });
-for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+for (const sig of ['SIGTERM', 'SIGINT'])
+  process.on(sig, () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });

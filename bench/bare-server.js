@@ -35,7 +35,10 @@ app.post('/bare', async (request) => {
 });
 
 const stop = () => {
-  app.close().then(() => process.exit(0), () => process.exit(1));
+  app.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -39,7 +39,8 @@ const ROUNDS = num('BENCH_CHAT_ROUNDS', 4);
 const WARMUP = num('BENCH_CHAT_WARMUP', 30);
 const TOKENS = num('BENCH_CHAT_TOKENS', 200);
 const PACES = (process.env.BENCH_CHAT_PACES ?? '10,2').split(',').map((x) => Number(x.trim()));
-if (PACES.some((x) => !Number.isFinite(x) || x < 0) || PACES.length === 0 || PACES.length > 6) throw new Error('BENCH_CHAT_PACES: up to 6 numbers of ms, comma-separated');
+if (PACES.some((x) => !Number.isFinite(x) || x < 0) || PACES.length === 0 || PACES.length > 6)
+  throw new Error('BENCH_CHAT_PACES: up to 6 numbers of ms, comma-separated');
 const FIRST_MS = num('BENCH_CHAT_FIRST_MS', 5);
 const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
 /**
@@ -50,7 +51,8 @@ const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
  * each waits for the ones before it). The targets are judged on `spread`.
  */
 const ARRIVALS = (process.env.BENCH_CHAT_ARRIVALS ?? 'spread,burst').split(',').map((x) => x.trim());
-if (ARRIVALS.length === 0 || ARRIVALS.some((a) => a !== 'spread' && a !== 'burst')) throw new Error('BENCH_CHAT_ARRIVALS: spread and/or burst, comma-separated');
+if (ARRIVALS.length === 0 || ARRIVALS.some((a) => a !== 'spread' && a !== 'burst'))
+  throw new Error('BENCH_CHAT_ARRIVALS: spread and/or burst, comma-separated');
 /** BENCH_CPU_PROF=1: the gateway runs with --cpu-prof; its profile goes to BENCH_PROF_DIR (default $TMPDIR/mediagate-bench-profiles). */
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 /**
@@ -59,7 +61,10 @@ const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
  */
 const PIN = process.env.BENCH_CHAT_PIN === '1';
 if (PIN && process.env.BENCH_CHAT_PINNED !== '1') {
-  const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_CHAT_PINNED: '1' } });
+  const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_CHAT_PINNED: '1' },
+  });
   process.exit(status ?? 1);
 }
 /** BENCH_GATEWAY_NODE_ARGS: extra node options for the gateway process (space-separated), e.g. V8 flags under study. */
@@ -68,7 +73,14 @@ const PROF_DIR = process.env.BENCH_PROF_DIR ?? path.join(os.tmpdir(), 'mediagate
 const TARGETS = { addedTtftMs: 1, throughputRatio: 0.95 };
 
 const children = new Set();
-process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL'); } catch { /* gone */ } });
+process.on('exit', () => {
+  for (const c of children)
+    try {
+      c.kill('SIGKILL');
+    } catch {
+      /* gone */
+    }
+});
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 
 /**
@@ -87,9 +99,10 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
  */
 function startChild(script, env, nodeArgs = [], cpu = undefined) {
   const argv = [...nodeArgs, path.join(here, script)];
-  const child = cpu === undefined
-    ? spawn(process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child =
+    cpu === undefined
+      ? spawn(process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+      : spawn('taskset', ['-c', String(cpu), process.execPath, ...argv], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.on('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
@@ -97,9 +110,16 @@ function startChild(script, env, nodeArgs = [], cpu = undefined) {
     // the first JSON line is the startup line; anything else (V8 traces under BENCH_GATEWAY_NODE_ARGS) is passed to stderr
     let started = false;
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!started && line.startsWith('{')) { started = true; clearTimeout(timer); resolve({ child, info: JSON.parse(line) }); } else process.stderr.write(`${line}\n`);
+      if (!started && line.startsWith('{')) {
+        started = true;
+        clearTimeout(timer);
+        resolve({ child, info: JSON.parse(line) });
+      } else process.stderr.write(`${line}\n`);
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited early (code ${code})`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited early (code ${code})`));
+    });
   });
 }
 
@@ -111,7 +131,10 @@ function stopChild(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => { clearTimeout(t); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }
@@ -121,15 +144,23 @@ const fakeEnv = { ...process.env, BENCH_CHAT_TOKENS: String(TOKENS), BENCH_CHAT_
 const CHAT_MODELS = ['chat-2.5-flash', 'chat-2.5-pro', 'chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-3.1-pro-preview', 'chat-3-pro-preview'];
 const fake = await startChild('fake-openai.js', fakeEnv);
 const upstreamBase = `http://127.0.0.1:${fake.info.port}/v1`;
-const gateway = await startChild('gateway-server.js', {
-  ...process.env,
-  MEDIAGATE_CHAT_UPSTREAM_URL: upstreamBase,
-  MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-bench-not-a-real-key',
-  MEDIAGATE_CHAT_UPSTREAM_MODELS: PACES.map((pace, i) => `${CHAT_MODELS[i]}=pace-${pace}`).join(','),
-  MEDIAGATE_CHAT_CONFIG: '',
-  MEDIAGATE_WORKERS: '0',
-  MEDIAGATE_LOG_LEVEL: 'silent',
-}, [...GATEWAY_NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.BENCH_PROF_INTERVAL_US ?? 1000}`] : [])], PIN ? 1 : undefined);
+const gateway = await startChild(
+  'gateway-server.js',
+  {
+    ...process.env,
+    MEDIAGATE_CHAT_UPSTREAM_URL: upstreamBase,
+    MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-bench-not-a-real-key',
+    MEDIAGATE_CHAT_UPSTREAM_MODELS: PACES.map((pace, i) => `${CHAT_MODELS[i]}=pace-${pace}`).join(','),
+    MEDIAGATE_CHAT_CONFIG: '',
+    MEDIAGATE_WORKERS: '0',
+    MEDIAGATE_LOG_LEVEL: 'silent',
+  },
+  [
+    ...GATEWAY_NODE_ARGS,
+    ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.BENCH_PROF_INTERVAL_US ?? 1000}`] : []),
+  ],
+  PIN ? 1 : undefined,
+);
 const gatewayBase = `http://127.0.0.1:${gateway.info.port}`;
 const relay = await startChild('bare-relay.js', { ...process.env, BENCH_RELAY_UPSTREAM: upstreamBase }, [], PIN ? 1 : undefined);
 const relayBase = `http://127.0.0.1:${relay.info.port}/v1`;
@@ -180,7 +211,10 @@ async function one(target) {
       for (const line of event.split('\n')) {
         if (!line.startsWith('data:')) continue;
         const data = line.slice(5).trim();
-        if (data === '[DONE]') { sawDone = true; continue; }
+        if (data === '[DONE]') {
+          sawDone = true;
+          continue;
+        }
         const json = JSON.parse(data);
         if (json.error) throw new Error(`stream error: ${JSON.stringify(json.error)}`);
         const c = json.choices?.[0]?.delta?.content;
@@ -193,7 +227,8 @@ async function one(target) {
       }
     }
   }
-  if (!sawDone || content !== expected) throw new Error(`incomplete stream from ${target.url} (${content.length} of ${expected.length} chars, [DONE] ${sawDone})`);
+  if (!sawDone || content !== expected)
+    throw new Error(`incomplete stream from ${target.url} (${content.length} of ${expected.length} chars, [DONE] ${sawDone})`);
   if (first === undefined || last === undefined) throw new Error(`no content token from ${target.url}`);
   return { mark, t0, first, ttft: first - t0, total: last - t0, stream: last - first };
 }
@@ -223,22 +258,35 @@ async function phase(target, count, spreadMs = 0) {
   let errors = 0;
   const t0 = performance.now();
   const workers = Math.min(CONCURRENCY, count);
-  await Promise.all(Array.from({ length: workers }, async (_, w) => {
-    if (spreadMs > 0) await new Promise((resolve) => setTimeout(resolve, (w * spreadMs) / workers));
-    while (next < count) {
-      next++;
-      try { results.push(await one(target)); } catch (err) { errors++; if (errors <= 3) console.error(String(err)); }
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      if (spreadMs > 0) await new Promise((resolve) => setTimeout(resolve, (w * spreadMs) / workers));
+      while (next < count) {
+        next++;
+        try {
+          results.push(await one(target));
+        } catch (err) {
+          errors++;
+          if (errors <= 3) console.error(String(err));
+        }
+      }
+    }),
+  );
   const wallMs = performance.now() - t0;
   await addTimelines(results);
   return { results, errors, wallMs };
 }
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-const median = (xs) => quantile([...xs].sort((a, b) => a - b), 0.5);
+const median = (xs) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
-console.log(`fake upstream ${upstreamBase}, gateway ${gatewayBase}; ${REQUESTS} requests per target, concurrency ${CONCURRENCY}, ${TOKENS} tokens (first after ${FIRST_MS} ms) every ${PACES.join(' / ')} ms, ${ROUNDS} alternating rounds`);
+console.log(
+  `fake upstream ${upstreamBase}, gateway ${gatewayBase}; ${REQUESTS} requests per target, concurrency ${CONCURRENCY}, ${TOKENS} tokens (first after ${FIRST_MS} ms) every ${PACES.join(' / ')} ms, ${ROUNDS} alternating rounds`,
+);
 
 function summary(s) {
   const ttft = s.results.map((x) => x.ttft).sort((a, b) => a - b);
@@ -248,7 +296,10 @@ function summary(s) {
     ttftMedian: quantile(ttft, 0.5),
     ttftP99: quantile(ttft, 0.99),
     transitMedian: median(s.results.map((x) => x.transit)),
-    transitP99: quantile(s.results.map((x) => x.transit).sort((a, b) => a - b), 0.99),
+    transitP99: quantile(
+      s.results.map((x) => x.transit).sort((a, b) => a - b),
+      0.99,
+    ),
     inLegMedian: median(s.results.map((x) => x.inLeg)),
     outLegMedian: median(s.results.map((x) => x.outLeg)),
     waitMedian: median(s.results.map((x) => x.wait)),
@@ -270,7 +321,9 @@ for (const [pi, pace] of PACES.entries()) {
   const names = ['direct', 'relay', 'gateway'];
   for (const name of names) await phase(targets[name], WARMUP);
   for (const arrivals of ARRIVALS) {
-    const all = /** @type {Record<TargetName, Phase>} */ (Object.fromEntries(names.map((name) => [name, /** @type {Phase} */ ({ results: [], errors: 0, wallMs: 0 })])));
+    const all = /** @type {Record<TargetName, Phase>} */ (
+      Object.fromEntries(names.map((name) => [name, /** @type {Phase} */ ({ results: [], errors: 0, wallMs: 0 })]))
+    );
     const perRound = Math.ceil(REQUESTS / ROUNDS);
     const spreadMs = arrivals === 'spread' ? FIRST_MS + (TOKENS - 1) * pace : 0;
     for (let r = 0; r < ROUNDS; r++) {
@@ -279,7 +332,9 @@ for (const [pi, pace] of PACES.entries()) {
         all[name].results.push(...p.results);
         all[name].errors += p.errors;
         all[name].wallMs += p.wallMs;
-        console.log(`pace ${pace} ms, ${arrivals}, round ${r + 1} ${name}: ${p.results.length} ok, ${p.errors} errors, TTFT median ${median(p.results.map((x) => x.ttft)).toFixed(2)} ms (upstream wait taken out ${median(p.results.map((x) => x.transit)).toFixed(2)}), ${(p.results.length * TOKENS / (p.wallMs / 1000)).toFixed(0)} tokens/s`);
+        console.log(
+          `pace ${pace} ms, ${arrivals}, round ${r + 1} ${name}: ${p.results.length} ok, ${p.errors} errors, TTFT median ${median(p.results.map((x) => x.ttft)).toFixed(2)} ms (upstream wait taken out ${median(p.results.map((x) => x.transit)).toFixed(2)}), ${((p.results.length * TOKENS) / (p.wallMs / 1000)).toFixed(0)} tokens/s`,
+        );
       }
     }
     runs.push({ pace, arrivals, model: CHAT_MODELS[pi], d: summary(all.direct), r: summary(all.relay), g: summary(all.gateway) });
@@ -291,17 +346,20 @@ await agent.close();
 
 const met = (ok) => (ok ? '**met**' : '**MISSED**');
 const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
-const row = (name, s) => `| ${name} | ${s.n} | ${s.errors} | ${s.ttftMedian.toFixed(2)} | ${s.ttftP99.toFixed(2)} | ${s.waitMedian.toFixed(2)} | ${s.inLegMedian.toFixed(2)} | ${s.outLegMedian.toFixed(2)} | ${s.transitMedian.toFixed(2)} | ${s.totalMedian.toFixed(1)} | ${s.streamRate.toFixed(0)} | ${s.throughput.toFixed(0)} |`;
+const row = (name, s) =>
+  `| ${name} | ${s.n} | ${s.errors} | ${s.ttftMedian.toFixed(2)} | ${s.ttftP99.toFixed(2)} | ${s.waitMedian.toFixed(2)} | ${s.inLegMedian.toFixed(2)} | ${s.outLegMedian.toFixed(2)} | ${s.transitMedian.toFixed(2)} | ${s.totalMedian.toFixed(1)} | ${s.streamRate.toFixed(0)} | ${s.throughput.toFixed(0)} |`;
 const lines = [
   '## Chat streaming through mediagate vs straight to the upstream',
   '',
   `Run ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; \`nproc\` ${os.cpus().length} (${cpu}); Node ${process.version}; 1-minute load average ${load0.toFixed(2)} before, ${load1.toFixed(2)} after. ` +
     `Four processes on this machine: the fake OpenAI-compatible upstream (\`bench/fake-openai.js\`: ${TOKENS} content chunks per reply, the first ${FIRST_MS} ms after the request, then one per pace interval), ` +
     'the gateway (`bench/gateway-server.js`, `MEDIAGATE_CHAT_UPSTREAM_*` pointing at the fake, workers off, logs silent), a bare pass-through relay to the fake (`bench/bare-relay.js`: no auth, no parsing; what one more process and two more loopback hops cost at the least) and the client (`bench/chat.js`, undici). ' +
-    (PIN ? 'Cores: the gateway and the relay on core 1, the client and the fake upstream on core 0 (`BENCH_CHAT_PIN=1`), as when the gateway has a machine of its own. ' : 'Cores: all processes share both cores (no pinning). ') +
+    (PIN
+      ? 'Cores: the gateway and the relay on core 1, the client and the fake upstream on core 0 (`BENCH_CHAT_PIN=1`), as when the gateway has a machine of its own. '
+      : 'Cores: all processes share both cores (no pinning). ') +
     `Per pace and arrival pattern, ${REQUESTS} streamed completions per target at concurrency ${CONCURRENCY}, in ${ROUNDS} rotating rounds (after ${WARMUP} warm-up requests each per pace). ` +
-    'Arrivals `spread`: the clients start a tenth of a reply apart, so requests arrive one at a time, as independent users\' would (the targets are judged on these); `burst`: all start at once and, every reply being the same length, stay in lock step, so every request arrives in a burst of ten and waits for those ahead of it (a worst case, for comparison). ' +
-    'TTFT is from sending the request to receiving the first content token. The fake upstream notes on the machine\'s monotonic clock when each request reached it and when it wrote the first token: its own wait (nominally the first-token delay, give or take its timer\'s 1 ms granularity) is taken out of each TTFT, leaving the time spent on the way in (client sends -> upstream has the request) and on the way out (upstream writes the first token -> client has it); their sum is what a hop can add. Throughput is tokens received per second of wall time over all rounds of a target; per-stream rate is tokens/s from the first to the last token of one reply.',
+    "Arrivals `spread`: the clients start a tenth of a reply apart, so requests arrive one at a time, as independent users' would (the targets are judged on these); `burst`: all start at once and, every reply being the same length, stay in lock step, so every request arrives in a burst of ten and waits for those ahead of it (a worst case, for comparison). " +
+    "TTFT is from sending the request to receiving the first content token. The fake upstream notes on the machine's monotonic clock when each request reached it and when it wrote the first token: its own wait (nominally the first-token delay, give or take its timer's 1 ms granularity) is taken out of each TTFT, leaving the time spent on the way in (client sends -> upstream has the request) and on the way out (upstream writes the first token -> client has it); their sum is what a hop can add. Throughput is tokens received per second of wall time over all rounds of a target; per-stream rate is tokens/s from the first to the last token of one reply.",
   '',
   '| Pace | Arrivals | Target | Requests | Errors | TTFT median ms | TTFT p99 ms | Upstream wait median ms | Way in median ms | Way out median ms | TTFT - upstream wait, median ms | Last token median ms | Per-stream tokens/s (median) | Throughput tokens/s |',
   '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -316,15 +374,26 @@ for (const r of runs) {
   lines.push(`| ${label} |${row(`through mediagate (\`${r.model}\`)`, r.g).slice(1)}`);
   const added = r.g.transitMedian - r.d.transitMedian;
   const rawAdded = r.g.ttftMedian - r.d.ttftMedian;
-  verdicts.push(`| ${label} | (floor) bare relay's added TTFT median, upstream wait taken out | ${(r.r.transitMedian - r.d.transitMedian).toFixed(2)} ms | for comparison |`);
+  verdicts.push(
+    `| ${label} | (floor) bare relay's added TTFT median, upstream wait taken out | ${(r.r.transitMedian - r.d.transitMedian).toFixed(2)} ms | for comparison |`,
+  );
   const ratio = r.g.throughput / r.d.throughput;
-  verdicts.push(`| ${label} | added TTFT median <= ${TARGETS.addedTtftMs} ms (upstream wait taken out; way in ${signed(r.g.inLegMedian - r.d.inLegMedian)}, way out ${signed(r.g.outLegMedian - r.d.outLegMedian)}) | ${added.toFixed(2)} ms (p99: ${signed(r.g.transitP99 - r.d.transitP99)} ms) | ${judged ? met(added <= TARGETS.addedTtftMs) : 'for comparison'} |`);
+  verdicts.push(
+    `| ${label} | added TTFT median <= ${TARGETS.addedTtftMs} ms (upstream wait taken out; way in ${signed(r.g.inLegMedian - r.d.inLegMedian)}, way out ${signed(r.g.outLegMedian - r.d.outLegMedian)}) | ${added.toFixed(2)} ms (p99: ${signed(r.g.transitP99 - r.d.transitP99)} ms) | ${judged ? met(added <= TARGETS.addedTtftMs) : 'for comparison'} |`,
+  );
   verdicts.push(`| ${label} | added TTFT median, raw (the upstream's timer jitter left in) | ${rawAdded.toFixed(2)} ms | for comparison |`);
-  verdicts.push(`| ${label} | mediagate's TTFT median over the bare relay's (upstream wait taken out) | ${(r.g.transitMedian - r.r.transitMedian).toFixed(2)} ms | for comparison |`);
-  verdicts.push(`| ${label} | token throughput >= ${TARGETS.throughputRatio}x direct | ${ratio.toFixed(3)}x | ${judged ? met(ratio >= TARGETS.throughputRatio) : 'for comparison'} |`);
+  verdicts.push(
+    `| ${label} | mediagate's TTFT median over the bare relay's (upstream wait taken out) | ${(r.g.transitMedian - r.r.transitMedian).toFixed(2)} ms | for comparison |`,
+  );
+  verdicts.push(
+    `| ${label} | token throughput >= ${TARGETS.throughputRatio}x direct | ${ratio.toFixed(3)}x | ${judged ? met(ratio >= TARGETS.throughputRatio) : 'for comparison'} |`,
+  );
 }
-const section = [...lines, ...verdicts, '',
-  'The upstream paces the tokens, so throughput mostly shows that the gateway keeps up (each reply takes the upstream\'s time plus what the gateway adds); TTFT shows what one hop through the gateway (auth, validation, the upstream call, SSE writing) costs, on a machine whose cores the processes share. The bare relay row separates the two parts of the added TTFT: what any extra process costs here (its row minus direct) and what the work of mediagate itself costs (mediagate minus the relay).',
+const section = [
+  ...lines,
+  ...verdicts,
+  '',
+  "The upstream paces the tokens, so throughput mostly shows that the gateway keeps up (each reply takes the upstream's time plus what the gateway adds); TTFT shows what one hop through the gateway (auth, validation, the upstream call, SSE writing) costs, on a machine whose cores the processes share. The bare relay row separates the two parts of the added TTFT: what any extra process costs here (its row minus direct) and what the work of mediagate itself costs (mediagate minus the relay).",
 ].join('\n');
 console.log(`\n${section}`);
 const errors = runs.reduce((a, r) => a + r.d.errors + r.r.errors + r.g.errors, 0);

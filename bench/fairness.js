@@ -21,7 +21,9 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 
 const { child, info, base } = await startGateway({ BENCH_GATEWAY_WORKERS: '1', MEDIAGATE_WORKER_CONCURRENCY: '4' });
 const created = spawnSync(process.execPath, [path.join(root, 'bin', 'mediagate.js'), 'keys', 'create', '--name', 'latecomer'], {
-  cwd: root, encoding: 'utf8', env: { ...process.env, MEDIAGATE_DATA_DIR: info.dataDir },
+  cwd: root,
+  encoding: 'utf8',
+  env: { ...process.env, MEDIAGATE_DATA_DIR: info.dataDir },
 });
 const keyB = created.stdout.trim().split('\n').pop();
 if (created.status !== 0 || !keyB) throw new Error(`keys create failed: ${created.stderr}`);
@@ -30,7 +32,9 @@ const agent = new Agent({ connections: 64 });
 /** @param {string} key @param {string} prompt */
 async function submit(key, prompt) {
   const res = await request(`${base}/v1/pic/images`, {
-    method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    dispatcher: agent,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'pic-2', prompt, resolution: '2k', size: '16:9' }),
   });
   const body = /** @type {{ id?: string }} */ (await res.body.json());
@@ -45,7 +49,8 @@ async function status(key, id, wait = 0) {
 }
 
 const idsA = [];
-for (let i = 0; i < BACKLOG; i += 50) idsA.push(...await Promise.all(Array.from({ length: Math.min(50, BACKLOG - i) }, (_, j) => submit(info.key, `backlog ${i + j}`))));
+for (let i = 0; i < BACKLOG; i += 50)
+  idsA.push(...(await Promise.all(Array.from({ length: Math.min(50, BACKLOG - i) }, (_, j) => submit(info.key, `backlog ${i + j}`)))));
 const countDone = async () => (await Promise.all(idsA.map((id) => status(info.key, id)))).filter((s) => s === 'completed').length;
 // A's rate before B arrives: completions over two seconds
 const doneBefore = await countDone();

@@ -26,7 +26,8 @@ const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 /** @type {Map<string, [arrivedMs: number, firstTokenMs: number]>} */
 const timings = new Map();
 const MARK = /\[bench:([\w-]+)\]/;
-const chunk = (model, delta, finish) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const chunk = (model, delta, finish) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 const server = http.createServer(async (req, res) => {
   const arrived = nowMs();
@@ -42,17 +43,27 @@ const server = http.createServer(async (req, res) => {
    * @type {{ model?: unknown, stream?: unknown, messages?: { content?: unknown }[], stream_options?: { include_usage?: unknown } }}
    */
   let body;
-  try { body = JSON.parse(Buffer.concat(parts).toString('utf8')); } catch { res.writeHead(400).end('{"error":{"message":"bad json"}}'); return; }
+  try {
+    body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+  } catch {
+    res.writeHead(400).end('{"error":{"message":"bad json"}}');
+    return;
+  }
   const model = body.model;
   const pace = /^pace-(\d+(?:\.\d+)?)$/.exec(String(model))?.[1];
   const paceMs = pace === undefined ? PACE_MS : Number(pace);
   if (body.stream !== true) {
     const content = Array.from({ length: TOKENS }, (_, i) => `t${i} `).join('');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-      id: 'chatcmpl-bench', object: 'chat.completion', created: 1, model,
-      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 10, completion_tokens: TOKENS, total_tokens: 10 + TOKENS },
-    }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: 'chatcmpl-bench',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: TOKENS, total_tokens: 10 + TOKENS },
+      }),
+    );
     return;
   }
   const last = body.messages?.[body.messages.length - 1]?.content;
@@ -68,7 +79,9 @@ const server = http.createServer(async (req, res) => {
   if (res.destroyed) return;
   res.write(chunk(model, {}, 'stop'));
   if (body.stream_options?.include_usage) {
-    res.write(`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: { prompt_tokens: 10, completion_tokens: TOKENS, total_tokens: 10 + TOKENS } })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: { prompt_tokens: 10, completion_tokens: TOKENS, total_tokens: 10 + TOKENS } })}\n\n`,
+    );
   }
   res.end('data: [DONE]\n\n');
 });
@@ -78,4 +91,8 @@ server.listen(0, '127.0.0.1', () => {
   if (address === null || typeof address === 'string') throw new Error(`fake-openai: not listening on TCP (${address})`);
   process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
 });
-for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+for (const sig of ['SIGTERM', 'SIGINT'])
+  process.on(sig, () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });

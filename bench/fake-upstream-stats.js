@@ -45,7 +45,7 @@
 export function distribution(values) {
   const sorted = [...values].sort((a, b) => a - b);
   /** @param {number} p */
-  const rank = (p) => (sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? null);
+  const rank = (p) => (sorted.length === 0 ? null : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? null));
   return { count: sorted.length, min: sorted[0] ?? null, p50: rank(50), p99: rank(99), max: sorted.at(-1) ?? null };
 }
 
@@ -59,7 +59,11 @@ const round = (ms) => Math.round(ms * 10) / 10;
  */
 export function taskStats(t) {
   return {
-    id: t.id, family: t.family, model: t.model, creates: t.creates, downloads: t.downloads,
+    id: t.id,
+    family: t.family,
+    model: t.model,
+    creates: t.creates,
+    downloads: t.downloads,
     queriesFromFinishMs: t.queryMs.map((q) => round(q - t.finishMs)),
     seenFinishedAfterMs: t.seenFinishedMs === undefined ? null : round(t.seenFinishedMs - t.finishMs),
   };

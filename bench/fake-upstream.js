@@ -59,7 +59,8 @@ class FakeError extends Error {
 }
 
 /** @param {number} status */
-const errorType = (status) => ({ 400: 'invalid_request_error', 401: 'authentication_error', 404: 'not_found_error', 409: 'conflict_error' })[status] ?? 'server_error';
+const errorType = (status) =>
+  ({ 400: 'invalid_request_error', 401: 'authentication_error', 404: 'not_found_error', 409: 'conflict_error' })[status] ?? 'server_error';
 
 /** @param {unknown} v */
 const nonEmptyString = (v) => typeof v === 'string' && v.length > 0;
@@ -82,7 +83,8 @@ function planTask(family, body) {
     if (!nonEmptyString(body.prompt)) throw new FakeError(400, 'invalid_request', 'prompt is required', 'prompt');
     return { object: 'video', model, fails: String(body.prompt).includes(FAIL_MARKER) };
   }
-  if (!Array.isArray(body.content) || body.content.length === 0) throw new FakeError(400, 'invalid_request', 'content is required (at least one item)', 'content');
+  if (!Array.isArray(body.content) || body.content.length === 0)
+    throw new FakeError(400, 'invalid_request', 'content is required (at least one item)', 'content');
   const text = body.content.map((c) => (c !== null && typeof c === 'object' && 'text' in c ? String(c.text) : '')).join(' ');
   return { object: 'video', model, fails: text.includes(FAIL_MARKER) };
 }
@@ -122,7 +124,12 @@ export async function startFakeUpstream(options = {}) {
     const { status, progress } = statusOf(t, now);
     const done = status === 'completed';
     const reply = {
-      id: t.id, object: t.object, created: t.createdUnix, model: t.model, status, progress,
+      id: t.id,
+      object: t.object,
+      created: t.createdUnix,
+      model: t.model,
+      status,
+      progress,
       video_url: done ? `${origin}/files/${t.id}.mp4` : null,
       error: status === 'failed' ? `fake upstream: the prompt contains ${FAIL_MARKER}` : null,
     };
@@ -141,14 +148,21 @@ export async function startFakeUpstream(options = {}) {
   function create(path, family, req, text) {
     /** @type {unknown} */
     let body;
-    try { body = JSON.parse(text); } catch { throw new FakeError(400, 'invalid_json', 'The body is not valid JSON'); }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new FakeError(400, 'invalid_json', 'The body is not valid JSON');
+    }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new FakeError(400, 'invalid_json', 'The request body must be a JSON object');
     const plan = planTask(family, /** @type {Record<string, unknown>} */ (body));
     const key = req.headers['idempotency-key'];
     const keyOf = typeof key === 'string' ? `${req.headers.authorization}\n${key}` : undefined;
     const known = keyOf === undefined ? undefined : tasks.get(keys.get(keyOf) ?? '');
     if (known !== undefined) {
-      if (known.route !== path) { counters.conflicts++; throw new FakeError(409, 'idempotency_key_reused', 'The Idempotency-Key was used with another endpoint'); }
+      if (known.route !== path) {
+        counters.conflicts++;
+        throw new FakeError(409, 'idempotency_key_reused', 'The Idempotency-Key was used with another endpoint');
+      }
       known.creates++;
       counters.creates++;
       counters.duplicateCreates++;
@@ -158,8 +172,20 @@ export async function startFakeUpstream(options = {}) {
     const id = `up_${(++seq).toString(36).padStart(6, '0')}`;
     /** @type {FakeTask} */
     const task = {
-      id, family, object: plan.object, model: plan.model, route: path, createdUnix: Math.floor(Date.now() / 1000),
-      createdMs: now, finishMs: now + finishAfterMs, fails: plan.fails, cancelled: false, creates: 1, queryMs: [], seenFinishedMs: undefined, downloads: 0,
+      id,
+      family,
+      object: plan.object,
+      model: plan.model,
+      route: path,
+      createdUnix: Math.floor(Date.now() / 1000),
+      createdMs: now,
+      finishMs: now + finishAfterMs,
+      fails: plan.fails,
+      cancelled: false,
+      creates: 1,
+      queryMs: [],
+      seenFinishedMs: undefined,
+      downloads: 0,
     };
     tasks.set(id, task);
     if (keyOf !== undefined) keys.set(keyOf, id);
@@ -218,7 +244,10 @@ export async function startFakeUpstream(options = {}) {
     const queried = req.method === 'GET' ? queryPrefixes.find((p) => path.startsWith(p)) : undefined;
     if (queried !== undefined) {
       const t = tasks.get(decodeURIComponent(path.slice(queried.length)));
-      if (t === undefined) { counters.unknownQueries++; throw new FakeError(404, 'task_not_found', 'No task with this id', 'id'); }
+      if (t === undefined) {
+        counters.unknownQueries++;
+        throw new FakeError(404, 'task_not_found', 'No task with this id', 'id');
+      }
       t.queryMs.push(now);
       if (t.seenFinishedMs === undefined && !t.cancelled && now >= t.finishMs) t.seenFinishedMs = now;
       sendJson(res, 200, queryReply(t, now));
@@ -250,9 +279,13 @@ export async function startFakeUpstream(options = {}) {
         const err = thrown instanceof FakeError ? thrown : new FakeError(500, 'internal_error', `fake upstream fault: ${String(thrown)}`);
         if (err.status === 400 || err.status === 401) counters.rejected++;
         const videosCreate = req.method === 'POST' && createRoutes[path] === 'videos';
-        sendJson(res, err.status, videosCreate
-          ? { code: String(err.status), msg: err.message, data: null }
-          : { error: { message: err.message, type: errorType(err.status), param: err.param, code: err.code } });
+        sendJson(
+          res,
+          err.status,
+          videosCreate
+            ? { code: String(err.status), msg: err.message, data: null }
+            : { error: { message: err.message, type: errorType(err.status), param: err.param, code: err.code } },
+        );
       }
     });
   });
@@ -266,12 +299,19 @@ export async function startFakeUpstream(options = {}) {
     port: address.port,
     tasks,
     stats: () => upstreamStats(tasks.values(), counters, performance.now(), finishAfterMs),
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve(undefined)); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve(undefined));
+      }),
   };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const upstream = await startFakeUpstream({ ...(process.env.BENCH_UPSTREAM_KEY && { apiKey: process.env.BENCH_UPSTREAM_KEY }) });
   process.stdout.write(`${JSON.stringify({ port: upstream.port })}\n`);
-  for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { void upstream.close().then(() => process.exit(0)); });
+  for (const sig of ['SIGTERM', 'SIGINT'])
+    process.on(sig, () => {
+      void upstream.close().then(() => process.exit(0));
+    });
 }

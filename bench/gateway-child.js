@@ -13,7 +13,11 @@ const here = path.dirname(fileURLToPath(import.meta.url));
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, info: import('./gateway-server.js').StartupLine, base: string, rssMiB: () => number }>}
  */
 export async function startGateway(env = {}) {
-  const child = spawn(process.execPath, [path.join(here, 'gateway-server.js')], { cwd: path.dirname(here), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(here, 'gateway-server.js')], {
+    cwd: path.dirname(here),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   process.on('exit', () => child.kill('SIGKILL'));
   const stdout = child.stdout;
   if (!stdout) throw new Error('gateway-server: no stdout pipe');

@@ -52,7 +52,8 @@ let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
-  server.close()
+  server
+    .close()
     .catch((err) => console.error('gateway-server: close failed', err))
     .finally(() => {
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -41,7 +41,11 @@ const children = new Set();
 function killChildren(signal = 'SIGTERM') {
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) {
-      try { child.kill(signal); } catch { /* already gone */ }
+      try {
+        child.kill(signal);
+      } catch {
+        /* already gone */
+      }
     }
   }
 }
@@ -57,7 +61,9 @@ const cleanups = new Set();
  */
 export function onCleanUp(fn) {
   cleanups.add(fn);
-  return () => { cleanups.delete(fn); };
+  return () => {
+    cleanups.delete(fn);
+  };
 }
 
 /** Stops every child (SIGKILL after 3 s), then runs the registered clean-ups, last first; call it in the benchmark's `finally`. */
@@ -128,7 +134,10 @@ export function stopChild(child, graceMs = 10_000) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }
@@ -144,7 +153,11 @@ export function stopChildren(graceMs = 10_000) {
 // 2-core machine any other busy process directly lowers the measured throughput.
 
 let clockTicks = 100;
-try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { /* default */ }
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* default */
+}
 
 function procTicks(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -173,7 +186,9 @@ function databaseTicks() {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') ticks.set(Number(entry), procTicks(entry));
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   return ticks;
 }
@@ -219,10 +234,17 @@ export async function waitForQuiet(label) {
   if (QUIET_WAIT <= 0) return 0;
   const start = Date.now();
   let busy;
-  try { busy = await machineBusy(); } catch { return 0; }
+  try {
+    busy = await machineBusy();
+  } catch {
+    return 0;
+  }
   let told = false;
   while (busy >= NOISE_CORES && Date.now() - start < QUIET_WAIT * 1000) {
-    if (!told) { process.stderr.write(`  ${label}: other processes busy (${busy.toFixed(2)} cores); waiting up to ${QUIET_WAIT} s for a quiet machine\n`); told = true; }
+    if (!told) {
+      process.stderr.write(`  ${label}: other processes busy (${busy.toFixed(2)} cores); waiting up to ${QUIET_WAIT} s for a quiet machine\n`);
+      told = true;
+    }
     busy = await machineBusy();
   }
   if (busy >= NOISE_CORES) process.stderr.write(`  ${label}: still busy (${busy.toFixed(2)} cores); running anyway\n`);
@@ -266,7 +288,11 @@ export const verdict = (ok) => (ok ? '**met**' : '**MISSED**');
 /** The machine and the run's start, for a report's first line. */
 export function machine() {
   let nproc = String(os.availableParallelism?.() ?? os.cpus().length);
-  try { nproc = execFileSync('nproc', { encoding: 'utf8' }).trim(); } catch { /* keep the os figure */ }
+  try {
+    nproc = execFileSync('nproc', { encoding: 'utf8' }).trim();
+  } catch {
+    /* keep the os figure */
+  }
   return {
     nproc,
     node: process.version,
@@ -305,8 +331,13 @@ export async function measureLoad(name, server, opts) {
     // generator or other processes take CPU away from the server.
     cpuUsPerReq: cpu && r.requests.total > 0 ? (cpu.server * cpu.secs * 1e6) / r.requests.total : undefined,
   };
-  process.stderr.write(`  ${Math.round(r.requests.mean)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}` +
-    (cpu ? `; CPU cores: server ${cpu.server.toFixed(2)}, load generator ${cpu.loadgen.toFixed(2)}, PostgreSQL ${cpu.database.toFixed(2)}, other processes ${cpu.other.toFixed(2)}; ` +
-      `server CPU ${row.cpuUsPerReq?.toFixed(0)} us/request` : '') + '\n');
+  process.stderr.write(
+    `  ${Math.round(r.requests.mean)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}` +
+      (cpu
+        ? `; CPU cores: server ${cpu.server.toFixed(2)}, load generator ${cpu.loadgen.toFixed(2)}, PostgreSQL ${cpu.database.toFixed(2)}, other processes ${cpu.other.toFixed(2)}; ` +
+          `server CPU ${row.cpuUsPerReq?.toFixed(0)} us/request`
+        : '') +
+      '\n',
+  );
   return row;
 }

@@ -11,7 +11,9 @@ import sharp from 'sharp';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 // the compiled renderer in dist/, typed as its source
-const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href));
+const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (
+  await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href)
+);
 
 function intEnv(name, fallback, min) {
   const raw = process.env[name];
@@ -24,7 +26,9 @@ const RUNS = intEnv('BENCH_IMAGE_RUNS', 5, 1);
 const WARM = intEnv('BENCH_IMAGE_WARM', 3, 0);
 
 const PROMPT = 'A watercolour painting of a lighthouse on a rocky cliff at sunset, seagulls overhead';
-const reference = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#2050d0' } }).jpeg().toBuffer();
+const reference = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#2050d0' } })
+  .jpeg()
+  .toBuffer();
 const cases = [
   { label: '1024x1024 png, no references', spec: { width: 1024, height: 1024 } },
   { label: '1024x1024 png, 1 reference (640x480 jpeg)', spec: { width: 1024, height: 1024, references: [reference] } },
@@ -37,7 +41,9 @@ const median = (xs) => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
-console.log(`sandbox image renderer: ${RUNS} runs per case after ${WARM} warm-up, node ${process.version}, ${os.availableParallelism?.() ?? os.cpus().length} cores`);
+console.log(
+  `sandbox image renderer: ${RUNS} runs per case after ${WARM} warm-up, node ${process.version}, ${os.availableParallelism?.() ?? os.cpus().length} cores`,
+);
 for (const c of cases) {
   /** @type {import('../src/providers/sandbox/image.js').SandboxImageSpec} */
   const spec = { prompt: PROMPT, seed: 'seed-1', format: 'png', ...c.spec };

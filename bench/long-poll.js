@@ -47,7 +47,9 @@ function rssMiB() {
 const keys = [];
 for (let i = 0; i < KEYS; i++) {
   const r = spawnSync(process.execPath, [path.join(root, 'bin', 'mediagate.js'), 'keys', 'create', '--name', `waiter-${i}`], {
-    cwd: root, encoding: 'utf8', env: { ...process.env, MEDIAGATE_DATA_DIR: info.dataDir },
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, MEDIAGATE_DATA_DIR: info.dataDir },
   });
   keys.push(r.stdout.trim().split('\n').pop());
 }
@@ -56,7 +58,9 @@ const tasks = [];
 for (const key of keys) {
   for (let i = 0; i < WAITERS / KEYS; i++) {
     const res = await request(`${base}/v1/pic/images`, {
-      method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'pic', prompt: `waiter ${i}` }),
     });
     const created = /** @type {{ id?: unknown } | null} */ (await res.body.json());
@@ -66,9 +70,17 @@ for (const key of keys) {
 }
 
 function poll() {
-  return new Promise((resolve, reject) => autocannon({
-    url: `${base}/v1/result/${info.taskId}`, connections: POLLERS, duration: DURATION, headers: { authorization: `Bearer ${info.key}` },
-  }, (err, result) => (err ? reject(err) : resolve(result))));
+  return new Promise((resolve, reject) =>
+    autocannon(
+      {
+        url: `${base}/v1/result/${info.taskId}`,
+        connections: POLLERS,
+        duration: DURATION,
+        headers: { authorization: `Bearer ${info.key}` },
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    ),
+  );
 }
 
 await poll(); // warm-up (the same length)
@@ -77,9 +89,19 @@ const rssBefore = rssMiB();
 const aborts = new AbortController();
 setMaxListeners(WAITERS + 10, aborts.signal);
 let answeredEarly = 0;
-const waiting = tasks.map(({ key, id }) => request(`${base}/v1/result/${id}?wait=60`, {
-  dispatcher: agent, headers: { authorization: `Bearer ${key}` }, signal: aborts.signal,
-}).then(async (res) => { await res.body.text(); answeredEarly++; }, () => undefined));
+const waiting = tasks.map(({ key, id }) =>
+  request(`${base}/v1/result/${id}?wait=60`, {
+    dispatcher: agent,
+    headers: { authorization: `Bearer ${key}` },
+    signal: aborts.signal,
+  }).then(
+    async (res) => {
+      await res.body.text();
+      answeredEarly++;
+    },
+    () => undefined,
+  ),
+);
 await new Promise((r) => setTimeout(r, 3000));
 const rssWaiting = rssMiB();
 const loaded = await poll();

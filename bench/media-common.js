@@ -27,7 +27,9 @@ export const root = path.dirname(here);
  */
 export async function startGateway(env) {
   const child = spawn(process.execPath, [path.join(here, 'gateway-server.js')], {
-    cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, MEDIAGATE_ALLOW_PRIVATE_URLS: '1', ...env },
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, MEDIAGATE_ALLOW_PRIVATE_URLS: '1', ...env },
   });
   process.on('exit', () => child.kill('SIGKILL'));
   const stdout = child.stdout;
@@ -37,11 +39,15 @@ export async function startGateway(env) {
     readline.createInterface({ input: stdout }).once('line', (line) => resolve(JSON.parse(line)));
     child.once('exit', (code) => reject(new Error(`gateway-server exited (${code})`)));
   });
-  const stop = () => new Promise((resolve) => {
-    if (child.exitCode !== null) { resolve(undefined); return; }
-    child.once('exit', () => resolve(undefined));
-    child.kill('SIGTERM');
-  }).then(() => undefined);
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) {
+        resolve(undefined);
+        return;
+      }
+      child.once('exit', () => resolve(undefined));
+      child.kill('SIGTERM');
+    }).then(() => undefined);
   return { child, info, base: `http://127.0.0.1:${info.port}`, stop };
 }
 
@@ -83,7 +89,9 @@ export function sampleRss(pid, everyMs = 20) {
     try {
       peak = Math.max(peak, procMiB(pid, 'VmRSS'));
       samples++;
-    } catch { /* the process is gone */ }
+    } catch {
+      /* the process is gone */
+    }
   }, everyMs);
   return {
     stop() {
@@ -100,7 +108,9 @@ export function sampleRss(pid, everyMs = 20) {
  */
 export function createKey(dataDir, name) {
   const r = spawnSync(process.execPath, [path.join(root, 'bin', 'mediagate.js'), 'keys', 'create', '--name', name], {
-    cwd: root, encoding: 'utf8', env: { ...process.env, MEDIAGATE_DATA_DIR: dataDir },
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, MEDIAGATE_DATA_DIR: dataDir },
   });
   const key = r.stdout.trim().split('\n').pop();
   if (r.status !== 0 || !key) throw new Error(`keys create failed: ${r.stderr}`);
@@ -128,13 +138,22 @@ export async function startMediaServer() {
       return;
     }
     const r = routes.get(p);
-    if (!r) { res.writeHead(404).end('not found'); return; }
-    if (r.body) { res.writeHead(200, { 'content-type': r.type, 'content-length': r.body.length }).end(r.body); return; }
+    if (!r) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    if (r.body) {
+      res.writeHead(200, { 'content-type': r.type, 'content-length': r.body.length }).end(r.body);
+      return;
+    }
     const file = /** @type {string} */ (r.file);
     res.writeHead(200, { 'content-type': r.type, 'content-length': fs.statSync(file).size });
     fs.createReadStream(file).pipe(res);
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('media server: no TCP address');
@@ -143,13 +162,24 @@ export async function startMediaServer() {
     hits,
     url,
     /** @param {string} p @param {string} file @param {string} type */
-    file(p, file, type) { routes.set(p, { file, type }); return url(p); },
+    file(p, file, type) {
+      routes.set(p, { file, type });
+      return url(p);
+    },
     /** @param {string} p @param {Buffer} body @param {string} type */
-    bytes(p, body, type) { routes.set(p, { body, type }); return url(p); },
+    bytes(p, body, type) {
+      routes.set(p, { body, type });
+      return url(p);
+    },
     /** @param {string} p */
-    stall(p) { stalled.add(p); return url(p); },
+    stall(p) {
+      stalled.add(p);
+      return url(p);
+    },
     /** Drops every open connection (stalled fetches fail at once). */
-    dropAll() { for (const s of sockets) s.destroy(); },
+    dropAll() {
+      for (const s of sockets) s.destroy();
+    },
     close() {
       for (const s of sockets) s.destroy();
       return new Promise((resolve) => server.close(() => resolve(undefined)));

@@ -48,8 +48,25 @@ process.on('exit', () => fs.rmSync(work, { recursive: true, force: true }));
 
 // a real, small 5 s 720p clip
 const base = path.join(work, 'base.mp4');
-execFileSync(ffmpegPath(), ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=24:duration=5',
-  '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-f', 'mp4', base]);
+execFileSync(ffmpegPath(), [
+  '-y',
+  '-hide_banner',
+  '-loglevel',
+  'error',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc=size=1280x720:rate=24:duration=5',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-pix_fmt',
+  'yuv420p',
+  '-f',
+  'mp4',
+  base,
+]);
 
 /**
  * The clip padded to exactly `bytes` with a trailing `free` box of random bytes (distinct per file).
@@ -91,9 +108,11 @@ let gw;
  */
 async function submitVideo(g, url) {
   const res = await request(`${g.base}/v1/videos/videos`, {
-    method: 'POST', headers: { authorization: `Bearer ${g.info.key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${g.info.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'videos', prompt: 'a red fox', duration: 5, referenceVideos: [url] }),
-    headersTimeout: 600_000, bodyTimeout: 600_000,
+    headersTimeout: 600_000,
+    bodyTimeout: 600_000,
   });
   return { status: res.statusCode, body: /** @type {{ code?: string, msg?: string | null }} */ (await res.body.json()) };
 }
@@ -114,9 +133,15 @@ async function upload(g, file) {
     yield tail;
   }
   const res = await request(`${g.base}/v2/model-center/assets`, {
-    method: 'POST', body: Readable.from(parts()),
-    headers: { authorization: `Bearer ${g.info.key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
-    headersTimeout: 600_000, bodyTimeout: 600_000,
+    method: 'POST',
+    body: Readable.from(parts()),
+    headers: {
+      authorization: `Bearer ${g.info.key}`,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.length + size + tail.length),
+    },
+    headersTimeout: 600_000,
+    bodyTimeout: 600_000,
   });
   return { status: res.statusCode, body: /** @type {{ status?: string, reason?: string | null, error?: { message: string } }} */ (await res.body.json()) };
 }
@@ -157,24 +182,32 @@ process.on('exit', () => gw?.child.kill('SIGKILL'));
 
 const warmUrl = media.file('/warm.mp4', base, 'video/mp4');
 const urls = videos.map((file, i) => media.file(`/ref-${i}.mp4`, file, 'video/mp4'));
-const review = await measure(async (g) => {
-  const r = await submitVideo(g, warmUrl);
-  if (r.status !== 200) throw new Error(`warm-up videos request answered ${r.status}: ${JSON.stringify(r.body)}`);
-  return r;
-}, (g) => urls.map((url) => submitVideo(g, url)));
+const review = await measure(
+  async (g) => {
+    const r = await submitVideo(g, warmUrl);
+    if (r.status !== 200) throw new Error(`warm-up videos request answered ${r.status}: ${JSON.stringify(r.body)}`);
+    return r;
+  },
+  (g) => urls.map((url) => submitVideo(g, url)),
+);
 for (const r of review.results) if (r.status !== 200 || r.body.code !== '0') throw new Error(`videos request answered ${r.status}: ${JSON.stringify(r.body)}`);
-const uploaded = await measure(async (g) => {
-  const r = await upload(g, base);
-  if (r.status !== 200) throw new Error(`warm-up upload answered ${r.status}: ${JSON.stringify(r.body)}`);
-  return r;
-}, (g) => uploads.map((file) => upload(g, file)));
-for (const r of uploaded.results) if (r.status !== 200 || r.body.status === undefined) throw new Error(`upload answered ${r.status}: ${JSON.stringify(r.body)}`);
+const uploaded = await measure(
+  async (g) => {
+    const r = await upload(g, base);
+    if (r.status !== 200) throw new Error(`warm-up upload answered ${r.status}: ${JSON.stringify(r.body)}`);
+    return r;
+  },
+  (g) => uploads.map((file) => upload(g, file)),
+);
+for (const r of uploaded.results)
+  if (r.status !== 200 || r.body.status === undefined) throw new Error(`upload answered ${r.status}: ${JSON.stringify(r.body)}`);
 await media.close();
 
-const TARGET_MIB = 100 * MB / (1 << 20); // 100 MB
+const TARGET_MIB = (100 * MB) / (1 << 20); // 100 MB
 const fmt = (/** @type {number} */ n) => (Number.isNaN(n) ? 'n/a' : n.toFixed(1));
 /** @param {string} what @param {Awaited<ReturnType<typeof measure>>} m @param {string} answers */
-const row = (what, m, answers) => `| ${what} | ${answers} | ${m.seconds.toFixed(1)} | ${fmt(m.before)} | ${m.rounds.map(fmt).join(', ')} | ${fmt(m.sampled)} (${m.samples} samples) | ${fmt(m.hwm)} | ${fmt(m.after)} | **${fmt(m.peak - m.before)}** | ${fmt(m.after - m.before)} |`;
+const row = (what, m, answers) =>
+  `| ${what} | ${answers} | ${m.seconds.toFixed(1)} | ${fmt(m.before)} | ${m.rounds.map(fmt).join(', ')} | ${fmt(m.sampled)} (${m.samples} samples) | ${fmt(m.hwm)} | ${fmt(m.after)} | **${fmt(m.peak - m.before)}** | ${fmt(m.after - m.before)} |`;
 const met = (/** @type {boolean} */ ok) => (ok ? '**met**' : '**MISSED**');
 const section = [
   '## Caller media: memory while reviewing large media',
@@ -191,7 +224,7 @@ const section = [
   `| RSS growth < 100 MB (${TARGET_MIB.toFixed(1)} MiB) reviewing ${CONCURRENT} x ${MEDIA_MB} MB at once | ${fmt(review.peak - review.before)} MiB | ${met(review.peak - review.before < TARGET_MIB)} |`,
   `| RSS growth < 100 MB (${TARGET_MIB.toFixed(1)} MiB) receiving ${CONCURRENT} x ${UPLOAD_MB} MB uploads at once | ${fmt(uploaded.peak - uploaded.before)} MiB | ${met(uploaded.peak - uploaded.before < TARGET_MIB)} |`,
   '',
-  'How: the safe fetcher writes each body to a file in `<data>/tmp` as it arrives (with backpressure, so a body is never ahead of the disk by more than the stream buffers), ffprobe reads that file by path, and an accepted file is renamed into `inputs/<task>/` (multipart uploads likewise, into `assets/<id>/`); see G100-G102 (docs/decisions/caller-media.md). What the gateway still allocates per medium is its socket and stream buffers, the first 512 bytes for the content check, and ffprobe\'s JSON; the growth above is Node\'s heap and buffer pools sized for that traffic, independent of the media sizes: the RSS after each round moves by about a MiB while each round moves hundreds of MB of media (new task rows and SQLite\'s page cache grow with the number of requests, not with their bytes).',
+  "How: the safe fetcher writes each body to a file in `<data>/tmp` as it arrives (with backpressure, so a body is never ahead of the disk by more than the stream buffers), ffprobe reads that file by path, and an accepted file is renamed into `inputs/<task>/` (multipart uploads likewise, into `assets/<id>/`); see G100-G102 (docs/decisions/caller-media.md). What the gateway still allocates per medium is its socket and stream buffers, the first 512 bytes for the content check, and ffprobe's JSON; the growth above is Node's heap and buffer pools sized for that traffic, independent of the media sizes: the RSS after each round moves by about a MiB while each round moves hundreds of MB of media (new task rows and SQLite's page cache grow with the number of requests, not with their bytes).",
 ].join('\n');
 console.log(section);
 if (!NO_WRITE) writeSection('bench:media-memory', section);

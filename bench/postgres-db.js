@@ -38,7 +38,9 @@ export async function createBenchDatabase() {
   /** @type {Promise<void> | undefined} */
   let dropping;
   const drop = () => {
-    dropping ??= withClient(ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => { forget(); });
+    dropping ??= withClient(ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {
+      forget();
+    });
     return dropping;
   };
   const forget = onCleanUp(drop);

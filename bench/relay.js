@@ -42,12 +42,18 @@ const TICK = 100; // USER_HZ: clock ticks per second in /proc/<pid>/stat (100 on
 const upstream = await startFakeUpstream({ finishMs: FINISH_S * 1000, apiKey: 'bench-upstream-key' });
 const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-bench-relay-'));
 const providersFile = path.join(configDir, 'providers.json');
-fs.writeFileSync(providersFile, JSON.stringify({
-  providers: { up: { type: 'relay', baseUrl: upstream.url, apiKeyEnv: 'BENCH_UPSTREAM_KEY', pollSeconds: POLL_S, concurrency: 64 } },
-  routes: { '*': [{ provider: 'up' }] },
-}));
+fs.writeFileSync(
+  providersFile,
+  JSON.stringify({
+    providers: { up: { type: 'relay', baseUrl: upstream.url, apiKeyEnv: 'BENCH_UPSTREAM_KEY', pollSeconds: POLL_S, concurrency: 64 } },
+    routes: { '*': [{ provider: 'up' }] },
+  }),
+);
 const { child, info, base, rssMiB } = await startGateway({
-  BENCH_GATEWAY_WORKERS: '1', MEDIAGATE_PROVIDERS: providersFile, BENCH_UPSTREAM_KEY: 'bench-upstream-key', MEDIAGATE_WORKER_CONCURRENCY: '64',
+  BENCH_GATEWAY_WORKERS: '1',
+  MEDIAGATE_PROVIDERS: providersFile,
+  BENCH_UPSTREAM_KEY: 'bench-upstream-key',
+  MEDIAGATE_WORKER_CONCURRENCY: '64',
 });
 const pid = /** @type {number} */ (child.pid);
 
@@ -73,25 +79,30 @@ async function measure(/** @type {() => boolean} */ until) {
 const agent = new Agent({ connections: 64 });
 const submitStart = performance.now();
 let next = 0;
-await Promise.all(Array.from({ length: 64 }, async () => {
-  while (next < TASKS) {
-    const i = next++;
-    const due = submitStart + (SUBMIT_PER_S > 0 ? (i / SUBMIT_PER_S) * 1000 : 0);
-    if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
-    const res = await request(`${base}/v1/motion/videos`, {
-      method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${info.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: `relay bench ${i}` }] }),
-    });
-    const body = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`submit ${i} answered ${res.statusCode}: ${body}`);
-  }
-}));
+await Promise.all(
+  Array.from({ length: 64 }, async () => {
+    while (next < TASKS) {
+      const i = next++;
+      const due = submitStart + (SUBMIT_PER_S > 0 ? (i / SUBMIT_PER_S) * 1000 : 0);
+      if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+      const res = await request(`${base}/v1/motion/videos`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { authorization: `Bearer ${info.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: `relay bench ${i}` }] }),
+      });
+      const body = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`submit ${i} answered ${res.statusCode}: ${body}`);
+    }
+  }),
+);
 const submitSeconds = (performance.now() - submitStart) / 1000;
 console.error(`submitted ${TASKS} tasks in ${submitSeconds.toFixed(1)} s`);
 
 // 2. every task started at the upstream
 const db = new Database(path.join(info.dataDir, 'mediagate.db'), { readonly: true, fileMustExist: true });
-const count = (/** @type {string} */ where) => /** @type {{ n: number }} */ (db.prepare(`SELECT count(*) AS n FROM tasks WHERE model = 'motion_2_0_4s_5s' AND ${where}`).get()).n;
+const count = (/** @type {string} */ where) =>
+  /** @type {{ n: number }} */ (db.prepare(`SELECT count(*) AS n FROM tasks WHERE model = 'motion_2_0_4s_5s' AND ${where}`).get()).n;
 while (upstream.tasks.size < TASKS) await new Promise((r) => setTimeout(r, 200));
 console.error(`all ${TASKS} started at the upstream`);
 
@@ -109,8 +120,12 @@ const completing = await measure(() => {
 console.error(`completing: ${completing.cores.toFixed(3)} cores, ${completing.maxRssMiB.toFixed(0)} MiB over ${completing.seconds.toFixed(0)} s`);
 
 // 5. per task: the gaps between checks, and completed-for-the-caller after the upstream finished
-const rows = /** @type {Array<{ finished_at: number | null, upstream: string | null, status: string }>} */ (db.prepare("SELECT finished_at, upstream, status FROM tasks WHERE model = 'motion_2_0_4s_5s'").all());
-const failed = /** @type {Array<{ error: string, n: number }>} */ (db.prepare("SELECT error, count(*) AS n FROM tasks WHERE model = 'motion_2_0_4s_5s' AND status != 'completed' GROUP BY error").all());
+const rows = /** @type {Array<{ finished_at: number | null, upstream: string | null, status: string }>} */ (
+  db.prepare("SELECT finished_at, upstream, status FROM tasks WHERE model = 'motion_2_0_4s_5s'").all()
+);
+const failed = /** @type {Array<{ error: string, n: number }>} */ (
+  db.prepare("SELECT error, count(*) AS n FROM tasks WHERE model = 'motion_2_0_4s_5s' AND status != 'completed' GROUP BY error").all()
+);
 if (failed.length > 0) console.error('not completed:', failed);
 const toEpoch = (/** @type {number} */ ms) => performance.timeOrigin + ms;
 /** @type {number[]} */ const gaps = [];
@@ -122,7 +137,7 @@ for (const row of rows) {
   const t = ref ? upstream.tasks.get(ref.id) : undefined;
   if (!t || row.finished_at === null) continue;
   checks += t.queryMs.length;
-  for (let i = 1; i < t.queryMs.length; i++) gaps.push((/** @type {number} */ (t.queryMs[i]) - /** @type {number} */ (t.queryMs[i - 1])) / 1000);
+  for (let i = 1; i < t.queryMs.length; i++) gaps.push(/** @type {number} */ (t.queryMs[i] - /** @type {number} */ (t.queryMs[i - 1])) / 1000);
   const delay = (row.finished_at - toEpoch(t.finishMs)) / 1000;
   delays.push(delay);
   // against its configured check interval (the longest the jitter allows), not the gap the checks
@@ -146,9 +161,10 @@ const cpuOk = waiting.cores < 0.5;
 const rssOk = Math.max(waiting.maxRssMiB, completing.maxRssMiB) < 300e6 / 1_048_576; // 300 MB = 286.1 MiB
 const checksOk = tooSoon === 0;
 const delayOk = (overDist.p99 ?? Number.POSITIVE_INFINITY) <= 2;
-const pacing = SUBMIT_PER_S > 0
-  ? `Tasks were submitted at ${SUBMIT_PER_S} a second (${submitSeconds.toFixed(1)} s), so all ${TASKS} were at the upstream together and finished at that rate.`
-  : `Tasks were submitted as fast as the gateway took them (${submitSeconds.toFixed(1)} s), so they all finished within that time: the worst case.`;
+const pacing =
+  SUBMIT_PER_S > 0
+    ? `Tasks were submitted at ${SUBMIT_PER_S} a second (${submitSeconds.toFixed(1)} s), so all ${TASKS} were at the upstream together and finished at that rate.`
+    : `Tasks were submitted as fast as the gateway took them (${submitSeconds.toFixed(1)} s), so they all finished within that time: the worst case.`;
 const section = `## Relayed generations${SUBMIT_PER_S > 0 ? '' : ', every finish in one burst'} (bench/relay.js${SUBMIT_PER_S > 0 ? '' : ', BENCH_RELAY_SUBMIT_PER_S=0'})
 
 ${TASKS} motion tasks relayed to a fake upstream (bench/fake-upstream.js) that finishes each ${FINISH_S} s after its

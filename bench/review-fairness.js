@@ -20,7 +20,9 @@ const NO_WRITE = process.env.BENCH_NO_WRITE === '1';
 
 const media = await startMediaServer();
 const pixels = randomBytes(40 * 40 * 3); // noise: the PNG stays about as large as the pixels
-const png = await sharp(pixels, { raw: { width: 40, height: 40, channels: 3 } }).png().toBuffer();
+const png = await sharp(pixels, { raw: { width: 40, height: 40, channels: 3 } })
+  .png()
+  .toBuffer();
 const smallUrl = media.bytes('/small.png', png, 'image/png');
 const stallUrl = media.stall('/stall.png');
 
@@ -36,9 +38,11 @@ const keyB = createKey(gw.info.dataDir, 'bench-b');
 async function submit(key, url) {
   const t0 = performance.now();
   const res = await request(`${gw.base}/v1/pic/images`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'pic', prompt: 'a red fox', image_urls: [url] }),
-    headersTimeout: 600_000, bodyTimeout: 600_000,
+    headersTimeout: 600_000,
+    bodyTimeout: 600_000,
   });
   await res.body.text();
   return { status: res.statusCode, ms: performance.now() - t0, at: performance.now() };
@@ -57,7 +61,11 @@ const loaded = [];
 for (let i = 0; i < RUNS; i++) {
   let aDone = 0;
   const before = media.hits.get('/stall.png') ?? 0;
-  const stalled = Array.from({ length: STALLED }, () => submit(keyA, stallUrl).finally(() => { aDone++; }));
+  const stalled = Array.from({ length: STALLED }, () =>
+    submit(keyA, stallUrl).finally(() => {
+      aDone++;
+    }),
+  );
   // wait until A's fetches are running (the loopback server has their requests)
   for (let waited = 0; (media.hits.get('/stall.png') ?? 0) === before && waited < 10_000; waited += 10) await sleep(10);
   await sleep(200);

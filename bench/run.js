@@ -32,8 +32,24 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BENCHMARKS_DOC, writeDocSection } from './doc-section.js';
 import {
-  cannon, cpuDelta, cpuSnapshot, fmtInt, fmtMs, intEnv, loadAverage, machine, measureLoad, median, NOISE_CORES, probe, root,
-  cleanUp, startChild, stopChildren, verdict, waitForQuiet,
+  cannon,
+  cpuDelta,
+  cpuSnapshot,
+  fmtInt,
+  fmtMs,
+  intEnv,
+  loadAverage,
+  machine,
+  measureLoad,
+  median,
+  NOISE_CORES,
+  probe,
+  root,
+  cleanUp,
+  startChild,
+  stopChildren,
+  verdict,
+  waitForQuiet,
 } from './harness.js';
 import { ADMIN_URL, createBenchDatabase, withClient } from './postgres-db.js';
 
@@ -61,7 +77,10 @@ const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const PIN = process.env.BENCH_PIN === '1';
 if (PIN && process.env.BENCH_PINNED !== '1') {
   const { spawnSync } = await import('node:child_process');
-  const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  const { status } = spawnSync('taskset', ['-c', '0', process.execPath, fileURLToPath(import.meta.url)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
   process.exit(status ?? 1);
 }
 const SKIP_RENDER = process.env.BENCH_SKIP_RENDER === '1' || CONFIG === 'default' || ON_POSTGRES;
@@ -109,7 +128,15 @@ async function httpBenchmarks() {
     { id: 'bareGet', server: bareChild, name: 'GET /bare (bare Fastify)', url: `${bareUrl}/bare`, method: 'GET', headers: {} },
     { id: 'poll', server: gatewayChild, name: 'GET /v1/result/{id} (poll)', url: `${gwUrl}/v1/result/${gw.taskId}`, method: 'GET', headers: auth },
     { id: 'barePost', server: bareChild, name: 'POST /bare (bare Fastify, JSON body)', url: `${bareUrl}/bare`, method: 'POST', headers: json, body: PIC_BODY },
-    { id: 'submit', server: gatewayChild, name: 'POST /v1/pic/images (submit)', url: `${gwUrl}/v1/pic/images`, method: 'POST', headers: { ...auth, ...json }, body: PIC_BODY },
+    {
+      id: 'submit',
+      server: gatewayChild,
+      name: 'POST /v1/pic/images (submit)',
+      url: `${gwUrl}/v1/pic/images`,
+      method: 'POST',
+      headers: { ...auth, ...json },
+      body: PIC_BODY,
+    },
   ];
 
   const cases = allCases.filter((c) => !ONLY || ONLY.has(c.id));
@@ -129,7 +156,17 @@ async function httpBenchmarks() {
 
   const results = {};
   for (const c of cases) {
-    results[c.id] = { ...(await measureLoad(c.name, c.server, { url: c.url, method: c.method, headers: c.headers, body: c.body, duration: DURATION, connections: CONNECTIONS })), replyBytes: c.replyBytes };
+    results[c.id] = {
+      ...(await measureLoad(c.name, c.server, {
+        url: c.url,
+        method: c.method,
+        headers: c.headers,
+        body: c.body,
+        duration: DURATION,
+        connections: CONNECTIONS,
+      })),
+      replyBytes: c.replyBytes,
+    };
   }
 
   await stopChildren();
@@ -141,8 +178,11 @@ async function httpBenchmarks() {
     fs.rmSync(logFile, { force: true });
   }
   if (CPU_PROF) {
-    const profiles = fs.readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'))
-      .map((f) => path.join(profDir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    const profiles = fs
+      .readdirSync(profDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(profDir, f))
+      .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
     process.stderr.write(`gateway CPU profile: ${profiles[0] ?? '(none written)'} (pid ${gatewayChild.pid})\n`);
   }
   return results;
@@ -153,7 +193,9 @@ async function httpBenchmarks() {
 
 async function renderBenchmarks() {
   // the compiled renderer in dist/, typed as its source
-  const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href));
+  const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbox/image.js')} */ (
+    await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href)
+  );
   const sizes = [
     { width: 1024, height: 1024, warm: 3, runs: 20 },
     { width: 2048, height: 1152, warm: 2, runs: 10 },
@@ -178,7 +220,9 @@ async function renderBenchmarks() {
     // Here the "server" is this process (the renderer runs in it), counted once.
     const other = cpu ? cpu.other : undefined;
     const row = { ...s, median: median(times), min: Math.min(...times), max: Math.max(...times), bytes, cpu: cpu?.server, other };
-    process.stderr.write(`render ${s.width}x${s.height} png: median ${row.median.toFixed(1)} ms (min ${row.min.toFixed(1)}, max ${row.max.toFixed(1)}, ${s.runs} runs)\n`);
+    process.stderr.write(
+      `render ${s.width}x${s.height} png: median ${row.median.toFixed(1)} ms (min ${row.min.toFixed(1)}, max ${row.max.toFixed(1)}, ${s.runs} runs)\n`,
+    );
     out.push(row);
   }
   return out;
@@ -208,29 +252,39 @@ function report(http, render, m) {
   const title = CONFIG === 'default' ? 'HTTP path in the default configuration' : ON_POSTGRES ? 'HTTP path' : 'HTTP path and sandbox renderer';
   lines.push(`## ${title}${ON_POSTGRES ? ' on PostgreSQL' : ''}`);
   lines.push('');
-  const gatewayConfig = CONFIG === 'default'
-    ? 'gateway as `npm start` runs it (in-process worker on, sandbox timing `fast`, JSON logs at `info` with one access-log line per ' +
-      `request, written to a file${logs ? `: ${fmtInt(logs.lines)} lines, ${fmtInt(logs.bytes)} bytes in this run` : ''}); only the per-key rate limits and ` +
-      'the in-flight bound are off, since one key drives all the load'
-    : 'gateway with `MEDIAGATE_WORKERS=0` (no image rendering competes with the HTTP path; submitted tasks stay queued), `MEDIAGATE_LOG_LEVEL=silent`';
-  lines.push(`Run ${m.date}; \`nproc\` ${m.nproc} (${m.cpu}); Node ${m.node}; autocannon, ${CONNECTIONS} connections, ` +
-    `${DURATION} s per endpoint after a ${WARMUP} s warm-up each; ${gatewayConfig}; ` +
-    `${ON_POSTGRES ? `\`MEDIAGATE_DATABASE_URL\` set to a fresh database (\`BENCH_STORE=postgres\`) on the local PostgreSQL ${m.postgres} server (the store's pool of 10 connections; the database dropped after the run)` : 'fresh SQLite data directory'}. ` +
-    `One run; load generator${ON_POSTGRES ? ', PostgreSQL' : ''} and both servers share the same ${m.nproc}-core machine ` +
-    `(1-minute load average ${m.loadBefore} before the run, ${m.loadAfter} after; other work on the machine shows up as noise).`);
+  const gatewayConfig =
+    CONFIG === 'default'
+      ? 'gateway as `npm start` runs it (in-process worker on, sandbox timing `fast`, JSON logs at `info` with one access-log line per ' +
+        `request, written to a file${logs ? `: ${fmtInt(logs.lines)} lines, ${fmtInt(logs.bytes)} bytes in this run` : ''}); only the per-key rate limits and ` +
+        'the in-flight bound are off, since one key drives all the load'
+      : 'gateway with `MEDIAGATE_WORKERS=0` (no image rendering competes with the HTTP path; submitted tasks stay queued), `MEDIAGATE_LOG_LEVEL=silent`';
+  lines.push(
+    `Run ${m.date}; \`nproc\` ${m.nproc} (${m.cpu}); Node ${m.node}; autocannon, ${CONNECTIONS} connections, ` +
+      `${DURATION} s per endpoint after a ${WARMUP} s warm-up each; ${gatewayConfig}; ` +
+      `${ON_POSTGRES ? `\`MEDIAGATE_DATABASE_URL\` set to a fresh database (\`BENCH_STORE=postgres\`) on the local PostgreSQL ${m.postgres} server (the store's pool of 10 connections; the database dropped after the run)` : 'fresh SQLite data directory'}. ` +
+      `One run; load generator${ON_POSTGRES ? ', PostgreSQL' : ''} and both servers share the same ${m.nproc}-core machine ` +
+      `(1-minute load average ${m.loadBefore} before the run, ${m.loadAfter} after; other work on the machine shows up as noise).`,
+  );
   lines.push('');
   if (http) {
-    lines.push(`| Endpoint | Reply bytes | Requests/s (mean) | p50 ms | p99 ms | max ms | Requests | Errors | Timeouts | Non-2xx | CPU cores: server / load gen / ${ON_POSTGRES ? 'PostgreSQL / ' : ''}other | Server CPU µs/request |`);
+    lines.push(
+      `| Endpoint | Reply bytes | Requests/s (mean) | p50 ms | p99 ms | max ms | Requests | Errors | Timeouts | Non-2xx | CPU cores: server / load gen / ${ON_POSTGRES ? 'PostgreSQL / ' : ''}other | Server CPU µs/request |`,
+    );
     lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    const cores = (c) => (c ? `${c.server.toFixed(2)} / ${c.loadgen.toFixed(2)} / ${ON_POSTGRES ? `${c.database.toFixed(2)} / ` : ''}${c.other.toFixed(2)}` : 'n/a');
+    const cores = (c) =>
+      c ? `${c.server.toFixed(2)} / ${c.loadgen.toFixed(2)} / ${ON_POSTGRES ? `${c.database.toFixed(2)} / ` : ''}${c.other.toFixed(2)}` : 'n/a';
     for (const r of Object.values(http)) {
-      lines.push(`| ${r.name} | ${r.replyBytes} | ${fmtInt(r.rps)} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${fmtMs(r.max)} | ${fmtInt(r.total)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${cores(r.cpu)} | ${r.cpuUsPerReq === undefined ? 'n/a' : r.cpuUsPerReq.toFixed(0)} |`);
+      lines.push(
+        `| ${r.name} | ${r.replyBytes} | ${fmtInt(r.rps)} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${fmtMs(r.max)} | ${fmtInt(r.total)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${cores(r.cpu)} | ${r.cpuUsPerReq === undefined ? 'n/a' : r.cpuUsPerReq.toFixed(0)} |`,
+      );
     }
     lines.push('');
     const noisy = Object.values(http).filter((r) => r.cpu && r.cpu.other >= NOISE_CORES);
-    lines.push(noisy.length === 0
-      ? `Other processes used less than ${NOISE_CORES} core during every HTTP run.`
-      : `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.name} (${r.cpu.other.toFixed(2)})`).join(', ')}; those figures (and ratios built on them) are depressed.`);
+    lines.push(
+      noisy.length === 0
+        ? `Other processes used less than ${NOISE_CORES} core during every HTTP run.`
+        : `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.name} (${r.cpu.other.toFixed(2)})`).join(', ')}; those figures (and ratios built on them) are depressed.`,
+    );
     lines.push('');
   }
   if (http?.poll && http.bareGet && http.submit && http.barePost) {
@@ -239,13 +293,19 @@ function report(http, render, m) {
     const cpuRatio = (gw, bare) => (gw.cpuUsPerReq && bare.cpuUsPerReq ? `${(bare.cpuUsPerReq / gw.cpuUsPerReq).toFixed(3)}x` : 'n/a');
     lines.push('| Target | Measured | Result | Cross-check: same ratio from server CPU per request |');
     lines.push('|---|---:|---|---:|');
-    lines.push(`| poll >= ${TARGETS.pollRatio}x bare GET (requests/s) | ${pollRatio.toFixed(3)}x | ${verdict(pollRatio >= TARGETS.pollRatio)} | ${cpuRatio(http.poll, http.bareGet)} |`);
-    lines.push(`| submit >= ${TARGETS.submitRatio}x bare POST (requests/s) | ${submitRatio.toFixed(3)}x | ${verdict(submitRatio >= TARGETS.submitRatio)} | ${cpuRatio(http.submit, http.barePost)} |`);
+    lines.push(
+      `| poll >= ${TARGETS.pollRatio}x bare GET (requests/s) | ${pollRatio.toFixed(3)}x | ${verdict(pollRatio >= TARGETS.pollRatio)} | ${cpuRatio(http.poll, http.bareGet)} |`,
+    );
+    lines.push(
+      `| submit >= ${TARGETS.submitRatio}x bare POST (requests/s) | ${submitRatio.toFixed(3)}x | ${verdict(submitRatio >= TARGETS.submitRatio)} | ${cpuRatio(http.submit, http.barePost)} |`,
+    );
     lines.push(`| poll p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.poll.p99)} ms | ${verdict(http.poll.p99 < TARGETS.p99Ms)} | |`);
     // The default configuration's targets (issue 11) bound the poll's p99 only; its submit p99 is reported.
-    lines.push(CONFIG === 'default'
-      ? `| submit p99 at ${CONNECTIONS} connections (reported, not a target here) | ${fmtMs(http.submit.p99)} ms | - | |`
-      : `| submit p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.submit.p99)} ms | ${verdict(http.submit.p99 < TARGETS.p99Ms)} | |`);
+    lines.push(
+      CONFIG === 'default'
+        ? `| submit p99 at ${CONNECTIONS} connections (reported, not a target here) | ${fmtMs(http.submit.p99)} ms | - | |`
+        : `| submit p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.submit.p99)} ms | ${verdict(http.submit.p99 < TARGETS.p99Ms)} | |`,
+    );
     if (render) {
       const r1k = render[0];
       lines.push(`| render 1024x1024 PNG median <= ${TARGETS.renderMs} ms | ${r1k.median.toFixed(1)} ms | ${verdict(r1k.median <= TARGETS.renderMs)} | |`);
@@ -259,18 +319,23 @@ function report(http, render, m) {
     lines.push('|---:|---:|---:|---:|---:|');
     rounds.forEach((r, i) => {
       const submitRatio = r.submit && r.barePost ? (r.submit.rps / r.barePost.rps).toFixed(3) : 'n/a';
-      lines.push(`| ${i + 1}${r === http ? ' (median)' : ''} | ${pollRatioOf(r).toFixed(3)}x | ${submitRatio}x | ${r.poll ? fmtMs(r.poll.p99) : 'n/a'} | ${r.submit ? fmtMs(r.submit.p99) : 'n/a'} |`);
+      lines.push(
+        `| ${i + 1}${r === http ? ' (median)' : ''} | ${pollRatioOf(r).toFixed(3)}x | ${submitRatio}x | ${r.poll ? fmtMs(r.poll.p99) : 'n/a'} | ${r.submit ? fmtMs(r.submit.p99) : 'n/a'} |`,
+      );
     });
   }
   if (http) {
     const bad = Object.values(http).filter((r) => r.errors || r.timeouts || r.non2xx);
     lines.push('');
-    lines.push(bad.length === 0 ? 'No errors, timeouts or non-2xx replies in any run.' :
-      `Errors / timeouts / non-2xx in: ${bad.map((r) => r.name).join(', ')}.`);
+    lines.push(
+      bad.length === 0 ? 'No errors, timeouts or non-2xx replies in any run.' : `Errors / timeouts / non-2xx in: ${bad.map((r) => r.name).join(', ')}.`,
+    );
     lines.push('');
-    lines.push(`With ${CONNECTIONS} connections always busy, mean latency = ${CONNECTIONS} / throughput (Little's law), so a p99 under ` +
-      `${TARGETS.p99Ms} ms needs a mean well under that, i.e. well over ${fmtInt(CONNECTIONS / (TARGETS.p99Ms / 1000))} requests/s from one process; ` +
-      'compare the bare Fastify rows for what this machine allows at all.');
+    lines.push(
+      `With ${CONNECTIONS} connections always busy, mean latency = ${CONNECTIONS} / throughput (Little's law), so a p99 under ` +
+        `${TARGETS.p99Ms} ms needs a mean well under that, i.e. well over ${fmtInt(CONNECTIONS / (TARGETS.p99Ms / 1000))} requests/s from one process; ` +
+        'compare the bare Fastify rows for what this machine allows at all.',
+    );
     const capped = Object.values(http).filter((r) => r.cpu && r.cpu.loadgen >= 0.9);
     if (capped.length > 0) {
       lines.push(`The load generator used 0.9 core or more during: ${capped.map((r) => r.name).join(', ')}; there it may be the limit, not the server.`);
@@ -278,18 +343,24 @@ function report(http, render, m) {
     lines.push('');
   }
   if (render) {
-    lines.push('Sandbox image renderer, `renderSandboxImage({prompt: "a red fox", seed: "bench", format: "png"})` called directly (in the load-generator process, no HTTP load running):');
+    lines.push(
+      'Sandbox image renderer, `renderSandboxImage({prompt: "a red fox", seed: "bench", format: "png"})` called directly (in the load-generator process, no HTTP load running):',
+    );
     lines.push('');
     lines.push('| Size | Runs (after warm-up) | Median ms | Min ms | Max ms | PNG bytes | CPU cores: renderer / other |');
     lines.push('|---|---:|---:|---:|---:|---:|---:|');
     for (const r of render) {
       const cores = r.cpu === undefined ? 'n/a' : `${r.cpu.toFixed(2)} / ${r.other.toFixed(2)}`;
-      lines.push(`| ${r.width}x${r.height} | ${r.runs} (${r.warm}) | ${r.median.toFixed(1)} | ${r.min.toFixed(1)} | ${r.max.toFixed(1)} | ${fmtInt(r.bytes)} | ${cores} |`);
+      lines.push(
+        `| ${r.width}x${r.height} | ${r.runs} (${r.warm}) | ${r.median.toFixed(1)} | ${r.min.toFixed(1)} | ${r.max.toFixed(1)} | ${fmtInt(r.bytes)} | ${cores} |`,
+      );
     }
     const noisy = render.filter((r) => r.other !== undefined && r.other >= NOISE_CORES);
     if (noisy.length > 0) {
       lines.push('');
-      lines.push(`**Noise warning:** other processes used ${NOISE_CORES} core or more while rendering ${noisy.map((r) => `${r.width}x${r.height} (${r.other.toFixed(2)})`).join(', ')}; those times are inflated.`);
+      lines.push(
+        `**Noise warning:** other processes used ${NOISE_CORES} core or more while rendering ${noisy.map((r) => `${r.width}x${r.height} (${r.other.toFixed(2)})`).join(', ')}; those times are inflated.`,
+      );
     }
     lines.push('');
   }

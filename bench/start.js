@@ -46,7 +46,11 @@ function processTree(pid) {
   for (let i = 0; i < out.length; i++) {
     for (const task of fs.readdirSync(`/proc/${out[i]}/task`)) {
       let children = '';
-      try { children = fs.readFileSync(`/proc/${out[i]}/task/${task}/children`, 'utf8'); } catch { /* gone */ }
+      try {
+        children = fs.readFileSync(`/proc/${out[i]}/task/${task}/children`, 'utf8');
+      } catch {
+        /* gone */
+      }
       for (const c of children.trim().split(/\s+/).filter(Boolean)) out.push(Number(c));
     }
   }
@@ -67,7 +71,11 @@ function rssMb(pid) {
 function gatewayPid(rootPid) {
   for (const pid of processTree(rootPid)) {
     let cmd = '';
-    try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { continue; }
+    try {
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
     if (cmd.includes('bin/mediagate.js') && !cmd.startsWith('npm')) {
       const argv = cmd.split('\0');
       if (path.basename(argv[0] ?? '') === 'node' || argv[0] === process.execPath) return pid;
@@ -90,11 +98,23 @@ async function oneStart(dir, how) {
   const t0 = performance.now();
   const child = spawn(cmd, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
-  child.stderr?.on('data', (d) => { stderr += d; });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async () => {
-    try { process.kill(-(/** @type {number} */ (child.pid)), 'SIGTERM'); } catch { /* gone */ }
-    const timer = setTimeout(() => { try { process.kill(-(/** @type {number} */ (child.pid)), 'SIGKILL'); } catch { /* gone */ } }, 10_000);
+    try {
+      process.kill(-(/** @type {number} */ (child.pid)), 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-(/** @type {number} */ (child.pid)), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 10_000);
     await exited;
     clearTimeout(timer);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -108,7 +128,9 @@ async function oneStart(dir, how) {
         const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();
         if (res.status === 200) readyMs = performance.now() - t0;
-      } catch { /* not listening yet */ }
+      } catch {
+        /* not listening yet */
+      }
       if (readyMs === undefined) await new Promise((r) => setTimeout(r, 10));
     }
     const pid = gatewayPid(/** @type {number} */ (child.pid));
@@ -129,7 +151,9 @@ const checkouts = [...(BEFORE ? [{ name: `before (${path.basename(BEFORE)})`, di
 for (const c of checkouts) execFileSync(process.execPath, ['bin/mediagate.js', 'build'], { cwd: c.dir, stdio: ['ignore', 'ignore', 'inherit'] });
 const m = machine();
 const otherCores = await machineBusy(2000);
-process.stderr.write(`start: ${ROUNDS} rounds (npm start, then node bin/mediagate.js serve), ${IDLE_S} s idle each; other processes use ${otherCores.toFixed(2)} cores\n`);
+process.stderr.write(
+  `start: ${ROUNDS} rounds (npm start, then node bin/mediagate.js serve), ${IDLE_S} s idle each; other processes use ${otherCores.toFixed(2)} cores\n`,
+);
 /** @type {Map<string, Record<'npm' | 'node', Start[]>>} */
 const runs = new Map(checkouts.map((c) => [c.name, { npm: [], node: [] }]));
 for (let i = 0; i < ROUNDS; i++) {
@@ -137,7 +161,9 @@ for (let i = 0; i < ROUNDS; i++) {
     for (const how of /** @type {const} */ (['npm', 'node'])) {
       const r = await oneStart(c.dir, how);
       runs.get(c.name)?.[how].push(r);
-      process.stderr.write(`  round ${i + 1} ${c.name} ${how}: /healthz after ${r.readyMs.toFixed(0)} ms, RSS ${r.readyRss.toFixed(1)} MB then ${r.idleRss.toFixed(1)} MB idle\n`);
+      process.stderr.write(
+        `  round ${i + 1} ${c.name} ${how}: /healthz after ${r.readyMs.toFixed(0)} ms, RSS ${r.readyRss.toFixed(1)} MB then ${r.idleRss.toFixed(1)} MB idle\n`,
+      );
     }
   }
 }
@@ -149,11 +175,22 @@ const stat = (xs, f) => `${f(median(xs))} (${f(Math.min(...xs))}-${f(Math.max(..
 const ms = (n) => `${Math.round(n)}`;
 /** @param {number} n */
 const mb = (n) => n.toFixed(1);
-const rows = checkouts.flatMap((c) => /** @type {const} */ (['npm', 'node']).map((how) => {
-  const r = runs.get(c.name)?.[how] ?? [];
-  const label = `${c.name ? `${c.name}: ` : ''}${how === 'npm' ? '`npm start`' : '`node bin/mediagate.js serve`'}`;
-  return `| ${label} | ${stat(r.map((x) => x.readyMs), ms)} | ${stat(r.map((x) => x.readyRss), mb)} | ${stat(r.map((x) => x.idleRss), mb)} |`;
-}));
+const rows = checkouts.flatMap((c) =>
+  /** @type {const} */ (['npm', 'node']).map((how) => {
+    const r = runs.get(c.name)?.[how] ?? [];
+    const label = `${c.name ? `${c.name}: ` : ''}${how === 'npm' ? '`npm start`' : '`node bin/mediagate.js serve`'}`;
+    return `| ${label} | ${stat(
+      r.map((x) => x.readyMs),
+      ms,
+    )} | ${stat(
+      r.map((x) => x.readyRss),
+      mb,
+    )} | ${stat(
+      r.map((x) => x.idleRss),
+      mb,
+    )} |`;
+  }),
+);
 const now = runs.get(checkouts.at(-1)?.name ?? '')?.npm ?? [];
 const npmReady = median(now.map((x) => x.readyMs));
 const idle = median(now.map((x) => x.idleRss));

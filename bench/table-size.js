@@ -33,7 +33,22 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { writeDocSection } from './doc-section.js';
-import { cannon, cleanUp, fmtInt, fmtMs, intEnv, loadAverage, machine, measureLoad, median, NOISE_CORES, onCleanUp, startChild, stopChild, verdict } from './harness.js';
+import {
+  cannon,
+  cleanUp,
+  fmtInt,
+  fmtMs,
+  intEnv,
+  loadAverage,
+  machine,
+  measureLoad,
+  median,
+  NOISE_CORES,
+  onCleanUp,
+  startChild,
+  stopChild,
+  verdict,
+} from './harness.js';
 import { ADMIN_URL, createBenchDatabase, withClient } from './postgres-db.js';
 
 const STORES = (process.env.BENCH_TABLE_STORES || 'postgres,sqlite').split(',').map((s) => s.trim());
@@ -67,7 +82,13 @@ const IN_FLIGHT_UP_TO = 40;
 // Filling: one set of rules, written out in each store's SQL
 
 /** Row g (1-based) of the filled table: its status by g mod 200. */
-const STATUS_SHARES = [['completed', 168], ['failed', 16], ['cancelled', 8], ['queued', 5], ['processing', 3]];
+const STATUS_SHARES = [
+  ['completed', 168],
+  ['failed', 16],
+  ['cancelled', 8],
+  ['queued', 5],
+  ['processing', 3],
+];
 /** SQL CASE giving row `g`'s status (the same text in both dialects). */
 const statusCase = (() => {
   let upTo = 0;
@@ -85,14 +106,19 @@ const DAY_MS = 86_400_000;
 
 /** The columns every filled row sets, in INSERT order, and their value expressions (s: status, c: created_at). */
 const FILL_COLUMNS = (dialect, now) => {
-  const id = dialect === 'postgres'
-    ? "'task_' || lpad(to_hex(c), 11, '0') || substr(md5(g::text || random()::text), 1, 22)"
-    : "printf('task_%011x', c) || substr(lower(hex(randomblob(11))), 1, 22)";
+  const id =
+    dialect === 'postgres'
+      ? "'task_' || lpad(to_hex(c), 11, '0') || substr(md5(g::text || random()::text), 1, 22)"
+      : "printf('task_%011x', c) || substr(lower(hex(randomblob(11))), 1, 22)";
   const finished = "s IN ('completed', 'failed', 'cancelled')";
   return {
     id,
     owner_key_id: 'k.id',
-    family: 't.family', form: 't.form', model: 't.model', provider: 't.provider', request: 't.request',
+    family: 't.family',
+    form: 't.form',
+    model: 't.model',
+    provider: 't.provider',
+    request: 't.request',
     status: 's',
     progress: "CASE s WHEN 'completed' THEN 100 WHEN 'processing' THEN 40 ELSE 0 END",
     result: `CASE WHEN s = 'completed' THEN '${RESULT}' END`,
@@ -165,10 +191,16 @@ function bindPostgres(sql, params) {
 async function openPostgres(url) {
   const client = new pg.Client({ connectionString: url });
   // ended by the server when the database is dropped under it (an interrupted run): not a crash
-  client.on('error', (err) => { process.stderr.write(`table-size: connection to the bench database lost (${err.message})\n`); });
+  client.on('error', (err) => {
+    process.stderr.write(`table-size: connection to the bench database lost (${err.message})\n`);
+  });
   await client.connect();
-  const { openPostgresStore } = /** @type {typeof import('../src/store/postgres/index.js')} */ (await import(new URL('../dist/store/postgres/index.js', import.meta.url).href));
-  const { BY_KEY_HASH_SQL, CLAIM, IN_FLIGHT_SQL } = /** @type {typeof import('../src/store/postgres/task-store.js')} */ (await import(new URL('../dist/store/postgres/task-store.js', import.meta.url).href));
+  const { openPostgresStore } = /** @type {typeof import('../src/store/postgres/index.js')} */ (
+    await import(new URL('../dist/store/postgres/index.js', import.meta.url).href)
+  );
+  const { BY_KEY_HASH_SQL, CLAIM, IN_FLIGHT_SQL } = /** @type {typeof import('../src/store/postgres/task-store.js')} */ (
+    await import(new URL('../dist/store/postgres/task-store.js', import.meta.url).href)
+  );
   const store = await openPostgresStore({ url });
   const query = async (sql, params) => {
     const { text, values } = bindPostgres(sql, params);
@@ -190,7 +222,9 @@ async function openPostgres(url) {
     // with the measured commits (the claim's) for the disk
     analyze: async () => {
       await client.query('VACUUM ANALYZE tasks');
-      await client.query('CHECKPOINT').catch((err) => { process.stderr.write(`  CHECKPOINT refused (${err.message}); the fill's pages may be written during the measurements\n`); });
+      await client.query('CHECKPOINT').catch((err) => {
+        process.stderr.write(`  CHECKPOINT refused (${err.message}); the fill's pages may be written during the measurements\n`);
+      });
     },
     // the store's own statements, as the gateway runs them
     explain: async (what, values) => {
@@ -199,7 +233,10 @@ async function openPostgres(url) {
       return rows.map((r) => String(r['QUERY PLAN']));
     },
     store,
-    close: async () => { await store.close(); await client.end(); },
+    close: async () => {
+      await store.close();
+      await client.end();
+    },
   };
 }
 
@@ -207,7 +244,9 @@ async function openPostgres(url) {
 async function openSqlite(file) {
   const db = new Database(file);
   db.pragma('busy_timeout = 10000');
-  const { openSqliteStore } = /** @type {typeof import('../src/store/sqlite/open.js')} */ (await import(new URL('../dist/store/sqlite/open.js', import.meta.url).href));
+  const { openSqliteStore } = /** @type {typeof import('../src/store/sqlite/open.js')} */ (
+    await import(new URL('../dist/store/sqlite/open.js', import.meta.url).href)
+  );
   const store = openSqliteStore(file);
   const named = (sql) => sql.replace(/\$([a-z]+)/g, '@$1');
   return {
@@ -220,14 +259,19 @@ async function openSqlite(file) {
       }
       return /** @type {Array<Record<string, any>>} */ (stmt.all(...args));
     },
-    fill: async (template, from, to, { now, base }) => { db.prepare(named(fillSql('sqlite', now, base))).run({ template, from, to }); },
+    fill: async (template, from, to, { now, base }) => {
+      db.prepare(named(fillSql('sqlite', now, base))).run({ template, from, to });
+    },
     analyze: async () => {
       // no ANALYZE here: the gateway never runs it on SQLite, so its statements must be fast
       // without statistics (with them, a claim's plan hid a sort of every queued task)
       db.pragma('wal_checkpoint(TRUNCATE)'); // the fill's pages into the database file now, as on PostgreSQL
     },
     store,
-    close: async () => { await store.close(); db.close(); },
+    close: async () => {
+      await store.close();
+      db.close();
+    },
   };
 }
 
@@ -263,18 +307,24 @@ async function measureStore(kind) {
   if (!info.key || !info.taskId || !info.dataDir) throw new Error('gateway-server: incomplete startup line');
   const dataDir = info.dataDir;
   // the gateway removes its data directory when it stops; this is for when it cannot
-  const forgetDir = onCleanUp(async () => { fs.rmSync(dataDir, { recursive: true, force: true }); });
+  const forgetDir = onCleanUp(async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
   const direct = kind === 'postgres' && db ? await openPostgres(db.url) : await openSqlite(path.join(dataDir, 'mediagate.db'));
   const forgetDirect = onCleanUp(() => direct.close());
   const rows = [];
   try {
     const [template] = await direct.query('SELECT owner_key_id, provider FROM tasks WHERE id = $template', { template: info.taskId });
-    if (!template) throw new Error('the gateway\'s task is not in the table');
+    if (!template) throw new Error("the gateway's task is not in the table");
     const keyId = String(template.owner_key_id);
     for (let i = 0; i < OTHER_KEYS; i++) {
       const id = `key_fill${i}`;
       await direct.query('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES ($id, $name, $prefix, $hash, $now)', {
-        id, name: `fill ${i}`, prefix: 'mg_fill', hash: randomBytes(32).toString('hex'), now: Date.now(),
+        id,
+        name: `fill ${i}`,
+        prefix: 'mg_fill',
+        hash: randomBytes(32).toString('hex'),
+        now: Date.now(),
       });
     }
     const now = Date.now();
@@ -291,7 +341,9 @@ async function measureStore(kind) {
       const fillSecs = (Date.now() - t0) / 1000;
       process.stderr.write(`${kind}: ${fmtInt(Number(n))} tasks (filled and analysed in ${fillSecs.toFixed(1)} s)\n`);
 
-      const ids = (await direct.query(`SELECT id FROM tasks WHERE owner_key_id = $key ORDER BY random() LIMIT ${POLL_IDS}`, { key: keyId })).map((r) => String(r.id));
+      const ids = (await direct.query(`SELECT id FROM tasks WHERE owner_key_id = $key ORDER BY random() LIMIT ${POLL_IDS}`, { key: keyId })).map((r) =>
+        String(r.id),
+      );
       let next = 0;
       const requests = [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/v1/result/${ids[next++ % ids.length]}` }) }];
       const res = await fetch(`${baseUrl}/v1/result/${ids[0]}`, { headers });
@@ -308,8 +360,12 @@ async function measureStore(kind) {
       });
       if (claimed !== CLAIM_RUNS) throw new Error(`claimed ${claimed} of ${CLAIM_RUNS} (too few queued tasks for BENCH_CLAIM_RUNS)`);
       let inFlight = 0;
-      const count500 = await timeCalls(QUERY_RUNS, async () => { inFlight = await direct.store.tasks.countInFlight(keyId, IN_FLIGHT_UP_TO); });
-      process.stderr.write(`  claim median ${claim.median.toFixed(3)} ms (p99 ${claim.p99.toFixed(3)}); in-flight count (${inFlight}) median ${count500.median.toFixed(3)} ms (p99 ${count500.p99.toFixed(3)})\n`);
+      const count500 = await timeCalls(QUERY_RUNS, async () => {
+        inFlight = await direct.store.tasks.countInFlight(keyId, IN_FLIGHT_UP_TO);
+      });
+      process.stderr.write(
+        `  claim median ${claim.median.toFixed(3)} ms (p99 ${claim.p99.toFixed(3)}); in-flight count (${inFlight}) median ${count500.median.toFixed(3)} ms (p99 ${count500.p99.toFixed(3)})\n`,
+      );
       /** @type {Record<string, string> | undefined} */
       let plans;
       if (direct.explain) {
@@ -340,26 +396,34 @@ async function measureStore(kind) {
 
 function report(rows, m) {
   const lines = ['## Query latency: 10,000 vs 1,000,000 stored tasks (bench/table-size.js)', ''];
-  lines.push(`Run ${m.date}; \`nproc\` ${m.nproc} (${m.cpu}); Node ${m.node}${m.postgres ? `; PostgreSQL ${m.postgres} (local server)` : ''}; ` +
-    `1-minute load average ${m.loadBefore} before the run, ${m.loadAfter} after. Gateway from bench/gateway-server.js (workers off, logs silent) on a fresh store per ` +
-    `kind (PostgreSQL: a database created for the run and dropped after it, the store's pool of 10 connections), filled by one INSERT ... SELECT per size with rows like ` +
-    'the gateway writes: ids growing with creation time, 8 keys in turn, 84% completed (with a result), 8% failed, 4% cancelled, 2.5% queued, 1.5% processing; then ' +
-    `(PostgreSQL) \`VACUUM ANALYZE\`, (SQLite, which the gateway never analyzes) nothing; then a checkpoint. Poll: autocannon, ${CONNECTIONS} connections, ${DURATION} s after a ${WARMUP} s warm-up, \`GET /v1/result/{id}\` for ${fmtInt(POLL_IDS)} task ids ` +
-    `of the measured key drawn at random from the whole table, in turn. Claim (of the next queued task, as a worker does) and in-flight count (of the measured key, LIMIT ${IN_FLIGHT_UP_TO}, ` +
-    `the measured key's tasks in flight in the smaller table, so both sizes count the same rows; every submit under the default bound counts up to 500): ${CLAIM_RUNS} and ${QUERY_RUNS} sequential calls through the compiled store on a connection of the bench process, no HTTP load running.`);
+  lines.push(
+    `Run ${m.date}; \`nproc\` ${m.nproc} (${m.cpu}); Node ${m.node}${m.postgres ? `; PostgreSQL ${m.postgres} (local server)` : ''}; ` +
+      `1-minute load average ${m.loadBefore} before the run, ${m.loadAfter} after. Gateway from bench/gateway-server.js (workers off, logs silent) on a fresh store per ` +
+      `kind (PostgreSQL: a database created for the run and dropped after it, the store's pool of 10 connections), filled by one INSERT ... SELECT per size with rows like ` +
+      'the gateway writes: ids growing with creation time, 8 keys in turn, 84% completed (with a result), 8% failed, 4% cancelled, 2.5% queued, 1.5% processing; then ' +
+      `(PostgreSQL) \`VACUUM ANALYZE\`, (SQLite, which the gateway never analyzes) nothing; then a checkpoint. Poll: autocannon, ${CONNECTIONS} connections, ${DURATION} s after a ${WARMUP} s warm-up, \`GET /v1/result/{id}\` for ${fmtInt(POLL_IDS)} task ids ` +
+      `of the measured key drawn at random from the whole table, in turn. Claim (of the next queued task, as a worker does) and in-flight count (of the measured key, LIMIT ${IN_FLIGHT_UP_TO}, ` +
+      `the measured key's tasks in flight in the smaller table, so both sizes count the same rows; every submit under the default bound counts up to 500): ${CLAIM_RUNS} and ${QUERY_RUNS} sequential calls through the compiled store on a connection of the bench process, no HTTP load running.`,
+  );
   lines.push('');
-  lines.push('| Store | Tasks | Fill + ANALYZE s | Poll requests/s | Poll p50 ms | Poll p99 ms | CPU cores: gateway / load gen / PostgreSQL / other | Gateway CPU µs/poll | Claim median ms (p99) | In-flight count median ms (p99) |');
+  lines.push(
+    '| Store | Tasks | Fill + ANALYZE s | Poll requests/s | Poll p50 ms | Poll p99 ms | CPU cores: gateway / load gen / PostgreSQL / other | Gateway CPU µs/poll | Claim median ms (p99) | In-flight count median ms (p99) |',
+  );
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const c = r.poll.cpu;
     const cores = c ? `${c.server.toFixed(2)} / ${c.loadgen.toFixed(2)} / ${c.database.toFixed(2)} / ${c.other.toFixed(2)}` : 'n/a';
-    lines.push(`| ${r.kind} | ${fmtInt(r.size)} | ${r.fillSecs.toFixed(1)} | ${fmtInt(r.poll.rps)} | ${fmtMs(r.poll.p50)} | ${fmtMs(r.poll.p99)} | ${cores} | ` +
-      `${r.poll.cpuUsPerReq === undefined ? 'n/a' : r.poll.cpuUsPerReq.toFixed(0)} | ${r.claim.median.toFixed(3)} (${r.claim.p99.toFixed(3)}) | ${r.count.median.toFixed(3)} (${r.count.p99.toFixed(3)}) |`);
+    lines.push(
+      `| ${r.kind} | ${fmtInt(r.size)} | ${r.fillSecs.toFixed(1)} | ${fmtInt(r.poll.rps)} | ${fmtMs(r.poll.p50)} | ${fmtMs(r.poll.p99)} | ${cores} | ` +
+        `${r.poll.cpuUsPerReq === undefined ? 'n/a' : r.poll.cpuUsPerReq.toFixed(0)} | ${r.claim.median.toFixed(3)} (${r.claim.p99.toFixed(3)}) | ${r.count.median.toFixed(3)} (${r.count.p99.toFixed(3)}) |`,
+    );
   }
   const planned = rows.filter((r) => r.plans);
   if (planned.length > 0) {
     lines.push('');
-    lines.push('PostgreSQL\'s plans for the store\'s statements (`EXPLAIN (ANALYZE, BUFFERS)` after the timed runs; indexes read; execution time inside the server):');
+    lines.push(
+      "PostgreSQL's plans for the store's statements (`EXPLAIN (ANALYZE, BUFFERS)` after the timed runs; indexes read; execution time inside the server):",
+    );
     lines.push('');
     lines.push(`| Tasks | Poll (task by id and key hash) | Claim of the next queued task | In-flight count (LIMIT ${IN_FLIGHT_UP_TO}) |`);
     lines.push('|---:|---|---|---|');
@@ -387,19 +451,26 @@ function report(rows, m) {
   const noisy = rows.filter((r) => r.poll.cpu && r.poll.cpu.other >= NOISE_CORES);
   if (noisy.length > 0) {
     lines.push('');
-    lines.push(`**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.poll.name} (${r.poll.cpu.other.toFixed(2)})`).join(', ')}; ` +
-      'those requests/s and latencies (and the ratios built on them) say more about the machine than about the table size.');
+    lines.push(
+      `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.poll.name} (${r.poll.cpu.other.toFixed(2)})`).join(', ')}; ` +
+        'those requests/s and latencies (and the ratios built on them) say more about the machine than about the table size.',
+    );
   }
   const errors = rows.filter((r) => r.poll.errors || r.poll.timeouts || r.poll.non2xx);
   lines.push('');
-  lines.push(errors.length === 0 ? 'No errors, timeouts or non-2xx replies in any poll run.' : `Errors / timeouts / non-2xx in: ${errors.map((r) => r.poll.name).join(', ')}.`);
+  lines.push(
+    errors.length === 0
+      ? 'No errors, timeouts or non-2xx replies in any poll run.'
+      : `Errors / timeouts / non-2xx in: ${errors.map((r) => r.poll.name).join(', ')}.`,
+  );
   lines.push('');
   return lines.join('\n');
 }
 
 async function main() {
   const m = machine();
-  if (STORES.includes('postgres')) m.postgres = await withClient(ADMIN_URL, async (c) => (await c.query('SHOW server_version')).rows[0].server_version.split(' ')[0]);
+  if (STORES.includes('postgres'))
+    m.postgres = await withClient(ADMIN_URL, async (c) => (await c.query('SHOW server_version')).rows[0].server_version.split(' ')[0]);
   process.stderr.write(`table-size: stores ${STORES.join(', ')}, sizes ${SIZES.join(', ')}; load average ${m.loadBefore}\n`);
   const rows = [];
   for (const kind of STORES) rows.push(...(await measureStore(kind)));

@@ -27,9 +27,24 @@ async function makeTinyMp4() {
   try {
     const out = path.join(dir, 'tiny.mp4');
     await promisify(execFile)(ffmpeg, [
-      '-nostdin', '-hide_banner', '-loglevel', 'error',
-      '-f', 'lavfi', '-i', `testsrc=size=320x240:rate=24:duration=${TINY_MP4_SECONDS}`,
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', out,
+      '-nostdin',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=320x240:rate=24:duration=${TINY_MP4_SECONDS}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-movflags',
+      '+faststart',
+      '-y',
+      out,
     ]);
     return await fs.readFile(out);
   } finally {

@@ -8,11 +8,17 @@ import path from 'node:path';
 
 // The compiled renderer, typed as its source (dist/ is src/ compiled). Imported by URL, which the
 // type checker does not follow, so checking bench/ needs no build and never reads dist/.
-const { renderSandboxVideo } = /** @type {typeof import('../src/providers/sandbox/video.js')} */ (await import(new URL('../dist/providers/sandbox/video.js', import.meta.url).href));
+const { renderSandboxVideo } = /** @type {typeof import('../src/providers/sandbox/video.js')} */ (
+  await import(new URL('../dist/providers/sandbox/video.js', import.meta.url).href)
+);
 
 const runs = Number(process.env.BENCH_VIDEO_RUNS ?? 3);
 /** @type {[label: string, width: number, height: number][]} */
-const sizes = [['720p', 1280, 720], ['1080p', 1920, 1080], ['4K', 3840, 2160]];
+const sizes = [
+  ['720p', 1280, 720],
+  ['1080p', 1920, 1080],
+  ['4K', 3840, 2160],
+];
 /** @typedef {{ label: string, width: number, height: number, median: number, min: number, bytes: number }} Row */
 /** @type {Row[]} */
 const rows = [];
@@ -42,7 +48,9 @@ const table = [
   '',
   '| size | median wall | fastest | file |',
   '|---|---|---|---|',
-  ...rows.map((r) => `| ${r.label} (${r.width}x${r.height}) | ${(r.median / 1000).toFixed(2)} s | ${(r.min / 1000).toFixed(2)} s | ${(r.bytes / 1024).toFixed(0)} KiB |`),
+  ...rows.map(
+    (r) => `| ${r.label} (${r.width}x${r.height}) | ${(r.median / 1000).toFixed(2)} s | ${(r.min / 1000).toFixed(2)} s | ${(r.bytes / 1024).toFixed(0)} KiB |`,
+  ),
   '',
   `Target: 8-second 720p in <= 2.5 s wall: **${target}**.`,
 ].join('\n');

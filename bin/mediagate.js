@@ -24,7 +24,12 @@ function newestSource(dir) {
 
 /** The SDK (packages/client, which the client commands import from its dist/) first, then the gateway. */
 const projects = [
-  { src: path.join(root, 'packages', 'client', 'src'), entry: path.join(root, 'packages', 'client', 'dist', 'index.js'), stamp: path.join(root, 'packages', 'client', 'dist', '.tsbuildinfo'), config: path.join(root, 'packages', 'client', 'tsconfig.json') },
+  {
+    src: path.join(root, 'packages', 'client', 'src'),
+    entry: path.join(root, 'packages', 'client', 'dist', 'index.js'),
+    stamp: path.join(root, 'packages', 'client', 'dist', '.tsbuildinfo'),
+    config: path.join(root, 'packages', 'client', 'tsconfig.json'),
+  },
   { src: path.join(root, 'src'), entry, stamp, config: path.join(root, 'tsconfig.build.json') },
 ];
 
@@ -65,7 +70,10 @@ if ((command === undefined || command === 'serve' || command === 'build') && fs.
   }
   if (vite) {
     process.stderr.write('mediagate: building the web console...\n');
-    execFileSync(process.execPath, [vite, 'build', '--config', path.join(consoleRoot, 'vite.config.ts'), '--logLevel', 'warn'], { cwd: root, stdio: ['ignore', 2, 2] });
+    execFileSync(process.execPath, [vite, 'build', '--config', path.join(consoleRoot, 'vite.config.ts'), '--logLevel', 'warn'], {
+      cwd: root,
+      stdio: ['ignore', 2, 2],
+    });
   }
 }
 
@@ -75,7 +83,9 @@ if ((command === undefined || command === 'serve' || command === 'build') && fs.
 // (2) applies again and load grows it as before. Left alone when the young generation is tuned on
 // the command line or in NODE_OPTIONS.
 const serving = command === undefined || command === 'serve';
-const tuned = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => /^--(semi-space-growth-factor|(max|min)-semi-space-size)\b/.test(a));
+const tuned = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) =>
+  /^--(semi-space-growth-factor|(max|min)-semi-space-size)\b/.test(a),
+);
 const holdYoung = serving && !tuned;
 if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1');
 // The client commands talk to a gateway over HTTP: their own entry does not load the gateway.

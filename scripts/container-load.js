@@ -46,7 +46,9 @@ function call(method, url, body) {
       (res) => {
         let text = '';
         res.setEncoding('utf8');
-        res.on('data', (d) => { text += d; });
+        res.on('data', (d) => {
+          text += d;
+        });
         res.on('end', () => {
           if (!before && signalled()) summary.atSignal[method === 'POST' ? 'submits' : 'polls']++;
           resolve({ status: res.statusCode ?? 0, text });
@@ -56,7 +58,8 @@ function call(method, url, body) {
     );
     req.on('timeout', () => req.destroy(new Error('no reply within 90 s')));
     req.on('error', (/** @type {NodeJS.ErrnoException} */ err) =>
-      resolve(err.code === 'ECONNREFUSED' ? { refused: true } : { error: `${method} ${url}: ${err.code ?? ''} ${err.message}` }));
+      resolve(err.code === 'ECONNREFUSED' ? { refused: true } : { error: `${method} ${url}: ${err.code ?? ''} ${err.message}` }),
+    );
     req.end(body);
   });
 }

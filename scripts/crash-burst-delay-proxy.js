@@ -27,7 +27,10 @@ export async function startDelayProxy(delayMs) {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       };
-      if (req.method !== 'POST') { pass(); return; }
+      if (req.method !== 'POST') {
+        pass();
+        return;
+      }
       setTimeout(pass, delayMs);
       proxy.onHeld(Buffer.concat(body).toString());
     });

@@ -25,11 +25,13 @@ export const KINDS = /** @type {Kind[]} */ ([
  * relayed), the shortest videos each model takes, each video after four pictures: a burst of 200
  * fits 2 cores (each video is rendered at the upstream, then downloaded and probed by the relay).
  */
-export const KINDS_BOTH_FORMS = /** @type {Kind[]} */ ([
-  ...KINDS.slice(PIC.length),
-  ['/clip/videos', (i) => ({ model: 'clip3.1-fast', prompt: `burst ${i}` })],
-  ['/reel/videos', (i) => ({ model: 'reel-2', prompt: `burst ${i}`, duration: 10 })],
-].flatMap((video) => [...PIC.slice(0, 4), video]));
+export const KINDS_BOTH_FORMS = /** @type {Kind[]} */ (
+  [
+    ...KINDS.slice(PIC.length),
+    ['/clip/videos', (i) => ({ model: 'clip3.1-fast', prompt: `burst ${i}` })],
+    ['/reel/videos', (i) => ({ model: 'reel-2', prompt: `burst ${i}`, duration: 10 })],
+  ].flatMap((video) => [...PIC.slice(0, 4), video])
+);
 
 /**
  * The fields of a create or result reply the script reads: `id` (most families) or
@@ -56,8 +58,10 @@ export function burstClient({ key, concurrency, kinds }) {
    */
   async function call(url, method = 'GET', body) {
     const res = await fetch(url, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body && { 'content-type': 'application/json' }) },
-      ...(body && { body: JSON.stringify(body) }), signal: AbortSignal.timeout(90_000),
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body && { 'content-type': 'application/json' }) },
+      ...(body && { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(90_000),
     });
     return { status: res.status, json: /** @type {TaskReply | null} */ (await res.json().catch(() => null)) };
   }
@@ -73,17 +77,24 @@ export function burstClient({ key, concurrency, kinds }) {
   async function submitAll(base, indexes, onAccepted) {
     let next = 0;
     let failed = 0;
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < indexes.length) {
-        const i = /** @type {number} */ (indexes[next++]); // next < indexes.length
-        const [route, body] = /** @type {Kind} */ (kinds[i % kinds.length]);
-        try {
-          const r = await call(`${base}${route}`, 'POST', body(i));
-          const id = idOf(r.json);
-          if (r.status === 200 && id) { accepted.set(id, i); await onAccepted?.(); } else failed++;
-        } catch { failed++; }
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < indexes.length) {
+          const i = /** @type {number} */ (indexes[next++]); // next < indexes.length
+          const [route, body] = /** @type {Kind} */ (kinds[i % kinds.length]);
+          try {
+            const r = await call(`${base}${route}`, 'POST', body(i));
+            const id = idOf(r.json);
+            if (r.status === 200 && id) {
+              accepted.set(id, i);
+              await onAccepted?.();
+            } else failed++;
+          } catch {
+            failed++;
+          }
+        }
+      }),
+    );
     return failed;
   }
 
@@ -98,12 +109,21 @@ export function burstClient({ key, concurrency, kinds }) {
     /** @type {Map<string, string>} */
     const finals = new Map();
     while (pending.size > 0 && Date.now() < deadline) {
-      await Promise.all([...pending].slice(0, 50).map(async (id) => {
-        const r = await call(`${base}/v1/result/${id}?wait=10`);
-        if (r.status === 404) { finals.set(id, 'lost'); pending.delete(id); return; }
-        const status = r.json?.status;
-        if (status === 'completed' || status === 'failed' || status === 'cancelled') { finals.set(id, status); pending.delete(id); }
-      }));
+      await Promise.all(
+        [...pending].slice(0, 50).map(async (id) => {
+          const r = await call(`${base}/v1/result/${id}?wait=10`);
+          if (r.status === 404) {
+            finals.set(id, 'lost');
+            pending.delete(id);
+            return;
+          }
+          const status = r.json?.status;
+          if (status === 'completed' || status === 'failed' || status === 'cancelled') {
+            finals.set(id, status);
+            pending.delete(id);
+          }
+        }),
+      );
     }
     /** @type {Record<string, number>} */
     const counts = {};

@@ -30,11 +30,17 @@ export function startServer(env) {
     const onData = (chunk) => {
       out += chunk.toString();
       const m = /"address":"(http:\/\/[^"]+)"/.exec(out);
-      if (m?.[1]) { clearTimeout(timer); resolve(m[1]); }
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${out}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}):\n${out}`));
+    });
   });
   // a script that stops early never leaves a server behind
   process.on('exit', () => child.kill('SIGKILL'));
@@ -51,7 +57,10 @@ export function freePort() {
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
       const address = s.address();
-      if (address === null || typeof address === 'string') { reject(new Error('not listening on TCP')); return; }
+      if (address === null || typeof address === 'string') {
+        reject(new Error('not listening on TCP'));
+        return;
+      }
       s.close(() => resolve(address.port));
     });
   });

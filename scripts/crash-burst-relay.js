@@ -20,9 +20,17 @@ const STARTED_AT_UPSTREAM = 'generation started at the upstream';
 
 /** @param {string} dataDir @param {string} key @param {number} port */
 const gatewayEnv = (dataDir, key, port) => ({
-  ...process.env, PORT: String(port), HOST: '127.0.0.1', MEDIAGATE_PUBLIC_URL: `http://127.0.0.1:${port}`,
-  MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: key, MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_LOG_LEVEL: 'info',
-  MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_WORKER_CONCURRENCY: '2',
+  ...process.env,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  MEDIAGATE_PUBLIC_URL: `http://127.0.0.1:${port}`,
+  MEDIAGATE_DATA_DIR: dataDir,
+  MEDIAGATE_BOOTSTRAP_KEY: key,
+  MEDIAGATE_LEASE_SECONDS: '2',
+  MEDIAGATE_LOG_LEVEL: 'info',
+  MEDIAGATE_RATE_LIMIT: 'off',
+  MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+  MEDIAGATE_WORKER_CONCURRENCY: '2',
   MEDIAGATE_MIN_FREE_DISK_MB: '0', // what it tests is crashes, not a machine short of disk
 });
 
@@ -51,7 +59,9 @@ async function startOn(envFor, port) {
  * @param {string} key
  */
 async function uploadAsset(base, key) {
-  const png = await sharp({ create: { width: 400, height: 400, channels: 3, background: '#3a6' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 400, height: 400, channels: 3, background: '#3a6' } })
+    .png()
+    .toBuffer();
   const form = new FormData();
   form.append('file', new Blob([png], { type: 'image/png' }), 'reference.png');
   const res = await fetch(`${base}/v2/model-center/assets`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
@@ -75,16 +85,24 @@ export async function runRelayBurst({ tasks, concurrency, killAfter, killAfterSt
 
   // the upstream is reached through the proxy, its result URLs too (at the relay's own origin: trusted)
   const proxy = await startDelayProxy(createDelayMs);
-  const upstream = await startOn((port) => ({
-    ...gatewayEnv(upstreamDir, upstreamKey, port), MEDIAGATE_PUBLIC_URL: proxy.origin, MEDIAGATE_SANDBOX_TIMING: 'instant',
-    MEDIAGATE_ALLOW_PRIVATE_URLS: '1', // it fetches relayed uploads from the relaying gateway, on this machine
-  }), await freePort());
+  const upstream = await startOn(
+    (port) => ({
+      ...gatewayEnv(upstreamDir, upstreamKey, port),
+      MEDIAGATE_PUBLIC_URL: proxy.origin,
+      MEDIAGATE_SANDBOX_TIMING: 'instant',
+      MEDIAGATE_ALLOW_PRIVATE_URLS: '1', // it fetches relayed uploads from the relaying gateway, on this machine
+    }),
+    await freePort(),
+  );
   proxy.target = upstream.url;
   const providersFile = path.join(dir, 'providers.json');
-  fs.writeFileSync(providersFile, JSON.stringify({
-    providers: { upstream: { type: 'relay', baseUrl: proxy.origin, apiKeyEnv: 'CRASH_BURST_UPSTREAM_KEY', pollSeconds: 2, concurrency: 8 } },
-    routes: { '*': [{ provider: 'upstream' }] },
-  }));
+  fs.writeFileSync(
+    providersFile,
+    JSON.stringify({
+      providers: { upstream: { type: 'relay', baseUrl: proxy.origin, apiKeyEnv: 'CRASH_BURST_UPSTREAM_KEY', pollSeconds: 2, concurrency: 8 } },
+      routes: { '*': [{ provider: 'upstream' }] },
+    }),
+  );
   /** @param {number} port */
   const relayingEnv = (port) => ({ ...gatewayEnv(relayingDir, key, port), MEDIAGATE_PROVIDERS: providersFile, CRASH_BURST_UPSTREAM_KEY: upstreamKey });
 
@@ -100,12 +118,19 @@ export async function runRelayBurst({ tasks, concurrency, killAfter, killAfterSt
   let armed = false;
   /** @type {() => void} */
   let kill = () => undefined;
-  const killed = new Promise((resolve) => { kill = () => { first.server.child.kill('SIGKILL'); resolve(undefined); }; });
+  const killed = new Promise((resolve) => {
+    kill = () => {
+      first.server.child.kill('SIGKILL');
+      resolve(undefined);
+    };
+  });
   // Past `killAfter` of the burst, the submitters wait for the kill: as soon as the relaying gateway
   // has started generations (checks are due) and the upstream has answered one more create relaying
   // the upload (its signed `/inputs/` URL), whose answer the proxy is holding: a create the upstream
   // took, its reference not yet saved, whose repeat must carry the same URL.
-  proxy.onHeld = (body) => { if (armed && body.includes('/inputs/') && startsLogged() >= killAfterStarts) kill(); };
+  proxy.onHeld = (body) => {
+    if (armed && body.includes('/inputs/') && startsLogged() >= killAfterStarts) kill();
+  };
   const all = Array.from({ length: tasks }, (_, i) => i);
   const failedBefore = await client.submitAll(first.url, all, () => {
     if (accepted.size < tasks * killAfter) return;
@@ -122,7 +147,10 @@ export async function runRelayBurst({ tasks, concurrency, killAfter, killAfterSt
   const secondServer = startServer(relayingEnv(Number(new URL(first.url).port)));
   const second = { server: secondServer, url: await secondServer.url };
   const done = new Set(accepted.values());
-  const failedAfter = await client.submitAll(second.url, all.filter((i) => !done.has(i)));
+  const failedAfter = await client.submitAll(
+    second.url,
+    all.filter((i) => !done.has(i)),
+  );
   const { counts, pending } = await client.waitFinished(second.url, started + deadlineMs);
   for (const s of [second.server, upstream.server]) {
     s.child.kill('SIGTERM');
@@ -134,15 +162,37 @@ export async function runRelayBurst({ tasks, concurrency, killAfter, killAfterSt
   const relayingTwice = completedTwice(taskIdsLogged(first.server.output() + second.server.output(), 'task completed'));
   const upstreamTwice = completedTwice(taskIdsLogged(upstream.server.output(), 'task completed'));
   // the kill cut the burst: creates and checks were in flight, submits came after it
-  const exercised = acceptedBeforeKill > 0 && acceptedBeforeKill < accepted.size && stats.checkingAtKill > 0 && stats.queuedAtKill > 0
-    && (createDelayMs === 0 || stats.uploadCreatesCutByKill > 0);
-  const ok = exercised && pending.size === 0 && (counts.completed ?? 0) === accepted.size
-    && relayingTwice === 0 && upstreamTwice === 0 && Object.keys(violations).length === 0;
+  const exercised =
+    acceptedBeforeKill > 0 &&
+    acceptedBeforeKill < accepted.size &&
+    stats.checkingAtKill > 0 &&
+    stats.queuedAtKill > 0 &&
+    (createDelayMs === 0 || stats.uploadCreatesCutByKill > 0);
+  const ok =
+    exercised &&
+    pending.size === 0 &&
+    (counts.completed ?? 0) === accepted.size &&
+    relayingTwice === 0 &&
+    upstreamTwice === 0 &&
+    Object.keys(violations).length === 0;
   if (ok) fs.rmSync(dir, { recursive: true, force: true });
-  else for (const [name, server] of Object.entries({ upstream: upstream.server, first: first.server, second: second.server })) fs.writeFileSync(path.join(dir, `${name}.log`), server.output());
+  else
+    for (const [name, server] of Object.entries({ upstream: upstream.server, first: first.server, second: second.server }))
+      fs.writeFileSync(path.join(dir, `${name}.log`), server.output());
   return {
-    ok, mode: 'relay', tasks, accepted: accepted.size, acceptedBeforeKill, refusedOrCutOff: failedBefore + failedAfter,
-    finals: counts, stuck: pending.size, completedTwice: relayingTwice, upstreamCompletedTwice: upstreamTwice,
-    ...stats, violations, seconds: Math.round((Date.now() - started) / 1000), ...(!ok && { dataDir: dir }),
+    ok,
+    mode: 'relay',
+    tasks,
+    accepted: accepted.size,
+    acceptedBeforeKill,
+    refusedOrCutOff: failedBefore + failedAfter,
+    finals: counts,
+    stuck: pending.size,
+    completedTwice: relayingTwice,
+    upstreamCompletedTwice: upstreamTwice,
+    ...stats,
+    violations,
+    seconds: Math.round((Date.now() - started) / 1000),
+    ...(!ok && { dataDir: dir }),
   };
 }

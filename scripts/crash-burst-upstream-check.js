@@ -21,7 +21,8 @@ export function readRelayingTasks(dataDir) {
   const db = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });
   try {
     const rows = /** @type {{ id: string, status: string, upstream: string | null, upload: number }[]} */ (
-      db.prepare(`SELECT id, status, upstream, request LIKE '%assetId://%' AS upload FROM tasks`).all());
+      db.prepare(`SELECT id, status, upstream, request LIKE '%assetId://%' AS upload FROM tasks`).all()
+    );
     return rows.map((r) => ({ id: r.id, status: r.status, upstream: r.upstream === null ? null : JSON.parse(r.upstream), upload: r.upload === 1 }));
   } finally {
     db.close();
@@ -37,7 +38,8 @@ function readUpstream(dataDir) {
   const db = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });
   try {
     const tasks = /** @type {{ id: string, status: string, idempotency_key: string | null, created_at: number }[]} */ (
-      db.prepare('SELECT id, status, idempotency_key, created_at FROM tasks').all());
+      db.prepare('SELECT id, status, idempotency_key, created_at FROM tasks').all()
+    );
     const records = /** @type {{ idem_key: string, response: string | null }[]} */ (db.prepare('SELECT idem_key, response FROM idempotency_keys').all());
     /** @type {Map<string, string | undefined>} */
     const answered = new Map();
@@ -70,7 +72,10 @@ export function checkRelayed({ relayingDir, upstreamDir, accepted, atKill, resta
   const orphans = [];
   for (const t of upstream.tasks) {
     const of = t.key === undefined ? undefined : taskOfKey(t.key);
-    if (of === undefined || !relayingIds.has(of)) { orphans.push(t.id); continue; }
+    if (of === undefined || !relayingIds.has(of)) {
+      orphans.push(t.id);
+      continue;
+    }
     byTask.set(of, [...(byTask.get(of) ?? []), t]);
   }
   const upstreamById = new Map(upstream.tasks.map((t) => [t.id, t]));
@@ -82,23 +87,31 @@ export function checkRelayed({ relayingDir, upstreamDir, accepted, atKill, resta
     twoUpstreamTasks: relaying.filter((t) => (byTask.get(t.id)?.length ?? 0) > 1).map((t) => t.id),
     noUpstreamTask: relaying.filter((t) => !byTask.has(t.id)).map((t) => t.id),
     /** The saved reference names no upstream task, or one another key created. */
-    refNotItsTask: relaying.filter((t) => {
-      const ref = t.upstream?.ref?.id;
-      const at = ref === undefined ? undefined : upstreamById.get(ref);
-      return at?.key === undefined || taskOfKey(at.key) !== t.id;
-    }).map((t) => t.id),
+    refNotItsTask: relaying
+      .filter((t) => {
+        const ref = t.upstream?.ref?.id;
+        const at = ref === undefined ? undefined : upstreamById.get(ref);
+        return at?.key === undefined || taskOfKey(at.key) !== t.id;
+      })
+      .map((t) => t.id),
     /** The upstream's stored answer to the task's key is not the task its reference names. */
-    recordNotItsTask: relaying.filter((t) => {
-      const key = t.upstream?.generation ? `${t.id}.${t.upstream.generation}` : t.id;
-      return upstream.answered.get(key) !== t.upstream?.ref?.id;
-    }).map((t) => t.id),
+    recordNotItsTask: relaying
+      .filter((t) => {
+        const key = t.upstream?.generation ? `${t.id}.${t.upstream.generation}` : t.id;
+        return upstream.answered.get(key) !== t.upstream?.ref?.id;
+      })
+      .map((t) => t.id),
     upstreamNotCompleted: upstream.tasks.filter((t) => t.status !== 'completed').map((t) => `${t.id}:${t.status}`),
     /** Upstream tasks no relaying task's key made. */
     orphanUpstreamTasks: orphans,
     /** A generation failed and a new one was made: nothing in this burst should fail. */
     newGenerations: relaying.filter((t) => (t.upstream?.generation ?? 0) > 0).map((t) => t.id),
   };
-  const violations = Object.fromEntries(Object.entries(v).filter(([, ids]) => ids.length > 0).map(([k, ids]) => [k, { count: ids.length, some: ids.slice(0, 5) }]));
+  const violations = Object.fromEntries(
+    Object.entries(v)
+      .filter(([, ids]) => ids.length > 0)
+      .map(([k, ids]) => [k, { count: ids.length, some: ids.slice(0, 5) }]),
+  );
   const cut = atKill.filter((t) => !t.upstream?.ref && (byTask.get(t.id) ?? []).some((/** @type {{ created_at: number }} */ u) => u.created_at < restartedAt));
   const finished = (/** @type {string} */ s) => s === 'completed' || s === 'failed' || s === 'cancelled';
   const stats = {

@@ -35,7 +35,14 @@ const KILL_AFTER = arg('kill-after', 0.4);
 const DEADLINE_MS = arg('deadline-s', 240) * 1000;
 
 if (RELAY) {
-  const summary = await runRelayBurst({ tasks: TASKS, concurrency: CONCURRENCY, killAfter: KILL_AFTER, killAfterStarts: arg('kill-after-starts', 2), deadlineMs: DEADLINE_MS, createDelayMs: arg('create-delay-ms', 200) });
+  const summary = await runRelayBurst({
+    tasks: TASKS,
+    concurrency: CONCURRENCY,
+    killAfter: KILL_AFTER,
+    killAfterStarts: arg('kill-after-starts', 2),
+    deadlineMs: DEADLINE_MS,
+    createDelayMs: arg('create-delay-ms', 200),
+  });
   console.log(JSON.stringify(summary));
   process.exit(summary.ok ? 0 : 1);
 }
@@ -43,12 +50,21 @@ if (RELAY) {
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-crash-burst-'));
 const key = `burst_${randomBytes(18).toString('base64url')}`;
 const env = {
-  ...process.env, PORT: '0', HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: key,
-  MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_LOG_LEVEL: 'info',
-  MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_WORKER_CONCURRENCY: '2',
+  ...process.env,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  MEDIAGATE_DATA_DIR: dataDir,
+  MEDIAGATE_BOOTSTRAP_KEY: key,
+  MEDIAGATE_SANDBOX_TIMING: 'instant',
+  MEDIAGATE_LEASE_SECONDS: '2',
+  MEDIAGATE_LOG_LEVEL: 'info',
+  MEDIAGATE_RATE_LIMIT: 'off',
+  MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+  MEDIAGATE_WORKER_CONCURRENCY: '2',
   MEDIAGATE_MIN_FREE_DISK_MB: '0', // what it tests is crashes, not a machine short of disk
   // every submit holds its price and every task settles it (G201): enough credit for the whole burst
-  MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '1000000',
+  MEDIAGATE_CREDITS: 'on',
+  MEDIAGATE_STARTING_CREDITS: '1000000',
 };
 
 const started = Date.now();
@@ -59,7 +75,10 @@ const firstUrl = await first.url;
 let killed = false;
 const all = Array.from({ length: TASKS }, (_, i) => i);
 const failedBefore = await client.submitAll(firstUrl, all, () => {
-  if (!killed && accepted.size >= TASKS * KILL_AFTER) { killed = true; first.child.kill('SIGKILL'); }
+  if (!killed && accepted.size >= TASKS * KILL_AFTER) {
+    killed = true;
+    first.child.kill('SIGKILL');
+  }
 });
 await first.exited;
 const acceptedBeforeKill = accepted.size;
@@ -68,7 +87,10 @@ const second = startServer(env);
 const secondUrl = await second.url;
 // whatever was not accepted before the crash is submitted again after it
 const done = new Set(accepted.values());
-const failedAfter = await client.submitAll(secondUrl, all.filter((i) => !done.has(i)));
+const failedAfter = await client.submitAll(
+  secondUrl,
+  all.filter((i) => !done.has(i)),
+);
 
 const { counts, pending } = await client.waitFinished(secondUrl, started + DEADLINE_MS);
 second.child.kill('SIGTERM');
@@ -78,13 +100,25 @@ const twice = completedTwice(taskIdsLogged(first.output() + second.output(), 'ta
 // the books after the crash: every cached balance equals its ledger, every hold settled once
 const reconcile = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'mediagate.js'), 'credits', 'reconcile'], { cwd: ROOT, env, encoding: 'utf8' });
 const openHolds = Number(/(\d+) holds open/.exec(reconcile.stdout)?.[1] ?? NaN);
-const credits = { reconciled: reconcile.status === 0, openHolds, report: reconcile.stdout.trim(), ...(reconcile.status !== 0 && { problems: reconcile.stderr.trim() }) };
-const summary = {
-  tasks: TASKS, accepted: accepted.size, acceptedBeforeKill, refusedOrCutOff: failedBefore + failedAfter,
-  finals: counts, stuck: pending.size, completedTwice: twice, credits, seconds: Math.round((Date.now() - started) / 1000),
+const credits = {
+  reconciled: reconcile.status === 0,
+  openHolds,
+  report: reconcile.stdout.trim(),
+  ...(reconcile.status !== 0 && { problems: reconcile.stderr.trim() }),
 };
-const ok = killed && acceptedBeforeKill > 0 && pending.size === 0 && (counts.completed ?? 0) === accepted.size && twice === 0
-  && credits.reconciled && openHolds === 0;
+const summary = {
+  tasks: TASKS,
+  accepted: accepted.size,
+  acceptedBeforeKill,
+  refusedOrCutOff: failedBefore + failedAfter,
+  finals: counts,
+  stuck: pending.size,
+  completedTwice: twice,
+  credits,
+  seconds: Math.round((Date.now() - started) / 1000),
+};
+const ok =
+  killed && acceptedBeforeKill > 0 && pending.size === 0 && (counts.completed ?? 0) === accepted.size && twice === 0 && credits.reconciled && openHolds === 0;
 fs.rmSync(dataDir, { recursive: true, force: true });
 console.log(JSON.stringify({ ok, ...summary }));
 process.exit(ok ? 0 : 1);

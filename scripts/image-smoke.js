@@ -64,7 +64,9 @@ await check('better-sqlite3', () => {
 });
 await check('sharp', async () => {
   const sharp = (await import('sharp')).default;
-  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#f00' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#f00' } })
+    .png()
+    .toBuffer();
   const meta = await sharp(png).metadata();
   if (meta.width !== 8 || meta.format !== 'png') throw new Error('unexpected output');
 });

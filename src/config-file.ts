@@ -12,7 +12,10 @@ import { ConfigError } from './config-error.js';
 
 /** `/upstreams/a/baseUrl` -> `upstreams.a.baseUrl`; the root is `the file`. */
 export function configPath(pointer: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   return parts.length === 0 ? 'the file' : parts.join('.');
 }
 

@@ -71,33 +71,96 @@ const EVERY_SETTING: Record<string, [string, Record<string, unknown>]> = {
 describe('configuration', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
-      port: 8790, host: '0.0.0.0', dataDir: path.resolve('./data'), databaseFile: path.resolve('./data/mediagate.db'),
-      publicUrl: 'http://localhost:8790', providerCallbacks: false, powerPrefix: '', apiPrefix: '', bootstrapKey: undefined, sandboxTiming: 'fast',
-      allowPrivateUrls: false, logLevel: 'info', signingSecret: undefined, workers: true, role: 'all', workerConcurrency: 4, heapGrowingPercent: 60, maxAttempts: 3,
-      attemptTimeoutMs: 1_800_000, leaseMs: 30_000, shutdownGraceMs: 25_000, bodyLimit: 1_048_576, videosResultTtlHours: 24, sqliteSync: 'normal',
-      sandboxChatTokensPerSecond: 50, rateLimits: { submitRate: 10, queryRate: 50 }, maxTasksInFlight: 500,
-      mediaReviewTimeoutMs: 60_000, assetMaxBytes: 209_715_200, assetQuotaBytes: 1_073_741_824, assetTtlHours: 168,
-      chatHeartbeatMs: 15_000, modelRoutes: {}, chatUpstreams: [], minFreeDiskBytes: 512 * 1_048_576, headersTimeoutMs: 10_000,
-      mediaBudget: { slots: 16, keySlots: 4, bytes: 2_147_483_648, keyBytes: 629_145_600 }, s3: undefined, filesRedirect: false,
+      port: 8790,
+      host: '0.0.0.0',
+      dataDir: path.resolve('./data'),
+      databaseFile: path.resolve('./data/mediagate.db'),
+      publicUrl: 'http://localhost:8790',
+      providerCallbacks: false,
+      powerPrefix: '',
+      apiPrefix: '',
+      bootstrapKey: undefined,
+      sandboxTiming: 'fast',
+      allowPrivateUrls: false,
+      logLevel: 'info',
+      signingSecret: undefined,
+      workers: true,
+      role: 'all',
+      workerConcurrency: 4,
+      heapGrowingPercent: 60,
+      maxAttempts: 3,
+      attemptTimeoutMs: 1_800_000,
+      leaseMs: 30_000,
+      shutdownGraceMs: 25_000,
+      bodyLimit: 1_048_576,
+      videosResultTtlHours: 24,
+      sqliteSync: 'normal',
+      sandboxChatTokensPerSecond: 50,
+      rateLimits: { submitRate: 10, queryRate: 50 },
+      maxTasksInFlight: 500,
+      mediaReviewTimeoutMs: 60_000,
+      assetMaxBytes: 209_715_200,
+      assetQuotaBytes: 1_073_741_824,
+      assetTtlHours: 168,
+      chatHeartbeatMs: 15_000,
+      modelRoutes: {},
+      chatUpstreams: [],
+      minFreeDiskBytes: 512 * 1_048_576,
+      headersTimeoutMs: 10_000,
+      mediaBudget: { slots: 16, keySlots: 4, bytes: 2_147_483_648, keyBytes: 629_145_600 },
+      s3: undefined,
+      filesRedirect: false,
     });
   });
 
   it('the bucket (G171): region us-east-1 with an endpoint, else the SDK chain; the prefix ends in /; the others need the bucket', () => {
     expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b', MEDIAGATE_S3_ENDPOINT: 'https://s3.example.com' }).s3).toEqual({
-      bucket: 'b1b', endpoint: 'https://s3.example.com', region: 'us-east-1', forcePathStyle: false, prefix: '', createBucket: false,
+      bucket: 'b1b',
+      endpoint: 'https://s3.example.com',
+      region: 'us-east-1',
+      forcePathStyle: false,
+      prefix: '',
+      createBucket: false,
     });
-    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b' }).s3).toEqual({ bucket: 'b1b', endpoint: undefined, region: undefined, forcePathStyle: false, prefix: '', createBucket: false });
+    expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b' }).s3).toEqual({
+      bucket: 'b1b',
+      endpoint: undefined,
+      region: undefined,
+      forcePathStyle: false,
+      prefix: '',
+      createBucket: false,
+    });
     expect(loadConfig({ MEDIAGATE_S3_BUCKET: 'b1b', MEDIAGATE_S3_PREFIX: 'mediagate/' }).s3?.prefix).toBe('mediagate/');
-    for (const name of ['MEDIAGATE_S3_ENDPOINT', 'MEDIAGATE_S3_REGION', 'MEDIAGATE_S3_FORCE_PATH_STYLE', 'MEDIAGATE_S3_PREFIX', 'MEDIAGATE_S3_CREATE_BUCKET', 'MEDIAGATE_FILES_REDIRECT']) {
-      expect(() => loadConfig({ [name]: name === 'MEDIAGATE_S3_ENDPOINT' ? 'http://127.0.0.1:9000' : '1' }), name).toThrow(`${name}: only applies with MEDIAGATE_S3_BUCKET, which is not set`);
+    for (const name of [
+      'MEDIAGATE_S3_ENDPOINT',
+      'MEDIAGATE_S3_REGION',
+      'MEDIAGATE_S3_FORCE_PATH_STYLE',
+      'MEDIAGATE_S3_PREFIX',
+      'MEDIAGATE_S3_CREATE_BUCKET',
+      'MEDIAGATE_FILES_REDIRECT',
+    ]) {
+      expect(() => loadConfig({ [name]: name === 'MEDIAGATE_S3_ENDPOINT' ? 'http://127.0.0.1:9000' : '1' }), name).toThrow(
+        `${name}: only applies with MEDIAGATE_S3_BUCKET, which is not set`,
+      );
     }
   });
 
   it.each([
-    ['MEDIAGATE_S3_BUCKET', 'ab'], ['MEDIAGATE_S3_BUCKET', 'my bucket'], ['MEDIAGATE_S3_BUCKET', 'a..b'], ['MEDIAGATE_S3_BUCKET', '-abc'],
-    ['MEDIAGATE_S3_ENDPOINT', 'minio:9000'], ['MEDIAGATE_S3_ENDPOINT', 'ftp://x'], ['MEDIAGATE_S3_ENDPOINT', 'https://user:secret@s3.example.com'],
-    ['MEDIAGATE_S3_REGION', 'eu west'], ['MEDIAGATE_S3_FORCE_PATH_STYLE', 'maybe'], ['MEDIAGATE_S3_CREATE_BUCKET', 'yes please'], ['MEDIAGATE_FILES_REDIRECT', 'sometimes'],
-    ['MEDIAGATE_S3_PREFIX', '/abs'], ['MEDIAGATE_S3_PREFIX', 'a//b'], ['MEDIAGATE_S3_PREFIX', 'a/../b'], ['MEDIAGATE_S3_PREFIX', 'sp ace'],
+    ['MEDIAGATE_S3_BUCKET', 'ab'],
+    ['MEDIAGATE_S3_BUCKET', 'my bucket'],
+    ['MEDIAGATE_S3_BUCKET', 'a..b'],
+    ['MEDIAGATE_S3_BUCKET', '-abc'],
+    ['MEDIAGATE_S3_ENDPOINT', 'minio:9000'],
+    ['MEDIAGATE_S3_ENDPOINT', 'ftp://x'],
+    ['MEDIAGATE_S3_ENDPOINT', 'https://user:secret@s3.example.com'],
+    ['MEDIAGATE_S3_REGION', 'eu west'],
+    ['MEDIAGATE_S3_FORCE_PATH_STYLE', 'maybe'],
+    ['MEDIAGATE_S3_CREATE_BUCKET', 'yes please'],
+    ['MEDIAGATE_FILES_REDIRECT', 'sometimes'],
+    ['MEDIAGATE_S3_PREFIX', '/abs'],
+    ['MEDIAGATE_S3_PREFIX', 'a//b'],
+    ['MEDIAGATE_S3_PREFIX', 'a/../b'],
+    ['MEDIAGATE_S3_PREFIX', 'sp ace'],
   ])('a bad %s (%s) stops the start with a message naming it, never echoing a credential', (name, value) => {
     const env = { MEDIAGATE_S3_BUCKET: 'media-results', [name]: value };
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -107,7 +170,9 @@ describe('configuration', () => {
 
   it('webhooks (G211, G212): 15 s attempts, 5 s doubling to 1 h for 24 h; the longest wait cannot be below the first', () => {
     expect(loadConfig({}).webhooks).toEqual({ timeoutMs: 15_000, firstRetryMs: 5000, maxRetryMs: 3_600_000, retryForMs: 86_400_000 });
-    expect(() => loadConfig({ MEDIAGATE_WEBHOOK_RETRY_SECONDS: '60', MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: '30' })).toThrow(/MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: must be between 60 and 86400/);
+    expect(() => loadConfig({ MEDIAGATE_WEBHOOK_RETRY_SECONDS: '60', MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: '30' })).toThrow(
+      /MEDIAGATE_WEBHOOK_RETRY_MAX_SECONDS: must be between 60 and 86400/,
+    );
     expect(() => loadConfig({ MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: '0' })).toThrow(/MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS/);
   });
 
@@ -116,7 +181,9 @@ describe('configuration', () => {
     expect(loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '0' }).queueTtlHours).toBe(0);
     expect(loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '2' }).queueTtlHours).toBe(2); // 3 x 1800 s = 1.5 h
     expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '1' })).toThrow(/^MEDIAGATE_QUEUE_TTL_HOURS: must be 0 \(never\) or at least 2 /);
-    expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '24', MEDIAGATE_MAX_ATTEMPTS: '5', MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: '86400' })).toThrow(/at least 120 /);
+    expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '24', MEDIAGATE_MAX_ATTEMPTS: '5', MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: '86400' })).toThrow(
+      /at least 120 /,
+    );
     expect(() => loadConfig({ MEDIAGATE_QUEUE_TTL_HOURS: '-1' })).toThrow(/^MEDIAGATE_QUEUE_TTL_HOURS: /);
   });
 
@@ -135,11 +202,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: '100000000' })).toThrow(
       'MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: must be at least the largest single medium, 209715200 bytes (200 MiB or MEDIAGATE_ASSET_MAX_BYTES), got 100000000',
     );
-    expect(() => loadConfig({ MEDIAGATE_ASSET_MAX_BYTES: '300000000', MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: '250000000' })).toThrow(/^MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: .*300000000 bytes/);
+    expect(() => loadConfig({ MEDIAGATE_ASSET_MAX_BYTES: '300000000', MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: '250000000' })).toThrow(
+      /^MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT: .*300000000 bytes/,
+    );
     expect(() => loadConfig({ MEDIAGATE_MEDIA_BYTES_IN_FLIGHT: '300000000' })).toThrow(
       'MEDIAGATE_MEDIA_BYTES_IN_FLIGHT: must be at least MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT (629145600), got 300000000',
     );
-    expect(() => loadConfig({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '4', MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: '5' })).toThrow(/^MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: must be between 1 and 4/);
+    expect(() => loadConfig({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '4', MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: '5' })).toThrow(
+      /^MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: must be between 1 and 4/,
+    );
   });
 
   it('reads every setting', () => {
@@ -167,7 +238,9 @@ describe('configuration', () => {
   it('MEDIAGATE_DATABASE_URL (G177): postgres:// or postgresql://, unset or empty for SQLite; a bad one is named, its password never echoed', () => {
     expect(loadConfig({}).databaseUrl).toBeUndefined();
     expect(loadConfig({ MEDIAGATE_DATABASE_URL: '' }).databaseUrl).toBeUndefined();
-    expect(loadConfig({ MEDIAGATE_DATABASE_URL: 'postgresql:///mediagate?host=/var/run/postgresql' }).databaseUrl).toBe('postgresql:///mediagate?host=/var/run/postgresql');
+    expect(loadConfig({ MEDIAGATE_DATABASE_URL: 'postgresql:///mediagate?host=/var/run/postgresql' }).databaseUrl).toBe(
+      'postgresql:///mediagate?host=/var/run/postgresql',
+    );
     for (const bad of ['mysql://u:secret@h/db', 'db.internal:5432', 'postgres://u:secret@h/db#x', 'sqlite:///data/mediagate.db']) {
       expect(() => loadConfig({ MEDIAGATE_DATABASE_URL: bad }), bad).toThrow(/^MEDIAGATE_DATABASE_URL: must be a PostgreSQL URL/);
       expect(() => loadConfig({ MEDIAGATE_DATABASE_URL: bad }), bad).not.toThrow(/secret/);
@@ -175,7 +248,9 @@ describe('configuration', () => {
   });
 
   it('MEDIAGATE_BOOTSTRAP_ADMIN_KEY must differ from MEDIAGATE_BOOTSTRAP_KEY (G300)', () => {
-    expect(() => loadConfig({ MEDIAGATE_BOOTSTRAP_KEY: 'k'.repeat(20), MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'k'.repeat(20) })).toThrow(/^MEDIAGATE_BOOTSTRAP_ADMIN_KEY: must differ from MEDIAGATE_BOOTSTRAP_KEY/);
+    expect(() => loadConfig({ MEDIAGATE_BOOTSTRAP_KEY: 'k'.repeat(20), MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'k'.repeat(20) })).toThrow(
+      /^MEDIAGATE_BOOTSTRAP_ADMIN_KEY: must differ from MEDIAGATE_BOOTSTRAP_KEY/,
+    );
   });
 
   it('the README documents every setting it reads', () => {
@@ -186,16 +261,39 @@ describe('configuration', () => {
   });
 
   it.each([
-    ['PORT', 'abc'], ['PORT', '70000'], ['MEDIAGATE_PUBLIC_URL', 'not a url'], ['MEDIAGATE_PUBLIC_URL', 'ftp://x'],
-    ['MEDIAGATE_POWER_PREFIX', 'power'], ['MEDIAGATE_API_PREFIX', '/api/'], ['MEDIAGATE_SANDBOX_TIMING', 'slow'],
-    ['MEDIAGATE_ALLOW_PRIVATE_URLS', 'maybe'], ['MEDIAGATE_BOOTSTRAP_KEY', 'short'], ['MEDIAGATE_BOOTSTRAP_ADMIN_KEY', 'short'], ['MEDIAGATE_MODEL_ROUTES', 'pic-2'],
-    ['MEDIAGATE_LOG_LEVEL', 'loud'], ['MEDIAGATE_SIGNING_SECRET', 'too-short'], ['MEDIAGATE_LEASE_SECONDS', '1'],
-    ['MEDIAGATE_SQLITE_SYNC', 'FULL'], ['MEDIAGATE_SQLITE_SYNC', 'off'], ['MEDIAGATE_WORKERS', '2'], ['MEDIAGATE_RATE_LIMIT', 'maybe'], ['MEDIAGATE_PROVIDER_CALLBACKS', 'maybe'],
-    ['MEDIAGATE_MAX_ATTEMPTS', '0'], ['MEDIAGATE_BODY_LIMIT', '10'], ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],
-    ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'], ['MEDIAGATE_WORKER_CONCURRENCY', '0'], ['MEDIAGATE_MAX_CONNECTIONS', '0'],
-    ['MEDIAGATE_MIN_FREE_DISK_MB', 'lots'], ['MEDIAGATE_HEADERS_TIMEOUT_SECONDS', '0'],
-    ['MEDIAGATE_MEDIA_REVIEW_SLOTS', '0'], ['MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS', '17'], ['MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', 'lots'],
-    ['MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', '1024'], ['MEDIAGATE_SHUTDOWN_GRACE_SECONDS', '3601'], ['MEDIAGATE_SHUTDOWN_GRACE_SECONDS', '2.5'],
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['MEDIAGATE_PUBLIC_URL', 'not a url'],
+    ['MEDIAGATE_PUBLIC_URL', 'ftp://x'],
+    ['MEDIAGATE_POWER_PREFIX', 'power'],
+    ['MEDIAGATE_API_PREFIX', '/api/'],
+    ['MEDIAGATE_SANDBOX_TIMING', 'slow'],
+    ['MEDIAGATE_ALLOW_PRIVATE_URLS', 'maybe'],
+    ['MEDIAGATE_BOOTSTRAP_KEY', 'short'],
+    ['MEDIAGATE_BOOTSTRAP_ADMIN_KEY', 'short'],
+    ['MEDIAGATE_MODEL_ROUTES', 'pic-2'],
+    ['MEDIAGATE_LOG_LEVEL', 'loud'],
+    ['MEDIAGATE_SIGNING_SECRET', 'too-short'],
+    ['MEDIAGATE_LEASE_SECONDS', '1'],
+    ['MEDIAGATE_SQLITE_SYNC', 'FULL'],
+    ['MEDIAGATE_SQLITE_SYNC', 'off'],
+    ['MEDIAGATE_WORKERS', '2'],
+    ['MEDIAGATE_RATE_LIMIT', 'maybe'],
+    ['MEDIAGATE_PROVIDER_CALLBACKS', 'maybe'],
+    ['MEDIAGATE_MAX_ATTEMPTS', '0'],
+    ['MEDIAGATE_BODY_LIMIT', '10'],
+    ['MEDIAGATE_CHAT_HEARTBEAT_MS', '5'],
+    ['MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND', 'fast'],
+    ['MEDIAGATE_WORKER_CONCURRENCY', '0'],
+    ['MEDIAGATE_MAX_CONNECTIONS', '0'],
+    ['MEDIAGATE_MIN_FREE_DISK_MB', 'lots'],
+    ['MEDIAGATE_HEADERS_TIMEOUT_SECONDS', '0'],
+    ['MEDIAGATE_MEDIA_REVIEW_SLOTS', '0'],
+    ['MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS', '17'],
+    ['MEDIAGATE_MEDIA_BYTES_IN_FLIGHT', 'lots'],
+    ['MEDIAGATE_MEDIA_KEY_BYTES_IN_FLIGHT', '1024'],
+    ['MEDIAGATE_SHUTDOWN_GRACE_SECONDS', '3601'],
+    ['MEDIAGATE_SHUTDOWN_GRACE_SECONDS', '2.5'],
   ])('a bad %s (%s) stops the start with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

@@ -215,14 +215,17 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnections: s.MEDIAGATE_MAX_CONNECTIONS,
     minFreeDiskBytes: s.MEDIAGATE_MIN_FREE_DISK_MB * 1_048_576,
     headersTimeoutMs: s.MEDIAGATE_HEADERS_TIMEOUT_SECONDS * 1000,
-    s3: s.MEDIAGATE_S3_BUCKET === undefined ? undefined : {
-      bucket: s.MEDIAGATE_S3_BUCKET,
-      endpoint: s.MEDIAGATE_S3_ENDPOINT,
-      region: s.MEDIAGATE_S3_REGION,
-      forcePathStyle: s.MEDIAGATE_S3_FORCE_PATH_STYLE,
-      prefix: s.MEDIAGATE_S3_PREFIX,
-      createBucket: s.MEDIAGATE_S3_CREATE_BUCKET,
-    },
+    s3:
+      s.MEDIAGATE_S3_BUCKET === undefined
+        ? undefined
+        : {
+            bucket: s.MEDIAGATE_S3_BUCKET,
+            endpoint: s.MEDIAGATE_S3_ENDPOINT,
+            region: s.MEDIAGATE_S3_REGION,
+            forcePathStyle: s.MEDIAGATE_S3_FORCE_PATH_STYLE,
+            prefix: s.MEDIAGATE_S3_PREFIX,
+            createBucket: s.MEDIAGATE_S3_CREATE_BUCKET,
+          },
     filesRedirect: s.MEDIAGATE_FILES_REDIRECT,
     consoleSessionMs: s.MEDIAGATE_CONSOLE_SESSION_HOURS * MS_PER_HOUR,
     credits: {

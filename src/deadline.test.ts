@@ -2,8 +2,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { abortRace, deadline } from './deadline.js';
 
 describe('deadline', () => {
-  beforeEach(() => { vi.useFakeTimers(); });
-  afterEach(() => { vi.useRealTimers(); });
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('aborts with the timeout reason once the time is up', () => {
     const d = deadline(new AbortController().signal, 1000, () => new Error('too slow'));
@@ -46,7 +50,13 @@ describe('abortRace', () => {
     const race = abortRace(c.signal);
     race.release();
     c.abort('stop');
-    const settled = await Promise.race([race.promise.then(() => 'settled', () => 'settled'), Promise.resolve('pending')]);
+    const settled = await Promise.race([
+      race.promise.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      Promise.resolve('pending'),
+    ]);
     expect(settled).toBe('pending');
   });
 });

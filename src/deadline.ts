@@ -12,7 +12,11 @@ export interface Deadline {
 }
 
 /** A signal that aborts with the parent's reason, or with `onTimeout()` after `ms`. */
-export function deadline(parent: AbortSignal, ms: number, onTimeout: () => unknown = () => new DOMException('The operation timed out.', 'TimeoutError')): Deadline {
+export function deadline(
+  parent: AbortSignal,
+  ms: number,
+  onTimeout: () => unknown = () => new DOMException('The operation timed out.', 'TimeoutError'),
+): Deadline {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(parent.reason);
   if (parent.aborted) onAbort();
@@ -38,7 +42,12 @@ export function abortRace(signal: AbortSignal): { promise: Promise<never>; relea
     }
   });
   promise.catch(() => undefined);
-  return { promise, release: () => { if (onAbort) signal.removeEventListener('abort', onAbort); } };
+  return {
+    promise,
+    release: () => {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 /**
@@ -47,7 +56,9 @@ export function abortRace(signal: AbortSignal): { promise: Promise<never>; relea
  */
 export function within<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(onTimeout()), ms); });
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
   work.catch(() => undefined);
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

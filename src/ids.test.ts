@@ -4,7 +4,8 @@ import { newTaskId, randomToken, sortableTime } from './ids.js';
 describe('ids', () => {
   it('task ids are task_ + 8 time characters + 128 bits of base64url, never repeated across pool refills', () => {
     const seen = new Set<string>();
-    for (let i = 0; i < 2000; i++) { // 2000 x 16 bytes: several refills of the 4 KiB pool
+    for (let i = 0; i < 2000; i++) {
+      // 2000 x 16 bytes: several refills of the 4 KiB pool
       const id = newTaskId();
       expect(id).toMatch(/^task_[A-Za-z0-9_-]{30}$/);
       seen.add(id);

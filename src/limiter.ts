@@ -73,8 +73,14 @@ export function createLimiter(initialLimit: number): Limiter {
       limit = n;
       pump();
     },
-    get limit() { return limit; },
-    get active() { return active; },
-    get queued() { return waiters.length; },
+    get limit() {
+      return limit;
+    },
+    get active() {
+      return active;
+    },
+    get queued() {
+      return waiters.length;
+    },
   };
 }

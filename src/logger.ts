@@ -3,8 +3,15 @@ import pino, { type Logger } from 'pino';
 
 /** Header and field names whose values never reach a log line. */
 export const REDACTED_PATHS = [
-  'req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization',
-  'authorization', 'apiKey', 'secret', 'key.secret', 'config.bootstrapKey', 'config.signingSecret',
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'authorization',
+  'apiKey',
+  'secret',
+  'key.secret',
+  'config.bootstrapKey',
+  'config.signingSecret',
 ];
 
 /**
@@ -23,7 +30,10 @@ class TurnBatch {
     this.target.write(lines);
   };
 
-  constructor(private readonly target: pino.DestinationStream, fd: number) {
+  constructor(
+    private readonly target: pino.DestinationStream,
+    fd: number,
+  ) {
     process.once('exit', () => {
       if (this.pending) fs.writeSync(fd, this.pending);
     });

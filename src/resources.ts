@@ -22,7 +22,10 @@ export interface ResourceProbes {
 /** The soft limit on open files (`ulimit -n`) from /proc; undefined off Linux. */
 export function openFileLimit(): number | undefined {
   try {
-    const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const line = fs
+      .readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
     const soft = line?.split(/\s{2,}/)[1];
     return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
   } catch {

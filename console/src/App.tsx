@@ -72,10 +72,26 @@ function SignIn({ onSession }: { onSession: (s: ConsoleSession) => void }) {
       <h1>mediagate console</h1>
       <form onSubmit={submit} aria-describedby="signin-help">
         <label htmlFor="api-key">API key</label>
-        <input id="api-key" ref={input} type="password" autoComplete="off" required aria-invalid={error !== undefined} aria-describedby={error ? 'signin-error' : undefined} />
-        <p id="signin-help" className="hint">The key is exchanged for a session cookie; it is not stored in this browser.</p>
-        {error && <p id="signin-error" role="alert" className="error">{error}</p>}
-        <button type="submit" disabled={busy}>Sign in</button>
+        <input
+          id="api-key"
+          ref={input}
+          type="password"
+          autoComplete="off"
+          required
+          aria-invalid={error !== undefined}
+          aria-describedby={error ? 'signin-error' : undefined}
+        />
+        <p id="signin-help" className="hint">
+          The key is exchanged for a session cookie; it is not stored in this browser.
+        </p>
+        {error && (
+          <p id="signin-error" role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
       </form>
     </main>
   );
@@ -101,7 +117,12 @@ export function App() {
     return () => window.removeEventListener('mediagate:signed-out', onExpired);
   }, [accept]);
 
-  if (session === undefined) return <main className="signin"><p>Loading...</p></main>;
+  if (session === undefined)
+    return (
+      <main className="signin">
+        <p>Loading...</p>
+      </main>
+    );
   if (session === null) return <SignIn onSession={accept} />;
 
   const isAdmin = session.key.role === 'admin';
@@ -115,19 +136,29 @@ export function App() {
 
   return (
     <div className="layout">
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header>
         <span className="brand">mediagate</span>
         <nav aria-label="Pages">
           <ul>
             {pages.map((p) => (
-              <li key={p.path}><a href={`#/${p.path}`} aria-current={p === page ? 'page' : undefined}>{p.name}</a></li>
+              <li key={p.path}>
+                <a href={`#/${p.path}`} aria-current={p === page ? 'page' : undefined}>
+                  {p.name}
+                </a>
+              </li>
             ))}
           </ul>
         </nav>
         <div className="who">
-          <span>{session.key.name} ({session.key.role})</span>
-          <button type="button" onClick={out}>Sign out</button>
+          <span>
+            {session.key.name} ({session.key.role})
+          </span>
+          <button type="button" onClick={out}>
+            Sign out
+          </button>
         </div>
       </header>
       <main id="main" tabIndex={-1}>

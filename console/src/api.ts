@@ -19,7 +19,12 @@ export const url = (path: string): string => new URL(path.replace(/^\//, ''), RO
 
 /** An error answer of the gateway: its status, catalog code, message and the field it names. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly param: string | undefined) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param: string | undefined,
+  ) {
     super(message);
   }
 }
@@ -66,7 +71,9 @@ export async function api<T>(method: Method, path: string, body?: unknown, init:
 /** A streamed POST (chat): the response, after the status is checked. */
 export async function stream(path: string, body: unknown, signal: AbortSignal): Promise<Response> {
   const res = await fetch(url(path), {
-    method: 'POST', signal, credentials: 'same-origin',
+    method: 'POST',
+    signal,
+    credentials: 'same-origin',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-csrf-token': csrfToken },
     body: JSON.stringify(body),
   });
@@ -80,4 +87,9 @@ export const signOut = (): Promise<void> => api<void>('DELETE', 'console/session
 
 /** Dates of Unix seconds, as the page shows them. */
 export const when = (seconds: number | null | undefined): string =>
-  seconds == null ? '-' : new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  seconds == null
+    ? '-'
+    : new Date(seconds * 1000)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC');

@@ -8,18 +8,28 @@ type Missing = Exclude<FamilyId, (typeof FAMILY_IDS)[number]>;
 export const EVERY_FAMILY: [Missing] extends [never] ? true : never = true;
 
 export const FAMILY_NAMES: Record<FamilyId, string> = {
-  pic: 'pic (images)', clip: 'clip (videos)', reel: 'reel (videos)', motion: 'motion (videos)', videos: 'videos', 'model-center': 'model-center',
+  pic: 'pic (images)',
+  clip: 'clip (videos)',
+  reel: 'reel (videos)',
+  motion: 'motion (videos)',
+  videos: 'videos',
+  'model-center': 'model-center',
 };
 
 /** The create path of a family (the prefixes come with the session). */
 export function createPath(family: FamilyId, paths: ConsoleSession['paths']): string {
   switch (family) {
-    case 'pic': return '/v1/pic/images';
-    case 'clip': return '/clip/videos';
-    case 'reel': return '/v1/reel/videos';
-    case 'motion': return `${paths.power_prefix}/v1/motion/videos`;
-    case 'videos': return '/v1/videos/videos';
-    case 'model-center': return '/v2/model-center/tasks';
+    case 'pic':
+      return '/v1/pic/images';
+    case 'clip':
+      return '/clip/videos';
+    case 'reel':
+      return '/v1/reel/videos';
+    case 'motion':
+      return `${paths.power_prefix}/v1/motion/videos`;
+    case 'videos':
+      return '/v1/videos/videos';
+    case 'model-center':
+      return '/v2/model-center/tasks';
   }
 }
-

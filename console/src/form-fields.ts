@@ -45,8 +45,9 @@ const isMedia = (p: Json): boolean => typeof p.pattern === 'string' && p.pattern
 
 function fieldOf(name: string, p: Json, required: boolean): Field | undefined {
   const description: string | undefined = p.description;
-  const exclusive = [...(description ?? '').matchAll(/exclusive with ([A-Za-z_]+(?:(?:, | and | and with | and with the | or )[A-Za-z_]+)*)/g)]
-    .flatMap((m) => m[1]!.split(/, | and with the | and with | and | or /));
+  const exclusive = [...(description ?? '').matchAll(/exclusive with ([A-Za-z_]+(?:(?:, | and | and with | and with the | or )[A-Za-z_]+)*)/g)].flatMap((m) =>
+    m[1]!.split(/, | and with the | and with | and | or /),
+  );
   const base = { name, required, exclusive, ...(description && { description }), ...(p.default !== undefined && { default: p.default }) };
   const values = enumOf(p);
   if (values) return { ...base, kind: 'enum', values };
@@ -69,7 +70,6 @@ export function fieldsOf(schema: Json): Field[] {
     .map(([name, p]) => fieldOf(name, p, required.has(name)))
     .filter((f): f is Field => f !== undefined);
 }
-
 
 /** The form of a family's create path in an OpenAPI document. */
 export function formOf(doc: Json, family: FamilyId, path: string): FamilyForm {

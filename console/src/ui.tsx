@@ -1,7 +1,8 @@
 import { type DependencyList, useCallback, useEffect, useState } from 'react';
 import { ApiError } from './api.js';
 
-export const messageOf = (err: unknown): string => (err instanceof ApiError ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err));
+export const messageOf = (err: unknown): string =>
+  err instanceof ApiError ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err);
 
 /** Loads with `load` when `deps` change; `reload` loads again. */
 export function useLoad<T>(load: () => Promise<T>, deps: DependencyList): { data: T | undefined; error: string | undefined; reload: () => void } {
@@ -12,22 +13,44 @@ export function useLoad<T>(load: () => Promise<T>, deps: DependencyList): { data
   useEffect(() => {
     let live = true;
     setError(undefined);
-    load().then((d) => { if (live) setData(d); }, (err: unknown) => { if (live) setError(messageOf(err)); });
-    return () => { live = false; };
+    load().then(
+      (d) => {
+        if (live) setData(d);
+      },
+      (err: unknown) => {
+        if (live) setError(messageOf(err));
+      },
+    );
+    return () => {
+      live = false;
+    };
   }, [...deps, round]);
   const reload = useCallback(() => setRound((r) => r + 1), []);
   return { data, error, reload };
 }
 
 export function ErrorNote({ error }: { error: string | undefined }) {
-  return error ? <p role="alert" className="error">{error}</p> : null;
+  return error ? (
+    <p role="alert" className="error">
+      {error}
+    </p>
+  ) : null;
 }
 
-export interface Bar { label: string; value: number }
+export interface Bar {
+  label: string;
+  value: number;
+}
 
 /** A small SVG bar chart (no chart library: the bundle budget, G366), with the numbers as a table for screen readers. */
 export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[]; unit?: string }) {
-  if (bars.length === 0) return <figure className="chart"><figcaption>{title}</figcaption><p className="hint">Nothing yet.</p></figure>;
+  if (bars.length === 0)
+    return (
+      <figure className="chart">
+        <figcaption>{title}</figcaption>
+        <p className="hint">Nothing yet.</p>
+      </figure>
+    );
   const max = Math.max(...bars.map((b) => b.value), 1e-9);
   const rowH = 22;
   const width = 360;
@@ -35,14 +58,23 @@ export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${width} ${bars.length * rowH + 4}`} role="img" aria-label={`${title}: ${bars.map((b) => `${b.label} ${round(b.value)}${unit}`).join(', ')}`}>
+      <svg
+        viewBox={`0 0 ${width} ${bars.length * rowH + 4}`}
+        role="img"
+        aria-label={`${title}: ${bars.map((b) => `${b.label} ${round(b.value)}${unit}`).join(', ')}`}
+      >
         {bars.map((b, i) => {
           const w = Math.max(1, ((width - labelW - 60) * b.value) / max);
           return (
             <g key={b.label} transform={`translate(0 ${i * rowH + 2})`}>
-              <text x={labelW - 6} y={14} textAnchor="end" className="chart-label">{b.label.length > 18 ? `${b.label.slice(0, 17)}…` : b.label}</text>
+              <text x={labelW - 6} y={14} textAnchor="end" className="chart-label">
+                {b.label.length > 18 ? `${b.label.slice(0, 17)}…` : b.label}
+              </text>
               <rect x={labelW} y={3} width={w} height={rowH - 8} className="chart-bar" />
-              <text x={labelW + w + 4} y={14} className="chart-value">{round(b.value)}{unit}</text>
+              <text x={labelW + w + 4} y={14} className="chart-value">
+                {round(b.value)}
+                {unit}
+              </text>
             </g>
           );
         })}
@@ -67,8 +99,12 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   };
   return (
     <>
-      <button type="button" onClick={copy}>{label}</button>
-      <span aria-live="polite" className="hint">{done ? ' Copied' : ''}</span>
+      <button type="button" onClick={copy}>
+        {label}
+      </button>
+      <span aria-live="polite" className="hint">
+        {done ? ' Copied' : ''}
+      </span>
     </>
   );
 }
@@ -77,17 +113,28 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
 export function TableWrap({ children }: { children: React.ReactNode }) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keyboard
-    <div className="table-wrap" tabIndex={0}>{children}</div>
+    <div className="table-wrap" tabIndex={0}>
+      {children}
+    </div>
   );
 }
 
 const COLORS = ['#0b5cad', '#c2410c', '#15803d', '#7e22ce', '#a16207', '#be123c', '#0e7490', '#4d7c0f'];
 
-export interface Column { label: string; parts: Record<string, number> }
+export interface Column {
+  label: string;
+  parts: Record<string, number>;
+}
 
 /** Stacked SVG columns: one per bucket, one color per key, with a legend (the numbers go in a table beside it). */
 export function StackedColumns({ title, keys, columns }: { title: string; keys: string[]; columns: Column[] }) {
-  if (columns.length === 0) return <figure className="chart"><figcaption>{title}</figcaption><p className="hint">Nothing yet.</p></figure>;
+  if (columns.length === 0)
+    return (
+      <figure className="chart">
+        <figcaption>{title}</figcaption>
+        <p className="hint">Nothing yet.</p>
+      </figure>
+    );
   const totals = columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0));
   const max = Math.max(...totals, 1e-9);
   const w = 360;
@@ -107,15 +154,27 @@ export function StackedColumns({ title, keys, columns }: { title: string; keys: 
                 y -= bar;
                 return bar > 0 ? <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={COLORS[n % COLORS.length]} /> : null;
               })}
-              {i % every === 0 && (i === 0 && col < 32
-                ? <text x={0} y={h + 14} textAnchor="start" className="chart-label">{c.label}</text> // narrow columns: the first label starts at the edge, not cut by it
-                : <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">{c.label}</text>)}
+              {i % every === 0 &&
+                (i === 0 && col < 32 ? (
+                  <text x={0} y={h + 14} textAnchor="start" className="chart-label">
+                    {c.label}
+                  </text> // narrow columns: the first label starts at the edge, not cut by it
+                ) : (
+                  <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">
+                    {c.label}
+                  </text>
+                ))}
             </g>
           );
         })}
       </svg>
       <ul className="legend">
-        {keys.map((k, n) => <li key={k}><span className="swatch" style={{ background: COLORS[n % COLORS.length] }} />{k}</li>)}
+        {keys.map((k, n) => (
+          <li key={k}>
+            <span className="swatch" style={{ background: COLORS[n % COLORS.length] }} />
+            {k}
+          </li>
+        ))}
       </ul>
     </figure>
   );

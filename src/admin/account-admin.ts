@@ -4,7 +4,14 @@
  * change writes its audit entry in its own transaction (G302).
  */
 import type {
-  AccountCreateBody, AccountListQuerystring, AdminAccount, AdminAccountList, AdminGrant, AdminLedger, GrantBody, LedgerQuerystring,
+  AccountCreateBody,
+  AccountListQuerystring,
+  AdminAccount,
+  AdminAccountList,
+  AdminGrant,
+  AdminLedger,
+  GrantBody,
+  LedgerQuerystring,
 } from '../contract/admin-accounts.js';
 import { LEDGER_KINDS } from '../contract/admin-accounts.js';
 import { parseCredits, toCredits } from '../credits/money.js';
@@ -44,7 +51,10 @@ export class AccountAdmin {
   async create(body: AccountCreateBody, actor: Actor): Promise<AdminAccount> {
     const now = this.now();
     const account = { id: newAccountId(), name: checkName('name', body.name), createdAt: now, startingMicro: this.deps.startingMicro };
-    await this.deps.credits.createAccount(account, auditEntry(actor, 'account.create', account.id, { name: account.name, starting_credits: toCredits(account.startingMicro) }, now));
+    await this.deps.credits.createAccount(
+      account,
+      auditEntry(actor, 'account.create', account.id, { name: account.name, starting_credits: toCredits(account.startingMicro) }, now),
+    );
     return accountReply({ ...account, availableMicro: account.startingMicro, heldMicro: 0, spentMicro: 0 });
   }
 
@@ -57,7 +67,11 @@ export class AccountAdmin {
     const filters = query.q === undefined ? {} : { nameContains: query.q };
     const digest = filtersDigest(['accounts', filters]);
     const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, digest, ['n', 's']);
-    const rows = await this.deps.credits.listAccountsPage({ ...filters, ...(before && { before: { createdAt: before[0] as number, id: before[1] as string } }), limit: limit + 1 });
+    const rows = await this.deps.credits.listAccountsPage({
+      ...filters,
+      ...(before && { before: { createdAt: before[0] as number, id: before[1] as string } }),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (a) => [a.createdAt, a.id], digest);
     return { object: 'list', data: page.items.map(accountReply), has_more: page.has_more, next_cursor: page.next_cursor };
   }
@@ -65,15 +79,20 @@ export class AccountAdmin {
   /** A grant, or with a negative amount an adjustment taking back at most what is available (G310). */
   async grant(id: string, body: GrantBody, actor: Actor): Promise<AdminGrant> {
     const micro = parseCredits(String(body.amount));
-    if (micro === undefined || micro === 0) throw invalidField('amount', `amount must be a non-zero number of credits with at most 6 decimals (got ${body.amount})`);
+    if (micro === undefined || micro === 0)
+      throw invalidField('amount', `amount must be a non-zero number of credits with at most 6 decimals (got ${body.amount})`);
     const note = checkName('note', body.note);
     const now = this.now();
     const outcome = await this.deps.credits.grant(id, micro, note, now, auditEntry(actor, 'account.grant', id, { amount: toCredits(micro), note }, now));
     if (outcome.granted) return { object: 'grant', entry: ledgerEntryReply(outcome.entry), account: accountReply(outcome.account) };
     if (outcome.refused === 'no_account') throw notFound(id);
     const a = outcome.account;
-    throw new AppError('grant_exceeds_available', `amount ${toCredits(micro)} would take back more than account ${id} has available (${toCredits(a.availableMicro)} credits; `
-      + `${toCredits(a.heldMicro)} more are held by tasks and chat requests under way and cannot be taken back)`, { param: 'amount' });
+    throw new AppError(
+      'grant_exceeds_available',
+      `amount ${toCredits(micro)} would take back more than account ${id} has available (${toCredits(a.availableMicro)} credits; ` +
+        `${toCredits(a.heldMicro)} more are held by tasks and chat requests under way and cannot be taken back)`,
+      { param: 'amount' },
+    );
   }
 
   async ledger(id: string, query: LedgerQuerystring): Promise<AdminLedger> {
@@ -82,7 +101,12 @@ export class AccountAdmin {
     await this.account(id);
     const digest = filtersDigest(['ledger', id, kinds ?? null]);
     const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, digest, ['n']);
-    const rows = await this.deps.credits.ledgerPage({ accountId: id, ...(kinds && { kinds }), ...(before && { beforeId: before[0] as number }), limit: limit + 1 });
+    const rows = await this.deps.credits.ledgerPage({
+      accountId: id,
+      ...(kinds && { kinds }),
+      ...(before && { beforeId: before[0] as number }),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (e) => [e.id], digest);
     return { object: 'list', data: page.items.map(ledgerEntryReply), has_more: page.has_more, next_cursor: page.next_cursor };
   }

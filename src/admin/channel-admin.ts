@@ -27,10 +27,23 @@ export interface ChannelAdminDeps {
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 function windowOf(rows: readonly ChannelMinute[]): AdminChannel['last_5m'] {
-  const t = rows.reduce((a, r) => ({ ok: a.ok + r.ok, faults: a.faults + r.faults, errors: a.errors + r.errors, refused: a.refused + r.refused, timed: a.timed + r.callsTimed, seconds: a.seconds + r.seconds }),
-    { ok: 0, faults: 0, errors: 0, refused: 0, timed: 0, seconds: 0 });
+  const t = rows.reduce(
+    (a, r) => ({
+      ok: a.ok + r.ok,
+      faults: a.faults + r.faults,
+      errors: a.errors + r.errors,
+      refused: a.refused + r.refused,
+      timed: a.timed + r.callsTimed,
+      seconds: a.seconds + r.seconds,
+    }),
+    { ok: 0, faults: 0, errors: 0, refused: 0, timed: 0, seconds: 0 },
+  );
   return {
-    calls: t.ok + t.faults + t.errors + t.refused, ok: t.ok, faults: t.faults, errors: t.errors, refused: t.refused,
+    calls: t.ok + t.faults + t.errors + t.refused,
+    ok: t.ok,
+    faults: t.faults,
+    errors: t.errors,
+    refused: t.refused,
     latency_ms: t.timed === 0 ? null : Math.round((t.seconds / t.timed) * 1000 * 10) / 10,
   };
 }
@@ -46,7 +59,9 @@ export class ChannelAdmin {
     await this.deps.stats?.flush();
     const now = this.now();
     const [states, minutes, inFlight] = await Promise.all([
-      this.deps.admin.channelStates(), this.deps.admin.channelMinutes(now - 3_600_000), this.deps.admin.processingByProvider(),
+      this.deps.admin.channelStates(),
+      this.deps.admin.channelMinutes(now - 3_600_000),
+      this.deps.admin.processingByProvider(),
     ]);
     const stateOf = new Map(states.map((s) => [s.channel, s]));
     const ids = this.deps.providers.ids().sort();
@@ -57,9 +72,14 @@ export class ChannelAdmin {
         const state = stateOf.get(id);
         const mine = minutes.filter((m) => m.channel === id);
         return {
-          id, object: 'channel', type: this.deps.typeOf(id), families: [...provider.capabilities.families], cancel: provider.cancel !== undefined,
-          routes: Object.entries(this.deps.routes).flatMap(([model, candidates]) => candidates.filter((c) => c.provider === id)
-            .map((c) => ({ model, upstream_model: c.model ?? null, priority: c.priority, weight: c.weight }))),
+          id,
+          object: 'channel',
+          type: this.deps.typeOf(id),
+          families: [...provider.capabilities.families],
+          cancel: provider.cancel !== undefined,
+          routes: Object.entries(this.deps.routes).flatMap(([model, candidates]) =>
+            candidates.filter((c) => c.provider === id).map((c) => ({ model, upstream_model: c.model ?? null, priority: c.priority, weight: c.weight })),
+          ),
           circuit: { state: state?.state ?? 'closed', since: state && state.since > 0 ? seconds(state.since) : null },
           in_flight: inFlight[id] ?? 0,
           last_5m: windowOf(mine.filter((m) => m.minute >= now - 5 * 60_000)),
@@ -78,15 +98,39 @@ export class ChannelAdmin {
     const at = this.now();
     let reply: AdminChannelProbe;
     if (!provider.probe) {
-      reply = { object: 'channel_probe', channel: id, ok: false, call: null, status: null, latency_ms: 0, error: `provider ${id} has no probe`, at: seconds(at) };
+      reply = {
+        object: 'channel_probe',
+        channel: id,
+        ok: false,
+        call: null,
+        status: null,
+        latency_ms: 0,
+        error: `provider ${id} has no probe`,
+        at: seconds(at),
+      };
     } else {
       try {
         const result = await provider.probe(AbortSignal.timeout(15_000));
-        reply = { object: 'channel_probe', channel: id, ok: true, call: result.call, status: result.status, latency_ms: Math.round(performance.now() - started), error: null, at: seconds(at) };
+        reply = {
+          object: 'channel_probe',
+          channel: id,
+          ok: true,
+          call: result.call,
+          status: result.status,
+          latency_ms: Math.round(performance.now() - started),
+          error: null,
+          at: seconds(at),
+        };
       } catch (err) {
         reply = {
-          object: 'channel_probe', channel: id, ok: false, call: err instanceof ProbeFailed ? err.call : null, status: err instanceof ProbeFailed ? err.status : null,
-          latency_ms: Math.round(performance.now() - started), error: scrubError(err instanceof Error ? err.message : String(err)), at: seconds(at),
+          object: 'channel_probe',
+          channel: id,
+          ok: false,
+          call: err instanceof ProbeFailed ? err.call : null,
+          status: err instanceof ProbeFailed ? err.status : null,
+          latency_ms: Math.round(performance.now() - started),
+          error: scrubError(err instanceof Error ? err.message : String(err)),
+          at: seconds(at),
         };
       }
     }

@@ -38,11 +38,17 @@ export class ChannelStats {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly store: Pick<AdminStore, 'addChannelMinutes' | 'setChannelState' | 'setChannelError'>, private readonly log: Logger, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly store: Pick<AdminStore, 'addChannelMinutes' | 'setChannelState' | 'setChannelError'>,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Writes the pending minutes every `everyMs`. */
   start(everyMs = 5_000): void {
-    this.timer ??= setInterval(() => { void this.flush(); }, everyMs);
+    this.timer ??= setInterval(() => {
+      void this.flush();
+    }, everyMs);
     this.timer.unref();
   }
 
@@ -66,7 +72,7 @@ export class ChannelStats {
   }
 
   stateChanged(channel: string, state: CircuitState, at: number): void {
-    this.store.setChannelState(channel, state, at).catch((err: unknown) => this.log.warn({ err, channel }, 'could not record a channel\'s circuit state'));
+    this.store.setChannelState(channel, state, at).catch((err: unknown) => this.log.warn({ err, channel }, "could not record a channel's circuit state"));
   }
 
   fault(channel: string, err: unknown, at: number): void {
@@ -74,7 +80,7 @@ export class ChannelStats {
     const last = this.lastError.get(channel);
     if (last?.message === message && at - last.at < ERROR_EVERY_MS) return;
     this.lastError.set(channel, { message, at });
-    this.store.setChannelError(channel, message, at).catch((e: unknown) => this.log.warn({ err: e, channel }, 'could not record a channel\'s last error'));
+    this.store.setChannelError(channel, message, at).catch((e: unknown) => this.log.warn({ err: e, channel }, "could not record a channel's last error"));
   }
 
   /** Writes the pending minutes (one at a time; a failed write keeps them for the next). */
@@ -86,12 +92,20 @@ export class ChannelStats {
       try {
         await this.store.addChannelMinutes(rows, this.now() - KEEP_MS);
       } catch (err) {
-        this.log.warn({ err }, 'could not write the channels\' outcomes; kept for the next try');
+        this.log.warn({ err }, "could not write the channels' outcomes; kept for the next try");
         for (const r of rows) {
           const key = `${r.channel}\n${r.minute}`;
           const now = this.pending.get(key);
           if (!now) this.pending.set(key, r);
-          else Object.assign(now, { ok: now.ok + r.ok, faults: now.faults + r.faults, errors: now.errors + r.errors, refused: now.refused + r.refused, callsTimed: now.callsTimed + r.callsTimed, seconds: now.seconds + r.seconds });
+          else
+            Object.assign(now, {
+              ok: now.ok + r.ok,
+              faults: now.faults + r.faults,
+              errors: now.errors + r.errors,
+              refused: now.refused + r.refused,
+              callsTimed: now.callsTimed + r.callsTimed,
+              seconds: now.seconds + r.seconds,
+            });
         }
       }
     });

@@ -4,7 +4,16 @@
  * HTTP here: the routes and the CLI call it with their actor.
  */
 import { createApiKey, hashApiKey, newKeySecret, secretPrefix } from '../auth/keys.js';
-import type { AdminKey, AdminKeyCreated, AdminKeyList, AdminKeyRotated, KeyCreateBody, KeyListQuerystring, KeyPatchBody, KeyRotateBody } from '../contract/admin-keys.js';
+import type {
+  AdminKey,
+  AdminKeyCreated,
+  AdminKeyList,
+  AdminKeyRotated,
+  KeyCreateBody,
+  KeyListQuerystring,
+  KeyPatchBody,
+  KeyRotateBody,
+} from '../contract/admin-keys.js';
 import { AppError, invalidField } from '../errors.js';
 import type { ApiKeyRecord, CreditStore, KeyStore } from '../store/types.js';
 import { auditEntry, type Actor } from './actor.js';
@@ -42,7 +51,8 @@ export class KeyAdmin {
     const account = body.account_id !== undefined ? { accountId: body.account_id } : { startingMicro: fields.role === 'admin' ? 0 : this.deps.startingMicro };
     const { secret, record } = await createApiKey(this.deps.keys, name, account, now, {
       fields,
-      audit: (key, own) => auditEntry(actor, 'key.create', key.id, { ...body, role: fields.role, account_id: key.accountId, new_account: own !== undefined }, now),
+      audit: (key, own) =>
+        auditEntry(actor, 'key.create', key.id, { ...body, role: fields.role, account_id: key.accountId, new_account: own !== undefined }, now),
     });
     return { ...keyReply({ ...record, lastUsed: null }), key: secret };
   }
@@ -63,7 +73,11 @@ export class KeyAdmin {
     };
     const digest = filtersDigest(['keys', filters]);
     const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, digest, ['n', 's']);
-    const rows = await this.deps.keys.listPage({ ...filters, ...(before && { before: { createdAt: before[0] as number, id: before[1] as string } }), limit: limit + 1 });
+    const rows = await this.deps.keys.listPage({
+      ...filters,
+      ...(before && { before: { createdAt: before[0] as number, id: before[1] as string } }),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (k) => [k.createdAt, k.id], digest);
     return { object: 'list', data: page.items.map(keyReply), has_more: page.has_more, next_cursor: page.next_cursor };
   }
@@ -90,8 +104,13 @@ export class KeyAdmin {
     const grace = body.grace_seconds ?? 0;
     const graceUntil = grace > 0 ? now + grace * 1000 : null;
     const secret = newKeySecret();
-    const rotated = await this.deps.keys.rotate(id, { hash: hashApiKey(secret), prefix: secretPrefix(secret) }, graceUntil, now,
-      auditEntry(actor, 'key.rotate', id, { grace_seconds: grace }, now));
+    const rotated = await this.deps.keys.rotate(
+      id,
+      { hash: hashApiKey(secret), prefix: secretPrefix(secret) },
+      graceUntil,
+      now,
+      auditEntry(actor, 'key.rotate', id, { grace_seconds: grace }, now),
+    );
     const record = await this.record(id);
     if (!rotated) throw new AppError('key_revoked', `API key ${id} is revoked: it cannot get a new secret (make a new key)`, { param: 'id' });
     return { ...keyReply(record), key: secret, previous_valid_until: graceUntil === null ? null : Math.floor(graceUntil / 1000) };

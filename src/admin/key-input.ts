@@ -35,7 +35,10 @@ export function checkModels(models: readonly string[] | null): string[] | null {
   if (models === null) return null;
   models.forEach((m, i) => {
     if (!KNOWN_MODELS.has(m) && !PATTERNS.has(m)) {
-      throw invalidField(`models[${i}]`, `models[${i}] must be a model of this gateway or a family pattern (${[...PATTERNS].join(', ')}); got "${m.slice(0, 128)}"`);
+      throw invalidField(
+        `models[${i}]`,
+        `models[${i}] must be a model of this gateway or a family pattern (${[...PATTERNS].join(', ')}); got "${m.slice(0, 128)}"`,
+      );
     }
   });
   return [...new Set(models)];
@@ -44,7 +47,8 @@ export function checkModels(models: readonly string[] | null): string[] | null {
 /** Unix seconds in, Unix ms out; null stays null. */
 export function checkExpiresAt(expiresAt: number | null, now: number): number | null {
   if (expiresAt === null) return null;
-  if (expiresAt * 1000 <= now) throw invalidField('expires_at', `expires_at must be in the future (Unix seconds after ${Math.floor(now / 1000)}; got ${expiresAt})`);
+  if (expiresAt * 1000 <= now)
+    throw invalidField('expires_at', `expires_at must be in the future (Unix seconds after ${Math.floor(now / 1000)}; got ${expiresAt})`);
   return expiresAt * 1000;
 }
 
@@ -52,7 +56,8 @@ export function checkExpiresAt(expiresAt: number | null, now: number): number | 
 function capMicro(credits: number | null): number | null {
   if (credits === null) return null;
   const micro = parseCredits(String(credits));
-  if (micro === undefined || micro <= 0) throw invalidField('limits.credits', `limits.credits must be a number of credits above 0 with at most 6 decimals (got ${credits})`);
+  if (micro === undefined || micro <= 0)
+    throw invalidField('limits.credits', `limits.credits must be a number of credits above 0 with at most 6 decimals (got ${credits})`);
   return micro;
 }
 
@@ -74,7 +79,9 @@ export function keyPatchOf(body: KeyPatchBody, rules: KeyInputRules): KeyPatch {
     ...(body.models !== undefined && { models: checkModels(body.models) }),
     ...(body.expires_at !== undefined && { expiresAt: checkExpiresAt(body.expires_at, rules.now) }),
     ...limitsOf(body.limits),
-    ...(body.webhook_url !== undefined && { webhookUrl: body.webhook_url === null ? null : checkCallbackUrl(body.webhook_url, rules.allowPrivateUrls, 'webhook_url') }),
+    ...(body.webhook_url !== undefined && {
+      webhookUrl: body.webhook_url === null ? null : checkCallbackUrl(body.webhook_url, rules.allowPrivateUrls, 'webhook_url'),
+    }),
   };
 }
 

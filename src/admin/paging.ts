@@ -11,7 +11,8 @@ import { invalidField } from '../errors.js';
 export function parseLimit(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_ADMIN_LIMIT;
   const n = Number(raw);
-  if (!/^[0-9]{1,3}$/.test(raw) || n < 1 || n > MAX_ADMIN_LIMIT) throw invalidField('limit', `limit must be a whole number from 1 to ${MAX_ADMIN_LIMIT} (got "${raw}")`);
+  if (!/^[0-9]{1,3}$/.test(raw) || n < 1 || n > MAX_ADMIN_LIMIT)
+    throw invalidField('limit', `limit must be a whole number from 1 to ${MAX_ADMIN_LIMIT} (got "${raw}")`);
   return n;
 }
 
@@ -30,7 +31,11 @@ const badCursor = () => invalidField('cursor', 'cursor is not a cursor this list
 export function decodeCursor(cursor: string, digest: string, shape: ReadonlyArray<'n' | 's'>): Array<string | number> {
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) throw badCursor();
   let parsed: unknown;
-  try { parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')); } catch { throw badCursor(); }
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badCursor();
+  }
   if (!Array.isArray(parsed) || parsed.length !== shape.length + 1) throw badCursor();
   const position = parsed.slice(0, -1) as unknown[];
   const fits = shape.every((kind, i) => {
@@ -43,7 +48,12 @@ export function decodeCursor(cursor: string, digest: string, shape: ReadonlyArra
 }
 
 /** A page from `rows` read with `limit + 1`: the items, whether more follow, and the cursor of the next page. */
-export function pageOf<T>(rows: T[], limit: number, positionOf: (last: T) => ReadonlyArray<string | number>, digest: string): { items: T[]; has_more: boolean; next_cursor: string | null } {
+export function pageOf<T>(
+  rows: T[],
+  limit: number,
+  positionOf: (last: T) => ReadonlyArray<string | number>,
+  digest: string,
+): { items: T[]; has_more: boolean; next_cursor: string | null } {
   const items = rows.slice(0, limit);
   const hasMore = rows.length > limit;
   const last = items.at(-1);

@@ -34,18 +34,41 @@ export function keyReply(k: ApiKeyRecord): AdminKey {
 
 export function accountReply(a: AccountBalance): AdminAccount {
   return {
-    id: a.id, object: 'account', name: a.name, created: seconds(a.createdAt),
-    balance: toCredits(a.availableMicro), held: toCredits(a.heldMicro), spent: toCredits(a.spentMicro),
+    id: a.id,
+    object: 'account',
+    name: a.name,
+    created: seconds(a.createdAt),
+    balance: toCredits(a.availableMicro),
+    held: toCredits(a.heldMicro),
+    spent: toCredits(a.spentMicro),
   };
 }
 
 export function ledgerEntryReply(e: LedgerEntry): AdminLedgerEntry {
   return {
-    id: e.id, object: 'ledger_entry', kind: e.kind, amount: toCredits(e.amountMicro), settled: e.settledMicro === null ? null : toCredits(e.settledMicro),
-    key_id: e.keyId, task_id: e.taskId, request_id: e.requestId, model: e.model, note: e.note, created: seconds(e.createdAt),
+    id: e.id,
+    object: 'ledger_entry',
+    kind: e.kind,
+    amount: toCredits(e.amountMicro),
+    settled: e.settledMicro === null ? null : toCredits(e.settledMicro),
+    key_id: e.keyId,
+    task_id: e.taskId,
+    request_id: e.requestId,
+    model: e.model,
+    note: e.note,
+    created: seconds(e.createdAt),
   };
 }
 
 export function auditReply(e: AuditEntry): AdminAuditEntry {
-  return { id: e.id, object: 'audit_entry', created: seconds(e.at), actor: e.actor, action: e.action, target: e.target, request_id: e.requestId, details: e.details };
+  return {
+    id: e.id,
+    object: 'audit_entry',
+    created: seconds(e.at),
+    actor: e.actor,
+    action: e.action,
+    target: e.target,
+    request_id: e.requestId,
+    details: e.details,
+  };
 }

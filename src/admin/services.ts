@@ -32,12 +32,20 @@ export interface AdminServiceOptions {
   runtime?: Pick<TaskAdminDeps, 'tasks' | 'providers' | 'typeOf' | 'links'> & Pick<ChannelAdminDeps, 'routes' | 'stats'>;
 }
 
-export function createAdminServices(config: Config, store: Pick<Store, 'keys' | 'credits' | 'audit' | 'admin' | 'webhooks'>, options: AdminServiceOptions = {}): AdminServices {
+export function createAdminServices(
+  config: Config,
+  store: Pick<Store, 'keys' | 'credits' | 'audit' | 'admin' | 'webhooks'>,
+  options: AdminServiceOptions = {},
+): AdminServices {
   const startingMicro = config.credits.startingMicro;
   const now = options.now === undefined ? {} : { now: options.now };
   return {
     keys: new KeyAdmin({
-      keys: store.keys, credits: store.credits, startingMicro, allowPrivateUrls: config.allowPrivateUrls, ...now,
+      keys: store.keys,
+      credits: store.credits,
+      startingMicro,
+      allowPrivateUrls: config.allowPrivateUrls,
+      ...now,
       ...(options.flushKeyUsage && { beforeRead: options.flushKeyUsage }),
     }),
     accounts: new AccountAdmin({ credits: store.credits, startingMicro, ...now }),

@@ -4,7 +4,11 @@
  * through indexes on their times, every minute listed (zeros included) so a chart has no gaps.
  */
 import {
-  DEFAULT_ACTIVITY_MINUTES, MAX_ACTIVITY_MINUTES, type AdminTaskActivity, type TaskActivityMinute, type TaskActivityQuerystring,
+  DEFAULT_ACTIVITY_MINUTES,
+  MAX_ACTIVITY_MINUTES,
+  type AdminTaskActivity,
+  type TaskActivityMinute,
+  type TaskActivityQuerystring,
 } from '../contract/admin-task-activity.js';
 import { invalidField } from '../errors.js';
 import type { AdminStore } from '../store/types.js';
@@ -15,7 +19,8 @@ const MINUTE = 60_000;
 function parseMinutes(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_ACTIVITY_MINUTES;
   const n = Number(raw);
-  if (!/^[0-9]{1,4}$/.test(raw) || n < 1 || n > MAX_ACTIVITY_MINUTES) throw invalidField('minutes', `minutes must be a whole number from 1 to ${MAX_ACTIVITY_MINUTES} (got "${raw}")`);
+  if (!/^[0-9]{1,4}$/.test(raw) || n < 1 || n > MAX_ACTIVITY_MINUTES)
+    throw invalidField('minutes', `minutes must be a whole number from 1 to ${MAX_ACTIVITY_MINUTES} (got "${raw}")`);
   return n;
 }
 

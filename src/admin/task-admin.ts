@@ -34,16 +34,40 @@ const secondsOrNull = (ms: number | null | undefined): number | null => (ms == n
 
 export function adminTaskReply(t: TaskRecord, accountId: string | null): AdminTask {
   return {
-    id: t.id, object: 'admin_task', key_id: t.ownerKeyId, account_id: accountId, family: t.family, form: t.form, model: t.model, provider: t.provider,
-    status: t.status, progress: t.progress, attempt_count: t.attempts, error: t.error, credits: t.amount, created: seconds(t.createdAt),
-    started: secondsOrNull(t.startedAt), finished: secondsOrNull(t.finishedAt),
+    id: t.id,
+    object: 'admin_task',
+    key_id: t.ownerKeyId,
+    account_id: accountId,
+    family: t.family,
+    form: t.form,
+    model: t.model,
+    provider: t.provider,
+    status: t.status,
+    progress: t.progress,
+    attempt_count: t.attempts,
+    error: t.error,
+    credits: t.amount,
+    created: seconds(t.createdAt),
+    started: secondsOrNull(t.startedAt),
+    finished: secondsOrNull(t.finishedAt),
   };
 }
 
 /** The submit, then each status change. */
 function timelineOf(task: TaskRecord, events: readonly TaskEvent[]): AdminTaskEvent[] {
-  const submit: AdminTaskEvent = { at: seconds(task.createdAt), at_ms: task.createdAt, from: null, status: 'queued', attempt: 0, provider: events[0]?.provider ?? task.provider, error: null };
-  return [submit, ...events.map((e) => ({ at: seconds(e.at), at_ms: e.at, from: e.from, status: e.status, attempt: e.attempt, provider: e.provider, error: e.error }))];
+  const submit: AdminTaskEvent = {
+    at: seconds(task.createdAt),
+    at_ms: task.createdAt,
+    from: null,
+    status: 'queued',
+    attempt: 0,
+    provider: events[0]?.provider ?? task.provider,
+    error: null,
+  };
+  return [
+    submit,
+    ...events.map((e) => ({ at: seconds(e.at), at_ms: e.at, from: e.from, status: e.status, attempt: e.attempt, provider: e.provider, error: e.error })),
+  ];
 }
 
 /** Attempts from the timeline: each start (to processing) until the next change. */
@@ -90,16 +114,28 @@ export class TaskAdmin {
     };
     const digest = filtersDigest(['tasks', filters]);
     const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, digest, ['n', 's']);
-    const rows = await this.deps.admin.listTasks({ ...filters, ...(before && { before: { createdAt: before[0] as number, id: before[1] as string } }), limit: limit + 1 });
+    const rows = await this.deps.admin.listTasks({
+      ...filters,
+      ...(before && { before: { createdAt: before[0] as number, id: before[1] as string } }),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (t) => [t.createdAt, t.id], digest);
     const accounts = await this.accountsOf(page.items);
-    return { object: 'list', data: page.items.map((t) => adminTaskReply(t, accounts.get(t.ownerKeyId) ?? null)), has_more: page.has_more, next_cursor: page.next_cursor };
+    return {
+      object: 'list',
+      data: page.items.map((t) => adminTaskReply(t, accounts.get(t.ownerKeyId) ?? null)),
+      has_more: page.has_more,
+      next_cursor: page.next_cursor,
+    };
   }
 
   async get(id: string): Promise<AdminTaskDetail> {
     const task = await this.task(id);
     const [events, ledger, deliveries, accounts] = await Promise.all([
-      this.deps.admin.taskEvents(id), this.deps.admin.taskLedger(id), this.deps.webhooks.listForTask(id), this.accountsOf([task]),
+      this.deps.admin.taskEvents(id),
+      this.deps.admin.taskLedger(id),
+      this.deps.webhooks.listForTask(id),
+      this.accountsOf([task]),
     ]);
     const hold = ledger.find((e) => e.kind === 'hold');
     const settlement = ledger.find((e) => e.kind === 'capture' || e.kind === 'release');
@@ -108,19 +144,25 @@ export class TaskAdmin {
       ...adminTaskReply(task, accounts.get(task.ownerKeyId) ?? null),
       view: queryReply(task, this.deps.links),
       request: JSON.parse(JSON.stringify(task.request)) as Record<string, unknown>,
-      upstream: task.upstream === null ? null : {
-        provider_type: this.deps.typeOf(task.upstream.provider ?? task.provider),
-        channel: task.upstream.provider ?? task.provider,
-        task_id: ref?.id ?? null,
-        generation: task.upstream.generation,
-      },
+      upstream:
+        task.upstream === null
+          ? null
+          : {
+              provider_type: this.deps.typeOf(task.upstream.provider ?? task.provider),
+              channel: task.upstream.provider ?? task.provider,
+              task_id: ref?.id ?? null,
+              generation: task.upstream.generation,
+            },
       attempts: attemptsOf(events),
       hold: hold === undefined ? null : { amount: toCredits(hold.amountMicro), settlement: settlement === undefined ? null : ledgerReply(settlement) },
       ledger: ledger.map(ledgerReply),
       webhooks: deliveries.map((d) => ({
-        id: d.id, url: d.url, status: d.status,
+        id: d.id,
+        url: d.url,
+        status: d.status,
         attempts: d.attempts.map((a) => ({ at: seconds(a.at), status_code: a.statusCode, error: a.error, duration_ms: a.durationMs })),
-        next_attempt_at: secondsOrNull(d.nextAttemptAt), created: seconds(d.createdAt),
+        next_attempt_at: secondsOrNull(d.nextAttemptAt),
+        created: seconds(d.createdAt),
       })),
       timeline: timelineOf(task, events),
     };
@@ -137,7 +179,10 @@ export class TaskAdmin {
       const provider = this.deps.providers.get(t.provider);
       return provider?.cancel ? undefined : `Task ${t.id} is processing at ${t.provider}, which cannot stop a generation; it ends on its own`;
     });
-    if (cancelled) await this.deps.audit.append(auditEntry(actor, 'task.cancel', task.id, { key_id: task.ownerKeyId, provider: task.provider, model: task.model }, this.now()));
+    if (cancelled)
+      await this.deps.audit.append(
+        auditEntry(actor, 'task.cancel', task.id, { key_id: task.ownerKeyId, provider: task.provider, model: task.model }, this.now()),
+      );
     return this.get(task.id);
   }
 

@@ -25,11 +25,24 @@ export async function readUsage(admin: Pick<AdminStore, 'usage'>, query: UsageQu
   }
   const rows = await admin.usage({ groupBy, interval, from, to });
   return {
-    object: 'usage', group_by: groupBy, interval, from: from / 1000, to: to / 1000,
+    object: 'usage',
+    group_by: groupBy,
+    interval,
+    from: from / 1000,
+    to: to / 1000,
     data: rows.map((r) => ({
-      bucket: r.bucket / 1000, group: r.group === '' ? null : r.group, submitted: r.submitted, completed: r.completed, failed: r.failed,
-      cancelled: r.cancelled, video_seconds: r.videoSeconds, images: r.images, chat_requests: r.chatRequests, prompt_tokens: r.promptTokens,
-      completion_tokens: r.completionTokens, credits_captured: toCredits(r.capturedMicro),
+      bucket: r.bucket / 1000,
+      group: r.group === '' ? null : r.group,
+      submitted: r.submitted,
+      completed: r.completed,
+      failed: r.failed,
+      cancelled: r.cancelled,
+      video_seconds: r.videoSeconds,
+      images: r.images,
+      chat_requests: r.chatRequests,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+      credits_captured: toCredits(r.capturedMicro),
     })),
   };
 }

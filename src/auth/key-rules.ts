@@ -21,7 +21,10 @@ export function keyRefusal(key: ApiKeyRecord, now: number): AppError | undefined
     return new AppError('invalid_api_key', 'Invalid API key: it was replaced by a new secret (rotated) and its grace period is over');
   }
   if (key.expiresAt != null && key.expiresAt <= now) {
-    return new AppError('key_expired', `This API key expired at ${iso(key.expiresAt)} (expires_at ${Math.floor(key.expiresAt / 1000)}); ask the operator for a later expiry or a new key`);
+    return new AppError(
+      'key_expired',
+      `This API key expired at ${iso(key.expiresAt)} (expires_at ${Math.floor(key.expiresAt / 1000)}); ask the operator for a later expiry or a new key`,
+    );
   }
   return undefined;
 }
@@ -38,7 +41,10 @@ export async function authenticate(keys: Pick<KeyStore, 'findActiveByHash'>, key
 /** Admin keys never create tasks, chat or upload (G301): 403 `caller_only`. */
 export function requireCaller(key: ApiKeyRecord): void {
   if (key.role === 'admin') {
-    throw new AppError('caller_only', 'This is an admin key: it manages the gateway at /admin/v1 and may read the public API, but creates nothing; use a caller key');
+    throw new AppError(
+      'caller_only',
+      'This is an admin key: it manages the gateway at /admin/v1 and may read the public API, but creates nothing; use a caller key',
+    );
   }
 }
 

@@ -31,15 +31,22 @@ export class KeyUsage {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    this.flushing = this.keys.recordLastUsed(batch).catch((err: unknown) => {
-      for (const [id, at] of batch) this.touch(id, at);
-      this.onError(err);
-    }).finally(() => { this.flushing = undefined; });
+    this.flushing = this.keys
+      .recordLastUsed(batch)
+      .catch((err: unknown) => {
+        for (const [id, at] of batch) this.touch(id, at);
+        this.onError(err);
+      })
+      .finally(() => {
+        this.flushing = undefined;
+      });
     await this.flushing;
   }
 
   start(): void {
-    this.timer ??= setInterval(() => { void this.flush(); }, this.flushMs);
+    this.timer ??= setInterval(() => {
+      void this.flush();
+    }, this.flushMs);
     this.timer.unref();
   }
 

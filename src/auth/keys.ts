@@ -17,10 +17,15 @@ export function hashApiKey(secret: string): string {
  * Whose credits a new key spends (G200): an existing account, or (without `accountId`) an account
  * of its own, created with it and named after it, with `startingMicro` credits.
  */
-export interface KeyAccount { accountId?: string; startingMicro?: number }
+export interface KeyAccount {
+  accountId?: string;
+  startingMicro?: number;
+}
 
 /** What a new key is besides its name and account: role, allow-list, expiry, limits, webhook URL (G300-G306). */
-export type KeyFields = Partial<Pick<ApiKeyRecord, 'role' | 'models' | 'expiresAt' | 'submitRate' | 'queryRate' | 'spendCapMicro' | 'maxInFlight' | 'webhookUrl'>>;
+export type KeyFields = Partial<
+  Pick<ApiKeyRecord, 'role' | 'models' | 'expiresAt' | 'submitRate' | 'queryRate' | 'spendCapMicro' | 'maxInFlight' | 'webhookUrl'>
+>;
 
 export interface NewKeyOptions {
   fields?: KeyFields;
@@ -35,7 +40,13 @@ export const newKeySecret = (): string => KEY_PREFIX + randomBytes(32).toString(
 export const secretPrefix = (secret: string): string => secret.slice(0, 8);
 
 /** Creates a key and stores its hash; the returned secret is shown once and never stored. */
-export async function createApiKey(keys: KeyStore, name: string, account: KeyAccount = {}, now = Date.now(), options: NewKeyOptions = {}): Promise<{ secret: string; record: ApiKeyRecord }> {
+export async function createApiKey(
+  keys: KeyStore,
+  name: string,
+  account: KeyAccount = {},
+  now = Date.now(),
+  options: NewKeyOptions = {},
+): Promise<{ secret: string; record: ApiKeyRecord }> {
   const secret = newKeySecret();
   return { secret, record: await storeApiKey(keys, secret, name, account, now, options) };
 }
@@ -44,7 +55,14 @@ export async function createApiKey(keys: KeyStore, name: string, account: KeyAcc
  * Stores a key whose secret the operator chose (MEDIAGATE_BOOTSTRAP_KEY); idempotent for an existing
  * hash, also when another process starting at the same time stores it first (the hash is unique).
  */
-export async function ensureApiKey(keys: KeyStore, secret: string, name: string, account: KeyAccount = {}, now = Date.now(), options: NewKeyOptions = {}): Promise<ApiKeyRecord> {
+export async function ensureApiKey(
+  keys: KeyStore,
+  secret: string,
+  name: string,
+  account: KeyAccount = {},
+  now = Date.now(),
+  options: NewKeyOptions = {},
+): Promise<ApiKeyRecord> {
   const hash = hashApiKey(secret);
   const found = await keys.findByHash(hash);
   if (found) return found;
@@ -58,9 +76,16 @@ export async function ensureApiKey(keys: KeyStore, secret: string, name: string,
 }
 
 async function storeApiKey(keys: KeyStore, secret: string, name: string, account: KeyAccount, now: number, options: NewKeyOptions): Promise<ApiKeyRecord> {
-  const own: NewAccount | undefined = account.accountId === undefined ? { id: newAccountId(), name, createdAt: now, startingMicro: account.startingMicro ?? 0 } : undefined;
+  const own: NewAccount | undefined =
+    account.accountId === undefined ? { id: newAccountId(), name, createdAt: now, startingMicro: account.startingMicro ?? 0 } : undefined;
   const record: ApiKeyRecord = {
-    id: newKeyId(), name, accountId: account.accountId ?? own!.id, prefix: secretPrefix(secret), createdAt: now, revokedAt: null, ...options.fields,
+    id: newKeyId(),
+    name,
+    accountId: account.accountId ?? own!.id,
+    prefix: secretPrefix(secret),
+    createdAt: now,
+    revokedAt: null,
+    ...options.fields,
   };
   await keys.insert({ ...record, hash: hashApiKey(secret) }, own, options.audit?.(record, own));
   return record;

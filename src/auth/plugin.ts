@@ -88,18 +88,24 @@ export function registerAuth(scope: FastifyInstance, keys: KeyStore, options: Au
         return;
       }
       const at = now();
-      authenticate(keys, request.apiKeyHash, at).then((key) => {
-        request.apiKey = key;
-        options.onKeyUsed?.(key.id, at);
-        done();
-      }, (err: unknown) => done(err as Error));
+      authenticate(keys, request.apiKeyHash, at).then(
+        (key) => {
+          request.apiKey = key;
+          options.onKeyUsed?.(key.id, at);
+          done();
+        },
+        (err: unknown) => done(err as Error),
+      );
     };
     const cookie = options.sessions && request.headers.authorization === undefined ? sessionCookieValue(request.headers.cookie) : undefined;
     if (cookie !== undefined) {
-      options.sessions!.requestSession(cookie, request.method, request.headers[CSRF_HEADER]).then((session) => {
-        request.apiKeyHash = session.keyHash;
-        checkKey();
-      }, (err: unknown) => done(err as Error));
+      options.sessions!.requestSession(cookie, request.method, request.headers[CSRF_HEADER]).then(
+        (session) => {
+          request.apiKeyHash = session.keyHash;
+          checkKey();
+        },
+        (err: unknown) => done(err as Error),
+      );
       return;
     }
     try {

@@ -46,8 +46,11 @@ export class ChatCredits {
       if (settled) return;
       settled = true;
       const charge = usage ? prices.chatCharge(request.model, usage.prompt_tokens, usage.completion_tokens) : 0;
-      store.settleRequest(requestId, charge, Date.now())
-        .catch((err: unknown) => log.error({ err, chatId: requestId }, 'could not settle the credits of a chat request; `mediagate credits reconcile` counts its hold as open'));
+      store
+        .settleRequest(requestId, charge, Date.now())
+        .catch((err: unknown) =>
+          log.error({ err, chatId: requestId }, 'could not settle the credits of a chat request; `mediagate credits reconcile` counts its hold as open'),
+        );
     };
   }
 }

@@ -12,7 +12,13 @@ describe('ChatChunks', () => {
   });
 
   it('role, finish and usage chunks have the contract shape', () => {
-    expect(JSON.parse(chunks.role())).toEqual({ id: 'chatcmpl-"x\\y', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'chat-2.5-flash', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    expect(JSON.parse(chunks.role())).toEqual({
+      id: 'chatcmpl-"x\\y',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'chat-2.5-flash',
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    });
     expect(JSON.parse(chunks.finish('length')).choices).toEqual([{ index: 0, delta: {}, finish_reason: 'length' }]);
     const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
     expect(JSON.parse(chunks.usage(usage))).toMatchObject({ choices: [], usage });

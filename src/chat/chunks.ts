@@ -18,7 +18,11 @@ export class ChatChunks {
   private readonly deltaHead: string;
   private static readonly deltaTail = '},"finish_reason":null}]}';
 
-  constructor(private readonly id: string, private readonly created: number, private readonly model: string) {
+  constructor(
+    private readonly id: string,
+    private readonly created: number,
+    private readonly model: string,
+  ) {
     this.deltaHead = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`;
   }
 
@@ -43,6 +47,12 @@ export class ChatChunks {
   }
 
   chunk(delta: ChatChunk['choices'][0]['delta'], finishReason: FinishReason | null): ChatChunk {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    };
   }
 }

@@ -39,8 +39,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(abortError(signal));
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const onAbort = () => { clearTimeout(timer); reject(abortError(signal)); };
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -117,11 +123,15 @@ async function plan(request: ChatRequest, contextTokens: number): Promise<Plan> 
   const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
   const lastText = lastUser ? messageText(lastUser) : '';
   if (lastText.includes(SANDBOX_FAIL_MARKER)) {
-    throw new AppError('upstream_error', `sandbox: the last user message contains ${SANDBOX_FAIL_MARKER}, so this completion fails on purpose`, { retryable: false });
+    throw new AppError('upstream_error', `sandbox: the last user message contains ${SANDBOX_FAIL_MARKER}, so this completion fails on purpose`, {
+      retryable: false,
+    });
   }
   const promptTokens = await countPromptTokens(request);
   if (promptTokens >= contextTokens) {
-    throw new AppError('invalid_request', `messages use ${promptTokens} tokens, more than the context length of ${request.model} (${contextTokens} tokens)`, { param: 'messages' });
+    throw new AppError('invalid_request', `messages use ${promptTokens} tokens, more than the context length of ${request.model} (${contextTokens} tokens)`, {
+      param: 'messages',
+    });
   }
   let text = sandboxReplyText(request);
   const stopAt = Math.min(...request.stop.map((s) => text.indexOf(s)).filter((i) => i >= 0));
@@ -139,7 +149,10 @@ async function plan(request: ChatRequest, contextTokens: number): Promise<Plan> 
   return { promptTokens, pieces, completionTokens, finishReason, failMidway: lastText.includes(SANDBOX_FAIL_MIDWAY_MARKER) };
 }
 
-const midwayError = () => new AppError('upstream_error', `sandbox: the last user message contains ${SANDBOX_FAIL_MIDWAY_MARKER}, so this completion breaks halfway on purpose`, { retryable: false });
+const midwayError = () =>
+  new AppError('upstream_error', `sandbox: the last user message contains ${SANDBOX_FAIL_MIDWAY_MARKER}, so this completion breaks halfway on purpose`, {
+    retryable: false,
+  });
 
 export function createSandboxChatProvider(options: SandboxChatOptions): ChatProvider {
   const contextTokens = options.contextTokens ?? CHAT_CONTEXT_TOKENS;

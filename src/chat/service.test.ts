@@ -13,21 +13,48 @@ class RecordingSink implements ChatEventSink {
   readonly events: string[] = [];
   closed = false;
   private held: string[] = [];
-  get isClosed(): boolean { return this.closed; }
-  holdJson(json: string): void { this.held.push(json); }
-  flushSoon(): void { this.flush(); }
-  async ping(): Promise<void> { this.flush(); this.events.push(': ping'); }
-  sendJson(json: string): undefined { this.flush(); this.events.push(json); return undefined; }
-  async send(data: unknown): Promise<void> { this.sendJson(JSON.stringify(data)); }
-  async done(): Promise<void> { this.flush(); this.events.push('[DONE]'); this.end(); }
-  end(): void { this.flush(); this.closed = true; }
-  private flush(): void { this.events.push(...this.held); this.held = []; }
+  get isClosed(): boolean {
+    return this.closed;
+  }
+  holdJson(json: string): void {
+    this.held.push(json);
+  }
+  flushSoon(): void {
+    this.flush();
+  }
+  async ping(): Promise<void> {
+    this.flush();
+    this.events.push(': ping');
+  }
+  sendJson(json: string): undefined {
+    this.flush();
+    this.events.push(json);
+    return undefined;
+  }
+  async send(data: unknown): Promise<void> {
+    this.sendJson(JSON.stringify(data));
+  }
+  async done(): Promise<void> {
+    this.flush();
+    this.events.push('[DONE]');
+    this.end();
+  }
+  end(): void {
+    this.flush();
+    this.closed = true;
+  }
+  private flush(): void {
+    this.events.push(...this.held);
+    this.held = [];
+  }
 }
 
 function scripted(events: Array<ChatStreamEvent | Error>, onDelta?: (i: number) => void): ChatProvider {
   return {
     id: 'scripted',
-    complete: async () => { throw new Error('not used'); },
+    complete: async () => {
+      throw new Error('not used');
+    },
     async *stream(_request, ctx) {
       let deltas = 0;
       for (const e of events) {
@@ -43,10 +70,19 @@ function scripted(events: Array<ChatStreamEvent | Error>, onDelta?: (i: number) 
 /** A chat service whose every chat model is routed to `providers`, in order (the first tried first). */
 function setup(...chatProviders: ChatProvider[]) {
   const rows: ChatUsageRecord[] = [];
-  const usage: UsageStore = { recordChatUsage: async (r) => { rows.push(r); }, chatUsageByKey: async () => [] };
+  const usage: UsageStore = {
+    recordChatUsage: async (r) => {
+      rows.push(r);
+    },
+    chatUsageByKey: async () => [],
+  };
   const log = createLogger('silent');
-  const routes = Object.fromEntries(Object.entries(chatRoutesOf({ '*': chatProviders[0]!.id }))
-    .map(([model]) => [model, chatProviders.map((p, priority) => ({ provider: p.id, priority, weight: 1 }))]));
+  const routes = Object.fromEntries(
+    Object.entries(chatRoutesOf({ '*': chatProviders[0]!.id })).map(([model]) => [
+      model,
+      chatProviders.map((p, priority) => ({ provider: p.id, priority, weight: 1 })),
+    ]),
+  );
   const channels = new Channels({ log, concurrencyOf: () => 4, breaker: { failuresToOpen: 2, openMs: 60_000, maxOpenMs: 60_000 } });
   const service = new ChatService({ providers: new ProviderRegistry(chatProviders.map(chatOnlyProvider), routes), channels, usage, heartbeatMs: 0 });
   return { service, rows, channels };
@@ -57,9 +93,15 @@ function refusing(id: string, calls: { n: number }): ChatProvider {
   const fault = () => new ChannelError(`The chat upstream "${id}" failed (HTTP 503)`);
   return {
     id,
-    complete: async () => { calls.n++; throw fault(); },
+    complete: async () => {
+      calls.n++;
+      throw fault();
+    },
     // biome-ignore lint/correctness/useYield: refused before its first event
-    async *stream() { calls.n++; throw fault(); },
+    async *stream() {
+      calls.n++;
+      throw fault();
+    },
   };
 }
 
@@ -68,8 +110,15 @@ const call = (signal = new AbortController().signal): ChatCall => ({ keyId: 'key
 const usageOf = (p: number, c: number) => ({ prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
 
 describe('ChatService.stream', () => {
-  it('role, deltas, finish, usage, [DONE], and one usage row with the provider\'s counts', async () => {
-    const { service, rows } = setup(scripted([{ type: 'open' }, { type: 'delta', content: 'Hel' }, { type: 'delta', content: 'lo' }, { type: 'done', finishReason: 'stop', usage: usageOf(7, 2) }]));
+  it("role, deltas, finish, usage, [DONE], and one usage row with the provider's counts", async () => {
+    const { service, rows } = setup(
+      scripted([
+        { type: 'open' },
+        { type: 'delta', content: 'Hel' },
+        { type: 'delta', content: 'lo' },
+        { type: 'done', finishReason: 'stop', usage: usageOf(7, 2) },
+      ]),
+    );
     const sink = new RecordingSink();
     expect(await service.stream(call(), () => sink)).toBe('streamed');
     const chunks = sink.events.filter((e) => e.startsWith('{')).map((e) => JSON.parse(e));
@@ -83,7 +132,12 @@ describe('ChatService.stream', () => {
   it('a failure before the first event is thrown (an HTTP error), and the stream is never opened', async () => {
     const { service, rows } = setup(scripted([new Error('upstream down')]));
     let opened = false;
-    await expect(service.stream(call(), () => { opened = true; return new RecordingSink(); })).rejects.toThrow('upstream down');
+    await expect(
+      service.stream(call(), () => {
+        opened = true;
+        return new RecordingSink();
+      }),
+    ).rejects.toThrow('upstream down');
     expect(opened).toBe(false);
     expect(rows).toEqual([]);
   });
@@ -100,10 +154,20 @@ describe('ChatService.stream', () => {
 
   it('a client that leaves mid-stream stops the provider; what was sent is billed with counted tokens', async () => {
     const controller = new AbortController();
-    const { service, rows } = setup(scripted([
-      { type: 'open' }, { type: 'delta', content: 'one' }, { type: 'delta', content: ' two' }, { type: 'delta', content: ' three' },
-      { type: 'done', finishReason: 'stop', usage: usageOf(1, 1) },
-    ], (i) => { if (i === 1) controller.abort(); }));
+    const { service, rows } = setup(
+      scripted(
+        [
+          { type: 'open' },
+          { type: 'delta', content: 'one' },
+          { type: 'delta', content: ' two' },
+          { type: 'delta', content: ' three' },
+          { type: 'done', finishReason: 'stop', usage: usageOf(1, 1) },
+        ],
+        (i) => {
+          if (i === 1) controller.abort();
+        },
+      ),
+    );
     const sink = new RecordingSink();
     expect(await service.stream(call(controller.signal), () => sink)).toBe('streamed');
     expect(sink.events.join('')).not.toContain('three');
@@ -117,7 +181,10 @@ describe('ChatService: failover between channels (G90, G91)', () => {
   const answer = (id: string): ChatProvider => ({
     id,
     complete: async () => ({ content: `from ${id}`, finishReason: 'stop', usage: usageOf(1, 1) }),
-    async *stream() { yield { type: 'delta', content: `from ${id}` }; yield { type: 'done', finishReason: 'stop', usage: usageOf(1, 1) }; },
+    async *stream() {
+      yield { type: 'delta', content: `from ${id}` };
+      yield { type: 'done', finishReason: 'stop', usage: usageOf(1, 1) };
+    },
   });
 
   it('a channel fault of the first candidate hands the call to the next, streamed or not', async () => {
@@ -130,10 +197,14 @@ describe('ChatService: failover between channels (G90, G91)', () => {
     expect(calls.n).toBe(2);
   });
 
-  it('the last candidate\'s fault is the answer; once every circuit is open: 503 upstream_unavailable, no call made', async () => {
+  it("the last candidate's fault is the answer; once every circuit is open: 503 upstream_unavailable, no call made", async () => {
     const calls = { n: 0 };
     const { service, channels } = setup(refusing('down', calls));
-    await expect(service.complete(call())).rejects.toMatchObject({ code: 'upstream_error', status: 502, message: 'The chat upstream "down" failed (HTTP 503)' });
+    await expect(service.complete(call())).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      message: 'The chat upstream "down" failed (HTTP 503)',
+    });
     await expect(service.complete(call())).rejects.toMatchObject({ code: 'upstream_error' });
     expect(channels.state('down')).toBe('open');
     const err = await service.complete(call()).catch((e: unknown) => e);
@@ -143,10 +214,22 @@ describe('ChatService: failover between channels (G90, G91)', () => {
     expect(calls.n).toBe(2);
   });
 
-  it('a failure that is not the channel\'s (the request\'s own) is the answer at once: no other channel is tried', async () => {
+  it("a failure that is not the channel's (the request's own) is the answer at once: no other channel is tried", async () => {
     const other = { n: 0 };
-    const bad: ChatProvider = { id: 'bad', complete: async () => { throw Object.assign(new Error('context too long'), { code: 'x' }); }, stream: refusing('x', other).stream };
-    const { service } = setup(bad, { ...answer('up'), complete: async () => { other.n++; return { content: '', finishReason: 'stop', usage: usageOf(0, 0) }; } });
+    const bad: ChatProvider = {
+      id: 'bad',
+      complete: async () => {
+        throw Object.assign(new Error('context too long'), { code: 'x' });
+      },
+      stream: refusing('x', other).stream,
+    };
+    const { service } = setup(bad, {
+      ...answer('up'),
+      complete: async () => {
+        other.n++;
+        return { content: '', finishReason: 'stop', usage: usageOf(0, 0) };
+      },
+    });
     await expect(service.complete(call())).rejects.toThrow('context too long');
     expect(other.n).toBe(0);
   });

@@ -102,7 +102,12 @@ export class ChatService {
       if (!done) settle(undefined); // nothing was generated: the hold goes back
     }
     this.record(call, id, done.usage, settle);
-    return { code: '200', msg: '成功', data: { content: done.content, usage: done.usage, model: call.request.model, id, finish_reason: done.finishReason }, success: true };
+    return {
+      code: '200',
+      msg: '成功',
+      data: { content: done.content, usage: done.usage, model: call.request.model, id, finish_reason: done.finishReason },
+      success: true,
+    };
   }
 
   /**
@@ -124,7 +129,9 @@ export class ChatService {
       if (opened === 'client-gone') return 'client-gone';
       lease = opened.lease;
       const { iterator, pending, first } = opened;
-      return await this.relayStream(call, id, open, { iterator, pending, first, started }, settle, (err) => { fault = err instanceof ChannelError; });
+      return await this.relayStream(call, id, open, { iterator, pending, first, started }, settle, (err) => {
+        fault = err instanceof ChannelError;
+      });
     } finally {
       lease?.release(fault);
       settle(undefined); // a no-op once the stream settled what it generated
@@ -151,13 +158,21 @@ export class ChatService {
         lease = await this.options.channels.acquire(candidate.provider, signal);
       } catch (err) {
         if (signal.aborted) return stoppedBefore(signal);
-        if (err instanceof ChannelError) { refused = err; continue; }
+        if (err instanceof ChannelError) {
+          refused = err;
+          continue;
+        }
         throw err;
       }
       // the stream's upstream calls happen in the slot's span (G228), which ends with the slot
       const traced = slotSpan(candidate.provider);
       const held = lease;
-      lease = { release: (failed) => { traced.end(failed ? 'fault' : 'ok'); held.release(failed); } };
+      lease = {
+        release: (failed) => {
+          traced.end(failed ? 'fault' : 'ok');
+          held.release(failed);
+        },
+      };
       const iterator = traced.run(() => chat.stream(call.request, this.contextOf(call, candidate))[Symbol.asyncIterator]());
       const pending = traced.run(() => iterator.next());
       try {
@@ -173,7 +188,14 @@ export class ChatService {
   }
 
   /** The opened stream to the client: role, deltas, finish, usage; or an error event (G40). */
-  private async relayStream(call: ChatCall, id: string, open: OpenChatStream, opened: Omit<OpenedStream, 'lease'> & { started: number }, settle: ChatSettle, failed: (err: unknown) => void): Promise<ChatStreamOutcome> {
+  private async relayStream(
+    call: ChatCall,
+    id: string,
+    open: OpenChatStream,
+    opened: Omit<OpenedStream, 'lease'> & { started: number },
+    settle: ChatSettle,
+    failed: (err: unknown) => void,
+  ): Promise<ChatStreamOutcome> {
     const { request: chat, signal } = call;
     const { iterator, pending, first, started } = opened;
     const sse = open(this.options.heartbeatMs);
@@ -187,7 +209,7 @@ export class ChatService {
       sse.holdJson(chunks.role());
       if (first?.done === false && first.value.type === 'open') sse.flushSoon();
       if (first === undefined) await sse.ping();
-      let result = first ?? await pending;
+      let result = first ?? (await pending);
       for (;;) {
         if (result.done) throw new AppError('upstream_error', 'The model provider ended the stream without finishing the reply');
         const event = result.value;
@@ -247,7 +269,9 @@ export class ChatService {
 
   private unavailable(route: RouteCandidate[]): AppError {
     const seconds = Math.max(1, Math.ceil(this.options.channels.retryAfterMs(route) / 1000));
-    return new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+    return new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, {
+      headers: { 'retry-after': String(seconds) },
+    });
   }
 
   private chatOf(candidate: RouteCandidate): ChatApi {
@@ -274,7 +298,9 @@ export class ChatService {
       if (typeof m.content === 'string') return;
       m.content.forEach((part, j) => {
         if (part.type === 'image_url') {
-          checks.push(vetMediaUrl(part.image_url.url, { field: `messages[${i}].content[${j}].image_url.url`, allowPrivate: this.options.allowPrivateUrls ?? false }));
+          checks.push(
+            vetMediaUrl(part.image_url.url, { field: `messages[${i}].content[${j}].image_url.url`, allowPrivate: this.options.allowPrivateUrls ?? false }),
+          );
         }
       });
     });
@@ -285,10 +311,16 @@ export class ChatService {
   private record(call: ChatCall, id: string, usage: ChatUsage, settle: ChatSettle): void {
     settle(usage);
     this.options.metrics?.chatUsage(call.request.model, usage.prompt_tokens, usage.completion_tokens);
-    this.options.usage.recordChatUsage({
-      keyId: call.keyId, model: call.request.model, requestId: id,
-      promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, createdAt: Date.now(),
-    }).catch((err: unknown) => call.log.error({ err, chatId: id }, 'could not record chat usage'));
+    this.options.usage
+      .recordChatUsage({
+        keyId: call.keyId,
+        model: call.request.model,
+        requestId: id,
+        promptTokens: usage.prompt_tokens,
+        completionTokens: usage.completion_tokens,
+        createdAt: Date.now(),
+      })
+      .catch((err: unknown) => call.log.error({ err, chatId: id }, 'could not record chat usage'));
   }
 }
 
@@ -317,11 +349,12 @@ function stoppedBefore(signal: AbortSignal): 'client-gone' {
 async function firstOrTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   if (ms <= 0) return promise;
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, ms, undefined); });
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, ms, undefined);
+  });
   try {
     return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
   }
 }
-

@@ -9,10 +9,22 @@ function fakeResponse() {
   res.writes = [];
   res.ended = false;
   Object.assign(res, {
-    writableNeedDrain: false, destroyed: false, writableEnded: false,
-    writeHead(status: number) { res.head = status; return res; },
-    write(text: string) { res.writes.push(text); return true; },
-    end(text?: string) { if (text) res.writes.push(text); res.ended = true; (res as unknown as { writableEnded: boolean }).writableEnded = true; },
+    writableNeedDrain: false,
+    destroyed: false,
+    writableEnded: false,
+    writeHead(status: number) {
+      res.head = status;
+      return res;
+    },
+    write(text: string) {
+      res.writes.push(text);
+      return true;
+    },
+    end(text?: string) {
+      if (text) res.writes.push(text);
+      res.ended = true;
+      (res as unknown as { writableEnded: boolean }).writableEnded = true;
+    },
   });
   return res;
 }

@@ -25,12 +25,18 @@ export class SseWriter {
    * first write) and starts the heartbeat: a `: ping` comment whenever `heartbeatMs` pass without
    * another write.
    */
-  constructor(private readonly res: ServerResponse, heartbeatMs: number, extraHeaders: Record<string, string | number | string[]> = {}) {
+  constructor(
+    private readonly res: ServerResponse,
+    heartbeatMs: number,
+    extraHeaders: Record<string, string | number | string[]> = {},
+  ) {
     if (typeof res.socket?.setNoDelay === 'function') res.socket.setNoDelay(true);
     res.writeHead(200, { ...extraHeaders, ...SSE_HEADERS });
     res.once('close', () => this.stop());
     if (heartbeatMs > 0) {
-      this.heartbeat = setInterval(() => { if (!this.closed && !res.writableNeedDrain) void this.ping(); }, heartbeatMs);
+      this.heartbeat = setInterval(() => {
+        if (!this.closed && !res.writableNeedDrain) void this.ping();
+      }, heartbeatMs);
       this.heartbeat.unref();
     }
   }
@@ -105,7 +111,11 @@ export class SseWriter {
     }
     if (this.res.write(text)) return undefined;
     return new Promise<void>((resolve) => {
-      const done = () => { this.res.off('drain', done); this.res.off('close', done); resolve(); };
+      const done = () => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
       this.res.on('drain', done);
       this.res.on('close', done);
     });

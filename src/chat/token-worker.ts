@@ -18,7 +18,10 @@ import { Worker } from 'node:worker_threads';
 export const MAX_RUN_CHARS = 256;
 
 /** A piece of a text that decodes to whole characters, and how many tokens it took. */
-export interface TextPiece { text: string; tokens: number }
+export interface TextPiece {
+  text: string;
+  tokens: number;
+}
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -79,7 +82,10 @@ parentPort.on('message', ({ id, texts, piecesOf }) => {
 `;
 
 type Job = { texts: string[] } | { piecesOf: string };
-interface Pending { resolve: (result: unknown) => void; reject: (err: Error) => void }
+interface Pending {
+  resolve: (result: unknown) => void;
+  reject: (err: Error) => void;
+}
 
 /** The one tokenizer thread of this process and the requests waiting on it. */
 class TokenWorker {

@@ -37,7 +37,13 @@ describe('token counting (G37, G82)', () => {
     const n = await countPromptTokens({
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+          ],
+        },
       ],
     });
     expect(n).toBe(3 + (3 + exact('system') + exact('Be brief.')) + (3 + exact('user') + exact('What is this?') + 85));

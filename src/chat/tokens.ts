@@ -41,7 +41,10 @@ export async function countPromptTokens(request: Pick<ChatRequest, 'messages'>):
     fixed += TOKENS_PER_MESSAGE;
     texts.push(m.role);
     if (typeof m.content === 'string') texts.push(m.content);
-    else for (const part of m.content) if (part.type === 'text') texts.push(part.text); else fixed += TOKENS_PER_MEDIA_PART;
+    else
+      for (const part of m.content)
+        if (part.type === 'text') texts.push(part.text);
+        else fixed += TOKENS_PER_MEDIA_PART;
   };
   request.messages.forEach(add);
   return (await countTexts(texts)).reduce((sum, n) => sum + n, fixed);

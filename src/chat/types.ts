@@ -50,10 +50,7 @@ export interface ChatCompletion {
  * will stream, so the caller's stream can open (status line and role chunk) before the first
  * token; anything thrown before it is answered as an HTTP error instead.
  */
-export type ChatStreamEvent =
-  | { type: 'open' }
-  | { type: 'delta'; content: string }
-  | { type: 'done'; finishReason: FinishReason; usage: ChatUsage };
+export type ChatStreamEvent = { type: 'open' } | { type: 'delta'; content: string } | { type: 'done'; finishReason: FinishReason; usage: ChatUsage };
 
 export interface ChatContext {
   /** Aborted when the client goes away or the request times out: stop the upstream call. */

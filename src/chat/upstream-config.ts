@@ -44,25 +44,47 @@ const MS_RULE = 'a whole number of milliseconds between 100 and 3600000';
 const Milliseconds = Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000, description: MS_RULE }));
 
 /** The `MEDIAGATE_CHAT_CONFIG` file (docs/reference/providers/openai-chat.md#without-providersjson). */
-export const ChatConfigFile = Type.Object({
-  upstreams: Type.Record(Type.String(), Type.Object({
-    baseUrl: Type.String({ description: 'an http(s) URL such as https://api.openai.com/v1' }),
-    apiKey: Type.Optional(Type.String({ minLength: 1, secret: true, description: 'a non-empty string' })),
-    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable' })),
-    timeoutMs: Milliseconds,
-    stallTimeoutMs: Milliseconds,
-    connectTimeoutMs: Milliseconds,
-    maxTokensParam: Type.Optional(Type.Union(MAX_TOKENS_PARAMS.map((p) => Type.Literal(p)), { description: `one of ${MAX_TOKENS_PARAMS.join(', ')}` })),
-  }, { additionalProperties: false, description: 'an object { baseUrl, apiKey | apiKeyEnv, timeoutMs, ... }' }), {
-    description: 'an object of name -> { baseUrl, apiKey | apiKeyEnv, timeoutMs }',
-  }),
-  models: Type.Record(Type.String(), Type.Object({
-    upstream: Type.String({ description: 'the name of one of the upstreams' }),
-    model: Type.String({ pattern: '^\\S+$', description: "the upstream's model name (a non-empty string without spaces)" }),
-  }, { additionalProperties: false, description: 'an object { "upstream": "<name>", "model": "<upstream model>" }' }), {
-    description: 'an object of chat model -> { upstream, model }',
-  }),
-}, { additionalProperties: false, description: 'a JSON object with "upstreams" and "models"' });
+export const ChatConfigFile = Type.Object(
+  {
+    upstreams: Type.Record(
+      Type.String(),
+      Type.Object(
+        {
+          baseUrl: Type.String({ description: 'an http(s) URL such as https://api.openai.com/v1' }),
+          apiKey: Type.Optional(Type.String({ minLength: 1, secret: true, description: 'a non-empty string' })),
+          apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the name of an environment variable' })),
+          timeoutMs: Milliseconds,
+          stallTimeoutMs: Milliseconds,
+          connectTimeoutMs: Milliseconds,
+          maxTokensParam: Type.Optional(
+            Type.Union(
+              MAX_TOKENS_PARAMS.map((p) => Type.Literal(p)),
+              { description: `one of ${MAX_TOKENS_PARAMS.join(', ')}` },
+            ),
+          ),
+        },
+        { additionalProperties: false, description: 'an object { baseUrl, apiKey | apiKeyEnv, timeoutMs, ... }' },
+      ),
+      {
+        description: 'an object of name -> { baseUrl, apiKey | apiKeyEnv, timeoutMs }',
+      },
+    ),
+    models: Type.Record(
+      Type.String(),
+      Type.Object(
+        {
+          upstream: Type.String({ description: 'the name of one of the upstreams' }),
+          model: Type.String({ pattern: '^\\S+$', description: "the upstream's model name (a non-empty string without spaces)" }),
+        },
+        { additionalProperties: false, description: 'an object { "upstream": "<name>", "model": "<upstream model>" }' },
+      ),
+      {
+        description: 'an object of chat model -> { upstream, model }',
+      },
+    ),
+  },
+  { additionalProperties: false, description: 'a JSON object with "upstreams" and "models"' },
+);
 
 function checkBaseUrl(setting: string, where: string, raw: unknown): string {
   if (typeof raw !== 'string' || raw.trim() === '') throw new ConfigError(setting, `${where} is required (an http(s) URL such as https://api.openai.com/v1)`);
@@ -78,7 +100,8 @@ function checkMs(setting: string, raw: string | undefined, fallback: number): nu
 
 function checkMaxTokensParam(setting: string, raw: string | undefined): MaxTokensParam {
   if (raw === undefined || raw === '') return 'max_completion_tokens';
-  if (!MAX_TOKENS_PARAMS.includes(raw as MaxTokensParam)) throw new ConfigError(setting, `the value must be one of ${MAX_TOKENS_PARAMS.join(', ')}, got ${JSON.stringify(raw)}`);
+  if (!MAX_TOKENS_PARAMS.includes(raw as MaxTokensParam))
+    throw new ConfigError(setting, `the value must be one of ${MAX_TOKENS_PARAMS.join(', ')}, got ${JSON.stringify(raw)}`);
   return raw as MaxTokensParam;
 }
 
@@ -88,7 +111,11 @@ function checkModelName(setting: string, where: string, model: string): void {
   }
 }
 
-interface Mapping { upstream: string; model: string; setting: string }
+interface Mapping {
+  upstream: string;
+  model: string;
+  setting: string;
+}
 
 /** Reads the JSON file form (`MEDIAGATE_CHAT_CONFIG`). */
 function fromFile(env: Env, file: string, upstreams: Map<string, ChatUpstreamSpec>, mappings: Map<string, Mapping>): void {
@@ -120,7 +147,10 @@ function fromFile(env: Env, file: string, upstreams: Map<string, ChatUpstreamSpe
   for (const [model, raw] of Object.entries(json.models)) {
     checkModelName(CONFIG, 'models', model);
     if (!upstreams.has(raw.upstream)) {
-      throw new ConfigError(CONFIG, `models.${model}.upstream must name one of the upstreams (${[...upstreams.keys()].join(', ') || 'none defined'}), got ${JSON.stringify(raw.upstream)}`);
+      throw new ConfigError(
+        CONFIG,
+        `models.${model}.upstream must name one of the upstreams (${[...upstreams.keys()].join(', ') || 'none defined'}), got ${JSON.stringify(raw.upstream)}`,
+      );
     }
     mappings.set(model, { upstream: raw.upstream, model: raw.model, setting: CONFIG });
   }
@@ -131,13 +161,24 @@ function fromEnv(env: Env, upstreams: Map<string, ChatUpstreamSpec>, mappings: M
   const url = env[URL_ENV];
   const modelsRaw = env[MODELS_ENV];
   if (!url) {
-    for (const name of [KEY_ENV, MODELS_ENV, 'MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS', 'MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS', 'MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS', 'MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM']) {
+    for (const name of [
+      KEY_ENV,
+      MODELS_ENV,
+      'MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS',
+      'MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS',
+      'MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS',
+      'MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM',
+    ]) {
       if (env[name]) throw new ConfigError(URL_ENV, `is required when ${name} is set`);
     }
     return;
   }
   if (upstreams.has(ENV_UPSTREAM_NAME)) throw new ConfigError(CONFIG, `the upstream name "${ENV_UPSTREAM_NAME}" is taken by ${URL_ENV}; rename it in the file`);
-  if (!modelsRaw) throw new ConfigError(MODELS_ENV, `is required when ${URL_ENV} is set: chat-model=upstream-model pairs, comma-separated (e.g. chat-2.5-flash=gpt-4o-mini,chat-2.5-pro=gpt-4o, or *=llama3)`);
+  if (!modelsRaw)
+    throw new ConfigError(
+      MODELS_ENV,
+      `is required when ${URL_ENV} is set: chat-model=upstream-model pairs, comma-separated (e.g. chat-2.5-flash=gpt-4o-mini,chat-2.5-pro=gpt-4o, or *=llama3)`,
+    );
   const timeoutMs = checkMs('MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS', env.MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS, CHAT_UPSTREAM_DEFAULTS.timeoutMs);
   upstreams.set(ENV_UPSTREAM_NAME, {
     name: ENV_UPSTREAM_NAME,
@@ -145,13 +186,24 @@ function fromEnv(env: Env, upstreams: Map<string, ChatUpstreamSpec>, mappings: M
     apiKey: env[KEY_ENV] || undefined,
     keySetting: KEY_ENV,
     timeoutMs,
-    stallTimeoutMs: checkMs('MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS', env.MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS, Math.min(CHAT_UPSTREAM_DEFAULTS.stallTimeoutMs, timeoutMs)),
-    connectTimeoutMs: checkMs('MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS', env.MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS, Math.min(CHAT_UPSTREAM_DEFAULTS.connectTimeoutMs, timeoutMs)),
+    stallTimeoutMs: checkMs(
+      'MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS',
+      env.MEDIAGATE_CHAT_UPSTREAM_STALL_TIMEOUT_MS,
+      Math.min(CHAT_UPSTREAM_DEFAULTS.stallTimeoutMs, timeoutMs),
+    ),
+    connectTimeoutMs: checkMs(
+      'MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS',
+      env.MEDIAGATE_CHAT_UPSTREAM_CONNECT_TIMEOUT_MS,
+      Math.min(CHAT_UPSTREAM_DEFAULTS.connectTimeoutMs, timeoutMs),
+    ),
     maxTokensParam: checkMaxTokensParam('MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM', env.MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM),
     models: {},
   });
   const seen = new Set<string>();
-  for (const part of modelsRaw.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of modelsRaw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([^=\s]+)\s*=\s*(\S+)$/.exec(part);
     if (!m) throw new ConfigError(MODELS_ENV, `entries look like chat-model=upstream-model, got "${part}"`);
     const model = m[1]!;
@@ -193,11 +245,18 @@ export function createChatUpstreams(specs: readonly ChatUpstreamSpec[]): ChatUps
   const routes: Record<string, RouteCandidate[]> = {};
   for (const spec of specs) {
     const id = `openai:${spec.name}`;
-    providers.push(createOpenAiChatProvider({
-      id, baseUrl: spec.baseUrl, apiKey: spec.apiKey, timeoutMs: spec.timeoutMs,
-      connectTimeoutMs: spec.connectTimeoutMs, stallTimeoutMs: spec.stallTimeoutMs, maxTokensParam: spec.maxTokensParam,
-      keySetting: spec.keySetting,
-    }));
+    providers.push(
+      createOpenAiChatProvider({
+        id,
+        baseUrl: spec.baseUrl,
+        apiKey: spec.apiKey,
+        timeoutMs: spec.timeoutMs,
+        connectTimeoutMs: spec.connectTimeoutMs,
+        stallTimeoutMs: spec.stallTimeoutMs,
+        maxTokensParam: spec.maxTokensParam,
+        keySetting: spec.keySetting,
+      }),
+    );
     for (const [model, upstreamModel] of Object.entries(spec.models)) routes[model] = [{ provider: id, model: upstreamModel, priority: 0, weight: 1 }];
   }
   return { providers, routes };

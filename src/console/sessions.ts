@@ -58,7 +58,11 @@ export class ConsoleSessions {
   private readonly cookiePath: string;
   private lastSweep = 0;
 
-  constructor(private readonly store: SessionStore, private readonly keys: Pick<KeyStore, 'findActiveByHash'>, private readonly settings: SessionSettings) {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly keys: Pick<KeyStore, 'findActiveByHash'>,
+    private readonly settings: SessionSettings,
+  ) {
     const url = new URL(settings.publicUrl);
     this.secure = url.protocol === 'https:';
     this.cookiePath = `${url.pathname.replace(/\/+$/, '')}/`;
@@ -71,7 +75,10 @@ export class ConsoleSessions {
     const key = await authenticate(this.keys, keyHash, now);
     const cookieValue = randomBytes(32).toString('base64url');
     const record: SessionRecord = {
-      idHash: sha256(cookieValue), keyHash, csrfToken: randomBytes(24).toString('base64url'), createdAt: now,
+      idHash: sha256(cookieValue),
+      keyHash,
+      csrfToken: randomBytes(24).toString('base64url'),
+      createdAt: now,
       expiresAt: key.expiresAt != null ? Math.min(key.expiresAt, now + this.settings.ttlMs) : now + this.settings.ttlMs,
     };
     await this.store.insert(record);

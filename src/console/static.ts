@@ -15,11 +15,22 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 export const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml',
-  '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2', '.txt': 'text/plain; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
-interface ServedFile { body: Buffer; type: string; immutable: boolean }
+interface ServedFile {
+  body: Buffer;
+  type: string;
+  immutable: boolean;
+}
 
 function readTree(dir: string, base = dir, out = new Map<string, ServedFile>()): Map<string, ServedFile> {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -42,8 +53,17 @@ export function consolePolicy(publicUrl: string, filesRedirect: boolean): string
   const origin = new URL(publicUrl).origin;
   const media = ["'self'", 'blob:', 'data:', origin, ...(filesRedirect ? ['https:'] : [])].join(' ');
   return [
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", `img-src ${media}`, `media-src ${media}`, "connect-src 'self'",
-    "font-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'", "manifest-src 'self'",
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src ${media}`,
+    `media-src ${media}`,
+    "connect-src 'self'",
+    "font-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "manifest-src 'self'",
   ].join('; ');
 }
 
@@ -57,20 +77,24 @@ export function registerConsoleStatic(app: FastifyInstance, options: ConsoleStat
   const files = fs.existsSync(path.join(options.dir, 'index.html')) ? readTree(options.dir) : undefined;
   const policy = consolePolicy(options.publicUrl, options.filesRedirect);
   const prefix = new URL(options.publicUrl).pathname.replace(/\/+$/, '');
-  const security = (reply: FastifyReply): FastifyReply => reply
-    .header('content-security-policy', policy)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY');
+  const security = (reply: FastifyReply): FastifyReply =>
+    reply
+      .header('content-security-policy', policy)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('x-frame-options', 'DENY');
 
-  const send = (reply: FastifyReply, file: ServedFile): FastifyReply => security(reply)
-    .header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
-    .type(file.type)
-    .send(file.body);
+  const send = (reply: FastifyReply, file: ServedFile): FastifyReply =>
+    security(reply)
+      .header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
+      .type(file.type)
+      .send(file.body);
 
   const serve = async (rel: string, reply: FastifyReply): Promise<FastifyReply> => {
     if (!files) {
-      return security(reply).code(503).type('text/plain; charset=utf-8')
+      return security(reply)
+        .code(503)
+        .type('text/plain; charset=utf-8')
         .send('The web console is not built: run `npm run build` (needs the dev dependencies), then restart the gateway.\n');
     }
     const file = files.get(rel);

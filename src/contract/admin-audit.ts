@@ -5,33 +5,53 @@ import { Nullable } from './task-replies.js';
 
 /** The audit log (G302) and the effective settings (G311) of the admin API. */
 
-export const AUDIT_ACTIONS = ['key.create', 'key.update', 'key.revoke', 'key.rotate', 'account.create', 'account.grant', 'task.cancel', 'channel.probe'] as const;
+export const AUDIT_ACTIONS = [
+  'key.create',
+  'key.update',
+  'key.revoke',
+  'key.rotate',
+  'account.create',
+  'account.grant',
+  'task.cancel',
+  'channel.probe',
+] as const;
 
-export const AdminAuditEntry = Type.Object({
-  id: Type.Integer(),
-  object: Type.Literal('audit_entry'),
-  created: Created,
-  actor: Type.String({ description: 'The admin key\'s id; `cli` for the mediagate command on the server; `bootstrap` for a key of the settings' }),
-  action: StringEnum(AUDIT_ACTIONS),
-  target: Type.String({ description: 'The id of the key, account or task changed, or of the channel probed' }),
-  request_id: Nullable(Type.String({ description: 'The admin request\'s x-request-id; null for the CLI and the bootstrap' })),
-  details: Type.Record(Type.String(), Type.Unknown(), { description: 'What was asked (never a secret)' }),
-}, { ...closed, title: 'AdminAuditEntry', description: 'One change made through the admin API or the CLI' });
+export const AdminAuditEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    object: Type.Literal('audit_entry'),
+    created: Created,
+    actor: Type.String({ description: "The admin key's id; `cli` for the mediagate command on the server; `bootstrap` for a key of the settings" }),
+    action: StringEnum(AUDIT_ACTIONS),
+    target: Type.String({ description: 'The id of the key, account or task changed, or of the channel probed' }),
+    request_id: Nullable(Type.String({ description: "The admin request's x-request-id; null for the CLI and the bootstrap" })),
+    details: Type.Record(Type.String(), Type.Unknown(), { description: 'What was asked (never a secret)' }),
+  },
+  { ...closed, title: 'AdminAuditEntry', description: 'One change made through the admin API or the CLI' },
+);
 export const AdminAuditLog = AdminList(AdminAuditEntry, 'AdminAuditLog', 'audit entries');
 
-export const AuditQuerystring = Type.Object({
-  actor: Type.Optional(Type.String({ maxLength: 128, description: 'Only changes by this actor (an admin key id, cli or bootstrap)' })),
-  action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'Only changes of this kind' })),
-  target: Type.Optional(Type.String({ maxLength: 128, description: 'Only changes of this key or account' })),
-  since: TimeQuery('Only changes at or after this time'),
-  until: TimeQuery('Only changes before this time'),
-  ...PagingQuery,
-}, closed);
+export const AuditQuerystring = Type.Object(
+  {
+    actor: Type.Optional(Type.String({ maxLength: 128, description: 'Only changes by this actor (an admin key id, cli or bootstrap)' })),
+    action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'Only changes of this kind' })),
+    target: Type.Optional(Type.String({ maxLength: 128, description: 'Only changes of this key or account' })),
+    since: TimeQuery('Only changes at or after this time'),
+    until: TimeQuery('Only changes before this time'),
+    ...PagingQuery,
+  },
+  closed,
+);
 
-export const AdminSettings = Type.Object({
-  object: Type.Literal('settings'),
-  settings: Type.Record(Type.String(), Type.Unknown(), { description: 'The effective configuration of the answering process; every secret replaced by "[redacted]" (G311)' }),
-}, { ...closed, title: 'AdminSettings', description: 'The effective configuration, secrets redacted' });
+export const AdminSettings = Type.Object(
+  {
+    object: Type.Literal('settings'),
+    settings: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The effective configuration of the answering process; every secret replaced by "[redacted]" (G311)',
+    }),
+  },
+  { ...closed, title: 'AdminSettings', description: 'The effective configuration, secrets redacted' },
+);
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export type AdminAuditEntry = Static<typeof AdminAuditEntry>;

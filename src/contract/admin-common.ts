@@ -13,12 +13,16 @@ export const DEFAULT_ADMIN_LIMIT = 20;
 export const MAX_ADMIN_LIMIT = 100;
 
 /** `{object: "list", data, has_more, next_cursor}` of `item`s. */
-export const AdminList = <T extends TSchema>(item: T, title: string, what: string) => Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(item, { description: `The ${what}, newest first` }),
-  has_more: Type.Boolean({ description: 'Whether another page follows' }),
-  next_cursor: Nullable(Type.String({ description: 'Send as `cursor` (with the same filters) for the next page; null on the last page' })),
-}, { ...closed, title, description: `A page of ${what}` });
+export const AdminList = <T extends TSchema>(item: T, title: string, what: string) =>
+  Type.Object(
+    {
+      object: Type.Literal('list'),
+      data: Type.Array(item, { description: `The ${what}, newest first` }),
+      has_more: Type.Boolean({ description: 'Whether another page follows' }),
+      next_cursor: Nullable(Type.String({ description: 'Send as `cursor` (with the same filters) for the next page; null on the last page' })),
+    },
+    { ...closed, title, description: `A page of ${what}` },
+  );
 
 /** `limit` and `cursor`. */
 export const PagingQuery = {
@@ -29,7 +33,8 @@ export const PagingQuery = {
 export const IdParams = (what: string) => Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: `The ${what}'s id` }) }, closed);
 
 /** Unix seconds, or an ISO-8601 date-time with a time zone (as `created_after` of the task list). */
-export const TimeQuery = (description: string) => Type.Optional(Type.String({ maxLength: 64, description: `${description}: Unix seconds, or an ISO-8601 date-time with a time zone` }));
+export const TimeQuery = (description: string) =>
+  Type.Optional(Type.String({ maxLength: 64, description: `${description}: Unix seconds, or an ISO-8601 date-time with a time zone` }));
 
 export const Created = Type.Integer({ description: 'When it was created, Unix seconds' });
 

@@ -51,19 +51,47 @@ const entries = (family: FamilyId, list: Array<[string, Price]>): ModelEntry[] =
 
 /** Every model with its family and price (credits). Model Center models come from their own catalog. */
 export const MODELS: readonly ModelEntry[] = [
-  ...entries('pic', [['pic', perTask(1)], ['pic-2', perTask(2)], ['pic-2-stable', perTask(2)], ['pic-pro', perTask(4)], ['pic-pro-stable', perTask(4)]]),
-  ...entries('clip', [['clip3.1-fast', perTask(10)], ['clip_3_1_fast_stable', perTask(10)], ['clip_3_1_pro_stable', perTask(20)], ['clip_3_1_fast', perTask(10)], ['clip_3_1_pro', perTask(20)]]),
+  ...entries('pic', [
+    ['pic', perTask(1)],
+    ['pic-2', perTask(2)],
+    ['pic-2-stable', perTask(2)],
+    ['pic-pro', perTask(4)],
+    ['pic-pro-stable', perTask(4)],
+  ]),
+  ...entries('clip', [
+    ['clip3.1-fast', perTask(10)],
+    ['clip_3_1_fast_stable', perTask(10)],
+    ['clip_3_1_pro_stable', perTask(20)],
+    ['clip_3_1_fast', perTask(10)],
+    ['clip_3_1_pro', perTask(20)],
+  ]),
   ...entries('reel', [
-    ['reel-2', perTask(15)], ['reel-2-stable', perTask(15)], ['reel-2-pro', perTask(30)], ['reelOa2Plus', perTask(20)], ['reelOa2Pro', perTask(40)],
-    ['reelOa2', perTask(20)], ['reelOa2Stable', perTask(20)], ['reel2Stable', perTask(15)],
+    ['reel-2', perTask(15)],
+    ['reel-2-stable', perTask(15)],
+    ['reel-2-pro', perTask(30)],
+    ['reelOa2Plus', perTask(20)],
+    ['reelOa2Pro', perTask(40)],
+    ['reelOa2', perTask(20)],
+    ['reelOa2Stable', perTask(20)],
+    ['reel2Stable', perTask(15)],
   ]),
   ...entries('motion', [
     // docs/reference/api/motion.md#models: the 1.5 pro models are billed by second, the 2.0 models per task.
-    ['motion_1_5_pro_480p', perSecond(1)], ['motion_1_5_pro_720p', perSecond(2)], ['motion_1_5_pro_1080p', perSecond(3)],
-    ['motion_2_0_4s_5s', perTask(10)], ['motion_2_0_6s_10s', perTask(20)], ['motion_2_0_11s_15s', perTask(30)],
-    ['motion_2_0', perTask(10)], ['motion_2_0_fast', perTask(8)], ['motion_2_0_pro', perTask(20)], ['motion_2_0_fast_pro', perTask(15)],
+    ['motion_1_5_pro_480p', perSecond(1)],
+    ['motion_1_5_pro_720p', perSecond(2)],
+    ['motion_1_5_pro_1080p', perSecond(3)],
+    ['motion_2_0_4s_5s', perTask(10)],
+    ['motion_2_0_6s_10s', perTask(20)],
+    ['motion_2_0_11s_15s', perTask(30)],
+    ['motion_2_0', perTask(10)],
+    ['motion_2_0_fast', perTask(8)],
+    ['motion_2_0_pro', perTask(20)],
+    ['motion_2_0_fast_pro', perTask(15)],
   ]),
-  ...entries('videos', [['videos', perRequest(10)], ['videos_fast', perRequest(6)]]),
+  ...entries('videos', [
+    ['videos', perRequest(10)],
+    ['videos_fast', perRequest(6)],
+  ]),
   ...MODEL_CENTER_MODELS.map((x): ModelEntry => ({ id: x.id, family: 'model-center', price: perTask(x.credits) })),
 ];
 

@@ -5,7 +5,12 @@ import { MediaUrl, StringEnum } from './schema-helpers.js';
 
 /** The six chat models (docs/reference/api/chat.md#request). */
 export const CHAT_MODELS = [
-  'chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-2.5-flash', 'chat-3.1-pro-preview', 'chat-3-pro-preview', 'chat-2.5-pro',
+  'chat-3-flash-preview',
+  'chat-2.5-flash-lite',
+  'chat-2.5-flash',
+  'chat-3.1-pro-preview',
+  'chat-3-pro-preview',
+  'chat-2.5-pro',
 ] as const;
 export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
 export const CHAT_PART_TYPES = ['text', 'image_url'] as const;
@@ -42,33 +47,41 @@ const ContentPart = Type.Unsafe<ChatContentPart>({
   ],
 });
 
-const Message = Type.Object({
-  role: StringEnum(CHAT_ROLES, { description: 'system, user or assistant' }),
-  // `items`/`minItems` apply to arrays only, so a string passes them: a union without anyOf noise.
-  content: Type.Unsafe<string | ChatContentPart[]>({
-    type: ['string', 'array'],
-    items: ContentPart,
-    description: 'a string, or an array of text / image_url parts',
-  }),
-}, { additionalProperties: true });
+const Message = Type.Object(
+  {
+    role: StringEnum(CHAT_ROLES, { description: 'system, user or assistant' }),
+    // `items`/`minItems` apply to arrays only, so a string passes them: a union without anyOf noise.
+    content: Type.Unsafe<string | ChatContentPart[]>({
+      type: ['string', 'array'],
+      items: ContentPart,
+      description: 'a string, or an array of text / image_url parts',
+    }),
+  },
+  { additionalProperties: true },
+);
 
-export const ChatCompletionBody = Type.Object({
-  model: StringEnum(CHAT_MODELS, { description: 'Chat model' }),
-  messages: Type.Array(Message, { minItems: 1, description: 'The conversation so far (at least one message)' }),
-  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0 to 2' })),
-  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Nucleus sampling mass, 0 to 1 (may be sent with temperature: D10)' })),
-  stream: Type.Optional(Type.Boolean({ description: 'Send data-only server-sent events; default false' })),
-  max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Most tokens to generate; default unbounded (context length)' })),
-  stop: Type.Optional(Type.Unsafe<string | string[] | null>({
-    type: ['string', 'array', 'null'],
-    items: { type: 'string', minLength: 1 },
-    minLength: 1,
-    maxItems: CHAT_MAX_STOP,
-    description: 'A stop sequence or up to 4 of them',
-  })),
-  presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: '-2.0 to 2.0' })),
-  frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: '-2.0 to 2.0; default 0' })),
-}, { additionalProperties: true });
+export const ChatCompletionBody = Type.Object(
+  {
+    model: StringEnum(CHAT_MODELS, { description: 'Chat model' }),
+    messages: Type.Array(Message, { minItems: 1, description: 'The conversation so far (at least one message)' }),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0 to 2' })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Nucleus sampling mass, 0 to 1 (may be sent with temperature: D10)' })),
+    stream: Type.Optional(Type.Boolean({ description: 'Send data-only server-sent events; default false' })),
+    max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'Most tokens to generate; default unbounded (context length)' })),
+    stop: Type.Optional(
+      Type.Unsafe<string | string[] | null>({
+        type: ['string', 'array', 'null'],
+        items: { type: 'string', minLength: 1 },
+        minLength: 1,
+        maxItems: CHAT_MAX_STOP,
+        description: 'A stop sequence or up to 4 of them',
+      }),
+    ),
+    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: '-2.0 to 2.0' })),
+    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: '-2.0 to 2.0; default 0' })),
+  },
+  { additionalProperties: true },
+);
 
 export type ChatCompletionBody = Static<typeof ChatCompletionBody>;
 
@@ -122,25 +135,37 @@ export function isVideoUrl(url: string): boolean {
 }
 
 /** The non-streaming reply (D21), as the chat service builds it (G240). */
-export const ChatCompletionReply = Type.Object({
-  code: Type.Literal('200'),
-  msg: Type.Literal('成功'),
-  data: Type.Object({
-    content: Type.String({ description: 'The assistant\'s reply' }),
-    usage: Type.Object({
-      prompt_tokens: Type.Integer({ minimum: 0 }), completion_tokens: Type.Integer({ minimum: 0 }), total_tokens: Type.Integer({ minimum: 0 }),
-    }, { additionalProperties: false }),
-    model: Type.String(),
-    id: Type.String({ description: 'chatcmpl-...' }),
-    finish_reason: StringEnum(['stop', 'length']),
-  }, { additionalProperties: false }),
-  success: Type.Literal(true),
-}, { additionalProperties: false, title: 'ChatCompletion' });
+export const ChatCompletionReply = Type.Object(
+  {
+    code: Type.Literal('200'),
+    msg: Type.Literal('成功'),
+    data: Type.Object(
+      {
+        content: Type.String({ description: "The assistant's reply" }),
+        usage: Type.Object(
+          {
+            prompt_tokens: Type.Integer({ minimum: 0 }),
+            completion_tokens: Type.Integer({ minimum: 0 }),
+            total_tokens: Type.Integer({ minimum: 0 }),
+          },
+          { additionalProperties: false },
+        ),
+        model: Type.String(),
+        id: Type.String({ description: 'chatcmpl-...' }),
+        finish_reason: StringEnum(['stop', 'length']),
+      },
+      { additionalProperties: false },
+    ),
+    success: Type.Literal(true),
+  },
+  { additionalProperties: false, title: 'ChatCompletion' },
+);
 
 export type ChatCompletionReply = Static<typeof ChatCompletionReply>;
 
 /** With `stream: true`: server-sent events (G40), documented as text. */
 export const ChatCompletionStream = Type.String({
   title: 'ChatCompletionStream',
-  description: 'Server-sent events (D22, G40): `data: {...}` events carrying OpenAI `chat.completion.chunk` objects (the assistant role, then content deltas, a chunk with `finish_reason`, a last chunk with `usage` and empty `choices`), `: ping` comments while waiting, and `data: [DONE]`; a failure after the stream opened ends it with `data: {"error": {...}}` and no [DONE].',
+  description:
+    'Server-sent events (D22, G40): `data: {...}` events carrying OpenAI `chat.completion.chunk` objects (the assistant role, then content deltas, a chunk with `finish_reason`, a last chunk with `usage` and empty `choices`), `: ping` comments while waiting, and `data: [DONE]`; a failure after the stream opened ends it with `data: {"error": {...}}` and no [DONE].',
 });

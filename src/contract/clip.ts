@@ -34,30 +34,38 @@ export const CLIP_MAX_REFERENCE_IMAGES = 3;
  * "not shown" in the contract and takes 3 like its siblings (decision taken here).
  */
 export const CLIP_REFERENCE_LIMITS: Readonly<Record<ClipModel, number>> = {
-  'clip3.1-fast': 3, clip_3_1_fast_stable: 0, clip_3_1_pro_stable: 3, clip_3_1_fast: 3, clip_3_1_pro: 3,
+  'clip3.1-fast': 3,
+  clip_3_1_fast_stable: 0,
+  clip_3_1_pro_stable: 3,
+  clip_3_1_fast: 3,
+  clip_3_1_pro: 3,
 };
 
-const ReferenceList = (description: string) =>
-  Type.Array(MediaUrl('reference image URL'), { maxItems: CLIP_MAX_REFERENCE_IMAGES, description });
+const ReferenceList = (description: string) => Type.Array(MediaUrl('reference image URL'), { maxItems: CLIP_MAX_REFERENCE_IMAGES, description });
 
 /**
  * One body schema for both forms (they share `/clip/videos` when prefixes are empty): every field
  * of either form with its type and values; which form applies is decided by `model` in the plan.
  */
-export const ClipCreateBody = Type.Object({
-  callback_url: CallbackUrlField(),
-  model: Type.Optional(StringEnum(CLIP_MODELS, { description: 'Form A: clip3.1-fast (default); Form B: the four clip_3_1_* models' })),
-  prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the video' }),
-  size: Type.Optional(StringEnum(CLIP_SIZES, { description: 'Form A only: 1280x720 (default) or 720x1280; exclusive with aspect_ratio' })),
-  aspect_ratio: Type.Optional(StringEnum(CLIP_ASPECT_RATIOS, { description: '16:9 (default) or 9:16, a pure ratio; exclusive with size' })),
-  resolution: Type.Optional(StringEnum(CLIP_RESOLUTION_SPELLINGS, { description: 'Form B only: 720p (default), 1080p, 4K (clip_3_1_fast, clip_3_1_pro); case-insensitive' })),
-  duration: Type.Optional(IntegerLike('only 8 (integer or string of digits); exclusive with seconds')),
-  seconds: Type.Optional(IntegerLike('only 8 (integer or string of digits); exclusive with duration')),
-  input_reference: Type.Optional(ReferenceList('Reference images, at most 3; exclusive with image_urls and with the frame fields')),
-  image_urls: Type.Optional(ReferenceList('Reference images, at most 3; exclusive with input_reference and with the frame fields')),
-  first_image: Type.Optional(MediaUrl('first frame image URL')),
-  last_image: Type.Optional(MediaUrl('last frame image URL; requires first_image')),
-}, { additionalProperties: true });
+export const ClipCreateBody = Type.Object(
+  {
+    callback_url: CallbackUrlField(),
+    model: Type.Optional(StringEnum(CLIP_MODELS, { description: 'Form A: clip3.1-fast (default); Form B: the four clip_3_1_* models' })),
+    prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the video' }),
+    size: Type.Optional(StringEnum(CLIP_SIZES, { description: 'Form A only: 1280x720 (default) or 720x1280; exclusive with aspect_ratio' })),
+    aspect_ratio: Type.Optional(StringEnum(CLIP_ASPECT_RATIOS, { description: '16:9 (default) or 9:16, a pure ratio; exclusive with size' })),
+    resolution: Type.Optional(
+      StringEnum(CLIP_RESOLUTION_SPELLINGS, { description: 'Form B only: 720p (default), 1080p, 4K (clip_3_1_fast, clip_3_1_pro); case-insensitive' }),
+    ),
+    duration: Type.Optional(IntegerLike('only 8 (integer or string of digits); exclusive with seconds')),
+    seconds: Type.Optional(IntegerLike('only 8 (integer or string of digits); exclusive with duration')),
+    input_reference: Type.Optional(ReferenceList('Reference images, at most 3; exclusive with image_urls and with the frame fields')),
+    image_urls: Type.Optional(ReferenceList('Reference images, at most 3; exclusive with input_reference and with the frame fields')),
+    first_image: Type.Optional(MediaUrl('first frame image URL')),
+    last_image: Type.Optional(MediaUrl('last frame image URL; requires first_image')),
+  },
+  { additionalProperties: true },
+);
 
 export type ClipCreateBody = Static<typeof ClipCreateBody>;
 
@@ -75,21 +83,27 @@ const clipCommonParams = {
  * What a Form A clip task stores as its parameters (`planClipTask`) and its provider is given
  * (G405): the orientation as both `size` and `aspect_ratio`, 720p, and the common fields.
  */
-export const ClipFormAParams = Type.Object({
-  ...clipCommonParams,
-  size: StringEnum(CLIP_SIZES),
-  aspect_ratio: StringEnum(CLIP_ASPECT_RATIOS),
-  resolution: Type.Literal('720p'),
-}, { additionalProperties: false });
+export const ClipFormAParams = Type.Object(
+  {
+    ...clipCommonParams,
+    size: StringEnum(CLIP_SIZES),
+    aspect_ratio: StringEnum(CLIP_ASPECT_RATIOS),
+    resolution: Type.Literal('720p'),
+  },
+  { additionalProperties: false },
+);
 
 export type ClipFormAParams = Static<typeof ClipFormAParams>;
 
 /** What a Form B clip task stores (G405): `aspect_ratio`, the resolution in its canonical spelling, no `size`. */
-export const ClipFormBParams = Type.Object({
-  ...clipCommonParams,
-  aspect_ratio: StringEnum(CLIP_ASPECT_RATIOS),
-  resolution: StringEnum(CLIP_RESOLUTIONS),
-}, { additionalProperties: false });
+export const ClipFormBParams = Type.Object(
+  {
+    ...clipCommonParams,
+    aspect_ratio: StringEnum(CLIP_ASPECT_RATIOS),
+    resolution: StringEnum(CLIP_RESOLUTIONS),
+  },
+  { additionalProperties: false },
+);
 
 export type ClipFormBParams = Static<typeof ClipFormBParams>;
 
@@ -105,7 +119,12 @@ export function clipFormOf(model: ClipModel): 'A' | 'B' {
  * `duration`/`seconds` (D10, D13): at most one of the two, its value one of `allowed`,
  * else `fallback`. Shared by clip and reel.
  */
-export function planDuration(body: { duration?: number | string; seconds?: number | string }, allowed: readonly number[], fallback: number, context: string): number {
+export function planDuration(
+  body: { duration?: number | string; seconds?: number | string },
+  allowed: readonly number[],
+  fallback: number,
+  context: string,
+): number {
   assertExclusive(body, 'duration', 'seconds');
   const field = body.duration !== undefined ? 'duration' : 'seconds';
   const value = toInteger(body.duration ?? body.seconds);
@@ -135,11 +154,18 @@ export function planClipTask(body: ClipCreateBody): ClipRequest & PlanFacts {
   const duration = planDuration(body, CLIP_DURATIONS, CLIP_DURATION_SEC, ' (clip videos are always 8 seconds long)');
   const refs = referenceField(body);
   assertRequires(body, 'last_image', 'first_image');
-  assertGroupsExclusive(body, ['first_image', 'last_image'], ['input_reference', 'image_urls'],
-    'first/last-frame mode and reference-image mode are separate modes; send frames or reference images, not both');
+  assertGroupsExclusive(
+    body,
+    ['first_image', 'last_image'],
+    ['input_reference', 'image_urls'],
+    'first/last-frame mode and reference-image mode are separate modes; send frames or reference images, not both',
+  );
   const limit = CLIP_REFERENCE_LIMITS[model];
   if (limit === 0 && refs.urls.length > 0) {
-    throw invalidField(refs.field, `${model} supports first/last-frame mode only and does not accept reference images (${refs.field}); use first_image and last_image, or a model with reference images`);
+    throw invalidField(
+      refs.field,
+      `${model} supports first/last-frame mode only and does not accept reference images (${refs.field}); use first_image and last_image, or a model with reference images`,
+    );
   }
   if (refs.urls.length > limit) throw invalidField(refs.field, `${refs.field} allows at most ${limit} items for ${model} (got ${refs.urls.length})`);
 
@@ -154,13 +180,23 @@ export function planClipTask(body: ClipCreateBody): ClipRequest & PlanFacts {
   let request: ClipRequest;
   if (form === 'A') {
     if (body.resolution !== undefined) {
-      throw invalidField('resolution', `resolution is accepted only by the Form B models (${CLIP_FORM_B_MODELS.join(', ')}); ${model} renders 720p, choose its orientation with size or aspect_ratio`);
+      throw invalidField(
+        'resolution',
+        `resolution is accepted only by the Form B models (${CLIP_FORM_B_MODELS.join(', ')}); ${model} renders 720p, choose its orientation with size or aspect_ratio`,
+      );
     }
     const aspect = body.aspect_ratio ?? (body.size === '720x1280' ? '9:16' : '16:9');
-    request = { family: 'clip', form, params: { prompt: body.prompt, size: aspect === '9:16' ? '720x1280' : '1280x720', aspect_ratio: aspect, resolution: '720p', ...rest } };
+    request = {
+      family: 'clip',
+      form,
+      params: { prompt: body.prompt, size: aspect === '9:16' ? '720x1280' : '1280x720', aspect_ratio: aspect, resolution: '720p', ...rest },
+    };
   } else {
     if (body.size !== undefined) {
-      throw invalidField('size', `size is accepted only by ${CLIP_DEFAULT_MODEL} (Form A); ${model} takes aspect_ratio (16:9, 9:16) and resolution (720p, 1080p, 4K)`);
+      throw invalidField(
+        'size',
+        `size is accepted only by ${CLIP_DEFAULT_MODEL} (Form A); ${model} takes aspect_ratio (16:9, 9:16) and resolution (720p, 1080p, 4K)`,
+      );
     }
     const resolution = CLIP_RESOLUTIONS.find((r) => r.toLowerCase() === (body.resolution ?? '720p').toLowerCase())!;
     if (resolution === '4K' && !CLIP_4K_MODELS.includes(model)) {

@@ -18,21 +18,35 @@ export function codesOfStatus(status: number): ErrorCode[] {
   return ALL_CODES.filter((code) => ERROR_CATALOG[code].status === status);
 }
 
-const standardBody = (codes: readonly ErrorCode[]) => Type.Object({
-  error: Type.Object({
-    message: Type.String({ description: 'What went wrong, naming the field and the rule' }),
-    type: StringEnum([...new Set(codes.map((c) => ERROR_CATALOG[c].type))]),
-    param: Nullable(Type.String({ description: 'The request field the error is about (`image_urls[2]`)' })),
-    code: StringEnum(codes, { description: 'The error code (docs/reference/errors.md)' }),
-  }, closed),
-}, { ...closed, title: 'Error' });
+const standardBody = (codes: readonly ErrorCode[]) =>
+  Type.Object(
+    {
+      error: Type.Object(
+        {
+          message: Type.String({ description: 'What went wrong, naming the field and the rule' }),
+          type: StringEnum([...new Set(codes.map((c) => ERROR_CATALOG[c].type))]),
+          param: Nullable(Type.String({ description: 'The request field the error is about (`image_urls[2]`)' })),
+          code: StringEnum(codes, { description: 'The error code (docs/reference/errors.md)' }),
+        },
+        closed,
+      ),
+    },
+    { ...closed, title: 'Error' },
+  );
 
 const statusCode = (statuses: readonly number[]) => StringEnum(statuses.map(String), { description: 'The HTTP status, as a string' });
 const AnyStatus = Type.String({ pattern: '^[45][0-9][0-9]$', description: 'The HTTP status, as a string' });
 const videosBody = <C extends TSchema>(code: C) => Type.Object({ code, msg: Type.String(), data: Type.Null() }, { ...closed, title: 'VideosError' });
-const chatBody = <C extends TSchema>(code: C) => Type.Object({
-  code, msg: Type.String(), data: Type.Null(), success: Type.Literal(false),
-}, { ...closed, title: 'ChatError' });
+const chatBody = <C extends TSchema>(code: C) =>
+  Type.Object(
+    {
+      code,
+      msg: Type.String(),
+      data: Type.Null(),
+      success: Type.Literal(false),
+    },
+    { ...closed, title: 'ChatError' },
+  );
 
 export const StandardErrorBody = standardBody(ALL_CODES);
 export const VideosErrorBody = videosBody(AnyStatus);
@@ -50,9 +64,12 @@ export function errorBodySchema(style: ErrorStyle, status: number): TSchema {
   if (codes.length === 0) throw new Error(`no error code of the catalog has status ${status}`);
   const description = codes.map((c) => `\`${c}\`: ${ERROR_CATALOG[c].description}`).join(' ');
   switch (style) {
-    case 'standard': return { ...standardBody(codes), description };
-    case 'videos-create': return { ...videosBody(statusCode([status])), description };
-    case 'chat': return { ...chatBody(statusCode([status])), description };
+    case 'standard':
+      return { ...standardBody(codes), description };
+    case 'videos-create':
+      return { ...videosBody(statusCode([status])), description };
+    case 'chat':
+      return { ...chatBody(statusCode([status])), description };
   }
 }
 

@@ -14,9 +14,15 @@ export type VideoFormat = 'mp4' | 'mov';
 export type AudioFormat = 'wav' | 'mp3';
 
 /** An open interval (min, max): both ends excluded, as the contract writes them. */
-export interface OpenRange { min: number; max: number }
+export interface OpenRange {
+  min: number;
+  max: number;
+}
 /** A closed interval [min, max]. */
-export interface ClosedRange { min: number; max: number }
+export interface ClosedRange {
+  min: number;
+  max: number;
+}
 
 export interface ImageLimits {
   formats: readonly ImageFormat[];
@@ -69,11 +75,19 @@ const WITH_HEIF: readonly ImageFormat[] = [...COMMON_IMAGE_FORMATS, 'heic', 'hei
 const GENERAL_IMAGE: ImageLimits = { formats: COMMON_IMAGE_FORMATS, maxBytes: 30 * MB };
 
 /** motion and Model Center images: formats, aspect ratio in (0.4, 2.5), sides in (300, 6000) px, under 30 MB. */
-const reviewedImage = (formats: readonly ImageFormat[]): ImageLimits =>
-  ({ formats, maxBytes: 30 * MB, aspect: { min: 0.4, max: 2.5 }, side: { min: 300, max: 6000 } });
+const reviewedImage = (formats: readonly ImageFormat[]): ImageLimits => ({
+  formats,
+  maxBytes: 30 * MB,
+  aspect: { min: 0.4, max: 2.5 },
+  side: { min: 300, max: 6000 },
+});
 
 const MC_20_VIDEO: VideoLimits = {
-  formats: ['mp4', 'mov'], maxBytes: 50 * MB, duration: { min: 2, max: 15 }, totalDuration: 15, fps: { min: 24, max: 60 },
+  formats: ['mp4', 'mov'],
+  maxBytes: 50 * MB,
+  duration: { min: 2, max: 15 },
+  totalDuration: 15,
+  fps: { min: 24, max: 60 },
 };
 const MC_20_AUDIO: AudioLimits = { formats: ['wav', 'mp3'], maxBytes: 15 * MB, duration: { min: 2, max: 15 }, totalDuration: 15 };
 const MC_20: MediaLimits = { frames: reviewedImage(WITH_HEIF), images: reviewedImage(WITH_HEIF), videos: MC_20_VIDEO, audios: MC_20_AUDIO };

@@ -14,8 +14,13 @@ export interface ModelCenterModel {
   credits: number;
 }
 
-const m = (id: string, group: string, kind: 'image' | 'video', credits: number, displayNames: string[] = []): ModelCenterModel =>
-  ({ id, group, kind, credits, displayNames });
+const m = (id: string, group: string, kind: 'image' | 'video', credits: number, displayNames: string[] = []): ModelCenterModel => ({
+  id,
+  group,
+  kind,
+  credits,
+  displayNames,
+});
 
 export const MODEL_CENTER_MODELS: readonly ModelCenterModel[] = [
   m('imagegen_5.0Pro', 'imagegen', 'image', 4, ['Imagegen 5.0 Pro']),
@@ -51,7 +56,11 @@ export const MODEL_CENTER_MODELS: readonly ModelCenterModel[] = [
   m('kinetic-o3-video', 'kinetic', 'video', 20, ['Kinetic O3 Video Generation']),
 ];
 
-const normalise = (s: string): string => s.toLowerCase().replace(/[\s_-]+/g, ' ').trim();
+const normalise = (s: string): string =>
+  s
+    .toLowerCase()
+    .replace(/[\s_-]+/g, ' ')
+    .trim();
 const BY_DISPLAY = new Map(MODEL_CENTER_MODELS.flatMap((x) => x.displayNames.map((d) => [normalise(d), x] as const)));
 const BY_ID = new Map(MODEL_CENTER_MODELS.map((x) => [x.id, x]));
 

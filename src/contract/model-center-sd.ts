@@ -30,16 +30,31 @@ export const SD_IMAGE_ALIASES = ['reference_images', 'image_urls', 'referenceIma
 
 export const SD_MODELS: Readonly<Record<string, SdModelSpec>> = {
   'sd_2.0_fast_discount': {
-    maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 },
-    resolutions: ['480p', '720p'], watermark: true, imageFields: ['reference_images'],
+    maxImages: 9,
+    maxVideos: 3,
+    maxAudios: 3,
+    duration: { min: 4, max: 15, default: 5 },
+    resolutions: ['480p', '720p'],
+    watermark: true,
+    imageFields: ['reference_images'],
   },
   'sd_2.0_mini_special': {
-    maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 },
-    resolutions: ['720p'], watermark: false, imageFields: SD_IMAGE_ALIASES,
+    maxImages: 9,
+    maxVideos: 3,
+    maxAudios: 3,
+    duration: { min: 4, max: 15, default: 5 },
+    resolutions: ['720p'],
+    watermark: false,
+    imageFields: SD_IMAGE_ALIASES,
   },
   'sd_2.5_special_v1': {
-    maxImages: 30, maxVideos: 10, maxAudios: 10, duration: { min: 4, max: 30, default: 4 },
-    resolutions: ['720p', '1080p'], watermark: false, imageFields: ['reference_images'],
+    maxImages: 30,
+    maxVideos: 10,
+    maxAudios: 10,
+    duration: { min: 4, max: 30, default: 4 },
+    resolutions: ['720p', '1080p'],
+    watermark: false,
+    imageFields: ['reference_images'],
   },
 };
 
@@ -52,19 +67,22 @@ const urls = (max: number, what: string): TSchema => Type.Array(MediaUrl(`${what
 export function sdThenSchema(id: string): TSchema {
   const spec = SD_MODELS[id]!;
   const images = Object.fromEntries(spec.imageFields.map((f) => [f, Type.Optional(urls(spec.maxImages, 'reference images'))]));
-  return Type.Object({
-    ...images,
-    reference_videos: Type.Optional(urls(spec.maxVideos, 'reference videos')),
-    reference_audios: Type.Optional(urls(spec.maxAudios, 'reference audios')),
-    aspect_ratio: Type.Optional(StringEnum(SD_ASPECT_RATIOS, { description: 'default 16:9' })),
-    resolution: Type.Optional(StringEnum(spec.resolutions, { description: 'default 720p' })),
-    seed: Type.Optional(Type.Integer({ minimum: -1, maximum: 4_294_967_295, description: '-1 (default) picks a random seed' })),
-    first_image: Type.Optional(urls(1, 'first frame image')),
-    last_image: Type.Optional(urls(1, 'last frame image')),
-    generate_audio: Type.Optional(Type.Boolean({ description: 'default true' })),
-    tools: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'official tool configuration, passed on' })),
-    ...(spec.watermark && { watermark: Type.Optional(Type.Boolean({ description: 'default false' })) }),
-  }, { additionalProperties: true });
+  return Type.Object(
+    {
+      ...images,
+      reference_videos: Type.Optional(urls(spec.maxVideos, 'reference videos')),
+      reference_audios: Type.Optional(urls(spec.maxAudios, 'reference audios')),
+      aspect_ratio: Type.Optional(StringEnum(SD_ASPECT_RATIOS, { description: 'default 16:9' })),
+      resolution: Type.Optional(StringEnum(spec.resolutions, { description: 'default 720p' })),
+      seed: Type.Optional(Type.Integer({ minimum: -1, maximum: 4_294_967_295, description: '-1 (default) picks a random seed' })),
+      first_image: Type.Optional(urls(1, 'first frame image')),
+      last_image: Type.Optional(urls(1, 'last frame image')),
+      generate_audio: Type.Optional(Type.Boolean({ description: 'default true' })),
+      tools: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'official tool configuration, passed on' })),
+      ...(spec.watermark && { watermark: Type.Optional(Type.Boolean({ description: 'default false' })) }),
+    },
+    { additionalProperties: true },
+  );
 }
 
 const sent = (body: Record<string, unknown>, field: string): boolean => body[field] !== undefined && body[field] !== null;
@@ -74,7 +92,9 @@ const list = (value: unknown): string[] => (Array.isArray(value) ? (value as str
 function imageField(id: string, spec: SdModelSpec, body: Record<string, unknown>): string {
   const used = spec.imageFields.filter((f) => sent(body, f));
   if (used.length > 1) {
-    throw new AppError('exclusive_fields', `${used.join(' and ')} are names of the same field (reference images); send only one of them`, { param: used.join(',') });
+    throw new AppError('exclusive_fields', `${used.join(' and ')} are names of the same field (reference images); send only one of them`, {
+      param: used.join(','),
+    });
   }
   const foreign = SD_IMAGE_ALIASES.find((f) => !spec.imageFields.includes(f) && sent(body, f));
   if (foreign) throw invalidField(foreign, `${foreign} is not a field of ${id}; send reference images as reference_images`);
@@ -127,8 +147,12 @@ export function planSdTask(id: string, body: Record<string, unknown>): SdPlan {
   const first = list(body.first_image);
   const last = list(body.last_image);
 
-  assertGroupsExclusive(body, ['first_image', 'last_image'], [imagesField, 'reference_videos', 'reference_audios'],
-    'the first-frame, first/last-frame and multimodal reference scenarios cannot be mixed');
+  assertGroupsExclusive(
+    body,
+    ['first_image', 'last_image'],
+    [imagesField, 'reference_videos', 'reference_audios'],
+    'the first-frame, first/last-frame and multimodal reference scenarios cannot be mixed',
+  );
   if (last.length > 0 && first.length === 0) throw invalidField('last_image', 'last_image requires first_image');
   if (audios.length > 0 && images.length === 0 && videos.length === 0) {
     throw invalidField('reference_audios', `reference_audios needs at least 1 reference image or video (${imagesField} or reference_videos)`);

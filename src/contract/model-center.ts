@@ -16,27 +16,30 @@ const urlList = (what: string) => Type.Optional(Type.Array(MediaUrl(`${what} URL
  * fully specified sd models add their table (enums, counts) with `if model = id then ...`. Every
  * other field is kept and passed on to the provider (D11).
  */
-export const ModelCenterCreateBody = Type.Object({
-  callback_url: CallbackUrlField(),
-  model: Type.String({ minLength: 1, maxLength: 200, description: 'Model ID (not a display name)' }),
-  prompt: Type.String({ minLength: 1, description: 'Text describing the result' }),
-  image_urls: urlList('reference images'),
-  reference_images: urlList('reference images'),
-  reference_videos: urlList('reference videos'),
-  reference_audios: urlList('reference audios'),
-  first_image: urlList('first frame image'),
-  last_image: urlList('last frame image'),
-  duration: Type.Optional(IntegerLike('an integer number of seconds, or a string of digits')),
-  resolution: Type.Optional(Type.String({ description: 'video: 480p, 720p, 1080p, 4K; image: 1k, 2k, 4k' })),
-  aspect_ratio: Type.Optional(Type.String({ description: 'e.g. 16:9' })),
-  generate_audio: Type.Optional(Type.Boolean({ description: 'video: add an audio track' })),
-}, {
-  additionalProperties: true,
-  allOf: Object.keys(SD_MODELS).map((id) => ({
-    if: { properties: { model: { const: id } }, required: ['model'] },
-    then: sdThenSchema(id),
-  })),
-});
+export const ModelCenterCreateBody = Type.Object(
+  {
+    callback_url: CallbackUrlField(),
+    model: Type.String({ minLength: 1, maxLength: 200, description: 'Model ID (not a display name)' }),
+    prompt: Type.String({ minLength: 1, description: 'Text describing the result' }),
+    image_urls: urlList('reference images'),
+    reference_images: urlList('reference images'),
+    reference_videos: urlList('reference videos'),
+    reference_audios: urlList('reference audios'),
+    first_image: urlList('first frame image'),
+    last_image: urlList('last frame image'),
+    duration: Type.Optional(IntegerLike('an integer number of seconds, or a string of digits')),
+    resolution: Type.Optional(Type.String({ description: 'video: 480p, 720p, 1080p, 4K; image: 1k, 2k, 4k' })),
+    aspect_ratio: Type.Optional(Type.String({ description: 'e.g. 16:9' })),
+    generate_audio: Type.Optional(Type.Boolean({ description: 'video: add an audio track' })),
+  },
+  {
+    additionalProperties: true,
+    allOf: Object.keys(SD_MODELS).map((id) => ({
+      if: { properties: { model: { const: id } }, required: ['model'] },
+      then: sdThenSchema(id),
+    })),
+  },
+);
 
 export type ModelCenterCreateBody = Static<typeof ModelCenterCreateBody>;
 
@@ -67,7 +70,11 @@ export function resolveModelCenterModel(model: string): ModelCenterModel {
   const found = findModelCenterModel(model);
   if (found) return found;
   const hint = suggestModelCenterModel(model);
-  const normalise = (s: string): string => s.toLowerCase().replace(/[\s_-]+/g, ' ').trim();
+  const normalise = (s: string): string =>
+    s
+      .toLowerCase()
+      .replace(/[\s_-]+/g, ' ')
+      .trim();
   const message = !hint
     ? `model "${model}" is not a published Model ID; use one of: ${MODEL_CENTER_MODELS.map((m) => m.id).join(', ')}`
     : hint.displayNames.some((d) => normalise(d) === normalise(model))
@@ -113,11 +120,13 @@ export function imagegenOutput(body: Record<string, unknown>): OutputSpec {
   }
   const resolution = str(body.resolution)?.toLowerCase();
   const longSide = resolution !== undefined && resolution in IMAGE_LONG_SIDE ? IMAGE_LONG_SIDE[resolution as ImageResolution] : 1024;
-  const ratio = [str(body.aspect_ratio), str(body.size)].map((v) => RATIO.exec(v ?? '')).find((m) => {
-    if (!m) return false;
-    const r = Number(m[1]) / Number(m[2]);
-    return r >= 0.25 && r <= 4;
-  });
+  const ratio = [str(body.aspect_ratio), str(body.size)]
+    .map((v) => RATIO.exec(v ?? ''))
+    .find((m) => {
+      if (!m) return false;
+      const r = Number(m[1]) / Number(m[2]);
+      return r >= 0.25 && r <= 4;
+    });
   return { kind: 'image', format: 'png', ...sizeForAspect(ratio ? `${ratio[1]}:${ratio[2]}` : '1:1', longSide) };
 }
 

@@ -33,7 +33,10 @@ export interface PromptCount {
 /** Counts a motion prompt by the rule above. */
 export function countMotionPrompt(text: string): PromptCount {
   const cjk = (text.match(CJK_GLOBAL) ?? []).length;
-  const words = text.replace(CJK_GLOBAL, ' ').split(/\s+/u).filter((run) => WORD_CHAR.test(run)).length;
+  const words = text
+    .replace(CJK_GLOBAL, ' ')
+    .split(/\s+/u)
+    .filter((run) => WORD_CHAR.test(run)).length;
   return { cjk, words, units: cjk * CJK_WEIGHT + words };
 }
 
@@ -43,6 +46,8 @@ export function motionPromptProblem(text: string): string | null {
   if (units <= MOTION_PROMPT_MAX_WORDS) return null;
   if (words === 0) return `is too long: at most ${MOTION_PROMPT_MAX_CJK} Chinese (CJK) characters are allowed (got ${cjk})`;
   if (cjk === 0) return `is too long: at most ${MOTION_PROMPT_MAX_WORDS} words are allowed (got ${words})`;
-  return `is too long: mixed text may hold at most ${MOTION_PROMPT_MAX_WORDS} units, where a Chinese (CJK) character counts 2 and a word 1 `
-    + `(got ${cjk} CJK characters and ${words} words = ${units} units)`;
+  return (
+    `is too long: mixed text may hold at most ${MOTION_PROMPT_MAX_WORDS} units, where a Chinese (CJK) character counts 2 and a word 1 ` +
+    `(got ${cjk} CJK characters and ${words} words = ${units} units)`
+  );
 }

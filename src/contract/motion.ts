@@ -36,10 +36,14 @@ export interface MotionDurationRule {
 /** Durations a model accepts (docs/reference/api/motion.md#models, D16). */
 export function motionDurationRule(model: string): MotionDurationRule {
   switch (model) {
-    case 'motion_2_0_4s_5s': return { min: 1, max: 5, default: 5, auto: false };
-    case 'motion_2_0_6s_10s': return { min: 6, max: 10, default: 10, auto: false };
-    case 'motion_2_0_11s_15s': return { min: 11, max: 15, default: 15, auto: false };
-    default: return isMotionPro(model) ? { min: 4, max: 12, default: 5, auto: true } : { min: 2, max: 12, default: 5, auto: false };
+    case 'motion_2_0_4s_5s':
+      return { min: 1, max: 5, default: 5, auto: false };
+    case 'motion_2_0_6s_10s':
+      return { min: 6, max: 10, default: 10, auto: false };
+    case 'motion_2_0_11s_15s':
+      return { min: 11, max: 15, default: 15, auto: false };
+    default:
+      return isMotionPro(model) ? { min: 4, max: 12, default: 5, auto: true } : { min: 2, max: 12, default: 5, auto: false };
   }
 }
 
@@ -50,29 +54,44 @@ export function motionResolution(model: string): string {
   return isMotionPro(model) ? model.slice(model.lastIndexOf('_') + 1) : '720p';
 }
 
-const MotionContentItem = Type.Object({
-  type: StringEnum(['text', 'image_url'] as const, { description: 'text or image_url' }),
-  text: Type.Optional(Type.String({ minLength: 1, description: 'Prompt (text objects): Chinese up to 500 characters, English up to 1000 words' })),
-  image_url: Type.Optional(Type.Object({ url: MediaUrl('image URL') }, { additionalProperties: true })),
-  role: Type.Optional(StringEnum(MOTION_IMAGE_ROLES, { description: 'Image role; omitted = first_frame' })),
-}, { additionalProperties: true });
+const MotionContentItem = Type.Object(
+  {
+    type: StringEnum(['text', 'image_url'] as const, { description: 'text or image_url' }),
+    text: Type.Optional(Type.String({ minLength: 1, description: 'Prompt (text objects): Chinese up to 500 characters, English up to 1000 words' })),
+    image_url: Type.Optional(Type.Object({ url: MediaUrl('image URL') }, { additionalProperties: true })),
+    role: Type.Optional(StringEnum(MOTION_IMAGE_ROLES, { description: 'Image role; omitted = first_frame' })),
+  },
+  { additionalProperties: true },
+);
 
-export const MotionCreateBody = Type.Object({
-  callback_url: CallbackUrlField(),
-  model: StringEnum(MOTION_MODELS, { description: 'Motion model' }),
-  content: Type.Array(MotionContentItem, { minItems: 1, maxItems: 16, description: 'One text object and/or image objects' }),
-  ratio: Type.Optional(StringEnum(MOTION_RATIOS, { description: 'Aspect ratio; default 16:9 for text-to-video (adaptive for 1.5 pro), adaptive with images' })),
-  duration: Type.Optional(IntegerLike('seconds: 2-12 (1.5 pro: 4-12 or -1; 2.0 tiers: their tier), an integer or a string of digits')),
-  generate_audio: Type.Optional(Type.Boolean({ description: 'Audio track; only the 1.5 pro models (default true there)' })),
-  service_tier: Type.Optional(StringEnum(MOTION_SERVICE_TIERS, { description: 'default or flex (half price, slower)' })),
-}, { additionalProperties: true });
+export const MotionCreateBody = Type.Object(
+  {
+    callback_url: CallbackUrlField(),
+    model: StringEnum(MOTION_MODELS, { description: 'Motion model' }),
+    content: Type.Array(MotionContentItem, { minItems: 1, maxItems: 16, description: 'One text object and/or image objects' }),
+    ratio: Type.Optional(
+      StringEnum(MOTION_RATIOS, { description: 'Aspect ratio; default 16:9 for text-to-video (adaptive for 1.5 pro), adaptive with images' }),
+    ),
+    duration: Type.Optional(IntegerLike('seconds: 2-12 (1.5 pro: 4-12 or -1; 2.0 tiers: their tier), an integer or a string of digits')),
+    generate_audio: Type.Optional(Type.Boolean({ description: 'Audio track; only the 1.5 pro models (default true there)' })),
+    service_tier: Type.Optional(StringEnum(MOTION_SERVICE_TIERS, { description: 'default or flex (half price, slower)' })),
+  },
+  { additionalProperties: true },
+);
 
 export type MotionCreateBody = Static<typeof MotionCreateBody>;
 
 /** A content object as a task stores it: a text with its text, an image with its role (omitted: first_frame). */
 const MotionParamsItem = Type.Union([
   Type.Object({ type: Type.Literal('text'), text: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('image_url'), image_url: Type.Object({ url: MediaUrl('image URL') }, { additionalProperties: false }), role: StringEnum(MOTION_IMAGE_ROLES) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      type: Type.Literal('image_url'),
+      image_url: Type.Object({ url: MediaUrl('image URL') }, { additionalProperties: false }),
+      role: StringEnum(MOTION_IMAGE_ROLES),
+    },
+    { additionalProperties: false },
+  ),
 ]);
 
 /**
@@ -80,14 +99,17 @@ const MotionParamsItem = Type.Union([
  * the content objects, each with only its type's fields, and every option with its default; the
  * duration as asked (-1: automatic on a 1.5 pro model), the resolution the model's.
  */
-export const MotionParams = Type.Object({
-  content: Type.Array(MotionParamsItem),
-  ratio: StringEnum(MOTION_RATIOS),
-  duration: Type.Integer({ description: 'seconds as asked; -1: automatic (1.5 pro)' }),
-  generate_audio: Type.Boolean(),
-  service_tier: StringEnum(MOTION_SERVICE_TIERS),
-  resolution: Type.String({ description: 'the model\'s: 480p, 720p or 1080p' }),
-}, { additionalProperties: false });
+export const MotionParams = Type.Object(
+  {
+    content: Type.Array(MotionParamsItem),
+    ratio: StringEnum(MOTION_RATIOS),
+    duration: Type.Integer({ description: 'seconds as asked; -1: automatic (1.5 pro)' }),
+    generate_audio: Type.Boolean(),
+    service_tier: StringEnum(MOTION_SERVICE_TIERS),
+    resolution: Type.String({ description: "the model's: 480p, 720p or 1080p" }),
+  },
+  { additionalProperties: false },
+);
 
 export type MotionParams = Static<typeof MotionParams>;
 
@@ -98,7 +120,10 @@ export interface MotionRequest {
   params: MotionParams;
 }
 
-interface Indexed { index: number; url: string }
+interface Indexed {
+  index: number;
+  url: string;
+}
 
 /** The content array sorted by kind; each object checked for the field its type needs. */
 function splitContent(content: MotionCreateBody['content']) {
@@ -125,15 +150,23 @@ const at = (i: number): string => `content[${i}]`;
 function assertScenario(first: Indexed[], last: Indexed[], refs: Indexed[]): void {
   const frames = [...first, ...last].sort((a, b) => a.index - b.index);
   if (refs.length > 0 && frames.length > 0) {
-    throw new AppError('exclusive_fields', `${at(frames[0]!.index)} (a ${first.includes(frames[0]!) ? 'first_frame' : 'last_frame'} image) and `
-      + `${at(refs[0]!.index)} (a reference_image) cannot be combined: first-frame, first-and-last-frame and reference-image scenarios cannot be mixed`,
-    { param: `${at(frames[0]!.index)}.role,${at(refs[0]!.index)}.role` });
+    throw new AppError(
+      'exclusive_fields',
+      `${at(frames[0]!.index)} (a ${first.includes(frames[0]!) ? 'first_frame' : 'last_frame'} image) and ` +
+        `${at(refs[0]!.index)} (a reference_image) cannot be combined: first-frame, first-and-last-frame and reference-image scenarios cannot be mixed`,
+      { param: `${at(frames[0]!.index)}.role,${at(refs[0]!.index)}.role` },
+    );
   }
-  if (first.length > 1) throw invalidField(`${at(first[1]!.index)}.role`, `content may hold at most one first_frame image (role first_frame or omitted); got ${first.length}`);
+  if (first.length > 1)
+    throw invalidField(`${at(first[1]!.index)}.role`, `content may hold at most one first_frame image (role first_frame or omitted); got ${first.length}`);
   if (last.length > 1) throw invalidField(`${at(last[1]!.index)}.role`, `content may hold at most one last_frame image; got ${last.length}`);
-  if (last.length === 1 && first.length === 0) throw invalidField(`${at(last[0]!.index)}.role`, `a last_frame image requires a first_frame image (role first_frame or omitted)`);
+  if (last.length === 1 && first.length === 0)
+    throw invalidField(`${at(last[0]!.index)}.role`, `a last_frame image requires a first_frame image (role first_frame or omitted)`);
   if (refs.length > MOTION_MAX_REFERENCE_IMAGES) {
-    throw invalidField(`${at(refs[MOTION_MAX_REFERENCE_IMAGES]!.index)}`, `content may hold 1 to ${MOTION_MAX_REFERENCE_IMAGES} reference_image images; got ${refs.length}`);
+    throw invalidField(
+      `${at(refs[MOTION_MAX_REFERENCE_IMAGES]!.index)}`,
+      `content may hold 1 to ${MOTION_MAX_REFERENCE_IMAGES} reference_image images; got ${refs.length}`,
+    );
   }
 }
 
@@ -178,9 +211,11 @@ export function planMotionTask(body: MotionCreateBody): MotionRequest & PlanFact
     model: body.model,
     params: {
       // every object was checked for its type's field (splitContent)
-      content: body.content.map((item) => (item.type === 'text'
-        ? { type: 'text', text: item.text! }
-        : { type: 'image_url', image_url: { url: item.image_url!.url }, role: item.role ?? 'first_frame' })),
+      content: body.content.map((item) =>
+        item.type === 'text'
+          ? { type: 'text', text: item.text! }
+          : { type: 'image_url', image_url: { url: item.image_url!.url }, role: item.role ?? 'first_frame' },
+      ),
       ratio,
       duration: requested,
       generate_audio: audio,

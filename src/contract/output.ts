@@ -5,10 +5,15 @@
 export type OutputSpec =
   | { kind: 'image'; width: number; height: number; format: 'png' | 'jpeg' }
   | {
-    kind: 'video'; width: number; height: number; durationSec: number; fps: number; audio: boolean;
-    /** `adaptive` ratio: the producer takes the aspect of the first image (width/height above are the 16:9 fallback). */
-    adaptiveResolution?: string;
-  };
+      kind: 'video';
+      width: number;
+      height: number;
+      durationSec: number;
+      fps: number;
+      audio: boolean;
+      /** `adaptive` ratio: the producer takes the aspect of the first image (width/height above are the 16:9 fallback). */
+      adaptiveResolution?: string;
+    };
 
 /** Long side in pixels for an image `resolution` (D19). */
 export const IMAGE_LONG_SIDE = { '1k': 1024, '2k': 2048, '4k': 4096 } as const;

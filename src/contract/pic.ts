@@ -14,14 +14,17 @@ export const PIC_MAX_IMAGE_URLS = 6;
 
 const ImageUrls = Type.Array(MediaUrl('reference image URL'), { maxItems: PIC_MAX_IMAGE_URLS, description: 'Reference images, at most 6' });
 
-export const PicCreateBody = Type.Object({
-  callback_url: CallbackUrlField(),
-  model: StringEnum(PIC_MODELS, { description: 'Image model' }),
-  prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the image' }),
-  resolution: Type.Optional(StringEnum(PIC_RESOLUTIONS, { description: 'Long side 1024/2048/4096 px; effective only with pic-2 and pic-pro' })),
-  size: Type.Optional(StringEnum(PIC_SIZES, { description: 'Aspect ratio; default 1:1' })),
-  image_urls: Type.Optional(ImageUrls),
-}, { additionalProperties: true });
+export const PicCreateBody = Type.Object(
+  {
+    callback_url: CallbackUrlField(),
+    model: StringEnum(PIC_MODELS, { description: 'Image model' }),
+    prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the image' }),
+    resolution: Type.Optional(StringEnum(PIC_RESOLUTIONS, { description: 'Long side 1024/2048/4096 px; effective only with pic-2 and pic-pro' })),
+    size: Type.Optional(StringEnum(PIC_SIZES, { description: 'Aspect ratio; default 1:1' })),
+    image_urls: Type.Optional(ImageUrls),
+  },
+  { additionalProperties: true },
+);
 
 export type PicCreateBody = Static<typeof PicCreateBody>;
 
@@ -29,12 +32,15 @@ export type PicCreateBody = Static<typeof PicCreateBody>;
  * What a pic task stores as its parameters (`planPicTask`) and its provider is given
  * (`ProviderJob.params`, G405): the request's fields as sent, `image_urls` always a list.
  */
-export const PicParams = Type.Object({
-  prompt: PicCreateBody.properties.prompt,
-  resolution: PicCreateBody.properties.resolution,
-  size: PicCreateBody.properties.size,
-  image_urls: ImageUrls,
-}, { additionalProperties: false });
+export const PicParams = Type.Object(
+  {
+    prompt: PicCreateBody.properties.prompt,
+    resolution: PicCreateBody.properties.resolution,
+    size: PicCreateBody.properties.size,
+    image_urls: ImageUrls,
+  },
+  { additionalProperties: false },
+);
 
 export type PicParams = Static<typeof PicParams>;
 
@@ -47,7 +53,7 @@ export interface PicRequest {
 
 /** Turns a schema-valid image request into what is stored and what must be produced. */
 export function planPicTask(body: PicCreateBody): PicRequest & PlanFacts {
-  const resolution: ImageResolution = PIC_RESOLUTION_MODELS.includes(body.model) ? body.resolution ?? '1k' : '1k';
+  const resolution: ImageResolution = PIC_RESOLUTION_MODELS.includes(body.model) ? (body.resolution ?? '1k') : '1k';
   const size = body.size ?? '1:1';
   const output: OutputSpec = { kind: 'image', format: 'png', ...sizeForAspect(size, IMAGE_LONG_SIDE[resolution]) };
   const model = findModel(body.model)!;

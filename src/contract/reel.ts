@@ -44,21 +44,25 @@ export const REEL_ASPECT_RATIOS = ['16:9', '9:16'] as const;
 /** Most reference images any reel request may carry (Form A); Form B models allow 1. */
 export const REEL_MAX_REFERENCE_IMAGES = FORM_A_IMAGES;
 
-const ReferenceList = (description: string) =>
-  Type.Array(MediaUrl('reference image URL'), { maxItems: REEL_MAX_REFERENCE_IMAGES, description });
+const ReferenceList = (description: string) => Type.Array(MediaUrl('reference image URL'), { maxItems: REEL_MAX_REFERENCE_IMAGES, description });
 
 /** One body schema for both forms (they share `/reel/videos` when prefixes are empty); the form follows `model`. */
-export const ReelCreateBody = Type.Object({
-  callback_url: CallbackUrlField(),
-  model: StringEnum(REEL_MODELS, { description: 'Form A: reel-2, reel-2-stable, reel-2-pro, reel2Stable; Form B: reelOa2Plus, reelOa2Pro, reelOa2, reelOa2Stable' }),
-  prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the video' }),
-  size: Type.Optional(StringEnum(REEL_SIZES, { description: '720x1280 (default) or 1280x720; exclusive with aspect_ratio' })),
-  aspect_ratio: Type.Optional(StringEnum(REEL_ASPECT_RATIOS, { description: '16:9 or 9:16; exclusive with size' })),
-  duration: Type.Optional(IntegerLike('seconds: Form A 10 or 15 (25 for reel-2-pro), Form B 4, 8 or 12; exclusive with seconds')),
-  seconds: Type.Optional(IntegerLike('same values as duration; exclusive with duration')),
-  input_reference: Type.Optional(ReferenceList('Reference images: Form A at most 3, Form B at most 1; exclusive with image_urls')),
-  image_urls: Type.Optional(ReferenceList('Reference images: Form A at most 3, Form B at most 1; exclusive with input_reference')),
-}, { additionalProperties: true });
+export const ReelCreateBody = Type.Object(
+  {
+    callback_url: CallbackUrlField(),
+    model: StringEnum(REEL_MODELS, {
+      description: 'Form A: reel-2, reel-2-stable, reel-2-pro, reel2Stable; Form B: reelOa2Plus, reelOa2Pro, reelOa2, reelOa2Stable',
+    }),
+    prompt: Type.String({ minLength: 1, maxLength: 20_000, description: 'Text describing the video' }),
+    size: Type.Optional(StringEnum(REEL_SIZES, { description: '720x1280 (default) or 1280x720; exclusive with aspect_ratio' })),
+    aspect_ratio: Type.Optional(StringEnum(REEL_ASPECT_RATIOS, { description: '16:9 or 9:16; exclusive with size' })),
+    duration: Type.Optional(IntegerLike('seconds: Form A 10 or 15 (25 for reel-2-pro), Form B 4, 8 or 12; exclusive with seconds')),
+    seconds: Type.Optional(IntegerLike('same values as duration; exclusive with duration')),
+    input_reference: Type.Optional(ReferenceList('Reference images: Form A at most 3, Form B at most 1; exclusive with image_urls')),
+    image_urls: Type.Optional(ReferenceList('Reference images: Form A at most 3, Form B at most 1; exclusive with input_reference')),
+  },
+  { additionalProperties: true },
+);
 
 export type ReelCreateBody = Static<typeof ReelCreateBody>;
 
@@ -67,14 +71,17 @@ export type ReelCreateBody = Static<typeof ReelCreateBody>;
  * given (G405): the orientation as both `size` and `aspect_ratio`, the length in seconds, and the
  * reference images under the field the caller used.
  */
-export const ReelParams = Type.Object({
-  prompt: ReelCreateBody.properties.prompt,
-  size: StringEnum(REEL_SIZES),
-  aspect_ratio: StringEnum(REEL_ASPECT_RATIOS),
-  duration: Type.Integer({ description: 'seconds' }),
-  input_reference: ReelCreateBody.properties.input_reference,
-  image_urls: ReelCreateBody.properties.image_urls,
-}, { additionalProperties: false });
+export const ReelParams = Type.Object(
+  {
+    prompt: ReelCreateBody.properties.prompt,
+    size: StringEnum(REEL_SIZES),
+    aspect_ratio: StringEnum(REEL_ASPECT_RATIOS),
+    duration: Type.Integer({ description: 'seconds' }),
+    input_reference: ReelCreateBody.properties.input_reference,
+    image_urls: ReelCreateBody.properties.image_urls,
+  },
+  { additionalProperties: false },
+);
 
 export type ReelParams = Static<typeof ReelParams>;
 
@@ -93,7 +100,10 @@ export function planReelTask(body: ReelCreateBody): ReelRequest & PlanFacts {
   const duration = planDuration(body, rules.durations, rules.durations[0]!, ` for ${model}`);
   const refs = referenceField(body);
   if (refs.urls.length > rules.maxImages) {
-    throw invalidField(refs.field, `${refs.field} allows at most ${rules.maxImages} ${rules.maxImages === 1 ? 'item' : 'items'} for ${model} (Form ${rules.form}) (got ${refs.urls.length})`);
+    throw invalidField(
+      refs.field,
+      `${refs.field} allows at most ${rules.maxImages} ${rules.maxImages === 1 ? 'item' : 'items'} for ${model} (Form ${rules.form}) (got ${refs.urls.length})`,
+    );
   }
   const aspect = body.aspect_ratio ?? (body.size === '1280x720' ? '16:9' : '9:16');
   return {

@@ -24,10 +24,23 @@ export const QUERY_ERRORS = [400, 401, 404, 414, 429, 500, 503] as const;
 /** Actions on one task (cancel): as a query, plus the task's state forbids it and a body too large. */
 export const ACTION_ERRORS = [400, 401, 404, 409, 413, 414, 429, 500, 503] as const;
 
-const REQUEST_ID = { 'x-request-id': Type.String({ description: 'The request\'s id: the caller\'s own `X-Request-Id` when it was 1-64 of `A-Za-z0-9._:-`, else one made by the gateway; it names the request in the access log' }) };
+const REQUEST_ID = {
+  'x-request-id': Type.String({
+    description:
+      "The request's id: the caller's own `X-Request-Id` when it was 1-64 of `A-Za-z0-9._:-`, else one made by the gateway; it names the request in the access log",
+  }),
+};
 const RETRY_AFTER = { 'retry-after': Type.String({ description: 'Seconds to wait before retrying, when the gateway knows' }) };
-const ERROR_CODE = { 'x-error-code': Type.String({ description: 'The error\'s code in the catalog (docs/reference/errors.md), also where the body carries only the HTTP status (G312)' }) };
-const REPLAYED = { 'idempotent-replayed': Type.Literal('true', { description: 'Sent when this is the stored reply (2xx or 402) of an earlier request with the same Idempotency-Key (G70)' }) };
+const ERROR_CODE = {
+  'x-error-code': Type.String({
+    description: "The error's code in the catalog (docs/reference/errors.md), also where the body carries only the HTTP status (G312)",
+  }),
+};
+const REPLAYED = {
+  'idempotent-replayed': Type.Literal('true', {
+    description: 'Sent when this is the stored reply (2xx or 402) of an earlier request with the same Idempotency-Key (G70)',
+  }),
+};
 
 export interface ResponseOptions {
   /** Which error body the route answers with (D9). */
@@ -47,7 +60,10 @@ export function responses(success: Record<number, SuccessSchema>, errors: readon
   }
   for (const status of errors) {
     const retry = status === 429 || status === 503 || status === 409;
-    out[status] = { ...errorBodySchema(options.style ?? 'standard', status), headers: { ...REQUEST_ID, ...ERROR_CODE, ...(retry && RETRY_AFTER), ...(options.idempotent && status === 402 && REPLAYED) } };
+    out[status] = {
+      ...errorBodySchema(options.style ?? 'standard', status),
+      headers: { ...REQUEST_ID, ...ERROR_CODE, ...(retry && RETRY_AFTER), ...(options.idempotent && status === 402 && REPLAYED) },
+    };
   }
   return out;
 }

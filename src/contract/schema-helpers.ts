@@ -17,8 +17,7 @@ export const MediaUrl = (description = 'public http(s) URL or assetId://{id}', a
   });
 
 /** An integer, or a string of decimal digits (`8` or `"8"`, D13). */
-export const IntegerLike = (description: string) =>
-  Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]{1,6}$' })], { description });
+export const IntegerLike = (description: string) => Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]{1,6}$' })], { description });
 
 /** The string form of an IntegerLike value as a number. */
 export function toInteger(value: number | string | undefined): number | undefined {
@@ -31,7 +30,10 @@ export function toInteger(value: number | string | undefined): number | undefine
  * error, the same for every family.
  */
 export const CallbackUrlField = () =>
-  Type.Optional(Type.Unsafe<string | null>({
-    description: 'Where the task\'s final state is POSTed, signed (Standard Webhooks; G208-G215): an http(s) URL at a public address, '
-      + 'at most 2048 characters; null: none, not even the key\'s default',
-  }));
+  Type.Optional(
+    Type.Unsafe<string | null>({
+      description:
+        "Where the task's final state is POSTed, signed (Standard Webhooks; G208-G215): an http(s) URL at a public address, " +
+        "at most 2048 characters; null: none, not even the key's default",
+    }),
+  );

@@ -18,18 +18,25 @@ export const VIDEOS_MAX_REFERENCE_VIDEOS = 3;
 export const VIDEOS_FRAME_FIELDS = ['image', 'lastFrameImage'] as const;
 export const VIDEOS_REFERENCE_FIELDS = ['referenceImages', 'referenceVideos'] as const;
 
-export const VideosCreateBody = Type.Object({
-  callback_url: CallbackUrlField(),
-  model: StringEnum(VIDEOS_MODELS, { description: 'Videos model' }),
-  prompt: Type.String({ minLength: 1, maxLength: VIDEOS_PROMPT_MAX, description: 'At most 1500 characters' }),
-  duration: IntegerLike('seconds 4-15, an integer or a string of digits'),
-  ratio: Type.Optional(StringEnum(VIDEOS_RATIOS, { description: 'Default 16:9' })),
-  resolution: Type.Optional(StringEnum(VIDEOS_RESOLUTIONS, { description: '720p (default; the only value)' })),
-  image: Type.Optional(MediaUrl('first frame URL; must be sent with lastFrameImage')),
-  lastFrameImage: Type.Optional(MediaUrl('last frame URL; must be sent with image')),
-  referenceImages: Type.Optional(Type.Array(MediaUrl('reference image URL'), { maxItems: VIDEOS_MAX_REFERENCE_IMAGES, description: 'At most 4 reference images' })),
-  referenceVideos: Type.Optional(Type.Array(MediaUrl('reference video URL'), { maxItems: VIDEOS_MAX_REFERENCE_VIDEOS, description: 'At most 3 reference videos' })),
-}, { additionalProperties: true });
+export const VideosCreateBody = Type.Object(
+  {
+    callback_url: CallbackUrlField(),
+    model: StringEnum(VIDEOS_MODELS, { description: 'Videos model' }),
+    prompt: Type.String({ minLength: 1, maxLength: VIDEOS_PROMPT_MAX, description: 'At most 1500 characters' }),
+    duration: IntegerLike('seconds 4-15, an integer or a string of digits'),
+    ratio: Type.Optional(StringEnum(VIDEOS_RATIOS, { description: 'Default 16:9' })),
+    resolution: Type.Optional(StringEnum(VIDEOS_RESOLUTIONS, { description: '720p (default; the only value)' })),
+    image: Type.Optional(MediaUrl('first frame URL; must be sent with lastFrameImage')),
+    lastFrameImage: Type.Optional(MediaUrl('last frame URL; must be sent with image')),
+    referenceImages: Type.Optional(
+      Type.Array(MediaUrl('reference image URL'), { maxItems: VIDEOS_MAX_REFERENCE_IMAGES, description: 'At most 4 reference images' }),
+    ),
+    referenceVideos: Type.Optional(
+      Type.Array(MediaUrl('reference video URL'), { maxItems: VIDEOS_MAX_REFERENCE_VIDEOS, description: 'At most 3 reference videos' }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 export type VideosCreateBody = Static<typeof VideosCreateBody>;
 
@@ -38,16 +45,19 @@ export type VideosCreateBody = Static<typeof VideosCreateBody>;
  * the duration as a number, ratio and resolution with their defaults, the frames as sent, the
  * reference lists always present.
  */
-export const VideosParams = Type.Object({
-  prompt: VideosCreateBody.properties.prompt,
-  duration: Type.Integer({ minimum: VIDEOS_MIN_DURATION, maximum: VIDEOS_MAX_DURATION, description: 'seconds' }),
-  ratio: StringEnum(VIDEOS_RATIOS),
-  resolution: StringEnum(VIDEOS_RESOLUTIONS),
-  image: VideosCreateBody.properties.image,
-  lastFrameImage: VideosCreateBody.properties.lastFrameImage,
-  referenceImages: Type.Array(MediaUrl('reference image URL'), { maxItems: VIDEOS_MAX_REFERENCE_IMAGES }),
-  referenceVideos: Type.Array(MediaUrl('reference video URL'), { maxItems: VIDEOS_MAX_REFERENCE_VIDEOS }),
-}, { additionalProperties: false });
+export const VideosParams = Type.Object(
+  {
+    prompt: VideosCreateBody.properties.prompt,
+    duration: Type.Integer({ minimum: VIDEOS_MIN_DURATION, maximum: VIDEOS_MAX_DURATION, description: 'seconds' }),
+    ratio: StringEnum(VIDEOS_RATIOS),
+    resolution: StringEnum(VIDEOS_RESOLUTIONS),
+    image: VideosCreateBody.properties.image,
+    lastFrameImage: VideosCreateBody.properties.lastFrameImage,
+    referenceImages: Type.Array(MediaUrl('reference image URL'), { maxItems: VIDEOS_MAX_REFERENCE_IMAGES }),
+    referenceVideos: Type.Array(MediaUrl('reference video URL'), { maxItems: VIDEOS_MAX_REFERENCE_VIDEOS }),
+  },
+  { additionalProperties: false },
+);
 
 export type VideosParams = Static<typeof VideosParams>;
 
@@ -65,8 +75,12 @@ export function planVideosTask(body: VideosCreateBody): VideosRequest & PlanFact
   assertRange('duration', duration, VIDEOS_MIN_DURATION, VIDEOS_MAX_DURATION);
   assertRequires(fields, 'image', 'lastFrameImage');
   assertRequires(fields, 'lastFrameImage', 'image');
-  assertGroupsExclusive(fields, VIDEOS_FRAME_FIELDS, VIDEOS_REFERENCE_FIELDS,
-    'first/last-frame mode (image, lastFrameImage) and reference mode (referenceImages, referenceVideos) are exclusive');
+  assertGroupsExclusive(
+    fields,
+    VIDEOS_FRAME_FIELDS,
+    VIDEOS_REFERENCE_FIELDS,
+    'first/last-frame mode (image, lastFrameImage) and reference mode (referenceImages, referenceVideos) are exclusive',
+  );
   const ratio = body.ratio ?? '16:9';
   const resolution = body.resolution ?? '720p';
   return {

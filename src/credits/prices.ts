@@ -12,19 +12,30 @@ import type { TaskCharge } from '../store/types.js';
 import { toMicro } from './money.js';
 
 const Credits = Type.Number({ minimum: 0, maximum: 1_000_000, description: 'a number of credits from 0 to 1000000' });
-const ChatPrice = Type.Object({
-  prompt: { ...Credits, description: 'credits per 1,000 prompt tokens (0 to 1000000)' },
-  completion: { ...Credits, description: 'credits per 1,000 completion tokens (0 to 1000000)' },
-}, { additionalProperties: false });
+const ChatPrice = Type.Object(
+  {
+    prompt: { ...Credits, description: 'credits per 1,000 prompt tokens (0 to 1000000)' },
+    completion: { ...Credits, description: 'credits per 1,000 completion tokens (0 to 1000000)' },
+  },
+  { additionalProperties: false },
+);
 
-export const PricesFileSchema = Type.Object({
-  models: Type.Optional(Type.Record(Type.String(), Credits, { description: 'an object: model id -> credits per the model\'s unit (task, request or second)' })),
-  chat: Type.Optional(Type.Record(Type.String(), ChatPrice, { description: 'an object: chat model id (or "*" for every other) -> {prompt, completion}' })),
-}, { additionalProperties: false });
+export const PricesFileSchema = Type.Object(
+  {
+    models: Type.Optional(
+      Type.Record(Type.String(), Credits, { description: "an object: model id -> credits per the model's unit (task, request or second)" }),
+    ),
+    chat: Type.Optional(Type.Record(Type.String(), ChatPrice, { description: 'an object: chat model id (or "*" for every other) -> {prompt, completion}' })),
+  },
+  { additionalProperties: false },
+);
 
 export type PricesFile = Static<typeof PricesFileSchema>;
 
-export interface ChatPrice { promptMicroPer1k: number; completionMicroPer1k: number }
+export interface ChatPrice {
+  promptMicroPer1k: number;
+  completionMicroPer1k: number;
+}
 
 /** The prices in force. */
 export class PriceBook {
@@ -33,7 +44,9 @@ export class PriceBook {
 
   constructor(file: PricesFile = {}) {
     this.models = new Map(Object.entries(file.models ?? {}));
-    this.chat = new Map(Object.entries(file.chat ?? {}).map(([model, p]) => [model, { promptMicroPer1k: toMicro(p.prompt), completionMicroPer1k: toMicro(p.completion) }]));
+    this.chat = new Map(
+      Object.entries(file.chat ?? {}).map(([model, p]) => [model, { promptMicroPer1k: toMicro(p.prompt), completionMicroPer1k: toMicro(p.completion) }]),
+    );
   }
 
   /**

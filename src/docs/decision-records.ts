@@ -30,7 +30,11 @@ const ITEM = /^- \*\*([GD]\d{1,3}[a-z]?)\.?\s*(.*?)\.?\*\*/;
 
 /** GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
 export function headingSlug(heading: string): string {
-  return heading.toLowerCase().replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[^\p{L}\p{M}\p{N}_ -]/gu, '').replace(/ /g, '-');
+  return heading
+    .toLowerCase()
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/[^\p{L}\p{M}\p{N}_ -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The records of one page, in order. */
@@ -54,11 +58,20 @@ export function readRecords(file: string, text: string): DecisionRecord[] {
 
 /** Every page of `dir` (sorted by file name, the index itself left out) with its records in order. */
 export function readDecisionPages(dir: string): DecisionPage[] {
-  return fs.readdirSync(dir).filter((f) => f.endsWith('.md') && f !== 'README.md').sort().map((file) => {
-    const text = fs.readFileSync(path.join(dir, file), 'utf8');
-    const title = text.split('\n').find((l) => l.startsWith('# '))?.slice(2).trim() ?? file;
-    return { file, title, records: readRecords(file, text) };
-  });
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.md') && f !== 'README.md')
+    .sort()
+    .map((file) => {
+      const text = fs.readFileSync(path.join(dir, file), 'utf8');
+      const title =
+        text
+          .split('\n')
+          .find((l) => l.startsWith('# '))
+          ?.slice(2)
+          .trim() ?? file;
+      return { file, title, records: readRecords(file, text) };
+    });
 }
 
 /** Where a record is, relative to docs/decisions/: `task-engine.md#g84`. */
@@ -78,11 +91,14 @@ export function recordTargets(pages: readonly DecisionPage[]): Map<string, strin
  * spans and existing links; numbers with no record stay as they are.
  */
 export function linkRecords(text: string, targets: ReadonlyMap<string, string>, prefix: string): string {
-  return text.split(/(`[^`]*`|\[[^\]]*\]\([^)]*\))/).map((part, i) => {
-    if (i % 2 === 1) return part;
-    return part.replace(/(?<![\w/#[])([GD]\d{1,3}[a-z]?)(?![\w\]])/g, (id: string) => {
-      const target = targets.get(id);
-      return target === undefined ? id : `[${id}](${prefix}${target})`;
-    });
-  }).join('');
+  return text
+    .split(/(`[^`]*`|\[[^\]]*\]\([^)]*\))/)
+    .map((part, i) => {
+      if (i % 2 === 1) return part;
+      return part.replace(/(?<![\w/#[])([GD]\d{1,3}[a-z]?)(?![\w\]])/g, (id: string) => {
+        const target = targets.get(id);
+        return target === undefined ? id : `[${id}](${prefix}${target})`;
+      });
+    })
+    .join('');
 }

@@ -20,8 +20,13 @@ export function actualDurationOf(task: TaskRecord): number | undefined {
 /** `clip` create response (both forms): id, object, created, model, status, error, plus progress. */
 export function clipCreateReply(task: TaskRecord): ClipCreateReply {
   return {
-    id: task.id, object: clipObject(task), created: unixSeconds(task.createdAt), model: task.model,
-    status: task.status, progress: task.progress, error: task.error,
+    id: task.id,
+    object: clipObject(task),
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
+    error: task.error,
   };
 }
 
@@ -32,8 +37,12 @@ export function clipCreateReply(task: TaskRecord): ClipCreateReply {
 export function clipQueryReply(task: TaskRecord, ctx: ReplyContext): ClipQueryReply {
   const actualDuration = actualDurationOf(task);
   return {
-    id: task.id, object: clipObject(task), created: unixSeconds(task.createdAt), model: task.model,
-    status: task.status, progress: task.progress,
+    id: task.id,
+    object: clipObject(task),
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
     video_url: task.status === 'completed' ? ctx.resultUrl(task, 'video') : null,
     error: task.status === 'failed' ? task.error : null,
     queue_reason: queueReasonOf(task),

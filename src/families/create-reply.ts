@@ -9,8 +9,12 @@ import { videosCreateReply } from './videos.js';
 import type { TaskCreateReply } from '../contract/task-replies.js';
 
 const CREATE_REPLIES: Record<FamilyId, (task: TaskRecord) => TaskCreateReply> = {
-  pic: picCreateReply, clip: clipCreateReply, reel: reelCreateReply, motion: motionCreateReply,
-  videos: videosCreateReply, 'model-center': modelCenterCreateReply,
+  pic: picCreateReply,
+  clip: clipCreateReply,
+  reel: reelCreateReply,
+  motion: motionCreateReply,
+  videos: videosCreateReply,
+  'model-center': modelCenterCreateReply,
 };
 
 /**

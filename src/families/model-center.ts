@@ -22,7 +22,7 @@ export function modelCenterReply(task: TaskRecord, ctx: ReplyContext): ModelCent
   const created = unixSeconds(task.createdAt);
   const tail = {
     amount: task.amount,
-    actualDuration: done ? task.result?.actualDuration ?? null : null,
+    actualDuration: done ? (task.result?.actualDuration ?? null) : null,
     error: task.status === 'failed' ? task.error : null,
     queue_reason: queueReasonOf(task),
   };

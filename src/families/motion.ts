@@ -5,8 +5,14 @@ import type { MotionCreateReply, MotionQueryReply } from '../contract/task-repli
 /** `motion` create response: `object` is `video`; `video_url` and `error` null until they apply. */
 export function motionCreateReply(task: TaskRecord): MotionCreateReply {
   return {
-    id: task.id, object: 'video', created: unixSeconds(task.createdAt), model: task.model,
-    status: task.status, progress: task.progress, video_url: null, error: null,
+    id: task.id,
+    object: 'video',
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
+    video_url: null,
+    error: null,
   };
 }
 
@@ -17,10 +23,14 @@ export function motionCreateReply(task: TaskRecord): MotionCreateReply {
 export function motionQueryReply(task: TaskRecord, ctx: ReplyContext): MotionQueryReply {
   const completed = task.status === 'completed';
   return {
-    id: task.id, object: 'video', created: unixSeconds(task.createdAt), model: task.model,
-    status: task.status, progress: task.progress,
+    id: task.id,
+    object: 'video',
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
     video_url: completed ? ctx.resultUrl(task, 'video') : null,
-    actualDuration: completed ? task.result?.actualDuration ?? null : null,
+    actualDuration: completed ? (task.result?.actualDuration ?? null) : null,
     error: task.status === 'failed' ? task.error : null,
     queue_reason: queueReasonOf(task),
   };

@@ -6,8 +6,14 @@ import type { ReelCreateReply, ReelQueryReply } from '../contract/task-replies.j
 /** `reel` create response (both forms): `object` `video.generation`, `video_url` null, plus progress. */
 export function reelCreateReply(task: TaskRecord): ReelCreateReply {
   return {
-    id: task.id, object: 'video.generation', created: unixSeconds(task.createdAt), model: task.model,
-    status: task.status, progress: task.progress, video_url: null, error: task.error,
+    id: task.id,
+    object: 'video.generation',
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
+    video_url: null,
+    error: task.error,
   };
 }
 
@@ -15,8 +21,12 @@ export function reelCreateReply(task: TaskRecord): ReelCreateReply {
 export function reelQueryReply(task: TaskRecord, ctx: ReplyContext): ReelQueryReply {
   const actualDuration = actualDurationOf(task);
   return {
-    id: task.id, object: 'video.generation', created: unixSeconds(task.createdAt), model: task.model,
-    status: task.status, progress: task.progress,
+    id: task.id,
+    object: 'video.generation',
+    created: unixSeconds(task.createdAt),
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
     video_url: task.status === 'completed' ? ctx.resultUrl(task, 'video') : null,
     error: task.status === 'failed' ? task.error : null,
     queue_reason: queueReasonOf(task),

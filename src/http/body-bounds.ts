@@ -19,9 +19,7 @@ export const MAX_JSON_DEPTH = 32;
 const isWellFormed = (String.prototype as unknown as { isWellFormed: (this: string) => boolean }).isWellFormed;
 
 /** What is wrong with a parsed body: too deep, or a string value or key with a lone surrogate. */
-export type BodyProblem =
-  | { kind: 'too-deep' }
-  | { kind: 'lone-surrogate'; path: Array<string | number>; inKey: boolean; text: string };
+export type BodyProblem = { kind: 'too-deep' } | { kind: 'lone-surrogate'; path: Array<string | number>; inKey: boolean; text: string };
 
 const TOO_DEEP: BodyProblem = { kind: 'too-deep' };
 
@@ -63,7 +61,8 @@ function scan(v: object, depth: number, max: number, strings: boolean): BodyProb
     }
     return undefined;
   }
-  for (const k of Object.keys(v)) { // own keys only, as JSON.parse makes them
+  for (const k of Object.keys(v)) {
+    // own keys only, as JSON.parse makes them
     if (strings && !isWellFormed.call(k)) return under(loneSurrogate(k, true), k);
     const child: unknown = (v as Record<string, unknown>)[k];
     if (typeof child === 'string') {
@@ -90,7 +89,9 @@ export function bodyProblemError(problem: BodyProblem): AppError {
   const rule = `contains a lone UTF-16 surrogate (${unit} at position ${at}); text must be well-formed Unicode: send the character itself or a complete surrogate pair`;
   if (!problem.inKey) return new AppError('invalid_request', `${field} ${rule}`, { param: field });
   const parent = joinFieldPath(problem.path.slice(0, -1).map((p) => (typeof p === 'string' ? escapeLoneSurrogates(p) : p)));
-  return new AppError('invalid_request', `The key "${escapeLoneSurrogates(problem.text)}" ${parent ? `in ${parent}` : 'of the body'} ${rule}`, { param: field });
+  return new AppError('invalid_request', `The key "${escapeLoneSurrogates(problem.text)}" ${parent ? `in ${parent}` : 'of the body'} ${rule}`, {
+    param: field,
+  });
 }
 
 const checkBody: preValidationHookHandler = function checkBody(request, _reply, done) {

@@ -16,12 +16,7 @@ export interface FileValidators {
   lastModified: string;
 }
 
-export type FileAnswer =
-  | { status: 200 }
-  | { status: 206; range: ByteRange }
-  | { status: 304 }
-  | { status: 412 }
-  | { status: 416 };
+export type FileAnswer = { status: 200 } | { status: 206; range: ByteRange } | { status: 304 } | { status: 412 } | { status: 416 };
 
 /**
  * A strong validator: the size and the time in milliseconds, `"<size hex>-<ms hex>"`. Size and time
@@ -99,7 +94,11 @@ export function ifRangeHolds(field: string, etag: string, lastModified: string):
   return !Number.isNaN(date) && date === Date.parse(lastModified);
 }
 
-const tokens = (field: string): string[] => field.split(',').map((t) => t.trim()).filter((t) => t !== '');
+const tokens = (field: string): string[] =>
+  field
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
 
 /** If-Match compares strongly (§13.1.1): only the current strong tag (or `*`) matches; `W/` never does. */
 const ifMatchHolds = (field: string, etag: string): boolean => field.trim() === '*' || tokens(field).includes(etag);

@@ -1,5 +1,5 @@
 /**
- * The HTTP side of `Idempotency-Key` (the rules live in tasks/idempotency.ts; 
+ * The HTTP side of `Idempotency-Key` (the rules live in tasks/idempotency.ts;
  * G70-G73): routes with `config.idempotent` claim the key before their handler, answer a stored
  * response with `Idempotent-Replayed: true`, and store (or free) the key with their response.
  */
@@ -29,8 +29,7 @@ export function registerIdempotency(scope: FastifyInstance, idempotency: Idempot
       request.idempotency = start.claim;
       return;
     }
-    return reply.code(start.statusCode).header('content-type', 'application/json; charset=utf-8')
-      .header('idempotent-replayed', 'true').send(start.payload);
+    return reply.code(start.statusCode).header('content-type', 'application/json; charset=utf-8').header('idempotent-replayed', 'true').send(start.payload);
   };
 
   const keepResponse: onSendHookHandler = function storeResponse(request, reply, payload, done) {
@@ -41,14 +40,17 @@ export function registerIdempotency(scope: FastifyInstance, idempotency: Idempot
     }
     request.idempotency = undefined;
     // stored before it is sent: a client that saw the response finds it replayed
-    idempotency.finish(claimed, reply.statusCode, typeof payload === 'string' ? payload : undefined)
-      .then(() => done(null, payload), (err: unknown) => done(err as Error));
+    idempotency.finish(claimed, reply.statusCode, typeof payload === 'string' ? payload : undefined).then(
+      () => done(null, payload),
+      (err: unknown) => done(err as Error),
+    );
   };
 
   const release: onResponseHookHandler = function release(request, _reply, done) {
     // no payload went out (the client went away first): free the key
     if (request.idempotency) {
-      idempotency.abandon(request.idempotency)
+      idempotency
+        .abandon(request.idempotency)
         .catch((err: unknown) => request.log.error({ err }, 'could not free the Idempotency-Key of a request that sent no response'));
     }
     done();

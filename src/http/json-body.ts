@@ -22,7 +22,10 @@ export function findPoisonedKey(value: unknown, depth = 1): Poison | undefined {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = findPoisonedKey(value[i], depth + 1);
-      if (found) { found.path.unshift(i); return found; }
+      if (found) {
+        found.path.unshift(i);
+        return found;
+      }
     }
     return undefined;
   }
@@ -32,7 +35,10 @@ export function findPoisonedKey(value: unknown, depth = 1): Poison | undefined {
     const child = obj[k];
     if (k === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) return { path: [], key: 'constructor' };
     const found = findPoisonedKey(child, depth + 1);
-    if (found) { found.path.unshift(k); return found; }
+    if (found) {
+      found.path.unshift(k);
+      return found;
+    }
   }
   return undefined;
 }
@@ -53,7 +59,10 @@ export function parseJsonBody(text: string): unknown {
   if (poison) {
     const where = poison.path.length > 0 ? `in ${joinFieldPath(poison.path)}` : 'at the top level';
     const what = poison.key === '__proto__' ? 'a "__proto__" key' : 'a "constructor" key holding an object with a "prototype" key';
-    throw new AppError('invalid_json', `The body contains ${what} (${where}), which is not accepted: such keys can change the prototype of objects built from the body`);
+    throw new AppError(
+      'invalid_json',
+      `The body contains ${what} (${where}), which is not accepted: such keys can change the prototype of objects built from the body`,
+    );
   }
   return value;
 }
@@ -79,12 +88,15 @@ export function registerOptionalJsonObjectParser(scope: FastifyInstance, hint: s
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
-    if (text.trim() === '') { done(null, undefined); return; }
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = parseJsonBody(text);
     } catch (err) {
-      done(err instanceof AppError ? new AppError('invalid_json', `${err.message} (${hint})`) : err as Error, undefined);
+      done(err instanceof AppError ? new AppError('invalid_json', `${err.message} (${hint})`) : (err as Error), undefined);
       return;
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {

@@ -21,13 +21,19 @@ export function lazyValidators(): BuildValidator {
     return (route) => {
       let compiled: Validate | undefined;
       // Fastify reads a failed validation's errors from the function it called
-      const validate = Object.assign((data: unknown): unknown => {
-        compile ??= (createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof ajvCompiler)()(externalSchemas, ajvOptions as Parameters<ReturnType<typeof ajvCompiler>>[1]);
-        compiled ??= compile(route);
-        const result = compiled(data);
-        validate.errors = compiled.errors;
-        return result;
-      }, { errors: null as Validate['errors'] });
+      const validate = Object.assign(
+        (data: unknown): unknown => {
+          compile ??= (createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof ajvCompiler)()(
+            externalSchemas,
+            ajvOptions as Parameters<ReturnType<typeof ajvCompiler>>[1],
+          );
+          compiled ??= compile(route);
+          const result = compiled(data);
+          validate.errors = compiled.errors;
+          return result;
+        },
+        { errors: null as Validate['errors'] },
+      );
       return validate as unknown as Validate;
     };
   };

@@ -57,7 +57,9 @@ export class LiveRequests {
   track(reply: FastifyReply, keyHash: string, endsAt: EndsAt = 'grace'): { signal: AbortSignal; release: () => void } {
     const entry: Tracked = { keyHash, controller: new AbortController(), endsAt };
     const raw = reply.raw;
-    const onClose = (): void => { if (!raw.writableFinished) entry.controller.abort(new ClientGone()); };
+    const onClose = (): void => {
+      if (!raw.writableFinished) entry.controller.abort(new ClientGone());
+    };
     raw.on('close', onClose);
     // the client may have gone before the request was tracked ('close' was emitted already)
     if (raw.closed && !raw.writableFinished) entry.controller.abort(new ClientGone());
@@ -93,7 +95,10 @@ export class LiveRequests {
     this.draining ??= shuttingDown();
     for (const t of this.tracked) if (t.endsAt === 'drain') t.controller.abort(this.draining);
     return new Promise((resolve) => {
-      if (this.tracked.size === 0) { resolve(); return; }
+      if (this.tracked.size === 0) {
+        resolve();
+        return;
+      }
       this.drained = resolve;
       const stop = (): void => {
         this.closing = shuttingDown();
@@ -114,7 +119,7 @@ export class LiveRequests {
         let refusal = refusals.get(t.keyHash);
         if (refusal === undefined) {
           const key = await this.keys.findActiveByHash(t.keyHash);
-          refusal = key ? keyRefusal(key, this.now()) ?? null : new AppError('invalid_api_key', 'The API key was revoked while this request was open');
+          refusal = key ? (keyRefusal(key, this.now()) ?? null) : new AppError('invalid_api_key', 'The API key was revoked while this request was open');
           refusals.set(t.keyHash, refusal);
         }
         if (refusal) t.controller.abort(refusal);

@@ -20,9 +20,17 @@ const shortPath = (path: string): string => (path.length > 80 ? `${path.slice(0,
 export function frameworkError(err: Error & { code?: string }, path: string): AppError {
   switch (err.code) {
     case 'FST_ERR_BAD_URL':
-      return new AppError('invalid_url', `The path ${JSON.stringify(shortPath(path))} is not a valid URL: a percent-escape in it does not decode to UTF-8 text`, { param: 'url' });
+      return new AppError(
+        'invalid_url',
+        `The path ${JSON.stringify(shortPath(path))} is not a valid URL: a percent-escape in it does not decode to UTF-8 text`,
+        { param: 'url' },
+      );
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new AppError('uri_too_long', `A path segment of ${JSON.stringify(shortPath(path))} is longer than ${MAX_PARAM_LENGTH} characters; no id is that long (task ids have 35 characters, asset ids 28)`, { param: 'url' });
+      return new AppError(
+        'uri_too_long',
+        `A path segment of ${JSON.stringify(shortPath(path))} is longer than ${MAX_PARAM_LENGTH} characters; no id is that long (task ids have 35 characters, asset ids 28)`,
+        { param: 'url' },
+      );
     default:
       return new AppError('internal_error', 'Internal server error', { cause: err });
   }
@@ -55,7 +63,10 @@ const PARSER_WORDS: ReadonlyArray<[RegExp, string]> = [
 /** The error a connection gets for a `clientError` of Node's HTTP server. */
 export function clientError(err: Error & { code?: string; reason?: string }): AppError {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return new AppError('request_timeout', 'The request did not arrive whole in time (headers within 60 s, the whole request within 120 s); the connection is closed');
+    return new AppError(
+      'request_timeout',
+      'The request did not arrive whole in time (headers within 60 s, the whole request within 120 s); the connection is closed',
+    );
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     return new AppError('headers_too_large', 'The request headers are larger than 16 KiB; the connection is closed');

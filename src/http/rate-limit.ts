@@ -63,7 +63,8 @@ export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, setti
   };
 
   const ratesOf = (keyHash: string, key: ApiKeyRecord | undefined): KeyRates | undefined => {
-    if (!key) { // never a budget for a key that does not exist: random keys cannot push real ones out
+    if (!key) {
+      // never a budget for a key that does not exist: random keys cannot push real ones out
       byKey.delete(keyHash);
       return undefined;
     }
@@ -73,21 +74,40 @@ export function registerRateLimits(scope: FastifyInstance, keys: KeyStore, setti
     return rates;
   };
 
-  const hook = (budget: Budget): onRequestHookHandler => function rateLimit(request, _reply, done) {
-    const keyHash = request.apiKeyHash;
-    if (!keyHash) { done(); return; }
-    const consume = (rates: KeyRates | undefined): void => {
-      if (!rates) { done(); return; }
-      limiterFor(budget, rates[budget]).consume(keyHash).then(() => done(), (res: unknown) => {
-        if (!(res instanceof RateLimiterRes)) { done(res as Error); return; }
-        const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-        done(new AppError('rate_limited', `Too many ${budget === 'submit' ? 'submits' : 'queries'} for this API key; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } }));
-      });
+  const hook = (budget: Budget): onRequestHookHandler =>
+    function rateLimit(request, _reply, done) {
+      const keyHash = request.apiKeyHash;
+      if (!keyHash) {
+        done();
+        return;
+      }
+      const consume = (rates: KeyRates | undefined): void => {
+        if (!rates) {
+          done();
+          return;
+        }
+        limiterFor(budget, rates[budget])
+          .consume(keyHash)
+          .then(
+            () => done(),
+            (res: unknown) => {
+              if (!(res instanceof RateLimiterRes)) {
+                done(res as Error);
+                return;
+              }
+              const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+              done(
+                new AppError('rate_limited', `Too many ${budget === 'submit' ? 'submits' : 'queries'} for this API key; retry after ${retryAfter} s`, {
+                  headers: { 'retry-after': String(retryAfter) },
+                }),
+              );
+            },
+          );
+      };
+      const rates = ratesFor(keyHash);
+      if (rates instanceof Promise) rates.then(consume, (err: unknown) => done(err as Error));
+      else consume(rates);
     };
-    const rates = ratesFor(keyHash);
-    if (rates instanceof Promise) rates.then(consume, (err: unknown) => done(err as Error));
-    else consume(rates);
-  };
   const submit = hook('submit');
   const query = hook('query');
 

@@ -12,7 +12,10 @@ export interface SchemaError {
 
 /** `/image_urls/2` -> `image_urls[2]`, `/messages/0/content` -> `messages[0].content`. */
 export function fieldName(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
@@ -23,8 +26,13 @@ export function joinFieldPath(parts: ReadonlyArray<string | number>): string {
 }
 
 const TYPE_WORDS: Record<string, string> = {
-  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false',
-  array: 'an array', object: 'an object', null: 'null',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
 };
 
 const PATTERN_WORDS: Array<[RegExp, string]> = [
@@ -61,7 +69,10 @@ export function describeSchemaError(err: SchemaError): { param: string | null; m
     }
     case 'type': {
       if (field === '') return { param: null, message: 'The request body must be a JSON object', code: 'invalid_json' };
-      const want = String(err.params.type).split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ');
+      const want = String(err.params.type)
+        .split(',')
+        .map((t) => TYPE_WORDS[t] ?? t)
+        .join(' or ');
       return { param: field, message: `${field} must be ${want}${got}`, code: 'invalid_request' };
     }
     case 'enum': {
@@ -87,19 +98,27 @@ export function describeSchemaError(err: SchemaError): { param: string | null; m
       const n = typeof err.data === 'string' ? ` (got ${err.data.length})` : '';
       return { param: field, message: `${field} must be at most ${String(err.params.limit)} characters long${n}`, code: 'invalid_request' };
     }
-    case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
       return { param: field, message: `${field} must be ${String(err.params.comparison)} ${String(err.params.limit)}${got}`, code: 'invalid_request' };
     case 'pattern': {
       const pattern = String(err.params.pattern);
       const words = PATTERN_WORDS.find(([re]) => re.test(pattern))?.[1] ?? `text matching ${pattern}`;
       return { param: field, message: `${field} must be ${words}${got}`, code: 'invalid_request' };
     }
-    case 'anyOf': case 'oneOf': {
+    case 'anyOf':
+    case 'oneOf': {
       const desc = err.parentSchema?.description;
       return { param: field, message: `${field} has the wrong type or value${got}${desc ? `; expected ${desc}` : ''}`, code: 'invalid_request' };
     }
     case 'additionalProperties':
-      return { param: fieldName(err.instancePath, String(err.params.additionalProperty)), message: `${fieldName(err.instancePath, String(err.params.additionalProperty))} is not a known field`, code: 'invalid_request' };
+      return {
+        param: fieldName(err.instancePath, String(err.params.additionalProperty)),
+        message: `${fieldName(err.instancePath, String(err.params.additionalProperty))} is not a known field`,
+        code: 'invalid_request',
+      };
     default:
       return { param: field || null, message: `${field || 'body'} ${err.message ?? 'is invalid'}${got}`, code: 'invalid_request' };
   }

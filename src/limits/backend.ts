@@ -46,7 +46,12 @@ const WARN_EVERY_MS = 60_000;
  * A backend whose limiters `make` builds on a shared store, with the in-memory fallback and the
  * in-memory block added; a failing store is reported at most once a minute.
  */
-export function sharedBackend(name: string, make: (options: SharedLimiterOptions) => RateLimiterAbstract, close: () => Promise<void>, logger?: Logger): RateLimitBackend {
+export function sharedBackend(
+  name: string,
+  make: (options: SharedLimiterOptions) => RateLimiterAbstract,
+  close: () => Promise<void>,
+  logger?: Logger,
+): RateLimitBackend {
   let warnedAt = -Infinity;
   const warn = (): void => {
     const now = Date.now();
@@ -59,7 +64,10 @@ export function sharedBackend(name: string, make: (options: SharedLimiterOptions
     limiter: (options) => {
       const insurance = new RateLimiterMemory(options);
       const consume = insurance.consume.bind(insurance);
-      insurance.consume = (...args) => { warn(); return consume(...args); };
+      insurance.consume = (...args) => {
+        warn();
+        return consume(...args);
+      };
       return make({ ...options, insuranceLimiter: insurance, inMemoryBlockOnConsumed: options.points });
     },
     close,

@@ -21,7 +21,9 @@ export async function openRedisBackend(url: string, logger?: Logger): Promise<Ra
     lastError = err.message;
     logger?.warn({ redis: redactedUrl(url, 'MEDIAGATE_REDIS_URL'), err: { message: err.message } }, 'Redis: connection failed');
   });
-  client.on('ready', () => { lastError = ''; });
+  client.on('ready', () => {
+    lastError = '';
+  });
   try {
     await client.connect();
     await client.ping();
@@ -29,10 +31,18 @@ export async function openRedisBackend(url: string, logger?: Logger): Promise<Ra
     client.disconnect();
     throw new Error(`could not reach Redis at ${redactedUrl(url, 'MEDIAGATE_REDIS_URL')} (MEDIAGATE_REDIS_URL): ${(err as Error).message}`, { cause: err });
   }
-  return sharedBackend('redis', (options) => new RateLimiterRedis({
-    storeClient: client,
-    rejectIfRedisNotReady: true,
-    ...options,
-    keyPrefix: `${KEY_PREFIX}${options.keyPrefix}`,
-  }), async () => { await client.quit().catch(() => client.disconnect()); }, logger);
+  return sharedBackend(
+    'redis',
+    (options) =>
+      new RateLimiterRedis({
+        storeClient: client,
+        rejectIfRedisNotReady: true,
+        ...options,
+        keyPrefix: `${KEY_PREFIX}${options.keyPrefix}`,
+      }),
+    async () => {
+      await client.quit().catch(() => client.disconnect());
+    },
+    logger,
+  );
 }

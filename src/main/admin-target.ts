@@ -5,8 +5,24 @@
  * answer the admin API's shapes, so every command prints the same either way.
  */
 import {
-  AdminClient, ConnectionError, MediagateError, TimeoutError, type AccountListParams, type AdminAccount, type AdminGrant, type AdminKey, type AdminKeyCreated, type AdminKeyRotated, type AdminLedgerEntry,
-  type AdminList, type GrantParams, type KeyCreateParams, type KeyListParams, type KeyRotateParams, type KeyUpdateParams, type LedgerParams,
+  AdminClient,
+  ConnectionError,
+  MediagateError,
+  TimeoutError,
+  type AccountListParams,
+  type AdminAccount,
+  type AdminGrant,
+  type AdminKey,
+  type AdminKeyCreated,
+  type AdminKeyRotated,
+  type AdminLedgerEntry,
+  type AdminList,
+  type GrantParams,
+  type KeyCreateParams,
+  type KeyListParams,
+  type KeyRotateParams,
+  type KeyUpdateParams,
+  type LedgerParams,
 } from '../../packages/client/dist/index.js';
 import { CLI_ACTOR } from '../admin/actor.js';
 import { createAdminServices } from '../admin/services.js';
@@ -38,15 +54,23 @@ export interface AdminTarget {
 }
 
 const stringsOf = (params: object): Record<string, string> =>
-  Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)]));
+  Object.fromEntries(
+    Object.entries(params)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)]),
+  );
 
 /** The admin API at `url`, with the key in MEDIAGATE_ADMIN_KEY. */
 function remoteTarget(url: string): AdminTarget {
   if (!/^https?:\/\/[^/\s]+/.test(url)) throw new UsageError(`--url must be the gateway's http(s) URL, such as https://media.example.com (got "${url}")`);
   const key = process.env.MEDIAGATE_ADMIN_KEY;
-  if (!key) throw new UsageError('--url needs an admin key in MEDIAGATE_ADMIN_KEY (mediagate keys create --role admin on the server, or MEDIAGATE_BOOTSTRAP_ADMIN_KEY)');
+  if (!key)
+    throw new UsageError(
+      '--url needs an admin key in MEDIAGATE_ADMIN_KEY (mediagate keys create --role admin on the server, or MEDIAGATE_BOOTSTRAP_ADMIN_KEY)',
+    );
   // never echoed: fetch's own error would print the whole header, the key in it
-  if (!/^[\x21-\x7e]+$/.test(key.trim())) throw new UsageError('MEDIAGATE_ADMIN_KEY holds spaces, line breaks or other characters no API key has: set it to one key');
+  if (!/^[\x21-\x7e]+$/.test(key.trim()))
+    throw new UsageError('MEDIAGATE_ADMIN_KEY holds spaces, line breaks or other characters no API key has: set it to one key');
   const client = new AdminClient({ baseUrl: url, apiKey: key });
   return { keys: client.keys, accounts: client.accounts, where: url, close: async () => undefined };
 }
@@ -112,7 +136,7 @@ export const ADMIN_EXIT = { ok: 0, refused: 1, usage: 2, failed: 5 } as const;
  */
 export function reportAdminError(err: unknown, flags: Record<string, string> = {}): number {
   const say = (param: string | null, message: string): void => {
-    const flag = param === null ? undefined : flags[param] ?? flags[param.replace(/\[\d+\]$/, '')];
+    const flag = param === null ? undefined : (flags[param] ?? flags[param.replace(/\[\d+\]$/, '')]);
     process.stderr.write(`${flag !== undefined && param !== null && message.startsWith(param) ? `${flag}${message.slice(param.length)}` : message}\n`);
   };
   if (err instanceof AppError) {

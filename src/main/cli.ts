@@ -12,7 +12,9 @@ import type { Store } from '../store/types.js';
  */
 async function usage(): Promise<string> {
   const [{ KEYS_USAGE }, { ACCOUNTS_USAGE, CREDITS_USAGE }, { CLIENT_USAGE }] = await Promise.all([
-    import('./keys-cli.js'), import('./credits-cli.js'), import('./client-commands.js'),
+    import('./keys-cli.js'),
+    import('./credits-cli.js'),
+    import('./client-commands.js'),
   ]);
   return `Usage: mediagate <command>
 
@@ -46,14 +48,22 @@ async function serve(args: string[]): Promise<void> {
   const stop = (signal: string): void => {
     if (++signals > 1) process.exit(1);
     process.stderr.write(`${signal}: finishing running tasks, then exiting\n`);
-    server.close().then(() => process.exit(0), (err: unknown) => { console.error(err); process.exit(1); });
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
 async function backup(args: string[]): Promise<number> {
-  const { positionals: [file] } = parse(args, {}, 1);
+  const {
+    positionals: [file],
+  } = parse(args, {}, 1);
   if (!file) throw new UsageError('backup needs a FILE to write the copy to');
   if (fs.existsSync(file)) throw new UsageError(`${file} exists; choose a new file name`);
   const store = await openStore();
@@ -64,7 +74,9 @@ async function backup(args: string[]): Promise<number> {
     }
     await store.backup(file);
     const { s3 } = loadConfig();
-    const files = s3 ? `signing-secret of the data directory; results and assets are in s3://${s3.bucket}/${s3.prefix}` : 'results/, assets/ and signing-secret of the data directory';
+    const files = s3
+      ? `signing-secret of the data directory; results and assets are in s3://${s3.bucket}/${s3.prefix}`
+      : 'results/, assets/ and signing-secret of the data directory';
     console.log(`database copied to ${file} (also copy ${files}; see docs/OPERATIONS.md)`);
     return 0;
   } finally {
@@ -76,12 +88,30 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   try {
     if (command === 'serve' || command === undefined) return await serve(args);
-    if (command === 'keys') { process.exitCode = await (await import('./keys-cli.js')).keysCommand(args, await usage()); return; }
-    if (command === 'accounts') { process.exitCode = await (await import('./credits-cli.js')).accountsCommand(args, await usage()); return; }
-    if (command === 'credits') { process.exitCode = await (await import('./credits-cli.js')).creditsCommand(args, await usage()); return; }
-    if (command === 'backup') { process.exitCode = await backup(args); return; }
-    if (command === 'migrate-store') { process.exitCode = await (await import('./migrate-store.js')).migrateStoreCommand(args); return; }
-    if (command === 'generate' || command === 'tasks') { process.exitCode = await (await import('./client-commands.js')).clientCommand(command, args); return; }
+    if (command === 'keys') {
+      process.exitCode = await (await import('./keys-cli.js')).keysCommand(args, await usage());
+      return;
+    }
+    if (command === 'accounts') {
+      process.exitCode = await (await import('./credits-cli.js')).accountsCommand(args, await usage());
+      return;
+    }
+    if (command === 'credits') {
+      process.exitCode = await (await import('./credits-cli.js')).creditsCommand(args, await usage());
+      return;
+    }
+    if (command === 'backup') {
+      process.exitCode = await backup(args);
+      return;
+    }
+    if (command === 'migrate-store') {
+      process.exitCode = await (await import('./migrate-store.js')).migrateStoreCommand(args);
+      return;
+    }
+    if (command === 'generate' || command === 'tasks') {
+      process.exitCode = await (await import('./client-commands.js')).clientCommand(command, args);
+      return;
+    }
     if (command === 'build') return; // the launcher already built
     console.error(await usage());
     process.exitCode = command === '--help' || command === 'help' ? 0 : 2;

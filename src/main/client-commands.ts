@@ -27,11 +27,12 @@ const POLL_MS = 2_000;
 function connect(values: { url?: string | undefined; 'api-key'?: string | undefined }): Mediagate {
   const baseUrl = values.url ?? process.env.MEDIAGATE_URL;
   const apiKey = values['api-key'] ?? process.env.MEDIAGATE_API_KEY;
-  if (!baseUrl) throw new UsageError('set MEDIAGATE_URL (or --url) to the gateway\'s address, e.g. http://127.0.0.1:8790');
+  if (!baseUrl) throw new UsageError("set MEDIAGATE_URL (or --url) to the gateway's address, e.g. http://127.0.0.1:8790");
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError(`the gateway address must be an http(s) URL, got "${baseUrl}"`);
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
   // never echoed: fetch's own error would print the whole header, the key in it
-  if (!/^[\x21-\x7e]+$/.test(apiKey.trim())) throw new UsageError('MEDIAGATE_API_KEY (or --api-key) holds spaces, line breaks or other characters no API key has: set it to one key');
+  if (!/^[\x21-\x7e]+$/.test(apiKey.trim()))
+    throw new UsageError('MEDIAGATE_API_KEY (or --api-key) holds spaces, line breaks or other characters no API key has: set it to one key');
   const power = process.env.MEDIAGATE_POWER_URL;
   const api = process.env.MEDIAGATE_API_URL;
   return new Mediagate({ baseUrl, apiKey, ...(power && { powerBaseUrl: power }), ...(api && { apiBaseUrl: api }) });
@@ -48,17 +49,31 @@ function whole(flag: string, raw: string): number {
   return Number(raw);
 }
 
-const printJson = (value: unknown): void => { process.stdout.write(`${JSON.stringify(value)}\n`); };
+const printJson = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+};
 
 /** Follows a task to its end with progress, then saves its result when `save` (always for generate, with --out for watch). */
-async function follow(client: Mediagate, id: string, o: { json: boolean; out: string | undefined; save: boolean; timeoutMs: number | undefined }): Promise<number> {
+async function follow(
+  client: Mediagate,
+  id: string,
+  o: { json: boolean; out: string | undefined; save: boolean; timeoutMs: number | undefined },
+): Promise<number> {
   const progress = progressFor(process.stdout, o.json);
   // Ctrl-C leaves no half-drawn bar behind (the task goes on at the gateway: tasks watch ID resumes).
-  const interrupted = (): void => { progress.end(); process.stderr.write(`interrupted; the task goes on: mediagate tasks watch ${id}\n`); process.exit(130); };
+  const interrupted = (): void => {
+    progress.end();
+    process.stderr.write(`interrupted; the task goes on: mediagate tasks watch ${id}\n`);
+    process.exit(130);
+  };
   process.once('SIGINT', interrupted);
   let task: AnyTask;
   try {
-    task = await client.tasks.waitFor(id, { pollIntervalMs: POLL_MS, onProgress: (t) => progress.update(t), ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }) });
+    task = await client.tasks.waitFor(id, {
+      pollIntervalMs: POLL_MS,
+      onProgress: (t) => progress.update(t),
+      ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+    });
   } finally {
     process.removeListener('SIGINT', interrupted);
     progress.end();
@@ -67,17 +82,28 @@ async function follow(client: Mediagate, id: string, o: { json: boolean; out: st
   const file = o.save && url ? await download(url, id, o.out) : undefined;
   if (o.json) printJson(task);
   else {
-    const what = file ? `saved to ${file}` : url ?? '';
+    const what = file ? `saved to ${file}` : (url ?? '');
     process.stdout.write(progress.plain ? (what ? `${what}\n` : '') : `completed${what ? `: ${what}` : ''}\n`);
   }
   return EXIT.ok;
 }
 
 async function generateMedia(kind: 'image' | 'video', args: string[]): Promise<number> {
-  const { values } = parse(args, {
-    ...CONNECTION, ...FIELD_FLAGS, model: { type: 'string' }, prompt: { type: 'string' }, out: { type: 'string' },
-    wait: { type: 'boolean' }, 'no-wait': { type: 'boolean' }, timeout: { type: 'string' }, 'callback-url': { type: 'string' },
-  }, 0);
+  const { values } = parse(
+    args,
+    {
+      ...CONNECTION,
+      ...FIELD_FLAGS,
+      model: { type: 'string' },
+      prompt: { type: 'string' },
+      out: { type: 'string' },
+      wait: { type: 'boolean' },
+      'no-wait': { type: 'boolean' },
+      timeout: { type: 'string' },
+      'callback-url': { type: 'string' },
+    },
+    0,
+  );
   const { json = false, model, prompt, out, wait, 'no-wait': noWait, timeout, 'callback-url': callbackUrl } = values;
   if (!model) throw new UsageError(`generate ${kind} needs --model M`);
   if (!prompt) throw new UsageError(`generate ${kind} needs --prompt P`);
@@ -101,12 +127,30 @@ async function generateMedia(kind: 'image' | 'video', args: string[]): Promise<n
 async function createTask(client: Mediagate, family: ReturnType<typeof familyOf>, body: Record<string, unknown>): Promise<{ id: string; reply: unknown }> {
   const as = <T>(b: Record<string, unknown>): T => b as T;
   switch (family) {
-    case 'pic': { const r = await client.pic.create(as(body)); return { id: r.id, reply: r }; }
-    case 'clip': { const r = await client.clip.create(as(body)); return { id: r.id, reply: r }; }
-    case 'reel': { const r = await client.reel.create(as(body)); return { id: r.id, reply: r }; }
-    case 'motion': { const r = await client.motion.create(as(body)); return { id: r.id, reply: r }; }
-    case 'videos': { const r = await client.videos.create(as(body)); return { id: r.data.projectId, reply: r }; }
-    case 'model-center': { const r = await client.modelCenter.create(as(body)); return { id: r.id, reply: r }; }
+    case 'pic': {
+      const r = await client.pic.create(as(body));
+      return { id: r.id, reply: r };
+    }
+    case 'clip': {
+      const r = await client.clip.create(as(body));
+      return { id: r.id, reply: r };
+    }
+    case 'reel': {
+      const r = await client.reel.create(as(body));
+      return { id: r.id, reply: r };
+    }
+    case 'motion': {
+      const r = await client.motion.create(as(body));
+      return { id: r.id, reply: r };
+    }
+    case 'videos': {
+      const r = await client.videos.create(as(body));
+      return { id: r.data.projectId, reply: r };
+    }
+    case 'model-center': {
+      const r = await client.modelCenter.create(as(body));
+      return { id: r.id, reply: r };
+    }
   }
 }
 
@@ -130,10 +174,20 @@ async function tasksCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'list': {
-      const { values } = parse(rest, {
-        ...CONNECTION, status: { type: 'string' }, family: { type: 'string' }, model: { type: 'string' },
-        'created-after': { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' },
-      }, 0);
+      const { values } = parse(
+        rest,
+        {
+          ...CONNECTION,
+          status: { type: 'string' },
+          family: { type: 'string' },
+          model: { type: 'string' },
+          'created-after': { type: 'string' },
+          limit: { type: 'string' },
+          cursor: { type: 'string' },
+          all: { type: 'boolean' },
+        },
+        0,
+      );
       if (values.all && values.cursor) throw new UsageError('--all starts at the newest task; it takes no --cursor');
       const client = connect(values);
       const params = {
@@ -152,7 +206,10 @@ async function tasksCommand(args: string[]): Promise<number> {
         return EXIT.ok;
       }
       const page = await client.tasks.list({ ...params, ...(values.cursor && { cursor: values.cursor }) });
-      if (values.json) { printJson(page); return EXIT.ok; }
+      if (values.json) {
+        printJson(page);
+        return EXIT.ok;
+      }
       for (const t of page.data) show(t);
       if (page.has_more) process.stderr.write(`more: --cursor ${page.next_cursor}\n`);
       return EXIT.ok;
@@ -160,11 +217,16 @@ async function tasksCommand(args: string[]): Promise<number> {
     case 'get':
     case 'cancel':
     case 'watch': {
-      const { values, positionals: [id] } = parse(rest, { ...CONNECTION, out: { type: 'string' }, timeout: { type: 'string' } }, 1);
+      const {
+        values,
+        positionals: [id],
+      } = parse(rest, { ...CONNECTION, out: { type: 'string' }, timeout: { type: 'string' } }, 1);
       if (!id) throw new UsageError(`tasks ${sub} needs a task ID`);
-      if (sub !== 'watch' && (values.out !== undefined || values.timeout !== undefined)) throw new UsageError(`--out and --timeout belong to tasks watch, not tasks ${sub}`);
+      if (sub !== 'watch' && (values.out !== undefined || values.timeout !== undefined))
+        throw new UsageError(`--out and --timeout belong to tasks watch, not tasks ${sub}`);
       const client = connect(values);
-      if (sub === 'watch') return follow(client, id, { json: values.json ?? false, out: values.out, save: values.out !== undefined, timeoutMs: timeoutOf(values.timeout) });
+      if (sub === 'watch')
+        return follow(client, id, { json: values.json ?? false, out: values.out, save: values.out !== undefined, timeoutMs: timeoutOf(values.timeout) });
       const task = sub === 'get' ? await client.tasks.get(id) : await client.motion.cancel(id);
       if (values.json || sub === 'get') printJson(task);
       else process.stdout.write(`${task.status} ${task.id}\n`);

@@ -11,7 +11,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 3, api: 4, server: 
 
 /** What to do about a refusal of the key itself (G315): its exit code and a hint after the gateway's message. */
 const KEY_REFUSALS: Record<string, { exit: number; hint: string }> = {
-  key_expired: { exit: EXIT.keyExpired, hint: 'the API key has expired: ask the gateway\'s operator for a later expiry or a new key' },
+  key_expired: { exit: EXIT.keyExpired, hint: "the API key has expired: ask the gateway's operator for a later expiry or a new key" },
   model_not_allowed: { exit: EXIT.notAllowed, hint: 'this API key may not use that model: choose one it may use, or ask the operator to allow it' },
   caller_only: { exit: EXIT.notAllowed, hint: 'this is an admin key: generate and tasks need a caller key (MEDIAGATE_API_KEY)' },
 };
@@ -31,7 +31,9 @@ export function progressFor(out: NodeJS.WriteStream, quiet: boolean): Progress {
   if (quiet) return { update: () => undefined, end: () => undefined, plain: false };
   if (!out.isTTY) {
     return {
-      update: (t) => { out.write(t.status === 'processing' ? `processing ${t.progress}%\n` : `${t.status}\n`); },
+      update: (t) => {
+        out.write(t.status === 'processing' ? `processing ${t.progress}%\n` : `${t.status}\n`);
+      },
       end: () => undefined,
       plain: true,
     };
@@ -43,7 +45,10 @@ export function progressFor(out: NodeJS.WriteStream, quiet: boolean): Progress {
       out.write(`\r${t.status.padEnd(10)} [${'#'.repeat(filled)}${'.'.repeat(BAR - filled)}] ${String(t.progress).padStart(3)}%\x1b[K`);
       drawn = true;
     },
-    end: () => { if (drawn) out.write('\r\x1b[K'); drawn = false; },
+    end: () => {
+      if (drawn) out.write('\r\x1b[K');
+      drawn = false;
+    },
     plain: false,
   };
 }
@@ -90,8 +95,13 @@ export async function download(url: string, taskId: string, out: string | undefi
 
 /** Reports an error of a client command on stderr (the task body on stdout with --json) and answers its exit code. */
 export function reportError(err: unknown, json: boolean): number {
-  const say = (line: string): void => { process.stderr.write(`mediagate: ${line}\n`); };
-  if (err instanceof UsageError) { process.stderr.write(`${err.message}\n`); return EXIT.usage; }
+  const say = (line: string): void => {
+    process.stderr.write(`mediagate: ${line}\n`);
+  };
+  if (err instanceof UsageError) {
+    process.stderr.write(`${err.message}\n`);
+    return EXIT.usage;
+  }
   if (err instanceof TaskFailedError || err instanceof TaskCancelledError) {
     if (json) process.stdout.write(`${JSON.stringify(err.task)}\n`);
     say(err.message);
@@ -106,8 +116,17 @@ export function reportError(err: unknown, json: boolean): number {
     }
     return err.status >= 500 ? EXIT.server : EXIT.api;
   }
-  if (err instanceof TimeoutError) { say(err.message); return EXIT.timeout; }
-  if (err instanceof ConnectionError) { say(err.message); return EXIT.server; }
-  if ((err as NodeJS.ErrnoException | undefined)?.code !== undefined) { say((err as Error).message); return EXIT.server; }
+  if (err instanceof TimeoutError) {
+    say(err.message);
+    return EXIT.timeout;
+  }
+  if (err instanceof ConnectionError) {
+    say(err.message);
+    return EXIT.server;
+  }
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== undefined) {
+    say((err as Error).message);
+    return EXIT.server;
+  }
   throw err;
 }

@@ -65,13 +65,17 @@ export async function accountsCommand(args: string[], usage: string): Promise<nu
     case 'list': {
       const { values } = parse(rest, { ...URL_FLAG, name: { type: 'string' } }, 0);
       return onTarget(rest, async (target) => {
-        const accounts = await allPages((cursor) => target.accounts.list({ limit: 100, ...(values.name !== undefined && { q: values.name }), ...(cursor !== undefined && { cursor }) }));
+        const accounts = await allPages((cursor) =>
+          target.accounts.list({ limit: 100, ...(values.name !== undefined && { q: values.name }), ...(cursor !== undefined && { cursor }) }),
+        );
         for (const a of accounts.reverse()) console.log(`${a.id}\t${a.name}\tbalance ${a.balance}\theld ${a.held}\tspent ${a.spent}\t${iso(a.created)}`);
         return ADMIN_EXIT.ok;
       });
     }
     case 'get': {
-      const { positionals: [id] } = parse(rest, URL_FLAG, 1);
+      const {
+        positionals: [id],
+      } = parse(rest, URL_FLAG, 1);
       if (!id) throw new UsageError('accounts get needs an ACCOUNT_ID (see accounts list)');
       return onTarget(rest, async (target) => {
         console.log(JSON.stringify(await target.accounts.get(id)));
@@ -93,7 +97,8 @@ export async function creditsCommand(args: string[], usage: string): Promise<num
       const [accountId, amount] = positionals.map((arg) => (arg.startsWith(NEGATIVE) ? arg.slice(NEGATIVE.length) : arg));
       if (!accountId || amount === undefined) throw new UsageError('credits grant needs ACCOUNT_ID AMOUNT --note TEXT');
       const micro = parseCredits(amount);
-      if (micro === undefined || micro === 0) throw new UsageError(`AMOUNT must be a non-zero number of credits, at most 999999999.999999 either way (6 decimals), got "${amount}"`);
+      if (micro === undefined || micro === 0)
+        throw new UsageError(`AMOUNT must be a non-zero number of credits, at most 999999999.999999 either way (6 decimals), got "${amount}"`);
       if (!values.note || !/^.{1,500}$/u.test(values.note)) throw new UsageError('credits grant needs --note TEXT (1-500 characters): why, for the ledger');
       const note = values.note;
       return onTarget(rest, async (target) => {
@@ -103,7 +108,9 @@ export async function creditsCommand(args: string[], usage: string): Promise<num
       });
     }
     case 'ledger': {
-      const { positionals: [accountId] } = parse(rest, URL_FLAG, 1);
+      const {
+        positionals: [accountId],
+      } = parse(rest, URL_FLAG, 1);
       if (!accountId) throw new UsageError('credits ledger needs an ACCOUNT_ID (see accounts list)');
       return onTarget(rest, async (target) => {
         const entries = await allPages((cursor) => target.accounts.ledger(accountId, { limit: 100, ...(cursor !== undefined && { cursor }) }));
@@ -136,8 +143,10 @@ async function reconcile(): Promise<number> {
     for (const id of report.unsettled) console.error(`UNSETTLED task ${id} finished but its hold was never captured or released`);
     for (const ref of report.doubled) console.error(`DOUBLED ${ref}: settled twice, or settled without a matching hold`);
     const ok = reconciled(report);
-    console.log(`${ok ? 'reconciled' : 'NOT reconciled'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.open} holds open, `
-      + `${report.mismatched.length + report.keysMismatched.length} balance mismatches, ${report.unsettled.length} unsettled, ${report.doubled.length} doubled`);
+    console.log(
+      `${ok ? 'reconciled' : 'NOT reconciled'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.open} holds open, ` +
+        `${report.mismatched.length + report.keysMismatched.length} balance mismatches, ${report.unsettled.length} unsettled, ${report.doubled.length} doubled`,
+    );
     return ok ? 0 : 1;
   } finally {
     await store.close();

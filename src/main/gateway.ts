@@ -132,7 +132,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const logger = options.logger ?? createLogger(config.logLevel);
   fs.mkdirSync(config.dataDir, { recursive: true });
   const sqliteLog = logger.child({ component: 'sqlite' });
-  const store = options.store ?? await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog });
+  const store = options.store ?? (await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog }));
   await ensureBootstrapKeys(config, store);
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config, { log: logger.child({ component: 'storage' }) });
@@ -163,38 +163,60 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const resources = options.resources ?? new ResourceMonitor(config.dataDir, config.minFreeDiskBytes);
 
   metrics?.watchCircuits(() => providers.ids().map((id) => [id, channels.state(id)]));
-  metrics?.watchStore({ liveCounts: () => store.tasks.liveCounts(), creditTotals: () => creditTotals(store), liveWorkers: () => store.workers.liveByRole(Date.now() - LIVE_WINDOW_MS) });
+  metrics?.watchStore({
+    liveCounts: () => store.tasks.liveCounts(),
+    creditTotals: () => creditTotals(store),
+    liveWorkers: () => store.workers.liveByRole(Date.now() - LIVE_WINDOW_MS),
+  });
   // the engine's view of the tasks: terminal transitions won here are timed (G224)
   // submit-to-terminal times (G224): every terminal transition this process wins, whoever made it (G393)
-  if (metrics) onTransition(store.tasks, ({ task, statusChanged }) => { if (statusChanged && isFinished(task.status)) metrics.taskFinished(task); });
+  if (metrics)
+    onTransition(store.tasks, ({ task, statusChanged }) => {
+      if (statusChanged && isFinished(task.status)) metrics.taskFinished(task);
+    });
   const runner = config.workers
     ? new TaskRunner({
-      store: store.tasks, providers, channels, log: logger.child({ component: 'runner' }), tmpDir,
-      results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
-      mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
-      // upstreams are asked to notify the end of a generation only where the operator turned it on (G157)
-      ...(config.providerCallbacks && {
-        callbackUrl: (providerId: string, taskId: string) => (providers.get(providerId)?.callbacks ? callbackUrlOf(config.publicUrl, providerId, taskId) : undefined),
-      }),
-      concurrency: config.workerConcurrency, maxAttempts: config.maxAttempts, leaseMs: config.leaseMs,
-      videosResultTtlHours: config.videosResultTtlHours, attemptTimeoutMs: config.attemptTimeoutMs, unavailableFailMs: config.unavailableFailMs,
-      fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
-      inputs: media.inputs, resources,
-      ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
-      ...(store.lastFaultAt && { storeFaultAt: store.lastFaultAt.bind(store) }),
-      ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
-      ...(options.runnerBackoffScale !== undefined && { backoffScale: options.runnerBackoffScale }),
-    })
+        store: store.tasks,
+        providers,
+        channels,
+        log: logger.child({ component: 'runner' }),
+        tmpDir,
+        results: new ResultStorage({ blobs, tmpDir, allowPrivate: config.allowPrivateUrls }),
+        mediaUrl: (taskId, ref) => mediaUrlOf(signer, taskId, ref),
+        // upstreams are asked to notify the end of a generation only where the operator turned it on (G157)
+        ...(config.providerCallbacks && {
+          callbackUrl: (providerId: string, taskId: string) =>
+            providers.get(providerId)?.callbacks ? callbackUrlOf(config.publicUrl, providerId, taskId) : undefined,
+        }),
+        concurrency: config.workerConcurrency,
+        maxAttempts: config.maxAttempts,
+        leaseMs: config.leaseMs,
+        videosResultTtlHours: config.videosResultTtlHours,
+        attemptTimeoutMs: config.attemptTimeoutMs,
+        unavailableFailMs: config.unavailableFailMs,
+        fetchMedia: (url, field, maxBytes, signal) => media.fetch(url, field, maxBytes, () => true, signal),
+        inputs: media.inputs,
+        resources,
+        ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+        ...(store.lastFaultAt && { storeFaultAt: store.lastFaultAt.bind(store) }),
+        ...(options.runnerPollMs !== undefined && { pollMs: options.runnerPollMs }),
+        ...(options.runnerBackoffScale !== undefined && { backoffScale: options.runnerBackoffScale }),
+      })
     : undefined;
   // long-polls and streams share the one look at other processes' writes (changedElsewhere answers once)
   const elsewhere = new ElsewhereChanges(store.tasks);
   const watch = new TaskWatch(store.tasks, { elsewhere, ...(store.waitSlots && { slots: store.waitSlots }) });
   const streams = new TaskStreams(store.tasks, {
-    elsewhere, ...(store.waitSlots && { slots: store.waitSlots }),
+    elsewhere,
+    ...(store.waitSlots && { slots: store.waitSlots }),
     ...(options.streamHeartbeatMs !== undefined && { heartbeatMs: options.streamHeartbeatMs }),
   });
   const keyClock = options.keyClock ?? Date.now;
-  const keyUsage = new KeyUsage(store.keys, (err) => logger.warn({ err }, 'could not write keys\' last-used times; kept for the next try'), options.keyUsageFlushMs);
+  const keyUsage = new KeyUsage(
+    store.keys,
+    (err) => logger.warn({ err }, "could not write keys' last-used times; kept for the next try"),
+    options.keyUsageFlushMs,
+  );
   const tasks = new TaskService({
     now: keyClock,
     onKeyUsed: (id, at) => keyUsage.touch(id, at),
@@ -219,23 +241,52 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : undefined;
   const idempotency = new IdempotencyService(store.idempotency, store.tasks);
   const chat = new ChatService({
-    providers, channels, usage: store.usage, heartbeatMs: config.chatHeartbeatMs, allowPrivateUrls: config.allowPrivateUrls, metrics,
-    credits: new ChatCredits({ store: store.credits, prices: config.credits.prices, enforce: config.credits.enforce, holdTokens: config.credits.chatHoldTokens }),
+    providers,
+    channels,
+    usage: store.usage,
+    heartbeatMs: config.chatHeartbeatMs,
+    allowPrivateUrls: config.allowPrivateUrls,
+    metrics,
+    credits: new ChatCredits({
+      store: store.credits,
+      prices: config.credits.prices,
+      enforce: config.credits.enforce,
+      holdTokens: config.credits.chatHoldTokens,
+    }),
   });
   const rateLimits = config.rateLimits ? await openRateLimitBackend(config.redisUrl, store, logger.child({ component: 'rate-limits' })) : memoryBackend;
   if (config.rateLimits) logger.info({ counts: rateLimits.name }, 'per-key rate limits');
   const live = new LiveRequests(store.keys, 1000, (err) => logger.warn({ err }, 'could not check the keys of open requests for revocation'), keyClock);
   const links = resultLinks(signer, config.videosResultTtlHours);
   const admin = createAdminServices(config, store, {
-    now: keyClock, flushKeyUsage: () => keyUsage.flush(),
+    now: keyClock,
+    flushKeyUsage: () => keyUsage.flush(),
     runtime: { tasks, providers, links, typeOf: (id) => setup.types[id] ?? null, routes: setup.routes, stats: channelStats },
   });
   const app = await buildApp({
-    config, store, signer, storage, logger, live, resources, rateLimits, metrics, keyUsage, now: keyClock,
+    config,
+    store,
+    signer,
+    storage,
+    logger,
+    live,
+    resources,
+    rateLimits,
+    metrics,
+    keyUsage,
+    now: keyClock,
     ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
     ...(options.storePingMs !== undefined && { storePingMs: options.storePingMs }),
     services: {
-      tasks, chat, idempotency, assets: media.assets, links, streams, admin, accounts: new AccountView(store.credits), webhooks: new WebhookKeys(store.webhooks),
+      tasks,
+      chat,
+      idempotency,
+      assets: media.assets,
+      links,
+      streams,
+      admin,
+      accounts: new AccountView(store.credits),
+      webhooks: new WebhookKeys(store.webhooks),
       ...(callbacks && { callbacks }),
     },
   });
@@ -243,14 +294,21 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // webhook deliveries go out wherever tasks are run (G211)
   const deliveries = config.workers
     ? new DeliveryWorker({
-      webhooks: store.webhooks, tasks: store.tasks, links, log: logger.child({ component: 'webhooks' }),
-      settings: { ...config.webhooks, ...options.webhooks?.settings }, allowPrivate: config.allowPrivateUrls, metrics,
-      ...(options.webhooks?.pollMs !== undefined && { pollMs: options.webhooks.pollMs }),
-      ...(options.webhooks?.lookup && { lookup: options.webhooks.lookup }),
-    })
+        webhooks: store.webhooks,
+        tasks: store.tasks,
+        links,
+        log: logger.child({ component: 'webhooks' }),
+        settings: { ...config.webhooks, ...options.webhooks?.settings },
+        allowPrivate: config.allowPrivateUrls,
+        metrics,
+        ...(options.webhooks?.pollMs !== undefined && { pollMs: options.webhooks.pollMs }),
+        ...(options.webhooks?.lookup && { lookup: options.webhooks.lookup }),
+      })
     : undefined;
   // a process that runs tasks says so through the store (G264)
-  const heartbeat = runner ? new WorkerHeartbeat(store.workers, { id: runner.workerId, role: config.role }, logger.child({ component: 'heartbeat' })) : undefined;
+  const heartbeat = runner
+    ? new WorkerHeartbeat(store.workers, { id: runner.workerId, role: config.role }, logger.child({ component: 'heartbeat' }))
+    : undefined;
   const drain = new HttpDrain(app.server);
   app.addHook('onClose', async () => {
     watch.close();
@@ -261,13 +319,31 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopSweeper: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
-    config, logger, store, app, runner, streams, watch, deliveries, signer, blobs, storage, media, channels, tmpDir, metrics,
+    config,
+    logger,
+    store,
+    app,
+    runner,
+    streams,
+    watch,
+    deliveries,
+    signer,
+    blobs,
+    storage,
+    media,
+    channels,
+    tmpDir,
+    metrics,
     startBackground() {
       runner?.start();
       heartbeat?.start();
       deliveries?.start();
       stopSweeper ??= startRetentionSweeper(store.tasks, blobs, logger.child({ component: 'retention' }), config.videosResultTtlHours, {
-        ...media, idempotency, credits: store.credits, queueTtlHours: config.queueTtlHours, ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
+        ...media,
+        idempotency,
+        credits: store.credits,
+        queueTtlHours: config.queueTtlHours,
+        ...(store.runAlone && { runAlone: store.runAlone.bind(store) }),
       });
     },
     close(graceMs = config.shutdownGraceMs) {
@@ -284,7 +360,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         // long-polls and status streams end now, chat replies at the end of the grace period (G343);
         // running tasks finish, or go back to the queue at its end without using an attempt (G342)
         await Promise.all([
-          live.shutdown(graceMs), runner?.stop(graceMs).then(() => heartbeat?.stop()), deliveries?.stop(),
+          live.shutdown(graceMs),
+          runner?.stop(graceMs).then(() => heartbeat?.stop()),
+          deliveries?.stop(),
           linger > 0 ? new Promise((resolve) => setTimeout(resolve, linger)) : undefined,
         ]);
         drain.closeIdle();
@@ -310,7 +388,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
  */
 async function ensureBootstrapKeys(config: Config, store: Store): Promise<void> {
   const boot = [
-    { secret: config.bootstrapKey, name: 'bootstrap', role: 'caller' as const, setting: 'MEDIAGATE_BOOTSTRAP_KEY', startingMicro: config.credits.startingMicro },
+    {
+      secret: config.bootstrapKey,
+      name: 'bootstrap',
+      role: 'caller' as const,
+      setting: 'MEDIAGATE_BOOTSTRAP_KEY',
+      startingMicro: config.credits.startingMicro,
+    },
     { secret: config.bootstrapAdminKey, name: 'bootstrap-admin', role: 'admin' as const, setting: 'MEDIAGATE_BOOTSTRAP_ADMIN_KEY', startingMicro: 0 },
   ];
   for (const b of boot) {
@@ -318,9 +402,11 @@ async function ensureBootstrapKeys(config: Config, store: Store): Promise<void> 
     const now = Date.now();
     const key = await ensureApiKey(store.keys, b.secret, b.name, { startingMicro: b.startingMicro }, now, {
       fields: { role: b.role },
-      audit: (record, own) => auditEntry(BOOTSTRAP_ACTOR, 'key.create', record.id, { name: b.name, role: b.role, account_id: record.accountId, new_account: own !== undefined }, now),
+      audit: (record, own) =>
+        auditEntry(BOOTSTRAP_ACTOR, 'key.create', record.id, { name: b.name, role: b.role, account_id: record.accountId, new_account: own !== undefined }, now),
     });
-    if ((key.role ?? 'caller') !== b.role) throw new ConfigError(b.setting, `names an existing ${key.role ?? 'caller'} key (${key.id}); a key's role never changes: choose another secret`);
+    if ((key.role ?? 'caller') !== b.role)
+      throw new ConfigError(b.setting, `names an existing ${key.role ?? 'caller'} key (${key.id}); a key's role never changes: choose another secret`);
   }
 }
 

@@ -35,8 +35,9 @@ type Flag = keyof FieldValues;
 /** Which family serves `model`, and what it makes; a usage error for a model of the wrong kind or none. */
 export function familyOf(kind: 'image' | 'video', model: string): FamilyId {
   const entry = findModel(model);
-  if (!entry) throw new UsageError(`--model ${model}: no such model (see docs/reference/api/README.md and src/contract/catalog.ts for the models of each family)`);
-  const makes = entry.family === 'pic' ? 'image' : entry.family === 'model-center' ? findModelCenterModel(model)?.kind ?? 'video' : 'video';
+  if (!entry)
+    throw new UsageError(`--model ${model}: no such model (see docs/reference/api/README.md and src/contract/catalog.ts for the models of each family)`);
+  const makes = entry.family === 'pic' ? 'image' : entry.family === 'model-center' ? (findModelCenterModel(model)?.kind ?? 'video') : 'video';
   if (makes !== kind) throw new UsageError(`--model ${model} makes ${makes === 'image' ? 'images' : 'videos'}; use \`mediagate generate ${makes}\``);
   return entry.family;
 }
@@ -79,7 +80,17 @@ export function bodyFor(family: FamilyId, model: string, prompt: string, v: Fiel
     case 'pic':
       return defined({ model, prompt, size: v.size, resolution: v.resolution, image_urls: images });
     case 'clip':
-      return defined({ model, prompt, size: v.size, aspect_ratio: v['aspect-ratio'], resolution: v.resolution, duration, image_urls: images, first_image: v['first-image'], last_image: v['last-image'] });
+      return defined({
+        model,
+        prompt,
+        size: v.size,
+        aspect_ratio: v['aspect-ratio'],
+        resolution: v.resolution,
+        duration,
+        image_urls: images,
+        first_image: v['first-image'],
+        last_image: v['last-image'],
+      });
     case 'reel':
       return defined({ model, prompt, size: v.size, aspect_ratio: v['aspect-ratio'], duration, image_urls: images });
     case 'motion': {
@@ -90,11 +101,27 @@ export function bodyFor(family: FamilyId, model: string, prompt: string, v: Fiel
       return defined({ model, content, ratio: v.ratio ?? v['aspect-ratio'], duration, generate_audio: audio });
     }
     case 'videos':
-      return defined({ model, prompt, duration, ratio: v.ratio ?? v['aspect-ratio'], resolution: v.resolution, image: v['first-image'], lastFrameImage: v['last-image'], referenceImages: images });
+      return defined({
+        model,
+        prompt,
+        duration,
+        ratio: v.ratio ?? v['aspect-ratio'],
+        resolution: v.resolution,
+        image: v['first-image'],
+        lastFrameImage: v['last-image'],
+        referenceImages: images,
+      });
     case 'model-center':
       return defined({
-        model, prompt, duration, aspect_ratio: v['aspect-ratio'], resolution: v.resolution, reference_images: images, generate_audio: audio,
-        first_image: v['first-image'] && [v['first-image']], last_image: v['last-image'] && [v['last-image']],
+        model,
+        prompt,
+        duration,
+        aspect_ratio: v['aspect-ratio'],
+        resolution: v.resolution,
+        reference_images: images,
+        generate_audio: audio,
+        first_image: v['first-image'] && [v['first-image']],
+        last_image: v['last-image'] && [v['last-image']],
       });
   }
 }

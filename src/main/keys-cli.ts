@@ -31,8 +31,17 @@ export const KEYS_USAGE = `  keys create --name NAME [--role caller|admin] [--ac
 
 /** The command's flag for each field an error may name. */
 const FLAGS: Record<string, string> = {
-  name: '--name', role: '--role', account_id: '--account', models: '--models', expires_at: '--expires-at', webhook_url: 'URL',
-  'limits.submits': '--submits', 'limits.queries': '--queries', 'limits.credits': '--credits', 'limits.tasks_in_flight': '--tasks-in-flight', grace_seconds: '--grace',
+  name: '--name',
+  role: '--role',
+  account_id: '--account',
+  models: '--models',
+  expires_at: '--expires-at',
+  webhook_url: 'URL',
+  'limits.submits': '--submits',
+  'limits.queries': '--queries',
+  'limits.credits': '--credits',
+  'limits.tasks_in_flight': '--tasks-in-flight',
+  grace_seconds: '--grace',
 };
 
 const URL_FLAG = { url: { type: 'string' } } as const;
@@ -51,7 +60,11 @@ function nameOf(raw: string | undefined, command: string): string {
   return raw;
 }
 
-const modelsOf = (raw: string): string[] => raw.split(',').map((m) => m.trim()).filter((m) => m !== '');
+const modelsOf = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
 
 function expiresOf(raw: string): number {
   try {
@@ -66,53 +79,84 @@ function expiresOf(raw: string): number {
 function capOf(raw: string): number | null {
   if (raw === 'none') return null;
   const micro = parseCredits(raw);
-  if (micro === undefined || micro <= 0) throw new UsageError(`--credits must be a number of credits above 0, at most 999999999.999999 (6 decimals), or "none", got "${raw}"`);
+  if (micro === undefined || micro <= 0)
+    throw new UsageError(`--credits must be a number of credits above 0, at most 999999999.999999 (6 decimals), or "none", got "${raw}"`);
   return toCredits(micro);
 }
 
 function keyLine(k: AdminKey): string {
   const now = Date.now() / 1000;
-  const state = k.revoked_at !== null ? `revoked ${iso(k.revoked_at)}` : k.expires_at !== null && k.expires_at <= now ? `expired ${iso(k.expires_at)}` : 'active';
+  const state =
+    k.revoked_at !== null ? `revoked ${iso(k.revoked_at)}` : k.expires_at !== null && k.expires_at <= now ? `expired ${iso(k.expires_at)}` : 'active';
   return `${k.id}\t${k.role}\t${k.name}\t${k.account_id}\t${iso(k.created)}\t${state}\twebhook ${k.webhook_url ?? 'none'}\tmodels ${k.models?.join(',') ?? 'all'}`;
 }
 
-const limitsLine = (id: string, l: KeyLimits): string => `${id}: submits ${l.submits ?? 'default'}/s, queries ${l.queries ?? 'default'}/s (bursts of twice that; in effect within 10 s); `
-  + `spending cap ${l.credits === null ? 'none' : `${l.credits} credits`}; tasks in flight ${l.tasks_in_flight ?? 'default'}`;
+const limitsLine = (id: string, l: KeyLimits): string =>
+  `${id}: submits ${l.submits ?? 'default'}/s, queries ${l.queries ?? 'default'}/s (bursts of twice that; in effect within 10 s); ` +
+  `spending cap ${l.credits === null ? 'none' : `${l.credits} credits`}; tasks in flight ${l.tasks_in_flight ?? 'default'}`;
 
 async function run(target: AdminTarget, sub: string | undefined, rest: string[], usage: string): Promise<number> {
   switch (sub) {
     case 'create': {
-      const { values } = parse(rest, { ...URL_FLAG, name: { type: 'string' }, account: { type: 'string' }, role: { type: 'string' }, models: { type: 'string' }, 'expires-at': { type: 'string' } }, 0);
+      const { values } = parse(
+        rest,
+        {
+          ...URL_FLAG,
+          name: { type: 'string' },
+          account: { type: 'string' },
+          role: { type: 'string' },
+          models: { type: 'string' },
+          'expires-at': { type: 'string' },
+        },
+        0,
+      );
       const name = nameOf(values.name, 'keys create');
-      if (values.role !== undefined && values.role !== 'caller' && values.role !== 'admin') throw new UsageError(`--role must be caller or admin, got "${values.role}"`);
+      if (values.role !== undefined && values.role !== 'caller' && values.role !== 'admin')
+        throw new UsageError(`--role must be caller or admin, got "${values.role}"`);
       const created = await target.keys.create({
-        name, ...(values.role !== undefined && { role: values.role as KeyRole }), ...(values.account !== undefined && { account_id: values.account }),
-        ...(values.models !== undefined && { models: modelsOf(values.models) }), ...(values['expires-at'] !== undefined && { expires_at: expiresOf(values['expires-at']) }),
+        name,
+        ...(values.role !== undefined && { role: values.role as KeyRole }),
+        ...(values.account !== undefined && { account_id: values.account }),
+        ...(values.models !== undefined && { models: modelsOf(values.models) }),
+        ...(values['expires-at'] !== undefined && { expires_at: expiresOf(values['expires-at']) }),
       });
       console.error(`Created ${created.role === 'admin' ? 'admin ' : ''}API key ${created.id} (${created.name}). It is shown only now; store it safely.`);
       process.stdout.write(`${created.key}\n`);
       return ADMIN_EXIT.ok;
     }
     case 'list': {
-      const { values } = parse(rest, { ...URL_FLAG, account: { type: 'string' }, role: { type: 'string' }, revoked: { type: 'string' }, name: { type: 'string' } }, 0);
-      if (values.role !== undefined && values.role !== 'caller' && values.role !== 'admin') throw new UsageError(`--role must be caller or admin, got "${values.role}"`);
-      if (values.revoked !== undefined && values.revoked !== 'true' && values.revoked !== 'false') throw new UsageError(`--revoked must be true or false, got "${values.revoked}"`);
+      const { values } = parse(
+        rest,
+        { ...URL_FLAG, account: { type: 'string' }, role: { type: 'string' }, revoked: { type: 'string' }, name: { type: 'string' } },
+        0,
+      );
+      if (values.role !== undefined && values.role !== 'caller' && values.role !== 'admin')
+        throw new UsageError(`--role must be caller or admin, got "${values.role}"`);
+      if (values.revoked !== undefined && values.revoked !== 'true' && values.revoked !== 'false')
+        throw new UsageError(`--revoked must be true or false, got "${values.revoked}"`);
       const filters = {
-        ...(values.account !== undefined && { account_id: values.account }), ...(values.role !== undefined && { role: values.role as KeyRole }),
-        ...(values.revoked !== undefined && { revoked: values.revoked === 'true' }), ...(values.name !== undefined && { q: values.name }),
+        ...(values.account !== undefined && { account_id: values.account }),
+        ...(values.role !== undefined && { role: values.role as KeyRole }),
+        ...(values.revoked !== undefined && { revoked: values.revoked === 'true' }),
+        ...(values.name !== undefined && { q: values.name }),
       };
       const keys = await allPages((cursor) => target.keys.list({ ...filters, limit: 100, ...(cursor !== undefined && { cursor }) }));
       for (const k of keys.reverse()) console.log(keyLine(k)); // oldest first, as before the admin API
       return ADMIN_EXIT.ok;
     }
     case 'get': {
-      const { positionals: [id] } = parse(rest, URL_FLAG, 1);
+      const {
+        positionals: [id],
+      } = parse(rest, URL_FLAG, 1);
       if (!id) throw new UsageError('keys get needs a KEY_ID (see keys list)');
       console.log(JSON.stringify(await target.keys.get(id)));
       return ADMIN_EXIT.ok;
     }
     case 'update': {
-      const { values, positionals: [id] } = parse(rest, { ...URL_FLAG, name: { type: 'string' }, models: { type: 'string' }, 'expires-at': { type: 'string' } }, 1);
+      const {
+        values,
+        positionals: [id],
+      } = parse(rest, { ...URL_FLAG, name: { type: 'string' }, models: { type: 'string' }, 'expires-at': { type: 'string' } }, 1);
       if (!id) throw new UsageError('keys update needs a KEY_ID (see keys list)');
       const patch: KeyUpdateParams = {
         ...(values.name !== undefined && { name: nameOf(values.name, 'keys update') }),
@@ -124,23 +168,37 @@ async function run(target: AdminTarget, sub: string | undefined, rest: string[],
       return ADMIN_EXIT.ok;
     }
     case 'revoke': {
-      const { positionals: [id] } = parse(rest, URL_FLAG, 1);
+      const {
+        positionals: [id],
+      } = parse(rest, URL_FLAG, 1);
       if (!id) throw new UsageError('keys revoke needs a KEY_ID (see keys list)');
       await target.keys.revoke(id);
       console.log(`revoked ${id}`);
       return ADMIN_EXIT.ok;
     }
     case 'rotate': {
-      const { values, positionals: [id] } = parse(rest, { ...URL_FLAG, grace: { type: 'string' } }, 1);
+      const {
+        values,
+        positionals: [id],
+      } = parse(rest, { ...URL_FLAG, grace: { type: 'string' } }, 1);
       if (!id) throw new UsageError('keys rotate needs a KEY_ID (see keys list)');
       const grace = values.grace === undefined ? 0 : whole('--grace', values.grace, 0, 2_592_000)!;
       const rotated = await target.keys.rotate(id, { grace_seconds: grace });
-      console.error(`New secret of API key ${id}; the old one ${rotated.previous_valid_until === null ? 'no longer works' : `works until ${iso(rotated.previous_valid_until)}`}. It is shown only now; store it safely.`);
+      console.error(
+        `New secret of API key ${id}; the old one ${rotated.previous_valid_until === null ? 'no longer works' : `works until ${iso(rotated.previous_valid_until)}`}. It is shown only now; store it safely.`,
+      );
       process.stdout.write(`${rotated.key}\n`);
       return ADMIN_EXIT.ok;
     }
     case 'limit': {
-      const { values, positionals: [id] } = parse(rest, { ...URL_FLAG, submits: { type: 'string' }, queries: { type: 'string' }, credits: { type: 'string' }, 'tasks-in-flight': { type: 'string' } }, 1);
+      const {
+        values,
+        positionals: [id],
+      } = parse(
+        rest,
+        { ...URL_FLAG, submits: { type: 'string' }, queries: { type: 'string' }, credits: { type: 'string' }, 'tasks-in-flight': { type: 'string' } },
+        1,
+      );
       if (!id) throw new UsageError('keys limit needs a KEY_ID (see keys list)');
       const limits = {
         ...(values.submits !== undefined && { submits: whole('--submits', values.submits, 1, 1_000_000, 'default') }),
@@ -153,7 +211,9 @@ async function run(target: AdminTarget, sub: string | undefined, rest: string[],
       return ADMIN_EXIT.ok;
     }
     case 'webhook': {
-      const { positionals: [id, url] } = parse(rest, URL_FLAG, 2);
+      const {
+        positionals: [id, url],
+      } = parse(rest, URL_FLAG, 2);
       if (!id || url === undefined) throw new UsageError('keys webhook needs a KEY_ID and the webhook URL (or none) as arguments; --url names the gateway');
       const key = await target.keys.update(id, { webhook_url: url === 'none' ? null : url });
       console.log(`${id}: webhook ${key.webhook_url ?? 'none'} (for tasks submitted from now on)`);

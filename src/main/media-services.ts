@@ -8,7 +8,13 @@ import { fetchMedia, fetchMediaToFile } from '../media/safe-fetch.js';
 import type { Store } from '../store/types.js';
 
 /** Fetches a caller URL into memory, checking the first bytes with `accept`. */
-export type MediaFetcher = (url: string, field: string, maxBytes: number, accept: (contentType: string, first: Buffer) => boolean, signal: AbortSignal) => Promise<Buffer>;
+export type MediaFetcher = (
+  url: string,
+  field: string,
+  maxBytes: number,
+  accept: (contentType: string, first: Buffer) => boolean,
+  signal: AbortSignal,
+) => Promise<Buffer>;
 
 /** Media of one key that may wait for a slot at once (G100); one more is a 429. */
 export const MEDIA_KEY_QUEUE = 64;
@@ -42,8 +48,15 @@ export function createMediaServices(config: Config, store: Store, tmpDir: string
     inputs,
     reviewer: new MediaReviewer({ fetch: fetchToFile, inputs, assets: store.assets, assetFiles, admission, timeoutMs: config.mediaReviewTimeoutMs }),
     assets: new AssetService({
-      assets: store.assets, files: assetFiles, fetch: fetchToFile, admission, tmpDir, timeoutMs: config.mediaReviewTimeoutMs,
-      maxBytes: config.assetMaxBytes, quotaBytes: config.assetQuotaBytes, ttlHours: config.assetTtlHours,
+      assets: store.assets,
+      files: assetFiles,
+      fetch: fetchToFile,
+      admission,
+      tmpDir,
+      timeoutMs: config.mediaReviewTimeoutMs,
+      maxBytes: config.assetMaxBytes,
+      quotaBytes: config.assetQuotaBytes,
+      ttlHours: config.assetTtlHours,
     }),
   };
 }

@@ -17,9 +17,12 @@ export async function migrateStoreCommand(args: string[]): Promise<number> {
   const config = loadConfig();
   const to = values.to ?? config.databaseUrl;
   if (to === undefined) throw new UsageError('migrate-store needs --to postgres://user:password@host:5432/database (or MEDIAGATE_DATABASE_URL)');
-  if (!isPostgresUrl(to)) throw new UsageError('--to must be a PostgreSQL URL like postgres://user:password@host:5432/mediagate (scheme postgres:// or postgresql://)');
+  if (!isPostgresUrl(to))
+    throw new UsageError('--to must be a PostgreSQL URL like postgres://user:password@host:5432/mediagate (scheme postgres:// or postgresql://)');
   if (values.files && !config.s3) {
-    throw new UsageError('--files copies the local result and asset files into the bucket of MEDIAGATE_S3_BUCKET, which is not set (without a bucket, let the new processes share this data directory)');
+    throw new UsageError(
+      '--files copies the local result and asset files into the bucket of MEDIAGATE_S3_BUCKET, which is not set (without a bucket, let the new processes share this data directory)',
+    );
   }
   const from = values.from ?? config.databaseFile;
   const target = redactedUrl(to, 'the --to URL');
@@ -27,7 +30,9 @@ export async function migrateStoreCommand(args: string[]): Promise<number> {
   const copyFiles = async (): Promise<void> => {
     const stores = await openBlobStores(config);
     try {
-      await copyLocalFiles(config.dataDir, stores, ({ area, files, bytes }) => console.log(`files ${area}: ${files} (${bytes} bytes) copied to ${stores[area].location}`));
+      await copyLocalFiles(config.dataDir, stores, ({ area, files, bytes }) =>
+        console.log(`files ${area}: ${files} (${bytes} bytes) copied to ${stores[area].location}`),
+      );
     } finally {
       stores.close();
     }
@@ -41,7 +46,9 @@ export async function migrateStoreCommand(args: string[]): Promise<number> {
     });
     console.log(`migrated to ${target}, counts verified: ${copied.map((c) => `${c.table} ${c.rows}`).join(', ')}`);
     if (!config.s3) {
-      console.log(`result and asset files stay in ${config.dataDir} (results/, inputs/, assets/): gateways on PostgreSQL must see this data directory, or use a bucket (see docs/OPERATIONS.md)`);
+      console.log(
+        `result and asset files stay in ${config.dataDir} (results/, inputs/, assets/): gateways on PostgreSQL must see this data directory, or use a bucket (see docs/OPERATIONS.md)`,
+      );
     }
     return 0;
   } catch (err) {

@@ -21,7 +21,18 @@ export async function startServer(env: Env = process.env): Promise<RunningServer
   const gateway = await createGateway(config);
   const address = await gateway.app.listen({ port: config.port, host: config.host });
   gateway.startBackground();
-  gateway.logger.info({ address, dataDir: config.dataDir, role: config.role, workers: config.workers, sandboxTiming: config.sandboxTiming, metrics: config.observability.metrics !== undefined, tracing: tracing !== undefined }, 'mediagate listening');
+  gateway.logger.info(
+    {
+      address,
+      dataDir: config.dataDir,
+      role: config.role,
+      workers: config.workers,
+      sandboxTiming: config.sandboxTiming,
+      metrics: config.observability.metrics !== undefined,
+      tracing: tracing !== undefined,
+    },
+    'mediagate listening',
+  );
   return {
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
     config,

@@ -99,12 +99,10 @@ function parseIPv6(input: string): number[] | null {
   }
   const halves = s.split('::');
   if (halves.length > 2) return null;
-  const toGroups = (h: string | undefined): number[] =>
-    h === undefined || h === '' ? [] : h.split(':').map((g) => Number.parseInt(g, 16));
+  const toGroups = (h: string | undefined): number[] => (h === undefined || h === '' ? [] : h.split(':').map((g) => Number.parseInt(g, 16)));
   const head = toGroups(halves[0]);
   const rest = toGroups(halves[1]);
-  const groups =
-    halves.length === 2 ? [...head, ...new Array<number>(8 - head.length - rest.length).fill(0), ...rest] : head;
+  const groups = halves.length === 2 ? [...head, ...new Array<number>(8 - head.length - rest.length).fill(0), ...rest] : head;
   if (groups.length !== 8 || groups.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)) return null;
   return groups;
 }
@@ -125,7 +123,7 @@ const V4_TABLE = V4_RANGES.map(([base, bits, cls]) => {
 const V6_TABLE = V6_RANGES.map(([base, bits, cls]) => ({ groups: parseIPv6(base) ?? [], bits, cls }));
 
 function classifyIPv4(n: number): AddressClass {
-  for (const r of V4_TABLE) if (((n & r.mask) >>> 0) === r.net) return r.cls;
+  for (const r of V4_TABLE) if ((n & r.mask) >>> 0 === r.net) return r.cls;
   return 'public';
 }
 

@@ -64,14 +64,19 @@ export class AssetService {
     const reserve = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, this.deps.maxBytes) : this.deps.maxBytes;
     const waiting = AbortSignal.timeout(this.deps.timeoutMs);
     try {
-      return await this.deps.admission.run(ownerKeyId, reserve, async () => {
-        const file = await this.receive(stream);
-        try {
-          return await this.create(ownerKeyId, file, 'file');
-        } finally {
-          await fs.promises.rm(file.path, { force: true });
-        }
-      }, waiting);
+      return await this.deps.admission.run(
+        ownerKeyId,
+        reserve,
+        async () => {
+          const file = await this.receive(stream);
+          try {
+            return await this.create(ownerKeyId, file, 'file');
+          } finally {
+            await fs.promises.rm(file.path, { force: true });
+          }
+        },
+        waiting,
+      );
     } catch (err) {
       stream.resume(); // whatever is left of the upload is read and dropped
       throw this.admissionFailure(err, 'file', waiting);
@@ -82,18 +87,28 @@ export class AssetService {
   async fromUrl(ownerKeyId: string, url: string): Promise<AssetRecord> {
     const signal = AbortSignal.timeout(this.deps.timeoutMs);
     try {
-      return await this.deps.admission.run(ownerKeyId, this.deps.maxBytes, async (reservation) => {
-        const fetched = await this.deps.fetch({
-          url, field: 'url', maxBytes: this.deps.maxBytes, signal,
-          accept: (_type, first) => sniffMediaKind(first) !== undefined,
-          onLength: (declared) => { if (declared !== undefined) reservation.shrink(declared); },
-        });
-        try {
-          return await this.create(ownerKeyId, fetched, 'url');
-        } finally {
-          await fs.promises.rm(fetched.path, { force: true });
-        }
-      }, signal);
+      return await this.deps.admission.run(
+        ownerKeyId,
+        this.deps.maxBytes,
+        async (reservation) => {
+          const fetched = await this.deps.fetch({
+            url,
+            field: 'url',
+            maxBytes: this.deps.maxBytes,
+            signal,
+            accept: (_type, first) => sniffMediaKind(first) !== undefined,
+            onLength: (declared) => {
+              if (declared !== undefined) reservation.shrink(declared);
+            },
+          });
+          try {
+            return await this.create(ownerKeyId, fetched, 'url');
+          } finally {
+            await fs.promises.rm(fetched.path, { force: true });
+          }
+        },
+        signal,
+      );
     } catch (err) {
       throw this.admissionFailure(err, 'url', signal);
     }
@@ -103,7 +118,11 @@ export class AssetService {
   private admissionFailure(err: unknown, field: 'file' | 'url', signal: AbortSignal): unknown {
     if (err instanceof AdmissionQueueFull) return mediaQueueFull(field, err);
     if (signal.aborted && err === signal.reason) {
-      return new AppError('media_fetch_failed', `${field}: receiving and checking this medium took longer than ${Math.round(this.deps.timeoutMs / 1000)} s (MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS); retry later`, { param: field, retryable: true });
+      return new AppError(
+        'media_fetch_failed',
+        `${field}: receiving and checking this medium took longer than ${Math.round(this.deps.timeoutMs / 1000)} s (MEDIAGATE_MEDIA_REVIEW_TIMEOUT_MS); retry later`,
+        { param: field, retryable: true },
+      );
     }
     return err;
   }
@@ -129,11 +148,27 @@ export class AssetService {
     const now = Date.now();
     const id = `asset_${randomToken(16)}`;
     const base: AssetRecord = {
-      id, ownerKeyId, status: 'rejected', reason: null, kind: null, format: null, width: null, height: null,
-      duration: null, fps: null, bytes: received.bytes, file: null, createdAt: now, expiresAt: now + this.deps.ttlHours * 3_600_000,
+      id,
+      ownerKeyId,
+      status: 'rejected',
+      reason: null,
+      kind: null,
+      format: null,
+      width: null,
+      height: null,
+      duration: null,
+      fps: null,
+      bytes: received.bytes,
+      file: null,
+      createdAt: now,
+      expiresAt: now + this.deps.ttlHours * 3_600_000,
     };
     const kind = received.bytes === 0 ? undefined : sniffMediaKind(received.head);
-    if (!kind) return this.record({ ...base, reason: `${field}: is not an image (jpeg, png, webp, bmp, tiff, gif, heic, heif), video (mp4, mov) or audio file (wav, mp3)` }, now);
+    if (!kind)
+      return this.record(
+        { ...base, reason: `${field}: is not an image (jpeg, png, webp, bmp, tiff, gif, heic, heif), video (mp4, mov) or audio file (wav, mp3)` },
+        now,
+      );
     let facts: MediaFacts;
     try {
       facts = await probeFile(received.path, kind);
@@ -142,8 +177,13 @@ export class AssetService {
       return this.record({ ...base, kind, reason: `${field}: ${err.message}` }, now);
     }
     const described: AssetRecord = {
-      ...base, kind, format: facts.format, width: facts.width ?? null, height: facts.height ?? null,
-      duration: facts.duration ?? null, fps: facts.fps ?? null,
+      ...base,
+      kind,
+      format: facts.format,
+      width: facts.width ?? null,
+      height: facts.height ?? null,
+      duration: facts.duration ?? null,
+      fps: facts.fps ?? null,
     };
     try {
       checkMedium(field, ROLE_OF_KIND[kind], facts, ASSET_LIMITS);
@@ -156,7 +196,11 @@ export class AssetService {
     const approved: AssetRecord = { ...described, status: 'approved', file };
     if (!(await this.deps.assets.insertWithinQuota(approved, this.deps.quotaBytes, now))) {
       await this.deps.files.removeFolder(id);
-      throw new AppError('asset_quota_exceeded', `This upload (${received.bytes} bytes) would take the key past its asset storage quota of ${this.deps.quotaBytes} bytes`, { param: field });
+      throw new AppError(
+        'asset_quota_exceeded',
+        `This upload (${received.bytes} bytes) would take the key past its asset storage quota of ${this.deps.quotaBytes} bytes`,
+        { param: field },
+      );
     }
     return approved;
   }

@@ -110,9 +110,22 @@ describe('bitmap font', () => {
   });
 
   it('always stays within the bounds', () => {
-    const texts = ['x', 'Hello world', 'a much longer prompt with several words to wrap around '.repeat(6), 'supercalifragilistic'.repeat(9), 'line\n\nbreaks\nhere'];
+    const texts = [
+      'x',
+      'Hello world',
+      'a much longer prompt with several words to wrap around '.repeat(6),
+      'supercalifragilistic'.repeat(9),
+      'line\n\nbreaks\nhere',
+    ];
     for (const text of texts) {
-      for (const [maxWidth, maxHeight] of [[5, 9], [37, 20], [100, 30], [333, 77], [921, 409], [3686, 921]] as const) {
+      for (const [maxWidth, maxHeight] of [
+        [5, 9],
+        [37, 20],
+        [100, 30],
+        [333, 77],
+        [921, 409],
+        [3686, 921],
+      ] as const) {
         for (const scale of [undefined, 1, 4, 15]) {
           const mask = renderTextMask(text, { maxWidth, maxHeight, ...(scale === undefined ? {} : { scale }) });
           expect(mask.width).toBeLessThanOrEqual(maxWidth);

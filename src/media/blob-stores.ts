@@ -52,14 +52,25 @@ export async function openBlobStores(config: Config, options: BlobStoresOptions 
         try {
           if ((await ensureBucket(client, s3.bucket)) === 'created') log?.info({ bucket: s3.bucket }, 'created the bucket (MEDIAGATE_S3_CREATE_BUCKET)');
         } catch (err) {
-          log?.warn({ bucket: s3.bucket, error: `${(err as Error).name}: ${(err as Error).message}` }, 'could not make sure the bucket exists (MEDIAGATE_S3_CREATE_BUCKET); /readyz tries again');
+          log?.warn(
+            { bucket: s3.bucket, error: `${(err as Error).name}: ${(err as Error).message}` },
+            'could not make sure the bucket exists (MEDIAGATE_S3_CREATE_BUCKET); /readyz tries again',
+          );
         }
       };
       await ensure();
     }
-    stores = { results: new S3BlobStore(client, s3.bucket, s3.prefix, 'results'), inputs: new S3BlobStore(client, s3.bucket, s3.prefix, 'inputs'), assets: new S3BlobStore(client, s3.bucket, s3.prefix, 'assets') };
+    stores = {
+      results: new S3BlobStore(client, s3.bucket, s3.prefix, 'results'),
+      inputs: new S3BlobStore(client, s3.bucket, s3.prefix, 'inputs'),
+      assets: new S3BlobStore(client, s3.bucket, s3.prefix, 'assets'),
+    };
   } else {
-    stores = { results: new FsBlobStore(path.join(config.dataDir, 'results')), inputs: new FsBlobStore(path.join(config.dataDir, 'inputs')), assets: new FsBlobStore(path.join(config.dataDir, 'assets')) };
+    stores = {
+      results: new FsBlobStore(path.join(config.dataDir, 'results')),
+      inputs: new FsBlobStore(path.join(config.dataDir, 'inputs')),
+      assets: new FsBlobStore(path.join(config.dataDir, 'assets')),
+    };
   }
   let cached: { at: number; problem: Promise<string | undefined> } | undefined;
   const probe = async (): Promise<string | undefined> => {
@@ -70,7 +81,13 @@ export async function openBlobStores(config: Config, options: BlobStoresOptions 
     } catch (err) {
       if (ensure) {
         await ensure();
-        if (await stores.results.ping().then(() => true, () => false)) return undefined;
+        if (
+          await stores.results.ping().then(
+            () => true,
+            () => false,
+          )
+        )
+          return undefined;
       }
       // the reply of the key-less /readyz names no bucket, endpoint, host or path (G262): those go to the log
       log?.warn({ location: stores.results.location, error: (err as Error).message }, 'the storage cannot be reached (/readyz answers 503)');

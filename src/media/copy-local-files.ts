@@ -28,7 +28,8 @@ export async function copyLocalFiles(dataDir: string, target: BlobStores, onArea
     const done: AreaCopied = { area, files: 0, bytes: 0 };
     if (fs.existsSync(root)) {
       const source = new FsBlobStore(root);
-      for await (const folder of await fs.promises.opendir(root)) { // streamed: one folder per task or asset
+      for await (const folder of await fs.promises.opendir(root)) {
+        // streamed: one folder per task or asset
         if (!folder.isDirectory()) continue;
         for (const file of await fs.promises.readdir(path.join(root, folder.name), { withFileTypes: true })) {
           if (!file.isFile() || file.name.endsWith('.tmp') || !isSafeBlobPath(folder.name, file.name)) continue;

@@ -21,14 +21,17 @@ export interface BodySink<T> {
 export function memorySink(): BodySink<{ bytes: Buffer }> {
   const chunks: Buffer[] = [];
   return {
-    open: async () => new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        chunks.push(chunk);
-        done();
-      },
-    }),
+    open: async () =>
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          chunks.push(chunk);
+          done();
+        },
+      }),
     finish: async () => ({ bytes: Buffer.concat(chunks) }),
-    discard: async () => { chunks.length = 0; },
+    discard: async () => {
+      chunks.length = 0;
+    },
   };
 }
 
@@ -47,7 +50,10 @@ export function fileSink(dir: string): BodySink<{ path: string; bytes: number }>
     },
     async finish() {
       const stream = out;
-      if (stream !== undefined && !stream.closed) await new Promise<void>((resolve) => { stream.once('close', () => resolve()); });
+      if (stream !== undefined && !stream.closed)
+        await new Promise<void>((resolve) => {
+          stream.once('close', () => resolve());
+        });
       return { path: file, bytes: (await fs.promises.stat(file)).size };
     },
     async discard() {

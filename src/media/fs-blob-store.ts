@@ -57,7 +57,9 @@ export class FsBlobStore implements BlobStore {
   async stat(folder: string, name: string): Promise<BlobInfo | undefined> {
     try {
       const file = this.pathOf(folder, name);
-      const stat = await new Promise<fs.Stats>((resolve, reject) => { fs.stat(file, (err, st) => (err ? reject(err) : resolve(st))); });
+      const stat = await new Promise<fs.Stats>((resolve, reject) => {
+        fs.stat(file, (err, st) => (err ? reject(err) : resolve(st)));
+      });
       return stat.isFile() ? { size: stat.size, lastModified: stat.mtime } : undefined;
     } catch (err) {
       if (MISSING.has(errnoOf(err) ?? '')) return undefined;
@@ -74,12 +76,16 @@ export class FsBlobStore implements BlobStore {
     const file = this.pathOf(folder, name);
     let fd: number;
     try {
-      fd = await new Promise<number>((resolve, reject) => { fs.open(file, 'r', (err, opened) => (err ? reject(err) : resolve(opened))); });
+      fd = await new Promise<number>((resolve, reject) => {
+        fs.open(file, 'r', (err, opened) => (err ? reject(err) : resolve(opened)));
+      });
     } catch (err) {
       if (MISSING.has(errnoOf(err) ?? '') || errnoOf(err) === 'EISDIR') return undefined;
       throw err;
     }
-    const isFile = await new Promise<boolean>((resolve) => { fs.fstat(fd, (err, stat) => resolve(!err && stat.isFile())); });
+    const isFile = await new Promise<boolean>((resolve) => {
+      fs.fstat(fd, (err, stat) => resolve(!err && stat.isFile()));
+    });
     if (!isFile) {
       fs.close(fd, () => undefined);
       return undefined;

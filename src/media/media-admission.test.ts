@@ -8,11 +8,12 @@ const LIMITS: AdmissionLimits = { slots: 4, keySlots: 2, bytes: 1000, keyBytes: 
 function recorder(admission: MediaAdmission) {
   const granted: string[] = [];
   const held = new Map<string, Reservation>();
-  const ask = (key: string, name: string, bytes = 1, signal?: AbortSignal) => admission.acquire(key, bytes, signal).then((r) => {
-    granted.push(name);
-    held.set(name, r);
-    return r;
-  });
+  const ask = (key: string, name: string, bytes = 1, signal?: AbortSignal) =>
+    admission.acquire(key, bytes, signal).then((r) => {
+      granted.push(name);
+      held.set(name, r);
+      return r;
+    });
   const release = async (name: string) => {
     held.get(name)!.release();
     await tick();
@@ -118,7 +119,11 @@ describe('MediaAdmission', () => {
 
   it('run() gives everything back, also when fn throws; release is idempotent', async () => {
     const admission = new MediaAdmission(LIMITS);
-    await expect(admission.run('A', 300, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      admission.run('A', 300, async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     const r = await admission.acquire('A', 300);
     r.release();
     r.release();

@@ -162,7 +162,9 @@ export class MediaAdmission {
       this.reserved -= n;
     };
     return {
-      get bytes() { return held; },
+      get bytes() {
+        return held;
+      },
       shrink: (to: number) => {
         if (released || !(to >= 0) || to >= held) return;
         give(held - Math.floor(to));

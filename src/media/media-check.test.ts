@@ -4,8 +4,18 @@ import { checkAudio, checkImage, checkTotals, checkVideo } from './media-check.j
 import type { MediaFacts } from './media-facts.js';
 
 const img = (width: number, height: number, format = 'png', bytes = 1000): MediaFacts => ({ kind: 'image', format, bytes, width, height });
-const motion2 = mediaLimitsFor({ family: 'motion', form: null, model: 'motion_2_0_4s_5s', output: { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false } });
-const motion15 = mediaLimitsFor({ family: 'motion', form: null, model: 'motion_1_5_pro_720p', output: { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false } });
+const motion2 = mediaLimitsFor({
+  family: 'motion',
+  form: null,
+  model: 'motion_2_0_4s_5s',
+  output: { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false },
+});
+const motion15 = mediaLimitsFor({
+  family: 'motion',
+  form: null,
+  model: 'motion_1_5_pro_720p',
+  output: { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false },
+});
 
 describe('image limits: open intervals as the contract writes them', () => {
   it.each([
@@ -30,7 +40,15 @@ describe('image limits: open intervals as the contract writes them', () => {
 });
 
 describe('video and audio limits', () => {
-  const v = (duration: number, fps = 30, width = 1280, height = 720): MediaFacts => ({ kind: 'video', format: 'mp4', bytes: 1000, width, height, duration, fps });
+  const v = (duration: number, fps = 30, width = 1280, height = 720): MediaFacts => ({
+    kind: 'video',
+    format: 'mp4',
+    bytes: 1000,
+    width,
+    height,
+    duration,
+    fps,
+  });
   it('durations are closed ranges with container rounding tolerated', () => {
     expect(() => checkVideo('v', v(2), ASSET_LIMITS.videos!)).not.toThrow();
     expect(() => checkVideo('v', v(30.04), ASSET_LIMITS.videos!)).not.toThrow();
@@ -42,6 +60,8 @@ describe('video and audio limits', () => {
   });
   it('totals per field', () => {
     expect(() => checkTotals('reference_videos', 'reference videos', [v(8), v(7)], { totalDuration: 15 })).not.toThrow();
-    expect(() => checkTotals('reference_videos', 'reference videos', [v(8), v(7.5)], { totalDuration: 15 })).toThrow('reference_videos: the reference videos last 15.5 s in all; at most 15 s are allowed');
+    expect(() => checkTotals('reference_videos', 'reference videos', [v(8), v(7.5)], { totalDuration: 15 })).toThrow(
+      'reference_videos: the reference videos last 15.5 s in all; at most 15 s are allowed',
+    );
   });
 });

@@ -28,7 +28,10 @@ export function checkImage(field: string, facts: MediaFacts, limits: ImageLimits
   const w = facts.width ?? 0;
   const h = facts.height ?? 0;
   if (limits.exactSizes && !limits.exactSizes.some((s) => s.width === w && s.height === h)) {
-    throw invalidMedia(field, `image is ${w}x${h}; this model accepts only ${limits.exactSizes.map((s) => `${s.width}x${s.height}`).join(' or ')} (matching the requested ratio)`);
+    throw invalidMedia(
+      field,
+      `image is ${w}x${h}; this model accepts only ${limits.exactSizes.map((s) => `${s.width}x${s.height}`).join(' or ')} (matching the requested ratio)`,
+    );
   }
   if (limits.side && !(w > limits.side.min && w < limits.side.max && h > limits.side.min && h < limits.side.max)) {
     throw invalidMedia(field, `image is ${w}x${h} px; width and height must be within ${open(limits.side)} px`);

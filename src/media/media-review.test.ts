@@ -28,7 +28,15 @@ beforeEach(() => {
   inputs = new FsBlobStore(path.join(dir, 'inputs'));
 });
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((r) => {
+          s.closeAllConnections();
+          s.close(() => r());
+        }),
+    ),
+  );
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -38,8 +46,13 @@ function reviewer(limits: Partial<AdmissionLimits>): { reviewer: MediaReviewer; 
   return {
     admission,
     reviewer: new MediaReviewer({
-      fetch: ({ url, field, maxBytes, accept, signal, onLength }) => fetchMediaToFile(url, { field, maxBytes, allowPrivate: true, accept, signal, ...(onLength && { onLength }), dir: tmp }),
-      inputs, assets: store.assets, assetFiles: new FsBlobStore(path.join(dir, 'assets')), admission, timeoutMs: 30_000,
+      fetch: ({ url, field, maxBytes, accept, signal, onLength }) =>
+        fetchMediaToFile(url, { field, maxBytes, allowPrivate: true, accept, signal, ...(onLength && { onLength }), dir: tmp }),
+      inputs,
+      assets: store.assets,
+      assetFiles: new FsBlobStore(path.join(dir, 'assets')),
+      admission,
+      timeoutMs: 30_000,
     }),
   };
 }
@@ -60,7 +73,9 @@ describe('MediaReviewer: byte reservations', () => {
     const png = await image(400, 400);
     const hits: string[] = [];
     let openGate!: () => void;
-    const gate = new Promise<void>((r) => { openGate = r; });
+    const gate = new Promise<void>((r) => {
+      openGate = r;
+    });
     const url = await serve((req, res) => {
       hits.push(req.url!);
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
@@ -92,10 +107,16 @@ describe('MediaReviewer: the per-key queue bound', () => {
     });
     const { reviewer: r, admission } = reviewer({ keySlots: 1, keyQueue: 1 });
     const media = mediaRefs({ images: refsOf('image_urls', [url('/a.png'), url('/b.png'), url('/c.png')]) });
-    const err = await r.review('task2', 'keyA', media, LIMITS).then(() => undefined, (e: unknown) => e);
+    const err = await r.review('task2', 'keyA', media, LIMITS).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({
-      code: 'rate_limited', status: 429, param: 'image_urls[2]', headers: { 'retry-after': '5' },
+      code: 'rate_limited',
+      status: 429,
+      param: 'image_urls[2]',
+      headers: { 'retry-after': '5' },
       message: 'image_urls[2]: this API key already has 1 media waiting to be fetched and checked; retry after 5 s',
     });
     expect(requests).toBeLessThanOrEqual(1);

@@ -117,9 +117,15 @@ export class MediaReviewer {
     const running = items.map(async ({ role, ref }, i) => {
       try {
         if (ref.url.startsWith(ASSET_SCHEME)) return await this.linkAsset(taskId, ownerKeyId, role, ref, i, limits);
-        return await this.deps.admission.run(ownerKeyId, maxBytesOf(limits, role), (reservation) => this.fetchOne(taskId, role, ref, i, limits, signal, (declared) => {
-          if (declared !== undefined) reservation.shrink(declared);
-        }), signal);
+        return await this.deps.admission.run(
+          ownerKeyId,
+          maxBytesOf(limits, role),
+          (reservation) =>
+            this.fetchOne(taskId, role, ref, i, limits, signal, (declared) => {
+              if (declared !== undefined) reservation.shrink(declared);
+            }),
+          signal,
+        );
       } catch (err) {
         const failure = err instanceof AdmissionQueueFull ? mediaQueueFull(ref.field, err) : err;
         failFast.abort(failure); // the others stop fetching (or waiting)
@@ -131,31 +137,50 @@ export class MediaReviewer {
       for (const role of ['images', 'videos', 'audios'] as const) {
         const ofRole = reviewed.filter((_, i) => items[i]!.role === role);
         const roleLimits = role === 'images' ? undefined : limits[role];
-        if (ofRole.length > 0 && roleLimits) checkTotals(fieldName(ofRole[0]!.field), ROLE_WORDS[role], ofRole.map((r) => r.facts as MediaFacts), roleLimits);
+        if (ofRole.length > 0 && roleLimits)
+          checkTotals(
+            fieldName(ofRole[0]!.field),
+            ROLE_WORDS[role],
+            ofRole.map((r) => r.facts as MediaFacts),
+            roleLimits,
+          );
       }
       const byRef = new Map(items.map((item, i) => [item.ref, reviewed[i]!]));
       const pick = (r: MediaRef): MediaRef => byRef.get(r) ?? r;
       return {
         ...(media.firstFrame && { firstFrame: pick(media.firstFrame) }),
         ...(media.lastFrame && { lastFrame: pick(media.lastFrame) }),
-        images: media.images.map(pick), videos: media.videos.map(pick), audios: media.audios.map(pick),
+        images: media.images.map(pick),
+        videos: media.videos.map(pick),
+        audios: media.audios.map(pick),
       };
     } catch (err) {
       await Promise.allSettled(running); // none still writing into the folder about to go
       await this.deps.inputs.removeFolder(taskId).catch(() => undefined);
       if (timeout.aborted && !(err instanceof AppError && err.code !== 'media_fetch_failed')) {
-        throw new AppError('media_fetch_failed', `Fetching and checking the media of this request took longer than ${Math.round(this.deps.timeoutMs / 1000)} s; use faster hosting or upload them as assets`);
+        throw new AppError(
+          'media_fetch_failed',
+          `Fetching and checking the media of this request took longer than ${Math.round(this.deps.timeoutMs / 1000)} s; use faster hosting or upload them as assets`,
+        );
       }
       throw err;
     }
   }
 
   /** An `assetId://` ref: the owner's approved asset, checked against the family, linked into the task. */
-  private async linkAsset(taskId: string, ownerKeyId: string, role: keyof typeof KIND_OF_ROLE, ref: MediaRef, index: number, limits: MediaLimits): Promise<MediaRef> {
+  private async linkAsset(
+    taskId: string,
+    ownerKeyId: string,
+    role: keyof typeof KIND_OF_ROLE,
+    ref: MediaRef,
+    index: number,
+    limits: MediaLimits,
+  ): Promise<MediaRef> {
     const kind: MediaKind = KIND_OF_ROLE[role];
     const name = `${index}-${role}`;
     const asset = await this.ownedAsset(ref, ownerKeyId);
-    if (asset.kind !== kind) throw invalidMedia(ref.field, `${ref.url} is ${asset.kind === 'audio' ? 'an' : 'a'} ${asset.kind}, not ${kind === 'image' ? 'an' : 'a'} ${kind}`);
+    if (asset.kind !== kind)
+      throw invalidMedia(ref.field, `${ref.url} is ${asset.kind === 'audio' ? 'an' : 'a'} ${asset.kind}, not ${kind === 'image' ? 'an' : 'a'} ${kind}`);
     const facts = assetFacts(asset);
     checkMedium(ref.field, role, facts, limits);
     await this.deps.inputs.copyFrom({ store: this.deps.assetFiles, folder: asset.id, name: asset.file! }, taskId, name);
@@ -163,11 +188,24 @@ export class MediaReviewer {
   }
 
   /** A URL: fetched to a file, probed from it, checked, and moved into the task's inputs. */
-  private async fetchOne(taskId: string, role: keyof typeof KIND_OF_ROLE, ref: MediaRef, index: number, limits: MediaLimits, signal: AbortSignal, onLength: (declared: number | undefined) => void): Promise<MediaRef> {
+  private async fetchOne(
+    taskId: string,
+    role: keyof typeof KIND_OF_ROLE,
+    ref: MediaRef,
+    index: number,
+    limits: MediaLimits,
+    signal: AbortSignal,
+    onLength: (declared: number | undefined) => void,
+  ): Promise<MediaRef> {
     const kind: MediaKind = KIND_OF_ROLE[role];
     const name = `${index}-${role}`;
     const fetched = await this.deps.fetch({
-      url: ref.url, field: ref.field, maxBytes: maxBytesOf(limits, role), accept: (_type, first) => looksLike(kind, first), signal, onLength,
+      url: ref.url,
+      field: ref.field,
+      maxBytes: maxBytesOf(limits, role),
+      accept: (_type, first) => looksLike(kind, first),
+      signal,
+      onLength,
     });
     try {
       let facts: MediaFacts;
@@ -194,10 +232,16 @@ export class MediaReviewer {
   private async ownedAsset(ref: MediaRef, ownerKeyId: string): Promise<AssetRecord> {
     const asset = await this.deps.assets.getOwned(ref.url.slice(ASSET_SCHEME.length), ownerKeyId);
     if (!asset || asset.expiresAt <= Date.now()) {
-      throw new AppError('asset_not_found', `${ref.field}: ${ref.url} is not an asset of this API key (unknown, another key's, or expired)`, { param: ref.field });
+      throw new AppError('asset_not_found', `${ref.field}: ${ref.url} is not an asset of this API key (unknown, another key's, or expired)`, {
+        param: ref.field,
+      });
     }
     if (asset.status !== 'approved' || !asset.file) {
-      throw new AppError('asset_not_found', `${ref.field}: ${ref.url} was rejected by review (${asset.reason ?? 'no reason'}); only approved assets can be used`, { param: ref.field });
+      throw new AppError(
+        'asset_not_found',
+        `${ref.field}: ${ref.url} was rejected by review (${asset.reason ?? 'no reason'}); only approved assets can be used`,
+        { param: ref.field },
+      );
     }
     return asset;
   }

@@ -15,8 +15,10 @@ const plain: Record<string, () => Promise<Buffer>> = {
   'mp4, moov at the end': () => video(640, 360, 2, 30),
   'mov (qt brand)': () => video(320, 240, 1, 24, 'mov'),
   'mp4 with faststart': () => ffmpegFixture('faststart', [...testsrc('480x270', '25', 3), ...x264, '-movflags', '+faststart', '-f', 'mp4'], 'mp4'),
-  'audio track first, then video': () => ffmpegFixture('audio-first', [...sine(2), ...testsrc('256x144', '24', 2), '-map', '0:a', '-map', '1:v', ...x264, '-c:a', 'aac', '-f', 'mp4'], 'mp4'),
-  'video with audio (the sandbox shape)': () => ffmpegFixture('with-audio', [...testsrc('720x1280', '24', 4), ...sine(4), ...x264, '-c:a', 'aac', '-shortest', '-f', 'mp4'], 'mp4'),
+  'audio track first, then video': () =>
+    ffmpegFixture('audio-first', [...sine(2), ...testsrc('256x144', '24', 2), '-map', '0:a', '-map', '1:v', ...x264, '-c:a', 'aac', '-f', 'mp4'], 'mp4'),
+  'video with audio (the sandbox shape)': () =>
+    ffmpegFixture('with-audio', [...testsrc('720x1280', '24', 4), ...sine(4), ...x264, '-c:a', 'aac', '-shortest', '-f', 'mp4'], 'mp4'),
   'NTSC rate 30000/1001': () => ffmpegFixture('ntsc', [...testsrc('320x180', '30000/1001', 2), ...x264, '-f', 'mp4'], 'mp4'),
   'MPEG-4 part 2 (mp4v)': () => ffmpegFixture('mp4v', [...testsrc('352x288', '25', 1), '-c:v', 'mpeg4', '-f', 'mp4'], 'mp4'),
 };
@@ -34,7 +36,11 @@ describe('mp4Facts: a plain MP4/MOV read in process', () => {
   });
 
   it('leaves to ffprobe what it cannot be sure of: fragmented files, audio only, not an MP4, a cut-off file', async () => {
-    const fragmented = await ffmpegFixture('fragmented', [...testsrc('320x240', '24', 2), ...x264, '-movflags', 'frag_keyframe+empty_moov', '-f', 'mp4'], 'mp4');
+    const fragmented = await ffmpegFixture(
+      'fragmented',
+      [...testsrc('320x240', '24', 2), ...x264, '-movflags', 'frag_keyframe+empty_moov', '-f', 'mp4'],
+      'mp4',
+    );
     expect(await mp4Facts(onDisk(fragmented), fragmented.length)).toBeUndefined();
     const audioOnly = await ffmpegFixture('m4a', [...sine(2), '-c:a', 'aac', '-f', 'mp4'], 'mp4');
     expect(await mp4Facts(onDisk(audioOnly), audioOnly.length)).toBeUndefined();

@@ -23,12 +23,17 @@ const MAX_TOP_LEVEL_BOXES = 64;
 /** Video sample entry types whose files ffprobe reads as video (H.264, H.265, AV1, VP9, MPEG-4, ProRes, ...). */
 const VIDEO_CODECS = new Set(['avc1', 'avc3', 'hvc1', 'hev1', 'av01', 'vp09', 'vp08', 'mp4v', 'apch', 'apcn', 'apcs', 'apco', 'ap4h', 'jpeg', 'mjpa', 'mjpb']);
 
-interface Box { type: string; start: number; end: number; body: number }
+interface Box {
+  type: string;
+  start: number;
+  end: number;
+  body: number;
+}
 
 /** The boxes in `buf` between `from` and `to`; undefined when one overruns. */
 function boxesIn(buf: Buffer, from: number, to: number): Box[] | undefined {
   const boxes: Box[] = [];
-  for (let at = from; at < to;) {
+  for (let at = from; at < to; ) {
     if (at + 8 > to) return undefined;
     let size = buf.readUInt32BE(at);
     let body = at + 8;
@@ -171,7 +176,12 @@ export async function mp4Facts(file: string, fileBytes: number): Promise<MediaFa
   }
   if (!video || !VIDEO_CODECS.has(video.codec)) return undefined;
   return {
-    kind: 'video', format: brand === 'qt  ' ? 'mov' : 'mp4', bytes: fileBytes,
-    duration, width: video.width, height: video.height, fps: video.fps,
+    kind: 'video',
+    format: brand === 'qt  ' ? 'mov' : 'mp4',
+    bytes: fileBytes,
+    duration,
+    width: video.width,
+    height: video.height,
+    fps: video.fps,
   };
 }

@@ -14,7 +14,9 @@ function ftyp(major: string, ...compatible: string[]): Buffer {
   b.writeUInt32BE(size, 0);
   b.write('ftyp', 4, 'latin1');
   b.write(major, 8, 'latin1');
-  compatible.forEach((c, i) => { b.write(c, 16 + 4 * i, 'latin1'); });
+  compatible.forEach((c, i) => {
+    b.write(c, 16 + 4 * i, 'latin1');
+  });
   return b;
 }
 
@@ -63,7 +65,9 @@ describe('probeFile: the same facts from a file, without loading it', () => {
   });
 
   it('a JPEG whose frame header is past the head (a large metadata segment first) is read whole', async () => {
-    const jpeg = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#336699' } }).jpeg().toBuffer();
+    const jpeg = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#336699' } })
+      .jpeg()
+      .toBuffer();
     // APP15 segments of 65,533 bytes each right after SOI push the frame header past the head
     const segment = Buffer.concat([Buffer.from([0xff, 0xef, 0xff, 0xff]), Buffer.alloc(0xffff - 2, 0x20)]);
     const padding = Buffer.concat(Array.from({ length: Math.ceil(IMAGE_HEAD_BYTES / segment.length) + 1 }, () => segment));

@@ -15,7 +15,6 @@ import { createLimiter } from '../limiter.js';
 import type { MediaFacts, MediaKind } from './media-facts.js';
 import { mp4Facts } from './mp4-facts.js';
 
-
 /** The file is not a readable medium of the expected kind; the message completes "<field>: ...". */
 export class ProbeError extends Error {
   constructor(message: string) {
@@ -61,7 +60,7 @@ export function probeImage(bytes: Buffer, fileBytes = bytes.length): MediaFacts 
   } catch {
     throw new ProbeError('is not a readable image (jpeg, png, webp, bmp, tiff, gif, heic or heif)');
   }
-  const format = size.type === 'heif' ? heifFormatOf(bytes) ?? 'heif' : IMAGE_TYPES[size.type ?? ''] ?? size.type ?? 'unknown';
+  const format = size.type === 'heif' ? (heifFormatOf(bytes) ?? 'heif') : (IMAGE_TYPES[size.type ?? ''] ?? size.type ?? 'unknown');
   if (!size.width || !size.height) throw new ProbeError(`is a ${format} image without a readable pixel size`);
   return { kind: 'image', format, bytes: fileBytes, width: size.width, height: size.height };
 }
@@ -102,8 +101,18 @@ function ffprobePath(): string {
   return ffprobeBinary;
 }
 
-interface FfprobeStream { codec_type?: string; width?: number; height?: number; avg_frame_rate?: string; r_frame_rate?: string; disposition?: { attached_pic?: number } }
-interface FfprobeOutput { format?: { format_name?: string; duration?: string; tags?: { major_brand?: string } }; streams?: FfprobeStream[] }
+interface FfprobeStream {
+  codec_type?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  disposition?: { attached_pic?: number };
+}
+interface FfprobeOutput {
+  format?: { format_name?: string; duration?: string; tags?: { major_brand?: string } };
+  streams?: FfprobeStream[];
+}
 
 function rate(text: string | undefined): number | undefined {
   if (!text) return undefined;
@@ -122,17 +131,31 @@ function containerFormat(out: FfprobeOutput): string {
 
 async function runFfprobe(file: string, opts: ProbeOptions): Promise<FfprobeOutput> {
   return new Promise((resolve, reject) => {
-    execFile(ffprobePath(), ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
-      timeout: opts.timeoutMs ?? 20_000, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, ...(opts.signal && { signal: opts.signal }),
-    }, (err, stdout) => {
-      if (opts.signal?.aborted) { reject(opts.signal.reason); return; }
-      if (err && !stdout) { resolve({}); return; } // unreadable: reported by the caller as "not a readable ..."
-      try {
-        resolve(JSON.parse(stdout) as FfprobeOutput);
-      } catch {
-        resolve({});
-      }
-    });
+    execFile(
+      ffprobePath(),
+      ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file],
+      {
+        timeout: opts.timeoutMs ?? 20_000,
+        killSignal: 'SIGKILL',
+        maxBuffer: 4 * 1024 * 1024,
+        ...(opts.signal && { signal: opts.signal }),
+      },
+      (err, stdout) => {
+        if (opts.signal?.aborted) {
+          reject(opts.signal.reason);
+          return;
+        }
+        if (err && !stdout) {
+          resolve({});
+          return;
+        } // unreadable: reported by the caller as "not a readable ..."
+        try {
+          resolve(JSON.parse(stdout) as FfprobeOutput);
+        } catch {
+          resolve({});
+        }
+      },
+    );
   });
 }
 

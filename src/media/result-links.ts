@@ -8,7 +8,7 @@ export function resultLinks(signer: ResultUrlSigner, videosResultTtlHours: numbe
   return {
     resultUrl(task: TaskRecord, kind?: 'image' | 'video' | 'audio'): string | null {
       const files = task.result?.files ?? [];
-      const file = kind ? files.find((f) => f.contentType.startsWith(`${kind}/`)) ?? files[0] : files[0];
+      const file = kind ? (files.find((f) => f.contentType.startsWith(`${kind}/`)) ?? files[0]) : files[0];
       if (!file || task.finishedAt === null) return null;
       const until = task.finishedAt + retentionFor(task.family, videosResultTtlHours).resultMs;
       return signer.signResultUrl(task.id, file.name, until);

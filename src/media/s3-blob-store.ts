@@ -2,8 +2,15 @@ import fs from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import {
-  CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand,
-  ListObjectsV2Command, S3Client, S3ServiceException,
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -43,7 +50,7 @@ function storageError(err: unknown, operation: string, target: string): S3Storag
   const status = err instanceof S3ServiceException ? err.$metadata?.httpStatusCode : undefined;
   const detail = e.message && e.message !== e.name && e.message !== 'UnknownError' ? e.message : '';
   // an answer without an error document (any HEAD) has no S3 error name: the HTTP reason stands in
-  const code = e.name === 'Unknown' && status !== undefined ? (STATUS_CODES[status] ?? 'Unknown').replace(/\s+/g, '') : e.name ?? 'Error';
+  const code = e.name === 'Unknown' && status !== undefined ? (STATUS_CODES[status] ?? 'Unknown').replace(/\s+/g, '') : (e.name ?? 'Error');
   return new S3StorageError(operation, target, code, status, detail);
 }
 
@@ -70,7 +77,12 @@ class ByteCounter extends Transform {
  */
 export class S3BlobStore implements BlobStore {
   /** `prefix` is `''` or ends in `/`; `area` names this store's part of the bucket (`results`). */
-  constructor(private readonly client: S3Client, readonly bucket: string, private readonly prefix: string, private readonly area: string) {}
+  constructor(
+    private readonly client: S3Client,
+    readonly bucket: string,
+    private readonly prefix: string,
+    private readonly area: string,
+  ) {}
 
   /** Runs one bucket request; a failure becomes an S3StorageError naming it. */
   private async call<T>(operation: string, key: string, request: () => Promise<T>): Promise<T> {
@@ -104,7 +116,10 @@ export class S3BlobStore implements BlobStore {
       body = input.pipe(counter);
     }
     const upload = new Upload({
-      client: this.client, partSize: PART_BYTES, queueSize: PART_QUEUE, leavePartsOnError: false,
+      client: this.client,
+      partSize: PART_BYTES,
+      queueSize: PART_QUEUE,
+      leavePartsOnError: false,
       params: { Bucket: this.bucket, Key: key, Body: body, ...(options.contentType && { ContentType: options.contentType }) },
     });
     await this.call('upload', key, () => upload.done());
@@ -127,9 +142,15 @@ export class S3BlobStore implements BlobStore {
   async read(folder: string, name: string, range?: ByteRange): Promise<Readable | undefined> {
     const key = this.keyOf(folder, name);
     try {
-      const got = await this.call('GetObject', key, () => this.client.send(new GetObjectCommand({
-        Bucket: this.bucket, Key: key, ...(range && { Range: `bytes=${range.start}-${range.end}` }),
-      })));
+      const got = await this.call('GetObject', key, () =>
+        this.client.send(
+          new GetObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            ...(range && { Range: `bytes=${range.start}-${range.end}` }),
+          }),
+        ),
+      );
       return got.Body as Readable;
     } catch (err) {
       if (isNotFound(err as S3StorageError)) return undefined;
@@ -160,20 +181,28 @@ export class S3BlobStore implements BlobStore {
     if (!isSafeBlobFolder(folder)) return;
     const prefix = `${this.prefix}${this.area}/${folder}/`;
     for (;;) {
-      const listed = await this.call('ListObjectsV2', prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: DELETE_BATCH })));
+      const listed = await this.call('ListObjectsV2', prefix, () =>
+        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: DELETE_BATCH })),
+      );
       const keys = (listed.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
       if (keys.length === 0) return;
-      const deleted = await this.call('DeleteObjects', prefix, () => this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } })));
+      const deleted = await this.call('DeleteObjects', prefix, () =>
+        this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } })),
+      );
       const failed = deleted.Errors ?? [];
       if (failed.length > 0) {
-        throw new Error(`the bucket refused to delete ${failed.length} file(s) under ${prefix}: ${failed[0]!.Code ?? 'unknown'} ${failed[0]!.Message ?? ''}`.trim());
+        throw new Error(
+          `the bucket refused to delete ${failed.length} file(s) under ${prefix}: ${failed[0]!.Code ?? 'unknown'} ${failed[0]!.Message ?? ''}`.trim(),
+        );
       }
     }
   }
 
   /** HeadBucket: the bucket exists and these credentials may use it. */
   async ping(): Promise<void> {
-    await this.call('HeadBucket', '', () => this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS) }));
+    await this.call('HeadBucket', '', () =>
+      this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS) }),
+    );
   }
 
   /** A presigned GET valid until `expiresAtMs` (at most 7 days from now, SigV4's limit), served with `contentType`. */

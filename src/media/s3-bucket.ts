@@ -34,7 +34,13 @@ export async function ensureBucket(client: S3Client, bucket: string): Promise<Bu
     await client.send(new CreateBucketCommand({ Bucket: bucket }), timeout());
     return 'created';
   } catch (err) {
-    if (await head().then(() => true, () => false)) return 'present';
+    if (
+      await head().then(
+        () => true,
+        () => false,
+      )
+    )
+      return 'present';
     throw err;
   }
 }

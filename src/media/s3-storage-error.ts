@@ -5,7 +5,13 @@
  * with), which stay out of logs.
  */
 export class S3StorageError extends Error {
-  constructor(readonly operation: string, readonly target: string, readonly code: string, readonly status: number | undefined, detail: string) {
+  constructor(
+    readonly operation: string,
+    readonly target: string,
+    readonly code: string,
+    readonly status: number | undefined,
+    detail: string,
+  ) {
     super(`${operation} ${target}: ${code}${status ? ` (HTTP ${status})` : ''}${detail ? `: ${detail}` : ''}`);
     this.name = 'S3StorageError';
   }

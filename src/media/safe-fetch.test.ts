@@ -120,9 +120,7 @@ describe('fetchMedia: addresses', () => {
 
   it('names the address and its kind', async () => {
     const err = await appError(fetchMedia(`http://127.0.0.1:${srv.port}/a.png`, BASE));
-    expect(err.message).toBe(
-      `image_urls[0]: http://127.0.0.1:${srv.port}/a.png resolves to a loopback address (127.0.0.1); only public addresses are allowed`,
-    );
+    expect(err.message).toBe(`image_urls[0]: http://127.0.0.1:${srv.port}/a.png resolves to a loopback address (127.0.0.1); only public addresses are allowed`);
   });
 
   it('fetches the same server when allowPrivate is set', async () => {
@@ -197,10 +195,12 @@ describe('fetchMedia: redirects', () => {
 
   it('re-checks the address of a redirect target (name)', async () => {
     const target = encodeURIComponent(`http://evil.test:${srv.port}/target`);
-    const err = await appError(fetchMediaWith(`http://public.test:${srv.port}/to?u=${target}`, BASE, {
-      ...deps,
-      isAllowed: (_ip, host) => host === 'public.test',
-    }));
+    const err = await appError(
+      fetchMediaWith(`http://public.test:${srv.port}/to?u=${target}`, BASE, {
+        ...deps,
+        isAllowed: (_ip, host) => host === 'public.test',
+      }),
+    );
     expect(err.code).toBe('url_not_allowed');
     expect(err.param).toBe('image_urls[0]');
     expect(err.message).toBe(
@@ -225,9 +225,7 @@ describe('fetchMedia: redirects', () => {
     const target = encodeURIComponent('file:///etc/passwd');
     const err = await appError(fetchMediaWith(`http://public.test:${srv.port}/to?u=${target}`, BASE, deps));
     expect(err.code).toBe('url_not_allowed');
-    expect(err.message).toBe(
-      `image_urls[0]: only http and https URLs are allowed; http://public.test:${srv.port}/to?… redirects to a file: URL`,
-    );
+    expect(err.message).toBe(`image_urls[0]: only http and https URLs are allowed; http://public.test:${srv.port}/to?… redirects to a file: URL`);
   });
 
   it(`follows up to ${MAX_REDIRECTS} redirects`, async () => {
@@ -251,7 +249,9 @@ describe('fetchMedia: redirects', () => {
     const trusted: FetchMediaOptions = { ...BASE, trustedOrigins: [origin] };
     expect((await fetchMedia(`${origin}/image.png`, trusted)).bytes.equals(PNG)).toBe(true);
     // the same host on another port is another origin
-    const other = await server((_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }).end(PNG); });
+    const other = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+    });
     const target = encodeURIComponent(`http://127.0.0.1:${other.port}/secret.png`);
     const err = await appError(fetchMedia(`${origin}/to?u=${target}`, trusted));
     expect(err.code).toBe('url_not_allowed');
@@ -294,9 +294,7 @@ describe('fetchMedia: size cap', () => {
     const err = await appError(fetchMedia(`http://127.0.0.1:${s.port}/big`, { ...PRIVATE_OK, maxBytes: 100_000 }));
     expect(err.code).toBe('media_fetch_failed');
     expect(err.status).toBe(400);
-    expect(err.message).toBe(
-      `image_urls[0]: http://127.0.0.1:${s.port}/big is too large: more than the limit of 100000 bytes`,
-    );
+    expect(err.message).toBe(`image_urls[0]: http://127.0.0.1:${s.port}/big is too large: more than the limit of 100000 bytes`);
     await expect.poll(() => closed).toBe(true);
     expect(written).toBeLessThan(20 * 1024 * 1024);
   });
@@ -306,9 +304,7 @@ describe('fetchMedia: size cap', () => {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(50_000_000) });
       res.write(Buffer.alloc(1024)); // then stall: reading the body would hang until the timeout
     });
-    const err = await appError(
-      fetchMedia(`http://127.0.0.1:${s.port}/big`, { ...PRIVATE_OK, maxBytes: 1_000_000, timeoutMs: 10_000 }),
-    );
+    const err = await appError(fetchMedia(`http://127.0.0.1:${s.port}/big`, { ...PRIVATE_OK, maxBytes: 1_000_000, timeoutMs: 10_000 }));
     // answered from the header: reading the stalled body could only have ended in the timeout
     expect(err.message).not.toContain('timed out');
     expect(err.code).toBe('media_fetch_failed');
@@ -379,7 +375,11 @@ describe('fetchMedia: HTTP and network failures', () => {
 
   it('times out on a server that never answers, within the bound', async () => {
     let dropped = false; // the fetch gave up on the connection (the server never does)
-    const s = await server((req) => { req.socket.once('close', () => { dropped = true; }); }); // accepts, never responds
+    const s = await server((req) => {
+      req.socket.once('close', () => {
+        dropped = true;
+      });
+    }); // accepts, never responds
     const started = Date.now();
     const err = await appError(fetchMedia(`http://127.0.0.1:${s.port}/slow`, { ...PRIVATE_OK, timeoutMs: 300 }));
     const elapsed = Date.now() - started;
@@ -446,14 +446,10 @@ describe('fetchMedia: accept()', () => {
   });
 
   it('rejects with an error naming the field', async () => {
-    const err = await appError(
-      fetchMedia(`http://127.0.0.1:${srv.port}/html`, { ...PRIVATE_OK, field: 'image_urls[2]', accept: imagesOnly }),
-    );
+    const err = await appError(fetchMedia(`http://127.0.0.1:${srv.port}/html`, { ...PRIVATE_OK, field: 'image_urls[2]', accept: imagesOnly }));
     expect(err.code).toBe('media_fetch_failed');
     expect(err.param).toBe('image_urls[2]');
-    expect(err.message).toBe(
-      `image_urls[2]: http://127.0.0.1:${srv.port}/html is not an accepted kind of file (Content-Type text/html)`,
-    );
+    expect(err.message).toBe(`image_urls[2]: http://127.0.0.1:${srv.port}/html is not an accepted kind of file (Content-Type text/html)`);
   });
 
   it('checks the first bytes before the whole body arrives', async () => {
@@ -461,9 +457,7 @@ describe('fetchMedia: accept()', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write(Buffer.alloc(4096, 0x41)); // then stall: only an early check can answer before the timeout
     });
-    const err = await appError(
-      fetchMedia(`http://127.0.0.1:${s.port}/x`, { ...PRIVATE_OK, timeoutMs: 5_000, accept: imagesOnly }),
-    );
+    const err = await appError(fetchMedia(`http://127.0.0.1:${s.port}/x`, { ...PRIVATE_OK, timeoutMs: 5_000, accept: imagesOnly }));
     expect(err.message).toContain('is not an accepted kind of file (Content-Type text/plain)');
     expect(err.message).not.toContain('timed out'); // decided on the first bytes, not after the stalled body
   });
@@ -471,8 +465,12 @@ describe('fetchMedia: accept()', () => {
 
 describe('fetchMediaToFile: the body streams to a file', () => {
   let dir: string;
-  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fetch-')); });
-  afterEach(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fetch-'));
+  });
+  afterEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
   const files = (): string[] => fs.readdirSync(dir);
   const imagesOnly = (_ct: string, first: Buffer): boolean => isImageBytes(first) !== null;
 
@@ -489,14 +487,18 @@ describe('fetchMediaToFile: the body streams to a file', () => {
     // a fetcher that collected the body before writing it would never let the test open the gate.
     const half = Buffer.concat([PNG, Buffer.alloc(256 * 1024 - PNG.length, 3)]);
     let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => { openGate = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
     const s = await server((_req, res) => {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(2 * half.length) });
       res.write(half);
       void gate.then(() => res.end(Buffer.alloc(half.length, 4)));
     });
     const fetching = fetchMediaToFile(`http://127.0.0.1:${s.port}/big.png`, { ...PRIVATE_OK, dir, accept: imagesOnly });
-    const partial = await expect.poll(() => files().find((f) => fs.statSync(path.join(dir, f)).size === half.length), { timeout: 5_000 }).toBeDefined()
+    const partial = await expect
+      .poll(() => files().find((f) => fs.statSync(path.join(dir, f)).size === half.length), { timeout: 5_000 })
+      .toBeDefined()
       .then(() => files()[0]!);
     const inode = fs.statSync(path.join(dir, partial)).ino;
     openGate();
@@ -516,9 +518,16 @@ describe('fetchMediaToFile: the body streams to a file', () => {
       setImmediate(() => res.end(PNG.subarray(8)));
     });
     const lengths: Array<number | undefined> = [];
-    const onLength = (n: number | undefined): void => { lengths.push(n); expect(files()).toEqual([]); }; // before any byte is written
+    const onLength = (n: number | undefined): void => {
+      lengths.push(n);
+      expect(files()).toEqual([]);
+    }; // before any byte is written
     await fetchMediaToFile(`http://127.0.0.1:${s.port}/sized.png`, { ...PRIVATE_OK, dir, onLength });
-    await fetchMediaToFile(`http://127.0.0.1:${s.port}/chunked.png`, { ...PRIVATE_OK, dir: fs.mkdtempSync(path.join(dir, 'x')), onLength: (n) => lengths.push(n) });
+    await fetchMediaToFile(`http://127.0.0.1:${s.port}/chunked.png`, {
+      ...PRIVATE_OK,
+      dir: fs.mkdtempSync(path.join(dir, 'x')),
+      onLength: (n) => lengths.push(n),
+    });
     expect(lengths).toEqual([PNG.length, undefined]);
     expect(answered).toBe(2);
   });

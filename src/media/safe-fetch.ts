@@ -68,7 +68,10 @@ export interface FetchMediaOptions {
  * and whether a redirect led there (callers that must not name addresses word their own message).
  */
 export class AddressNotAllowed extends Error {
-  constructor(readonly addressClass: string, readonly redirected: boolean) {
+  constructor(
+    readonly addressClass: string,
+    readonly redirected: boolean,
+  ) {
     super(`${redirected ? 'a redirect leads to' : 'the URL names'} a ${addressClass} address`);
     this.name = 'AddressNotAllowed';
   }
@@ -154,13 +157,22 @@ export async function fetchMediaToFile(url: string, opts: FetchMediaOptions & { 
  * `allowPrivate`. Same errors as {@link fetchMedia}: `url_not_allowed`, `media_fetch_failed` (does
  * not resolve, timed out).
  */
-export async function vetMediaUrl(url: string, opts: { field: string; allowPrivate: boolean; timeoutMs?: number }, deps: Partial<FetchMediaDeps> = {}): Promise<void> {
+export async function vetMediaUrl(
+  url: string,
+  opts: { field: string; allowPrivate: boolean; timeoutMs?: number },
+  deps: Partial<FetchMediaDeps> = {},
+): Promise<void> {
   const current = parseCallerUrl(url, opts.field);
   if (opts.allowPrivate) return;
   const bounded = deadline(new AbortController().signal, opts.timeoutMs ?? 5000);
   const ctx: Ctx = {
-    opts: { ...opts, maxBytes: 0 }, deps: { ...defaultDeps, ...deps }, original: describeUrl(current), origin: current.origin,
-    timeoutSignal: bounded.signal, signal: bounded.signal, vetted: new Map(),
+    opts: { ...opts, maxBytes: 0 },
+    deps: { ...defaultDeps, ...deps },
+    original: describeUrl(current),
+    origin: current.origin,
+    timeoutSignal: bounded.signal,
+    signal: bounded.signal,
+    vetted: new Map(),
   };
   try {
     await vetHost(ctx, current, 0);
@@ -191,11 +203,7 @@ interface Ctx {
  * {@link fetchMedia} with replaceable DNS lookup and address rule (missing deps use the defaults).
  * Internal: exported for tests.
  */
-export async function fetchMediaWith(
-  url: string,
-  opts: FetchMediaOptions,
-  deps: Partial<FetchMediaDeps> = {},
-): Promise<FetchedMedia> {
+export async function fetchMediaWith(url: string, opts: FetchMediaOptions, deps: Partial<FetchMediaDeps> = {}): Promise<FetchedMedia> {
   const { bytes, contentType, finalUrl } = await fetchInto(url, opts, deps, memorySink());
   return { bytes, contentType, finalUrl };
 }
@@ -255,7 +263,11 @@ export function vettedLookup(vetted: Map<string, ResolvedAddress[]>): LookupFn {
       callback(err, '', 0);
       return;
     }
-    if (options.all === true) callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all === true)
+      callback(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, first.address, first.family);
   };
 }
@@ -301,11 +313,10 @@ async function vetHost(ctx: Ctx, u: URL, hop: number): Promise<void> {
       const label = cls === 'public' ? 'disallowed' : cls;
       const kind = `${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label}`;
       const subject = hop === 0 ? describeUrl(u) : `${ctx.original} redirects to ${describeUrl(u)}, which`;
-      throw new AppError(
-        'url_not_allowed',
-        `${field}: ${subject} resolves to ${kind} address (${bad.address}); only public addresses are allowed`,
-        { param: field, cause: new AddressNotAllowed(label, hop > 0) },
-      );
+      throw new AppError('url_not_allowed', `${field}: ${subject} resolves to ${kind} address (${bad.address}); only public addresses are allowed`, {
+        param: field,
+        cause: new AddressNotAllowed(label, hop > 0),
+      });
     }
   }
   ctx.vetted.set(host.toLowerCase(), addresses);
@@ -319,7 +330,9 @@ async function fetchHop<T>(ctx: Ctx, agent: Agent, u: URL, hop: number, sink: Bo
     signal: ctx.signal,
     headers: {
       ...(ctx.opts.headers && u.origin === ctx.origin && ctx.opts.headers),
-      'user-agent': 'mediagate-media-fetcher', accept: '*/*', 'accept-encoding': 'identity',
+      'user-agent': 'mediagate-media-fetcher',
+      accept: '*/*',
+      'accept-encoding': 'identity',
     },
   });
   const { statusCode, headers, body } = res;
@@ -382,7 +395,11 @@ class BodyMeter extends Transform {
   private firstLength = 0;
   private checked = false;
 
-  constructor(private readonly ctx: Ctx, private readonly u: URL, private readonly contentType: string) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly u: URL,
+    private readonly contentType: string,
+  ) {
     super();
   }
 
@@ -424,11 +441,7 @@ function checkAccept(ctx: Ctx, u: URL, contentType: string, first: Buffer): void
   if (accept === undefined || accept(contentType, first)) return;
   const sniffed = sniffMediaType(first);
   const detail = `Content-Type ${contentType === '' ? '(none)' : contentType}${sniffed ? `, content looks like ${sniffed}` : ''}`;
-  throw new AppError(
-    'media_fetch_failed',
-    `${field}: ${where(ctx, u)} is not an accepted kind of file (${detail})`,
-    { param: field },
-  );
+  throw new AppError('media_fetch_failed', `${field}: ${where(ctx, u)} is not an accepted kind of file (${detail})`, { param: field });
 }
 
 function tooLarge(ctx: Ctx, u: URL, detail: string): AppError {
@@ -462,9 +475,7 @@ function mapError(ctx: Ctx, u: URL, err: unknown): unknown {
   const code = errorCode(err);
   if (code !== undefined && (NOT_FOUND_DNS_CODES.has(code) || code === 'EAI_AGAIN')) {
     const host = u.hostname;
-    const reason = NOT_FOUND_DNS_CODES.has(code)
-      ? `host name ${host} does not resolve`
-      : `DNS lookup for ${host} failed (${code})`;
+    const reason = NOT_FOUND_DNS_CODES.has(code) ? `host name ${host} does not resolve` : `DNS lookup for ${host} failed (${code})`;
     return fetchFailed(ctx, u, reason, code === 'EAI_AGAIN', err);
   }
   return fetchFailed(ctx, u, networkReason(ctx, code), true, err);

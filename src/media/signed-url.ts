@@ -16,10 +16,16 @@ export class ResultUrlSigner {
   /** Signed URLs already made: a finished task is polled again and again, its URL never changes. */
   private readonly made = new Map<string, string>();
 
-  constructor(private readonly secret: string, private readonly publicUrl: string, private readonly cacheSize = 10_000) {}
+  constructor(
+    private readonly secret: string,
+    private readonly publicUrl: string,
+    private readonly cacheSize = 10_000,
+  ) {}
 
   private mac(taskId: string, name: string, exp: number, scope: SignedScope = 'files'): string {
-    return createHmac('sha256', this.secret).update(`${scope === 'files' ? '' : `${scope}/`}${taskId}/${name}/${exp}`).digest('base64url');
+    return createHmac('sha256', this.secret)
+      .update(`${scope === 'files' ? '' : `${scope}/`}${taskId}/${name}/${exp}`)
+      .digest('base64url');
   }
 
   /** The absolute URL of a task's copy of a caller medium, valid until `expiresAtMs` (for an upstream to fetch). */
@@ -42,7 +48,14 @@ export class ResultUrlSigner {
   }
 
   /** `ok`, or why the link is refused. Constant-time comparison of the signature. */
-  verify(taskId: string, name: string, exp: string | undefined, sig: string | undefined, nowMs = Date.now(), scope: SignedScope = 'files'): 'ok' | 'invalid' | 'expired' {
+  verify(
+    taskId: string,
+    name: string,
+    exp: string | undefined,
+    sig: string | undefined,
+    nowMs = Date.now(),
+    scope: SignedScope = 'files',
+  ): 'ok' | 'invalid' | 'expired' {
     if (!exp || !sig || !/^\d{1,12}$/.test(exp)) return 'invalid';
     const expected = Buffer.from(this.mac(taskId, name, Number(exp), scope));
     const given = Buffer.from(sig);

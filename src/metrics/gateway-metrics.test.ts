@@ -17,8 +17,10 @@ describe('GatewayMetrics', () => {
     m.taskFinished({ family: 'pic', model: 'mystery', status: 'failed', createdAt: 1000, finishedAt: 3000 });
     const tokens = await samples(m, 'mediagate_chat_tokens_total');
     expect(tokens.map((s) => [s.labels, s.value])).toEqual([
-      [{ model: 'chat-2.5-flash', kind: 'prompt' }, '10'], [{ model: 'chat-2.5-flash', kind: 'completion' }, '5'],
-      [{ model: 'other', kind: 'prompt' }, '3'], [{ model: 'other', kind: 'completion' }, '3'],
+      [{ model: 'chat-2.5-flash', kind: 'prompt' }, '10'],
+      [{ model: 'chat-2.5-flash', kind: 'completion' }, '5'],
+      [{ model: 'other', kind: 'prompt' }, '3'],
+      [{ model: 'other', kind: 'completion' }, '3'],
     ]);
     expect(await m.text()).toContain('mediagate_task_duration_seconds_sum{family="pic",model="other",state="failed"} 2');
   });
@@ -28,7 +30,10 @@ describe('GatewayMetrics', () => {
     m.webhookDelivery('delivered');
     m.webhookDelivery('failed');
     m.webhookDelivery('delivered');
-    expect((await samples(m, 'mediagate_webhook_deliveries_total')).map((s) => [s.labels?.outcome, s.value])).toEqual([['delivered', '2'], ['failed', '1']]);
+    expect((await samples(m, 'mediagate_webhook_deliveries_total')).map((s) => [s.labels?.outcome, s.value])).toEqual([
+      ['delivered', '2'],
+      ['failed', '1'],
+    ]);
   });
 
   it('reads the store once per cache period, whatever the number of gauges and scrapes; a failed read keeps the last numbers and is retried', async () => {
@@ -37,14 +42,18 @@ describe('GatewayMetrics', () => {
     let fail = false;
     let live: LiveTaskCount[] = [{ family: 'pic', model: 'pic', status: 'queued', count: 3, oldestCreatedAt: 0 }];
     const m = new GatewayMetrics({ models: ['pic'], processMetrics: false });
-    m.watchStore({
-      liveCounts: async () => {
-        reads++;
-        if (fail) throw new Error('store down');
-        return live;
+    m.watchStore(
+      {
+        liveCounts: async () => {
+          reads++;
+          if (fail) throw new Error('store down');
+          return live;
+        },
+        creditTotals: async () => ({ heldMicro: 2_500_000, capturedMicro: 7_000_000 }),
       },
-      creditTotals: async () => ({ heldMicro: 2_500_000, capturedMicro: 7_000_000 }),
-    }, 5000, () => t);
+      5000,
+      () => t,
+    );
     t = 10_000;
     let text = await m.text();
     expect(reads).toBe(1);
@@ -80,11 +89,17 @@ describe('GatewayMetrics', () => {
 
   it('reports each circuit as one state at 1 and the others at 0; adds a key label only when keys are listed', async () => {
     const m = new GatewayMetrics({ models: [], keys: new Set(['key_a']), processMetrics: false });
-    m.watchCircuits(() => [['oai', 'open'], ['sandbox', 'closed']]);
+    m.watchCircuits(() => [
+      ['oai', 'open'],
+      ['sandbox', 'closed'],
+    ]);
     m.httpRequest('/v1/result/:id', 'GET', 200, 'key_a', 0.01);
     m.httpRequest('/v1/result/:id', 'GET', 200, 'key_b', 0.01);
     const circuits = await samples(m, 'mediagate_circuit_state');
-    expect(circuits.filter((s) => s.value === '1').map((s) => s.labels)).toEqual([{ channel: 'oai', state: 'open' }, { channel: 'sandbox', state: 'closed' }]);
+    expect(circuits.filter((s) => s.value === '1').map((s) => s.labels)).toEqual([
+      { channel: 'oai', state: 'open' },
+      { channel: 'sandbox', state: 'closed' },
+    ]);
     expect(circuits).toHaveLength(6);
     expect((await samples(m, 'mediagate_http_requests_total')).map((s) => s.labels?.key)).toEqual(['key_a', '']);
     const plain = new GatewayMetrics({ models: [], processMetrics: false });

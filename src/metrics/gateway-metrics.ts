@@ -46,14 +46,58 @@ export class GatewayMetrics {
     this.keys = options.keys ?? new Set();
     const registers = [this.registry];
     const requestLabels = ['route', 'method', 'status', ...(this.keys.size > 0 ? ['key' as const] : [])] as const;
-    this.httpRequests = new Counter({ name: 'mediagate_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status', labelNames: requestLabels, registers });
-    this.httpDuration = new Histogram({ name: 'mediagate_http_request_duration_seconds', help: 'Time from a request to its answer, by route pattern, method and status', labelNames: requestLabels, buckets: LATENCY_BUCKETS, registers });
-    this.upstreamCalls = new Counter({ name: 'mediagate_upstream_calls_total', help: 'Calls to upstream channels by channel and outcome (ok, fault, error, circuit_open)', labelNames: ['channel', 'outcome'], registers });
-    this.upstreamDuration = new Histogram({ name: 'mediagate_upstream_call_duration_seconds', help: 'Time of the calls that reached an upstream channel, by channel and outcome', labelNames: ['channel', 'outcome'], buckets: LATENCY_BUCKETS, registers });
-    this.taskDuration = new Histogram({ name: 'mediagate_task_duration_seconds', help: 'Time from submit to the terminal state, observed by the process that made the transition', labelNames: ['family', 'model', 'state'], buckets: TASK_BUCKETS, registers });
-    this.chatTokens = new Counter({ name: 'mediagate_chat_tokens_total', help: 'Chat tokens billed, by model and kind (prompt, completion)', labelNames: ['model', 'kind'], registers });
-    this.chatFirstToken = new Histogram({ name: 'mediagate_chat_time_to_first_token_seconds', help: 'Time from a streamed chat request to its first content, by model', labelNames: ['model'], buckets: LATENCY_BUCKETS, registers });
-    this.webhookDeliveries = new Counter({ name: 'mediagate_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers });
+    this.httpRequests = new Counter({
+      name: 'mediagate_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status',
+      labelNames: requestLabels,
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'mediagate_http_request_duration_seconds',
+      help: 'Time from a request to its answer, by route pattern, method and status',
+      labelNames: requestLabels,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.upstreamCalls = new Counter({
+      name: 'mediagate_upstream_calls_total',
+      help: 'Calls to upstream channels by channel and outcome (ok, fault, error, circuit_open)',
+      labelNames: ['channel', 'outcome'],
+      registers,
+    });
+    this.upstreamDuration = new Histogram({
+      name: 'mediagate_upstream_call_duration_seconds',
+      help: 'Time of the calls that reached an upstream channel, by channel and outcome',
+      labelNames: ['channel', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.taskDuration = new Histogram({
+      name: 'mediagate_task_duration_seconds',
+      help: 'Time from submit to the terminal state, observed by the process that made the transition',
+      labelNames: ['family', 'model', 'state'],
+      buckets: TASK_BUCKETS,
+      registers,
+    });
+    this.chatTokens = new Counter({
+      name: 'mediagate_chat_tokens_total',
+      help: 'Chat tokens billed, by model and kind (prompt, completion)',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.chatFirstToken = new Histogram({
+      name: 'mediagate_chat_time_to_first_token_seconds',
+      help: 'Time from a streamed chat request to its first content, by model',
+      labelNames: ['model'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'mediagate_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -99,7 +143,10 @@ export class GatewayMetrics {
   /** The circuits of the channels, read at each scrape. */
   watchCircuits(circuits: () => Iterable<[channel: string, state: CircuitState]>): void {
     new Gauge({
-      name: 'mediagate_circuit_state', help: 'Each channel\'s circuit in this process: 1 for its current state (closed, open, half-open), 0 for the others', labelNames: ['channel', 'state'], registers: [this.registry],
+      name: 'mediagate_circuit_state',
+      help: "Each channel's circuit in this process: 1 for its current state (closed, open, half-open), 0 for the others",
+      labelNames: ['channel', 'state'],
+      registers: [this.registry],
       collect() {
         this.reset();
         for (const [channel, current] of circuits()) for (const state of CIRCUIT_STATES) this.set({ channel, state }, state === current ? 1 : 0);

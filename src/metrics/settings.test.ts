@@ -12,7 +12,12 @@ describe('metrics and tracing settings', () => {
   });
 
   it('a token turns /metrics on, with the listed keys and models', () => {
-    const s = readObservability({ MEDIAGATE_METRICS_TOKEN: TOKEN, MEDIAGATE_METRICS_KEYS: 'key_abc, key_def', MEDIAGATE_METRICS_MODELS: 'llama-3,qwen', MEDIAGATE_OTEL: 'on' });
+    const s = readObservability({
+      MEDIAGATE_METRICS_TOKEN: TOKEN,
+      MEDIAGATE_METRICS_KEYS: 'key_abc, key_def',
+      MEDIAGATE_METRICS_MODELS: 'llama-3,qwen',
+      MEDIAGATE_OTEL: 'on',
+    });
     expect(s.metrics?.token).toBe(TOKEN);
     expect([...s.metrics!.keys]).toEqual(['key_abc', 'key_def']);
     expect(s.metrics?.models).toEqual(['llama-3', 'qwen']);
@@ -21,16 +26,29 @@ describe('metrics and tracing settings', () => {
 
   it('tracing goes where the standard OTLP variables say', () => {
     const on = { MEDIAGATE_OTEL: 'on' };
-    expect(readObservability({ ...on, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D%3D, tenant=t1', OTEL_SERVICE_NAME: 'gw-eu' }).tracing)
-      .toEqual({ url: 'https://otel.example.com:4318/v1/traces', headers: { 'x-api-key': 'abc==', tenant: 't1' }, serviceName: 'gw-eu' });
-    expect(readObservability({ ...on, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom/traces' }).tracing?.url).toBe('http://b:4318/custom/traces');
+    expect(
+      readObservability({
+        ...on,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com:4318/',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D%3D, tenant=t1',
+        OTEL_SERVICE_NAME: 'gw-eu',
+      }).tracing,
+    ).toEqual({ url: 'https://otel.example.com:4318/v1/traces', headers: { 'x-api-key': 'abc==', tenant: 't1' }, serviceName: 'gw-eu' });
+    expect(
+      readObservability({ ...on, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom/traces' }).tracing
+        ?.url,
+    ).toBe('http://b:4318/custom/traces');
   });
 
   it.each([
     [{ MEDIAGATE_METRICS_TOKEN: 'short' }, 'MEDIAGATE_METRICS_TOKEN', '16 to 200 printable characters'],
     [{ MEDIAGATE_METRICS_TOKEN: 'has a space in it 0123' }, 'MEDIAGATE_METRICS_TOKEN', 'without spaces'],
     [{ MEDIAGATE_METRICS_TOKEN: TOKEN, MEDIAGATE_METRICS_KEYS: 'alice' }, 'MEDIAGATE_METRICS_KEYS', 'got "alice"'],
-    [{ MEDIAGATE_METRICS_TOKEN: TOKEN, MEDIAGATE_METRICS_KEYS: Array.from({ length: 101 }, (_, i) => `key_${i}`).join(',') }, 'MEDIAGATE_METRICS_KEYS', 'at most 100'],
+    [
+      { MEDIAGATE_METRICS_TOKEN: TOKEN, MEDIAGATE_METRICS_KEYS: Array.from({ length: 101 }, (_, i) => `key_${i}`).join(',') },
+      'MEDIAGATE_METRICS_KEYS',
+      'at most 100',
+    ],
     [{ MEDIAGATE_METRICS_KEYS: 'key_abc' }, 'MEDIAGATE_METRICS_KEYS', 'needs MEDIAGATE_METRICS_TOKEN'],
     [{ MEDIAGATE_METRICS_MODELS: 'x' }, 'MEDIAGATE_METRICS_MODELS', 'needs MEDIAGATE_METRICS_TOKEN'],
     [{ MEDIAGATE_OTEL: 'maybe' }, 'MEDIAGATE_OTEL', 'on or off'],

@@ -34,7 +34,10 @@ const KEY_ID = /^key_[A-Za-z0-9_-]{1,64}$/;
 const MODEL = /^[\x21-\x7e]{1,100}$/;
 
 function list(raw: string | undefined): string[] {
-  return (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 export function readObservability(env: Env): ObservabilitySettings {

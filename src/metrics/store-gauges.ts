@@ -37,13 +37,16 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
   const read = (): Promise<boolean> => {
     const t = now();
     if (cached && t - cached.at < cacheMs) return cached.read;
-    const reading = Promise.all([readings.liveCounts(), readings.creditTotals(), readings.liveWorkers?.() ?? []]).then(([live, credits, workers]) => {
-      last = { at: t, live, credits, workers };
-      return true;
-    }, () => {
-      cached = undefined; // the next scrape tries again
-      return false;
-    });
+    const reading = Promise.all([readings.liveCounts(), readings.creditTotals(), readings.liveWorkers?.() ?? []]).then(
+      ([live, credits, workers]) => {
+        last = { at: t, live, credits, workers };
+        return true;
+      },
+      () => {
+        cached = undefined; // the next scrape tries again
+        return false;
+      },
+    );
     cached = { at: t, read: reading };
     return reading;
   };
@@ -53,13 +56,18 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
   };
 
   new Gauge({
-    name: 'mediagate_store_up', help: 'Whether the last read of the store for the gauges below succeeded (0: they keep their previous values)', registers,
+    name: 'mediagate_store_up',
+    help: 'Whether the last read of the store for the gauges below succeeded (0: they keep their previous values)',
+    registers,
     async collect() {
       this.set((await read()) ? 1 : 0);
     },
   });
   new Gauge({
-    name: 'mediagate_tasks', help: 'Queued and processing tasks in the store, by family, model and state', labelNames: ['family', 'model', 'state'], registers,
+    name: 'mediagate_tasks',
+    help: 'Queued and processing tasks in the store, by family, model and state',
+    labelNames: ['family', 'model', 'state'],
+    registers,
     async collect() {
       const s = await snapshot();
       if (!s) return;
@@ -68,14 +76,18 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
     },
   });
   new Gauge({
-    name: 'mediagate_queue_depth', help: 'Queued tasks in the store (waiting for a worker, retries included)', registers,
+    name: 'mediagate_queue_depth',
+    help: 'Queued tasks in the store (waiting for a worker, retries included)',
+    registers,
     async collect() {
       const s = await snapshot();
       if (s) this.set(s.live.filter((r) => r.status === 'queued').reduce((n, r) => n + r.count, 0));
     },
   });
   new Gauge({
-    name: 'mediagate_queue_oldest_age_seconds', help: 'Age of the oldest queued task, from its submit (0: none queued)', registers,
+    name: 'mediagate_queue_oldest_age_seconds',
+    help: 'Age of the oldest queued task, from its submit (0: none queued)',
+    registers,
     async collect() {
       const s = await snapshot();
       if (!s) return;
@@ -85,7 +97,10 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
   });
   if (readings.liveWorkers) {
     new Gauge({
-      name: 'mediagate_workers_live', help: 'Processes running tasks whose heartbeat in the store is recent (seen in the last 15 s), by role (worker, all)', labelNames: ['role'], registers,
+      name: 'mediagate_workers_live',
+      help: 'Processes running tasks whose heartbeat in the store is recent (seen in the last 15 s), by role (worker, all)',
+      labelNames: ['role'],
+      registers,
       async collect() {
         const s = await snapshot();
         if (!s) return;
@@ -97,14 +112,18 @@ export function collectStoreGauges(metrics: GaugeHost, readings: StoreReadings, 
     });
   }
   new Gauge({
-    name: 'mediagate_credits_held', help: 'Credits held now by unsettled tasks and chat requests, over all accounts', registers,
+    name: 'mediagate_credits_held',
+    help: 'Credits held now by unsettled tasks and chat requests, over all accounts',
+    registers,
     async collect() {
       const s = await snapshot();
       if (s) this.set(s.credits.heldMicro / 1_000_000);
     },
   });
   new Gauge({
-    name: 'mediagate_credits_captured', help: 'Credits captured (charged) since the ledger began, over all accounts', registers,
+    name: 'mediagate_credits_captured',
+    help: 'Credits captured (charged) since the ledger began, over all accounts',
+    registers,
     async collect() {
       const s = await snapshot();
       if (s) this.set(s.credits.capturedMicro / 1_000_000);

@@ -13,7 +13,10 @@ describe('candidate order (G90)', () => {
     expect(orderCandidates(route, () => 0.8).map((x) => x.provider)).toEqual(['b', 'a', 'backup']);
     // weights 3:1 -> a first three times in four
     let seed = 1;
-    const rand = () => { seed = (seed * 16807) % 2147483647; return seed / 2147483647; };
+    const rand = () => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
     let aFirst = 0;
     for (let i = 0; i < 4000; i++) if (orderCandidates(route, rand)[0]!.provider === 'a') aFirst++;
     expect(aFirst / 4000).toBeGreaterThan(0.7);
@@ -24,8 +27,18 @@ describe('candidate order (G90)', () => {
 describe('circuit breakers (G91)', () => {
   function setup() {
     let now = 1_000_000;
-    const channels = new Channels({ log: createLogger('silent'), concurrencyOf: () => 2, now: () => now, breaker: { failuresToOpen: 3, openMs: 1000, maxOpenMs: 4000 } });
-    return { channels, advance: (ms: number) => { now += ms; } };
+    const channels = new Channels({
+      log: createLogger('silent'),
+      concurrencyOf: () => 2,
+      now: () => now,
+      breaker: { failuresToOpen: 3, openMs: 1000, maxOpenMs: 4000 },
+    });
+    return {
+      channels,
+      advance: (ms: number) => {
+        now += ms;
+      },
+    };
   }
   const fault = () => Promise.reject(new ChannelError('503'));
   const ok = () => Promise.resolve('ok');
@@ -33,8 +46,12 @@ describe('circuit breakers (G91)', () => {
   it('per-task reply problems never count: an UnexpectedReply, a ChannelError about one task (G272)', async () => {
     const { channels } = setup();
     for (let i = 0; i < 10; i++) {
-      await expect(channels.call('up', () => Promise.reject(new UnexpectedReply('answered with a task status the contract does not have ("unknown")')))).rejects.toThrow(UnexpectedReply);
-      await expect(channels.call('up', () => Promise.reject(new ChannelError('idempotency_in_progress', { countsAgainstChannel: false })))).rejects.toThrow(ChannelError);
+      await expect(
+        channels.call('up', () => Promise.reject(new UnexpectedReply('answered with a task status the contract does not have ("unknown")'))),
+      ).rejects.toThrow(UnexpectedReply);
+      await expect(channels.call('up', () => Promise.reject(new ChannelError('idempotency_in_progress', { countsAgainstChannel: false })))).rejects.toThrow(
+        ChannelError,
+      );
     }
     expect(channels.state('up')).toBe('closed');
     // they end a run of faults, as any answer does
@@ -50,7 +67,12 @@ describe('circuit breakers (G91)', () => {
     for (let i = 0; i < 3; i++) await expect(channels.call('up', fault)).rejects.toThrow('503');
     expect(channels.state('up')).toBe('open');
     let ran = false;
-    await expect(channels.call('up', async () => { ran = true; return 'x'; })).rejects.toThrow(/circuit is open/);
+    await expect(
+      channels.call('up', async () => {
+        ran = true;
+        return 'x';
+      }),
+    ).rejects.toThrow(/circuit is open/);
     expect(ran).toBe(false);
     expect(channels.usable([c('up', 0), c('down', 1)]).map((x) => x.provider)).toEqual(['down']);
     expect(channels.retryAfterMs([c('up', 0)])).toBe(1000);
@@ -59,7 +81,7 @@ describe('circuit breakers (G91)', () => {
     expect(channels.state('up')).toBe('closed');
   });
 
-  it('a failed probe opens it again for twice as long; the request\'s own errors are signs of life', async () => {
+  it("a failed probe opens it again for twice as long; the request's own errors are signs of life", async () => {
     const { channels, advance } = setup();
     for (let i = 0; i < 3; i++) await channels.call('up', fault).catch(() => undefined);
     advance(1000);
@@ -81,7 +103,13 @@ describe('circuit breakers (G91)', () => {
     const { channels } = setup();
     let running = 0;
     let peak = 0;
-    const slow = async () => { running++; peak = Math.max(peak, running); await new Promise((r) => setTimeout(r, 10)); running--; return 1; };
+    const slow = async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 10));
+      running--;
+      return 1;
+    };
     await Promise.all(Array.from({ length: 6 }, () => channels.call('up', slow)));
     expect(peak).toBe(2);
   });
@@ -91,7 +119,9 @@ describe('call outcomes for metrics (G224)', () => {
   it('ok, fault, error, circuit_open (no duration: nothing was sent), and a held slot by its release', async () => {
     const seen: Array<[string, string, boolean]> = [];
     const channels = new Channels({
-      log: createLogger('silent'), concurrencyOf: () => 2, breaker: { failuresToOpen: 1, openMs: 60_000, maxOpenMs: 60_000 },
+      log: createLogger('silent'),
+      concurrencyOf: () => 2,
+      breaker: { failuresToOpen: 1, openMs: 60_000, maxOpenMs: 60_000 },
       observe: (provider, outcome, seconds) => seen.push([provider, outcome, seconds !== undefined && seconds >= 0]),
     });
     await channels.call('a', () => Promise.resolve('ok'));
@@ -101,6 +131,12 @@ describe('call outcomes for metrics (G224)', () => {
     const lease = await channels.acquire('b');
     lease.release(false);
     lease.release(true); // only the first release counts
-    expect(seen).toEqual([['a', 'ok', true], ['a', 'error', true], ['a', 'fault', true], ['a', 'circuit_open', false], ['b', 'ok', true]]);
+    expect(seen).toEqual([
+      ['a', 'ok', true],
+      ['a', 'error', true],
+      ['a', 'fault', true],
+      ['a', 'circuit_open', false],
+      ['b', 'ok', true],
+    ]);
   });
 });

@@ -12,7 +12,6 @@ import { inSpan, SpanKind } from '../tracing/tracing.js';
 import type { RouteCandidate } from '../contract/task-request.js';
 import { ChannelError } from './types.js';
 
-
 /** How an upstream call ended: answered, a channel fault (G91), another error (the request's own, an abort), or refused by the open circuit. */
 export type UpstreamOutcome = 'ok' | 'fault' | 'error' | 'circuit_open';
 

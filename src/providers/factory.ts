@@ -96,4 +96,3 @@ export function registerFactory<S extends TObject, O extends object>(factory: Pr
     },
   };
 }
-

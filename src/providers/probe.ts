@@ -8,7 +8,11 @@ import type { ProbeResult } from './probe-result.js';
 import type { UpstreamAnswer } from './toolkit/upstream-call.js';
 
 export class ProbeFailed extends Error {
-  constructor(readonly call: string, readonly status: number, detail: string) {
+  constructor(
+    readonly call: string,
+    readonly status: number,
+    detail: string,
+  ) {
     super(`${call} answered ${status}${status === 401 || status === 403 ? ' (the key was refused)' : ''}${detail ? `: ${detail}` : ''}`);
     this.name = 'ProbeFailed';
   }

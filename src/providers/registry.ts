@@ -12,7 +12,11 @@ import type { Provider, Refusal, ServiceFamily, UnroutedJob } from './types.js';
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
-  constructor(providers: Provider[], private readonly routes: Record<string, RouteCandidate[]> = {}, private readonly fallback = 'sandbox') {
+  constructor(
+    providers: Provider[],
+    private readonly routes: Record<string, RouteCandidate[]> = {},
+    private readonly fallback = 'sandbox',
+  ) {
     for (const p of providers) {
       if (this.providers.has(p.id)) throw new Error(`two providers are named "${p.id}"`);
       for (const family of p.capabilities.families) {
@@ -89,7 +93,10 @@ export function routesOfShorthand(routes: Record<string, string>): Record<string
  * Chat routes of the shorthand form (chat model -> provider id, `*` for every chat model not named)
  * as candidates; `upstreamModel` names the model at the provider, where it differs.
  */
-export function chatRoutesOf(routes: Record<string, string>, upstreamModel: (model: string, provider: string) => string | undefined = () => undefined): Record<string, RouteCandidate[]> {
+export function chatRoutesOf(
+  routes: Record<string, string>,
+  upstreamModel: (model: string, provider: string) => string | undefined = () => undefined,
+): Record<string, RouteCandidate[]> {
   const out: Record<string, RouteCandidate[]> = {};
   for (const model of CHAT_MODELS) {
     const provider = routes[model] ?? routes['*'];

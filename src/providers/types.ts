@@ -128,7 +128,6 @@ export interface ProviderOutput {
   actualDuration?: number;
 }
 
-
 /** A provider's `pollSeconds`: one number for every family, or per family (others keep the gateway's recommendation, tasks/check-delay.ts). */
 export type PollSeconds = number | Partial<Record<FamilyId, number>>;
 
@@ -139,7 +138,7 @@ export type StartResult =
   | { state: 'started'; ref: UpstreamRef; progress?: number };
 
 export type CheckResult =
-  | { state: 'pending'; progress?: number; /** The upstream asked for this long before the next check, ms. */ retryAfterMs?: number }
+  | { state: 'pending'; progress?: number /** The upstream asked for this long before the next check, ms. */; retryAfterMs?: number }
   | { state: 'completed'; output: ProviderOutput }
   /**
    * The generation ended without a result. An `UnrecoverableError` (the request was refused, the
@@ -252,8 +251,15 @@ export class ChannelError extends AppError {
    */
   readonly countsAgainstChannel: boolean;
 
-  constructor(message: string, options: { cause?: unknown; retryAfterMs?: number; code?: ErrorCode; headers?: Record<string, string>; countsAgainstChannel?: boolean } = {}) {
-    super(options.code ?? 'upstream_error', message, { retryable: true, ...(options.cause !== undefined && { cause: options.cause }), ...(options.headers && { headers: options.headers }) });
+  constructor(
+    message: string,
+    options: { cause?: unknown; retryAfterMs?: number; code?: ErrorCode; headers?: Record<string, string>; countsAgainstChannel?: boolean } = {},
+  ) {
+    super(options.code ?? 'upstream_error', message, {
+      retryable: true,
+      ...(options.cause !== undefined && { cause: options.cause }),
+      ...(options.headers && { headers: options.headers }),
+    });
     this.name = 'ChannelError';
     this.retryAfterMs = options.retryAfterMs;
     this.countsAgainstChannel = options.countsAgainstChannel ?? true;
@@ -261,7 +267,12 @@ export class ChannelError extends AppError {
 
   /** A gateway error an upstream answer was mapped to, marked as the channel's fault. */
   static of(err: AppError, retryAfterMs?: number): ChannelError {
-    return new ChannelError(err.message, { code: err.code, cause: err.cause ?? err, ...(err.headers && { headers: err.headers }), ...(retryAfterMs !== undefined && { retryAfterMs }) });
+    return new ChannelError(err.message, {
+      code: err.code,
+      cause: err.cause ?? err,
+      ...(err.headers && { headers: err.headers }),
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    });
   }
 }
 

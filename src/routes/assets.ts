@@ -21,31 +21,58 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
   const base = `${paths.basePrefix}/v2/model-center/assets`;
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 } });
-    scope.post(base, {
-      schema: { tags: ['model-center'], summary: 'Upload an asset (multipart field `file`, or JSON {url}) for use as assetId://{id}', response: responses({ 200: AssetReply }, [400, 401, 403, 413, 429, 500, 503]) },
-    }, async (request) => {
-      requireCaller(request.apiKey); // admin keys upload nothing (G301)
-      if (request.isMultipart()) {
-        const file = await request.file();
-        if (file?.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
-        const declared = Number(request.headers['content-length']);
-        return assetReply(await assets.upload(request.apiKey.id, file.file, Number.isFinite(declared) ? declared : undefined));
-      }
-      const body = request.body as { url?: unknown } | undefined;
-      if (body === null || typeof body !== 'object') throw new AppError('invalid_json', 'Send a multipart upload (field "file") or a JSON object {"url": "https://..."}');
-      if (typeof body.url !== 'string' || !HTTP_URL.test(body.url) || body.url.length > 4096) {
-        throw invalidField('url', 'url is required: a public http(s) URL of the image, video or audio to upload (or send a multipart field "file")');
-      }
-      return assetReply(await assets.fromUrl(request.apiKey.id, body.url));
-    });
+    scope.post(
+      base,
+      {
+        schema: {
+          tags: ['model-center'],
+          summary: 'Upload an asset (multipart field `file`, or JSON {url}) for use as assetId://{id}',
+          response: responses({ 200: AssetReply }, [400, 401, 403, 413, 429, 500, 503]),
+        },
+      },
+      async (request) => {
+        requireCaller(request.apiKey); // admin keys upload nothing (G301)
+        if (request.isMultipart()) {
+          const file = await request.file();
+          if (file?.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
+          const declared = Number(request.headers['content-length']);
+          return assetReply(await assets.upload(request.apiKey.id, file.file, Number.isFinite(declared) ? declared : undefined));
+        }
+        const body = request.body as { url?: unknown } | undefined;
+        if (body === null || typeof body !== 'object')
+          throw new AppError('invalid_json', 'Send a multipart upload (field "file") or a JSON object {"url": "https://..."}');
+        if (typeof body.url !== 'string' || !HTTP_URL.test(body.url) || body.url.length > 4096) {
+          throw invalidField('url', 'url is required: a public http(s) URL of the image, video or audio to upload (or send a multipart field "file")');
+        }
+        return assetReply(await assets.fromUrl(request.apiKey.id, body.url));
+      },
+    );
   });
-  app.get<{ Params: { id: string } }>(`${base}/:id`, {
-    schema: { tags: ['model-center'], summary: 'Query an asset', params: TaskIdParams, response: responses({ 200: AssetReply }, [404, 414, ...KEYED_ERRORS]) },
-  }, async (request) => assetReply(await assets.get(request.apiKey.id, request.params.id)));
-  app.delete<{ Params: { id: string } }>(`${base}/:id`, {
-    schema: { tags: ['model-center'], summary: 'Delete an asset (tasks that already use it keep their copy)', params: TaskIdParams, response: responses({ 200: AssetDeletedReply }, [404, 414, ...KEYED_ERRORS]) },
-  }, async (request): Promise<AssetDeletedReply> => {
-    await assets.remove(request.apiKey.id, request.params.id);
-    return { id: request.params.id, object: 'asset', deleted: true };
-  });
+  app.get<{ Params: { id: string } }>(
+    `${base}/:id`,
+    {
+      schema: {
+        tags: ['model-center'],
+        summary: 'Query an asset',
+        params: TaskIdParams,
+        response: responses({ 200: AssetReply }, [404, 414, ...KEYED_ERRORS]),
+      },
+    },
+    async (request) => assetReply(await assets.get(request.apiKey.id, request.params.id)),
+  );
+  app.delete<{ Params: { id: string } }>(
+    `${base}/:id`,
+    {
+      schema: {
+        tags: ['model-center'],
+        summary: 'Delete an asset (tasks that already use it keep their copy)',
+        params: TaskIdParams,
+        response: responses({ 200: AssetDeletedReply }, [404, 414, ...KEYED_ERRORS]),
+      },
+    },
+    async (request): Promise<AssetDeletedReply> => {
+      await assets.remove(request.apiKey.id, request.params.id);
+      return { id: request.params.id, object: 'asset', deleted: true };
+    },
+  );
 }

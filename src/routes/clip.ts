@@ -13,9 +13,18 @@ import { ClipCreateReply } from '../contract/task-replies.js';
 export function registerClipRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
   const urls = new Set([`${paths.apiPrefix}/clip/videos`, `${paths.basePrefix}/clip/videos`]);
   for (const url of urls) {
-    app.post<{ Body: ClipCreateBody }>(url, {
-      config: { idempotent: true },
-      schema: { tags: ['clip'], summary: 'Create a clip video task (Form A or B by model)', body: ClipCreateBody, response: responses({ 200: ClipCreateReply }, CREATE_ERRORS, { idempotent: true }) },
-    }, async (request) => clipCreateReply(await tasks.submitRequest(request, planClipTask)));
+    app.post<{ Body: ClipCreateBody }>(
+      url,
+      {
+        config: { idempotent: true },
+        schema: {
+          tags: ['clip'],
+          summary: 'Create a clip video task (Form A or B by model)',
+          body: ClipCreateBody,
+          response: responses({ 200: ClipCreateReply }, CREATE_ERRORS, { idempotent: true }),
+        },
+      },
+      async (request) => clipCreateReply(await tasks.submitRequest(request, planClipTask)),
+    );
   }
 }

@@ -9,8 +9,14 @@ import { contentTypeOfExtension } from '../media/formats.js';
 import type { ResultUrlSigner, SignedScope } from '../media/signed-url.js';
 import { sniffMediaType } from '../media/sniff.js';
 
-interface FileParams { taskId: string; name: string }
-interface FileQuery { exp?: string; sig?: string }
+interface FileParams {
+  taskId: string;
+  name: string;
+}
+interface FileQuery {
+  exp?: string;
+  sig?: string;
+}
 
 export interface FileRouteOptions {
   /** Result files, served at `/files`. */
@@ -58,22 +64,27 @@ async function sniffStoredType(store: BlobStore, folder: string, name: string): 
  */
 function fileSchema(scope: SignedScope, redirect: boolean): Record<string, unknown> {
   const bytes = { schema: Type.String({ format: 'binary' }) };
-  const redirects: Record<number, SuccessSchema> = redirect && scope === 'files' ? { 302: NoBody('Redirect (MEDIAGATE_FILES_REDIRECT) to a presigned URL of the bucket, same expiry') } : {};
+  const redirects: Record<number, SuccessSchema> =
+    redirect && scope === 'files' ? { 302: NoBody('Redirect (MEDIAGATE_FILES_REDIRECT) to a presigned URL of the bucket, same expiry') } : {};
   return {
     tags: ['files'],
-    summary: scope === 'files'
-      ? 'Download a result file (the signed URL of a query reply: `?exp&sig`); ranges and conditional requests'
-      : 'A task\'s copy of a caller medium, for an upstream to fetch (signed URL `?exp&sig`, G92)',
+    summary:
+      scope === 'files'
+        ? 'Download a result file (the signed URL of a query reply: `?exp&sig`); ranges and conditional requests'
+        : "A task's copy of a caller medium, for an upstream to fetch (signed URL `?exp&sig`, G92)",
     security: [],
     params: Type.Object({ taskId: Type.String(), name: Type.String() }),
-    response: responses({
-      200: { description: 'The file (its media type: image/png, video/mp4, ...)', content: { '*/*': bytes } },
-      206: { description: 'One byte range of the file', content: { '*/*': bytes } },
-      ...redirects,
-      304: NoBody('Not modified (If-None-Match / If-Modified-Since)'),
-      412: NoBody('A precondition failed (If-Match / If-Unmodified-Since)'),
-      416: NoBody('The range is not satisfiable'),
-    }, [403, 404, 414, 500, 503]),
+    response: responses(
+      {
+        200: { description: 'The file (its media type: image/png, video/mp4, ...)', content: { '*/*': bytes } },
+        206: { description: 'One byte range of the file', content: { '*/*': bytes } },
+        ...redirects,
+        304: NoBody('Not modified (If-None-Match / If-Modified-Since)'),
+        412: NoBody('A precondition failed (If-Match / If-Unmodified-Since)'),
+        416: NoBody('The range is not satisfiable'),
+      },
+      [403, 404, 414, 500, 503],
+    ),
   };
 }
 
@@ -84,7 +95,8 @@ function registerSignedFiles(app: FastifyInstance, signer: ResultUrlSigner, scop
     const { taskId, name } = request.params;
     const verdict = signer.verify(taskId, name, request.query.exp, request.query.sig, Date.now(), scope);
     if (verdict === 'invalid') throw new AppError('result_link_invalid', 'This download link is not valid (altered or not issued by this gateway)');
-    if (verdict === 'expired') throw new AppError('result_link_expired', 'This download link has expired; results are kept only for the family retention period');
+    if (verdict === 'expired')
+      throw new AppError('result_link_expired', 'This download link has expired; results are kept only for the family retention period');
     if (!isSafeBlobPath(taskId, name)) throw notFound();
     const info = await store.stat(taskId, name);
     if (!info) throw notFound();
@@ -98,7 +110,7 @@ function registerSignedFiles(app: FastifyInstance, signer: ResultUrlSigner, scop
     const answer = answerFileRequest(request.method, request.headers, v);
     const withBody = answer.status === 200 || answer.status === 206;
     // every read happens before the first header is set, so a file removed meanwhile is a clean 404
-    const contentType = withBody ? (await typeOf(store, taskId, name)) ?? 'application/octet-stream' : undefined;
+    const contentType = withBody ? ((await typeOf(store, taskId, name)) ?? 'application/octet-stream') : undefined;
     const stream = withBody && request.method === 'GET' ? await store.read(taskId, name, answer.status === 206 ? answer.range : undefined) : undefined;
     if (withBody && request.method === 'GET' && !stream) throw notFound();
     void reply.status(answer.status).header('accept-ranges', 'bytes').header('x-content-type-options', 'nosniff');
@@ -113,6 +125,10 @@ function registerSignedFiles(app: FastifyInstance, signer: ResultUrlSigner, scop
     return reply.send(stream);
   };
   app.route<{ Params: FileParams; Querystring: FileQuery }>({
-    method: ['GET', 'HEAD'], url: `/${scope}/:taskId/:name`, schema: fileSchema(scope, redirect), exposeHeadRoute: false, handler,
+    method: ['GET', 'HEAD'],
+    url: `/${scope}/:taskId/:name`,
+    schema: fileSchema(scope, redirect),
+    exposeHeadRoute: false,
+    handler,
   });
 }

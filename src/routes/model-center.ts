@@ -17,14 +17,23 @@ import { ModelCenterReply } from '../contract/task-replies.js';
  */
 export function registerModelCenterRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests): void {
   const base = `${paths.basePrefix}/v2/model-center/tasks`;
-  app.post<{ Body: ModelCenterCreateBody }>(base, {
-    config: { idempotent: true },
-    schema: { tags: ['model-center'], summary: 'Create a Model Center task', body: ModelCenterCreateBody, response: responses({ 200: ModelCenterReply }, CREATE_ERRORS, { idempotent: true }) },
-    preValidation: async (request) => {
-      const body = request.body as { model?: unknown } | null;
-      if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);
+  app.post<{ Body: ModelCenterCreateBody }>(
+    base,
+    {
+      config: { idempotent: true },
+      schema: {
+        tags: ['model-center'],
+        summary: 'Create a Model Center task',
+        body: ModelCenterCreateBody,
+        response: responses({ 200: ModelCenterReply }, CREATE_ERRORS, { idempotent: true }),
+      },
+      preValidation: async (request) => {
+        const body = request.body as { model?: unknown } | null;
+        if (body !== null && typeof body === 'object' && typeof body.model === 'string') resolveModelCenterModel(body.model);
+      },
     },
-  }, async (request) => modelCenterCreateReply(await tasks.submitRequest(request, planModelCenterTask)));
+    async (request) => modelCenterCreateReply(await tasks.submitRequest(request, planModelCenterTask)),
+  );
 
   registerQueryPaths(app, [`${base}/:id`], tasks, links, live, 'Query a Model Center task');
 }

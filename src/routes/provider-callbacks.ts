@@ -31,23 +31,36 @@ export async function registerProviderCallbackRoutes(app: FastifyInstance, recei
     let reading = 0;
     scope.addHook('onRequest', (_request, reply, done) => {
       if (reading >= CALLBACK_SLOTS) {
-        done(new AppError('rate_limited', `More than ${CALLBACK_SLOTS} provider callbacks at once; deliver this one again shortly`, { headers: { 'retry-after': '1' } }));
+        done(
+          new AppError('rate_limited', `More than ${CALLBACK_SLOTS} provider callbacks at once; deliver this one again shortly`, {
+            headers: { 'retry-after': '1' },
+          }),
+        );
         return;
       }
       reading++;
-      reply.raw.once('close', () => { reading--; });
+      reply.raw.once('close', () => {
+        reading--;
+      });
       done();
     });
-    scope.post<{ Params: { provider: string; task: string } }>(CALLBACK_ROUTE, {
-      schema: {
-        tags: ['provider-callbacks'], summary: 'A provider\'s notice that a generation ended (signed by the upstream; no bearer key)', security: [], params: Params,
-        response: responses({ 200: CallbackReply }, [400, 401, 404, 413, 429, 500, 503]),
+    scope.post<{ Params: { provider: string; task: string } }>(
+      CALLBACK_ROUTE,
+      {
+        schema: {
+          tags: ['provider-callbacks'],
+          summary: "A provider's notice that a generation ended (signed by the upstream; no bearer key)",
+          security: [],
+          params: Params,
+          response: responses({ 200: CallbackReply }, [400, 401, 404, 413, 429, 500, 503]),
+        },
+        bodyLimit: CALLBACK_BODY_LIMIT,
       },
-      bodyLimit: CALLBACK_BODY_LIMIT,
-    }, async (request): Promise<CallbackReply> => {
-      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const outcome = await receiver.receive(request.params.provider, request.params.task, { headers: request.headers, body });
-      return { received: true, outcome };
-    });
+      async (request): Promise<CallbackReply> => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const outcome = await receiver.receive(request.params.provider, request.params.task, { headers: request.headers, body });
+        return { received: true, outcome };
+      },
+    );
   });
 }

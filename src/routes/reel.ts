@@ -17,10 +17,19 @@ import { ReelCreateReply } from '../contract/task-replies.js';
 export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths, links: ReplyContext, live: LiveRequests): void {
   const urls = new Set([`${paths.apiPrefix}/reel/videos`, `${paths.basePrefix}/reel/videos`, `${paths.basePrefix}/v1/reel/videos`]);
   for (const url of urls) {
-    app.post<{ Body: ReelCreateBody }>(url, {
-      config: { idempotent: true },
-      schema: { tags: ['reel'], summary: 'Create a reel video task (Form A or B by model)', body: ReelCreateBody, response: responses({ 200: ReelCreateReply }, CREATE_ERRORS, { idempotent: true }) },
-    }, async (request) => reelCreateReply(await tasks.submitRequest(request, planReelTask)));
+    app.post<{ Body: ReelCreateBody }>(
+      url,
+      {
+        config: { idempotent: true },
+        schema: {
+          tags: ['reel'],
+          summary: 'Create a reel video task (Form A or B by model)',
+          body: ReelCreateBody,
+          response: responses({ 200: ReelCreateReply }, CREATE_ERRORS, { idempotent: true }),
+        },
+      },
+      async (request) => reelCreateReply(await tasks.submitRequest(request, planReelTask)),
+    );
   }
   registerReelQueryRoutes(app, tasks, links, paths, live);
 }
@@ -30,5 +39,12 @@ export function registerReelRoutes(app: FastifyInstance, tasks: TaskService, pat
  * Like every query path they answer for any task of the caller, shaped by its family (D4).
  */
 export function registerReelQueryRoutes(app: FastifyInstance, tasks: TaskService, links: ReplyContext, paths: RoutePaths, live: LiveRequests): void {
-  registerQueryPaths(app, [`${paths.apiPrefix}/v1/videos/:id`, `${paths.basePrefix}/v1/reel/videos/:id`], tasks, links, live, 'Query a task (reel query paths)');
+  registerQueryPaths(
+    app,
+    [`${paths.apiPrefix}/v1/videos/:id`, `${paths.basePrefix}/v1/reel/videos/:id`],
+    tasks,
+    links,
+    live,
+    'Query a task (reel query paths)',
+  );
 }

@@ -12,7 +12,9 @@ export const TaskIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLen
 
 /** Long-poll (G74): `?wait=N`, N whole seconds 0-60. */
 export const WaitQuery = Type.Object({
-  wait: Type.Optional(Type.String({ pattern: '^([0-9]|[1-5][0-9]|60)$', description: 'Long-poll: answer as soon as the task changes status, or after this many seconds (0-60)' })),
+  wait: Type.Optional(
+    Type.String({ pattern: '^([0-9]|[1-5][0-9]|60)$', description: 'Long-poll: answer as soon as the task changes status, or after this many seconds (0-60)' }),
+  ),
 });
 
 /**
@@ -32,22 +34,33 @@ function sendQueryReply(reply: FastifyReply, task: TaskRecord, links: ReplyConte
 }
 
 /** Registers GET query routes at `urls`: each answers for any task of the caller, shaped by its family (D4). */
-export function registerQueryPaths(app: FastifyInstance, urls: Iterable<string>, tasks: TaskService, links: ReplyContext, live: LiveRequests, summary = 'Query a task'): void {
+export function registerQueryPaths(
+  app: FastifyInstance,
+  urls: Iterable<string>,
+  tasks: TaskService,
+  links: ReplyContext,
+  live: LiveRequests,
+  summary = 'Query a task',
+): void {
   for (const url of new Set(urls)) {
-    app.get<{ Params: { id: string }; Querystring: { wait?: string } }>(url, {
-      schema: { tags: ['tasks'], summary, params: TaskIdParams, querystring: WaitQuery, response: responses({ 200: TaskQueryReply }, QUERY_ERRORS) },
-      config: { keyCheckedByRoute: true },
-    }, async (request, reply) => {
-      const task = await tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
-      const wait = request.query.wait;
-      if (wait === undefined || wait === '0') return sendQueryReply(reply, task, links);
-      const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown answers at once with the task as it is (G343)
-      try {
-        return sendQueryReply(reply, await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
-      } finally {
-        gone.release();
-      }
-    });
+    app.get<{ Params: { id: string }; Querystring: { wait?: string } }>(
+      url,
+      {
+        schema: { tags: ['tasks'], summary, params: TaskIdParams, querystring: WaitQuery, response: responses({ 200: TaskQueryReply }, QUERY_ERRORS) },
+        config: { keyCheckedByRoute: true },
+      },
+      async (request, reply) => {
+        const task = await tasks.getTaskForKeyHash(request.apiKeyHash, request.params.id);
+        const wait = request.query.wait;
+        if (wait === undefined || wait === '0') return sendQueryReply(reply, task, links);
+        const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown answers at once with the task as it is (G343)
+        try {
+          return sendQueryReply(reply, await tasks.waitForTaskChange(request.apiKeyHash, task, Number(wait) * 1000, gone.signal), links);
+        } finally {
+          gone.release();
+        }
+      },
+    );
   }
 }
 

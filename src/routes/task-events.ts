@@ -20,63 +20,81 @@ import { TaskIdParams } from './results.js';
  * stream with an `event: error` whose data is the standard error body.
  */
 export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService, streams: TaskStreams, links: ReplyContext, live: LiveRequests): void {
-  app.get<{ Params: { id: string } }>('/v1/tasks/:id/events', {
-    schema: {
-      tags: ['tasks'], summary: 'A task\'s status stream (server-sent events) up to its terminal state', params: TaskIdParams,
-      response: responses({ 200: { description: 'The stream of the task\'s states', content: { 'text/event-stream': { schema: TaskEventStream } } } }, [401, 404, 414, 429, 500, 503]),
+  app.get<{ Params: { id: string } }>(
+    '/v1/tasks/:id/events',
+    {
+      schema: {
+        tags: ['tasks'],
+        summary: "A task's status stream (server-sent events) up to its terminal state",
+        params: TaskIdParams,
+        response: responses(
+          { 200: { description: "The stream of the task's states", content: { 'text/event-stream': { schema: TaskEventStream } } } },
+          [401, 404, 414, 429, 500, 503],
+        ),
+      },
     },
-  }, async (request, reply) => {
-    const first = await tasks.getOwnedTask(request.apiKey, request.params.id);
-    const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown ends the stream at once (G343)
-    let writer: SseWriter | undefined;
-    let seq = 0;
-    let sent = '';
-    let latest: TaskRecord | undefined = first;
-    let deleted = false;
-    let finish: () => void = () => undefined;
-    const finished = new Promise<void>((resolve) => { finish = resolve; });
-    const fail = (err: AppError): void => {
-      writer?.sendEvent(JSON.stringify(renderErrorBody('standard', err)), undefined, 'error');
-      finish();
-    };
-    /** Writes the latest state unless it is the one written last; ends after a terminal state. */
-    const pump = (): void => {
-      if (!writer || writer.isClosed) return;
-      if (deleted) { fail(new AppError('task_not_found', `No task with id ${first.id}`, { param: 'id' })); return; }
-      const task = latest!;
-      const state = `${task.status} ${task.progress}`;
-      if (state === sent) return;
-      sent = state;
-      writer.sendEvent(JSON.stringify(queryReply(task, links)), ++seq);
-      if (isFinished(task.status)) finish();
-    };
-    const onAbort = (): void => {
-      const reason: unknown = gone.signal.reason;
-      if (reason instanceof AppError) fail(reason); else finish();
-    };
-    const sub = await streams.subscribe(first.id, request.apiKey.id, (task) => {
-      if (task) latest = task; else deleted = true;
-      pump();
-    });
-    try {
-      if (!sub) {
-        throw new AppError('rate_limited', `This API key already has ${streams.perKeyBound} status streams open, the most allowed; close one first`, { headers: { 'retry-after': '5' } });
+    async (request, reply) => {
+      const first = await tasks.getOwnedTask(request.apiKey, request.params.id);
+      const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown ends the stream at once (G343)
+      let writer: SseWriter | undefined;
+      let seq = 0;
+      let sent = '';
+      let latest: TaskRecord | undefined = first;
+      let deleted = false;
+      let finish: () => void = () => undefined;
+      const finished = new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+      const fail = (err: AppError): void => {
+        writer?.sendEvent(JSON.stringify(renderErrorBody('standard', err)), undefined, 'error');
+        finish();
+      };
+      /** Writes the latest state unless it is the one written last; ends after a terminal state. */
+      const pump = (): void => {
+        if (!writer || writer.isClosed) return;
+        if (deleted) {
+          fail(new AppError('task_not_found', `No task with id ${first.id}`, { param: 'id' }));
+          return;
+        }
+        const task = latest!;
+        const state = `${task.status} ${task.progress}`;
+        if (state === sent) return;
+        sent = state;
+        writer.sendEvent(JSON.stringify(queryReply(task, links)), ++seq);
+        if (isFinished(task.status)) finish();
+      };
+      const onAbort = (): void => {
+        const reason: unknown = gone.signal.reason;
+        if (reason instanceof AppError) fail(reason);
+        else finish();
+      };
+      const sub = await streams.subscribe(first.id, request.apiKey.id, (task) => {
+        if (task) latest = task;
+        else deleted = true;
+        pump();
+      });
+      try {
+        if (!sub) {
+          throw new AppError('rate_limited', `This API key already has ${streams.perKeyBound} status streams open, the most allowed; close one first`, {
+            headers: { 'retry-after': '5' },
+          });
+        }
+        reply.hijack();
+        writer = new SseWriter(reply.raw, streams.heartbeatMs, headersOf(reply));
+        reply.raw.once('close', finish);
+        gone.signal.addEventListener('abort', onAbort, { once: true });
+        if (gone.signal.aborted) onAbort();
+        pump();
+        await finished;
+        return reply;
+      } finally {
+        gone.signal.removeEventListener('abort', onAbort);
+        sub?.close();
+        gone.release();
+        writer?.end();
       }
-      reply.hijack();
-      writer = new SseWriter(reply.raw, streams.heartbeatMs, headersOf(reply));
-      reply.raw.once('close', finish);
-      gone.signal.addEventListener('abort', onAbort, { once: true });
-      if (gone.signal.aborted) onAbort();
-      pump();
-      await finished;
-      return reply;
-    } finally {
-      gone.signal.removeEventListener('abort', onAbort);
-      sub?.close();
-      gone.release();
-      writer?.end();
-    }
-  });
+    },
+  );
 }
 
 /** Headers already set on the reply (x-request-id), for the hijacked response. */

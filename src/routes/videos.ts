@@ -11,8 +11,17 @@ import { VideosCreateReply } from '../contract/task-replies.js';
  * included, is rendered as `{code, msg, data: null}` (D9). Querying is endpoint 11.
  */
 export function registerVideosRoutes(app: FastifyInstance, tasks: TaskService, paths: RoutePaths): void {
-  app.post<{ Body: VideosCreateBody }>(`${paths.basePrefix}/v1/videos/videos`, {
-    config: { errorStyle: 'videos-create', idempotent: true },
-    schema: { tags: ['videos'], summary: 'Create a videos task', body: VideosCreateBody, response: responses({ 200: VideosCreateReply }, CREATE_ERRORS, { style: 'videos-create', idempotent: true }) },
-  }, async (request) => videosCreateReply(await tasks.submitRequest(request, planVideosTask)));
+  app.post<{ Body: VideosCreateBody }>(
+    `${paths.basePrefix}/v1/videos/videos`,
+    {
+      config: { errorStyle: 'videos-create', idempotent: true },
+      schema: {
+        tags: ['videos'],
+        summary: 'Create a videos task',
+        body: VideosCreateBody,
+        response: responses({ 200: VideosCreateReply }, CREATE_ERRORS, { style: 'videos-create', idempotent: true }),
+      },
+    },
+    async (request) => videosCreateReply(await tasks.submitRequest(request, planVideosTask)),
+  );
 }

@@ -80,15 +80,17 @@ interface Common<T> {
 }
 
 /** A whole number between `min` and `max` (either may follow other settings). */
-export function int(o: Common<number> & {
-  default: number | Derived<number>;
-  min: number | Derived<number>;
-  max: number | Derived<number>;
-  /** `seconds`, `bytes`...: the reference says "whole number of <unit>". */
-  unit?: string;
-  /** How the reference writes the default, when not as the bare number. */
-  defaultDoc?: string;
-}): Row<number> {
+export function int(
+  o: Common<number> & {
+    default: number | Derived<number>;
+    min: number | Derived<number>;
+    max: number | Derived<number>;
+    /** `seconds`, `bytes`...: the reference says "whole number of <unit>". */
+    unit?: string;
+    /** How the reference writes the default, when not as the bare number. */
+    defaultDoc?: string;
+  },
+): Row<number> {
   return {
     type: o.unit ? `whole number of ${o.unit}` : 'whole number',
     default: o.defaultDoc ?? (typeof o.default === 'number' ? `\`${o.default}\`` : o.default.doc),
@@ -145,7 +147,11 @@ export function choice<const C extends readonly string[]>(choices: C, o: Common<
 /** A value with a reading of its own (URLs, paths, lists): `parse` answers the value or throws a ConfigError. */
 export function custom<T>(o: Omit<SettingDoc, 'readBy'> & { parse: (name: string, raw: string | undefined, ctx: SettingContext) => T }): Row<T> {
   return {
-    type: o.type, default: o.default, rule: o.rule, description: o.description, ...(o.secret && { secret: true }),
+    type: o.type,
+    default: o.default,
+    rule: o.rule,
+    description: o.description,
+    ...(o.secret && { secret: true }),
     read: o.parse,
   };
 }

@@ -32,11 +32,15 @@ describe('the settings table (G290)', () => {
 
   it('every value is checked at start, also one the rest of the configuration leaves unused', () => {
     expect(() => readSettings({ MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_RATE_LIMIT_SUBMITS: 'lots' })).toThrow(ConfigError);
-    expect(() => readSettings({ MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_RATE_LIMIT_SUBMITS: 'lots' })).toThrow(/^MEDIAGATE_RATE_LIMIT_SUBMITS: must be a whole number/);
+    expect(() => readSettings({ MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_RATE_LIMIT_SUBMITS: 'lots' })).toThrow(
+      /^MEDIAGATE_RATE_LIMIT_SUBMITS: must be a whole number/,
+    );
   });
 
   it('a bound that follows another setting is read from its value', () => {
     expect(readSettings({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '2' }).MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS).toBe(2);
-    expect(() => readSettings({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '2', MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: '3' })).toThrow('MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: must be between 1 and 2, got 3');
+    expect(() => readSettings({ MEDIAGATE_MEDIA_REVIEW_SLOTS: '2', MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: '3' })).toThrow(
+      'MEDIAGATE_MEDIA_REVIEW_KEY_SLOTS: must be between 1 and 2, got 3',
+    );
   });
 });

@@ -69,7 +69,10 @@ export function dataDir(_name: string, raw: string | undefined): string {
 export function modelRoutes(name: string, raw: string | undefined): Record<string, string> {
   const routes: Record<string, string> = {};
   if (!raw) return routes;
-  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([^=\s]+)=([a-z][a-z0-9_-]*)$/.exec(part);
     if (!m) throw new ConfigError(name, `entries look like model=provider, got "${part}"`);
     routes[m[1]!] = m[2]!;
@@ -93,7 +96,8 @@ export function tokensPerSecond(fallback: number) {
 /** A credit amount (up to 6 decimals, at most 999,999,999.999999), as micro-credits; unset: 0. */
 export function startingCredits(name: string, raw: string | undefined): number {
   const micro = raw ? parseCredits(raw) : 0;
-  if (micro === undefined || micro < 0) throw new ConfigError(name, `must be a number of credits from 0 to 999999999.999999 (at most 6 decimals), got "${raw}"`);
+  if (micro === undefined || micro < 0)
+    throw new ConfigError(name, `must be a number of credits from 0 to 999999999.999999 (at most 6 decimals), got "${raw}"`);
   return micro;
 }
 
@@ -150,7 +154,10 @@ export function s3Endpoint(name: string, rawValue: string | undefined): string |
     throw new ConfigError(name, `must be an absolute http(s) URL like https://s3.example.com, got "${raw}"`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-    throw new ConfigError(name, 'must be an absolute http(s) URL without credentials, query or fragment (credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile or a role)');
+    throw new ConfigError(
+      name,
+      'must be an absolute http(s) URL without credentials, query or fragment (credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile or a role)',
+    );
   }
   return raw.replace(/\/+$/, '');
 }
@@ -172,7 +179,10 @@ export function s3Prefix(name: string, rawValue: string | undefined): string {
   const prefix = raw.endsWith('/') ? raw : `${raw}/`;
   const segments = prefix.slice(0, -1).split('/');
   if (prefix.length > 512 || segments.some((seg) => !/^[A-Za-z0-9!_.*'()-]+$/.test(seg) || seg === '.' || seg === '..')) {
-    throw new ConfigError(name, `must be a key prefix like mediagate or envs/prod (letters, digits and !_.*'()- in "/"-separated segments, no leading "/", empty, "." or ".." segments, at most 512 characters), got "${raw}"`);
+    throw new ConfigError(
+      name,
+      `must be a key prefix like mediagate or envs/prod (letters, digits and !_.*'()- in "/"-separated segments, no leading "/", empty, "." or ".." segments, at most 512 characters), got "${raw}"`,
+    );
   }
   return prefix;
 }

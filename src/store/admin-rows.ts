@@ -3,13 +3,26 @@
  * task list, a task's timeline, the usage aggregates, the channels' shared figures.
  */
 import { placeholderOf, type Dialect } from './key-rows.js';
-import type { AdminTaskQuery, ChannelMinute, ChannelStateRecord, TaskEvent, TaskMinuteCount, TaskMinutesQuery, TaskStatus, UsageQuery, UsageRow } from './types.js';
+import type {
+  AdminTaskQuery,
+  ChannelMinute,
+  ChannelStateRecord,
+  TaskEvent,
+  TaskMinuteCount,
+  TaskMinutesQuery,
+  TaskStatus,
+  UsageQuery,
+  UsageRow,
+} from './types.js';
 
 /** The list statement for `query` and a name for its shape (newest first: the index tasks_admin_created read backwards, or a filter's own). */
 export function adminTaskListSql(query: AdminTaskQuery, dialect: Dialect): { shape: string; text: string; values: unknown[] } {
   const mark = placeholderOf(dialect);
   const values: unknown[] = [];
-  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const next = (v: unknown): string => {
+    values.push(v);
+    return mark(values.length);
+  };
   const filters: Array<[unknown, () => string]> = [
     [query.keyId, () => `owner_key_id = ${next(query.keyId)}`],
     [query.accountId, () => `owner_key_id IN (SELECT id FROM api_keys WHERE account_id = ${next(query.accountId)})`],
@@ -24,14 +37,35 @@ export function adminTaskListSql(query: AdminTaskQuery, dialect: Dialect): { sha
   const where = filters.filter(([v]) => v !== undefined).map(([, sql]) => sql());
   const limit = next(query.limit);
   const shape = filters.map(([v]) => (v === undefined ? 0 : 1)).join('');
-  return { shape, text: `SELECT * FROM tasks${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, values };
+  return {
+    shape,
+    text: `SELECT * FROM tasks${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+    values,
+  };
 }
 
-export interface TaskEventRow { id: number; task_id: string; at: number; from_status: TaskStatus | null; status: TaskStatus; attempt: number; provider: string; upstream_id: string | null; error: string | null }
+export interface TaskEventRow {
+  id: number;
+  task_id: string;
+  at: number;
+  from_status: TaskStatus | null;
+  status: TaskStatus;
+  attempt: number;
+  provider: string;
+  upstream_id: string | null;
+  error: string | null;
+}
 
 export const eventOfRow = (r: TaskEventRow): TaskEvent => ({
-  id: Number(r.id), taskId: r.task_id, at: Number(r.at), from: r.from_status, status: r.status, attempt: r.attempt, provider: r.provider,
-  upstreamId: r.upstream_id, error: r.error,
+  id: Number(r.id),
+  taskId: r.task_id,
+  at: Number(r.at),
+  from: r.from_status,
+  status: r.status,
+  attempt: r.attempt,
+  provider: r.provider,
+  upstreamId: r.upstream_id,
+  error: r.error,
 });
 
 const USAGE_GROUP_COLUMNS = { model: 'model', key: 'key_id', account: 'account_id', provider: 'provider' } as const;
@@ -45,8 +79,20 @@ export function usageSql(query: UsageQuery, dialect: Dialect): { text: string; v
   const mark = placeholderOf(dialect);
   const group = USAGE_GROUP_COLUMNS[query.groupBy];
   const [table, bucket] = query.interval === 'day' ? ['usage_daily', 'day'] : ['usage_hourly', 'hour'];
-  const sums = ['submitted', 'completed', 'failed', 'cancelled', 'video_seconds', 'images', 'chat_requests', 'prompt_tokens', 'completion_tokens', 'captured_micro']
-    .map((c) => `SUM(${c}) AS ${c}`).join(', ');
+  const sums = [
+    'submitted',
+    'completed',
+    'failed',
+    'cancelled',
+    'video_seconds',
+    'images',
+    'chat_requests',
+    'prompt_tokens',
+    'completion_tokens',
+    'captured_micro',
+  ]
+    .map((c) => `SUM(${c}) AS ${c}`)
+    .join(', ');
   return {
     text: `SELECT ${bucket} AS bucket, ${group} AS grp, ${sums} FROM ${table} WHERE ${bucket} >= ${mark(1)} AND ${bucket} < ${mark(2)}
       GROUP BY ${bucket}, ${group} ORDER BY bucket, grp`,
@@ -55,15 +101,33 @@ export function usageSql(query: UsageQuery, dialect: Dialect): { text: string; v
 }
 
 export interface UsageSqlRow {
-  bucket: number | string; grp: string; submitted: number | string; completed: number | string; failed: number | string; cancelled: number | string;
-  video_seconds: number | string; images: number | string; chat_requests: number | string; prompt_tokens: number | string;
-  completion_tokens: number | string; captured_micro: number | string;
+  bucket: number | string;
+  grp: string;
+  submitted: number | string;
+  completed: number | string;
+  failed: number | string;
+  cancelled: number | string;
+  video_seconds: number | string;
+  images: number | string;
+  chat_requests: number | string;
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
+  captured_micro: number | string;
 }
 
 export const usageOfRow = (r: UsageSqlRow): UsageRow => ({
-  bucket: Number(r.bucket), group: r.grp, submitted: Number(r.submitted), completed: Number(r.completed), failed: Number(r.failed),
-  cancelled: Number(r.cancelled), videoSeconds: Number(r.video_seconds), images: Number(r.images), chatRequests: Number(r.chat_requests),
-  promptTokens: Number(r.prompt_tokens), completionTokens: Number(r.completion_tokens), capturedMicro: Number(r.captured_micro),
+  bucket: Number(r.bucket),
+  group: r.grp,
+  submitted: Number(r.submitted),
+  completed: Number(r.completed),
+  failed: Number(r.failed),
+  cancelled: Number(r.cancelled),
+  videoSeconds: Number(r.video_seconds),
+  images: Number(r.images),
+  chatRequests: Number(r.chat_requests),
+  promptTokens: Number(r.prompt_tokens),
+  completionTokens: Number(r.completion_tokens),
+  capturedMicro: Number(r.captured_micro),
 });
 
 /**
@@ -83,22 +147,52 @@ export function taskMinutesSql(query: TaskMinutesQuery, dialect: Dialect): { tex
   };
 }
 
-export interface TaskMinuteRow { minute: number | string; status: TaskMinuteCount['status']; n: number | string }
+export interface TaskMinuteRow {
+  minute: number | string;
+  status: TaskMinuteCount['status'];
+  n: number | string;
+}
 
 export const taskMinuteOfRow = (r: TaskMinuteRow): TaskMinuteCount => ({ minute: Number(r.minute), status: r.status, count: Number(r.n) });
 
-export interface ChannelStateRow { channel: string; state: ChannelStateRecord['state']; since: number; last_error: string | null; last_error_at: number | null; updated_at: number }
+export interface ChannelStateRow {
+  channel: string;
+  state: ChannelStateRecord['state'];
+  since: number;
+  last_error: string | null;
+  last_error_at: number | null;
+  updated_at: number;
+}
 
 export const channelStateOfRow = (r: ChannelStateRow): ChannelStateRecord => ({
-  channel: r.channel, state: r.state, since: Number(r.since), lastError: r.last_error, lastErrorAt: r.last_error_at === null ? null : Number(r.last_error_at),
+  channel: r.channel,
+  state: r.state,
+  since: Number(r.since),
+  lastError: r.last_error,
+  lastErrorAt: r.last_error_at === null ? null : Number(r.last_error_at),
   updatedAt: Number(r.updated_at),
 });
 
-export interface ChannelMinuteRow { channel: string; minute: number; ok: number; faults: number; errors: number; refused: number; calls_timed: number; seconds: number }
+export interface ChannelMinuteRow {
+  channel: string;
+  minute: number;
+  ok: number;
+  faults: number;
+  errors: number;
+  refused: number;
+  calls_timed: number;
+  seconds: number;
+}
 
 export const minuteOfRow = (r: ChannelMinuteRow): ChannelMinute => ({
-  channel: r.channel, minute: Number(r.minute), ok: Number(r.ok), faults: Number(r.faults), errors: Number(r.errors), refused: Number(r.refused),
-  callsTimed: Number(r.calls_timed), seconds: Number(r.seconds),
+  channel: r.channel,
+  minute: Number(r.minute),
+  ok: Number(r.ok),
+  faults: Number(r.faults),
+  errors: Number(r.errors),
+  refused: Number(r.refused),
+  callsTimed: Number(r.calls_timed),
+  seconds: Number(r.seconds),
 });
 
 /** The upsert adding one minute row of outcomes. */

@@ -5,10 +5,23 @@
 import { placeholderOf, type Dialect } from './key-rows.js';
 import type { AuditAction, AuditEntry, AuditQuery, NewAuditEntry } from './types.js';
 
-export interface AuditRow { id: number; at: number; actor: string; action: AuditAction; target: string; request_id: string | null; details: string }
+export interface AuditRow {
+  id: number;
+  at: number;
+  actor: string;
+  action: AuditAction;
+  target: string;
+  request_id: string | null;
+  details: string;
+}
 
 export const auditOfRow = (r: AuditRow): AuditEntry => ({
-  id: Number(r.id), at: Number(r.at), actor: r.actor, action: r.action, target: r.target, requestId: r.request_id,
+  id: Number(r.id),
+  at: Number(r.at),
+  actor: r.actor,
+  action: r.action,
+  target: r.target,
+  requestId: r.request_id,
   details: JSON.parse(r.details) as Record<string, unknown>,
 });
 
@@ -25,7 +38,10 @@ export function auditInsert(entry: NewAuditEntry, dialect: Dialect): { text: str
 export function auditListSql(query: AuditQuery, dialect: Dialect): { shape: string; text: string; values: unknown[] } {
   const mark = placeholderOf(dialect);
   const values: unknown[] = [];
-  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const next = (v: unknown): string => {
+    values.push(v);
+    return mark(values.length);
+  };
   const filters: Array<[unknown, () => string]> = [
     [query.actor, () => `actor = ${next(query.actor)}`],
     [query.action, () => `action = ${next(query.action)}`],

@@ -36,7 +36,13 @@ describe('createStore (G177)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-create-store-'));
     dirs.push(dir);
     const config = loadConfig({ MEDIAGATE_DATA_DIR: dir, MEDIAGATE_DATABASE_URL: 'postgres://mg:secret@127.0.0.1:1/none' });
-    const err = await createStore(config).then((s) => { opened.push(s); return undefined; }, (e: unknown) => e);
+    const err = await createStore(config).then(
+      (s) => {
+        opened.push(s);
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     if (err instanceof ConfigError) expect(err.setting).toBe('MEDIAGATE_DATABASE_URL');
     expect(String(err)).not.toContain('secret');

@@ -106,7 +106,10 @@ export interface CreditStore {
    * Holds `amountMicro` for a chat request; with `enforce`, only if the account has that much
    * available and the key's spending cap allows it (checked and held in one transaction).
    */
-  holdRequest(hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number }, enforce: boolean): Promise<{ held: true } | HoldRefusal>;
+  holdRequest(
+    hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number },
+    enforce: boolean,
+  ): Promise<{ held: true } | HoldRefusal>;
   /** Settles a chat request's hold: captures `amountMicro` (at most the hold) and releases the rest; false when it was settled already. */
   settleRequest(requestId: string, amountMicro: number, now: number): Promise<boolean>;
   /**

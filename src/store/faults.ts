@@ -11,7 +11,19 @@
 export const STORE_RETRY_AFTER_SECONDS = 2;
 
 /** Node's socket errors of a connection that cannot be made or was lost. */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENETDOWN', 'EHOSTDOWN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETDOWN',
+  'EHOSTDOWN',
+]);
 
 /**
  * PostgreSQL SQLSTATEs of a server that cannot serve the session: class 08 (connection exception),

@@ -9,11 +9,25 @@ import type { ApiKeyRecord, KeyListQuery, KeyPatch, KeyRole } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
 
 /** A placeholder writer for `dialect`. */
-export const placeholderOf = (dialect: Dialect) => (n: number): string => (dialect === 'sqlite' ? '?' : `$${n}`);
+export const placeholderOf =
+  (dialect: Dialect) =>
+  (n: number): string =>
+    dialect === 'sqlite' ? '?' : `$${n}`;
 
 export interface KeyRow {
-  id: string; name: string; prefix: string; created_at: number; revoked_at: number | null; submit_rate: number | null; query_rate: number | null;
-  account_id: string; spend_cap_micro: number | null; webhook_url: string | null; role: KeyRole; models: string | null; expires_at: number | null;
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+  submit_rate: number | null;
+  query_rate: number | null;
+  account_id: string;
+  spend_cap_micro: number | null;
+  webhook_url: string | null;
+  role: KeyRole;
+  models: string | null;
+  expires_at: number | null;
   max_in_flight: number | null;
   /** Only in the admin reads (`get`, `listPage`). */
   last_used?: number | null;
@@ -21,8 +35,22 @@ export interface KeyRow {
   grace_until?: number | null;
 }
 
-const COLUMNS = ['id', 'name', 'prefix', 'created_at', 'revoked_at', 'submit_rate', 'query_rate', 'account_id', 'spend_cap_micro', 'webhook_url',
-  'role', 'models', 'expires_at', 'max_in_flight'];
+const COLUMNS = [
+  'id',
+  'name',
+  'prefix',
+  'created_at',
+  'revoked_at',
+  'submit_rate',
+  'query_rate',
+  'account_id',
+  'spend_cap_micro',
+  'webhook_url',
+  'role',
+  'models',
+  'expires_at',
+  'max_in_flight',
+];
 
 /** The columns a {@link KeyRow} is read from. */
 export const KEY_COLUMNS = COLUMNS.join(', ');
@@ -33,8 +61,15 @@ export const keyColumnsOf = (alias: string): string => COLUMNS.map((c) => `${ali
 const num = (v: number | string | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
 
 export const keyOfRow = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id, name: r.name, accountId: r.account_id, prefix: r.prefix, createdAt: Number(r.created_at), revokedAt: num(r.revoked_at),
-  submitRate: r.submit_rate, queryRate: r.query_rate, spendCapMicro: num(r.spend_cap_micro),
+  id: r.id,
+  name: r.name,
+  accountId: r.account_id,
+  prefix: r.prefix,
+  createdAt: Number(r.created_at),
+  revokedAt: num(r.revoked_at),
+  submitRate: r.submit_rate,
+  queryRate: r.query_rate,
+  spendCapMicro: num(r.spend_cap_micro),
   webhookUrl: r.webhook_url ?? null,
   role: r.role ?? 'caller',
   models: r.models === null || r.models === undefined ? null : (JSON.parse(r.models) as string[]),
@@ -60,7 +95,10 @@ const PATCH_COLUMNS: Record<keyof KeyPatch, { column: string; value: (v: unknown
 export function keyUpdateSql(id: string, patch: KeyPatch, dialect: Dialect): { text: string; values: unknown[] } | undefined {
   const mark = placeholderOf(dialect);
   const values: unknown[] = [];
-  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const next = (v: unknown): string => {
+    values.push(v);
+    return mark(values.length);
+  };
   const sets = (Object.keys(PATCH_COLUMNS) as (keyof KeyPatch)[])
     .filter((field) => patch[field] !== undefined)
     .map((field) => `${PATCH_COLUMNS[field].column} = ${next(PATCH_COLUMNS[field].value(patch[field]))}`);
@@ -70,7 +108,11 @@ export function keyUpdateSql(id: string, patch: KeyPatch, dialect: Dialect): { t
 
 /** The values of the insert's optional columns (role, models, expiry, bound), in {@link INSERT_EXTRA_COLUMNS} order. */
 export const insertExtras = (key: ApiKeyRecord): unknown[] => [
-  key.role ?? 'caller', key.models === undefined || key.models === null ? null : JSON.stringify(key.models), key.expiresAt ?? null, key.maxInFlight ?? null, key.webhookUrl ?? null,
+  key.role ?? 'caller',
+  key.models === undefined || key.models === null ? null : JSON.stringify(key.models),
+  key.expiresAt ?? null,
+  key.maxInFlight ?? null,
+  key.webhookUrl ?? null,
 ];
 export const INSERT_EXTRA_COLUMNS = 'role, models, expires_at, max_in_flight, webhook_url';
 
@@ -84,7 +126,10 @@ export const KEY_WITH_USAGE = `SELECT ${keyColumnsOf('k')}, u.last_used FROM api
 export function keyListSql(query: KeyListQuery, dialect: Dialect): { shape: string; text: string; values: unknown[] } {
   const mark = placeholderOf(dialect);
   const values: unknown[] = [];
-  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const next = (v: unknown): string => {
+    values.push(v);
+    return mark(values.length);
+  };
   const where: string[] = [];
   if (query.accountId !== undefined) where.push(`k.account_id = ${next(query.accountId)}`);
   if (query.role !== undefined) where.push(`k.role = ${next(query.role)}`);
@@ -93,8 +138,9 @@ export function keyListSql(query: KeyListQuery, dialect: Dialect): { shape: stri
   if (query.nameContains !== undefined) where.push(`${dialect === 'sqlite' ? 'instr' : 'strpos'}(lower(k.name), lower(${next(query.nameContains)})) > 0`);
   if (query.before) where.push(`(k.created_at, k.id) < (${next(query.before.createdAt)}, ${next(query.before.id)})`);
   const limit = next(query.limit);
-  const shape = [query.accountId, query.role, query.revoked, query.nameContains, query.before].map((f) => (f === undefined ? 0 : 1)).join('')
-    + (query.revoked === true ? 'r' : '');
+  const shape =
+    [query.accountId, query.role, query.revoked, query.nameContains, query.before].map((f) => (f === undefined ? 0 : 1)).join('') +
+    (query.revoked === true ? 'r' : '');
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   return { shape, text: `${KEY_WITH_USAGE}${filter} ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit}`, values };
 }

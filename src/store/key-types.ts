@@ -44,7 +44,9 @@ export interface ApiKeyRecord {
 export type KeyRole = 'caller' | 'admin';
 
 /** Fields `KeyStore.update` may change (null clears); absent fields stay as they are. */
-export type KeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'models' | 'expiresAt' | 'submitRate' | 'queryRate' | 'spendCapMicro' | 'maxInFlight' | 'webhookUrl'>>;
+export type KeyPatch = Partial<
+  Pick<ApiKeyRecord, 'name' | 'models' | 'expiresAt' | 'submitRate' | 'queryRate' | 'spendCapMicro' | 'maxInFlight' | 'webhookUrl'>
+>;
 
 /** What `KeyStore.listPage` reads: keys newest first (keyset pagination on (createdAt, id)). */
 export interface KeyListQuery {

@@ -8,7 +8,10 @@ import type { TaskListQuery } from './types.js';
  */
 export function taskListSql(query: TaskListQuery, mark: (n: number) => string): { shape: string; text: string; values: unknown[] } {
   const values: unknown[] = [];
-  const next = (v: unknown): string => { values.push(v); return mark(values.length); };
+  const next = (v: unknown): string => {
+    values.push(v);
+    return mark(values.length);
+  };
   const where = [`owner_key_id = ${next(query.ownerKeyId)}`];
   const statuses = query.statuses ?? [];
   const families = query.families ?? [];

@@ -145,8 +145,25 @@ export interface LiveTaskCount {
 }
 
 /** Fields a state change may set together with the new status. */
-export type TaskPatch = Partial<Pick<TaskRecord,
-  'attempts' | 'serverFaults' | 'status' | 'progress' | 'result' | 'error' | 'startedAt' | 'finishedAt' | 'leaseOwner' | 'leaseExpiresAt' | 'runAfter' | 'expiresAt' | 'provider' | 'upstream'>>;
+export type TaskPatch = Partial<
+  Pick<
+    TaskRecord,
+    | 'attempts'
+    | 'serverFaults'
+    | 'status'
+    | 'progress'
+    | 'result'
+    | 'error'
+    | 'startedAt'
+    | 'finishedAt'
+    | 'leaseOwner'
+    | 'leaseExpiresAt'
+    | 'runAfter'
+    | 'expiresAt'
+    | 'provider'
+    | 'upstream'
+  >
+>;
 
 /**
  * What a requeue or a new generation may write besides the patch: the error of the attempt that

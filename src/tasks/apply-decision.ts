@@ -60,8 +60,10 @@ function write(deps: ApplyDeps, task: TaskRecord, d: Decision, now: number, extr
       return scheduleCheck(store, task, workerId, now + d.delayMs, d.upstream, extras.progress);
     case 'requeue':
       return requeueTask(store, task, workerId, now + d.delayMs, {
-        ...(d.refundAttempt && { refundAttempt: true }), ...(d.serverFault && { serverFault: true }),
-        ...(d.error !== undefined && { error: d.error }), ...(d.upstream && { upstream: d.upstream }),
+        ...(d.refundAttempt && { refundAttempt: true }),
+        ...(d.serverFault && { serverFault: true }),
+        ...(d.error !== undefined && { error: d.error }),
+        ...(d.upstream && { upstream: d.upstream }),
       });
     case 'new-generation':
       return startNewGeneration(store, task, workerId, d.provider, d.generation, now + d.delayMs, d.error);

@@ -5,18 +5,18 @@ import { RETRY_BASE_MS, retryDelayMs, serverFaultDelayMs, serverFaultOf } from '
 
 const errno = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: something`), { code });
 
-describe('the gateway\'s own faults (G84)', () => {
+describe("the gateway's own faults (G84)", () => {
   it.each(['EMFILE', 'ENFILE', 'ENOSPC', 'EDQUOT', 'ENOMEM', 'EAGAIN', 'EROFS', 'EIO'])('%s is one', (code) => {
     expect(serverFaultOf(errno(code))).toBe(code);
   });
 
-  it('also when wrapped (a provider\'s UnrecoverableError around it) or only in a tool\'s stderr', () => {
+  it("also when wrapped (a provider's UnrecoverableError around it) or only in a tool's stderr", () => {
     expect(serverFaultOf(new UnrecoverableError('sandbox: could not write', { cause: errno('ENOSPC') }))).toBe('ENOSPC');
     expect(serverFaultOf(new FfmpegError(1, null, 'out.mp4: No space left on device'))).toBe('ENOSPC');
     expect(serverFaultOf(new Error('pipe: Too many open files'))).toBe('EMFILE');
   });
 
-  it('the task\'s own failures are not', () => {
+  it("the task's own failures are not", () => {
     for (const err of [new UnrecoverableError('sandbox: [fail]'), errno('ENOENT'), errno('ECONNREFUSED'), new Error('bad prompt'), 'text', undefined]) {
       expect(serverFaultOf(err)).toBeUndefined();
     }

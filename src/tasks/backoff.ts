@@ -29,7 +29,10 @@ export function retryDelayMs(attempt: number, random = Math.random): number {
 const SERVER_FAULT_CODES = new Set(['EMFILE', 'ENFILE', 'ENOSPC', 'EDQUOT', 'ENOMEM', 'EAGAIN', 'EROFS', 'EIO']);
 /** The same conditions as tools report them in messages (ffmpeg's stderr, libvips). */
 const SERVER_FAULT_TEXT: ReadonlyArray<[RegExp, string]> = [
-  [/No space left on device/i, 'ENOSPC'], [/Too many open files/i, 'EMFILE'], [/Cannot allocate memory/i, 'ENOMEM'], [/Disk quota exceeded/i, 'EDQUOT'],
+  [/No space left on device/i, 'ENOSPC'],
+  [/Too many open files/i, 'EMFILE'],
+  [/Cannot allocate memory/i, 'ENOMEM'],
+  [/Disk quota exceeded/i, 'EDQUOT'],
 ];
 
 /**

@@ -16,24 +16,62 @@ function setup(options: { maxWaiting?: number } = {}) {
   const store = openSqliteStore(':memory:');
   let check: CallbackCheck | Error = { valid: false, kind: 'forged', message: 'unset' };
   const provider: Provider = {
-    id: 'up', capabilities: { families: ['pic'] },
-    start: async () => { throw new Error('not started here'); },
-    callbacks: { verify: async () => { if (check instanceof Error) throw check; return check; } },
+    id: 'up',
+    capabilities: { families: ['pic'] },
+    start: async () => {
+      throw new Error('not started here');
+    },
+    callbacks: {
+      verify: async () => {
+        if (check instanceof Error) throw check;
+        return check;
+      },
+    },
   };
-  const plain: Provider = { id: 'plain', capabilities: { families: ['pic'] }, start: async () => { throw new Error('no'); } };
+  const plain: Provider = {
+    id: 'plain',
+    capabilities: { families: ['pic'] },
+    start: async () => {
+      throw new Error('no');
+    },
+  };
   let wakes = 0;
   const receiver = new CallbackReceiver({
-    store: store.tasks, providers: new ProviderRegistry([provider, plain]), log: createLogger('silent'),
-    wake: () => { wakes++; }, retryMs: 5, waitMs: 5000, ...options,
+    store: store.tasks,
+    providers: new ProviderRegistry([provider, plain]),
+    log: createLogger('silent'),
+    wake: () => {
+      wakes++;
+    },
+    retryMs: 5,
+    waitMs: 5000,
+    ...options,
   });
   /** A task whose generation `upstreamId` runs at the upstream: leased by `w1` (its start) until `release`d, then waiting an hour for its check. */
   const started = async (upstreamId: string) => {
     const id = `task_cb_${++n}`;
-    await insertTask(store.tasks, { id, ownerKeyId: 'k', family: 'pic', form: null, model: 'pic', provider: 'up', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt: Date.now() });
+    await insertTask(store.tasks, {
+      id,
+      ownerKeyId: 'k',
+      family: 'pic',
+      form: null,
+      model: 'pic',
+      provider: 'up',
+      request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
+      amount: 1,
+      createdAt: Date.now(),
+    });
     const claimed = (await store.tasks.claimNext(['up'], 'w1', Date.now(), Date.now() + 60_000))!;
     return {
       id,
-      release: async () => (await saveUpstreamRef(store.tasks, claimed, 'w1', { generation: 0, provider: 'up', ref: { id: upstreamId }, startedAt: Date.now(), checkFailures: 0 }, Date.now() + HOUR))!,
+      release: async () =>
+        (await saveUpstreamRef(
+          store.tasks,
+          claimed,
+          'w1',
+          { generation: 0, provider: 'up', ref: { id: upstreamId }, startedAt: Date.now(), checkFailures: 0 },
+          Date.now() + HOUR,
+        ))!,
     };
   };
   const deliver = (taskId: string, c: CallbackCheck | Error, providerId = 'up') => {
@@ -64,7 +102,7 @@ describe('provider callbacks: what a verified notice does', () => {
     t.receiver.close();
   });
 
-  it('about another generation, another provider\'s, an unknown or a finished task: nothing changes', async () => {
+  it("about another generation, another provider's, an unknown or a finished task: nothing changes", async () => {
     const t = setup();
     const task = await t.started('pred_2');
     const before = await task.release();
@@ -89,7 +127,10 @@ describe('provider callbacks: what a verified notice does', () => {
     const due = await new Promise<number>((resolve) => {
       const look = setInterval(async () => {
         const t1 = (await t.store.tasks.get(task.id))!;
-        if (t1.runAfter <= Date.now()) { clearInterval(look); resolve(t1.runAfter); }
+        if (t1.runAfter <= Date.now()) {
+          clearInterval(look);
+          resolve(t1.runAfter);
+        }
       }, 5);
     });
     expect(due).toBeLessThanOrEqual(Date.now());
@@ -114,16 +155,30 @@ describe('provider callbacks: refused notices', () => {
     const t = setup();
     const task = await t.started('pred_4');
     const before = await task.release();
-    await expect(t.deliver(task.id, { valid: false, kind: 'malformed', header: 'webhook-id', message: 'webhook-id: is required' }))
-      .rejects.toMatchObject({ code: 'invalid_request', status: 400, param: 'webhook-id', message: 'webhook-id: is required' });
-    await expect(t.deliver(task.id, { valid: false, kind: 'forged', header: 'webhook-signature', message: 'no' })).rejects.toMatchObject({ code: 'invalid_callback_signature', status: 401 });
-    await expect(t.deliver(task.id, { valid: false, kind: 'stale', header: 'webhook-timestamp', message: 'old' })).rejects.toMatchObject({ code: 'invalid_callback_signature', status: 401 });
+    await expect(t.deliver(task.id, { valid: false, kind: 'malformed', header: 'webhook-id', message: 'webhook-id: is required' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+      param: 'webhook-id',
+      message: 'webhook-id: is required',
+    });
+    await expect(t.deliver(task.id, { valid: false, kind: 'forged', header: 'webhook-signature', message: 'no' })).rejects.toMatchObject({
+      code: 'invalid_callback_signature',
+      status: 401,
+    });
+    await expect(t.deliver(task.id, { valid: false, kind: 'stale', header: 'webhook-timestamp', message: 'old' })).rejects.toMatchObject({
+      code: 'invalid_callback_signature',
+      status: 401,
+    });
     expect(await t.store.tasks.get(task.id)).toEqual(before);
   });
 
   it('keys that cannot be had are a 503 with Retry-After (the upstream delivers again); a provider without callbacks a 404', async () => {
     const t = setup();
-    await expect(t.deliver('task_x', new ChannelError('down'))).rejects.toMatchObject({ code: 'upstream_unavailable', status: 503, headers: { 'retry-after': '30' } });
+    await expect(t.deliver('task_x', new ChannelError('down'))).rejects.toMatchObject({
+      code: 'upstream_unavailable',
+      status: 503,
+      headers: { 'retry-after': '30' },
+    });
     await expect(t.deliver('task_x', new Error('a bug'))).rejects.toThrow('a bug');
     await expect(t.deliver('task_x', t.valid('p'), 'plain')).rejects.toMatchObject({ code: 'route_not_found', status: 404 });
     await expect(t.deliver('task_x', t.valid('p'), 'nobody')).rejects.toMatchObject({ code: 'route_not_found' });

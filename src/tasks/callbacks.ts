@@ -70,8 +70,12 @@ export class CallbackReceiver {
       check = await provider.callbacks.verify(delivery, this.now());
     } catch (err) {
       if (!(err instanceof ChannelError)) throw err;
-      log.warn({ provider: providerId, taskId, err: err.message }, 'provider callback: the upstream\'s signing keys cannot be had');
-      throw new AppError('upstream_unavailable', `The signing keys of provider "${providerId}" cannot be had now, so the delivery cannot be checked; deliver it again later`, { headers: { 'retry-after': '30' } });
+      log.warn({ provider: providerId, taskId, err: err.message }, "provider callback: the upstream's signing keys cannot be had");
+      throw new AppError(
+        'upstream_unavailable',
+        `The signing keys of provider "${providerId}" cannot be had now, so the delivery cannot be checked; deliver it again later`,
+        { headers: { 'retry-after': '30' } },
+      );
     }
     if (!check.valid) {
       log.warn({ provider: providerId, taskId, refused: check.kind, header: check.header }, 'provider callback refused');
@@ -89,7 +93,8 @@ export class CallbackReceiver {
     } finally {
       if (outcome === undefined) this.seen.forget(delivered); // not acted on: its repeat is taken
     }
-    if (outcome === undefined) throw new AppError('rate_limited', 'Too many notices wait for tasks a worker holds; deliver this one again later', { headers: { 'retry-after': '5' } });
+    if (outcome === undefined)
+      throw new AppError('rate_limited', 'Too many notices wait for tasks a worker holds; deliver this one again later', { headers: { 'retry-after': '5' } });
     log.info({ provider: providerId, taskId, upstreamId: check.upstreamId, outcome }, 'provider callback taken');
     return outcome;
   }
@@ -114,7 +119,7 @@ export class CallbackReceiver {
   /** Brings the check forward now, or once the worker lets the task go; undefined when too many wait already. */
   private async bringForward(providerId: string, taskId: string, upstreamId: string): Promise<CallbackOutcome | undefined> {
     const state = await this.stateOf(providerId, taskId, upstreamId);
-    if (state === 'waiting' && await checkSooner(this.opts.store, taskId, upstreamId, this.now())) {
+    if (state === 'waiting' && (await checkSooner(this.opts.store, taskId, upstreamId, this.now()))) {
       this.opts.wake();
       return 'check_sooner';
     }
@@ -146,7 +151,7 @@ export class CallbackReceiver {
   /** One look at a held task: brings its check forward if the worker let it go; true to look again later. */
   private async lookAgain(providerId: string, taskId: string, upstreamId: string, until: number): Promise<boolean> {
     const state = await this.stateOf(providerId, taskId, upstreamId);
-    if (state === 'waiting' && await checkSooner(this.opts.store, taskId, upstreamId, this.now())) {
+    if (state === 'waiting' && (await checkSooner(this.opts.store, taskId, upstreamId, this.now()))) {
       this.opts.log.info({ provider: providerId, taskId, upstreamId }, 'provider callback: check brought forward once the worker let the task go');
       this.opts.wake();
       return false;

@@ -3,9 +3,13 @@ import { MAX_CHECK_BACKOFF_MS, nextCheckDelayMs, pollRangeMs } from './check-del
 
 describe('check delays (G87)', () => {
   it.each([
-    ['pic', 2000, 5000], ['clip', 30_000, 60_000], ['reel', 30_000, 60_000], ['videos', 30_000, 60_000],
-    ['motion', 30_000, 60_000], ['model-center', 5000, 10_000],
-  ] as const)('%s: within the contract\'s recommended interval', (family, min, max) => {
+    ['pic', 2000, 5000],
+    ['clip', 30_000, 60_000],
+    ['reel', 30_000, 60_000],
+    ['videos', 30_000, 60_000],
+    ['motion', 30_000, 60_000],
+    ['model-center', 5000, 10_000],
+  ] as const)("%s: within the contract's recommended interval", (family, min, max) => {
     expect(pollRangeMs(family)).toEqual([min, max]);
     expect(nextCheckDelayMs(family, {}, () => 0)).toBe(min);
     expect(nextCheckDelayMs(family, {}, () => 0.999999)).toBeLessThanOrEqual(max);

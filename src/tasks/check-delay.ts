@@ -32,7 +32,11 @@ export const MAX_CHECK_BACKOFF_MS = 5 * 60_000;
  * The wait before the next check, ms: a random point of the family's range; doubled for each
  * check in a row that failed (up to {@link MAX_CHECK_BACKOFF_MS}); at least `retryAfterMs`.
  */
-export function nextCheckDelayMs(family: FamilyId, options: { configured?: PollSeconds; failures?: number; retryAfterMs?: number } = {}, random = Math.random): number {
+export function nextCheckDelayMs(
+  family: FamilyId,
+  options: { configured?: PollSeconds; failures?: number; retryAfterMs?: number } = {},
+  random = Math.random,
+): number {
   const [min, max] = pollRangeMs(family, options.configured);
   let delay = min + (max - min) * random();
   if (options.failures) delay = Math.min(MAX_CHECK_BACKOFF_MS, delay * 2 ** options.failures);

@@ -10,7 +10,10 @@ export class ElsewhereChanges {
   private readonly observers = new Set<() => void>();
   private ticker: NodeJS.Timeout | undefined;
 
-  constructor(private readonly store: Pick<TaskStore, 'changedElsewhere'>, private readonly pollMs = 250) {}
+  constructor(
+    private readonly store: Pick<TaskStore, 'changedElsewhere'>,
+    private readonly pollMs = 250,
+  ) {}
 
   /** Whether the store can tell (a store without `changedElsewhere` reports every write through `watchChanges`). */
   get supported(): boolean {

@@ -18,9 +18,17 @@ describe('IdempotencyService', () => {
     expect(first).toEqual({ run: true, claim: { keyId: 'key_1', idemKey: 'k', claimedAt: 1000 } });
     if (!first.run) throw new Error('unreachable');
     await service.finish(first.claim, 200, '{"id":"task_1"}');
-    expect(await service.start('key_1', 'k', '/v1/pic/images', { model: 'pic', prompt: 'x' }, 2000)).toEqual({ run: false, statusCode: 200, payload: '{"id":"task_1"}' });
-    await expect(service.start('key_1', 'k', '/v1/pic/images', { model: 'pic', prompt: 'y' }, 2000)).rejects.toThrow(expect.objectContaining({ code: 'idempotency_key_reused', status: 409 }));
-    await expect(service.start('key_1', 'k', '/v2/model-center/tasks', { model: 'pic', prompt: 'x' }, 2000)).rejects.toThrow(expect.objectContaining({ code: 'idempotency_key_reused' }));
+    expect(await service.start('key_1', 'k', '/v1/pic/images', { model: 'pic', prompt: 'x' }, 2000)).toEqual({
+      run: false,
+      statusCode: 200,
+      payload: '{"id":"task_1"}',
+    });
+    await expect(service.start('key_1', 'k', '/v1/pic/images', { model: 'pic', prompt: 'y' }, 2000)).rejects.toThrow(
+      expect.objectContaining({ code: 'idempotency_key_reused', status: 409 }),
+    );
+    await expect(service.start('key_1', 'k', '/v2/model-center/tasks', { model: 'pic', prompt: 'x' }, 2000)).rejects.toThrow(
+      expect.objectContaining({ code: 'idempotency_key_reused' }),
+    );
     // another API key's use of the same string is unrelated
     expect((await service.start('key_2', 'k', '/v1/pic/images', { model: 'pic', prompt: 'y' }, 2000)).run).toBe(true);
   });
@@ -28,19 +36,28 @@ describe('IdempotencyService', () => {
   it('a key still being processed is a 409 with Retry-After; a failed request frees its key', async () => {
     const { service } = setup();
     const first = await service.start('key_1', 'k', '/e', {}, 1000);
-    await expect(service.start('key_1', 'k', '/e', {}, 1500)).rejects.toThrow(expect.objectContaining({ code: 'idempotency_in_progress', headers: { 'retry-after': '1' } }));
+    await expect(service.start('key_1', 'k', '/e', {}, 1500)).rejects.toThrow(
+      expect.objectContaining({ code: 'idempotency_in_progress', headers: { 'retry-after': '1' } }),
+    );
     if (!first.run) throw new Error('unreachable');
     await service.finish(first.claim, 400, '{"error":{}}');
     expect((await service.start('key_1', 'k', '/e', { changed: true }, 1600)).run).toBe(true);
   });
 
-  it('a stale claim whose task was committed is answered with that task\'s create reply, once stored', async () => {
+  it("a stale claim whose task was committed is answered with that task's create reply, once stored", async () => {
     const { store, service } = setup();
     const claimedAt = 10_000;
     const first = await service.start('key_1', 'died', '/v1/pic/images', { model: 'pic', prompt: 'x' }, claimedAt);
     expect(first.run).toBe(true);
     await insertTask(store.tasks, {
-      id: 'task_orphan', ownerKeyId: 'key_1', family: 'pic', form: null, model: 'pic', provider: 'sandbox', amount: 1, createdAt: claimedAt,
+      id: 'task_orphan',
+      ownerKeyId: 'key_1',
+      family: 'pic',
+      form: null,
+      model: 'pic',
+      provider: 'sandbox',
+      amount: 1,
+      createdAt: claimedAt,
       request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
       idempotencyKey: idempotencyTaskKey('key_1', 'died', claimedAt),
     });

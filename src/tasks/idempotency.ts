@@ -17,9 +17,7 @@ export interface IdempotencyClaim {
 }
 
 /** What a create request does about its Idempotency-Key: run (holding the claim), or answer a stored response. */
-export type IdempotencyStart =
-  | { run: true; claim: IdempotencyClaim }
-  | { run: false; statusCode: number; payload: string };
+export type IdempotencyStart = { run: true; claim: IdempotencyClaim } | { run: false; statusCode: number; payload: string };
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 /** A claim this old without a response is taken to be from a request that died (crash, restart). */
@@ -43,11 +41,16 @@ export function canonicalJson(value: unknown): string {
 
 /** What "the same request" means (G71): the endpoint and the canonical JSON of the parsed body. */
 export function requestFingerprint(endpoint: string, body: unknown): string {
-  return createHash('sha256').update(`${endpoint}\n${canonicalJson(body)}`).digest('base64url');
+  return createHash('sha256')
+    .update(`${endpoint}\n${canonicalJson(body)}`)
+    .digest('base64url');
 }
 
 export class IdempotencyService {
-  constructor(private readonly records: IdempotencyStore, private readonly tasks: TaskStore) {}
+  constructor(
+    private readonly records: IdempotencyStore,
+    private readonly tasks: TaskStore,
+  ) {}
 
   /**
    * Claims `idemKey` of API key `keyId` for a request to `endpoint` with `body`, or finds the
@@ -62,9 +65,13 @@ export class IdempotencyService {
     switch (found.state) {
       case 'new':
         return { run: true, claim: { keyId, idemKey, claimedAt: now } };
-      case 'recovered': { // the first request committed its task, then died before answering
+      case 'recovered': {
+        // the first request committed its task, then died before answering
         const task = await this.tasks.get(found.taskId);
-        if (!task) throw new AppError('invalid_task_state', `The task created under Idempotency-Key ${idemKey} no longer exists; use a new key`, { param: 'Idempotency-Key' });
+        if (!task)
+          throw new AppError('invalid_task_state', `The task created under Idempotency-Key ${idemKey} no longer exists; use a new key`, {
+            param: 'Idempotency-Key',
+          });
         const payload = JSON.stringify(originalCreateReply(task));
         await this.records.complete(keyId, idemKey, 200, payload);
         return { run: false, statusCode: 200, payload };
@@ -72,9 +79,16 @@ export class IdempotencyService {
       case 'replay':
         return { run: false, statusCode: found.statusCode, payload: found.response };
       case 'mismatch':
-        throw new AppError('idempotency_key_reused', `Idempotency-Key ${idemKey} was already used with another request body (or endpoint) in the last 24 hours; use a new key for a new request`, { param: 'Idempotency-Key' });
+        throw new AppError(
+          'idempotency_key_reused',
+          `Idempotency-Key ${idemKey} was already used with another request body (or endpoint) in the last 24 hours; use a new key for a new request`,
+          { param: 'Idempotency-Key' },
+        );
       case 'in_progress':
-        throw new AppError('idempotency_in_progress', `A request with Idempotency-Key ${idemKey} is still being processed; retry shortly`, { param: 'Idempotency-Key', headers: { 'retry-after': '1' } });
+        throw new AppError('idempotency_in_progress', `A request with Idempotency-Key ${idemKey} is still being processed; retry shortly`, {
+          param: 'Idempotency-Key',
+          headers: { 'retry-after': '1' },
+        });
     }
   }
 
@@ -84,7 +98,8 @@ export class IdempotencyService {
    * else frees the key.
    */
   finish(claim: IdempotencyClaim, statusCode: number, payload: string | undefined): Promise<void> {
-    if (((statusCode >= 200 && statusCode < 300) || statusCode === 402) && payload !== undefined) return this.records.complete(claim.keyId, claim.idemKey, statusCode, payload);
+    if (((statusCode >= 200 && statusCode < 300) || statusCode === 402) && payload !== undefined)
+      return this.records.complete(claim.keyId, claim.idemKey, statusCode, payload);
     return this.abandon(claim);
   }
 

@@ -16,13 +16,23 @@ const LONGEST_WAIT_MS = 5_000;
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
 }
 
-export async function storeResultPatiently(results: Pick<ResultStorage, 'store'>, taskId: string, output: ProviderOutput, signal: AbortSignal, log: Pick<Logger, 'warn' | 'info'>): Promise<StoredOutput> {
+export async function storeResultPatiently(
+  results: Pick<ResultStorage, 'store'>,
+  taskId: string,
+  output: ProviderOutput,
+  signal: AbortSignal,
+  log: Pick<Logger, 'warn' | 'info'>,
+): Promise<StoredOutput> {
   let wait = FIRST_WAIT_MS;
   let tries = 0;
   for (;;) {

@@ -6,8 +6,7 @@ import { expireQueuedTask } from './states.js';
 const BATCH = 200;
 
 /** The error a task expired in the queue carries (G249). */
-export const queueExpiredError = (ttlHours: number): string =>
-  `expired: the task was still waiting for a worker ${ttlHours} h after its submission`;
+export const queueExpiredError = (ttlHours: number): string => `expired: the task was still waiting for a worker ${ttlHours} h after its submission`;
 
 /**
  * The queue TTL (G249): every task still queued `ttlHours` after its submission fails, its hold

@@ -56,10 +56,14 @@ export function attemptFileName(name: string, token: string): string {
 /** A result URL the address rule refused, as the task's error: what was refused, never the address itself. */
 function refusedResultUrl(err: AppError): UnrecoverableError {
   const refused = err.cause instanceof AddressNotAllowed ? err.cause : undefined;
-  const why = refused === undefined
-    ? 'it is not an http or https URL (or redirects to one that is not)'
-    : `${refused.redirected ? 'it redirects to' : 'it is at'} ${/^[aeiou]/.test(refused.addressClass) ? 'an' : 'a'} ${refused.addressClass} address`;
-  return new UnrecoverableError(`the upstream's result URL is not allowed: ${why}; result files are fetched only from public addresses and from the provider's own configured address`, { cause: err });
+  const why =
+    refused === undefined
+      ? 'it is not an http or https URL (or redirects to one that is not)'
+      : `${refused.redirected ? 'it redirects to' : 'it is at'} ${/^[aeiou]/.test(refused.addressClass) ? 'an' : 'a'} ${refused.addressClass} address`;
+  return new UnrecoverableError(
+    `the upstream's result URL is not allowed: ${why}; result files are fetched only from public addresses and from the provider's own configured address`,
+    { cause: err },
+  );
 }
 
 const isRemote = (f: LocalFile | RemoteFile): f is RemoteFile => 'url' in f;
@@ -84,8 +88,11 @@ export class ResultStorage {
           const name = attemptFileName(f.name, token);
           const bytes = await this.opts.blobs.put(taskId, name, 'data' in f ? { data: f.data } : { path: f.path }, { contentType: f.contentType });
           files.push({
-            name, contentType: f.contentType, bytes,
-            ...(f.width !== undefined && { width: f.width }), ...(f.height !== undefined && { height: f.height }),
+            name,
+            contentType: f.contentType,
+            bytes,
+            ...(f.width !== undefined && { width: f.width }),
+            ...(f.height !== undefined && { height: f.height }),
             ...(f.duration !== undefined && { duration: f.duration }),
           });
         }
@@ -109,9 +116,15 @@ export class ResultStorage {
     try {
       fetched = await fetchMediaToFile(file.url, {
         // trust is per origin and per hop (G270): the provider's own origin may be private, a redirect off it may not
-        field: 'result', maxBytes, allowPrivate: this.opts.allowPrivate, ...(file.trusted === true && { trustedOrigins: [new URL(file.url).origin] }),
-        accept: (_type, first) => looksLike(file.kind, first), signal, dir: this.opts.tmpDir,
-        timeoutMs: this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(file.headers && { headers: file.headers }),
+        field: 'result',
+        maxBytes,
+        allowPrivate: this.opts.allowPrivate,
+        ...(file.trusted === true && { trustedOrigins: [new URL(file.url).origin] }),
+        accept: (_type, first) => looksLike(file.kind, first),
+        signal,
+        dir: this.opts.tmpDir,
+        timeoutMs: this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        ...(file.headers && { headers: file.headers }),
       });
     } catch (err) {
       if (signal.aborted) throw err;
@@ -136,8 +149,11 @@ export class ResultStorage {
       const name = `${file.kind}${index > 0 ? `-${index}` : ''}.${token}.${format.ext}`;
       const bytes = await this.opts.blobs.put(taskId, name, { path: fetched.path }, { contentType: format.contentType });
       return {
-        name, contentType: format.contentType, bytes,
-        ...(facts.width !== undefined && { width: facts.width }), ...(facts.height !== undefined && { height: facts.height }),
+        name,
+        contentType: format.contentType,
+        bytes,
+        ...(facts.width !== undefined && { width: facts.width }),
+        ...(facts.height !== undefined && { height: facts.height }),
         ...(facts.duration !== undefined && { duration: facts.duration }),
       };
     } catch (err) {

@@ -8,7 +8,14 @@ import { expireQueuedTasks } from './queue-ttl.js';
  * Carries out retention: deletes the result files of tasks whose retention ended, and the tasks
  * themselves where the family says so (motion). Returns how many tasks it handled.
  */
-export async function sweepExpiredResults(store: TaskStore, blobs: BlobStore, log: Logger, videosResultTtlHours: number, now = Date.now(), inputs?: BlobStore): Promise<number> {
+export async function sweepExpiredResults(
+  store: TaskStore,
+  blobs: BlobStore,
+  log: Logger,
+  videosResultTtlHours: number,
+  now = Date.now(),
+  inputs?: BlobStore,
+): Promise<number> {
   let handled = 0;
   for (;;) {
     const batch = await store.listExpired(now, 200);
@@ -41,15 +48,23 @@ export interface MediaRetention {
 }
 
 /** Runs the sweep now and then every `everyMs`; returns a stop function. */
-export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: Logger, videosResultTtlHours: number, media?: MediaRetention, everyMs = 60_000): () => void {
+export function startRetentionSweeper(
+  store: TaskStore,
+  blobs: BlobStore,
+  log: Logger,
+  videosResultTtlHours: number,
+  media?: MediaRetention,
+  everyMs = 60_000,
+): () => void {
   let running = false;
   const tick = (): void => {
     if (running) return;
     running = true;
     const sweep = async (): Promise<void> => {
       // a failure here must not keep the other sweeps from running
-      await expireQueuedTasks(store, log, media?.queueTtlHours ?? 0, videosResultTtlHours)
-        .catch((err: unknown) => log.error({ err }, 'queue TTL sweep failed'));
+      await expireQueuedTasks(store, log, media?.queueTtlHours ?? 0, videosResultTtlHours).catch((err: unknown) =>
+        log.error({ err }, 'queue TTL sweep failed'),
+      );
       await sweepExpiredResults(store, blobs, log, videosResultTtlHours, Date.now(), media?.inputs);
       await media?.assets.sweepExpired(log);
       await media?.idempotency?.purgeExpired();
@@ -59,7 +74,9 @@ export function startRetentionSweeper(store: TaskStore, blobs: BlobStore, log: L
     };
     (media?.runAlone ? media.runAlone('retention', sweep) : sweep())
       .catch((err: unknown) => log.error({ err }, 'retention sweep failed'))
-      .finally(() => { running = false; });
+      .finally(() => {
+        running = false;
+      });
   };
   tick();
   const timer = setInterval(tick, everyMs);

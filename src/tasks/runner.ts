@@ -15,7 +15,6 @@ import type { RunnerOptions } from './runner-options.js';
 import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StopReason } from './step-outcome.js';
 import { checkTask, deferForServerFault, jobOf, startTask, type Work } from './task-work.js';
 
-
 interface Running {
   task: TaskRecord;
   controller: AbortController;
@@ -147,17 +146,20 @@ export class TaskRunner {
       return;
     }
     this.filling = this.fillOnce()
-      .then(() => {
-        if (this.storeDown) this.opts.log.info('the database answers again: claiming tasks');
-        this.storeDown = false;
-      }, (err: unknown) => {
-        if (!this.noteStoreFault(err)) {
-          this.opts.log.error({ err }, 'could not claim tasks');
-          return;
-        }
-        if (!this.storeDown) this.opts.log.warn({ err: (err as Error).message }, 'the database cannot be reached: claiming nothing until it answers');
-        this.storeDown = true;
-      })
+      .then(
+        () => {
+          if (this.storeDown) this.opts.log.info('the database answers again: claiming tasks');
+          this.storeDown = false;
+        },
+        (err: unknown) => {
+          if (!this.noteStoreFault(err)) {
+            this.opts.log.error({ err }, 'could not claim tasks');
+            return;
+          }
+          if (!this.storeDown) this.opts.log.warn({ err: (err as Error).message }, 'the database cannot be reached: claiming nothing until it answers');
+          this.storeDown = true;
+        },
+      )
       .finally(() => {
         this.filling = undefined;
         if (this.fillAgain && !this.stopping) {
@@ -257,16 +259,21 @@ export class TaskRunner {
       const current = await store.get(task.id);
       if (!ended) controller.abort((current?.status === 'cancelled' ? 'cancelled' : 'lease-lost') satisfies StopReason);
     };
-    const heartbeat = setInterval(() => {
-      if (renewing) return;
-      renewing = true;
-      renew()
-        .catch((err: unknown) => {
-          this.noteStoreFault(err);
-          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not renew the lease; trying again');
-        })
-        .finally(() => { renewing = false; });
-    }, Math.max(200, Math.floor(leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        if (renewing) return;
+        renewing = true;
+        renew()
+          .catch((err: unknown) => {
+            this.noteStoreFault(err);
+            log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not renew the lease; trying again');
+          })
+          .finally(() => {
+            renewing = false;
+          });
+      },
+      Math.max(200, Math.floor(leaseMs / 3)),
+    );
     heartbeat.unref();
     // a start may run one attempt's time; a generation at an upstream is timed by its own start (task-work.ts)
     const attemptTimer = checking ? undefined : setTimeout(() => controller.abort('attempt-timeout' satisfies StopReason), this.attemptTimeoutMs);
@@ -293,7 +300,7 @@ export class TaskRunner {
       if (status === undefined || isFinished(status)) await this.opts.inputs!.removeFolder(taskId);
     } catch (err) {
       this.noteStoreFault(err);
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not remove the task\'s copies of caller media; the retention sweep will');
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, "could not remove the task's copies of caller media; the retention sweep will");
     }
   }
 
@@ -307,16 +314,19 @@ export class TaskRunner {
   /** The piece of work as task-work.ts sees it: its state changes wait out an unreachable database (G258). */
   private work(task: TaskRecord, controller: AbortController, log: Logger, workDir: string): Work {
     const store = patientTaskStore(this.opts.store, {
-      log, giveUp: () => controller.signal.aborted && controller.signal.reason === 'shutdown', onStoreFault: (err) => this.noteStoreFault(err),
+      log,
+      giveUp: () => controller.signal.aborted && controller.signal.reason === 'shutdown',
+      onStoreFault: (err) => this.noteStoreFault(err),
     });
     let lastProgress = task.progress;
     const ctx = {
       signal: controller.signal,
       log,
       workDir,
-      readMedia: (ref, maxBytes) => (ref.stored && this.opts.inputs
-        ? readBlobBytes(this.opts.inputs, task.id, ref.stored)
-        : this.opts.fetchMedia(ref.url, ref.field, maxBytes, controller.signal)),
+      readMedia: (ref, maxBytes) =>
+        ref.stored && this.opts.inputs
+          ? readBlobBytes(this.opts.inputs, task.id, ref.stored)
+          : this.opts.fetchMedia(ref.url, ref.field, maxBytes, controller.signal),
       mediaUrl: (ref) => this.opts.mediaUrl(task.id, ref),
       reportProgress: (p) => {
         const value = Math.max(0, Math.min(99, Math.floor(p)));
@@ -327,9 +337,15 @@ export class TaskRunner {
       },
     } satisfies ProviderContext;
     return {
-      task, workerId: this.workerId, log, ctx, controller, job: jobOf(task, task.provider),
+      task,
+      workerId: this.workerId,
+      log,
+      ctx,
+      controller,
+      job: jobOf(task, task.provider),
       progress: () => lastProgress,
-      deps: { ...this.opts, store }, attemptTimeoutMs: this.attemptTimeoutMs,
+      deps: { ...this.opts, store },
+      attemptTimeoutMs: this.attemptTimeoutMs,
     };
   }
 
@@ -344,7 +360,13 @@ export class TaskRunner {
    */
   async recoverLapsedLeases(now = Date.now()): Promise<number> {
     const { store, maxAttempts, videosResultTtlHours, log, unavailableFailMs = DEFAULT_UNAVAILABLE_FAIL_MS } = this.opts;
-    const limits = { now, maxAttempts, attemptTimeoutMs: this.attemptTimeoutMs, unavailableFailMs, ...(this.opts.backoffScale !== undefined && { backoffScale: this.opts.backoffScale }) };
+    const limits = {
+      now,
+      maxAttempts,
+      attemptTimeoutMs: this.attemptTimeoutMs,
+      unavailableFailMs,
+      ...(this.opts.backoffScale !== undefined && { backoffScale: this.opts.backoffScale }),
+    };
     let recovered = 0;
     for (const task of await store.listLapsedLeases(now, 100)) {
       // the one decision table (G397): back to the queue (or to its check), or failed when out of attempts
@@ -367,10 +389,17 @@ export class TaskRunner {
     if (Date.now() - Math.max(this.storeFaultAt, this.opts.storeFaultAt?.() ?? 0) < this.opts.leaseMs) return;
     this.recovering = true;
     const { runAlone } = this.opts;
-    (runAlone ? runAlone('lapsed-leases', async () => { await this.recoverLapsedLeases(); }) : this.recoverLapsedLeases())
+    (runAlone
+      ? runAlone('lapsed-leases', async () => {
+          await this.recoverLapsedLeases();
+        })
+      : this.recoverLapsedLeases()
+    )
       .catch((err: unknown) => {
         if (!this.noteStoreFault(err)) this.opts.log.error({ err }, 'could not recover tasks whose worker stopped');
       })
-      .finally(() => { this.recovering = false; });
+      .finally(() => {
+        this.recovering = false;
+      });
   }
 }

@@ -12,7 +12,10 @@ export class SeenDeliveries {
   /** id -> when it may be forgotten; in the order taken, so the oldest come first. */
   private readonly ids = new Map<string, number>();
 
-  constructor(private readonly max = 50_000, private readonly keepMs = 2 * TOLERANCE_SECONDS * 1000) {}
+  constructor(
+    private readonly max = 50_000,
+    private readonly keepMs = 2 * TOLERANCE_SECONDS * 1000,
+  ) {}
 
   /** Takes `id` unless it was taken already (then false). */
   take(id: string, now: number): boolean {

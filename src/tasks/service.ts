@@ -8,7 +8,17 @@ import { newTaskId } from '../ids.js';
 import type { Channels } from '../providers/channels.js';
 import type { RouteCandidate } from '../contract/task-request.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import { idempotencyTaskKey, type ApiKeyRecord, type CreditStore, type InsertRefusal, type KeyStore, type NewTask, type TaskListQuery, type TaskRecord, type TaskStore } from '../store/types.js';
+import {
+  idempotencyTaskKey,
+  type ApiKeyRecord,
+  type CreditStore,
+  type InsertRefusal,
+  type KeyStore,
+  type NewTask,
+  type TaskListQuery,
+  type TaskRecord,
+  type TaskStore,
+} from '../store/types.js';
 
 export type { TaskRecord } from '../store/types.js';
 import { insufficientCredits } from '../credits/refusal.js';
@@ -52,7 +62,11 @@ export interface TaskServiceDeps {
 }
 
 const tooManyInFlight = (max: number, own: boolean): AppError =>
-  new AppError('too_many_tasks_in_flight', `This API key already has ${max} tasks queued or processing (${own ? 'its own limit, tasks_in_flight' : 'MEDIAGATE_MAX_TASKS_IN_FLIGHT'}); wait for some to finish`, { headers: { 'retry-after': '5' } });
+  new AppError(
+    'too_many_tasks_in_flight',
+    `This API key already has ${max} tasks queued or processing (${own ? 'its own limit, tasks_in_flight' : 'MEDIAGATE_MAX_TASKS_IN_FLIGHT'}); wait for some to finish`,
+    { headers: { 'retry-after': '5' } },
+  );
 
 /** A key's bound on its tasks in flight: its own (G306), else the server's (0: unlimited). */
 const inFlightBoundOf = (owner: Pick<ApiKeyRecord, 'maxInFlight'>, server: number): number => owner.maxInFlight ?? server;
@@ -85,7 +99,10 @@ export class TaskService {
    * A create endpoint's submit: the webhook URL is taken out of the body (G208) before the family
    * plans the task from it, then {@link submitTask}.
    */
-  async submitRequest<B>(request: { apiKey: ApiKeyRecord; body: B; idempotency?: IdempotencyClaim | undefined }, plan: (body: B) => SubmitPlan): Promise<TaskRecord> {
+  async submitRequest<B>(
+    request: { apiKey: ApiKeyRecord; body: B; idempotency?: IdempotencyClaim | undefined },
+    plan: (body: B) => SubmitPlan,
+  ): Promise<TaskRecord> {
     const callbackUrl = takeCallbackUrl(request.body, request.apiKey.webhookUrl, this.deps.allowPrivateUrls ?? false);
     return this.submitTask(request.apiKey, plan(request.body), request.idempotency, callbackUrl);
   }
@@ -107,9 +124,7 @@ export class TaskService {
       await this.checkInFlight(owner);
       const review = this.deps.media && allRefs(plan.media).length > 0;
       if (review) await this.checkBalance(charge.holdMicro, owner.accountId);
-      media = review
-        ? await this.deps.media!.review(id, owner.id, plan.media, mediaLimitsFor(plan))
-        : plan.media;
+      media = review ? await this.deps.media!.review(id, owner.id, plan.media, mediaLimitsFor(plan)) : plan.media;
     } finally {
       this.countReviewing(owner.id, -1);
     }
@@ -124,7 +139,13 @@ export class TaskService {
       model: plan.model,
       provider: route[0]!.provider,
       // the route is kept with the task when there is a choice or a name to translate (G90)
-      request: { params: plan.params, output: plan.output, media, ...((route.length > 1 || route[0]!.model !== undefined) && { route }), ...(traceparent !== undefined && { traceparent }) },
+      request: {
+        params: plan.params,
+        output: plan.output,
+        media,
+        ...((route.length > 1 || route[0]!.model !== undefined) && { route }),
+        ...(traceparent !== undefined && { traceparent }),
+      },
       amount: plan.amount,
       // the price in force now is held with the task, in its transaction (G201)
       charge,
@@ -135,7 +156,10 @@ export class TaskService {
     };
     const committed = new Promise<TaskRecord>((resolve, reject) => {
       this.pending.push({ task, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => { void this.commitPending(); });
+      if (this.pending.length === 1)
+        setImmediate(() => {
+          void this.commitPending();
+        });
     });
     if (media === plan.media) return committed;
     return committed.catch(async (err: unknown) => {
@@ -152,7 +176,9 @@ export class TaskService {
     const channels = this.deps.channels;
     if (!channels || channels.usable(route).length > 0) return;
     const seconds = Math.max(1, Math.ceil(channels.retryAfterMs(route) / 1000));
-    throw new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+    throw new AppError('upstream_unavailable', `No model provider for this model takes requests now; retry in ${seconds} s`, {
+      headers: { 'retry-after': String(seconds) },
+    });
   }
 
   /**
@@ -193,9 +219,13 @@ export class TaskService {
     let records: Array<TaskRecord | InsertRefusal>;
     try {
       // the bound and the balance again, where they hold across processes: checked with the inserts (G198, G200)
-      records = await this.deps.store.insertWithinBound(batch.map((p) => p.task), {
-        maxInFlight: this.deps.maxTasksInFlight ?? 0, enforceCredits: this.deps.credits?.enforce ?? false,
-      });
+      records = await this.deps.store.insertWithinBound(
+        batch.map((p) => p.task),
+        {
+          maxInFlight: this.deps.maxTasksInFlight ?? 0,
+          enforceCredits: this.deps.credits?.enforce ?? false,
+        },
+      );
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
@@ -203,7 +233,8 @@ export class TaskService {
     batch.forEach((p, i) => {
       const record = records[i]!;
       if (!('refused' in record)) p.resolve(record);
-      else if (record.refused === 'in_flight') p.reject(tooManyInFlight(p.task.inFlightBound ?? this.deps.maxTasksInFlight ?? 0, p.task.inFlightBound !== undefined));
+      else if (record.refused === 'in_flight')
+        p.reject(tooManyInFlight(p.task.inFlightBound ?? this.deps.maxTasksInFlight ?? 0, p.task.inFlightBound !== undefined));
       else p.reject(insufficientCredits(p.task.charge?.holdMicro ?? 0, record));
     });
     const committed = records.filter((r): r is TaskRecord => !('refused' in r));

@@ -33,7 +33,9 @@ export function onTransition(store: TaskStore, listener: TransitionListener): ()
     Object.defineProperty(listened, LISTENERS, { value: set });
   }
   set.add(listener);
-  return () => { set.delete(listener); };
+  return () => {
+    set.delete(listener);
+  };
 }
 
 /** The one write of every transition: the conditional update, then the listeners when it was won. */
@@ -70,25 +72,65 @@ function captureFor(task: TaskRecord, result: TaskResult): Settlement {
 export const isFinished = (status: TaskStatus): boolean => status !== 'queued' && status !== 'processing';
 
 /** queued -> processing: the oldest claimable task of these providers, leased to `workerId`. */
-export function claimNextTask(store: TaskStore, providers: readonly string[], workerId: string, leaseMs: number, now = Date.now()): Promise<TaskRecord | undefined> {
+export function claimNextTask(
+  store: TaskStore,
+  providers: readonly string[],
+  workerId: string,
+  leaseMs: number,
+  now = Date.now(),
+): Promise<TaskRecord | undefined> {
   return store.claimNext(providers, workerId, now, now + leaseMs);
 }
 
 /** processing -> completed, only by the lease holder; `provider`: the candidate that made the result, when it is not the one the task names. */
-export function completeTask(store: TaskStore, task: TaskRecord, workerId: string, result: TaskResult, expiresAt: number, now = Date.now(), provider?: string): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    ...(provider !== undefined && { provider }),
-    status: 'completed', progress: 100, result, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  }, captureFor(task, result));
+export function completeTask(
+  store: TaskStore,
+  task: TaskRecord,
+  workerId: string,
+  result: TaskResult,
+  expiresAt: number,
+  now = Date.now(),
+  provider?: string,
+): Promise<TaskRecord | undefined> {
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: workerId },
+    {
+      ...(provider !== undefined && { provider }),
+      status: 'completed',
+      progress: 100,
+      result,
+      error: null,
+      finishedAt: now,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      expiresAt,
+    },
+    captureFor(task, result),
+  );
 }
 
 /** What every transition to `failed` writes: the error, the end, no lease (its hold is released with it). */
 const failed = (error: string, expiresAt: number | null, now: number): TaskPatch => ({
-  status: 'failed', progress: 100, error, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
+  status: 'failed',
+  progress: 100,
+  error,
+  finishedAt: now,
+  leaseOwner: null,
+  leaseExpiresAt: null,
+  expiresAt,
 });
 
 /** processing -> failed, only by the lease holder. */
-export function failTask(store: TaskStore, task: TaskRecord, workerId: string, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
+export function failTask(
+  store: TaskStore,
+  task: TaskRecord,
+  workerId: string,
+  error: string,
+  expiresAt: number | null,
+  now = Date.now(),
+): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, failed(error, expiresAt, now), RELEASE);
 }
 
@@ -100,12 +142,28 @@ export function failTask(store: TaskStore, task: TaskRecord, workerId: string, e
  * which is counted apart, in a row (`serverFault`, G84). `upstream`: the task's upstream state
  * to keep instead (when no channel could take it, since when: G274).
  */
-export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState; error?: string } = {}): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter, attemptError: how.error ?? null, ...(how.upstream && { upstream: how.upstream }),
-    ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
-    ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
-  });
+export function requeueTask(
+  store: TaskStore,
+  task: TaskRecord,
+  workerId: string,
+  runAfter: number,
+  how: { refundAttempt?: boolean; serverFault?: boolean; upstream?: UpstreamState; error?: string } = {},
+): Promise<TaskRecord | undefined> {
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: workerId },
+    {
+      status: 'queued',
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter,
+      attemptError: how.error ?? null,
+      ...(how.upstream && { upstream: how.upstream }),
+      ...((how.refundAttempt || how.serverFault) && { attempts: Math.max(0, task.attempts - 1) }),
+      ...(how.serverFault ? { serverFaults: task.serverFaults + 1 } : !how.refundAttempt && { serverFaults: 0 }),
+    },
+  );
 }
 
 /**
@@ -114,9 +172,17 @@ export function requeueTask(store: TaskStore, task: TaskRecord, workerId: string
  * never started twice (G86).
  */
 export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date.now()): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, {
-    ...(task.upstream?.ref ? {} : { status: 'queued' as const, attemptError: 'the worker running it stopped (its lease ran out)' }), leaseOwner: null, leaseExpiresAt: null, runAfter: now,
-  });
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now },
+    {
+      ...(task.upstream?.ref ? {} : { status: 'queued' as const, attemptError: 'the worker running it stopped (its lease ran out)' }),
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter: now,
+    },
+  );
 }
 
 /**
@@ -126,17 +192,51 @@ export function recoverLapsedTask(store: TaskStore, task: TaskRecord, now = Date
  * the channel that accepted it (checks and cancel go there). An accepted create ends a run of
  * refusals (G91): they count in a row.
  */
-export function saveUpstreamRef(store: TaskStore, task: TaskRecord, workerId: string, upstream: UpstreamState & { provider: string }, runAfter: number, progress = task.progress): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    upstream, provider: upstream.provider, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress), serverFaults: 0,
-  });
+export function saveUpstreamRef(
+  store: TaskStore,
+  task: TaskRecord,
+  workerId: string,
+  upstream: UpstreamState & { provider: string },
+  runAfter: number,
+  progress = task.progress,
+): Promise<TaskRecord | undefined> {
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: workerId },
+    {
+      upstream,
+      provider: upstream.provider,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter,
+      progress: Math.max(task.progress, progress),
+      serverFaults: 0,
+    },
+  );
 }
 
 /** processing, leased for a check -> processing, waiting for the next check at `runAfter` (progress only rises). */
-export function scheduleCheck(store: TaskStore, task: TaskRecord, workerId: string, runAfter: number, upstream: UpstreamState, progress = task.progress): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    upstream, leaseOwner: null, leaseExpiresAt: null, runAfter, progress: Math.max(task.progress, progress),
-  });
+export function scheduleCheck(
+  store: TaskStore,
+  task: TaskRecord,
+  workerId: string,
+  runAfter: number,
+  upstream: UpstreamState,
+  progress = task.progress,
+): Promise<TaskRecord | undefined> {
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: workerId },
+    {
+      upstream,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter,
+      progress: Math.max(task.progress, progress),
+    },
+  );
 }
 
 /**
@@ -154,29 +254,71 @@ export function checkSooner(store: TaskStore, taskId: string, upstreamId: string
  * candidate (`provider`) with the next generation number (`generation`, step-outcome.ts decides
  * it), so its create is a new one (G86).
  */
-export function startNewGeneration(store: TaskStore, task: TaskRecord, workerId: string, provider: string, generation: number, runAfter: number, error?: string): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: workerId }, {
-    status: 'queued', attemptError: error ?? null, provider, upstream: { generation, checkFailures: 0 },
-    leaseOwner: null, leaseExpiresAt: null, runAfter,
-  });
+export function startNewGeneration(
+  store: TaskStore,
+  task: TaskRecord,
+  workerId: string,
+  provider: string,
+  generation: number,
+  runAfter: number,
+  error?: string,
+): Promise<TaskRecord | undefined> {
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: workerId },
+    {
+      status: 'queued',
+      attemptError: error ?? null,
+      provider,
+      upstream: { generation, checkFailures: 0 },
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter,
+    },
+  );
 }
 
 /** processing (lease lapsed, no attempts left) -> failed. */
 export function failLapsedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now }, failed(error, expiresAt, now), RELEASE);
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['processing'], leaseOwner: task.leaseOwner ?? '', leaseExpiredBefore: now },
+    failed(error, expiresAt, now),
+    RELEASE,
+  );
 }
 
 /**
  * queued (since before the queue TTL) -> failed: no worker started it in time (G249); its hold is
  * released. Only while it is still queued: a worker that claims it first runs it.
  */
-export function expireQueuedTask(store: TaskStore, task: TaskRecord, error: string, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
+export function expireQueuedTask(
+  store: TaskStore,
+  task: TaskRecord,
+  error: string,
+  expiresAt: number | null,
+  now = Date.now(),
+): Promise<TaskRecord | undefined> {
   return transition(store, task.id, { statusIn: ['queued'] }, failed(error, expiresAt, now), RELEASE);
 }
 
 /** queued | processing -> cancelled (the caller asked); the running worker sees it and stops. */
 export function cancelTask(store: TaskStore, task: TaskRecord, expiresAt: number | null, now = Date.now()): Promise<TaskRecord | undefined> {
-  return transition(store, task.id, { statusIn: ['queued', 'processing'] }, {
-    status: 'cancelled', progress: 100, error: null, finishedAt: now, leaseOwner: null, leaseExpiresAt: null, expiresAt,
-  }, RELEASE);
+  return transition(
+    store,
+    task.id,
+    { statusIn: ['queued', 'processing'] },
+    {
+      status: 'cancelled',
+      progress: 100,
+      error: null,
+      finishedAt: now,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      expiresAt,
+    },
+    RELEASE,
+  );
 }

@@ -75,24 +75,25 @@ export interface DecisionNote {
 }
 
 /** The transition to make (each through states.ts) and its delay, ms. */
-export type Decision = (
+export type Decision =
   /** processing -> completed. */
-  | { type: 'complete' }
-  /** processing, leased -> processing with the started generation's reference, checked after `delayMs`. */
-  | { type: 'save-ref'; delayMs: number }
-  /** processing, leased for a check -> waiting for the next check after `delayMs`, with `upstream`. */
-  | { type: 'check-later'; delayMs: number; upstream: UpstreamState }
-  /** processing -> queued after `delayMs`; `pauseWorker`: the worker claims nothing for as long. */
-  | { type: 'requeue'; delayMs: number; refundAttempt?: true; serverFault?: true; error?: string; upstream?: UpstreamState; pauseWorker?: true }
-  /** processing -> queued for generation number `generation`, started from `provider` after `delayMs` (its attempt used). */
-  | { type: 'new-generation'; delayMs: number; provider: string; generation: number; error: string }
-  /** processing -> failed; `cancelUpstream`: stop the generation at its upstream first. */
-  | { type: 'fail'; message: string; cancelUpstream?: true }
-  /** processing with a lapsed lease -> queued, or back to waiting for its check (G86). */
-  | { type: 'recover' }
-  /** Nothing to write (cancelled, or another worker holds the task). */
-  | { type: 'none' }
-) & { note?: DecisionNote };
+  (
+    | { type: 'complete' }
+    /** processing, leased -> processing with the started generation's reference, checked after `delayMs`. */
+    | { type: 'save-ref'; delayMs: number }
+    /** processing, leased for a check -> waiting for the next check after `delayMs`, with `upstream`. */
+    | { type: 'check-later'; delayMs: number; upstream: UpstreamState }
+    /** processing -> queued after `delayMs`; `pauseWorker`: the worker claims nothing for as long. */
+    | { type: 'requeue'; delayMs: number; refundAttempt?: true; serverFault?: true; error?: string; upstream?: UpstreamState; pauseWorker?: true }
+    /** processing -> queued for generation number `generation`, started from `provider` after `delayMs` (its attempt used). */
+    | { type: 'new-generation'; delayMs: number; provider: string; generation: number; error: string }
+    /** processing -> failed; `cancelUpstream`: stop the generation at its upstream first. */
+    | { type: 'fail'; message: string; cancelUpstream?: true }
+    /** processing with a lapsed lease -> queued, or back to waiting for its check (G86). */
+    | { type: 'recover' }
+    /** Nothing to write (cancelled, or another worker holds the task). */
+    | { type: 'none' }
+  ) & { note?: DecisionNote };
 
 /** The delay of a decision, ms (0 when it writes none). */
 export const delayOf = (d: Decision): number => ('delayMs' in d ? d.delayMs : 0);
@@ -104,9 +105,16 @@ const errText = (err: unknown): string => (err instanceof Error ? err.message : 
 
 /** The one function that decides what a step's outcome does to its task (G397-G401). */
 export function decide(outcome: StepOutcome, task: TaskRecord, limits: StepLimits): Decision {
-  const checkDelay = (failures: number, retryAfterMs?: number): number => nextCheckDelayMs(task.family, {
-    failures, ...(limits.pollSeconds !== undefined && { configured: limits.pollSeconds }), ...(retryAfterMs !== undefined && { retryAfterMs }),
-  }, limits.random);
+  const checkDelay = (failures: number, retryAfterMs?: number): number =>
+    nextCheckDelayMs(
+      task.family,
+      {
+        failures,
+        ...(limits.pollSeconds !== undefined && { configured: limits.pollSeconds }),
+        ...(retryAfterMs !== undefined && { retryAfterMs }),
+      },
+      limits.random,
+    );
   const upstream = task.upstream ?? { generation: 0, checkFailures: 0 };
   switch (outcome.kind) {
     case 'completed':
@@ -118,11 +126,21 @@ export function decide(outcome: StepOutcome, task: TaskRecord, limits: StepLimit
     case 'check-unanswered': {
       const failures = upstream.checkFailures + 1;
       const delayMs = checkDelay(failures, outcome.retryAfterMs);
-      return { type: 'check-later', delayMs, upstream: { ...upstream, checkFailures: failures }, note: { level: 'warn', msg: 'the check could not be made; checking again later', fields: { failures, retryInMs: delayMs } } };
+      return {
+        type: 'check-later',
+        delayMs,
+        upstream: { ...upstream, checkFailures: failures },
+        note: { level: 'warn', msg: 'the check could not be made; checking again later', fields: { failures, retryInMs: delayMs } },
+      };
     }
     case 'result-not-ready': {
       const failures = upstream.checkFailures + 1;
-      return { type: 'check-later', delayMs: checkDelay(failures), upstream: { ...upstream, checkFailures: failures }, note: { level: 'warn', msg: 'could not fetch the result yet; checking again later' } };
+      return {
+        type: 'check-later',
+        delayMs: checkDelay(failures),
+        upstream: { ...upstream, checkFailures: failures },
+        note: { level: 'warn', msg: 'could not fetch the result yet; checking again later' },
+      };
     }
     case 'reply-problem':
       return replyProblem(outcome.error, upstream, checkDelay);
@@ -135,7 +153,14 @@ export function decide(outcome: StepOutcome, task: TaskRecord, limits: StepLimit
     case 'generation-timed-out': {
       // an upstream that could not be asked may have finished it: say which it was (G122)
       const unread = upstream.checkFailures > 0 ? `; the last ${upstream.checkFailures} checks of its status at the upstream failed` : '';
-      return generationFailed(new AppError('upstream_timeout', `generation did not finish within ${Math.round(limits.attemptTimeoutMs / 1000)} s (attempt ${task.attempts} of ${limits.maxAttempts})${unread}`), task, limits);
+      return generationFailed(
+        new AppError(
+          'upstream_timeout',
+          `generation did not finish within ${Math.round(limits.attemptTimeoutMs / 1000)} s (attempt ${task.attempts} of ${limits.maxAttempts})${unread}`,
+        ),
+        task,
+        limits,
+      );
     }
     case 'refused':
       return failForGood(outcome.error);
@@ -169,8 +194,14 @@ function replyProblem(err: UnexpectedReply, upstream: UpstreamState, checkDelay:
   }
   const delayMs = checkDelay(problems);
   return {
-    type: 'check-later', delayMs, upstream: { ...upstream, replyProblems: problems },
-    note: { level: 'warn', msg: 'the upstream\'s answer to a check could not be used; checking the same generation again later', fields: { err: err.message, replyProblems: problems, retryInMs: delayMs } },
+    type: 'check-later',
+    delayMs,
+    upstream: { ...upstream, replyProblems: problems },
+    note: {
+      level: 'warn',
+      msg: "the upstream's answer to a check could not be used; checking the same generation again later",
+      fields: { err: err.message, replyProblems: problems, retryInMs: delayMs },
+    },
   };
 }
 
@@ -187,7 +218,15 @@ function stopped(outcome: Extract<StepOutcome, { kind: 'stopped' }>, task: TaskR
     case 'shutdown':
       return { type: 'requeue', delayMs: 0, refundAttempt: true, note: { level: 'info', msg: 'returned to the queue on shutdown' } };
     case 'attempt-timeout':
-      return failedAttempt(new AppError('upstream_timeout', `generation did not finish within ${Math.round(limits.attemptTimeoutMs / 1000)} s (attempt ${task.attempts} of ${limits.maxAttempts})`, { retryable: true }), task, limits);
+      return failedAttempt(
+        new AppError(
+          'upstream_timeout',
+          `generation did not finish within ${Math.round(limits.attemptTimeoutMs / 1000)} s (attempt ${task.attempts} of ${limits.maxAttempts})`,
+          { retryable: true },
+        ),
+        task,
+        limits,
+      );
   }
 }
 
@@ -198,7 +237,13 @@ function failedAttempt(err: unknown, task: TaskRecord, limits: StepLimits): Deci
   const delayMs = scaled(retryDelayMs(task.attempts, limits.random), limits);
   // a channel answered: the task no longer waits for one (G274)
   const upstream = task.upstream?.unavailableSince === undefined ? undefined : withoutUnavailable(task.upstream);
-  return { type: 'requeue', delayMs, error: failureMessage(err), ...(upstream && { upstream }), note: { level: 'warn', msg: 'attempt failed; will retry', fields: { err, retryInMs: delayMs } } };
+  return {
+    type: 'requeue',
+    delayMs,
+    error: failureMessage(err),
+    ...(upstream && { upstream }),
+    note: { level: 'warn', msg: 'attempt failed; will retry', fields: { err, retryInMs: delayMs } },
+  };
 }
 
 /** The generation failed: a new one from the route's first candidate, unless final or out of attempts (G399). */
@@ -206,7 +251,11 @@ function generationFailed(err: unknown, task: TaskRecord, limits: StepLimits): D
   if (!shouldRetry(err, task.attempts, limits.maxAttempts)) return failForGood(err);
   const delayMs = scaled(retryDelayMs(task.attempts, limits.random), limits);
   return {
-    type: 'new-generation', delayMs, provider: routeOf(task)[0]!.provider, generation: (task.upstream?.generation ?? 0) + 1, error: failureMessage(err),
+    type: 'new-generation',
+    delayMs,
+    provider: routeOf(task)[0]!.provider,
+    generation: (task.upstream?.generation ?? 0) + 1,
+    error: failureMessage(err),
     note: { level: 'warn', msg: 'the generation failed; a new one will be started', fields: { err: errText(err), retryInMs: delayMs } },
   };
 }
@@ -223,13 +272,18 @@ function serverFault(err: unknown, task: TaskRecord, limits: StepLimits): Decisi
   const faults = task.serverFaults + 1;
   if (faults > MAX_SERVER_FAULTS) {
     return {
-      type: 'fail', message: `the gateway could not run this task: ${why} each of the last ${MAX_SERVER_FAULTS} times it tried; nothing in the request caused it, submit it again`,
+      type: 'fail',
+      message: `the gateway could not run this task: ${why} each of the last ${MAX_SERVER_FAULTS} times it tried; nothing in the request caused it, submit it again`,
       note: { level: 'error', msg: 'task failed: the gateway kept failing to run it', fields: { err, why } },
     };
   }
   const delayMs = scaled(serverFaultDelayMs(faults), limits);
   return {
-    type: 'requeue', delayMs, serverFault: true, error: `not run: ${why}`, pauseWorker: true,
+    type: 'requeue',
+    delayMs,
+    serverFault: true,
+    error: `not run: ${why}`,
+    pauseWorker: true,
     note: { level: 'error', msg: 'the task goes back to the queue without using an attempt', fields: { err, why, retryInMs: delayMs, serverFaults: faults } },
   };
 }
@@ -244,15 +298,23 @@ function unavailable(channelWaitMs: number, task: TaskRecord, limits: StepLimits
   const since = task.upstream?.unavailableSince ?? now;
   if (now - since >= failMs) {
     return {
-      type: 'fail', message: `no upstream of model ${task.model} could take this task for ${Math.round(failMs / 1000)} s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later`,
+      type: 'fail',
+      message: `no upstream of model ${task.model} could take this task for ${Math.round(failMs / 1000)} s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later`,
       note: { level: 'error', msg: 'task failed: no upstream could take it in time', fields: { waitedMs: now - since } },
     };
   }
   // refusals count in a row (G123) for the backoff only: the time since the first one decides when it fails
   const delayMs = Math.min(Math.max(channelWaitMs, scaled(serverFaultDelayMs(task.serverFaults + 1), limits)), since + failMs - now);
   return {
-    type: 'requeue', delayMs, serverFault: true, upstream: { ...(task.upstream ?? { generation: 0, checkFailures: 0 }), unavailableSince: since },
-    note: { level: 'warn', msg: 'no upstream could take the task; it waits in the queue without using an attempt', fields: { retryInMs: delayMs, waitingMs: now - since } },
+    type: 'requeue',
+    delayMs,
+    serverFault: true,
+    upstream: { ...(task.upstream ?? { generation: 0, checkFailures: 0 }), unavailableSince: since },
+    note: {
+      level: 'warn',
+      msg: 'no upstream could take the task; it waits in the queue without using an attempt',
+      fields: { retryInMs: delayMs, waitingMs: now - since },
+    },
   };
 }
 

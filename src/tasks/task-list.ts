@@ -42,7 +42,8 @@ export function parseTimeParam(param: string, value: string): number {
   if (/^[0-9]{1,12}$/.test(value)) return Number(value) * 1000;
   const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
   const ms = iso.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms)) throw bad(param, `${param} must be Unix seconds (such as 1700000000) or an ISO-8601 date-time with a time zone (such as 2026-01-31T12:00:00Z)`);
+  if (!Number.isFinite(ms))
+    throw bad(param, `${param} must be Unix seconds (such as 1700000000) or an ISO-8601 date-time with a time zone (such as 2026-01-31T12:00:00Z)`);
   return ms;
 }
 
@@ -50,7 +51,12 @@ export function parseTimeParam(param: string, value: string): number {
 export const parseCreatedAfter = (value: string): number => parseTimeParam('created_after', value);
 
 function filtersDigest(q: Omit<TaskListQuery, 'ownerKeyId' | 'before' | 'limit'>): string {
-  const text = JSON.stringify([q.statuses ? [...q.statuses].sort() : null, q.families ? [...q.families].sort() : null, q.model ?? null, q.createdAfter ?? null]);
+  const text = JSON.stringify([
+    q.statuses ? [...q.statuses].sort() : null,
+    q.families ? [...q.families].sort() : null,
+    q.model ?? null,
+    q.createdAfter ?? null,
+  ]);
   return createHash('sha256').update(text).digest('base64url').slice(0, 16);
 }
 
@@ -62,10 +68,15 @@ function decodeCursor(cursor: string, digest: string): { createdAt: number; id: 
   const invalid = bad('cursor', 'cursor is not a cursor this list returned (use next_cursor as it came, with the same filters)');
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) throw invalid;
   let parsed: unknown;
-  try { parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')); } catch { throw invalid; }
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid;
+  }
   if (!Array.isArray(parsed) || parsed.length !== 3) throw invalid;
   const [createdAt, id, d] = parsed as unknown[];
-  if (!Number.isSafeInteger(createdAt) || (createdAt as number) < 0 || typeof id !== 'string' || id.length === 0 || id.length > 128 || /\p{Cc}/u.test(id)) throw invalid;
+  if (!Number.isSafeInteger(createdAt) || (createdAt as number) < 0 || typeof id !== 'string' || id.length === 0 || id.length > 128 || /\p{Cc}/u.test(id))
+    throw invalid;
   if (d !== digest) throw bad('cursor', 'cursor was made for other filters: send the same status, family, model and created_after as the first page');
   return { createdAt: createdAt as number, id };
 }
@@ -81,7 +92,12 @@ export function taskListQuery(ownerKeyId: string, params: TaskListParams): { que
   if (params.model !== undefined && (params.model.length === 0 || params.model.length > 128)) throw bad('model', 'model must be 1 to 128 characters long');
   if (params.model !== undefined && /\p{Cc}/u.test(params.model)) throw bad('model', 'model must not contain control characters');
   const createdAfter = params.created_after === undefined ? undefined : parseCreatedAfter(params.created_after);
-  const filters = { ...(statuses && { statuses }), ...(families && { families }), ...(params.model !== undefined && { model: params.model }), ...(createdAfter !== undefined && { createdAfter }) };
+  const filters = {
+    ...(statuses && { statuses }),
+    ...(families && { families }),
+    ...(params.model !== undefined && { model: params.model }),
+    ...(createdAfter !== undefined && { createdAfter }),
+  };
   const digest = filtersDigest(filters);
   const before = params.cursor === undefined ? undefined : decodeCursor(params.cursor, digest);
   return { query: { ownerKeyId, ...filters, ...(before && { before }), limit: limit + 1 }, limit, digest };

@@ -58,7 +58,10 @@ export class TaskStreams {
   /** A `: ping` comment after this long without an event, ms. */
   readonly heartbeatMs: number;
 
-  constructor(private readonly store: TaskStore, private readonly options: TaskStreamsOptions = {}) {
+  constructor(
+    private readonly store: TaskStore,
+    private readonly options: TaskStreamsOptions = {},
+  ) {
     this.pollMs = options.pollMs ?? 250;
     this.elsewhere = options.elsewhere ?? new ElsewhereChanges(store, this.pollMs);
     this.maxStreams = options.maxStreams ?? 10_000;
@@ -105,21 +108,32 @@ export class TaskStreams {
     }
     const sub: Subscriber = { taskId, keyId, onTask };
     let set = this.byTask.get(taskId);
-    if (!set) { set = new Set(); this.byTask.set(taskId, set); }
+    if (!set) {
+      set = new Set();
+      this.byTask.set(taskId, set);
+    }
     set.add(sub);
     this.perKey.set(keyId, this.openFor(keyId) + 1);
     this.count++;
     this.stopElsewhere ??= this.elsewhere.observe(() => this.pollElsewhere());
     let closed = false;
     // Renewing takes a new slot before dropping the old one: counted against max + 1, since this stream's own slot is among those counted.
-    const renewer = slots && setInterval(() => {
-      slots.take(slotKey, this.maxStreamsPerKey + 1, Date.now() + this.slotMs).then((fresh) => {
-        if (!fresh) return; // keep the old slot until it lapses; the stream was admitted
-        if (closed) { fresh(); return; }
-        slot?.();
-        slot = fresh;
-      }, () => undefined);
-    }, this.slotMs / 2);
+    const renewer =
+      slots &&
+      setInterval(() => {
+        slots.take(slotKey, this.maxStreamsPerKey + 1, Date.now() + this.slotMs).then(
+          (fresh) => {
+            if (!fresh) return; // keep the old slot until it lapses; the stream was admitted
+            if (closed) {
+              fresh();
+              return;
+            }
+            slot?.();
+            slot = fresh;
+          },
+          () => undefined,
+        );
+      }, this.slotMs / 2);
     renewer?.unref();
     this.changed(taskId);
     return {
@@ -142,14 +156,24 @@ export class TaskStreams {
   /** Task `id` may have changed: read it (once for all its subscribers) unless a read is under way, then again after it. */
   private changed(id: string): void {
     if (!this.byTask.has(id)) return;
-    if (this.reading.has(id)) { this.again.add(id); return; }
+    if (this.reading.has(id)) {
+      this.again.add(id);
+      return;
+    }
     this.reading.add(id);
-    void this.store.get(id).then((task) => task, () => null).then((task) => {
-      if (task !== null) for (const sub of [...(this.byTask.get(id) ?? [])]) sub.onTask(task);
-      this.reading.delete(id);
-      if (task === null) setTimeout(() => this.changed(id), this.pollMs).unref(); // the store could not answer: read again shortly
-      else if (this.again.delete(id)) this.changed(id);
-    });
+    void this.store
+      .get(id)
+      .then(
+        (task) => task,
+        () => null,
+      )
+      .then((task) => {
+        if (task !== null) for (const sub of [...(this.byTask.get(id) ?? [])]) sub.onTask(task);
+        this.reading.delete(id);
+        if (task === null)
+          setTimeout(() => this.changed(id), this.pollMs).unref(); // the store could not answer: read again shortly
+        else if (this.again.delete(id)) this.changed(id);
+      });
   }
 
   private pollElsewhere(): void {
@@ -159,9 +183,13 @@ export class TaskStreams {
   private remove(sub: Subscriber): void {
     const set = this.byTask.get(sub.taskId);
     if (!set?.delete(sub)) return;
-    if (set.size === 0) { this.byTask.delete(sub.taskId); this.again.delete(sub.taskId); }
+    if (set.size === 0) {
+      this.byTask.delete(sub.taskId);
+      this.again.delete(sub.taskId);
+    }
     const n = this.openFor(sub.keyId) - 1;
-    if (n <= 0) this.perKey.delete(sub.keyId); else this.perKey.set(sub.keyId, n);
+    if (n <= 0) this.perKey.delete(sub.keyId);
+    else this.perKey.set(sub.keyId, n);
     this.count--;
     if (this.count === 0 && this.stopElsewhere) {
       this.stopElsewhere();

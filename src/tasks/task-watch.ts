@@ -42,7 +42,10 @@ export class TaskWatch {
   private readonly maxWaitersPerKey: number;
   private readonly slots: WaitSlots | undefined;
 
-  constructor(private readonly store: TaskStore, options: TaskWatchOptions = {}) {
+  constructor(
+    private readonly store: TaskStore,
+    options: TaskWatchOptions = {},
+  ) {
     this.elsewhere = options.elsewhere ?? new ElsewhereChanges(store, options.pollMs ?? 250);
     this.maxWaiters = options.maxWaiters ?? 10_000;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? 100;
@@ -98,7 +101,9 @@ export class TaskWatch {
       const timer = setTimeout(() => waiter.release(), until - Date.now());
       const onAbort = (): void => waiter.release();
       const waiter: Waiter = {
-        id, status, keyId,
+        id,
+        status,
+        keyId,
         release: () => {
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
@@ -108,7 +113,10 @@ export class TaskWatch {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       let set = this.byTask.get(id);
-      if (!set) { set = new Set(); this.byTask.set(id, set); }
+      if (!set) {
+        set = new Set();
+        this.byTask.set(id, set);
+      }
       set.add(waiter);
       this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + 1);
       this.count++;
@@ -127,10 +135,16 @@ export class TaskWatch {
    */
   private check(id: string): void {
     if (!this.byTask.has(id)) return;
-    void this.store.get(id).then((task) => task?.status, () => null).then((status) => {
-      const set = this.byTask.get(id);
-      if (set) for (const w of [...set]) if (status !== w.status) w.release();
-    });
+    void this.store
+      .get(id)
+      .then(
+        (task) => task?.status,
+        () => null,
+      )
+      .then((status) => {
+        const set = this.byTask.get(id);
+        if (set) for (const w of [...set]) if (status !== w.status) w.release();
+      });
   }
 
   private pollElsewhere(): void {
@@ -142,7 +156,8 @@ export class TaskWatch {
     if (!set?.delete(w)) return false;
     if (set.size === 0) this.byTask.delete(w.id);
     const n = (this.perKey.get(w.keyId) ?? 1) - 1;
-    if (n === 0) this.perKey.delete(w.keyId); else this.perKey.set(w.keyId, n);
+    if (n === 0) this.perKey.delete(w.keyId);
+    else this.perKey.set(w.keyId, n);
     this.count--;
     if (this.count === 0 && this.stopElsewhere) {
       this.stopElsewhere();

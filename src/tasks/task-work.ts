@@ -6,7 +6,19 @@
 import type { Logger } from 'pino';
 import { abortRace, deadline } from '../deadline.js';
 import { orderCandidates } from '../providers/channels.js';
-import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError, type CheckResult, type Provider, type ProviderContext, type ProviderJob, type ProviderOutput, type Refusal, type StartResult } from '../providers/types.js';
+import {
+  ChannelError,
+  GenerationKeyConflict,
+  UnexpectedReply,
+  UnrecoverableError,
+  type CheckResult,
+  type Provider,
+  type ProviderContext,
+  type ProviderJob,
+  type ProviderOutput,
+  type Refusal,
+  type StartResult,
+} from '../providers/types.js';
 import { familyRequestOf } from '../contract/family-request.js';
 import type { UpstreamRef } from '../contract/task-request.js';
 import type { TaskRecord, UpstreamState } from '../store/types.js';
@@ -21,7 +33,10 @@ import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason 
 import { routeOf } from './task-route.js';
 
 /** What a piece of work uses of the runner's options (G402). */
-export type WorkDeps = Pick<RunnerOptions, 'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs' | 'backoffScale'>;
+export type WorkDeps = Pick<
+  RunnerOptions,
+  'store' | 'providers' | 'channels' | 'results' | 'maxAttempts' | 'videosResultTtlHours' | 'callbackUrl' | 'unavailableFailMs' | 'backoffScale'
+>;
 
 /** One leased piece of work, as the runner hands it over. */
 export interface Work {
@@ -48,8 +63,12 @@ export function jobOf(task: TaskRecord, providerId: string): ProviderJob {
   const candidate = routeOf(task).find((c) => c.provider === providerId);
   return {
     ...familyRequestOf(task.family, task.form, task.request.params),
-    taskId: task.id, model: task.model, upstreamModel: candidate?.model ?? task.model,
-    output: task.request.output, media: task.request.media, attempt: task.attempts,
+    taskId: task.id,
+    model: task.model,
+    upstreamModel: candidate?.model ?? task.model,
+    output: task.request.output,
+    media: task.request.media,
+    attempt: task.attempts,
     generation: task.upstream?.generation ?? 0,
   };
 }
@@ -75,7 +94,10 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
   const { pollSeconds, cancelUpstream, ...applyExtras } = extras;
   const now = Date.now();
   const decision = decide(outcome, w.task, {
-    now, maxAttempts: w.deps.maxAttempts, attemptTimeoutMs: w.attemptTimeoutMs, unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
+    now,
+    maxAttempts: w.deps.maxAttempts,
+    attemptTimeoutMs: w.attemptTimeoutMs,
+    unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
     ...(pollSeconds !== undefined && { pollSeconds }),
     ...(w.deps.backoffScale !== undefined && { backoffScale: w.deps.backoffScale }),
   });
@@ -84,7 +106,13 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
     await cancelUpstream();
     at = Date.now(); // the task ends after its generation was stopped
   }
-  return applyDecision({ store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId }, w.task, decision, at, applyExtras);
+  return applyDecision(
+    { store: w.deps.store, videosResultTtlHours: w.deps.videosResultTtlHours, log: w.log, workerId: w.workerId },
+    w.task,
+    decision,
+    at,
+    applyExtras,
+  );
 }
 
 /** {@link settle}, returning only the worker's pause. */
@@ -116,9 +144,13 @@ export async function startTask(w: Work): Promise<number | undefined> {
     const job: ProviderJob = { ...w.job, upstreamModel: candidate.model ?? w.task.model };
     const started = w.deps.channels.call(provider.id, () => start(job, startContextFor(w, provider)), w.controller.signal);
     // a generation that starts after this work gave up on it (cancel) is stopped again at once
-    started.then((r) => {
-      if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled') void cancelAtUpstream(provider, r.ref, job, w.log);
-    }, () => undefined);
+    started.then(
+      (r) => {
+        if (w.controller.signal.aborted && r.state === 'started' && w.controller.signal.reason === 'cancelled')
+          void cancelAtUpstream(provider, r.ref, job, w.log);
+      },
+      () => undefined,
+    );
     let result: StartResult;
     const aborted = abortRace(w.controller.signal); // a provider that ignores the signal is not waited for
     try {
@@ -153,7 +185,11 @@ async function saveStarted(w: Work, provider: Provider, job: ProviderJob, result
   const now = Date.now();
   const started = { generation: job.generation, provider: provider.id, ref: result.ref, startedAt: now, checkFailures: 0 };
   const progress = result.progress === undefined ? undefined : Math.min(99, Math.max(0, Math.floor(result.progress)));
-  const { task: saved } = await settle(w, { kind: 'started' }, { started, ...(progress !== undefined && { progress }), ...(provider.pollSeconds !== undefined && { pollSeconds: provider.pollSeconds }) });
+  const { task: saved } = await settle(
+    w,
+    { kind: 'started' },
+    { started, ...(progress !== undefined && { progress }), ...(provider.pollSeconds !== undefined && { pollSeconds: provider.pollSeconds }) },
+  );
   if (saved) {
     w.log.info({ channel: provider.id, upstreamId: result.ref.id, generation: job.generation }, 'generation started at the upstream');
     return;
@@ -173,7 +209,10 @@ export async function checkTask(w: Work): Promise<number | undefined> {
   const upstream = w.task.upstream as UpstreamState & { ref: UpstreamRef };
   const provider = upstream.provider === undefined ? undefined : w.deps.providers.get(upstream.provider);
   if (!provider?.check) {
-    return settled(w, { kind: 'refused', error: new UnrecoverableError(`the provider that runs this task's generation (${upstream.provider ?? 'unknown'}) is no longer configured`) });
+    return settled(w, {
+      kind: 'refused',
+      error: new UnrecoverableError(`the provider that runs this task's generation (${upstream.provider ?? 'unknown'}) is no longer configured`),
+    });
   }
   const poll = provider.pollSeconds === undefined ? {} : { pollSeconds: provider.pollSeconds };
   const job = jobOf(w.task, provider.id);
@@ -187,32 +226,37 @@ export async function checkTask(w: Work): Promise<number | undefined> {
   const aborted = abortRace(signal); // a provider that ignores the signal is not waited for
   let result: CheckResult;
   try {
-    result = await Promise.race([
-      w.deps.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, signal)), signal),
-      aborted.promise,
-    ]);
+    result = await Promise.race([w.deps.channels.call(provider.id, () => provider.check!(upstream.ref, job, contextFor(w, signal)), signal), aborted.promise]);
     w.controller.signal.throwIfAborted();
   } catch (err) {
     if (w.controller.signal.aborted) return settled(w, { kind: 'stopped', reason: w.controller.signal.reason as StopReason, checking: true });
     // an answer the gateway cannot use (G272): not the channel's fault, no reason for a new
     // generation; the same one is checked again up to MAX_REPLY_PROBLEMS times, then cancelled
-    if (err instanceof UnexpectedReply) return settled(w, { kind: 'reply-problem', error: err }, { ...poll, cancelUpstream: () => cancelAtUpstream(provider, upstream.ref, job, w.log) });
+    if (err instanceof UnexpectedReply)
+      return settled(w, { kind: 'reply-problem', error: err }, { ...poll, cancelUpstream: () => cancelAtUpstream(provider, upstream.ref, job, w.log) });
     const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
-    return settled(w, { kind: 'check-unanswered', ...(retryAfterMs !== undefined && { retryAfterMs }) }, { ...poll, logFields: { err: err instanceof Error ? err.message : String(err) } });
+    return settled(
+      w,
+      { kind: 'check-unanswered', ...(retryAfterMs !== undefined && { retryAfterMs }) },
+      { ...poll, logFields: { err: err instanceof Error ? err.message : String(err) } },
+    );
   } finally {
     aborted.release();
     bounded.release();
   }
   if (result.state === 'pending') {
     // the upstream's own progress, else an estimate from the time it has run (G129)
-    const progress = result.progress === undefined
-      ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
-      : Math.min(99, Math.max(0, Math.floor(result.progress)));
+    const progress =
+      result.progress === undefined
+        ? Math.max(w.progress(), estimatedProgress(job.family, now - (upstream.startedAt ?? now)))
+        : Math.min(99, Math.max(0, Math.floor(result.progress)));
     return settled(w, { kind: 'pending', ...(result.retryAfterMs !== undefined && { retryAfterMs: result.retryAfterMs }) }, { ...poll, progress });
   }
   if (result.state === 'failed') return settled(w, { kind: 'generation-failed', error: result.error });
   // the upstream still holds the result when its file cannot be fetched yet: look again later
-  return finish(w, result.output, async (err) => { await settled(w, { kind: 'result-not-ready' }, { ...poll, logFields: { err: err instanceof Error ? err.message : String(err) } }); });
+  return finish(w, result.output, async (err) => {
+    await settled(w, { kind: 'result-not-ready' }, { ...poll, logFields: { err: err instanceof Error ? err.message : String(err) } });
+  });
 }
 
 /**
@@ -227,7 +271,8 @@ async function finish(w: Work, output: ProviderOutput, retryLater?: (err: unknow
   try {
     stored = await storeResultPatiently(results, w.task.id, output, w.controller.signal, w.log);
   } catch (err) {
-    if (w.controller.signal.aborted && w.task.upstream?.ref) return settled(w, { kind: 'stopped', reason: w.controller.signal.reason as StopReason, checking: true });
+    if (w.controller.signal.aborted && w.task.upstream?.ref)
+      return settled(w, { kind: 'stopped', reason: w.controller.signal.reason as StopReason, checking: true });
     if (w.controller.signal.aborted) return failedAttempt(w, err);
     if (err instanceof RemoteFileGone) return settled(w, { kind: 'generation-failed', error: err });
     if (serverFaultOf(err) === undefined && retryLater && !(err instanceof UnrecoverableError)) {
@@ -281,10 +326,16 @@ export async function cancelAtUpstream(provider: Provider, ref: UpstreamRef, job
   const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
   try {
     await provider.cancel(ref, job, {
-      signal, log, workDir: '', reportProgress: () => undefined,
+      signal,
+      log,
+      workDir: '',
+      reportProgress: () => undefined,
     });
     log.info({ channel: provider.id, upstreamId: ref.id }, 'generation cancelled at the upstream');
   } catch (err) {
-    log.warn({ err: err instanceof Error ? err.message : String(err), channel: provider.id, upstreamId: ref.id }, 'could not cancel the generation at the upstream');
+    log.warn(
+      { err: err instanceof Error ? err.message : String(err), channel: provider.id, upstreamId: ref.id },
+      'could not cancel the generation at the upstream',
+    );
   }
 }

@@ -44,14 +44,20 @@ export class WorkerHeartbeat {
   private beat(): void {
     if (this.beating) return;
     const now = this.now();
-    this.beating = this.store.beat(this.worker, now, now - FORGET_AFTER_MS)
-      .then(() => {
-        if (this.failing) this.log.info('worker heartbeat written again');
-        this.failing = false;
-      }, (err: unknown) => {
-        if (!this.failing) this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not write the worker heartbeat; trying again');
-        this.failing = true;
-      })
-      .finally(() => { this.beating = undefined; });
+    this.beating = this.store
+      .beat(this.worker, now, now - FORGET_AFTER_MS)
+      .then(
+        () => {
+          if (this.failing) this.log.info('worker heartbeat written again');
+          this.failing = false;
+        },
+        (err: unknown) => {
+          if (!this.failing) this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not write the worker heartbeat; trying again');
+          this.failing = true;
+        },
+      )
+      .finally(() => {
+        this.beating = undefined;
+      });
   }
 }

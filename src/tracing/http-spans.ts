@@ -18,10 +18,17 @@ type Traced = { [SPAN]?: Span };
 export function registerRequestSpans(app: FastifyInstance): void {
   const o = otel();
   if (!o) return;
-  const { api: { context, propagation, trace }, tracer } = o;
+  const {
+    api: { context, propagation, trace },
+    tracer,
+  } = o;
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(context.active(), request.headers);
-    const span = tracer.startSpan(`${request.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'mediagate.request_id': request.id } }, parent);
+    const span = tracer.startSpan(
+      `${request.method}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'mediagate.request_id': request.id } },
+      parent,
+    );
     (request as Traced)[SPAN] = span;
     context.with(trace.setSpan(parent, span), done);
   });

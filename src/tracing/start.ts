@@ -21,7 +21,9 @@ export async function startTracing(options: { settings?: TracingSettings; export
     import('@opentelemetry/resources'),
   ]);
   const { settings } = options;
-  const exporter = options.exporter ?? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(settings && { url: settings.url, headers: settings.headers });
+  const exporter =
+    options.exporter ??
+    new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(settings && { url: settings.url, headers: settings.headers });
   const processor = options.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings?.serviceName ?? 'mediagate' }),

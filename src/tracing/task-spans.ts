@@ -11,11 +11,22 @@ export function inTaskSpan<T>(task: TaskRecord, checking: boolean, fn: () => Pro
   const o = otel();
   if (!o) return fn();
   const { api, tracer } = o;
-  const span = tracer.startSpan(checking ? 'task check' : 'task start', {
-    kind: SpanKind.INTERNAL,
-    attributes: { 'mediagate.task_id': task.id, 'mediagate.family': task.family, 'mediagate.model': task.model, 'mediagate.provider': task.provider, 'mediagate.attempt': task.attempts },
-  }, contextOf(api, task.request.traceparent));
-  return api.context.with(api.trace.setSpan(api.context.active(), span), fn)
+  const span = tracer.startSpan(
+    checking ? 'task check' : 'task start',
+    {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'mediagate.task_id': task.id,
+        'mediagate.family': task.family,
+        'mediagate.model': task.model,
+        'mediagate.provider': task.provider,
+        'mediagate.attempt': task.attempts,
+      },
+    },
+    contextOf(api, task.request.traceparent),
+  );
+  return api.context
+    .with(api.trace.setSpan(api.context.active(), span), fn)
     .catch((err: unknown) => {
       failSpan(span, err);
       throw err;

@@ -10,7 +10,9 @@ import { otel } from './otel.js';
 export const SpanKind = { INTERNAL: 0 as OtelSpanKind.INTERNAL, SERVER: 1 as OtelSpanKind.SERVER, CLIENT: 2 as OtelSpanKind.CLIENT } as const;
 
 /** What code inside a span may note on it. */
-export interface SpanNotes { setAttribute(key: string, value: AttributeValue): unknown }
+export interface SpanNotes {
+  setAttribute(key: string, value: AttributeValue): unknown;
+}
 
 const NO_SPAN: SpanNotes = { setAttribute: () => NO_SPAN };
 

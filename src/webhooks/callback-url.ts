@@ -43,7 +43,11 @@ export function checkCallbackUrl(value: unknown, allowPrivate: boolean, field = 
   if (literal && !allowPrivate) {
     const cls = classifyAddress(literal.address);
     if (cls !== 'public') {
-      throw new AppError('url_not_allowed', `${field}: names ${/^[aeiou]/.test(cls) ? 'an' : 'a'} ${cls} address (${literal.address}); only public addresses are allowed`, { param: field });
+      throw new AppError(
+        'url_not_allowed',
+        `${field}: names ${/^[aeiou]/.test(cls) ? 'an' : 'a'} ${cls} address (${literal.address}); only public addresses are allowed`,
+        { param: field },
+      );
     }
   }
   return value;

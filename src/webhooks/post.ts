@@ -66,7 +66,12 @@ export const ADDRESS_NOT_ALLOWED = 'address not allowed';
  * Resolves and vets the host; why no POST goes out (a refusal by the address rule: given up at once,
  * G275; a name that does not resolve: tried again), or undefined when every address may be reached.
  */
-async function vet(url: URL, vetted: Map<string, ResolvedAddress[]>, opts: PostOptions, signal: AbortSignal): Promise<Pick<PostResult, 'error' | 'failure'> | undefined> {
+async function vet(
+  url: URL,
+  vetted: Map<string, ResolvedAddress[]>,
+  opts: PostOptions,
+  signal: AbortSignal,
+): Promise<Pick<PostResult, 'error' | 'failure'> | undefined> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = parseHostLiteral(url.hostname);
   const addresses = literal ? [{ address: literal.address, family: literal.family }] : await withSignal((opts.lookup ?? defaultLookup)(host), signal);
@@ -79,14 +84,26 @@ async function vet(url: URL, vetted: Map<string, ResolvedAddress[]>, opts: PostO
 /** A connection fault in words, by its code only. */
 function networkReason(code: string | undefined): string {
   switch (code) {
-    case 'ENOTFOUND': case 'EAI_NONAME': case 'ENODATA': return 'the host name does not resolve';
-    case 'EAI_AGAIN': return 'the host name could not be resolved now (EAI_AGAIN)';
-    case 'ECONNREFUSED': return 'connection refused';
-    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'connection reset';
-    case 'UND_ERR_CONNECT_TIMEOUT': return 'could not connect in time';
-    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
-    case undefined: return 'network error';
-    default: return /CERT|SSL|TLS|SELF_SIGNED|HOSTNAME_MISMATCH/.test(code) ? `TLS error (${code})` : `network error (${code})`;
+    case 'ENOTFOUND':
+    case 'EAI_NONAME':
+    case 'ENODATA':
+      return 'the host name does not resolve';
+    case 'EAI_AGAIN':
+      return 'the host name could not be resolved now (EAI_AGAIN)';
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'could not connect in time';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    case undefined:
+      return 'network error';
+    default:
+      return /CERT|SSL|TLS|SELF_SIGNED|HOSTNAME_MISMATCH/.test(code) ? `TLS error (${code})` : `network error (${code})`;
   }
 }
 
@@ -108,5 +125,9 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown })
     if (size >= EXCERPT_BYTES) break; // leaving the loop destroys the stream
   }
   body.destroy();
-  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
+  return Buffer.concat(chunks)
+    .subarray(0, EXCERPT_BYTES)
+    .toString('utf8')
+    .replace(/\p{Cc}+/gu, ' ')
+    .trim();
 }

@@ -5,7 +5,9 @@ const DEFAULTS = { timeoutMs: 15_000, firstRetryMs: 5000, maxRetryMs: 3_600_000,
 
 describe('webhook retry schedule (G212)', () => {
   it('5 s doubling after each failed attempt, capped at 1 h', () => {
-    expect([1, 2, 3, 4, 10, 11, 12, 50].map((n) => retryDelayMs(DEFAULTS, n))).toEqual([5000, 10_000, 20_000, 40_000, 2_560_000, 3_600_000, 3_600_000, 3_600_000]);
+    expect([1, 2, 3, 4, 10, 11, 12, 50].map((n) => retryDelayMs(DEFAULTS, n))).toEqual([
+      5000, 10_000, 20_000, 40_000, 2_560_000, 3_600_000, 3_600_000, 3_600_000,
+    ]);
   });
 
   it('jitter keeps each wait within +-20 %', () => {

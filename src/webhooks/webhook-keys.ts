@@ -9,7 +9,10 @@ import { newWebhookSecret } from './signing.js';
 export type { WebhookDelivery } from '../store/webhook-types.js';
 
 export class WebhookKeys {
-  constructor(private readonly store: Pick<WebhookStore, 'secrets' | 'rotateSecret' | 'listForTask'>, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly store: Pick<WebhookStore, 'secrets' | 'rotateSecret' | 'listForTask'>,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The key's current signing secret, made now when it has none. */
   async currentSecret(keyId: string): Promise<string> {

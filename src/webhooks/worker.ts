@@ -45,13 +45,28 @@ export interface DeliveryWorkerDeps {
  * The one place a delivery attempt's outcome is written and reported (metrics hook here). False
  * when the worker lost its lease meanwhile (another worker took the delivery over).
  */
-export async function recordDeliveryOutcome(webhooks: WebhookStore, delivery: WebhookDelivery, workerId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, log: Logger, giveUp: () => boolean = () => false): Promise<boolean> {
+export async function recordDeliveryOutcome(
+  webhooks: WebhookStore,
+  delivery: WebhookDelivery,
+  workerId: string,
+  attempt: DeliveryAttempt,
+  outcome: DeliveryOutcome,
+  log: Logger,
+  giveUp: () => boolean = () => false,
+): Promise<boolean> {
   // a POST that was made is recorded even across a dropped database connection: unrecorded, its
   // lease would lapse and the receiver get it again (G258)
   const { value: kept } = await untilStoreAnswers(() => webhooks.recordAttempt(delivery.id, workerId, attempt, outcome), { log, giveUp }, 'a webhook attempt');
-  const fields = { webhookId: delivery.id, taskId: delivery.taskId, attempt: delivery.attempts.length + 1, statusCode: attempt.statusCode, durationMs: attempt.durationMs };
+  const fields = {
+    webhookId: delivery.id,
+    taskId: delivery.taskId,
+    attempt: delivery.attempts.length + 1,
+    statusCode: attempt.statusCode,
+    durationMs: attempt.durationMs,
+  };
   if (!kept) log.warn(fields, 'webhook: the delivery was taken over by another worker; this attempt is not recorded');
-  else if (outcome.status === 'pending') log.info({ ...fields, error: attempt.error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; retrying later');
+  else if (outcome.status === 'pending')
+    log.info({ ...fields, error: attempt.error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; retrying later');
   else if (outcome.status === 'delivered') log.info(fields, 'webhook delivered');
   else log.warn({ ...fields, error: attempt.error }, 'webhook delivery failed for good');
   return kept;
@@ -89,7 +104,9 @@ export class DeliveryWorker {
   private schedule(ms: number): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => { void this.tick(); }, ms);
+    this.timer = setTimeout(() => {
+      void this.tick();
+    }, ms);
     this.timer.unref();
   }
 
@@ -105,7 +122,9 @@ export class DeliveryWorker {
         claimed = due.length;
         for (const delivery of due) {
           const run = this.deliver(delivery)
-            .catch((err: unknown) => this.deps.log.error({ err, webhookId: delivery.id }, 'webhook: attempt failed to run; the delivery is tried again when its lease lapses'))
+            .catch((err: unknown) =>
+              this.deps.log.error({ err, webhookId: delivery.id }, 'webhook: attempt failed to run; the delivery is tried again when its lease lapses'),
+            )
             .finally(() => {
               this.running.delete(run);
               this.schedule(0); // room for the next
@@ -117,18 +136,23 @@ export class DeliveryWorker {
       this.deps.log.error({ err }, 'webhook: could not read the outbox');
     } finally {
       this.ticking = false;
-      this.schedule(claimed > 0 && claimed === room ? 0 : this.deps.pollMs ?? 1000);
+      this.schedule(claimed > 0 && claimed === room ? 0 : (this.deps.pollMs ?? 1000));
     }
   }
 
   private async deliver(delivery: WebhookDelivery): Promise<void> {
     const { webhooks, settings, log } = this.deps;
-    const body = delivery.body ?? await this.render(delivery);
+    const body = delivery.body ?? (await this.render(delivery));
     if (body === undefined) return; // lease lost
     const secrets = await webhooks.secrets(delivery.ownerKeyId, newWebhookSecret());
     if (!secrets) {
       // nothing can sign it, now or later: given up at once (retrying would run to the lease's end again and again)
-      const attempt: DeliveryAttempt = { at: Date.now(), statusCode: null, error: `not sent: the API key ${delivery.ownerKeyId} that owns the task no longer exists, so there is no secret to sign with`, durationMs: 0 };
+      const attempt: DeliveryAttempt = {
+        at: Date.now(),
+        statusCode: null,
+        error: `not sent: the API key ${delivery.ownerKeyId} that owns the task no longer exists, so there is no secret to sign with`,
+        durationMs: 0,
+      };
       if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, { status: 'failed' }, log)) this.deps.metrics?.webhookDelivery('gave_up');
       return;
     }
@@ -142,15 +166,21 @@ export class DeliveryWorker {
       'webhook-signature': signatureHeader(secrets, delivery.id, timestamp, body, started),
     };
     const result = await postWebhook(delivery.url, headers, body, {
-      timeoutMs: settings.timeoutMs, allowPrivate: this.deps.allowPrivate, ...(this.deps.lookup && { lookup: this.deps.lookup }),
+      timeoutMs: settings.timeoutMs,
+      allowPrivate: this.deps.allowPrivate,
+      ...(this.deps.lookup && { lookup: this.deps.lookup }),
     });
     const ended = Date.now();
     const attempt: DeliveryAttempt = { at: started, statusCode: result.statusCode, error: result.error, durationMs: ended - started };
     // an address the policy refuses is refused at every retry too: given up at once (G275)
-    const outcome: DeliveryOutcome = result.error === null ? { status: 'delivered' }
-      : result.failure === 'refused' ? { status: 'failed' }
-        : afterFailure(settings, delivery.attempts.length + 1, delivery.createdAt, ended);
-    if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log, () => this.stopped)) this.deps.metrics?.webhookDelivery(metricOutcome(outcome, result.failure));
+    const outcome: DeliveryOutcome =
+      result.error === null
+        ? { status: 'delivered' }
+        : result.failure === 'refused'
+          ? { status: 'failed' }
+          : afterFailure(settings, delivery.attempts.length + 1, delivery.createdAt, ended);
+    if (await recordDeliveryOutcome(webhooks, delivery, this.workerId, attempt, outcome, log, () => this.stopped))
+      this.deps.metrics?.webhookDelivery(metricOutcome(outcome, result.failure));
   }
 
   /**

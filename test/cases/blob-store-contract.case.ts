@@ -39,7 +39,9 @@ function randomStream(total: number): { stream: Readable; digest: Promise<string
   const hash = createHash('sha256');
   let sent = 0;
   let resolveDigest!: (d: string) => void;
-  const digest = new Promise<string>((r) => { resolveDigest = r; });
+  const digest = new Promise<string>((r) => {
+    resolveDigest = r;
+  });
   const stream = new Readable({
     read() {
       if (sent >= total) {
@@ -153,7 +155,14 @@ export function runBlobStoreContract(name: string, open: OpenBlobStores): void {
 
     it('refuses names that could leave the area, and removes nothing for an unsafe folder', async () => {
       await s.store.put('task_safe', 'a.png', { data: Buffer.from('x') });
-      for (const [folder, file] of [['..', 'a.png'], ['task_safe', '../a.png'], ['task_safe', 'x/y.png'], ['', 'a.png'], ['task_safe', '.hidden'], ['task_safe', 'a..png']]) {
+      for (const [folder, file] of [
+        ['..', 'a.png'],
+        ['task_safe', '../a.png'],
+        ['task_safe', 'x/y.png'],
+        ['', 'a.png'],
+        ['task_safe', '.hidden'],
+        ['task_safe', 'a..png'],
+      ]) {
         await expect(s.store.put(folder!, file!, { data: Buffer.from('x') }), `${folder}/${file}`).rejects.toThrow(/unsafe blob path/);
         await expect(s.store.stat(folder!, file!), `${folder}/${file}`).rejects.toThrow(/unsafe blob path/);
       }

@@ -15,7 +15,14 @@ import { familyRequestOf } from '../../src/contract/family-request.js';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import type { OutputSpec } from '../../src/contract/output.js';
 import { createLogger } from '../../src/logger.js';
-import { UnrecoverableError, type MediaProvider, type ProducedFile, type ProviderContext, type ProviderJob, type ProviderOutput } from '../../src/providers/types.js';
+import {
+  UnrecoverableError,
+  type MediaProvider,
+  type ProducedFile,
+  type ProviderContext,
+  type ProviderJob,
+  type ProviderOutput,
+} from '../../src/providers/types.js';
 import { snapshotTree, treeChanges } from '../helpers/fs-snapshot.js';
 import { imageFacts, sniffContentType, timedFacts } from '../helpers/media-facts.js';
 
@@ -45,8 +52,14 @@ export interface ProviderContractOptions {
 /** A job as read back from a stored task of `family` whose parameters are `params`, as given. */
 export function jobFor(output: OutputSpec, params: Record<string, unknown> = { prompt: 'contract' }, family: FamilyId = 'pic', attempt = 1): ProviderJob {
   return {
-    ...familyRequestOf(family, null, params), taskId: `task_contract_${Math.random().toString(36).slice(2)}`, model: family, upstreamModel: family,
-    output, media: mediaRefs(), attempt, generation: 0,
+    ...familyRequestOf(family, null, params),
+    taskId: `task_contract_${Math.random().toString(36).slice(2)}`,
+    model: family,
+    upstreamModel: family,
+    output,
+    media: mediaRefs(),
+    attempt,
+    generation: 0,
   };
 }
 
@@ -123,14 +136,18 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
     else abort.controller.abort(abort.reason);
   };
   const ctx: ProviderContext = {
-    signal: abort?.controller.signal ?? new AbortController().signal, log: createLogger('silent'), workDir,
+    signal: abort?.controller.signal ?? new AbortController().signal,
+    log: createLogger('silent'),
+    workDir,
     // the abort arrives from a timer, as the task runner's do (cancel, lease loss, attempt timeout)
     reportProgress: (p) => {
       run.progress.push(p);
       if (abort?.when === 'in-report') fire();
       else if (abort) setTimeout(fire, 0);
     },
-    readMedia: async () => { throw new Error('no caller media in the provider contract suite'); },
+    readMedia: async () => {
+      throw new Error('no caller media in the provider contract suite');
+    },
     mediaUrl: (ref) => ref.url,
     ...options.context,
   };
@@ -199,24 +216,27 @@ async function expectTruthfulFile(produced: ProducedFile, workDir: string): Prom
 /** What every provider adapter must do; run it from each provider's test file. */
 export function runProviderContract(name: string, options: ProviderContractOptions): void {
   describe(`provider contract: ${name}`, () => {
-    it.each(options.jobs.map((j) => ({ ...j })))('$name: completes with truthful files, monotonic progress, nothing written outside workDir', async ({ job, make }) => {
-      const run = await isolatedRun(options, job(), undefined, make);
-      if (run.error) throw run.error;
-      expect(run.out!.files.length).toBeGreaterThan(0);
-      const durations: number[] = [];
-      for (const file of run.out!.files) {
-        const { duration } = await expectTruthfulFile(file, run.workDir);
-        if (duration !== undefined) durations.push(duration);
-      }
-      if (run.out!.actualDuration !== undefined) {
-        expect(durations.length, 'actualDuration comes with a timed file').toBeGreaterThan(0);
-        expect(Math.abs(durations[0]! - run.out!.actualDuration)).toBeLessThanOrEqual(0.1);
-      }
-      expectMonotonicProgress(run.progress);
-      expect(run.changes).toEqual([]);
-    });
+    it.each(options.jobs.map((j) => ({ ...j })))(
+      '$name: completes with truthful files, monotonic progress, nothing written outside workDir',
+      async ({ job, make }) => {
+        const run = await isolatedRun(options, job(), undefined, make);
+        if (run.error) throw run.error;
+        expect(run.out!.files.length).toBeGreaterThan(0);
+        const durations: number[] = [];
+        for (const file of run.out!.files) {
+          const { duration } = await expectTruthfulFile(file, run.workDir);
+          if (duration !== undefined) durations.push(duration);
+        }
+        if (run.out!.actualDuration !== undefined) {
+          expect(durations.length, 'actualDuration comes with a timed file').toBeGreaterThan(0);
+          expect(Math.abs(durations[0]! - run.out!.actualDuration)).toBeLessThanOrEqual(0.1);
+        }
+        expectMonotonicProgress(run.progress);
+        expect(run.changes).toEqual([]);
+      },
+    );
 
-    it('an abort while it runs: rejects with the signal\'s reason, promptly, writing nothing outside workDir', async () => {
+    it("an abort while it runs: rejects with the signal's reason, promptly, writing nothing outside workDir", async () => {
       const reason = new Error('provider contract: stop');
       const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason });
       expect(run.out, 'the long job was aborted before it finished').toBeUndefined();
@@ -243,11 +263,14 @@ export function runProviderContract(name: string, options: ProviderContractOptio
       expect(run.settledAfterAbortMs!).toBeLessThan(5000);
     });
 
-    it.each(['cancelled', 'lease-lost', 'shutdown', 'attempt-timeout'])('an abort whose reason is not an Error (%s, as the runner gives) rejects with exactly that reason', async (reason) => {
-      const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason });
-      expect(run.out).toBeUndefined();
-      expect(run.error).toBe(reason);
-    });
+    it.each(['cancelled', 'lease-lost', 'shutdown', 'attempt-timeout'])(
+      'an abort whose reason is not an Error (%s, as the runner gives) rejects with exactly that reason',
+      async (reason) => {
+        const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason });
+        expect(run.out).toBeUndefined();
+        expect(run.error).toBe(reason);
+      },
+    );
 
     it('an abort without a reason: rejects with an AbortError', async () => {
       const run = await isolatedRun(options, options.longJob(), { controller: new AbortController() });

@@ -12,11 +12,25 @@ import { insertTask } from '../helpers/task-rows.js';
 
 const C = 1_000_000;
 
-const key = (id: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord & { hash: string } =>
-  ({ id, name: `name of ${id}`, accountId: 'acct_a', prefix: 'mg_xxxxx', createdAt: T, revokedAt: null, hash: `hash-${id}`, ...over });
+const key = (id: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord & { hash: string } => ({
+  id,
+  name: `name of ${id}`,
+  accountId: 'acct_a',
+  prefix: 'mg_xxxxx',
+  createdAt: T,
+  revokedAt: null,
+  hash: `hash-${id}`,
+  ...over,
+});
 
-const audit = (action: NewAuditEntry['action'], target: string, at = T, actor = 'key_admin'): NewAuditEntry =>
-  ({ at, actor, action, target, requestId: `req-${action}-${target}`, details: { asked: action } });
+const audit = (action: NewAuditEntry['action'], target: string, at = T, actor = 'key_admin'): NewAuditEntry => ({
+  at,
+  actor,
+  action,
+  target,
+  requestId: `req-${action}-${target}`,
+  details: { asked: action },
+});
 
 async function withAccount(store: Store, credits = 10, id = 'acct_a'): Promise<void> {
   await store.credits.createAccount({ id, name: `account ${id}`, createdAt: T, startingMicro: credits * C });
@@ -32,7 +46,12 @@ export function adminStoreContract(open: OpenStore): void {
       await store.keys.insert(key('key_adm', { role: 'admin' }));
       await store.keys.insert(key('key_lim', { models: ['pic', 'clip:*'], expiresAt: T + MINUTE, maxInFlight: 3 }));
       expect(await store.keys.findActiveByHash('hash-key_adm')).toMatchObject({ role: 'admin', models: null, expiresAt: null, maxInFlight: null });
-      expect(await store.keys.findActiveByHash('hash-key_lim')).toMatchObject({ role: 'caller', models: ['pic', 'clip:*'], expiresAt: T + MINUTE, maxInFlight: 3 });
+      expect(await store.keys.findActiveByHash('hash-key_lim')).toMatchObject({
+        role: 'caller',
+        models: ['pic', 'clip:*'],
+        expiresAt: T + MINUTE,
+        maxInFlight: 3,
+      });
       expect(await store.keys.get('key_lim')).toMatchObject({ id: 'key_lim', models: ['pic', 'clip:*'], lastUsed: null });
       expect(await store.keys.get('key_lim')).not.toHaveProperty('hash');
       expect(await store.keys.get('key_missing')).toBeUndefined();
@@ -66,8 +85,21 @@ export function adminStoreContract(open: OpenStore): void {
       await withAccount(store);
       await store.keys.insert(key('key_u', { submitRate: 5, models: ['pic'] }));
       expect((await store.keys.findActiveByHash('hash-key_u'))?.models).toEqual(['pic']); // a backend may cache this lookup
-      const updated = await store.keys.update('key_u', { name: 'renamed', models: null, expiresAt: T + MINUTE, maxInFlight: 2, spendCapMicro: 7 * C }, audit('key.update', 'key_u'));
-      expect(updated).toMatchObject({ id: 'key_u', name: 'renamed', models: null, expiresAt: T + MINUTE, maxInFlight: 2, spendCapMicro: 7 * C, submitRate: 5, lastUsed: null });
+      const updated = await store.keys.update(
+        'key_u',
+        { name: 'renamed', models: null, expiresAt: T + MINUTE, maxInFlight: 2, spendCapMicro: 7 * C },
+        audit('key.update', 'key_u'),
+      );
+      expect(updated).toMatchObject({
+        id: 'key_u',
+        name: 'renamed',
+        models: null,
+        expiresAt: T + MINUTE,
+        maxInFlight: 2,
+        spendCapMicro: 7 * C,
+        submitRate: 5,
+        lastUsed: null,
+      });
       expect(await store.keys.findActiveByHash('hash-key_u')).toMatchObject({ name: 'renamed', models: null, expiresAt: T + MINUTE, maxInFlight: 2 });
       expect(await store.keys.update('key_u', { expiresAt: null })).toMatchObject({ expiresAt: null, name: 'renamed' });
       expect(await store.keys.update('key_missing', { name: 'x' }, audit('key.update', 'key_missing'))).toBeUndefined();
@@ -79,11 +111,19 @@ export function adminStoreContract(open: OpenStore): void {
       await withAccount(store);
       await store.keys.insert(key('key_a'));
       await store.keys.insert(key('key_b'));
-      await store.keys.recordLastUsed(new Map([['key_a', T + 5000], ['key_b', T + 100]]));
+      await store.keys.recordLastUsed(
+        new Map([
+          ['key_a', T + 5000],
+          ['key_b', T + 100],
+        ]),
+      );
       await store.keys.recordLastUsed(new Map([['key_a', T + 1000]]));
       await store.keys.recordLastUsed(new Map());
       expect((await store.keys.get('key_a'))?.lastUsed).toBe(T + 5000);
-      expect((await store.keys.listPage({ limit: 5 })).map((k) => [k.id, k.lastUsed]).sort()).toEqual([['key_a', T + 5000], ['key_b', T + 100]]);
+      expect((await store.keys.listPage({ limit: 5 })).map((k) => [k.id, k.lastUsed]).sort()).toEqual([
+        ['key_a', T + 5000],
+        ['key_b', T + 100],
+      ]);
     });
   });
 
@@ -116,7 +156,7 @@ export function adminStoreContract(open: OpenStore): void {
       expect((await store.audit.list({ limit: 10 })).map((e) => e.action)).toEqual(['key.revoke', 'key.rotate']);
     });
 
-    it('the poll lookup answers an expiring key\'s task until its expiry only (also when read before), and never for a rotated-out secret', async () => {
+    it("the poll lookup answers an expiring key's task until its expiry only (also when read before), and never for a rotated-out secret", async () => {
       const store = s();
       await withAccount(store);
       await store.keys.insert(key('key_e', { expiresAt: T + MINUTE }));
@@ -133,14 +173,23 @@ export function adminStoreContract(open: OpenStore): void {
       expect((await store.tasks.getOwnedByKeyHash(task.id, 'hash-e2', T))?.id).toBe(task.id);
     });
 
-    it('a task\'s own in-flight bound (its key\'s) applies over the call\'s', async () => {
+    it("a task's own in-flight bound (its key's) applies over the call's", async () => {
       const store = s();
-      const results = await store.tasks.insertWithinBound([
-        newTask({ ownerKeyId: 'key_x', inFlightBound: 1 }), newTask({ ownerKeyId: 'key_x', inFlightBound: 1 }),
-        newTask({ ownerKeyId: 'key_y' }), newTask({ ownerKeyId: 'key_y' }), newTask({ ownerKeyId: 'key_y' }),
-      ], { maxInFlight: 2, enforceCredits: false });
+      const results = await store.tasks.insertWithinBound(
+        [
+          newTask({ ownerKeyId: 'key_x', inFlightBound: 1 }),
+          newTask({ ownerKeyId: 'key_x', inFlightBound: 1 }),
+          newTask({ ownerKeyId: 'key_y' }),
+          newTask({ ownerKeyId: 'key_y' }),
+          newTask({ ownerKeyId: 'key_y' }),
+        ],
+        { maxInFlight: 2, enforceCredits: false },
+      );
       expect(results.map((r) => ('refused' in r ? r.refused : 'ok'))).toEqual(['ok', 'in_flight', 'ok', 'ok', 'in_flight']);
-      const more = await store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_x', inFlightBound: 3 }), newTask({ ownerKeyId: 'key_y', inFlightBound: 0 })], { maxInFlight: 1, enforceCredits: false });
+      const more = await store.tasks.insertWithinBound(
+        [newTask({ ownerKeyId: 'key_x', inFlightBound: 3 }), newTask({ ownerKeyId: 'key_y', inFlightBound: 0 })],
+        { maxInFlight: 1, enforceCredits: false },
+      );
       expect(more.map((r) => ('refused' in r ? r.refused : 'ok'))).toEqual(['ok', 'ok']);
     });
   });
@@ -148,30 +197,42 @@ export function adminStoreContract(open: OpenStore): void {
   describe('admin: usage counts the tasks a batch submits (G321, G326)', () => {
     const s = useStore(open);
 
-    it('each task once, in its hour and day, under its hold\'s account, else its key\'s, else none; refused tasks not at all', async () => {
+    it("each task once, in its hour and day, under its hold's account, else its key's, else none; refused tasks not at all", async () => {
       const store = s();
       await withAccount(store, 10, 'acct_a');
       await withAccount(store, 10, 'acct_b');
       await store.keys.insert(key('key_acct'));
       const H = 3_600_000;
       const base = Math.floor(T / DAY) * DAY + 5 * H; // two hours of one day
-      const results = await store.tasks.insertWithinBound([
-        newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base }),
-        newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + 10 }),
-        newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + H }),
-        newTask({ ownerKeyId: 'key_acct', model: 'm2', createdAt: base }),
-        newTask({ ownerKeyId: 'key_gone', model: 'm1', createdAt: base, inFlightBound: 1 }),
-        newTask({ ownerKeyId: 'key_gone', model: 'm1', createdAt: base + 1, inFlightBound: 1 }),
-        newTask({ ownerKeyId: 'key_held', model: 'm2', createdAt: base + 2, charge: { accountId: 'acct_b', holdMicro: C, perSecondMicro: null } }),
-      ], { maxInFlight: 0, enforceCredits: false });
+      const results = await store.tasks.insertWithinBound(
+        [
+          newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base }),
+          newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + 10 }),
+          newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + H }),
+          newTask({ ownerKeyId: 'key_acct', model: 'm2', createdAt: base }),
+          newTask({ ownerKeyId: 'key_gone', model: 'm1', createdAt: base, inFlightBound: 1 }),
+          newTask({ ownerKeyId: 'key_gone', model: 'm1', createdAt: base + 1, inFlightBound: 1 }),
+          newTask({ ownerKeyId: 'key_held', model: 'm2', createdAt: base + 2, charge: { accountId: 'acct_b', holdMicro: C, perSecondMicro: null } }),
+        ],
+        { maxInFlight: 0, enforceCredits: false },
+      );
       expect(results.map((r) => ('refused' in r ? r.refused : 'ok'))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'in_flight', 'ok']);
       await store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_acct', model: 'm1', createdAt: base + 20 })], { maxInFlight: 0, enforceCredits: false });
       const submitted = (rows: Awaited<ReturnType<Store['admin']['usage']>>): string[] =>
-        rows.filter((r) => r.submitted > 0).map((r) => `${r.bucket - base} ${r.group} ${r.submitted}`).sort();
-      expect(submitted(await store.admin.usage({ groupBy: 'account', interval: 'hour', from: base, to: base + 2 * H })))
-        .toEqual([`0  1`, `0 acct_a 4`, `0 acct_b 1`, `${H} acct_a 1`]);
-      expect(submitted(await store.admin.usage({ groupBy: 'model', interval: 'day', from: base - 5 * H, to: base - 5 * H + DAY })))
-        .toEqual([`${-5 * H} m1 5`, `${-5 * H} m2 2`]);
+        rows
+          .filter((r) => r.submitted > 0)
+          .map((r) => `${r.bucket - base} ${r.group} ${r.submitted}`)
+          .sort();
+      expect(submitted(await store.admin.usage({ groupBy: 'account', interval: 'hour', from: base, to: base + 2 * H }))).toEqual([
+        `0  1`,
+        `0 acct_a 4`,
+        `0 acct_b 1`,
+        `${H} acct_a 1`,
+      ]);
+      expect(submitted(await store.admin.usage({ groupBy: 'model', interval: 'day', from: base - 5 * H, to: base - 5 * H + DAY }))).toEqual([
+        `${-5 * H} m1 5`,
+        `${-5 * H} m2 2`,
+      ]);
     });
   });
 
@@ -182,14 +243,30 @@ export function adminStoreContract(open: OpenStore): void {
       const store = s();
       await withAccount(store, 10);
       await store.keys.insert(key('key_a'));
-      await store.tasks.insertWithinBound([newTask({ charge: { accountId: 'acct_a', holdMicro: 4 * C, perSecondMicro: null } })], { maxInFlight: 0, enforceCredits: true });
+      await store.tasks.insertWithinBound([newTask({ charge: { accountId: 'acct_a', holdMicro: 4 * C, perSecondMicro: null } })], {
+        maxInFlight: 0,
+        enforceCredits: true,
+      });
       const refused = await store.credits.grant('acct_a', -6 * C - 1, 'too much', T + 1, audit('account.grant', 'acct_a'));
-      expect(refused).toEqual({ granted: false, refused: 'below_held', account: { id: 'acct_a', name: 'account acct_a', createdAt: T, availableMicro: 6 * C, heldMicro: 4 * C, spentMicro: 0 } });
+      expect(refused).toEqual({
+        granted: false,
+        refused: 'below_held',
+        account: { id: 'acct_a', name: 'account acct_a', createdAt: T, availableMicro: 6 * C, heldMicro: 4 * C, spentMicro: 0 },
+      });
       const taken = await store.credits.grant('acct_a', -6 * C, 'all that is free', T + 2, audit('account.grant', 'acct_a', T + 2));
-      expect(taken).toMatchObject({ granted: true, entry: { kind: 'adjust', amountMicro: -6 * C, note: 'all that is free', createdAt: T + 2 }, account: { availableMicro: 0, heldMicro: 4 * C } });
+      expect(taken).toMatchObject({
+        granted: true,
+        entry: { kind: 'adjust', amountMicro: -6 * C, note: 'all that is free', createdAt: T + 2 },
+        account: { availableMicro: 0, heldMicro: 4 * C },
+      });
       const entries = await store.audit.list({ limit: 10 });
       expect(entries).toHaveLength(1);
-      expect(entries[0]).toMatchObject({ action: 'account.grant', target: 'acct_a', at: T + 2, details: { asked: 'account.grant', entry_id: taken.granted ? taken.entry.id : -1 } });
+      expect(entries[0]).toMatchObject({
+        action: 'account.grant',
+        target: 'acct_a',
+        at: T + 2,
+        details: { asked: 'account.grant', entry_id: taken.granted ? taken.entry.id : -1 },
+      });
       expect((await store.credits.reconcile()).mismatched).toEqual([]);
     });
 
@@ -198,15 +275,19 @@ export function adminStoreContract(open: OpenStore): void {
       await store.credits.createAccount({ id: 'acct_1', name: 'Alpha', createdAt: T + 1, startingMicro: C }, audit('account.create', 'acct_1'));
       await store.credits.createAccount({ id: 'acct_2', name: 'beta', createdAt: T + 2, startingMicro: 0 });
       await store.credits.createAccount({ id: 'acct_3', name: 'alphabet', createdAt: T + 2, startingMicro: 0 });
-      const page = async (q: Partial<Parameters<Store['credits']['listAccountsPage']>[0]>) => (await store.credits.listAccountsPage({ limit: 10, ...q })).map((a) => a.id);
+      const page = async (q: Partial<Parameters<Store['credits']['listAccountsPage']>[0]>) =>
+        (await store.credits.listAccountsPage({ limit: 10, ...q })).map((a) => a.id);
       expect(await page({})).toEqual(['acct_3', 'acct_2', 'acct_1']);
       expect(await page({ nameContains: 'ALPHA' })).toEqual(['acct_3', 'acct_1']);
       expect(await page({ limit: 1, before: { createdAt: T + 2, id: 'acct_2' } })).toEqual(['acct_1']);
       for (let i = 1; i <= 3; i++) await store.credits.grant('acct_1', i * C, `grant ${i}`, T + 10 + i);
       const all = await store.credits.ledgerPage({ accountId: 'acct_1', limit: 10 });
       expect(all.map((e) => e.note)).toEqual(['grant 3', 'grant 2', 'grant 1', 'starting credit']);
-      expect((await store.credits.ledgerPage({ accountId: 'acct_1', limit: 2, beforeId: all[1]!.id })).map((e) => e.note)).toEqual(['grant 1', 'starting credit']);
-      expect((await store.credits.ledgerPage({ accountId: 'acct_1', limit: 10, kinds: ['hold', 'capture'] }))).toEqual([]);
+      expect((await store.credits.ledgerPage({ accountId: 'acct_1', limit: 2, beforeId: all[1]!.id })).map((e) => e.note)).toEqual([
+        'grant 1',
+        'starting credit',
+      ]);
+      expect(await store.credits.ledgerPage({ accountId: 'acct_1', limit: 10, kinds: ['hold', 'capture'] })).toEqual([]);
       expect(await store.credits.ledgerPage({ accountId: 'acct_2', limit: 10 })).toEqual([]);
       expect((await store.audit.list({ limit: 10 })).map((e) => [e.action, e.target])).toEqual([['account.create', 'acct_1']]);
     });
@@ -218,10 +299,19 @@ export function adminStoreContract(open: OpenStore): void {
       await store.keys.insert(key('key_2'), undefined, audit('key.create', 'key_2', T + 1000));
       await store.keys.update('key_1', { name: 'x' }, audit('key.update', 'key_1', T + 2000));
       await store.keys.revoke('key_2', T + 3000, audit('key.revoke', 'key_2', T + 3000, 'cli'));
-      const list = async (q: Partial<Parameters<Store['audit']['list']>[0]>) => (await store.audit.list({ limit: 10, ...q })).map((e) => `${e.action} ${e.target}`);
+      const list = async (q: Partial<Parameters<Store['audit']['list']>[0]>) =>
+        (await store.audit.list({ limit: 10, ...q })).map((e) => `${e.action} ${e.target}`);
       const all = await store.audit.list({ limit: 10 });
       expect(all.map((e) => `${e.action} ${e.target}`)).toEqual(['key.revoke key_2', 'key.update key_1', 'key.create key_2', 'key.create key_1']);
-      expect(all[0]).toEqual({ id: expect.any(Number), at: T + 3000, actor: 'cli', action: 'key.revoke', target: 'key_2', requestId: 'req-key.revoke-key_2', details: { asked: 'key.revoke' } });
+      expect(all[0]).toEqual({
+        id: expect.any(Number),
+        at: T + 3000,
+        actor: 'cli',
+        action: 'key.revoke',
+        target: 'key_2',
+        requestId: 'req-key.revoke-key_2',
+        details: { asked: 'key.revoke' },
+      });
       expect(await list({ actor: 'cli' })).toEqual(['key.revoke key_2', 'key.create key_1']);
       expect(await list({ action: 'key.create' })).toEqual(['key.create key_2', 'key.create key_1']);
       expect(await list({ target: 'key_1' })).toEqual(['key.update key_1', 'key.create key_1']);

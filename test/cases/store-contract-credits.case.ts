@@ -39,16 +39,34 @@ export function creditsContract(open: OpenStore): void {
     it('an account starts with its starting grant; grants and adjustments move its balance, each an entry', async () => {
       const store = s();
       await account(store, 10);
-      expect(await store.credits.getAccount('acct_a')).toEqual({ id: 'acct_a', name: 'account acct_a', createdAt: T, availableMicro: 10 * C, heldMicro: 0, spentMicro: 0 });
-      expect(await store.credits.grant('acct_a', 2_500_000, 'top-up', T + 1)).toMatchObject({ granted: true, entry: { kind: 'grant', amountMicro: 2_500_000 } });
-      expect(await store.credits.grant('acct_a', -500_000, 'correction', T + 2)).toMatchObject({ granted: true, entry: { kind: 'adjust', amountMicro: -500_000 } });
+      expect(await store.credits.getAccount('acct_a')).toEqual({
+        id: 'acct_a',
+        name: 'account acct_a',
+        createdAt: T,
+        availableMicro: 10 * C,
+        heldMicro: 0,
+        spentMicro: 0,
+      });
+      expect(await store.credits.grant('acct_a', 2_500_000, 'top-up', T + 1)).toMatchObject({
+        granted: true,
+        entry: { kind: 'grant', amountMicro: 2_500_000 },
+      });
+      expect(await store.credits.grant('acct_a', -500_000, 'correction', T + 2)).toMatchObject({
+        granted: true,
+        entry: { kind: 'adjust', amountMicro: -500_000 },
+      });
       expect(await store.credits.grant('acct_missing', C, 'x', T + 3)).toEqual({ granted: false, refused: 'no_account' });
       expect((await store.credits.getAccount('acct_a'))?.availableMicro).toBe(12 * C);
       expect((await store.credits.ledger('acct_a')).map((e) => [e.kind, e.amountMicro, e.note])).toEqual([
-        ['grant', 10 * C, 'starting credit'], ['grant', 2_500_000, 'top-up'], ['adjust', -500_000, 'correction'],
+        ['grant', 10 * C, 'starting credit'],
+        ['grant', 2_500_000, 'top-up'],
+        ['adjust', -500_000, 'correction'],
       ]);
       await account(store, 0, 'acct_b');
-      expect((await store.credits.listAccounts()).map((a) => [a.id, a.availableMicro])).toEqual([['acct_a', 12 * C], ['acct_b', 0]]);
+      expect((await store.credits.listAccounts()).map((a) => [a.id, a.availableMicro])).toEqual([
+        ['acct_a', 12 * C],
+        ['acct_b', 0],
+      ]);
       expect(await store.credits.ledger('acct_b')).toEqual([]);
       await expectReconciled(store);
     });
@@ -67,7 +85,7 @@ export function creditsContract(open: OpenStore): void {
   describe('credits: holds written with the tasks (insertWithinBound)', () => {
     const s = useStore(open);
 
-    it('holds each inserted task\'s price; with enforcement, leaves out a task its account cannot cover (holds before it in the call counted)', async () => {
+    it("holds each inserted task's price; with enforcement, leaves out a task its account cannot cover (holds before it in the call counted)", async () => {
       const store = s();
       await account(store, 5);
       const batch = [charged(2), charged(2), charged(2), charged(1)];
@@ -76,8 +94,11 @@ export function creditsContract(open: OpenStore): void {
       expect(await store.tasks.get(batch[2]!.id)).toBeUndefined();
       expect((await store.tasks.get(batch[0]!.id))?.charge).toEqual({ accountId: 'acct_a', holdMicro: 2 * C, perSecondMicro: null });
       expect(await store.credits.getAccount('acct_a')).toMatchObject({ availableMicro: 0, heldMicro: 5 * C, spentMicro: 0 });
-      expect((await store.credits.ledger('acct_a')).filter((e) => e.kind === 'hold').map((e) => [e.taskId, e.amountMicro, e.model]))
-        .toEqual([[batch[0]!.id, 2 * C, 'pic'], [batch[1]!.id, 2 * C, 'pic'], [batch[3]!.id, C, 'pic']]);
+      expect((await store.credits.ledger('acct_a')).filter((e) => e.kind === 'hold').map((e) => [e.taskId, e.amountMicro, e.model])).toEqual([
+        [batch[0]!.id, 2 * C, 'pic'],
+        [batch[1]!.id, 2 * C, 'pic'],
+        [batch[3]!.id, C, 'pic'],
+      ]);
       expect((await store.credits.reconcile()).open).toBe(3);
       await expectReconciled(store);
     });
@@ -94,8 +115,12 @@ export function creditsContract(open: OpenStore): void {
     it('concurrent batches against a balance covering exactly half: exactly half are inserted, the balance ends at zero', async () => {
       const store = s();
       await account(store, 40);
-      const calls = Array.from({ length: 20 }, (_, i) => store.tasks.insertWithinBound(
-        Array.from({ length: 4 }, (_, j) => charged(1, { createdAt: T + 4 * i + j })), ENFORCE));
+      const calls = Array.from({ length: 20 }, (_, i) =>
+        store.tasks.insertWithinBound(
+          Array.from({ length: 4 }, (_, j) => charged(1, { createdAt: T + 4 * i + j })),
+          ENFORCE,
+        ),
+      );
       const results = (await Promise.all(calls)).flat();
       expect(results.filter(inserted)).toHaveLength(40);
       expect(results.filter((r) => !inserted(r))).toHaveLength(40);
@@ -104,7 +129,7 @@ export function creditsContract(open: OpenStore): void {
     });
   });
 
-  describe('credits: a key\'s spending cap (G207)', () => {
+  describe("credits: a key's spending cap (G207)", () => {
     const s = useStore(open);
 
     it('holds and charges of a capped key stay within its cap; a release makes room again; the books include each key', async () => {
@@ -119,7 +144,9 @@ export function creditsContract(open: OpenStore): void {
       expect(records.filter(inserted)).toHaveLength(3);
       expect(records[3]).toEqual({ refused: 'key_cap', capMicro: 3 * C, usedMicro: 3 * C });
       // without enforcement the cap is recorded, not applied
-      expect((await store.tasks.insertWithinBound([charged(1, { ownerKeyId: 'key_cap' })], { maxInFlight: 0, enforceCredits: false })).filter(inserted)).toHaveLength(1);
+      expect(
+        (await store.tasks.insertWithinBound([charged(1, { ownerKeyId: 'key_cap' })], { maxInFlight: 0, enforceCredits: false })).filter(inserted),
+      ).toHaveLength(1);
       const first = (await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE))!;
       await completeTask(store.tasks, first, 'w1', { files: [] }, T + DAY_MS);
       const second = (await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE))!;
@@ -214,7 +241,10 @@ export function creditsContract(open: OpenStore): void {
       const short = await started(store, 10, { charge: { accountId: 'acct_a', holdMicro: 10 * C, perSecondMicro: 2 * C } });
       await completeTask(store.tasks, short, 'w1', { files: [], actualDuration: 3.2 }, T + DAY_MS);
       const entries = (await store.credits.ledger('acct_a')).filter((e) => e.taskId === short.id);
-      expect(entries.map((e) => [e.kind, e.amountMicro, e.settledMicro])).toEqual([['hold', 10 * C, null], ['capture', 6_400_000, 10 * C]]);
+      expect(entries.map((e) => [e.kind, e.amountMicro, e.settledMicro])).toEqual([
+        ['hold', 10 * C, null],
+        ['capture', 6_400_000, 10 * C],
+      ]);
       const long = await started(store, 10, { charge: { accountId: 'acct_a', holdMicro: 10 * C, perSecondMicro: 2 * C } });
       await completeTask(store.tasks, long, 'w1', { files: [], actualDuration: 9 }, T + DAY_MS);
       expect((await store.credits.ledger('acct_a')).find((e) => e.taskId === long.id && e.kind === 'capture')?.amountMicro).toBe(10 * C);
@@ -251,8 +281,14 @@ export function creditsContract(open: OpenStore): void {
       expect(await hold('req_4', 1)).toEqual({ refused: 'credits', availableMicro: 750_000 });
       expect(await hold('req_5', 1, false)).toEqual({ held: true });
       expect(await store.credits.settleRequest('req_5', 0, T + 4)).toBe(true); // nothing generated: released
-      expect((await store.credits.ledger('acct_a')).filter((e) => e.requestId).map((e) => [e.requestId, e.kind, e.amountMicro]))
-        .toEqual([['req_1', 'hold', 2 * C], ['req_1', 'capture', 1_250_000], ['req_3', 'hold', C], ['req_3', 'capture', C], ['req_5', 'hold', C], ['req_5', 'release', C]]);
+      expect((await store.credits.ledger('acct_a')).filter((e) => e.requestId).map((e) => [e.requestId, e.kind, e.amountMicro])).toEqual([
+        ['req_1', 'hold', 2 * C],
+        ['req_1', 'capture', 1_250_000],
+        ['req_3', 'hold', C],
+        ['req_3', 'capture', C],
+        ['req_5', 'hold', C],
+        ['req_5', 'release', C],
+      ]);
       expect(await store.credits.getAccount('acct_a')).toMatchObject({ availableMicro: 750_000, heldMicro: 0, spentMicro: 2_250_000 });
       expect(await store.credits.usage('acct_a', T)).toEqual([{ model: 'chat-x', settled: 3, spentMicro: 2_250_000 }]);
       await expectReconciled(store);
@@ -270,8 +306,10 @@ export function creditsContract(open: OpenStore): void {
       expect(await store.credits.releaseStaleRequests(T + 5, T + 20)).toBe(1);
       expect(await store.credits.releaseStaleRequests(T + 5, T + 21)).toBe(0);
       expect(await store.credits.settleRequest('req_old', C, T + 22)).toBe(false);
-      expect((await store.credits.ledger('acct_a')).filter((e) => e.requestId === 'req_old').map((e) => [e.kind, e.amountMicro, e.createdAt]))
-        .toEqual([['hold', 2 * C, T], ['release', 2 * C, T + 20]]);
+      expect((await store.credits.ledger('acct_a')).filter((e) => e.requestId === 'req_old').map((e) => [e.kind, e.amountMicro, e.createdAt])).toEqual([
+        ['hold', 2 * C, T],
+        ['release', 2 * C, T + 20],
+      ]);
       expect(await store.credits.getAccount('acct_a')).toMatchObject({ availableMicro: 7 * C, heldMicro: 2 * C, spentMicro: C });
       expect((await store.credits.reconcile()).open).toBe(1);
       await expectReconciled(store);

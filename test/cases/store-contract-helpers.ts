@@ -26,9 +26,16 @@ let seq = 0;
 export function newTask(over: Partial<NewTask> = {}): NewTask {
   seq++;
   return {
-    id: `task_contract_${seq}_${Math.random().toString(36).slice(2)}`, ownerKeyId: 'key_a', family: 'pic', form: null,
-    model: 'pic', provider: 'sandbox', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
-    amount: 1, createdAt: Date.now() + seq, ...over,
+    id: `task_contract_${seq}_${Math.random().toString(36).slice(2)}`,
+    ownerKeyId: 'key_a',
+    family: 'pic',
+    form: null,
+    model: 'pic',
+    provider: 'sandbox',
+    request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
+    amount: 1,
+    createdAt: Date.now() + seq,
+    ...over,
   };
 }
 
@@ -36,15 +43,30 @@ export function newTask(over: Partial<NewTask> = {}): NewTask {
 export function newAsset(over: Partial<AssetRecord> = {}): AssetRecord {
   seq++;
   return {
-    id: `asset_contract_${seq}`, ownerKeyId: 'key_a', status: 'approved', reason: null, kind: 'image', format: 'png',
-    width: 640, height: 480, duration: null, fps: null, bytes: 100, file: 'asset.png', createdAt: T, expiresAt: T + DAY, ...over,
+    id: `asset_contract_${seq}`,
+    ownerKeyId: 'key_a',
+    status: 'approved',
+    reason: null,
+    kind: 'image',
+    format: 'png',
+    width: 640,
+    height: 480,
+    duration: null,
+    fps: null,
+    bytes: 100,
+    file: 'asset.png',
+    createdAt: T,
+    expiresAt: T + DAY,
+    ...over,
   };
 }
 
 /** A fresh store for each test of the enclosing describe, closed after it (also when the test failed). */
 export function useStore(open: OpenStore): () => Store {
   let store: Store | undefined;
-  beforeEach(async () => { store = await open(); });
+  beforeEach(async () => {
+    store = await open();
+  });
   afterEach(async () => {
     const s = store;
     store = undefined;

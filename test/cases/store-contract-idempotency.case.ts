@@ -11,7 +11,11 @@ import { insertTask } from '../helpers/task-rows.js';
 /** The gateway's bounds (G72, G73): a claim is stale after 2 minutes, a record expires after 24 hours. */
 const STALE_MS = 120_000;
 
-interface BeginArgs { keyId?: string; idemKey?: string; fingerprint?: string }
+interface BeginArgs {
+  keyId?: string;
+  idemKey?: string;
+  fingerprint?: string;
+}
 
 /** `begin` at `now` with the gateway's stale and expiry bounds. */
 function begin(store: Store, now: number, { keyId = 'key_a', idemKey = 'idem-1', fingerprint = 'fp-1' }: BeginArgs = {}) {

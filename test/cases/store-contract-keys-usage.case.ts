@@ -7,12 +7,29 @@ import { describe, expect, it } from 'vitest';
 import type { ApiKeyRecord, ChatUsageRecord } from '../../src/store/types.js';
 import { T, useStore, type OpenStore } from './store-contract-helpers.js';
 
-const key = (id: string, createdAt = T): ApiKeyRecord & { hash: string } =>
-  ({ id, name: `name of ${id}`, accountId: `acct_${id}`, prefix: `mg_${id.slice(-5)}`, createdAt, revokedAt: null, hash: `hash-${id}` });
+const key = (id: string, createdAt = T): ApiKeyRecord & { hash: string } => ({
+  id,
+  name: `name of ${id}`,
+  accountId: `acct_${id}`,
+  prefix: `mg_${id.slice(-5)}`,
+  createdAt,
+  revokedAt: null,
+  hash: `hash-${id}`,
+});
 
 /** The record as the store answers it: without the hash; rate limits and spending cap null until set. */
-const answered = ({ hash: _hash, ...record }: ApiKeyRecord & { hash: string }, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord =>
-  ({ ...record, submitRate: null, queryRate: null, spendCapMicro: null, webhookUrl: null, role: 'caller', models: null, expiresAt: null, maxInFlight: null, ...over });
+const answered = ({ hash: _hash, ...record }: ApiKeyRecord & { hash: string }, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+  ...record,
+  submitRate: null,
+  queryRate: null,
+  spendCapMicro: null,
+  webhookUrl: null,
+  role: 'caller',
+  models: null,
+  expiresAt: null,
+  maxInFlight: null,
+  ...over,
+});
 
 /** Optional rate fields may be absent or null before they are set: compare them as null. */
 const normalised = (k: ApiKeyRecord | undefined) => k && { ...k, submitRate: k.submitRate ?? null, queryRate: k.queryRate ?? null };
@@ -33,7 +50,7 @@ export function keyStoreContract(open: OpenStore): void {
       expect(await store.keys.findByHash('hash-unknown')).toBeUndefined();
     });
 
-    it('insert keeps a key\'s own rate limits and spending cap when given', async () => {
+    it("insert keeps a key's own rate limits and spending cap when given", async () => {
       const store = s();
       const k = { ...key('key_00009'), submitRate: 7, queryRate: 70, spendCapMicro: 5_000_000 };
       await store.keys.insert(k);
@@ -66,7 +83,7 @@ export function keyStoreContract(open: OpenStore): void {
       expect((await store.keys.findActiveByHash(b.hash))?.revokedAt).toBeNull();
     });
 
-    it('setRateLimits sets and clears (null) a key\'s own limits, seen by the next lookup; an unknown id is false', async () => {
+    it("setRateLimits sets and clears (null) a key's own limits, seen by the next lookup; an unknown id is false", async () => {
       const store = s();
       const k = key('key_00rate');
       await store.keys.insert(k);
@@ -94,8 +111,15 @@ export function keyStoreContract(open: OpenStore): void {
   });
 }
 
-const usage = (over: Partial<ChatUsageRecord> = {}): ChatUsageRecord =>
-  ({ keyId: 'key_u', model: 'chat-2.5-flash', requestId: 'chatcmpl-1', promptTokens: 10, completionTokens: 5, createdAt: T, ...over });
+const usage = (over: Partial<ChatUsageRecord> = {}): ChatUsageRecord => ({
+  keyId: 'key_u',
+  model: 'chat-2.5-flash',
+  requestId: 'chatcmpl-1',
+  promptTokens: 10,
+  completionTokens: 5,
+  createdAt: T,
+  ...over,
+});
 
 type Totals = { model: string; requests: number; promptTokens: number; completionTokens: number };
 const byModel = (rows: Totals[]): Totals[] => [...rows].sort((a, b) => a.model.localeCompare(b.model));
@@ -104,7 +128,7 @@ export function usageStoreContract(open: OpenStore): void {
   describe('usage: chat token totals (recordChatUsage, chatUsageByKey)', () => {
     const s = useStore(open);
 
-    it('sums a key\'s rows per model; other keys are not counted', async () => {
+    it("sums a key's rows per model; other keys are not counted", async () => {
       const store = s();
       await store.usage.recordChatUsage(usage({ requestId: 'r1', promptTokens: 10, completionTokens: 5 }));
       await store.usage.recordChatUsage(usage({ requestId: 'r2', promptTokens: 1, completionTokens: 2, createdAt: T + 1000 }));

@@ -22,13 +22,27 @@ export function lookupsTogetherContract(open: OpenStore): void {
       await store.tasks.updateIf(a2!.id, { statusIn: ['queued'] }, { status: 'cancelled', finishedAt: T });
       await store.keys.revoke('key_r', T);
       const asked: [string, string][] = [
-        [a1!.id, 'hash-key_a'], [a2!.id, 'hash-key_a'], [b1!.id, 'hash-key_b'], [b1!.id, 'hash-key_a'], [a1!.id, 'hash-key_b'],
-        [r1!.id, 'hash-key_r'], ['task_unknown', 'hash-key_a'], [a1!.id, 'hash-unknown'], [a1!.id, 'hash-key_a'],
+        [a1!.id, 'hash-key_a'],
+        [a2!.id, 'hash-key_a'],
+        [b1!.id, 'hash-key_b'],
+        [b1!.id, 'hash-key_a'],
+        [a1!.id, 'hash-key_b'],
+        [r1!.id, 'hash-key_r'],
+        ['task_unknown', 'hash-key_a'],
+        [a1!.id, 'hash-unknown'],
+        [a1!.id, 'hash-key_a'],
       ];
       const answers = await Promise.all(asked.map(([id, hash]) => store.tasks.getOwnedByKeyHash(id, hash)));
       expect(answers.map((t) => t && [t.id, t.ownerKeyId, t.status])).toEqual([
-        [a1!.id, 'key_a', 'queued'], [a2!.id, 'key_a', 'cancelled'], [b1!.id, 'key_b', 'queued'], undefined, undefined,
-        undefined, undefined, undefined, [a1!.id, 'key_a', 'queued'],
+        [a1!.id, 'key_a', 'queued'],
+        [a2!.id, 'key_a', 'cancelled'],
+        [b1!.id, 'key_b', 'queued'],
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        [a1!.id, 'key_a', 'queued'],
       ]);
       expect(answers[0]).toEqual(answers[8]);
     });

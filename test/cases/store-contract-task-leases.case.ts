@@ -138,11 +138,20 @@ export function taskLeasesContract(open: OpenStore): void {
     it('countByStatus counts every status, zeros included', async () => {
       const store = s();
       expect(await countTasksByStatus(store.tasks)).toEqual({ queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 });
-      const ids = (await insertTasks(store.tasks, Array.from({ length: 6 }, (_, i) => newTask({ createdAt: T + i })))).map((t) => t.id);
+      const ids = (
+        await insertTasks(
+          store.tasks,
+          Array.from({ length: 6 }, (_, i) => newTask({ createdAt: T + i })),
+        )
+      ).map((t) => t.id);
       for (let i = 0; i < 4; i++) await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE); // ids[0..3] processing
       await finish(store, ids[0]!, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T });
       await finish(store, ids[1]!, 'w1', { status: 'failed', error: 'x', finishedAt: T });
-      await store.tasks.updateIf(ids[2]!, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T, leaseOwner: null, leaseExpiresAt: null });
+      await store.tasks.updateIf(
+        ids[2]!,
+        { statusIn: ['queued', 'processing'] },
+        { status: 'cancelled', finishedAt: T, leaseOwner: null, leaseExpiresAt: null },
+      );
       expect(await countTasksByStatus(store.tasks)).toEqual({ queued: 2, processing: 1, completed: 1, failed: 1, cancelled: 1 });
     });
 
@@ -150,8 +159,11 @@ export function taskLeasesContract(open: OpenStore): void {
       const store = s();
       expect(await store.tasks.liveCounts()).toEqual([]);
       const [a, b] = await insertTasks(store.tasks, [
-        newTask({ createdAt: T + 1 }), newTask({ createdAt: T + 2 }), newTask({ createdAt: T + 3 }),
-        newTask({ model: 'pic-2', createdAt: T + 4 }), newTask({ family: 'videos', model: 'videos', createdAt: T + 5 }),
+        newTask({ createdAt: T + 1 }),
+        newTask({ createdAt: T + 2 }),
+        newTask({ createdAt: T + 3 }),
+        newTask({ model: 'pic-2', createdAt: T + 4 }),
+        newTask({ family: 'videos', model: 'videos', createdAt: T + 5 }),
       ]);
       // one key's tasks are claimed in the order they were submitted: a, then b
       expect((await store.tasks.claimNext(['sandbox'], 'w1', T + 10, T + MINUTE))?.id).toBe(a!.id);
@@ -169,7 +181,10 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it("countInFlight: a key's queued and processing tasks, at most upTo", async () => {
       const store = s();
-      await insertTasks(store.tasks, [0, 1, 2, 3].map((i) => newTask({ ownerKeyId: 'key_if', createdAt: T + i })));
+      await insertTasks(
+        store.tasks,
+        [0, 1, 2, 3].map((i) => newTask({ ownerKeyId: 'key_if', createdAt: T + i })),
+      );
       await insertTask(store.tasks, newTask({ ownerKeyId: 'key_other', createdAt: T + 10 }));
       expect(await store.tasks.countInFlight('key_if', 100)).toBe(4);
       expect(await store.tasks.countInFlight('key_if', 2)).toBe(2);
@@ -182,12 +197,14 @@ export function taskLeasesContract(open: OpenStore): void {
       expect(await store.tasks.countInFlight('key_other', 100)).toBe(1);
     });
 
-    it('insertWithinBound leaves out the tasks past their key\'s bound (the call\'s own counted), inserting the rest', async () => {
+    it("insertWithinBound leaves out the tasks past their key's bound (the call's own counted), inserting the rest", async () => {
       const store = s();
       await insertTasks(store.tasks, [newTask({ ownerKeyId: 'key_wb', createdAt: T }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 1 })]);
       const batch = [
-        newTask({ ownerKeyId: 'key_wb', createdAt: T + 2 }), newTask({ ownerKeyId: 'key_wc', createdAt: T + 3 }),
-        newTask({ ownerKeyId: 'key_wb', createdAt: T + 4 }), newTask({ ownerKeyId: 'key_wb', createdAt: T + 5 }),
+        newTask({ ownerKeyId: 'key_wb', createdAt: T + 2 }),
+        newTask({ ownerKeyId: 'key_wc', createdAt: T + 3 }),
+        newTask({ ownerKeyId: 'key_wb', createdAt: T + 4 }),
+        newTask({ ownerKeyId: 'key_wb', createdAt: T + 5 }),
       ];
       const records = await store.tasks.insertWithinBound(batch, bound(3));
       expect(records.map((r) => ('refused' in r ? r : r.id))).toEqual([batch[0]!.id, batch[1]!.id, { refused: 'in_flight' }, { refused: 'in_flight' }]);
@@ -197,7 +214,10 @@ export function taskLeasesContract(open: OpenStore): void {
       // a finished task frees its place; 0 means no bound
       const claimed = (await store.tasks.claimNext(['sandbox'], 'w1', T + 20, T + MINUTE))!;
       await finish(store, claimed.id, 'w1', { status: 'failed', error: 'boom', finishedAt: T + 30 });
-      const more = await store.tasks.insertWithinBound([newTask({ ownerKeyId: claimed.ownerKeyId, createdAt: T + 40 }), newTask({ ownerKeyId: claimed.ownerKeyId, createdAt: T + 41 })], bound(3));
+      const more = await store.tasks.insertWithinBound(
+        [newTask({ ownerKeyId: claimed.ownerKeyId, createdAt: T + 40 }), newTask({ ownerKeyId: claimed.ownerKeyId, createdAt: T + 41 })],
+        bound(3),
+      );
       expect(more.filter(inserted)).toHaveLength(1);
       expect((await store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_wb', createdAt: T + 50 })], bound(0))).filter(inserted)).toHaveLength(1);
       expect(await store.tasks.insertWithinBound([], bound(3))).toEqual([]);
@@ -205,7 +225,12 @@ export function taskLeasesContract(open: OpenStore): void {
 
     it('concurrent insertWithinBound calls of one key never pass the bound together', async () => {
       const store = s();
-      const calls = Array.from({ length: 8 }, (_, i) => store.tasks.insertWithinBound([newTask({ ownerKeyId: 'key_race', createdAt: T + 2 * i }), newTask({ ownerKeyId: 'key_race', createdAt: T + 2 * i + 1 })], bound(5)));
+      const calls = Array.from({ length: 8 }, (_, i) =>
+        store.tasks.insertWithinBound(
+          [newTask({ ownerKeyId: 'key_race', createdAt: T + 2 * i }), newTask({ ownerKeyId: 'key_race', createdAt: T + 2 * i + 1 })],
+          bound(5),
+        ),
+      );
       expect((await Promise.all(calls)).flat().filter(inserted)).toHaveLength(5);
       expect(await store.tasks.countInFlight('key_race', 100)).toBe(5);
     });
@@ -250,13 +275,18 @@ export function taskLeasesContract(open: OpenStore): void {
       const store = s();
       const t = await insertTask(store.tasks, newTask());
       const seen: Array<Promise<[string, string | undefined]>> = [];
-      const stop = store.tasks.watchChanges((id) => { seen.push(store.tasks.get(id).then((r) => [id, r?.status])); });
+      const stop = store.tasks.watchChanges((id) => {
+        seen.push(store.tasks.get(id).then((r) => [id, r?.status]));
+      });
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
       await finish(store, t.id, 'w1', { status: 'completed', progress: 100, result: { files: [] }, finishedAt: T });
       expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'failed' })).toBeUndefined();
       stop();
       await store.tasks.delete(t.id);
-      expect(await Promise.all(seen)).toEqual([[t.id, 'processing'], [t.id, 'completed']]);
+      expect(await Promise.all(seen)).toEqual([
+        [t.id, 'processing'],
+        [t.id, 'completed'],
+      ]);
       // an optional capability (the embedded store's): where present, nobody else wrote to this database
       if (store.tasks.changedElsewhere) expect(store.tasks.changedElsewhere()).toBe(false);
     });

@@ -26,11 +26,13 @@ export function taskListContract(open: OpenStore): void {
   describe('tasks: the list (listTasks)', () => {
     const s = useStore(open);
 
-    it('one key\'s tasks only, newest first, ties in created_at broken by id (descending)', async () => {
+    it("one key's tasks only, newest first, ties in created_at broken by id (descending)", async () => {
       const store = s();
       const mine = await insertTasks(store.tasks, [
-        newTask({ id: 'task_b', createdAt: T + 2 * MINUTE }), newTask({ id: 'task_a', createdAt: T + 2 * MINUTE }),
-        newTask({ id: 'task_c', createdAt: T + MINUTE }), newTask({ id: 'task_d', createdAt: T + 3 * MINUTE }),
+        newTask({ id: 'task_b', createdAt: T + 2 * MINUTE }),
+        newTask({ id: 'task_a', createdAt: T + 2 * MINUTE }),
+        newTask({ id: 'task_c', createdAt: T + MINUTE }),
+        newTask({ id: 'task_d', createdAt: T + 3 * MINUTE }),
       ]);
       await insertTask(store.tasks, newTask({ id: 'task_other', ownerKeyId: 'key_b', createdAt: T + 2 * MINUTE }));
       const listed = await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 10 });
@@ -42,14 +44,20 @@ export function taskListContract(open: OpenStore): void {
 
     it('pages from a position: the items after it, at most limit', async () => {
       const store = s();
-      await insertTasks(store.tasks, [1, 2, 3, 4, 5].map((i) => newTask({ id: `task_${i}`, createdAt: T + i })));
+      await insertTasks(
+        store.tasks,
+        [1, 2, 3, 4, 5].map((i) => newTask({ id: `task_${i}`, createdAt: T + i })),
+      );
       const first = await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 2 });
       expect(first.map((t) => t.id)).toEqual(['task_5', 'task_4']);
       const second = await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 2, before: pos(first[1]!) });
       expect(second.map((t) => t.id)).toEqual(['task_3', 'task_2']);
       // a position between two ties: only the lower id at that time follows
       await insertTask(store.tasks, newTask({ id: 'task_2b', createdAt: T + 2 }));
-      expect((await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 5, before: { createdAt: T + 2, id: 'task_2b' } })).map((t) => t.id)).toEqual(['task_2', 'task_1']);
+      expect((await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 5, before: { createdAt: T + 2, id: 'task_2b' } })).map((t) => t.id)).toEqual([
+        'task_2',
+        'task_1',
+      ]);
       expect(await store.tasks.listTasks({ ownerKeyId: 'key_a', limit: 5, before: { createdAt: T, id: 'task_0' } })).toEqual([]);
     });
 
@@ -79,13 +87,19 @@ export function taskListContract(open: OpenStore): void {
 
     it('pages chained while tasks are inserted: every task that existed before is listed exactly once, in order', async () => {
       const store = s();
-      const before = await insertTasks(store.tasks, Array.from({ length: 45 }, (_, i) => newTask({ id: `task_old_${String(i).padStart(2, '0')}`, createdAt: T + Math.floor(i / 3) })));
+      const before = await insertTasks(
+        store.tasks,
+        Array.from({ length: 45 }, (_, i) => newTask({ id: `task_old_${String(i).padStart(2, '0')}`, createdAt: T + Math.floor(i / 3) })),
+      );
       await insertTask(store.tasks, newTask({ id: 'task_theirs', ownerKeyId: 'key_b', createdAt: T + 5 }));
       let n = 0;
       // between pages: newer tasks of the same key, and one at the very time of the position already passed
       const listed = await allPages(store, 'key_a', 7, async () => {
         n++;
-        await insertTasks(store.tasks, [newTask({ id: `task_new_${n}`, createdAt: T + MINUTE + n }), newTask({ id: `task_new_${n}b`, createdAt: T + MINUTE + n })]);
+        await insertTasks(store.tasks, [
+          newTask({ id: `task_new_${n}`, createdAt: T + MINUTE + n }),
+          newTask({ id: `task_new_${n}b`, createdAt: T + MINUTE + n }),
+        ]);
       });
       const old = listed.filter((t) => t.id.startsWith('task_old_'));
       expect(old.map((t) => t.id)).toEqual(before.map((t) => t.id).sort((a, b) => (a < b ? 1 : -1)));

@@ -16,9 +16,25 @@ export function taskRecordsContract(open: OpenStore): void {
       const input = newTask({ ownerKeyId: 'key_a', family: 'clip', form: 'B', model: 'clip_3_1_pro', amount: 20, createdAt: T });
       const t = await insertTask(store.tasks, input);
       expect(t).toMatchObject({
-        id: input.id, ownerKeyId: 'key_a', family: 'clip', form: 'B', model: 'clip_3_1_pro', provider: 'sandbox', amount: 20,
-        createdAt: T, status: 'queued', progress: 0, result: null, error: null, attempts: 0, serverFaults: 0, startedAt: null, finishedAt: null,
-        leaseOwner: null, leaseExpiresAt: null, expiresAt: null,
+        id: input.id,
+        ownerKeyId: 'key_a',
+        family: 'clip',
+        form: 'B',
+        model: 'clip_3_1_pro',
+        provider: 'sandbox',
+        amount: 20,
+        createdAt: T,
+        status: 'queued',
+        progress: 0,
+        result: null,
+        error: null,
+        attempts: 0,
+        serverFaults: 0,
+        startedAt: null,
+        finishedAt: null,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        expiresAt: null,
       });
       expect(t.request).toEqual(input.request);
       expect(t.runAfter).toBeLessThanOrEqual(T); // claimable at once
@@ -27,7 +43,11 @@ export function taskRecordsContract(open: OpenStore): void {
 
     it('keeps the request exactly as given (nested JSON, unicode, null, booleans)', async () => {
       const store = s();
-      const request = { params: { prompt: '狐 in the snow "quoted" \\ back\nslash 😀', seed: -1, tools: [{ a: null, b: [1, 2.5] }], audio: true }, output: { kind: 'video' as const, width: 64, height: 36, durationSec: 2, fps: 24, audio: true }, media: { images: [], videos: [], audios: [] } };
+      const request = {
+        params: { prompt: '狐 in the snow "quoted" \\ back\nslash 😀', seed: -1, tools: [{ a: null, b: [1, 2.5] }], audio: true },
+        output: { kind: 'video' as const, width: 64, height: 36, durationSec: 2, fps: 24, audio: true },
+        media: { images: [], videos: [], audios: [] },
+      };
       const t = await insertTask(store.tasks, newTask({ request }));
       expect((await store.tasks.get(t.id))?.request).toEqual(request);
     });
@@ -100,16 +120,26 @@ export function taskRecordsContract(open: OpenStore): void {
 
     it('never hands one task to two workers', async () => {
       const store = s();
-      const ids = (await insertTasks(store.tasks, Array.from({ length: 5 }, (_, i) => newTask({ createdAt: T + i })))).map((t) => t.id);
+      const ids = (
+        await insertTasks(
+          store.tasks,
+          Array.from({ length: 5 }, (_, i) => newTask({ createdAt: T + i })),
+        )
+      ).map((t) => t.id);
       const claims = [];
       for (let i = 0; i < 8; i++) claims.push(await store.tasks.claimNext(['sandbox'], `w${i}`, T + 10, T + MINUTE));
       expect(claims.slice(0, 5).map((c) => c?.id)).toEqual(ids);
       expect(claims.slice(5)).toEqual([undefined, undefined, undefined]);
     });
 
-    it('claims are fair between keys: a key that joins behind another key\'s backlog is served at the next claim (G85)', async () => {
+    it("claims are fair between keys: a key that joins behind another key's backlog is served at the next claim (G85)", async () => {
       const store = s();
-      const backlog = (await insertTasks(store.tasks, Array.from({ length: 50 }, (_, i) => newTask({ ownerKeyId: 'key_busy', createdAt: T + i })))).map((t) => t.id);
+      const backlog = (
+        await insertTasks(
+          store.tasks,
+          Array.from({ length: 50 }, (_, i) => newTask({ ownerKeyId: 'key_busy', createdAt: T + i })),
+        )
+      ).map((t) => t.id);
       const claim = async () => (await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE))!;
       expect((await claim()).id).toBe(backlog[0]);
       expect((await claim()).id).toBe(backlog[1]);
@@ -117,11 +147,16 @@ export function taskRecordsContract(open: OpenStore): void {
       expect((await claim()).id).toBe(late.id); // the next claim, ahead of the 48 still waiting
       // the backlog then continues in its own order
       const rest: string[] = [];
-      for (let c = await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE); c; c = await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE)) rest.push(c.id);
+      for (
+        let c = await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE);
+        c;
+        c = await store.tasks.claimNext(['sandbox'], 'w', T + 1000, T + MINUTE)
+      )
+        rest.push(c.id);
       expect(rest).toEqual(backlog.slice(2));
     });
 
-    it('keys with backlogs take turns; each key\'s tasks keep their order', async () => {
+    it("keys with backlogs take turns; each key's tasks keep their order", async () => {
       const store = s();
       // submitted one key after the other: first come, first served would run all of a, then b, then c
       const mk = (key: string, n: number, from: number) => Array.from({ length: n }, (_, i) => newTask({ ownerKeyId: key, createdAt: T + from + i }));
@@ -129,7 +164,12 @@ export function taskRecordsContract(open: OpenStore): void {
       const b = (await insertTasks(store.tasks, mk('key_b', 4, 10))).map((t) => t.id);
       const c = (await insertTasks(store.tasks, mk('key_c', 2, 20))).map((t) => t.id);
       const order: string[] = [];
-      for (let x = await store.tasks.claimNext(['sandbox'], 'w', T + 100, T + MINUTE); x; x = await store.tasks.claimNext(['sandbox'], 'w', T + 100, T + MINUTE)) order.push(x.id);
+      for (
+        let x = await store.tasks.claimNext(['sandbox'], 'w', T + 100, T + MINUTE);
+        x;
+        x = await store.tasks.claimNext(['sandbox'], 'w', T + 100, T + MINUTE)
+      )
+        order.push(x.id);
       expect(order).toEqual([a[0], b[0], c[0], a[1], b[1], c[1], a[2], b[2], a[3], b[3]]);
     });
 
@@ -138,7 +178,11 @@ export function taskRecordsContract(open: OpenStore): void {
       const first = await insertTask(store.tasks, newTask({ createdAt: T }));
       await store.tasks.claimNext(['sandbox'], 'w1', T + 10, T + MINUTE);
       const later = await insertTask(store.tasks, newTask({ createdAt: T + 20 }));
-      await store.tasks.updateIf(first.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 30 });
+      await store.tasks.updateIf(
+        first.id,
+        { statusIn: ['processing'], leaseOwner: 'w1' },
+        { status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 30 },
+      );
       expect((await store.tasks.claimNext(['sandbox'], 'w2', T + 40, T + MINUTE))?.id).toBe(first.id);
       expect((await store.tasks.claimNext(['sandbox'], 'w2', T + 40, T + MINUTE))?.id).toBe(later.id);
     });
@@ -183,7 +227,8 @@ export function taskRecordsContract(open: OpenStore): void {
     const s = useStore(open);
     const result: TaskResult = {
       files: [{ name: 'video.1a2b3c4d.mp4', contentType: 'video/mp4', bytes: 12345, width: 1280, height: 720, duration: 8 }],
-      actualDuration: 8, sourceUrls: ['https://upstream.example/v.mp4'],
+      actualDuration: 8,
+      sourceUrls: ['https://upstream.example/v.mp4'],
     };
 
     it('applies the patch only while the status is one of statusIn, and answers the updated task', async () => {
@@ -191,7 +236,11 @@ export function taskRecordsContract(open: OpenStore): void {
       const t = await insertTask(store.tasks, newTask());
       expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'] }, { status: 'cancelled' })).toBeUndefined();
       expect((await store.tasks.get(t.id))?.status).toBe('queued');
-      const cancelled = await store.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T + 1, expiresAt: T + 99, error: null });
+      const cancelled = await store.tasks.updateIf(
+        t.id,
+        { statusIn: ['queued', 'processing'] },
+        { status: 'cancelled', finishedAt: T + 1, expiresAt: T + 99, error: null },
+      );
       expect(cancelled).toMatchObject({ id: t.id, status: 'cancelled', finishedAt: T + 1, expiresAt: T + 99, error: null });
       expect(await store.tasks.get(t.id)).toEqual(cancelled);
       expect(await store.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled' })).toBeUndefined();
@@ -202,7 +251,16 @@ export function taskRecordsContract(open: OpenStore): void {
       const store = s();
       const t = await insertTask(store.tasks, newTask());
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
-      const done = { status: 'completed', progress: 100, result, error: null, finishedAt: T + 5, leaseOwner: null, leaseExpiresAt: null, expiresAt: T + 100 } as const;
+      const done = {
+        status: 'completed',
+        progress: 100,
+        result,
+        error: null,
+        finishedAt: T + 5,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        expiresAt: T + 100,
+      } as const;
       expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w2' }, done)).toBeUndefined();
       expect(await store.tasks.get(t.id)).toMatchObject({ status: 'processing', leaseOwner: 'w1', result: null });
       const completed = await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, done);
@@ -219,8 +277,13 @@ export function taskRecordsContract(open: OpenStore): void {
       const recover = { status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 100 } as const;
       expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1', leaseExpiredBefore: T + 100 }, recover)).toBeUndefined();
       expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w2', leaseExpiredBefore: T + 101 }, recover)).toBeUndefined();
-      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1', leaseExpiredBefore: T + 101 }, recover))
-        .toMatchObject({ status: 'queued', leaseOwner: null, leaseExpiresAt: null, runAfter: T + 100, attempts: 1 });
+      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1', leaseExpiredBefore: T + 101 }, recover)).toMatchObject({
+        status: 'queued',
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        runAfter: T + 100,
+        attempts: 1,
+      });
     });
 
     it('with unleased and upstreamId: only while no worker holds it and its generation at the upstream is that one', async () => {
@@ -232,7 +295,11 @@ export function taskRecordsContract(open: OpenStore): void {
       // leased (a start or a check in progress), and no generation yet
       expect(await store.tasks.updateIf(t.id, guard, soon)).toBeUndefined();
       const upstream = { generation: 0, provider: 'sandbox', ref: { id: 'pred_1', data: { kind: 'image' } }, startedAt: T, checkFailures: 0 };
-      await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { upstream, leaseOwner: null, leaseExpiresAt: null, runAfter: T + 3_600_000 });
+      await store.tasks.updateIf(
+        t.id,
+        { statusIn: ['processing'], leaseOwner: 'w1' },
+        { upstream, leaseOwner: null, leaseExpiresAt: null, runAfter: T + 3_600_000 },
+      );
       expect(await store.tasks.updateIf(t.id, { ...guard, upstreamId: 'pred_other' }, soon)).toBeUndefined();
       expect(await store.tasks.updateIf(t.id, guard, soon)).toMatchObject({ status: 'processing', runAfter: T + 1, leaseOwner: null, upstream });
       // claimed for that check: leased again
@@ -245,8 +312,13 @@ export function taskRecordsContract(open: OpenStore): void {
       const store = s();
       const t = await insertTask(store.tasks, newTask());
       await store.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
-      expect(await store.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { status: 'queued', leaseOwner: null, leaseExpiresAt: null, attempts: 0, runAfter: T }))
-        .toMatchObject({ status: 'queued', attempts: 0 });
+      expect(
+        await store.tasks.updateIf(
+          t.id,
+          { statusIn: ['processing'], leaseOwner: 'w1' },
+          { status: 'queued', leaseOwner: null, leaseExpiresAt: null, attempts: 0, runAfter: T },
+        ),
+      ).toMatchObject({ status: 'queued', attempts: 0 });
       expect(await store.tasks.claimNext(['sandbox'], 'w2', T + 1, T + MINUTE)).toMatchObject({ id: t.id, attempts: 1 });
     });
   });

@@ -13,8 +13,10 @@ import { insertTask } from '../helpers/task-rows.js';
 const URL_A = 'https://hooks.example.com/a';
 
 async function key(store: Store, id = 'key_a'): Promise<void> {
-  await store.keys.insert({ id, name: id, accountId: `acct_${id}`, prefix: 'mg_xxxxx', createdAt: T, revokedAt: null, hash: `hash-${id}` },
-    { id: `acct_${id}`, name: id, createdAt: T, startingMicro: 0 });
+  await store.keys.insert(
+    { id, name: id, accountId: `acct_${id}`, prefix: 'mg_xxxxx', createdAt: T, revokedAt: null, hash: `hash-${id}` },
+    { id: `acct_${id}`, name: id, createdAt: T, startingMicro: 0 },
+  );
 }
 
 async function started(store: Store, over: Partial<NewTask> = { callbackUrl: URL_A }): Promise<TaskRecord> {
@@ -89,7 +91,10 @@ export function webhooksContract(open: OpenStore): void {
       }
       const now = Date.now() + 1000;
       const claims = await Promise.all([1, 2, 3].map((w) => store.webhooks.claimDue(`w${w}`, now, now + MINUTE, 4)));
-      const ids = claims.flat().map((d) => d.taskId).sort();
+      const ids = claims
+        .flat()
+        .map((d) => d.taskId)
+        .sort();
       expect(ids).toEqual(tasks.map((t) => t.id).sort()); // every one once, none twice
       expect(await store.webhooks.claimDue('w4', now, now + MINUTE, 10)).toEqual([]); // leased
       const [first] = claims.find((c) => c.length > 0)!;
@@ -146,7 +151,7 @@ export function webhooksContract(open: OpenStore): void {
       await key(store);
       expect(await store.webhooks.secrets('key_nope', 'whsec_x')).toBeUndefined();
       expect(await store.webhooks.secrets('key_a', 'whsec_one')).toEqual({ current: 'whsec_one', previous: null, rotatedAt: null });
-      expect((await store.webhooks.secrets("key_a", "whsec_other"))?.current).toBe('whsec_one');
+      expect((await store.webhooks.secrets('key_a', 'whsec_other'))?.current).toBe('whsec_one');
       expect(await store.webhooks.rotateSecret('key_a', 'whsec_two', T)).toEqual({ current: 'whsec_two', previous: 'whsec_one', rotatedAt: T });
       expect(await store.webhooks.secrets('key_a', 'whsec_other')).toEqual({ current: 'whsec_two', previous: 'whsec_one', rotatedAt: T });
       expect(await store.webhooks.rotateSecret('key_nope', 'whsec_x', T)).toBeUndefined();
@@ -164,5 +169,3 @@ export function webhooksContract(open: OpenStore): void {
     });
   });
 }
-
-

@@ -13,9 +13,15 @@ export function workerStoreContract(open: OpenStore): void {
       await workers.beat({ id: 'h:3:c', role: 'all' }, T - 60_000, T - 86_400_000);
       expect(await workers.liveByRole(T - 15_000)).toEqual([{ role: 'worker', count: 2 }]);
       await workers.beat({ id: 'h:3:c', role: 'all' }, T + 1000, T - 86_400_000);
-      expect(await workers.liveByRole(T - 15_000)).toEqual([{ role: 'all', count: 1 }, { role: 'worker', count: 2 }]);
+      expect(await workers.liveByRole(T - 15_000)).toEqual([
+        { role: 'all', count: 1 },
+        { role: 'worker', count: 2 },
+      ]);
       await workers.leave('h:1:a');
-      expect(await workers.liveByRole(T - 15_000)).toEqual([{ role: 'all', count: 1 }, { role: 'worker', count: 1 }]);
+      expect(await workers.liveByRole(T - 15_000)).toEqual([
+        { role: 'all', count: 1 },
+        { role: 'worker', count: 1 },
+      ]);
     });
 
     it('a beat forgets the rows of workers not seen since `forgetBefore`, never its own', async () => {

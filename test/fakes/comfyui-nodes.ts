@@ -8,7 +8,21 @@
  * `node_errors: {id: {errors, dependent_outputs, class_type}}`; none valid -> 400
  * `prompt_outputs_failed_validation`, some valid -> queued with the others' node_errors. Test-only.
  */
-export type InputType = 'INT' | 'FLOAT' | 'STRING' | 'BOOLEAN' | 'MODEL' | 'CLIP' | 'VAE' | 'CONDITIONING' | 'LATENT' | 'IMAGE' | 'VIDEO' | 'MASK' | 'AUDIO' | readonly string[];
+export type InputType =
+  | 'INT'
+  | 'FLOAT'
+  | 'STRING'
+  | 'BOOLEAN'
+  | 'MODEL'
+  | 'CLIP'
+  | 'VAE'
+  | 'CONDITIONING'
+  | 'LATENT'
+  | 'IMAGE'
+  | 'VIDEO'
+  | 'MASK'
+  | 'AUDIO'
+  | readonly string[];
 
 export interface InputSpec {
   type: InputType;
@@ -48,9 +62,34 @@ const float = (min: number, max: number): InputSpec => ({ type: 'FLOAT', min, ma
 export function nodeDefs(installed: Installed, inputExists: (name: string) => boolean): Record<string, NodeDef> {
   return {
     CheckpointLoaderSimple: { required: { ckpt_name: { type: installed.checkpoints } }, returns: ['MODEL', 'CLIP', 'VAE'] },
-    UNETLoader: { required: { unet_name: { type: installed.diffusionModels }, weight_dtype: { type: ['default', 'fp8_e4m3fn', 'fp8_e4m3fn_fast', 'fp8_e5m2'] } }, returns: ['MODEL'] },
+    UNETLoader: {
+      required: { unet_name: { type: installed.diffusionModels }, weight_dtype: { type: ['default', 'fp8_e4m3fn', 'fp8_e4m3fn_fast', 'fp8_e5m2'] } },
+      returns: ['MODEL'],
+    },
     CLIPLoader: {
-      required: { clip_name: { type: installed.textEncoders }, type: { type: ['stable_diffusion', 'stable_cascade', 'sd3', 'stable_audio', 'mochi', 'ltxv', 'pixart', 'cosmos', 'lumina2', 'wan', 'hidream', 'chroma', 'ace', 'omnigen2', 'qwen_image', 'hunyuan_image'] } },
+      required: {
+        clip_name: { type: installed.textEncoders },
+        type: {
+          type: [
+            'stable_diffusion',
+            'stable_cascade',
+            'sd3',
+            'stable_audio',
+            'mochi',
+            'ltxv',
+            'pixart',
+            'cosmos',
+            'lumina2',
+            'wan',
+            'hidream',
+            'chroma',
+            'ace',
+            'omnigen2',
+            'qwen_image',
+            'hunyuan_image',
+          ],
+        },
+      },
       optional: { device: { type: ['default', 'cpu'] } },
       returns: ['CLIP'],
     },
@@ -59,15 +98,28 @@ export function nodeDefs(installed: Installed, inputExists: (name: string) => bo
     CLIPTextEncode: { required: { text: { type: 'STRING' }, clip: { type: 'CLIP' } }, returns: ['CONDITIONING'] },
     EmptyLatentImage: { required: { width: int(16, MAX_RESOLUTION), height: int(16, MAX_RESOLUTION), batch_size: int(1, 4096) }, returns: ['LATENT'] },
     Wan22ImageToVideoLatent: {
-      required: { vae: { type: 'VAE' }, width: int(32, MAX_RESOLUTION), height: int(32, MAX_RESOLUTION), length: int(1, MAX_RESOLUTION), batch_size: int(1, 4096) },
+      required: {
+        vae: { type: 'VAE' },
+        width: int(32, MAX_RESOLUTION),
+        height: int(32, MAX_RESOLUTION),
+        length: int(1, MAX_RESOLUTION),
+        batch_size: int(1, 4096),
+      },
       optional: { start_image: { type: 'IMAGE' } },
       returns: ['LATENT'],
     },
     KSampler: {
       required: {
-        model: { type: 'MODEL' }, seed: int(0, 2 ** 64 - 1) /* 0xffffffffffffffff, as a double */, steps: int(1, 10000), cfg: float(0, 100),
-        sampler_name: { type: SAMPLERS }, scheduler: { type: SCHEDULERS },
-        positive: { type: 'CONDITIONING' }, negative: { type: 'CONDITIONING' }, latent_image: { type: 'LATENT' }, denoise: float(0, 1),
+        model: { type: 'MODEL' },
+        seed: int(0, 2 ** 64 - 1) /* 0xffffffffffffffff, as a double */,
+        steps: int(1, 10000),
+        cfg: float(0, 100),
+        sampler_name: { type: SAMPLERS },
+        scheduler: { type: SCHEDULERS },
+        positive: { type: 'CONDITIONING' },
+        negative: { type: 'CONDITIONING' },
+        latent_image: { type: 'LATENT' },
+        denoise: float(0, 1),
       },
       returns: ['LATENT'],
     },
@@ -80,7 +132,11 @@ export function nodeDefs(installed: Installed, inputExists: (name: string) => bo
     SaveImage: { required: { images: { type: 'IMAGE' }, filename_prefix: { type: 'STRING' } }, returns: [], output: true },
     PreviewImage: { required: { images: { type: 'IMAGE' } }, returns: [], output: true },
     CreateVideo: { required: { images: { type: 'IMAGE' }, fps: float(1, 120) }, optional: { audio: { type: 'AUDIO' } }, returns: ['VIDEO'] },
-    SaveVideo: { required: { video: { type: 'VIDEO' }, filename_prefix: { type: 'STRING' }, format: { type: ['auto', 'mp4'] }, codec: { type: ['auto', 'h264'] } }, returns: [], output: true },
+    SaveVideo: {
+      required: { video: { type: 'VIDEO' }, filename_prefix: { type: 'STRING' }, format: { type: ['auto', 'mp4'] }, codec: { type: ['auto', 'h264'] } },
+      returns: [],
+      output: true,
+    },
   };
 }
 
@@ -111,7 +167,12 @@ function validateInputs(prompt: Prompt, id: string, defs: Record<string, NodeDef
       const returns = linked ? defs[String(linked.class_type)]?.returns : undefined;
       const received = returns?.[val[1]];
       if (typeof spec.type === 'string' && received !== spec.type) {
-        errors.push({ type: 'return_type_mismatch', message: 'Return type mismatch between linked nodes', details: `${name}, received_type(${received}) mismatch input_type(${spec.type})`, extra_info: { input_name: name, received_type: received, linked_node: val } });
+        errors.push({
+          type: 'return_type_mismatch',
+          message: 'Return type mismatch between linked nodes',
+          details: `${name}, received_type(${received}) mismatch input_type(${spec.type})`,
+          extra_info: { input_name: name, received_type: received, linked_node: val },
+        });
         continue;
       }
       if (!validateInputs(prompt, val[0], defs, validated).ok) ok = false;
@@ -121,27 +182,49 @@ function validateInputs(prompt: Prompt, id: string, defs: Record<string, NodeDef
     if (spec.type === 'INT' || spec.type === 'FLOAT') {
       const n = typeof val === 'boolean' ? Number.NaN : Number(val);
       if (val === null || val === '' || !Number.isFinite(n) || (spec.type === 'INT' && typeof val === 'string' && !/^-?\d+$/.test(val.trim()))) {
-        errors.push({ type: 'invalid_input_type', message: `Failed to convert an input value to a ${spec.type} value`, details: `${name}, ${String(val)}, invalid literal`, extra_info: { input_name: name, received_value: val } });
+        errors.push({
+          type: 'invalid_input_type',
+          message: `Failed to convert an input value to a ${spec.type} value`,
+          details: `${name}, ${String(val)}, invalid literal`,
+          extra_info: { input_name: name, received_value: val },
+        });
         continue;
       }
       v = spec.type === 'INT' ? Math.trunc(n) : n;
       if (spec.min !== undefined && (v as number) < spec.min) {
-        errors.push({ type: 'value_smaller_than_min', message: `Value ${String(v)} smaller than min of ${spec.min}`, details: name, extra_info: { input_name: name, received_value: v } });
+        errors.push({
+          type: 'value_smaller_than_min',
+          message: `Value ${String(v)} smaller than min of ${spec.min}`,
+          details: name,
+          extra_info: { input_name: name, received_value: v },
+        });
         continue;
       }
       if (spec.max !== undefined && (v as number) > spec.max) {
-        errors.push({ type: 'value_bigger_than_max', message: `Value ${String(v)} bigger than max of ${spec.max}`, details: name, extra_info: { input_name: name, received_value: v } });
+        errors.push({
+          type: 'value_bigger_than_max',
+          message: `Value ${String(v)} bigger than max of ${spec.max}`,
+          details: name,
+          extra_info: { input_name: name, received_value: v },
+        });
         continue;
       }
     }
     if (Array.isArray(spec.type) && !selfChecked.includes(name) && !spec.type.includes(String(v))) {
       const list = spec.type.length > 20 ? `(list of length ${spec.type.length})` : `[${spec.type.map((s) => `'${s}'`).join(', ')}]`;
-      errors.push({ type: 'value_not_in_list', message: 'Value not in list', details: `${name}: '${String(v)}' not in ${list}`, extra_info: { input_name: name, received_value: v } });
+      errors.push({
+        type: 'value_not_in_list',
+        message: 'Value not in list',
+        details: `${name}: '${String(v)}' not in ${list}`,
+        extra_info: { input_name: name, received_value: v },
+      });
     }
   }
   if (def.validate && errors.length === 0) {
     const r = def.validate.check(inputs);
-    if (r !== true) for (const x of def.validate.inputs) errors.push({ type: 'custom_validation_failed', message: 'Custom validation failed for node', details: `${x} - ${r}`, extra_info: { input_name: x } });
+    if (r !== true)
+      for (const x of def.validate.inputs)
+        errors.push({ type: 'custom_validation_failed', message: 'Custom validation failed for node', details: `${x} - ${r}`, extra_info: { input_name: x } });
   }
   const result = { ok: ok && errors.length === 0, errors };
   validated.set(id, result);
@@ -155,21 +238,44 @@ export type Validation =
 /** execution.validate_prompt. */
 export function validatePrompt(prompt: unknown, defs: Record<string, NodeDef>): Validation {
   if (!prompt || typeof prompt !== 'object' || Array.isArray(prompt)) {
-    return { ok: false, error: { type: 'invalid_prompt', message: 'Cannot execute because the prompt is not an object.', details: '', extra_info: {} }, nodeErrors: {} };
+    return {
+      ok: false,
+      error: { type: 'invalid_prompt', message: 'Cannot execute because the prompt is not an object.', details: '', extra_info: {} },
+      nodeErrors: {},
+    };
   }
   const p = prompt as Prompt;
   const outputs: string[] = [];
   for (const [id, node] of Object.entries(p)) {
     if (!node || typeof node.class_type !== 'string') {
-      return { ok: false, error: { type: 'invalid_prompt', message: 'Cannot execute because a node is missing the class_type property.', details: `Node ID '#${id}'`, extra_info: {} }, nodeErrors: {} };
+      return {
+        ok: false,
+        error: {
+          type: 'invalid_prompt',
+          message: 'Cannot execute because a node is missing the class_type property.',
+          details: `Node ID '#${id}'`,
+          extra_info: {},
+        },
+        nodeErrors: {},
+      };
     }
     const def = defs[node.class_type];
     if (!def) {
-      return { ok: false, error: { type: 'missing_node_type', message: `Node '${node.class_type}' not found. The custom node may not be installed.`, details: `Node ID '#${id}'`, extra_info: { node_id: id, class_type: node.class_type } }, nodeErrors: {} };
+      return {
+        ok: false,
+        error: {
+          type: 'missing_node_type',
+          message: `Node '${node.class_type}' not found. The custom node may not be installed.`,
+          details: `Node ID '#${id}'`,
+          extra_info: { node_id: id, class_type: node.class_type },
+        },
+        nodeErrors: {},
+      };
     }
     if (def.output) outputs.push(id);
   }
-  if (outputs.length === 0) return { ok: false, error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs', details: '', extra_info: {} }, nodeErrors: {} };
+  if (outputs.length === 0)
+    return { ok: false, error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs', details: '', extra_info: {} }, nodeErrors: {} };
   const validated: Validated = new Map();
   const good: string[] = [];
   const nodeErrors: Record<string, { errors: NodeError[]; dependent_outputs: string[]; class_type: string }> = {};
@@ -188,7 +294,11 @@ export function validatePrompt(prompt: unknown, defs: Record<string, NodeDef>): 
     }
   }
   if (good.length === 0) {
-    return { ok: false, error: { type: 'prompt_outputs_failed_validation', message: 'Prompt outputs failed validation', details: lines.join('\n'), extra_info: {} }, nodeErrors };
+    return {
+      ok: false,
+      error: { type: 'prompt_outputs_failed_validation', message: 'Prompt outputs failed validation', details: lines.join('\n'), extra_info: {} },
+      nodeErrors,
+    };
   }
   return { ok: true, outputs: good, nodeErrors };
 }

@@ -21,15 +21,24 @@ export const fileKey = (type: string, subfolder: string, name: string): string =
 
 /** An exception a node raised while the prompt ran. */
 export class NodeException extends Error {
-  constructor(readonly exceptionType: string, message: string, readonly node: string) {
+  constructor(
+    readonly exceptionType: string,
+    message: string,
+    readonly node: string,
+  ) {
     super(message);
   }
 }
 
-const textOf = (p: Prompt, link: unknown): string => (Array.isArray(link) && p[String(link[0])]?.class_type === 'CLIPTextEncode' ? String(p[String(link[0])]!.inputs.text ?? '') : '');
+const textOf = (p: Prompt, link: unknown): string =>
+  Array.isArray(link) && p[String(link[0])]?.class_type === 'CLIPTextEncode' ? String(p[String(link[0])]!.inputs.text ?? '') : '';
 
 /** The positive prompt text of the prompt's samplers (where the fake reads its markers). */
-export const samplerText = (p: Prompt): string => Object.values(p).filter((n) => n.class_type === 'KSampler').map((n) => textOf(p, n.inputs.positive)).join(' ');
+export const samplerText = (p: Prompt): string =>
+  Object.values(p)
+    .filter((n) => n.class_type === 'KSampler')
+    .map((n) => textOf(p, n.inputs.positive))
+    .join(' ');
 
 export function createExecutor(files: FakeFiles): { execute(item: QueueItem): Promise<Record<string, unknown>> } {
   const counters = new Map<string, number>();
@@ -40,7 +49,8 @@ export function createExecutor(files: FakeFiles): { execute(item: QueueItem): Pr
     const node = p[String(link[0])]!;
     const i = node.inputs;
     switch (node.class_type) {
-      case 'EmptyLatentImage': return { width: Math.floor(Number(i.width) / 8) * 8, height: Math.floor(Number(i.height) / 8) * 8, frames: 1, fps: 1 };
+      case 'EmptyLatentImage':
+        return { width: Math.floor(Number(i.width) / 8) * 8, height: Math.floor(Number(i.height) / 8) * 8, frames: 1, fps: 1 };
       case 'Wan22ImageToVideoLatent': {
         if (i.start_image !== undefined) await shapeOf(p, i.start_image);
         return { width: Math.floor(Number(i.width) / 16) * 16, height: Math.floor(Number(i.height) / 16) * 16, frames: Number(i.length), fps: 24 };
@@ -50,10 +60,14 @@ export function createExecutor(files: FakeFiles): { execute(item: QueueItem): Pr
         const meta = await sharp(f!.bytes).metadata();
         return { width: meta.width ?? 1, height: meta.height ?? 1, frames: 1, fps: 1 };
       }
-      case 'KSampler': return shapeOf(p, i.latent_image);
-      case 'VAEDecode': return shapeOf(p, i.samples);
-      case 'CreateVideo': return { ...(await shapeOf(p, i.images)), fps: Number(i.fps) };
-      default: throw new Error(`the fake does not run ${node.class_type}`);
+      case 'KSampler':
+        return shapeOf(p, i.latent_image);
+      case 'VAEDecode':
+        return shapeOf(p, i.samples);
+      case 'CreateVideo':
+        return { ...(await shapeOf(p, i.images)), fps: Number(i.fps) };
+      default:
+        throw new Error(`the fake does not run ${node.class_type}`);
     }
   }
 
@@ -70,7 +84,12 @@ export function createExecutor(files: FakeFiles): { execute(item: QueueItem): Pr
     const [, , p, , outputsToExecute] = item;
     const text = samplerText(p);
     const sampler = Object.entries(p).find(([, n]) => n.class_type === 'KSampler')?.[0] ?? '?';
-    if (text.includes('[oom]')) throw new NodeException('torch.OutOfMemoryError', 'Allocation on device \nThis error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.', sampler);
+    if (text.includes('[oom]'))
+      throw new NodeException(
+        'torch.OutOfMemoryError',
+        'Allocation on device \nThis error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.',
+        sampler,
+      );
     if (text.includes('[crash]')) throw new NodeException('RuntimeError', 'mat1 and mat2 shapes cannot be multiplied (154x2048 and 768x320)', sampler);
     const outputs: Record<string, unknown> = {};
     for (const id of outputsToExecute) {
@@ -78,14 +97,22 @@ export function createExecutor(files: FakeFiles): { execute(item: QueueItem): Pr
       if (node.class_type === 'SaveVideo') {
         const s = await shapeOf(p, node.inputs.video);
         const f = saved(String(node.inputs.filename_prefix), 'mp4');
-        files.set(fileKey('output', f.subfolder, f.filename), { bytes: await video(s.width, s.height, s.frames / s.fps, Math.round(s.fps)), contentType: 'video/mp4' });
+        files.set(fileKey('output', f.subfolder, f.filename), {
+          bytes: await video(s.width, s.height, s.frames / s.fps, Math.round(s.fps)),
+          contentType: 'video/mp4',
+        });
         outputs[id] = { images: [{ ...f, type: 'output' }], animated: [true] };
         continue;
       }
       const s = await shapeOf(p, node.inputs.images);
-      const png = await sharp({ create: { width: s.width, height: s.height, channels: 3, background: { r: 30, g: 120, b: 90 } } }).png().toBuffer();
+      const png = await sharp({ create: { width: s.width, height: s.height, channels: 3, background: { r: 30, g: 120, b: 90 } } })
+        .png()
+        .toBuffer();
       const type = node.class_type === 'PreviewImage' ? 'temp' : 'output';
-      const f = type === 'temp' ? { filename: `ComfyUI_temp_${randomUUID().slice(0, 5)}_00001_.png`, subfolder: '' } : saved(String(node.inputs.filename_prefix), 'png');
+      const f =
+        type === 'temp'
+          ? { filename: `ComfyUI_temp_${randomUUID().slice(0, 5)}_00001_.png`, subfolder: '' }
+          : saved(String(node.inputs.filename_prefix), 'png');
       files.set(fileKey(type, f.subfolder, f.filename), { bytes: png, contentType: 'image/png' });
       outputs[id] = { images: [{ ...f, type }] };
     }

@@ -88,7 +88,10 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
   let steps: Promise<void> = Promise.resolve();
   const scripted: Record<CallKind, Scripted[]> = { prompt: [], queue: [], history: [], upload: [], view: [], interrupt: [], delete: [] };
   const fake = {
-    prompts: [] as FakeComfyUi['prompts'], calls: [] as string[], uploads: [] as FakeComfyUi['uploads'], interrupts: [] as FakeComfyUi['interrupts'],
+    prompts: [] as FakeComfyUi['prompts'],
+    calls: [] as string[],
+    uploads: [] as FakeComfyUi['uploads'],
+    interrupts: [] as FakeComfyUi['interrupts'],
   };
 
   const now = (): number => Date.now();
@@ -97,8 +100,17 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
   function finish(item: QueueItem, outputs: Record<string, unknown>, status: 'success' | 'error', messages: unknown[]): void {
     const [, promptId] = item;
     history.set(promptId, {
-      prompt: item, outputs,
-      status: { status_str: status, completed: status === 'success', messages: [['execution_start', { prompt_id: promptId, timestamp: now() }], ['execution_cached', { nodes: [], prompt_id: promptId, timestamp: now() }], ...messages] },
+      prompt: item,
+      outputs,
+      status: {
+        status_str: status,
+        completed: status === 'success',
+        messages: [
+          ['execution_start', { prompt_id: promptId, timestamp: now() }],
+          ['execution_cached', { nodes: [], prompt_id: promptId, timestamp: now() }],
+          ...messages,
+        ],
+      },
       meta: Object.fromEntries(Object.keys(outputs).map((id) => [id, { node_id: id, display_node: id, parent_node: null, real_node_id: id }])),
     });
   }
@@ -118,10 +130,23 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
         finish(r.item, await executor.execute(r.item), 'success', [['execution_success', { prompt_id: promptId, timestamp: now() }]]);
       } catch (err) {
         const e = err instanceof NodeException ? err : new NodeException('Exception', (err as Error).message, '?');
-        finish(r.item, {}, 'error', [['execution_error', {
-          prompt_id: promptId, node_id: e.node, node_type: 'KSampler', executed: [], exception_message: e.message,
-          exception_type: e.exceptionType, traceback: ['  File "execution.py", line 1, in execute\n'], current_inputs: {}, current_outputs: {}, timestamp: now(),
-        }]]);
+        finish(r.item, {}, 'error', [
+          [
+            'execution_error',
+            {
+              prompt_id: promptId,
+              node_id: e.node,
+              node_type: 'KSampler',
+              executed: [],
+              exception_message: e.message,
+              exception_type: e.exceptionType,
+              traceback: ['  File "execution.py", line 1, in execute\n'],
+              current_inputs: {},
+              current_outputs: {},
+              timestamp: now(),
+            },
+          ],
+        ]);
       }
       return;
     }
@@ -132,13 +157,21 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
   }
 
   function queuePrompt(body: Record<string, unknown>): { status: number; json: unknown } {
-    const n = typeof body.number === 'number' ? body.number : (body.front ? -number : number);
+    const n = typeof body.number === 'number' ? body.number : body.front ? -number : number;
     if (typeof body.number !== 'number') number++;
-    if (!('prompt' in body)) return { status: 400, json: { error: { type: 'no_prompt', message: 'No prompt provided', details: 'No prompt provided', extra_info: {} }, node_errors: {} } };
+    if (!('prompt' in body))
+      return {
+        status: 400,
+        json: { error: { type: 'no_prompt', message: 'No prompt provided', details: 'No prompt provided', extra_info: {} }, node_errors: {} },
+      };
     const promptId = options.clientPromptIds !== false && body.prompt_id !== undefined ? String(body.prompt_id) : randomUUID();
     const v = validatePrompt(body.prompt, defs);
     if (!v.ok) return { status: 400, json: { error: v.error, node_errors: v.nodeErrors } };
-    const extra = { ...(body.extra_data as Record<string, unknown> | undefined), ...(body.client_id !== undefined && { client_id: body.client_id }), create_time: now() };
+    const extra = {
+      ...(body.extra_data as Record<string, unknown> | undefined),
+      ...(body.client_id !== undefined && { client_id: body.client_id }),
+      create_time: now(),
+    };
     pending.push([n, promptId, structuredClone(body.prompt as Prompt), extra, v.outputs]);
     fake.prompts.push({ body, promptId });
     return { status: 200, json: { prompt_id: promptId, number: n, node_errors: v.nodeErrors } };
@@ -177,18 +210,44 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
     const raw = await readBody(req);
     const route = `${req.method} ${path}`;
     fake.calls.push(req.method === 'POST' && path !== '/upload/image' ? `${route} ${raw.toString('utf8').slice(0, 200)}` : route);
-    if (options.token && req.headers.authorization !== `Bearer ${options.token}`) { send(401, { error: 'unauthorized' }); return; }
-    const kind: CallKind | undefined = route === 'POST /prompt' ? 'prompt' : route === 'GET /queue' ? 'queue' : route.startsWith('GET /history') ? 'history'
-      : route === 'POST /upload/image' ? 'upload' : route === 'GET /view' ? 'view' : route === 'POST /interrupt' ? 'interrupt' : route === 'POST /queue' ? 'delete' : undefined;
-    if (!kind) { send(404); return; }
+    if (options.token && req.headers.authorization !== `Bearer ${options.token}`) {
+      send(401, { error: 'unauthorized' });
+      return;
+    }
+    const kind: CallKind | undefined =
+      route === 'POST /prompt'
+        ? 'prompt'
+        : route === 'GET /queue'
+          ? 'queue'
+          : route.startsWith('GET /history')
+            ? 'history'
+            : route === 'POST /upload/image'
+              ? 'upload'
+              : route === 'GET /view'
+                ? 'view'
+                : route === 'POST /interrupt'
+                  ? 'interrupt'
+                  : route === 'POST /queue'
+                    ? 'delete'
+                    : undefined;
+    if (!kind) {
+      send(404);
+      return;
+    }
     const next = scripted[kind].shift();
-    if (next === 'reset') { req.socket.destroy(); return; }
-    if (next) { send(next.status, next.body); return; }
+    if (next === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (next) {
+      send(next.status, next.body);
+      return;
+    }
 
     let body: Record<string, unknown> = {};
     if (req.method === 'POST' && kind !== 'upload') {
       try {
-        body = raw.length > 0 ? JSON.parse(raw.toString('utf8')) as Record<string, unknown> : {};
+        body = raw.length > 0 ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : {};
       } catch {
         // aiohttp: request.json() raising is an unhandled error
         res.writeHead(500, { 'content-type': 'text/plain' });
@@ -243,12 +302,24 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
       }
       case 'view': {
         const filename = url.searchParams.get('filename');
-        if (!filename) { send(404); return; }
-        if (filename.startsWith('/') || filename.includes('..')) { send(400); return; }
+        if (!filename) {
+          send(404);
+          return;
+        }
+        if (filename.startsWith('/') || filename.includes('..')) {
+          send(400);
+          return;
+        }
         const subfolder = url.searchParams.get('subfolder') ?? '';
-        if (subfolder.split('/').includes('..')) { send(403); return; }
+        if (subfolder.split('/').includes('..')) {
+          send(403);
+          return;
+        }
         const f = files.get(key(url.searchParams.get('type') ?? 'output', subfolder, filename));
-        if (!f) { send(404); return; }
+        if (!f) {
+          send(404);
+          return;
+        }
         res.writeHead(200, { 'content-type': f.contentType, 'content-length': String(f.bytes.length), 'content-disposition': `filename="${filename}"` });
         res.end(f.bytes);
       }
@@ -259,7 +330,8 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
-    baseUrl, ...fake,
+    baseUrl,
+    ...fake,
     running: () => running?.item[1],
     pending: () => pending.map((p) => p[1]),
     history: (id) => history.get(id),
@@ -271,20 +343,38 @@ export async function startFakeComfyUi(options: FakeComfyOptions = {}): Promise<
           5: { class_type: 'EmptyLatentImage', inputs: { width: 512, height: 512, batch_size: 1 } },
           6: { class_type: 'CLIPTextEncode', inputs: { text, clip: ['4', 1] } },
           7: { class_type: 'CLIPTextEncode', inputs: { text: '', clip: ['4', 1] } },
-          3: { class_type: 'KSampler', inputs: { seed: 1, steps: 20, cfg: 7, sampler_name: 'euler', scheduler: 'normal', denoise: 1, model: ['4', 0], positive: ['6', 0], negative: ['7', 0], latent_image: ['5', 0] } },
+          3: {
+            class_type: 'KSampler',
+            inputs: {
+              seed: 1,
+              steps: 20,
+              cfg: 7,
+              sampler_name: 'euler',
+              scheduler: 'normal',
+              denoise: 1,
+              model: ['4', 0],
+              positive: ['6', 0],
+              negative: ['7', 0],
+              latent_image: ['5', 0],
+            },
+          },
           8: { class_type: 'VAEDecode', inputs: { samples: ['3', 0], vae: ['4', 2] } },
           9: { class_type: 'SaveImage', inputs: { images: ['8', 0], filename_prefix: 'someone/else' } },
         },
       });
       return (r.json as { prompt_id: string }).prompt_id;
     },
-    release: (id) => { released.add(id); },
+    release: (id) => {
+      released.add(id);
+    },
     restart: () => {
       pending = [];
       running = undefined;
       history = new Map();
     },
-    script: (kind, ...answers) => { scripted[kind].push(...answers); },
+    script: (kind, ...answers) => {
+      scripted[kind].push(...answers);
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

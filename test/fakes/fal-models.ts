@@ -17,16 +17,23 @@ export interface FakeFalModel {
 }
 
 const IMAGE_SIZES: Record<string, [number, number]> = {
-  square_hd: [1024, 1024], square: [512, 512], portrait_4_3: [768, 1024], portrait_16_9: [576, 1024], landscape_4_3: [1024, 768], landscape_16_9: [1024, 576],
+  square_hd: [1024, 1024],
+  square: [512, 512],
+  portrait_4_3: [768, 1024],
+  portrait_16_9: [576, 1024],
+  landscape_4_3: [1024, 768],
+  landscape_16_9: [1024, 576],
 };
 
 const missing = (input: Record<string, unknown>, name: string): FalValidationError[] =>
-  (typeof input[name] === 'string' && input[name] !== '' ? [] : [{ loc: ['body', name], msg: 'field required', type: 'value_error.missing' }]);
+  typeof input[name] === 'string' && input[name] !== '' ? [] : [{ loc: ['body', name], msg: 'field required', type: 'value_error.missing' }];
 
 const oneOf = (input: Record<string, unknown>, name: string, allowed: readonly string[]): FalValidationError[] => {
   const v = input[name];
   if (v === undefined || (typeof v === 'string' && allowed.includes(v))) return [];
-  return [{ loc: ['body', name], msg: `value is not a valid enumeration member; permitted: ${allowed.map((a) => `'${a}'`).join(', ')}`, type: 'type_error.enum' }];
+  return [
+    { loc: ['body', name], msg: `value is not a valid enumeration member; permitted: ${allowed.map((a) => `'${a}'`).join(', ')}`, type: 'type_error.enum' },
+  ];
 };
 
 const intIn = (input: Record<string, unknown>, name: string, min: number, max: number): FalValidationError[] => {
@@ -40,13 +47,15 @@ const intIn = (input: Record<string, unknown>, name: string, min: number, max: n
 
 const VIDEO_RATIOS = ['16:9', '9:16', '1:1'] as const;
 const videoSize = (ratio: unknown): { width: number; height: number } =>
-  (ratio === '9:16' ? { width: 180, height: 320 } : ratio === '1:1' ? { width: 240, height: 240 } : { width: 320, height: 180 });
+  ratio === '9:16' ? { width: 180, height: 320 } : ratio === '1:1' ? { width: 240, height: 240 } : { width: 320, height: 180 };
 
 const kling = (needsImage: boolean): FakeFalModel => ({
   kind: 'video',
   validate: (input) => [
-    ...missing(input, 'prompt'), ...(needsImage ? missing(input, 'image_url') : []),
-    ...oneOf(input, 'duration', ['5', '10']), ...oneOf(input, 'aspect_ratio', VIDEO_RATIOS),
+    ...missing(input, 'prompt'),
+    ...(needsImage ? missing(input, 'image_url') : []),
+    ...oneOf(input, 'duration', ['5', '10']),
+    ...oneOf(input, 'aspect_ratio', VIDEO_RATIOS),
   ],
   // small videos, so tests stay fast: the engine probes what was made
   made: (input) => ({ ...videoSize(input.aspect_ratio), seconds: 1 }),
@@ -55,8 +64,11 @@ const kling = (needsImage: boolean): FakeFalModel => ({
 const veo3 = (needsImage: boolean): FakeFalModel => ({
   kind: 'video',
   validate: (input) => [
-    ...missing(input, 'prompt'), ...(needsImage ? missing(input, 'image_url') : []),
-    ...oneOf(input, 'duration', ['8s']), ...oneOf(input, 'aspect_ratio', ['16:9', '9:16']), ...oneOf(input, 'resolution', ['720p', '1080p']),
+    ...missing(input, 'prompt'),
+    ...(needsImage ? missing(input, 'image_url') : []),
+    ...oneOf(input, 'duration', ['8s']),
+    ...oneOf(input, 'aspect_ratio', ['16:9', '9:16']),
+    ...oneOf(input, 'resolution', ['720p', '1080p']),
   ],
   made: (input) => ({ ...videoSize(input.aspect_ratio), seconds: 1 }),
 });
@@ -69,7 +81,8 @@ export const FAKE_FAL_MODELS: Record<string, FakeFalModel> = {
     validate: (input) => [
       ...missing(input, 'prompt'),
       ...(typeof input.image_size === 'object' ? [] : oneOf(input, 'image_size', Object.keys(IMAGE_SIZES))),
-      ...intIn(input, 'num_images', 1, 4), ...intIn(input, 'seed', 0, 2 ** 32),
+      ...intIn(input, 'num_images', 1, 4),
+      ...intIn(input, 'seed', 0, 2 ** 32),
     ],
     made: (input) => {
       const s = input.image_size;

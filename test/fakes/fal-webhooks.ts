@@ -54,8 +54,10 @@ export class FalWebhooks {
     const digest = createHash('sha256').update(body).digest('hex');
     const signature = sign(null, Buffer.from(`${requestId}\n${userId}\n${timestamp}\n${digest}`), options.key ?? this.key.privateKey);
     return {
-      'x-fal-webhook-request-id': requestId, 'x-fal-webhook-user-id': userId,
-      'x-fal-webhook-timestamp': timestamp, 'x-fal-webhook-signature': signature.toString('hex'),
+      'x-fal-webhook-request-id': requestId,
+      'x-fal-webhook-user-id': userId,
+      'x-fal-webhook-timestamp': timestamp,
+      'x-fal-webhook-signature': signature.toString('hex'),
     };
   }
 
@@ -64,15 +66,22 @@ export class FalWebhooks {
     if (this.mode === 'drop') return;
     const ok = outcome.status < 300;
     const body = JSON.stringify({
-      request_id: requestId, gateway_request_id: requestId, status: ok ? 'OK' : 'ERROR', payload: outcome.body,
+      request_id: requestId,
+      gateway_request_id: requestId,
+      status: ok ? 'OK' : 'ERROR',
+      payload: outcome.body,
       ...(!ok && { error: `Invalid status code: ${outcome.status}` }),
     });
     const signed = this.sign(requestId, body, this.mode === 'unpublished-key' ? { key: generateKeyPairSync('ed25519').privateKey } : {});
     const headers = { 'content-type': 'application/json', ...signed };
-    const sent = fetch(url, { method: 'POST', headers, body }).then(
-      async (res) => ({ status: res.status, answer: await res.text() }),
-      (err: unknown) => ({ status: 0, answer: String(err) }),
-    ).then((r) => { this.deliveries.push({ requestId, url, headers, body, ...r }); });
+    const sent = fetch(url, { method: 'POST', headers, body })
+      .then(
+        async (res) => ({ status: res.status, answer: await res.text() }),
+        (err: unknown) => ({ status: 0, answer: String(err) }),
+      )
+      .then((r) => {
+        this.deliveries.push({ requestId, url, headers, body, ...r });
+      });
     this.sending.add(sent);
     void sent.finally(() => this.sending.delete(sent));
   }

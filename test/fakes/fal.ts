@@ -79,8 +79,15 @@ export interface FakeFal {
   close(): Promise<void>;
 }
 
-export const exhaustedBalance: FalScripted = { status: 403, body: { detail: 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing.' } };
-export const rateLimited = (retryAfter: string): FalScripted => ({ status: 429, headers: { 'retry-after': retryAfter }, body: { detail: 'Rate limit exceeded' } });
+export const exhaustedBalance: FalScripted = {
+  status: 403,
+  body: { detail: 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing.' },
+};
+export const rateLimited = (retryAfter: string): FalScripted => ({
+  status: 429,
+  headers: { 'retry-after': retryAfter },
+  body: { detail: 'Rate limit exceeded' },
+});
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
   const parts: Buffer[] = [];
@@ -123,18 +130,41 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
   async function run(r: FalRequest): Promise<void> {
     const model = FAKE_FAL_MODELS[r.model]!;
     const prompt = String(r.input.prompt ?? '');
-    if (r.cancelled) { r.outcome = { status: 400, body: { detail: 'Request was cancelled' }, errorType: 'request_cancelled' }; return; }
-    const invalid: FalValidationError[] = model.validate(r.input);
-    if (invalid.length > 0) { r.outcome = { status: 422, body: { detail: invalid } }; return; }
-    if (prompt.includes('[nsfw]')) {
-      r.outcome = { status: 422, body: { detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }] } };
+    if (r.cancelled) {
+      r.outcome = { status: 400, body: { detail: 'Request was cancelled' }, errorType: 'request_cancelled' };
       return;
     }
-    if (prompt.includes('[crash]')) { r.outcome = { status: 500, body: { detail: 'Internal Server Error' }, errorType: 'runner_server_error' }; return; }
+    const invalid: FalValidationError[] = model.validate(r.input);
+    if (invalid.length > 0) {
+      r.outcome = { status: 422, body: { detail: invalid } };
+      return;
+    }
+    if (prompt.includes('[nsfw]')) {
+      r.outcome = {
+        status: 422,
+        body: {
+          detail: [
+            {
+              loc: ['body', 'prompt'],
+              msg: 'The content could not be processed because it contained material flagged by a content checker.',
+              type: 'content_policy_violation',
+              url: 'https://docs.fal.ai/errors#content_policy_violation',
+            },
+          ],
+        },
+      };
+      return;
+    }
+    if (prompt.includes('[crash]')) {
+      r.outcome = { status: 500, body: { detail: 'Internal Server Error' }, errorType: 'runner_server_error' };
+      return;
+    }
     const made = model.made(r.input);
     if (model.kind === 'image') {
       const n = typeof r.input.num_images === 'number' ? r.input.num_images : 1;
-      const bytes = await sharp({ create: { width: made.width, height: made.height, channels: 3, background: { r: 90, g: 40, b: 160 } } }).png().toBuffer();
+      const bytes = await sharp({ create: { width: made.width, height: made.height, channels: 3, background: { r: 90, g: 40, b: 160 } } })
+        .png()
+        .toBuffer();
       const images = Array.from({ length: n }, (_, i) => {
         const path = `/files/${r.id}/${i}.png`;
         files.set(path, { type: 'image/png', bytes });
@@ -170,31 +200,56 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
     const file = files.get(path);
-    if (req.method === 'GET' && path === '/.well-known/jwks.json') { send(200, webhooks.jwks()); return; }
+    if (req.method === 'GET' && path === '/.well-known/jwks.json') {
+      send(200, webhooks.jwks());
+      return;
+    }
     if (req.method === 'GET' && path.startsWith('/files/')) {
-      if (!file) { send(404, { detail: 'Not Found' }); return; }
+      if (!file) {
+        send(404, { detail: 'Not Found' });
+        return;
+      }
       res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.bytes.length) });
       res.end(file.bytes);
       return;
     }
     if (req.headers.authorization !== `Key ${apiKey}`) {
-      send(401, { detail: 'Invalid Key Authorization header format. Expected \'<key_id>:<key_secret>\'.' });
+      send(401, { detail: "Invalid Key Authorization header format. Expected '<key_id>:<key_secret>'." });
       return;
     }
     const m = /^\/([^/]+)\/([^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(path);
-    const kind: CallKind | undefined = req.method === 'POST' ? 'submit'
-      : m && req.method === 'GET' && m[4] === '/status' ? 'status'
-        : m && req.method === 'GET' && m[4] === undefined ? 'result'
-          : m && req.method === 'PUT' && m[4] === '/cancel' ? 'cancel' : undefined;
-    if (!kind) { notFound.push(`${req.method} ${path}`); send(404, { detail: 'Not Found' }); return; }
+    const kind: CallKind | undefined =
+      req.method === 'POST'
+        ? 'submit'
+        : m && req.method === 'GET' && m[4] === '/status'
+          ? 'status'
+          : m && req.method === 'GET' && m[4] === undefined
+            ? 'result'
+            : m && req.method === 'PUT' && m[4] === '/cancel'
+              ? 'cancel'
+              : undefined;
+    if (!kind) {
+      notFound.push(`${req.method} ${path}`);
+      send(404, { detail: 'Not Found' });
+      return;
+    }
     const next = scripted[kind].shift();
-    if (next === 'reset') { req.socket.destroy(); return; }
-    if (next) { send(next.status, next.body, next.headers); return; }
+    if (next === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (next) {
+      send(next.status, next.body, next.headers);
+      return;
+    }
 
     if (kind === 'submit') {
       const model = path.slice(1);
       const body = await readBody(req);
-      if (!FAKE_FAL_MODELS[model]) { send(404, { detail: `Application '${model.split('/')[1]}' not found` }); return; }
+      if (!FAKE_FAL_MODELS[model]) {
+        send(404, { detail: `Application '${model.split('/')[1]}' not found` });
+        return;
+      }
       let input: Record<string, unknown>;
       try {
         input = JSON.parse(body) as Record<string, unknown>;
@@ -205,8 +260,14 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
       const prompt = String(input.prompt ?? '');
       const webhook = url.searchParams.get('fal_webhook') ?? undefined;
       const r: FalRequest = {
-        id: randomUUID(), app: model.split('/').slice(0, 2).join('/'), model, input,
-        position: Number(/\[queue:(\d+)\]/.exec(prompt)?.[1] ?? 0), state: 'IN_QUEUE', hold: prompt.includes('[hold]'), cancelled: false,
+        id: randomUUID(),
+        app: model.split('/').slice(0, 2).join('/'),
+        model,
+        input,
+        position: Number(/\[queue:(\d+)\]/.exec(prompt)?.[1] ?? 0),
+        state: 'IN_QUEUE',
+        hold: prompt.includes('[hold]'),
+        cancelled: false,
         ...(webhook !== undefined && { webhook }),
       };
       requests.set(r.id, r);
@@ -217,7 +278,10 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
     }
     const r = requests.get(m![3]!);
     calls.push(`${kind} ${m![3]}`);
-    if (!r || `${m![1]}/${m![2]}` !== r.app) { send(404, { detail: 'Request not found' }); return; }
+    if (!r || `${m![1]}/${m![2]}` !== r.app) {
+      send(404, { detail: 'Request not found' });
+      return;
+    }
     const ids = { 'x-fal-request-id': r.id };
     if (kind === 'status') {
       const logs = url.searchParams.get('logs') === '1' ? [{ message: 'step', level: 'INFO', source: 'USER', timestamp: new Date().toISOString() }] : null;
@@ -228,18 +292,33 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
       else if (answer.status === 'IN_PROGRESS') send(202, { ...answer, logs }, ids);
       else {
         const failed = r.outcome && r.outcome.status >= 300;
-        send(200, { ...answer, logs, metrics: { inference_time: 1.2 }, ...(failed && { error: 'Request failed', error_type: r.outcome!.errorType ?? 'validation_error' }) }, ids);
+        send(
+          200,
+          {
+            ...answer,
+            logs,
+            metrics: { inference_time: 1.2 },
+            ...(failed && { error: 'Request failed', error_type: r.outcome!.errorType ?? 'validation_error' }),
+          },
+          ids,
+        );
       }
       return;
     }
     if (kind === 'result') {
-      if (r.state !== 'COMPLETED') { send(400, { detail: 'Request is still in progress' }, ids); return; }
+      if (r.state !== 'COMPLETED') {
+        send(400, { detail: 'Request is still in progress' }, ids);
+        return;
+      }
       const o = r.outcome!;
       send(o.status, o.body, { ...ids, ...(o.errorType && { 'x-fal-error-type': o.errorType }) });
       return;
     }
     // cancel
-    if (r.state === 'COMPLETED') { send(400, { status: 'ALREADY_COMPLETED' }, ids); return; }
+    if (r.state === 'COMPLETED') {
+      send(400, { status: 'ALREADY_COMPLETED' }, ids);
+      return;
+    }
     r.cancelled = true;
     if (r.state === 'IN_QUEUE') r.state = 'IN_PROGRESS';
     send(202, { status: 'CANCELLATION_REQUESTED' }, ids);
@@ -248,18 +327,31 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
   await once(server, 'listening');
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    baseUrl: origin, apiKey, submits, calls, notFound,
-    script: (kind, ...answers) => { scripted[kind].push(...answers); },
+    baseUrl: origin,
+    apiKey,
+    submits,
+    calls,
+    notFound,
+    script: (kind, ...answers) => {
+      scripted[kind].push(...answers);
+    },
     expire: (id) => {
       requests.delete(id);
       for (const k of [...files.keys()]) if (k.startsWith(`/files/${id}/`)) files.delete(k);
     },
     state: (id) => requests.get(id)?.state,
-    release: (id) => { const r = requests.get(id); if (r) r.hold = false; },
+    release: (id) => {
+      const r = requests.get(id);
+      if (r) r.hold = false;
+    },
     webhooks,
     jwksUrl: `${origin}/.well-known/jwks.json`,
-    get tickMs() { return timing.tickMs; },
-    set tickMs(ms: number) { timing.tickMs = ms; },
+    get tickMs() {
+      return timing.tickMs;
+    },
+    set tickMs(ms: number) {
+      timing.tickMs = ms;
+    },
     close: async () => {
       timing.closed = true;
       for (const clock of clocks) clearTimeout(clock);

@@ -13,8 +13,10 @@ export interface ApiError {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-const invalid = (param: string | null, message: string, code: string | null = 'invalid_value'): ApiError =>
-  ({ status: 400, error: { message, type: 'invalid_request_error', param, code } });
+const invalid = (param: string | null, message: string, code: string | null = 'invalid_value'): ApiError => ({
+  status: 400,
+  error: { message, type: 'invalid_request_error', param, code },
+});
 
 const GPT = /^(gpt-image-|chatgpt-image)/;
 const FIXED: Record<string, string[]> = {
@@ -49,18 +51,35 @@ export interface ImagesRequest {
 export function validate(req: ImagesRequest): ApiError | undefined {
   const f = req.fields;
   const model = f.model ?? (req.edits ? 'gpt-image-1.5' : 'dall-e-2');
-  if (!FAKE_MODELS.includes(model)) return { status: 404, error: { message: `The model '${model}' does not exist or you do not have access to it.`, type: 'invalid_request_error', param: null, code: 'model_not_found' } };
+  if (!FAKE_MODELS.includes(model))
+    return {
+      status: 404,
+      error: {
+        message: `The model '${model}' does not exist or you do not have access to it.`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'model_not_found',
+      },
+    };
   if (!f.prompt) return invalid('prompt', "Missing required parameter: 'prompt'.", 'missing_required_parameter');
   const gpt = GPT.test(model);
   if (gpt && f.response_format !== undefined) return invalid('response_format', "Unknown parameter: 'response_format'.", 'unknown_parameter');
-  if (!gpt && f.output_format !== undefined) return invalid('output_format', `Unknown parameter: 'output_format'. It is supported for GPT image models only.`, 'unknown_parameter');
-  if (f.response_format !== undefined && !['url', 'b64_json'].includes(f.response_format)) return invalid('response_format', `Invalid value: '${f.response_format}'. Supported values are: 'url' and 'b64_json'.`);
-  if (f.output_format !== undefined && !['png', 'jpeg', 'webp'].includes(f.output_format)) return invalid('output_format', `Invalid value: '${f.output_format}'. Supported values are: 'png', 'jpeg', and 'webp'.`);
+  if (!gpt && f.output_format !== undefined)
+    return invalid('output_format', `Unknown parameter: 'output_format'. It is supported for GPT image models only.`, 'unknown_parameter');
+  if (f.response_format !== undefined && !['url', 'b64_json'].includes(f.response_format))
+    return invalid('response_format', `Invalid value: '${f.response_format}'. Supported values are: 'url' and 'b64_json'.`);
+  if (f.output_format !== undefined && !['png', 'jpeg', 'webp'].includes(f.output_format))
+    return invalid('output_format', `Invalid value: '${f.output_format}'. Supported values are: 'png', 'jpeg', and 'webp'.`);
   const n = f.n === undefined ? 1 : Number(f.n);
   if (!Number.isInteger(n) || n < 1 || n > 10) return invalid('n', `Invalid value: ${f.n}. n must be between 1 and 10.`);
   if (model === 'dall-e-3' && n !== 1) return invalid('n', 'You must provide n=1 for this model.');
   if (f.size !== undefined) {
-    const problem = model === 'gpt-image-2' ? gptImage2Size(f.size) : FIXED[model]!.includes(f.size) ? undefined : `Invalid value: '${f.size}'. Supported values are: ${FIXED[model]!.map((s) => `'${s}'`).join(', ')}.`;
+    const problem =
+      model === 'gpt-image-2'
+        ? gptImage2Size(f.size)
+        : FIXED[model]!.includes(f.size)
+          ? undefined
+          : `Invalid value: '${f.size}'. Supported values are: ${FIXED[model]!.map((s) => `'${s}'`).join(', ')}.`;
     if (problem) return invalid('size', problem);
   }
   if (req.edits) {

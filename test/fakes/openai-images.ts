@@ -22,9 +22,7 @@ export interface RecordedImagesRequest extends ImagesRequest {
   requestId: string;
 }
 
-export type ScriptedAnswer =
-  | { status: number; error: ApiError['error']; headers?: Record<string, string> }
-  | 'reset';
+export type ScriptedAnswer = { status: number; error: ApiError['error']; headers?: Record<string, string> } | 'reset';
 
 export interface FakeOpenAiImages {
   /** `http://127.0.0.1:<port>/v1` */
@@ -40,13 +38,22 @@ export interface FakeOpenAiImages {
 
 export const QUOTA_ERROR: ScriptedAnswer = {
   status: 429,
-  error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' },
+  error: {
+    message: 'You exceeded your current quota, please check your plan and billing details.',
+    type: 'insufficient_quota',
+    param: null,
+    code: 'insufficient_quota',
+  },
 };
 export const rateLimited = (retryAfter: string): ScriptedAnswer => ({
-  status: 429, headers: { 'retry-after': retryAfter },
+  status: 429,
+  headers: { 'retry-after': retryAfter },
   error: { message: 'Rate limit reached for images per minute. Please try again later.', type: 'requests', param: null, code: 'rate_limit_exceeded' },
 });
-export const SERVER_ERROR: ScriptedAnswer = { status: 500, error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } };
+export const SERVER_ERROR: ScriptedAnswer = {
+  status: 500,
+  error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null },
+};
 
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -68,7 +75,11 @@ async function parseRequest(req: http.IncomingMessage, edits: boolean): Promise<
     return { edits, fields, images };
   }
   const json = JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>;
-  const fields = Object.fromEntries(Object.entries(json).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, String(v)]));
+  const fields = Object.fromEntries(
+    Object.entries(json)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  );
   return { edits, fields, images: [] };
 }
 
@@ -82,8 +93,13 @@ export async function startFakeOpenAiImages(apiKey = `sk-fake-${randomBytes(8).t
     const requestId = `req_${randomBytes(16).toString('hex')}`;
     const send = (status: number, body: unknown, extra: Record<string, string> = {}): void => {
       res.writeHead(status, {
-        'content-type': 'application/json', 'x-request-id': requestId, 'openai-version': '2020-10-01', 'openai-processing-ms': '12',
-        'x-ratelimit-limit-requests': '5000', 'x-ratelimit-remaining-requests': String(Math.max(0, --remaining)), 'x-ratelimit-reset-requests': '12ms',
+        'content-type': 'application/json',
+        'x-request-id': requestId,
+        'openai-version': '2020-10-01',
+        'openai-processing-ms': '12',
+        'x-ratelimit-limit-requests': '5000',
+        'x-ratelimit-remaining-requests': String(Math.max(0, --remaining)),
+        'x-ratelimit-reset-requests': '12ms',
         ...extra,
       });
       res.end(JSON.stringify(body));
@@ -91,8 +107,13 @@ export async function startFakeOpenAiImages(apiKey = `sk-fake-${randomBytes(8).t
     const path = (req.url ?? '').split('?')[0]!;
     // GET /v1/models: the list of models the key may use (a channel's probe, G323); bearer auth as every call
     if (req.method === 'GET' && path === '/v1/models') {
-      if (req.headers.authorization !== `Bearer ${apiKey}`) send(401, { error: { message: 'Incorrect API key provided: sk-***.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
-      else send(200, { object: 'list', data: ['gpt-image-1', 'dall-e-3', 'dall-e-2'].map((id) => ({ id, object: 'model', created: 1698785189, owned_by: 'system' })) });
+      if (req.headers.authorization !== `Bearer ${apiKey}`)
+        send(401, { error: { message: 'Incorrect API key provided: sk-***.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      else
+        send(200, {
+          object: 'list',
+          data: ['gpt-image-1', 'dall-e-3', 'dall-e-2'].map((id) => ({ id, object: 'model', created: 1698785189, owned_by: 'system' })),
+        });
       return;
     }
     const edits = path === '/v1/images/edits';
@@ -101,7 +122,14 @@ export async function startFakeOpenAiImages(apiKey = `sk-fake-${randomBytes(8).t
       return;
     }
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
-      send(401, { error: { message: 'Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      send(401, {
+        error: {
+          message: 'Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      });
       return;
     }
     let parsed: ImagesRequest;
@@ -130,25 +158,47 @@ export async function startFakeOpenAiImages(apiKey = `sk-fake-${randomBytes(8).t
     const model = f.model ?? (edits ? 'gpt-image-1.5' : 'dall-e-2');
     const gpt = model.startsWith('gpt-image') || model.startsWith('chatgpt-image');
     if (f.prompt!.includes('[unsafe]')) {
-      send(400, { error: gpt
-        ? { message: 'Your request was rejected by the safety system. If you believe this is an error, contact us at help.openai.com and include the request ID.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' }
-        : { message: 'Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.', type: 'invalid_request_error', param: null, code: 'content_policy_violation' } });
+      send(400, {
+        error: gpt
+          ? {
+              message:
+                'Your request was rejected by the safety system. If you believe this is an error, contact us at help.openai.com and include the request ID.',
+              type: 'image_generation_user_error',
+              param: null,
+              code: 'moderation_blocked',
+            }
+          : {
+              message: 'Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.',
+              type: 'invalid_request_error',
+              param: null,
+              code: 'content_policy_violation',
+            },
+      });
       return;
     }
     if (f.prompt!.includes('[hold]')) {
-      res.on('close', () => { dropped++; });
+      res.on('close', () => {
+        dropped++;
+      });
       return; // never answered
     }
     const { width, height } = madeSize(f);
-    const format = gpt ? (f.output_format ?? 'png') as 'png' | 'jpeg' | 'webp' : 'png';
-    const bytes = await sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).toFormat(format).toBuffer();
-    const item = gpt || f.response_format === 'b64_json'
-      ? { b64_json: bytes.toString('base64'), ...(model === 'dall-e-3' && { revised_prompt: f.prompt }) }
-      : { url: `https://oaidalleapiprodscus.blob.core.windows.net/private/img-${requestId}.png?se=2099-01-01&sig=fake` };
+    const format = gpt ? ((f.output_format ?? 'png') as 'png' | 'jpeg' | 'webp') : 'png';
+    const bytes = await sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } })
+      .toFormat(format)
+      .toBuffer();
+    const item =
+      gpt || f.response_format === 'b64_json'
+        ? { b64_json: bytes.toString('base64'), ...(model === 'dall-e-3' && { revised_prompt: f.prompt }) }
+        : { url: `https://oaidalleapiprodscus.blob.core.windows.net/private/img-${requestId}.png?se=2099-01-01&sig=fake` };
     send(200, {
-      created: Math.floor(Date.now() / 1000), data: [item],
+      created: Math.floor(Date.now() / 1000),
+      data: [item],
       ...(gpt && {
-        background: 'opaque', output_format: format, quality: f.quality ?? 'medium', size: `${width}x${height}`,
+        background: 'opaque',
+        output_format: format,
+        quality: f.quality ?? 'medium',
+        size: `${width}x${height}`,
         usage: { input_tokens: 50, input_tokens_details: { image_tokens: 0, text_tokens: 50 }, output_tokens: 1056, total_tokens: 1106 },
       }),
     });
@@ -157,9 +207,15 @@ export async function startFakeOpenAiImages(apiKey = `sk-fake-${randomBytes(8).t
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`, apiKey, requests,
-    script: (...answers) => { scripted.push(...answers); },
-    get dropped() { return dropped; },
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    apiKey,
+    requests,
+    script: (...answers) => {
+      scripted.push(...answers);
+    },
+    get dropped() {
+      return dropped;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

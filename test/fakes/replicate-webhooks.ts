@@ -48,10 +48,14 @@ export class ReplicateWebhooks {
     if (this.mode === 'drop') return;
     const signed = this.sign(body, this.mode === 'wrong-secret' ? { secret: `whsec_${randomBytes(24).toString('base64')}` } : {});
     const headers = { 'content-type': 'application/json', ...signed };
-    const sent = fetch(url, { method: 'POST', headers, body }).then(
-      async (res) => ({ status: res.status, answer: await res.text() }),
-      (err: unknown) => ({ status: 0, answer: String(err) }),
-    ).then((r) => { this.deliveries.push({ predictionId, event, url, headers, body, ...r }); });
+    const sent = fetch(url, { method: 'POST', headers, body })
+      .then(
+        async (res) => ({ status: res.status, answer: await res.text() }),
+        (err: unknown) => ({ status: 0, answer: String(err) }),
+      )
+      .then((r) => {
+        this.deliveries.push({ predictionId, event, url, headers, body, ...r });
+      });
     this.sending.add(sent);
     void sent.finally(() => this.sending.delete(sent));
   }

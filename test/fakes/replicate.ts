@@ -24,20 +24,36 @@ import { image, video } from '../helpers/media-fixtures.js';
 import { ReplicateWebhooks, WEBHOOK_EVENTS, type WebhookEvent } from './replicate-webhooks.js';
 
 type InputRule = { type: 'string' | 'integer' | 'boolean' | 'uri'; required?: boolean; enum?: readonly (string | number)[] };
-interface FakeModel { name: string; kind: 'image' | 'video'; inputs: Record<string, InputRule> }
+interface FakeModel {
+  name: string;
+  kind: 'image' | 'video';
+  inputs: Record<string, InputRule>;
+}
 
 const ASPECTS = ['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21'] as const;
 export const FLUX_SCHNELL: FakeModel = {
-  name: 'black-forest-labs/flux-schnell', kind: 'image',
+  name: 'black-forest-labs/flux-schnell',
+  kind: 'image',
   inputs: {
-    prompt: { type: 'string', required: true }, aspect_ratio: { type: 'string', enum: ASPECTS }, num_outputs: { type: 'integer', enum: [1, 2, 3, 4] },
-    output_format: { type: 'string', enum: ['webp', 'jpg', 'png'] }, seed: { type: 'integer' }, go_fast: { type: 'boolean' }, megapixels: { type: 'string', enum: ['1', '0.25'] },
+    prompt: { type: 'string', required: true },
+    aspect_ratio: { type: 'string', enum: ASPECTS },
+    num_outputs: { type: 'integer', enum: [1, 2, 3, 4] },
+    output_format: { type: 'string', enum: ['webp', 'jpg', 'png'] },
+    seed: { type: 'integer' },
+    go_fast: { type: 'boolean' },
+    megapixels: { type: 'string', enum: ['1', '0.25'] },
   },
 };
 export const VIDEO_VERSION = 'c8bcc4751328608bb75043b3af7bed4eabcf1a6c0a478d50a4cf57fa04bd5101';
 export const VIDEO_MODEL: FakeModel = {
-  name: 'minimax/video-01', kind: 'video',
-  inputs: { prompt: { type: 'string', required: true }, first_frame_image: { type: 'uri' }, duration: { type: 'integer', enum: [6, 8, 10] }, prompt_optimizer: { type: 'boolean' } },
+  name: 'minimax/video-01',
+  kind: 'video',
+  inputs: {
+    prompt: { type: 'string', required: true },
+    first_frame_image: { type: 'uri' },
+    duration: { type: 'integer', enum: [6, 8, 10] },
+    prompt_optimizer: { type: 'boolean' },
+  },
 };
 
 export interface FakePrediction {
@@ -56,8 +72,18 @@ export interface FakePrediction {
 
 export type ScriptedAnswer = { status: number; title: string; detail: string; headers?: Record<string, string> } | 'reset';
 
-export const PAYMENT_REQUIRED: ScriptedAnswer = { status: 402, title: 'Insufficient credit', detail: 'You have insufficient credit to run this model. Go to https://replicate.com/account/billing#billing to purchase credit. Once you purchase credit, please wait a few minutes before trying again.' };
-export const throttled = (seconds: number): ScriptedAnswer => ({ status: 429, title: 'Request was throttled', detail: `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? '' : 's'}.`, headers: { 'retry-after': String(seconds) } });
+export const PAYMENT_REQUIRED: ScriptedAnswer = {
+  status: 402,
+  title: 'Insufficient credit',
+  detail:
+    'You have insufficient credit to run this model. Go to https://replicate.com/account/billing#billing to purchase credit. Once you purchase credit, please wait a few minutes before trying again.',
+};
+export const throttled = (seconds: number): ScriptedAnswer => ({
+  status: 429,
+  title: 'Request was throttled',
+  detail: `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+  headers: { 'retry-after': String(seconds) },
+});
 export const SERVER_ERROR: ScriptedAnswer = { status: 500, title: 'Internal Server Error', detail: 'Something went wrong on our end. Please try again.' };
 
 export interface FakeReplicate {
@@ -86,7 +112,14 @@ export interface FakeReplicate {
   close(): Promise<void>;
 }
 
-function problem(res: http.ServerResponse, status: number, title: string, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {
+function problem(
+  res: http.ServerResponse,
+  status: number,
+  title: string,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
   res.end(JSON.stringify({ title, detail, status, ...extra }));
 }
@@ -102,8 +135,14 @@ function invalidFields(model: FakeModel, input: Record<string, unknown>): Array<
     }
     const okType = rule.type === 'integer' ? Number.isInteger(v) : rule.type === 'boolean' ? typeof v === 'boolean' : typeof v === 'string';
     if (!okType) out.push({ type: 'invalid_type', field: `input.${name}`, description: `Invalid type. Expected: ${rule.type}, given: ${typeof v}` });
-    else if (rule.type === 'uri' && !/^https?:\/\//.test(String(v))) out.push({ type: 'format', field: `input.${name}`, description: 'Does not match format \'uri\'' });
-    else if (rule.enum && !rule.enum.includes(v as string | number)) out.push({ type: 'enum', field: `input.${name}`, description: `${name} must be one of the following: ${rule.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+    else if (rule.type === 'uri' && !/^https?:\/\//.test(String(v)))
+      out.push({ type: 'format', field: `input.${name}`, description: "Does not match format 'uri'" });
+    else if (rule.enum && !rule.enum.includes(v as string | number))
+      out.push({
+        type: 'enum',
+        field: `input.${name}`,
+        description: `${name} must be one of the following: ${rule.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
   }
   return out;
 }
@@ -129,9 +168,24 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
   const clocks = new Set<NodeJS.Timeout>();
 
   const view = (p: FakePrediction): Record<string, unknown> => ({
-    id: p.id, model: p.model, version: p.version, input: p.input, logs: p.logs, output: p.output, data_removed: false, error: p.error, status: p.status,
-    created_at: new Date().toISOString(), source: 'api', ...(p.status === 'succeeded' && { metrics: { predict_time: 1.2 } }),
-    urls: { get: `${origin}/v1/predictions/${p.id}`, cancel: `${origin}/v1/predictions/${p.id}/cancel`, stream: `https://stream.replicate.com/v1/files/${p.id}`, web: `https://replicate.com/p/${p.id}` },
+    id: p.id,
+    model: p.model,
+    version: p.version,
+    input: p.input,
+    logs: p.logs,
+    output: p.output,
+    data_removed: false,
+    error: p.error,
+    status: p.status,
+    created_at: new Date().toISOString(),
+    source: 'api',
+    ...(p.status === 'succeeded' && { metrics: { predict_time: 1.2 } }),
+    urls: {
+      get: `${origin}/v1/predictions/${p.id}`,
+      cancel: `${origin}/v1/predictions/${p.id}/cancel`,
+      stream: `https://stream.replicate.com/v1/files/${p.id}`,
+      web: `https://replicate.com/p/${p.id}`,
+    },
   });
 
   async function finish(p: FakePrediction, model: FakeModel): Promise<void> {
@@ -147,7 +201,11 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
       const urls: string[] = [];
       for (let i = 0; i < n; i++) {
         const path = `/files/${p.id}/out-${i}.${format}`;
-        if (!gone) files.set(path, { body: await image(width, height, format === 'jpg' ? 'jpeg' : (format as 'png' | 'webp')), type: format === 'jpg' ? 'image/jpeg' : `image/${format}` });
+        if (!gone)
+          files.set(path, {
+            body: await image(width, height, format === 'jpg' ? 'jpeg' : (format as 'png' | 'webp')),
+            type: format === 'jpg' ? 'image/jpeg' : `image/${format}`,
+          });
         urls.push(`${origin}${path}`);
       }
       Object.assign(p, { status: 'succeeded', output: urls });
@@ -169,7 +227,10 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
     if (p.looks >= state.steps) return finish(p, model);
     const total = 4;
     const done = Math.floor((p.looks / state.steps) * total);
-    Object.assign(p, { status: 'processing', logs: `${p.logs}${String(Math.floor((100 * done) / total)).padStart(3)}%|${'█'.repeat(done)}${' '.repeat(total - done)}| ${done}/${total} [00:01<00:01,  2.00it/s]\n` });
+    Object.assign(p, {
+      status: 'processing',
+      logs: `${p.logs}${String(Math.floor((100 * done) / total)).padStart(3)}%|${'█'.repeat(done)}${' '.repeat(total - done)}| ${done}/${total} [00:01<00:01,  2.00it/s]\n`,
+    });
   }
 
   const modelOf = (p: FakePrediction): FakeModel => (p.model === FLUX_SCHNELL.name ? FLUX_SCHNELL : VIDEO_MODEL);
@@ -208,8 +269,10 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
     let url: URL | undefined;
     try {
       url = typeof body.webhook === 'string' ? new URL(body.webhook) : undefined;
-    } catch { /* refused below */ }
-    if (!url || !/^https?:$/.test(url.protocol)) return [{ type: 'format', field: 'webhook', description: 'Does not match format \'uri\'' }];
+    } catch {
+      /* refused below */
+    }
+    if (!url || !/^https?:$/.test(url.protocol)) return [{ type: 'format', field: 'webhook', description: "Does not match format 'uri'" }];
     const filter = body.webhook_events_filter ?? [...WEBHOOK_EVENTS];
     if (!Array.isArray(filter) || filter.some((e) => !(WEBHOOK_EVENTS as readonly unknown[]).includes(e))) {
       return [{ type: 'enum', field: 'webhook_events_filter', description: `webhook_events_filter must be a list of: ${WEBHOOK_EVENTS.join(', ')}` }];
@@ -259,17 +322,33 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
       const version = typeof body.version === 'string' ? body.version.split(':').at(-1)! : undefined;
       const model = official ? (official[1] === FLUX_SCHNELL.name ? FLUX_SCHNELL : undefined) : version === VIDEO_VERSION ? VIDEO_MODEL : undefined;
       if (!model) {
-        if (!official) return problem(res, 422, 'Invalid version or not permitted', 'The specified version does not exist (or perhaps you don\'t have permission to use it?)');
+        if (!official)
+          return problem(
+            res,
+            422,
+            'Invalid version or not permitted',
+            "The specified version does not exist (or perhaps you don't have permission to use it?)",
+          );
         return problem(res, 404, 'Not found', 'The requested resource could not be found.');
       }
       const input = (body.input ?? {}) as Record<string, unknown>;
       const invalid = invalidFields(model, input);
-      if (invalid.length) return problem(res, 422, 'Input validation failed', invalid.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: invalid });
+      if (invalid.length)
+        return problem(res, 422, 'Input validation failed', invalid.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: invalid });
       const webhook = webhookOf(body);
-      if (Array.isArray(webhook)) return problem(res, 422, 'Input validation failed', webhook.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: webhook });
+      if (Array.isArray(webhook))
+        return problem(res, 422, 'Input validation failed', webhook.map((f) => `- ${f.field}: ${f.description}`).join('\n'), { invalid_fields: webhook });
       if (String(input.prompt).includes('[hold]')) return; // never answered
       const p: FakePrediction = {
-        id: randomBytes(13).toString('hex').slice(0, 26), model: model.name, version: version ?? `dp-${randomBytes(16).toString('hex')}`, input, status: 'starting', looks: 0, output: null, error: null, logs: '',
+        id: randomBytes(13).toString('hex').slice(0, 26),
+        model: model.name,
+        version: version ?? `dp-${randomBytes(16).toString('hex')}`,
+        input,
+        status: 'starting',
+        looks: 0,
+        output: null,
+        error: null,
+        logs: '',
         ...(webhook && { webhook }),
       };
       predictions.set(p.id, p);
@@ -310,16 +389,35 @@ export async function startFakeReplicate(apiKey = `r8_${randomBytes(16).toString
   const { port } = server.address() as AddressInfo;
   origin = `http://127.0.0.1:${port}`;
   return {
-    baseUrl: `${origin}/v1`, apiKey, predictions, creates, cancels, requests,
-    get preferWaits() { return state.preferWaits; },
-    get steps() { return state.steps; },
-    set steps(n: number) { state.steps = n; },
+    baseUrl: `${origin}/v1`,
+    apiKey,
+    predictions,
+    creates,
+    cancels,
+    requests,
+    get preferWaits() {
+      return state.preferWaits;
+    },
+    get steps() {
+      return state.steps;
+    },
+    set steps(n: number) {
+      state.steps = n;
+    },
     webhooks,
-    get tickMs() { return state.tickMs; },
-    set tickMs(ms: number) { state.tickMs = ms; },
-    script: (...answers) => { scripted.push(...answers); },
+    get tickMs() {
+      return state.tickMs;
+    },
+    set tickMs(ms: number) {
+      state.tickMs = ms;
+    },
+    script: (...answers) => {
+      scripted.push(...answers);
+    },
     expireFiles: () => files.clear(),
-    loseFilesOfNext: (n) => { state.lostFiles = n; },
+    loseFilesOfNext: (n) => {
+      state.lostFiles = n;
+    },
     close: async () => {
       state.closed = true;
       for (const clock of clocks) clearTimeout(clock);

@@ -9,8 +9,12 @@ import { adminOptions, withAdmin, type AdminHarness } from '../helpers/admin.js'
 import { createHarness } from '../helpers/harness.js';
 
 let h: AdminHarness;
-beforeAll(async () => { h = withAdmin(await createHarness(adminOptions({ env: { MEDIAGATE_STARTING_CREDITS: '2.5', MEDIAGATE_CREDITS: 'on' } }))); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = withAdmin(await createHarness(adminOptions({ env: { MEDIAGATE_STARTING_CREDITS: '2.5', MEDIAGATE_CREDITS: 'on' } })));
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const createAccount = async (name: string): Promise<Record<string, any>> => {
   const res = await h.admin('POST', '/admin/v1/accounts', { name });
@@ -21,7 +25,15 @@ const createAccount = async (name: string): Promise<Record<string, any>> => {
 describe('accounts', () => {
   it('a new account has MEDIAGATE_STARTING_CREDITS; it is read and listed with its balance, held and spent', async () => {
     const a = await createAccount('Acme Corp');
-    expect(a).toEqual({ id: expect.stringMatching(/^acct_[0-9a-f]{12}$/), object: 'account', name: 'Acme Corp', created: expect.any(Number), balance: 2.5, held: 0, spent: 0 });
+    expect(a).toEqual({
+      id: expect.stringMatching(/^acct_[0-9a-f]{12}$/),
+      object: 'account',
+      name: 'Acme Corp',
+      created: expect.any(Number),
+      balance: 2.5,
+      held: 0,
+      spent: 0,
+    });
     expect((await h.admin('GET', `/admin/v1/accounts/${a.id}`)).json).toEqual(a);
     const listed = (await h.admin('GET', '/admin/v1/accounts?q=acme')).json;
     expect(listed).toMatchObject({ object: 'list', has_more: false, next_cursor: null });
@@ -36,7 +48,11 @@ describe('accounts', () => {
     expect(new Set(names)).toEqual(new Set(['page-0', 'page-1', 'page-2']));
     expect(second.has_more).toBe(false);
     expect((await h.admin('GET', `/admin/v1/accounts?limit=2&cursor=${first.next_cursor}`)).json.error.param).toBe('cursor');
-    for (const [method, url, body] of [['GET', '/admin/v1/accounts/acct_none'], ['GET', '/admin/v1/accounts/acct_none/ledger'], ['POST', '/admin/v1/accounts/acct_none/grants', { amount: 1, note: 'x' }]] as const) {
+    for (const [method, url, body] of [
+      ['GET', '/admin/v1/accounts/acct_none'],
+      ['GET', '/admin/v1/accounts/acct_none/ledger'],
+      ['POST', '/admin/v1/accounts/acct_none/grants', { amount: 1, note: 'x' }],
+    ] as const) {
       const res = await h.admin(method, url, body);
       expect([res.status, res.json.error.code], url).toEqual([404, 'account_not_found']);
     }
@@ -67,13 +83,30 @@ describe('grants', () => {
     const granted = (await h.admin('POST', `/admin/v1/accounts/${a.id}/grants`, { amount: 7.5, note: 'invoice 7' })).json;
     expect(granted).toEqual({
       object: 'grant',
-      entry: { id: expect.any(Number), object: 'ledger_entry', kind: 'grant', amount: 7.5, settled: null, key_id: null, task_id: null, request_id: null, model: null, note: 'invoice 7', created: expect.any(Number) },
+      entry: {
+        id: expect.any(Number),
+        object: 'ledger_entry',
+        kind: 'grant',
+        amount: 7.5,
+        settled: null,
+        key_id: null,
+        task_id: null,
+        request_id: null,
+        model: null,
+        note: 'invoice 7',
+        created: expect.any(Number),
+      },
       account: { ...a, balance: 10 },
     });
     // tasks of a key of the account hold credits (no worker: they stay queued and keep their holds)
     const key = await h.newKey({ account_id: a.id });
     for (let i = 0; i < 2; i++) {
-      const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key.secret}` }, payload: { model: 'pic-pro', prompt: `${i}` } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/pic/images',
+        headers: { authorization: `Bearer ${key.secret}` },
+        payload: { model: 'pic-pro', prompt: `${i}` },
+      });
       expect(res.statusCode, res.body).toBe(200);
     }
     const held = (await h.admin('GET', `/admin/v1/accounts/${a.id}`)).json;
@@ -101,7 +134,13 @@ describe('grants', () => {
     const key = await h.newKey({ account_id: a.id });
     await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key.secret}` }, payload: { model: 'pic', prompt: 'x' } });
     const all = (await h.admin('GET', `/admin/v1/accounts/${a.id}/ledger`)).json.data as Array<Record<string, any>>;
-    expect(all.map((e) => [e.kind, e.amount])).toEqual([['hold', 1], ['grant', 3], ['grant', 2], ['grant', 1], ['grant', 2.5]]);
+    expect(all.map((e) => [e.kind, e.amount])).toEqual([
+      ['hold', 1],
+      ['grant', 3],
+      ['grant', 2],
+      ['grant', 1],
+      ['grant', 2.5],
+    ]);
     expect(all[0]).toMatchObject({ key_id: key.id, task_id: expect.stringMatching(/^task_/), model: 'pic' });
     const page1 = (await h.admin('GET', `/admin/v1/accounts/${a.id}/ledger?limit=2`)).json;
     const page2 = (await h.admin('GET', `/admin/v1/accounts/${a.id}/ledger?limit=2&cursor=${page1.next_cursor}`)).json;

@@ -15,24 +15,58 @@ const METRICS_TOKEN = 'metrics-token-0123456789-secret';
 let h: AdminHarness;
 let adminId: string;
 beforeAll(async () => {
-  h = withAdmin(await createHarness(adminOptions({ env: { MEDIAGATE_METRICS_TOKEN: METRICS_TOKEN, MEDIAGATE_BOOTSTRAP_KEY: 'bootstrap-caller-key-0123456789' } })));
+  h = withAdmin(
+    await createHarness(adminOptions({ env: { MEDIAGATE_METRICS_TOKEN: METRICS_TOKEN, MEDIAGATE_BOOTSTRAP_KEY: 'bootstrap-caller-key-0123456789' } })),
+  );
   adminId = (await h.admin('GET', '/admin/v1/keys?role=admin')).json.data[0].id as string;
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 const entries = async (query = ''): Promise<Array<Record<string, any>>> => (await h.admin('GET', `/admin/v1/audit?limit=100${query}`)).json.data;
 
 describe('every change is audited once, with the request id and no secret', () => {
   it('each change of the admin API: one entry naming actor, action, target and request', async () => {
     const secrets: string[] = [];
-    const changes: Array<{ action: string; run: () => Promise<{ status: number; json: Record<string, any>; headers: Record<string, unknown> }>; target: () => string; details?: () => Record<string, unknown> }> = [];
+    const changes: Array<{
+      action: string;
+      run: () => Promise<{ status: number; json: Record<string, any>; headers: Record<string, unknown> }>;
+      target: () => string;
+      details?: () => Record<string, unknown>;
+    }> = [];
     let keyId = '';
     let accountId = '';
-    changes.push({ action: 'account.create', run: () => h.admin('POST', '/admin/v1/accounts', { name: 'audited' }), target: () => accountId, details: () => ({ name: 'audited' }) });
-    changes.push({ action: 'account.grant', run: () => h.admin('POST', `/admin/v1/accounts/${accountId}/grants`, { amount: 4.25, note: 'audit note' }), target: () => accountId, details: () => ({ amount: 4.25, note: 'audit note' }) });
-    changes.push({ action: 'key.create', run: () => h.admin('POST', '/admin/v1/keys', { name: 'audited key', account_id: accountId, models: ['pic'] }), target: () => keyId, details: () => ({ name: 'audited key', role: 'caller', account_id: accountId, models: ['pic'], new_account: false }) });
-    changes.push({ action: 'key.update', run: () => h.admin('PATCH', `/admin/v1/keys/${keyId}`, { limits: { submits: 3 } }), target: () => keyId, details: () => ({ limits: { submits: 3 } }) });
-    changes.push({ action: 'key.rotate', run: () => h.admin('POST', `/admin/v1/keys/${keyId}/rotate`, { grace_seconds: 10 }), target: () => keyId, details: () => ({ grace_seconds: 10 }) });
+    changes.push({
+      action: 'account.create',
+      run: () => h.admin('POST', '/admin/v1/accounts', { name: 'audited' }),
+      target: () => accountId,
+      details: () => ({ name: 'audited' }),
+    });
+    changes.push({
+      action: 'account.grant',
+      run: () => h.admin('POST', `/admin/v1/accounts/${accountId}/grants`, { amount: 4.25, note: 'audit note' }),
+      target: () => accountId,
+      details: () => ({ amount: 4.25, note: 'audit note' }),
+    });
+    changes.push({
+      action: 'key.create',
+      run: () => h.admin('POST', '/admin/v1/keys', { name: 'audited key', account_id: accountId, models: ['pic'] }),
+      target: () => keyId,
+      details: () => ({ name: 'audited key', role: 'caller', account_id: accountId, models: ['pic'], new_account: false }),
+    });
+    changes.push({
+      action: 'key.update',
+      run: () => h.admin('PATCH', `/admin/v1/keys/${keyId}`, { limits: { submits: 3 } }),
+      target: () => keyId,
+      details: () => ({ limits: { submits: 3 } }),
+    });
+    changes.push({
+      action: 'key.rotate',
+      run: () => h.admin('POST', `/admin/v1/keys/${keyId}/rotate`, { grace_seconds: 10 }),
+      target: () => keyId,
+      details: () => ({ grace_seconds: 10 }),
+    });
     changes.push({ action: 'key.revoke', run: () => h.admin('POST', `/admin/v1/keys/${keyId}/revoke`), target: () => keyId, details: () => ({}) });
     for (const change of changes) {
       const before = (await entries()).length;
@@ -44,7 +78,12 @@ describe('every change is audited once, with the request id and no secret', () =
       const after = await entries();
       expect(after.length, change.action).toBe(before + 1);
       expect(after[0]).toMatchObject({
-        object: 'audit_entry', actor: adminId, action: change.action, target: change.target(), request_id: res.headers['x-request-id'], created: expect.any(Number),
+        object: 'audit_entry',
+        actor: adminId,
+        action: change.action,
+        target: change.target(),
+        request_id: res.headers['x-request-id'],
+        created: expect.any(Number),
       });
       expect(after[0]!.details).toMatchObject(change.details?.() ?? {});
     }
@@ -84,7 +123,13 @@ describe('every change is audited once, with the request id and no secret', () =
     const page1 = (await h.admin('GET', '/admin/v1/audit?limit=2')).json;
     const page2 = (await h.admin('GET', `/admin/v1/audit?limit=2&cursor=${page1.next_cursor}`)).json;
     expect([...page1.data, ...page2.data]).toEqual(all.slice(0, 4));
-    for (const [q, param] of [['action=key.delete', 'action'], ['since=tomorrow', 'since'], ['until=1e9', 'until'], ['limit=500', 'limit'], [`actor=cli&cursor=${page1.next_cursor}`, 'cursor']]) {
+    for (const [q, param] of [
+      ['action=key.delete', 'action'],
+      ['since=tomorrow', 'since'],
+      ['until=1e9', 'until'],
+      ['limit=500', 'limit'],
+      [`actor=cli&cursor=${page1.next_cursor}`, 'cursor'],
+    ]) {
       const res = await h.admin('GET', `/admin/v1/audit?${q}`);
       expect([res.status, res.json.error.param], q).toEqual([400, param]);
     }
@@ -96,7 +141,14 @@ describe('settings', () => {
     const res = await h.admin('GET', '/admin/v1/settings');
     expect(res.json.object).toBe('settings');
     const settings = res.json.settings as Record<string, any>;
-    expect(settings).toMatchObject({ apiPrefix: '/api', powerPrefix: '/power', bootstrapKey: REDACTED, bootstrapAdminKey: REDACTED, signingSecret: REDACTED, observability: { metrics: { token: REDACTED } } });
+    expect(settings).toMatchObject({
+      apiPrefix: '/api',
+      powerPrefix: '/power',
+      bootstrapKey: REDACTED,
+      bootstrapAdminKey: REDACTED,
+      signingSecret: REDACTED,
+      observability: { metrics: { token: REDACTED } },
+    });
     const text = JSON.stringify(settings);
     for (const secret of [METRICS_TOKEN, ADMIN_KEY, 'bootstrap-caller-key-0123456789', h.config.signingSecret!]) expect(text).not.toContain(secret);
   });
@@ -104,31 +156,52 @@ describe('settings', () => {
   it('every secret setting is redacted, whatever holds it (service URLs, upstream keys, exporter headers); other values are kept', () => {
     const { file } = configFiles('mediagate-settings-view-');
     const secrets = {
-      db: 'db-password-53cr3t', redis: 'redis-password-53cr3t', qs: 'query-password-53cr3t', chat: 'sk-chat-upstream-53cr3t', prov: 'r8_provider-53cr3t',
-      otel: 'otel-bearer-53cr3t', metrics: 'metrics-token-53cr3t-0123', boot: 'bootstrap-53cr3t-0123', admin: 'bootstrap-admin-53cr3t-01', signing: 'signing-secret-53cr3t-0123456789abcdef',
+      db: 'db-password-53cr3t',
+      redis: 'redis-password-53cr3t',
+      qs: 'query-password-53cr3t',
+      chat: 'sk-chat-upstream-53cr3t',
+      prov: 'r8_provider-53cr3t',
+      otel: 'otel-bearer-53cr3t',
+      metrics: 'metrics-token-53cr3t-0123',
+      boot: 'bootstrap-53cr3t-0123',
+      admin: 'bootstrap-admin-53cr3t-01',
+      signing: 'signing-secret-53cr3t-0123456789abcdef',
     };
     const config = loadConfig({
       MEDIAGATE_DATABASE_URL: `postgres://mediagate:${secrets.db}@db.internal:5432/mg?sslmode=require&password=${secrets.qs}`,
       MEDIAGATE_REDIS_URL: `redis://:${secrets.redis}@cache.internal:6379/0`,
       MEDIAGATE_PROVIDERS: file({
-        providers: { rep: { type: 'gemini', apiKeyEnv: 'REP_KEY' }, oai: { type: 'openai-chat', baseUrl: 'https://api.openai.example/v1', apiKeyEnv: 'CHAT_KEY' } },
+        providers: {
+          rep: { type: 'gemini', apiKeyEnv: 'REP_KEY' },
+          oai: { type: 'openai-chat', baseUrl: 'https://api.openai.example/v1', apiKeyEnv: 'CHAT_KEY' },
+        },
         routes: { 'chat-2.5-flash': [{ provider: 'oai', model: 'gpt-x' }] },
       }),
-      REP_KEY: secrets.prov, CHAT_KEY: secrets.chat,
-      MEDIAGATE_OTEL: 'on', OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${secrets.otel},x-team=media`,
-      MEDIAGATE_METRICS_TOKEN: secrets.metrics, MEDIAGATE_BOOTSTRAP_KEY: secrets.boot, MEDIAGATE_BOOTSTRAP_ADMIN_KEY: secrets.admin, MEDIAGATE_SIGNING_SECRET: secrets.signing,
-      MEDIAGATE_WORKER_CONCURRENCY: '7', MEDIAGATE_PRICES: file({ models: { pic: 3 } }),
+      REP_KEY: secrets.prov,
+      CHAT_KEY: secrets.chat,
+      MEDIAGATE_OTEL: 'on',
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${secrets.otel},x-team=media`,
+      MEDIAGATE_METRICS_TOKEN: secrets.metrics,
+      MEDIAGATE_BOOTSTRAP_KEY: secrets.boot,
+      MEDIAGATE_BOOTSTRAP_ADMIN_KEY: secrets.admin,
+      MEDIAGATE_SIGNING_SECRET: secrets.signing,
+      MEDIAGATE_WORKER_CONCURRENCY: '7',
+      MEDIAGATE_PRICES: file({ models: { pic: 3 } }),
     });
     const view = settingsView(config) as Record<string, any>;
     const text = JSON.stringify(view);
     for (const [what, secret] of Object.entries(secrets)) expect(text, what).not.toContain(secret);
-    expect(view.databaseUrl).toBe(`postgres://mediagate:${encodeURIComponent(REDACTED)}@db.internal:5432/mg?sslmode=require&password=${encodeURIComponent(REDACTED)}`);
+    expect(view.databaseUrl).toBe(
+      `postgres://mediagate:${encodeURIComponent(REDACTED)}@db.internal:5432/mg?sslmode=require&password=${encodeURIComponent(REDACTED)}`,
+    );
     expect(view.workerConcurrency).toBe(7);
     expect(view.observability.tracing.headers).toEqual({ authorization: REDACTED, 'x-team': REDACTED });
-    expect(view.providers.providers).toEqual(expect.arrayContaining([
-      expect.objectContaining({ id: 'rep', type: 'gemini', apiKey: REDACTED }),
-      expect.objectContaining({ id: 'oai', baseUrl: 'https://api.openai.example/v1', apiKey: REDACTED, keySetting: expect.stringContaining('CHAT_KEY') }),
-    ]));
+    expect(view.providers.providers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: 'rep', type: 'gemini', apiKey: REDACTED }),
+        expect.objectContaining({ id: 'oai', baseUrl: 'https://api.openai.example/v1', apiKey: REDACTED, keySetting: expect.stringContaining('CHAT_KEY') }),
+      ]),
+    );
     expect(view.credits.prices).toMatchObject({ models: { pic: 3 } });
   });
 });

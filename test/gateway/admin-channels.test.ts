@@ -35,8 +35,11 @@ const database = harnessOnPostgres ? postgresDatabase() : undefined;
 
 /** `down` refuses every call the way a dead upstream does, with a secret in its words. */
 const down: Provider = {
-  id: 'down', capabilities: { families: ['pic'] },
-  start: async () => { throw new ChannelError('the upstream down refused the connection (key=sk-live-0123456789abcdef)'); },
+  id: 'down',
+  capabilities: { families: ['pic'] },
+  start: async () => {
+    throw new ChannelError('the upstream down refused the connection (key=sk-live-0123456789abcdef)');
+  },
 };
 
 let oai: FakeOpenAiImages;
@@ -66,7 +69,8 @@ beforeAll(async () => {
     open = async () => openSqliteStore(file);
   }
   const providers = (): Provider[] => [
-    down, createSandboxProvider({ timing: 'instant' }),
+    down,
+    createSandboxProvider({ timing: 'instant' }),
     createOpenAiImagesProvider({ id: 'oai', baseUrl: oai.baseUrl, apiKey: oai.apiKey }),
     createOpenAiImagesProvider({ id: 'oai-bad-key', baseUrl: oai.baseUrl, apiKey: 'sk-wrong-0000' }),
     createReplicateProvider({ id: 'rep', baseUrl: rep.baseUrl, apiKey: rep.apiKey, models: {} as never }),
@@ -78,7 +82,12 @@ beforeAll(async () => {
     chatOnlyProvider(createOpenAiChatProvider({ id: 'chat', baseUrl: chat.baseUrl, apiKey: 'sk-chat-0123', timeoutMs: 10_000, connectTimeoutMs: 2_000 })),
     createRelayProvider({ id: 'relay-bad-key', baseUrl: upstream.origin, apiKey: 'mg_not_a_key_0123456789' }),
   ];
-  const routes = { 'pic-2': [{ provider: 'down', priority: 0, weight: 1 }, { provider: 'oai', priority: 1, weight: 2 }] };
+  const routes = {
+    'pic-2': [
+      { provider: 'down', priority: 0, weight: 1 },
+      { provider: 'oai', priority: 1, weight: 2 },
+    ],
+  };
   const breaker = { failuresToOpen: 1, openMs: 600_000, maxOpenMs: 600_000 };
   runner = withAdmin(await createHarness(adminOptions({ workers: true, store: await open(), providers: providers(), routes, breaker })));
   reader = withAdmin(await createHarness(adminOptions({ workers: false, store: await open(), providers: providers(), routes, breaker })));
@@ -111,10 +120,14 @@ describe('channels', () => {
 
     const res = await runner.app.inject({ method: 'POST', url: '/v1/pic/images', headers: runner.auth(), payload: { model: 'pic-2', prompt: 'a lighthouse' } });
     expect(res.statusCode, res.body).toBe(200);
-    const seen = await waitFor(async () => {
-      const c = await channel(reader, 'down');
-      return c.circuit.state === 'open' && c.last_5m.faults >= 1 ? c : undefined;
-    }, 15_000, 'the open circuit and its fault, seen from the other gateway');
+    const seen = await waitFor(
+      async () => {
+        const c = await channel(reader, 'down');
+        return c.circuit.state === 'open' && c.last_5m.faults >= 1 ? c : undefined;
+      },
+      15_000,
+      'the open circuit and its fault, seen from the other gateway',
+    );
     expect(seen.circuit.since).toEqual(expect.any(Number));
     expect(seen.last_hour.faults).toBeGreaterThanOrEqual(seen.last_5m.faults);
     expect(seen.last_5m.latency_ms).toEqual(expect.any(Number));
@@ -136,7 +149,11 @@ describe('channels', () => {
     expect((await reader.admin('POST', '/admin/v1/channels/down/probe')).json).toMatchObject({ ok: false, call: null, error: 'provider down has no probe' });
     expect((await reader.admin('POST', '/admin/v1/channels/gem/probe')).json).toMatchObject({ ok: true, call: 'GET /models', status: 200 });
     expect(gem.creates()).toBe(0);
-    expect((await reader.admin('POST', '/admin/v1/channels/fal/probe')).json).toMatchObject({ ok: true, call: 'GET /fal-ai/fast-sdxl/requests/{id}/status', status: 404 });
+    expect((await reader.admin('POST', '/admin/v1/channels/fal/probe')).json).toMatchObject({
+      ok: true,
+      call: 'GET /fal-ai/fast-sdxl/requests/{id}/status',
+      status: 404,
+    });
     expect(fal.submits).toHaveLength(0);
     expect((await reader.admin('POST', '/admin/v1/channels/fal-bad-key/probe')).json).toMatchObject({ ok: false, status: 401 });
     expect((await reader.admin('POST', '/admin/v1/channels/comfy/probe')).json).toMatchObject({ ok: true, call: 'GET /queue', status: 200 });
@@ -146,13 +163,22 @@ describe('channels', () => {
     expect(chat.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/models']); // no completion
     expect((await reader.admin('POST', '/admin/v1/channels/relay-bad-key/probe')).json).toMatchObject({ ok: false, call: 'GET /v1/account', status: 401 });
     const audit = (await reader.admin('GET', '/admin/v1/audit?action=channel.probe')).json.data as Array<Record<string, any>>;
-    expect(audit.map((e) => [e.target, e.details.ok])).toEqual(expect.arrayContaining([['oai', true], ['rep', true], ['oai-bad-key', false]]));
+    expect(audit.map((e) => [e.target, e.details.ok])).toEqual(
+      expect.arrayContaining([
+        ['oai', true],
+        ['rep', true],
+        ['oai-bad-key', false],
+      ]),
+    );
   });
 
   it('unknown ids are 404 channel_not_found; caller keys get 403 admin_only', async () => {
     const res = await reader.admin('POST', '/admin/v1/channels/nope/probe');
     expect([res.status, res.json.error.code]).toEqual([404, 'channel_not_found']);
-    for (const [method, url] of [['GET', '/admin/v1/channels'], ['POST', '/admin/v1/channels/oai/probe']] as const) {
+    for (const [method, url] of [
+      ['GET', '/admin/v1/channels'],
+      ['POST', '/admin/v1/channels/oai/probe'],
+    ] as const) {
       expect((await reader.admin(method, url, undefined, reader.key)).json.error.code, url).toBe('admin_only');
     }
   });

@@ -12,10 +12,15 @@ import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let clock = Date.now();
 let h: AdminHarness;
-beforeAll(async () => { h = withAdmin(await createHarness(adminOptions({ keyClock: () => clock }))); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = withAdmin(await createHarness(adminOptions({ keyClock: () => clock })));
+});
+afterAll(async () => {
+  await h.close();
+});
 
-const post = (url: string, key: string, payload: Record<string, unknown>) => h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, payload });
+const post = (url: string, key: string, payload: Record<string, unknown>) =>
+  h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, payload });
 const answer = (res: Awaited<ReturnType<typeof post>>) => ({ status: res.statusCode, json: res.json() as Record<string, any>, headers: res.headers });
 const taskCount = async (): Promise<number> => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
 
@@ -23,7 +28,9 @@ describe('model allow-lists on every create call and chat', () => {
   it('the table holds every create path of the OpenAPI document (each honours Idempotency-Key) and chat', async () => {
     type Op = { responses: Record<string, { headers?: Record<string, unknown> }> };
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Op>> };
-    const creates = Object.entries(doc.paths).filter(([, ops]) => ops.post?.responses['200']?.headers?.['idempotent-replayed'] !== undefined).map(([path]) => path);
+    const creates = Object.entries(doc.paths)
+      .filter(([, ops]) => ops.post?.responses['200']?.headers?.['idempotent-replayed'] !== undefined)
+      .map(([path]) => path);
     expect(creates.length).toBeGreaterThanOrEqual(9);
     expect([...creates, '/v1/chat/completions'].sort()).toEqual(CREATE_CALLS.map((c) => c.path).sort());
   });
@@ -89,7 +96,9 @@ describe('expiry', () => {
     const expired = await poll();
     expect([expired.statusCode, expired.json().error.code]).toEqual([401, 'key_expired']);
     expect((await h.app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization: `Bearer ${k.secret}` } })).json().error.code).toBe('key_expired');
-    expect((await h.app.inject({ method: 'GET', url: '/v1/result/task_unknown', headers: { authorization: `Bearer ${k.secret}` } })).json().error.code).toBe('key_expired');
+    expect((await h.app.inject({ method: 'GET', url: '/v1/result/task_unknown', headers: { authorization: `Bearer ${k.secret}` } })).json().error.code).toBe(
+      'key_expired',
+    );
     await h.admin('PATCH', `/admin/v1/keys/${k.id}`, { expires_at: Math.floor(clock / 1000) + 3600 });
     expect((await poll()).statusCode).toBe(200);
   });
@@ -105,8 +114,8 @@ describe('expiry', () => {
   });
 });
 
-describe('a key\'s own tasks_in_flight', () => {
-  it('bounds that key only; its refusal names the key\'s limit', async () => {
+describe("a key's own tasks_in_flight", () => {
+  it("bounds that key only; its refusal names the key's limit", async () => {
     const k = await h.newKey({ limits: { tasks_in_flight: 2 } });
     for (let i = 0; i < 2; i++) expect((await post('/v1/pic/images', k.secret, { model: 'pic', prompt: `${i}` })).statusCode).toBe(200);
     const third = await post('/v1/pic/images', k.secret, { model: 'pic', prompt: '3' });

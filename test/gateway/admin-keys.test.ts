@@ -11,31 +11,54 @@ import { createHarness } from '../helpers/harness.js';
 
 let clock = Date.now();
 let h: AdminHarness;
-beforeAll(async () => { h = withAdmin(await createHarness(adminOptions({ keyClock: () => clock }))); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = withAdmin(await createHarness(adminOptions({ keyClock: () => clock })));
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const get = (url: string, key: string) => h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
-const submit = (key: string) => h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key}` }, payload: { model: 'pic', prompt: 'x' } });
+const submit = (key: string) =>
+  h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key}` }, payload: { model: 'pic', prompt: 'x' } });
 
 describe('create, read, list', () => {
   it('answers the record with its secret once; the secret works at once and is never shown again', async () => {
     const expires = Math.floor(clock / 1000) + 3600;
     const created = await h.admin('POST', '/admin/v1/keys', {
-      name: 'prod', models: ['pic', 'clip:*', 'pic'], expires_at: expires, limits: { submits: 7, queries: 70, credits: 12.5, tasks_in_flight: 3 }, webhook_url: 'https://hooks.example.com/x',
+      name: 'prod',
+      models: ['pic', 'clip:*', 'pic'],
+      expires_at: expires,
+      limits: { submits: 7, queries: 70, credits: 12.5, tasks_in_flight: 3 },
+      webhook_url: 'https://hooks.example.com/x',
     });
     expect(created.status, JSON.stringify(created.json)).toBe(200);
     const { key: secret, ...record } = created.json;
     expect(secret).toMatch(/^mg_[A-Za-z0-9_-]{43}$/);
     expect(record).toEqual({
-      id: expect.stringMatching(/^key_/), object: 'api_key', name: 'prod', role: 'caller', account_id: expect.stringMatching(/^acct_/),
-      models: ['pic', 'clip:*'], expires_at: expires, limits: { submits: 7, queries: 70, credits: 12.5, tasks_in_flight: 3 },
-      webhook_url: 'https://hooks.example.com/x', created: expect.any(Number), last_used: null, revoked: false, revoked_at: null,
+      id: expect.stringMatching(/^key_/),
+      object: 'api_key',
+      name: 'prod',
+      role: 'caller',
+      account_id: expect.stringMatching(/^acct_/),
+      models: ['pic', 'clip:*'],
+      expires_at: expires,
+      limits: { submits: 7, queries: 70, credits: 12.5, tasks_in_flight: 3 },
+      webhook_url: 'https://hooks.example.com/x',
+      created: expect.any(Number),
+      last_used: null,
+      revoked: false,
+      revoked_at: null,
     });
     expect((await submit(secret as string)).statusCode).toBe(200);
     const read = await h.admin('GET', `/admin/v1/keys/${record.id}`);
     expect(read.json).toMatchObject({ ...record, last_used: expect.any(Number) });
     expect(read.json).not.toHaveProperty('key');
-    const bodies = [JSON.stringify(read.json), JSON.stringify((await h.admin('GET', '/admin/v1/keys?limit=100')).json), JSON.stringify((await h.admin('GET', '/admin/v1/audit?limit=100')).json)];
+    const bodies = [
+      JSON.stringify(read.json),
+      JSON.stringify((await h.admin('GET', '/admin/v1/keys?limit=100')).json),
+      JSON.stringify((await h.admin('GET', '/admin/v1/audit?limit=100')).json),
+    ];
     for (const body of bodies) {
       expect(body).not.toContain(secret);
       expect(body).not.toContain((secret as string).slice(3, 15));
@@ -106,7 +129,12 @@ describe('create, read, list', () => {
   });
 
   it('unknown ids are 404 key_not_found on every key route', async () => {
-    for (const [method, url, body] of [['GET', '/admin/v1/keys/key_nope'], ['PATCH', '/admin/v1/keys/key_nope', { name: 'x' }], ['POST', '/admin/v1/keys/key_nope/revoke'], ['POST', '/admin/v1/keys/key_nope/rotate', {}]] as const) {
+    for (const [method, url, body] of [
+      ['GET', '/admin/v1/keys/key_nope'],
+      ['PATCH', '/admin/v1/keys/key_nope', { name: 'x' }],
+      ['POST', '/admin/v1/keys/key_nope/revoke'],
+      ['POST', '/admin/v1/keys/key_nope/rotate', {}],
+    ] as const) {
       const res = await h.admin(method, url, body);
       expect([res.status, res.json.error.code], `${method} ${url}`).toEqual([404, 'key_not_found']);
     }
@@ -119,7 +147,12 @@ describe('change, revoke, rotate', () => {
     const patched = await h.admin('PATCH', `/admin/v1/keys/${id}`, { name: 'renamed', models: null, limits: { tasks_in_flight: 9 } });
     expect(patched.json).toMatchObject({ name: 'renamed', models: null, limits: { submits: 5, queries: null, credits: null, tasks_in_flight: 9 } });
     // models: null lets the key use any model at once
-    const clip = await h.app.inject({ method: 'POST', url: '/clip/videos', headers: { authorization: `Bearer ${secret}` }, payload: { model: 'clip_3_1_fast', prompt: 'x' } });
+    const clip = await h.app.inject({
+      method: 'POST',
+      url: '/clip/videos',
+      headers: { authorization: `Bearer ${secret}` },
+      payload: { model: 'clip_3_1_fast', prompt: 'x' },
+    });
     expect(clip.statusCode).toBe(200);
     for (const field of ['role', 'account_id']) {
       const res = await h.admin('PATCH', `/admin/v1/keys/${id}`, { [field]: 'admin' });

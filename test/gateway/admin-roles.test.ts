@@ -13,24 +13,45 @@ import { createHarness, tempDir } from '../helpers/harness.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let h: AdminHarness;
-beforeAll(async () => { h = withAdmin(await createHarness(adminOptions())); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = withAdmin(await createHarness(adminOptions()));
+});
+afterAll(async () => {
+  await h.close();
+});
 
 /** Every admin endpoint, with a body where it takes one. */
 const ADMIN_CALLS: Array<[string, string, unknown?]> = [
-  ['GET', '/admin/v1/keys'], ['POST', '/admin/v1/keys', { name: 'x' }], ['GET', '/admin/v1/keys/key_x'], ['PATCH', '/admin/v1/keys/key_x', { name: 'y' }],
-  ['POST', '/admin/v1/keys/key_x/revoke'], ['POST', '/admin/v1/keys/key_x/rotate', {}],
-  ['GET', '/admin/v1/accounts'], ['POST', '/admin/v1/accounts', { name: 'x' }], ['GET', '/admin/v1/accounts/acct_x'],
-  ['POST', '/admin/v1/accounts/acct_x/grants', { amount: 1, note: 'n' }], ['GET', '/admin/v1/accounts/acct_x/ledger'],
-  ['GET', '/admin/v1/audit'], ['GET', '/admin/v1/settings'],
-  ['GET', '/admin/v1/tasks'], ['GET', '/admin/v1/tasks/task_x'], ['POST', '/admin/v1/tasks/task_x/cancel'],
-  ['GET', '/admin/v1/channels'], ['POST', '/admin/v1/channels/chan_x/probe'], ['GET', '/admin/v1/usage'], ['GET', '/admin/v1/task-activity'],
+  ['GET', '/admin/v1/keys'],
+  ['POST', '/admin/v1/keys', { name: 'x' }],
+  ['GET', '/admin/v1/keys/key_x'],
+  ['PATCH', '/admin/v1/keys/key_x', { name: 'y' }],
+  ['POST', '/admin/v1/keys/key_x/revoke'],
+  ['POST', '/admin/v1/keys/key_x/rotate', {}],
+  ['GET', '/admin/v1/accounts'],
+  ['POST', '/admin/v1/accounts', { name: 'x' }],
+  ['GET', '/admin/v1/accounts/acct_x'],
+  ['POST', '/admin/v1/accounts/acct_x/grants', { amount: 1, note: 'n' }],
+  ['GET', '/admin/v1/accounts/acct_x/ledger'],
+  ['GET', '/admin/v1/audit'],
+  ['GET', '/admin/v1/settings'],
+  ['GET', '/admin/v1/tasks'],
+  ['GET', '/admin/v1/tasks/task_x'],
+  ['POST', '/admin/v1/tasks/task_x/cancel'],
+  ['GET', '/admin/v1/channels'],
+  ['POST', '/admin/v1/channels/chan_x/probe'],
+  ['GET', '/admin/v1/usage'],
+  ['GET', '/admin/v1/task-activity'],
 ];
 
 describe('the admin API refuses everyone but admin keys', () => {
   it('the table covers every admin operation of the OpenAPI document', async () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { tags?: string[] }>> };
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.tags?.includes('admin')).map(([m]) => `${m.toUpperCase()} ${path}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op.tags?.includes('admin'))
+        .map(([m]) => `${m.toUpperCase()} ${path}`),
+    );
     const covered = ADMIN_CALLS.map(([m, url]) => `${m} ${url.replace(/key_x|acct_x|task_x|chan_x/, '{id}')}`);
     expect(documented.sort()).toEqual([...covered].sort());
     for (const name of documented) expect(name.startsWith('GET /admin/v1/') || /^(POST|PATCH) \/admin\/v1\//.test(name), name).toBe(true);
@@ -92,11 +113,18 @@ describe('bootstrap admin key at start', () => {
   it('an admin key naming an existing caller key stops the start; restarting with it again is idempotent', async () => {
     const dataDir = tempDir();
     const store = openSqliteStore(':memory:');
-    const env = { MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_WORKERS: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop' };
+    const env = {
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_LOG_LEVEL: 'silent',
+      MEDIAGATE_MIN_FREE_DISK_MB: '0',
+      MEDIAGATE_WORKERS: '0',
+      MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+    };
     const first = await createGateway(loadConfig({ ...env, MEDIAGATE_BOOTSTRAP_KEY: 'caller-key-0123456789' }), { store });
     await first.app.close();
-    await expect(createGateway(loadConfig({ ...env, MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'caller-key-0123456789' }), { store }))
-      .rejects.toThrow(/^MEDIAGATE_BOOTSTRAP_ADMIN_KEY: names an existing caller key/);
+    await expect(createGateway(loadConfig({ ...env, MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'caller-key-0123456789' }), { store })).rejects.toThrow(
+      /^MEDIAGATE_BOOTSTRAP_ADMIN_KEY: names an existing caller key/,
+    );
     const second = await createGateway(loadConfig({ ...env, MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'admin-key-0123456789' }), { store });
     const third = await createGateway(loadConfig({ ...env, MEDIAGATE_BOOTSTRAP_ADMIN_KEY: 'admin-key-0123456789' }), { store });
     expect((await store.keys.list()).map((k) => k.role)).toEqual(['caller', 'admin']);

@@ -19,8 +19,12 @@ const COUNTS = ['submitted', 'queued', 'processing', 'completed', 'failed', 'can
 type Row = Record<(typeof COUNTS)[number] | 'minute', number>;
 
 let h: AdminHarness;
-beforeAll(async () => { h = withAdmin(await createHarness(adminOptions())); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = withAdmin(await createHarness(adminOptions()));
+});
+afterAll(async () => {
+  await h.close();
+});
 
 describe('tasks per minute by status', () => {
   it('counts the submits of each minute of a past window, every minute listed, the end exclusive', async () => {
@@ -42,7 +46,7 @@ describe('tasks per minute by status', () => {
     expect((await h.admin('GET', `/admin/v1/task-activity?minutes=1&to=${(T0 + 5 * MINUTE) / 1000}`)).json.data.map((r: Row) => r.submitted)).toEqual([1]);
   });
 
-  it('counts each status a task entered in the minute of that change, as the store\'s task_events rows; the last hour by default', async () => {
+  it("counts each status a task entered in the minute of that change, as the store's task_events rows; the last hour by default", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: `minute ${i}` } });
@@ -66,7 +70,7 @@ describe('tasks per minute by status', () => {
     // what the store recorded, counted per minute here
     const expected = new Map<number, Row>();
     const count = (at: number, what: (typeof COUNTS)[number]): void => {
-      const minute = Math.floor(at / MINUTE) * MINUTE / 1000;
+      const minute = (Math.floor(at / MINUTE) * MINUTE) / 1000;
       const row = expected.get(minute) ?? (Object.fromEntries([['minute', minute], ...COUNTS.map((c) => [c, 0])]) as Row);
       row[what]++;
       expected.set(minute, row);
@@ -82,7 +86,12 @@ describe('tasks per minute by status', () => {
   });
 
   it.each([
-    ['minutes=0', 'minutes'], ['minutes=1441', 'minutes'], ['minutes=ten', 'minutes'], ['minutes=1.5', 'minutes'], ['to=soon', 'to'], ['interval=hour', 'interval'],
+    ['minutes=0', 'minutes'],
+    ['minutes=1441', 'minutes'],
+    ['minutes=ten', 'minutes'],
+    ['minutes=1.5', 'minutes'],
+    ['to=soon', 'to'],
+    ['interval=hour', 'interval'],
   ])('?%s is a 400 naming %s', async (query, param) => {
     const res = await h.admin('GET', `/admin/v1/task-activity?${query}`);
     expect([res.status, res.json.error?.param]).toEqual([400, param]);

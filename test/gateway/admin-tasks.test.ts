@@ -14,7 +14,8 @@ const PNG = { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.
 
 /** `flaky` fails each task's first attempt (a retryable upstream error), then makes an image. */
 const flaky: Provider = {
-  id: 'flaky', capabilities: { families: ['pic'] },
+  id: 'flaky',
+  capabilities: { families: ['pic'] },
   async start(job) {
     if (job.attempt === 1) throw new AppError('upstream_error', 'the upstream answered 502', { retryable: true });
     return { state: 'done', output: PNG };
@@ -22,22 +23,37 @@ const flaky: Provider = {
 };
 /** `stuck` never ends a generation and cannot stop one. */
 const stuck: Provider = {
-  id: 'stuck', capabilities: { families: ['pic'] },
-  start: (_job, ctx) => new Promise((_resolve, reject) => { ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }); }),
+  id: 'stuck',
+  capabilities: { families: ['pic'] },
+  start: (_job, ctx) =>
+    new Promise((_resolve, reject) => {
+      ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    }),
 };
 /** `held` runs until cancelled, and can stop. */
 const held: Provider = { ...stuck, id: 'held', capabilities: { families: ['pic'] }, cancel: async () => undefined };
 
 let h: AdminHarness;
 beforeAll(async () => {
-  h = withAdmin(await createHarness(adminOptions({
-    workers: true, env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '100' },
-    backoffScale: 0.05, // the retried task's record is the point, not when its retry comes (G278)
-    providers: [flaky, stuck, held],
-    routes: { 'pic-2': [{ provider: 'flaky', priority: 0, weight: 1 }], 'pic-pro-stable': [{ provider: 'stuck', priority: 0, weight: 1 }], 'pic-pro': [{ provider: 'held', priority: 0, weight: 1 }] },
-  })));
+  h = withAdmin(
+    await createHarness(
+      adminOptions({
+        workers: true,
+        env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '100' },
+        backoffScale: 0.05, // the retried task's record is the point, not when its retry comes (G278)
+        providers: [flaky, stuck, held],
+        routes: {
+          'pic-2': [{ provider: 'flaky', priority: 0, weight: 1 }],
+          'pic-pro-stable': [{ provider: 'stuck', priority: 0, weight: 1 }],
+          'pic-pro': [{ provider: 'held', priority: 0, weight: 1 }],
+        },
+      }),
+    ),
+  );
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 async function submit(secret: string, model: string): Promise<string> {
   const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(secret), payload: { model, prompt: 'a lighthouse' } });
@@ -53,11 +69,26 @@ describe('admin tasks', () => {
     const res = await h.admin('GET', `/admin/v1/tasks/${id}`);
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     const t = res.json;
-    expect(t).toMatchObject({ id, object: 'admin_task', key_id: k.id, account_id: k.record.account_id, family: 'pic', model: 'pic-2', provider: 'flaky', status: 'completed', attempt_count: 2 });
+    expect(t).toMatchObject({
+      id,
+      object: 'admin_task',
+      key_id: k.id,
+      account_id: k.record.account_id,
+      family: 'pic',
+      model: 'pic-2',
+      provider: 'flaky',
+      status: 'completed',
+      attempt_count: 2,
+    });
     expect(t.view).toMatchObject({ id, status: 'completed' });
     expect(t.request).toMatchObject({ params: expect.objectContaining({ prompt: 'a lighthouse' }) });
-    expect(t.timeline.map((e: { from: string | null; status: string }) => `${e.from ?? ''}>${e.status}`))
-      .toEqual(['>queued', 'queued>processing', 'processing>queued', 'queued>processing', 'processing>completed']);
+    expect(t.timeline.map((e: { from: string | null; status: string }) => `${e.from ?? ''}>${e.status}`)).toEqual([
+      '>queued',
+      'queued>processing',
+      'processing>queued',
+      'queued>processing',
+      'processing>completed',
+    ]);
     expect(t.timeline[2].error).toMatch(/502/);
     expect(t.attempts).toEqual([
       { attempt: 1, provider: 'flaky', started: expect.any(Number), ended: expect.any(Number), outcome: 'requeued', error: expect.stringMatching(/502/) },
@@ -68,7 +99,7 @@ describe('admin tasks', () => {
     expect(t.webhooks).toEqual([]);
   });
 
-  it('lists every tenant\'s tasks newest first, filtered, in pages; a cursor with other filters is a 400 naming it', async () => {
+  it("lists every tenant's tasks newest first, filtered, in pages; a cursor with other filters is a 400 naming it", async () => {
     const a = await h.newKey({ name: 'list-a' });
     const b = await h.newKey({ name: 'list-b' });
     const ids = [await submit(a.secret, 'pic-2'), await submit(b.secret, 'pic-2'), await submit(a.secret, 'pic-2')];
@@ -89,19 +120,31 @@ describe('admin tasks', () => {
   });
 
   it.each([
-    ['status=done', 'status'], ['family=song', 'family'], ['created_after=yesterday', 'created_after'], ['created_before=1e9', 'created_before'],
-    ['limit=0', 'limit'], ['cursor=!!', 'cursor'], ['owner=x', 'owner'],
+    ['status=done', 'status'],
+    ['family=song', 'family'],
+    ['created_after=yesterday', 'created_after'],
+    ['created_before=1e9', 'created_before'],
+    ['limit=0', 'limit'],
+    ['cursor=!!', 'cursor'],
+    ['owner=x', 'owner'],
   ])('?%s is a 400 naming %s', async (query, param) => {
     const res = await h.admin('GET', `/admin/v1/tasks?${query}`);
     expect([res.status, res.json.error?.param]).toEqual([400, param]);
   });
 
   it('unknown ids are 404 task_not_found; caller keys get 403 admin_only; no key 401', async () => {
-    for (const [method, url] of [['GET', '/admin/v1/tasks/task_none'], ['POST', '/admin/v1/tasks/task_none/cancel']] as const) {
+    for (const [method, url] of [
+      ['GET', '/admin/v1/tasks/task_none'],
+      ['POST', '/admin/v1/tasks/task_none/cancel'],
+    ] as const) {
       const res = await h.admin(method, url);
       expect([res.status, res.json.error.code], url).toEqual([404, 'task_not_found']);
     }
-    for (const [method, url] of [['GET', '/admin/v1/tasks'], ['GET', '/admin/v1/tasks/x'], ['POST', '/admin/v1/tasks/x/cancel']] as const) {
+    for (const [method, url] of [
+      ['GET', '/admin/v1/tasks'],
+      ['GET', '/admin/v1/tasks/x'],
+      ['POST', '/admin/v1/tasks/x/cancel'],
+    ] as const) {
       expect((await h.admin(method, url, undefined, h.key)).json.error.code, url).toBe('admin_only');
       expect((await h.app.inject({ method, url })).statusCode, url).toBe(401);
     }
@@ -118,7 +161,9 @@ describe('admin tasks', () => {
     const again = await h.admin('POST', `/admin/v1/tasks/${running}/cancel`);
     expect([again.status, again.json.status]).toEqual([200, 'cancelled']);
     const audit = (await h.admin('GET', `/admin/v1/audit?action=task.cancel&target=${running}`)).json.data;
-    expect(audit).toEqual([expect.objectContaining({ action: 'task.cancel', target: running, actor: expect.stringMatching(/./), request_id: expect.any(String) })]);
+    expect(audit).toEqual([
+      expect.objectContaining({ action: 'task.cancel', target: running, actor: expect.stringMatching(/./), request_id: expect.any(String) }),
+    ]);
 
     const unstoppable = await submit(k.secret, 'pic-pro-stable');
     await h.waitForTask(unstoppable, ['processing'], 10_000);

@@ -12,7 +12,10 @@ beforeAll(async () => {
   h = await createHarness({ workers: false, env: { MEDIAGATE_ASSET_MAX_BYTES: '3000000', MEDIAGATE_ASSET_QUOTA_BYTES: '2000000' } });
   srv = await startMediaServer();
 }, 60_000);
-afterAll(async () => { await h.close(); await srv.close(); });
+afterAll(async () => {
+  await h.close();
+  await srv.close();
+});
 
 /** A multipart/form-data body with one file part. */
 function multipart(field: string, filename: string, type: string, data: Buffer): { payload: Buffer; headers: Record<string, string> } {
@@ -32,7 +35,16 @@ describe('asset upload', () => {
   it('approves a good image and answers what review found; GET answers it again', async () => {
     const res = await upload(await image(1280, 720));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ object: 'asset', status: 'approved', reason: null, kind: 'image', format: 'png', width: 1280, height: 720, duration: null });
+    expect(res.body).toMatchObject({
+      object: 'asset',
+      status: 'approved',
+      reason: null,
+      kind: 'image',
+      format: 'png',
+      width: 1280,
+      height: 720,
+      duration: null,
+    });
     expect(res.body.id).toMatch(/^asset_[A-Za-z0-9_-]{22}$/);
     expect(typeof res.body.created).toBe('number');
     const got = await h.app.inject({ method: 'GET', url: `/v2/model-center/assets/${res.body.id as string}`, headers: h.auth() });
@@ -89,7 +101,12 @@ describe('asset upload', () => {
     const deleted = await del(h.otherKey);
     expect(deleted.json()).toEqual({ id: first.body.id, object: 'asset', deleted: true });
     expect((await del(h.otherKey)).statusCode).toBe(404);
-    const used = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(h.otherKey), payload: { model: 'pic', prompt: 'x', image_urls: [`assetId://${first.body.id as string}`] } });
+    const used = await h.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: h.auth(h.otherKey),
+      payload: { model: 'pic', prompt: 'x', image_urls: [`assetId://${first.body.id as string}`] },
+    });
     expect(used.json().error.code).toBe('asset_not_found');
     expect((await upload(bmp, 'image/bmp', h.otherKey)).body.status).toBe('approved');
     expect((await upload(await image(400, 400))).status).toBe(200);
@@ -105,10 +122,19 @@ describe('uploads stream to disk', () => {
     const { payload, headers } = multipart('file', 'x.bmp', 'image/bmp', bmp);
     const first = 1024 * 1024;
     const body = new PassThrough();
-    const answering = h.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: { ...h.auth(), ...headers, 'content-length': String(payload.length) }, payload: body });
+    const answering = h.app.inject({
+      method: 'POST',
+      url: '/v2/model-center/assets',
+      headers: { ...h.auth(), ...headers, 'content-length': String(payload.length) },
+      payload: body,
+    });
     body.write(payload.subarray(0, first));
     const tmp = h.tmpDir;
-    const partial = await waitFor(() => fs.readdirSync(tmp).find((f) => f.endsWith('.part') && fs.statSync(path.join(tmp, f)).size >= first / 2), 10_000, 'the first part on disk');
+    const partial = await waitFor(
+      () => fs.readdirSync(tmp).find((f) => f.endsWith('.part') && fs.statSync(path.join(tmp, f)).size >= first / 2),
+      10_000,
+      'the first part on disk',
+    );
     const inode = fs.statSync(path.join(tmp, partial)).ino;
     body.end(payload.subarray(first));
     const res = await answering;
@@ -125,26 +151,43 @@ describe('assetId:// wherever a media URL is', () => {
   it('is accepted for its owner, checked against the family, linked into the task', async () => {
     const asset = (await upload(await image(1280, 720))).body;
     const res = await h.app.inject({
-      method: 'POST', url: '/v2/model-center/tasks', headers: h.auth(),
+      method: 'POST',
+      url: '/v2/model-center/tasks',
+      headers: h.auth(),
       payload: { model: 'sd_2.0_fast_discount', prompt: 'x', reference_images: [`assetId://${asset.id as string}`] },
     });
     expect(res.statusCode, res.body).toBe(200);
     const task = (await h.store.tasks.get(res.json().id))!;
-    expect((task.request.media as { images: Array<{ stored?: string; facts?: { width: number } }> }).images[0]).toMatchObject({ stored: '0-images', facts: { width: 1280 } });
+    expect((task.request.media as { images: Array<{ stored?: string; facts?: { width: number } }> }).images[0]).toMatchObject({
+      stored: '0-images',
+      facts: { width: 1280 },
+    });
   });
 
-  it('another key\'s asset, an unknown one, or a family rule it breaks is a 400 naming the field', async () => {
+  it("another key's asset, an unknown one, or a family rule it breaks is a 400 naming the field", async () => {
     const asset = (await upload(await image(1280, 720))).body;
     const other = await h.app.inject({
-      method: 'POST', url: '/v1/pic/images', headers: h.auth(h.otherKey),
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: h.auth(h.otherKey),
       payload: { model: 'pic', prompt: 'x', image_urls: [`assetId://${asset.id as string}`] },
     });
     expect(other.statusCode).toBe(400);
     expect(other.json().error).toMatchObject({ code: 'asset_not_found', param: 'image_urls[0]' });
-    const unknown = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'x', image_urls: ['assetId://nope'] } });
+    const unknown = await h.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: h.auth(),
+      payload: { model: 'pic', prompt: 'x', image_urls: ['assetId://nope'] },
+    });
     expect(unknown.json().error).toMatchObject({ code: 'asset_not_found', param: 'image_urls[0]' });
     // reel Form B at 9:16 takes only 720x1280
-    const reel = await h.app.inject({ method: 'POST', url: '/reel/videos', headers: h.auth(), payload: { model: 'reelOa2Plus', prompt: 'x', image_urls: [`assetId://${asset.id as string}`] } });
+    const reel = await h.app.inject({
+      method: 'POST',
+      url: '/reel/videos',
+      headers: h.auth(),
+      payload: { model: 'reelOa2Plus', prompt: 'x', image_urls: [`assetId://${asset.id as string}`] },
+    });
     expect(reel.statusCode).toBe(400);
     expect(reel.json().error).toMatchObject({ code: 'invalid_media', param: 'image_urls[0]' });
   });

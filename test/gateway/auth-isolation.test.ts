@@ -4,12 +4,20 @@ import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
-
-const create = (headers: Record<string, string>) => h.app.inject({
-  method: 'POST', url: '/v1/pic/images', headers: { 'content-type': 'application/json', ...headers }, payload: { model: 'pic', prompt: 'x' },
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
 });
+afterAll(async () => {
+  await h.close();
+});
+
+const create = (headers: Record<string, string>) =>
+  h.app.inject({
+    method: 'POST',
+    url: '/v1/pic/images',
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: { model: 'pic', prompt: 'x' },
+  });
 
 describe('authentication (D5)', () => {
   it.each([

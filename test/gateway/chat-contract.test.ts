@@ -8,13 +8,20 @@ import { sseData } from '../helpers/chat.js';
 const CHAT_MODELS = ['chat-3-flash-preview', 'chat-2.5-flash-lite', 'chat-2.5-flash', 'chat-3.1-pro-preview', 'chat-3-pro-preview', 'chat-2.5-pro'];
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
-
-const chat = (payload: unknown, headers: Record<string, string> = {}) => h.app.inject({
-  method: 'POST', url: '/v1/chat/completions', headers: { ...h.auth(), 'content-type': 'application/json', ...headers },
-  payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
 });
+afterAll(async () => {
+  await h.close();
+});
+
+const chat = (payload: unknown, headers: Record<string, string> = {}) =>
+  h.app.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: { ...h.auth(), 'content-type': 'application/json', ...headers },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 
 const user = (content: unknown) => ({ role: 'user', content });
 const base = { model: 'chat-2.5-flash', messages: [user('Hello there')] };
@@ -41,21 +48,55 @@ describe('chat: every model answers with the success envelope (D21)', () => {
 
 describe('chat: accepted requests (every optional field at its edges)', () => {
   const cases: Array<[string, Record<string, unknown>]> = [
-    ['system, user and assistant roles', { messages: [{ role: 'system', content: 'Be brief.' }, user('Hi'), { role: 'assistant', content: 'Hello!' }, user('Again')] }],
-    ['content as text parts', { messages: [user([{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }])] }],
-    ['content with image_url parts (http and https)', { messages: [user([{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'image_url', image_url: { url: 'http://example.com/b.jpg', detail: 'low' } }])] }],
+    [
+      'system, user and assistant roles',
+      { messages: [{ role: 'system', content: 'Be brief.' }, user('Hi'), { role: 'assistant', content: 'Hello!' }, user('Again')] },
+    ],
+    [
+      'content as text parts',
+      {
+        messages: [
+          user([
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ]),
+        ],
+      },
+    ],
+    [
+      'content with image_url parts (http and https)',
+      {
+        messages: [
+          user([
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            { type: 'image_url', image_url: { url: 'http://example.com/b.jpg', detail: 'low' } },
+          ]),
+        ],
+      },
+    ],
     ['a video as image_url', { messages: [user([{ type: 'image_url', image_url: { url: 'https://example.com/v/clip.mp4' } }])] }],
     ['empty string content', { messages: [user('')] }],
     ['empty content array', { messages: [user([])] }],
     ['only an assistant message', { messages: [{ role: 'assistant', content: 'hm' }] }],
-    ['temperature 0', { temperature: 0 }], ['temperature 2', { temperature: 2 }], ['temperature 0.7', { temperature: 0.7 }],
-    ['top_p 0', { top_p: 0 }], ['top_p 1', { top_p: 1 }],
+    ['temperature 0', { temperature: 0 }],
+    ['temperature 2', { temperature: 2 }],
+    ['temperature 0.7', { temperature: 0.7 }],
+    ['top_p 0', { top_p: 0 }],
+    ['top_p 1', { top_p: 1 }],
     ['temperature and top_p together (D10)', { temperature: 1, top_p: 0.5 }],
     ['stream false', { stream: false }],
-    ['max_completion_tokens 1', { max_completion_tokens: 1 }], ['max_completion_tokens large', { max_completion_tokens: 100000 }],
-    ['stop as string', { stop: 'xyz' }], ['stop as 4 strings', { stop: ['a1', 'b2', 'c3', 'd4'] }], ['stop empty array', { stop: [] }], ['stop null', { stop: null }],
-    ['presence_penalty -2', { presence_penalty: -2 }], ['presence_penalty 2', { presence_penalty: 2 }],
-    ['frequency_penalty -2', { frequency_penalty: -2 }], ['frequency_penalty 2', { frequency_penalty: 2 }], ['frequency_penalty 0', { frequency_penalty: 0 }],
+    ['max_completion_tokens 1', { max_completion_tokens: 1 }],
+    ['max_completion_tokens large', { max_completion_tokens: 100000 }],
+    ['stop as string', { stop: 'xyz' }],
+    ['stop as 4 strings', { stop: ['a1', 'b2', 'c3', 'd4'] }],
+    ['stop empty array', { stop: [] }],
+    ['stop null', { stop: null }],
+    ['presence_penalty -2', { presence_penalty: -2 }],
+    ['presence_penalty 2', { presence_penalty: 2 }],
+    ['frequency_penalty -2', { frequency_penalty: -2 }],
+    ['frequency_penalty 2', { frequency_penalty: 2 }],
+    ['frequency_penalty 0', { frequency_penalty: 0 }],
     ['unknown extra fields (D11)', { n: 2, user: 'u1', stream_options: { include_usage: true }, tools: [] }],
     ['extra fields in a message', { messages: [{ role: 'user', content: 'x', name: 'bob' }] }],
   ];
@@ -70,27 +111,64 @@ describe('chat: every broken rule is a 400 with the chat error body naming the f
   const five = ['a', 'b', 'c', 'd', 'e'];
   const cases: Array<[string, unknown, RegExp]> = [
     ['missing model', { messages: [user('x')] }, /^model is required$/],
-    ['unknown model', { ...base, model: 'gpt-4o' }, /^model must be one of: chat-3-flash-preview, chat-2\.5-flash-lite, chat-2\.5-flash, chat-3\.1-pro-preview, chat-3-pro-preview, chat-2\.5-pro \(got "gpt-4o"\)$/],
+    [
+      'unknown model',
+      { ...base, model: 'gpt-4o' },
+      /^model must be one of: chat-3-flash-preview, chat-2\.5-flash-lite, chat-2\.5-flash, chat-3\.1-pro-preview, chat-3-pro-preview, chat-2\.5-pro \(got "gpt-4o"\)$/,
+    ],
     ['model wrong type', { ...base, model: 3 }, /^model must be a string/],
     ['missing messages', { model: 'chat-2.5-flash' }, /^messages is required$/],
     ['empty messages', { ...base, messages: [] }, /^messages needs at least 1 items \(got 0\)$/],
     ['messages not an array', { ...base, messages: 'hi' }, /^messages must be an array/],
     ['message not an object', { ...base, messages: ['hi'] }, /^messages\[0\] must be an object/],
     ['missing role', { ...base, messages: [{ content: 'x' }] }, /^messages\[0\]\.role is required$/],
-    ['unknown role', { ...base, messages: [user('a'), { role: 'tool', content: 'x' }] }, /^messages\[1\]\.role must be one of: system, user, assistant \(got "tool"\)$/],
+    [
+      'unknown role',
+      { ...base, messages: [user('a'), { role: 'tool', content: 'x' }] },
+      /^messages\[1\]\.role must be one of: system, user, assistant \(got "tool"\)$/,
+    ],
     ['missing content', { ...base, messages: [{ role: 'user' }] }, /^messages\[0\]\.content is required$/],
     ['content a number', { ...base, messages: [user(5)] }, /^messages\[0\]\.content must be a string or an array \(got 5\)$/],
     ['content null', { ...base, messages: [user(null)] }, /^messages\[0\]\.content must be a string or an array \(got null\)$/],
     ['content part not an object', { ...base, messages: [user(['hi'])] }, /^messages\[0\]\.content\[0\] must be an object/],
     ['content part missing type', { ...base, messages: [user([{ text: 'x' }])] }, /^messages\[0\]\.content\[0\]\.type is required$/],
-    ['content part video_url type', { ...base, messages: [user('a'), user([{ type: 'text', text: 'a' }, { type: 'video_url', video_url: { url: 'https://a/b.mp4' } }])] }, /^messages\[1\]\.content\[1\]\.type must be one of: text, image_url \(got "video_url"\)$/],
+    [
+      'content part video_url type',
+      {
+        ...base,
+        messages: [
+          user('a'),
+          user([
+            { type: 'text', text: 'a' },
+            { type: 'video_url', video_url: { url: 'https://a/b.mp4' } },
+          ]),
+        ],
+      },
+      /^messages\[1\]\.content\[1\]\.type must be one of: text, image_url \(got "video_url"\)$/,
+    ],
     ['text part without text', { ...base, messages: [user([{ type: 'text' }])] }, /^messages\[0\]\.content\[0\]\.text is required$/],
     ['text part text not a string', { ...base, messages: [user([{ type: 'text', text: 1 }])] }, /^messages\[0\]\.content\[0\]\.text must be a string/],
     ['image part without image_url', { ...base, messages: [user([{ type: 'image_url' }])] }, /^messages\[0\]\.content\[0\]\.image_url is required$/],
-    ['image_url as a bare string', { ...base, messages: [user([{ type: 'image_url', image_url: 'https://a/b.png' }])] }, /^messages\[0\]\.content\[0\]\.image_url must be an object/],
-    ['image_url without url', { ...base, messages: [user([{ type: 'image_url', image_url: {} }])] }, /^messages\[0\]\.content\[0\]\.image_url\.url is required$/],
-    ['image_url not http(s)', { ...base, messages: [user([{ type: 'image_url', image_url: { url: 'ftp://a/b.png' } }])] }, /^messages\[0\]\.content\[0\]\.image_url\.url must be an absolute http\(s\) URL/],
-    ['image_url a data URL', { ...base, messages: [user([{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])] }, /^messages\[0\]\.content\[0\]\.image_url\.url must be an absolute http\(s\) URL/],
+    [
+      'image_url as a bare string',
+      { ...base, messages: [user([{ type: 'image_url', image_url: 'https://a/b.png' }])] },
+      /^messages\[0\]\.content\[0\]\.image_url must be an object/,
+    ],
+    [
+      'image_url without url',
+      { ...base, messages: [user([{ type: 'image_url', image_url: {} }])] },
+      /^messages\[0\]\.content\[0\]\.image_url\.url is required$/,
+    ],
+    [
+      'image_url not http(s)',
+      { ...base, messages: [user([{ type: 'image_url', image_url: { url: 'ftp://a/b.png' } }])] },
+      /^messages\[0\]\.content\[0\]\.image_url\.url must be an absolute http\(s\) URL/,
+    ],
+    [
+      'image_url a data URL',
+      { ...base, messages: [user([{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])] },
+      /^messages\[0\]\.content\[0\]\.image_url\.url must be an absolute http\(s\) URL/,
+    ],
     ['temperature below 0', { ...base, temperature: -0.1 }, /^temperature must be >= 0 \(got -0\.1\)$/],
     ['temperature above 2', { ...base, temperature: 2.01 }, /^temperature must be <= 2 \(got 2\.01\)$/],
     ['temperature a string', { ...base, temperature: '1' }, /^temperature must be a number/],
@@ -129,7 +207,7 @@ describe('chat: every broken rule is a 400 with the chat error body naming the f
   });
 
   it('a rejected request records no usage', async () => {
-    const before = await h.store.usage.chatUsageByKey((await keyId(h.key)));
+    const before = await h.store.usage.chatUsageByKey(await keyId(h.key));
     await chat({ ...base, temperature: 9 });
     expect(await h.store.usage.chatUsageByKey(await keyId(h.key))).toEqual(before);
   });
@@ -137,7 +215,12 @@ describe('chat: every broken rule is a 400 with the chat error body naming the f
 
 describe('chat: auth errors have the chat body', () => {
   it('missing key: 401', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(base) });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(base),
+    });
     expect(res.statusCode).toBe(401);
     expect(body(res)).toEqual({ code: '401', msg: expect.stringMatching(/Authorization/), data: null, success: false });
   });
@@ -181,7 +264,13 @@ describe('chat: the sandbox reply, max tokens and stop sequences', () => {
   });
 
   it('counts prompt tokens as 3 per message + role + content, 85 per image, +3 priming (G37)', async () => {
-    const messages = [{ role: 'system', content: 'Be brief.' }, user([{ type: 'text', text: 'Describe it' }, { type: 'image_url', image_url: { url: 'https://a.example/x.png' } }])];
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      user([
+        { type: 'text', text: 'Describe it' },
+        { type: 'image_url', image_url: { url: 'https://a.example/x.png' } },
+      ]),
+    ];
     const want = 3 + (3 + encode('system').length + encode('Be brief.').length) + (3 + encode('user').length + encode('Describe it').length + 85);
     expect(body(await chat({ ...base, messages })).data.usage.prompt_tokens).toBe(want);
   });
@@ -288,7 +377,10 @@ describe('chat: streaming through inject (full body)', () => {
     expect(events).not.toContain('[DONE]');
     const last = events.at(-1) as Record<string, any>;
     expect(last).toEqual({ error: { message: expect.stringContaining('[fail-midway]'), type: 'upstream_error', param: null, code: 'upstream_error' } });
-    const text = events.slice(0, -1).map((e) => (e as Record<string, any>).choices[0].delta.content ?? '').join('');
+    const text = events
+      .slice(0, -1)
+      .map((e) => (e as Record<string, any>).choices[0].delta.content ?? '')
+      .join('');
     expect(text.length).toBeGreaterThan(10);
   });
 
@@ -309,7 +401,12 @@ describe('chat: usage is recorded per key', () => {
     await chat({ ...base, model: 'chat-2.5-flash-lite' }, h.auth(h.otherKey));
     const rows = await h.store.usage.chatUsageByKey(other);
     const pro = rows.find((r) => r.model === 'chat-2.5-pro')!;
-    expect(pro).toEqual({ model: 'chat-2.5-pro', requests: 2, promptTokens: a.usage.prompt_tokens + su.prompt_tokens, completionTokens: a.usage.completion_tokens + 4 });
+    expect(pro).toEqual({
+      model: 'chat-2.5-pro',
+      requests: 2,
+      promptTokens: a.usage.prompt_tokens + su.prompt_tokens,
+      completionTokens: a.usage.completion_tokens + 4,
+    });
     expect(rows.find((r) => r.model === 'chat-2.5-flash-lite')!.requests).toBe(1);
   });
 });

@@ -5,7 +5,10 @@ import { scriptedProvider } from '../helpers/chat.js';
 import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
 
 /** The official client against the gateway: streaming reads as OpenAI chunks, errors map to its classes. */
-const slow = scriptedProvider('slow', Array.from({ length: 200 }, (_, i) => ({ delayMs: 20, delta: `t${i} ` })));
+const slow = scriptedProvider(
+  'slow',
+  Array.from({ length: 200 }, (_, i) => ({ delayMs: 20, delta: `t${i} ` })),
+);
 
 let h: Harness;
 let client: OpenAI;
@@ -21,7 +24,9 @@ beforeAll(async () => {
   url = await h.app.listen({ port: 0, host: '127.0.0.1' });
   client = new OpenAI({ apiKey: h.key, baseURL: `${url}/v1`, maxRetries: 0 });
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 async function collect(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>) {
   let text = '';
@@ -43,8 +48,13 @@ async function collect(stream: AsyncIterable<OpenAI.Chat.Completions.ChatComplet
 describe('the official openai client (6.x)', () => {
   it('streams: text assembled, role, finish_reason, usage', async () => {
     const stream = await client.chat.completions.create({
-      model: 'chat-2.5-flash', stream: true, stream_options: { include_usage: true },
-      messages: [{ role: 'system', content: 'Be helpful.' }, { role: 'user', content: 'Name three colours' }],
+      model: 'chat-2.5-flash',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'system', content: 'Be helpful.' },
+        { role: 'user', content: 'Name three colours' },
+      ],
     });
     const got = await collect(stream);
     expect(got.role).toBe('assistant');
@@ -56,34 +66,62 @@ describe('the official openai client (6.x)', () => {
     expect(got.ids.size).toBe(1);
     // the same reply as the (non-OpenAI) envelope of a non-streaming call
     const res = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'system', content: 'Be helpful.' }, { role: 'user', content: 'Name three colours' }] }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'chat-2.5-flash',
+        messages: [
+          { role: 'system', content: 'Be helpful.' },
+          { role: 'user', content: 'Name three colours' },
+        ],
+      }),
     });
-    const envelope = await res.json() as { data: { content: string; usage: unknown } };
+    const envelope = (await res.json()) as { data: { content: string; usage: unknown } };
     expect(got.text).toBe(envelope.data.content);
     expect(got.usage).toEqual(envelope.data.usage);
   });
 
   it('streams multimodal content parts', async () => {
-    const got = await collect(await client.chat.completions.create({
-      model: 'chat-3.1-pro-preview', stream: true,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/p/photo.jpg' } }] }],
-    }));
+    const got = await collect(
+      await client.chat.completions.create({
+        model: 'chat-3.1-pro-preview',
+        stream: true,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: 'https://example.com/p/photo.jpg' } },
+            ],
+          },
+        ],
+      }),
+    );
     expect(got.text).toContain('1 image (photo.jpg)');
   });
 
   it('max_completion_tokens: finish_reason "length" and that many completion tokens', async () => {
-    const got = await collect(await client.chat.completions.create({
-      model: 'chat-2.5-pro', stream: true, max_completion_tokens: 4, messages: [{ role: 'user', content: 'Tell me a long story' }],
-    }));
+    const got = await collect(
+      await client.chat.completions.create({
+        model: 'chat-2.5-pro',
+        stream: true,
+        max_completion_tokens: 4,
+        messages: [{ role: 'user', content: 'Tell me a long story' }],
+      }),
+    );
     expect(got.finish).toBe('length');
     expect(got.usage!.completion_tokens).toBe(4);
   });
 
   it('stop sequences: the text ends before the first occurrence', async () => {
-    const got = await collect(await client.chat.completions.create({
-      model: 'chat-2.5-pro', stream: true, stop: ['conversation', 'sandbox'], messages: [{ role: 'user', content: 'Hi' }],
-    }));
+    const got = await collect(
+      await client.chat.completions.create({
+        model: 'chat-2.5-pro',
+        stream: true,
+        stop: ['conversation', 'sandbox'],
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    );
     expect(got.text).toBe('You asked: "Hi". This ');
     expect(got.finish).toBe('stop');
   });
@@ -102,7 +140,9 @@ describe('the official openai client (6.x)', () => {
   });
 
   it('a 400 is a BadRequestError', async () => {
-    const err = await client.chat.completions.create({ model: 'chat-2.5-pro', temperature: 3, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create({ model: 'chat-2.5-pro', temperature: 3, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
   });
@@ -120,7 +160,9 @@ describe('the official openai client (6.x)', () => {
   });
 
   it('a provider failure before the first byte is an InternalServerError (502)', async () => {
-    const err = await client.chat.completions.create({ model: 'chat-2.5-pro', stream: true, messages: [{ role: 'user', content: '[fail]' }] }).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create({ model: 'chat-2.5-pro', stream: true, messages: [{ role: 'user', content: '[fail]' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
   });

@@ -15,7 +15,10 @@ const providers = {
   gap: scriptedProvider('gap', [{ delta: 'a' }, { delayMs: 6 * HEARTBEAT_MS, delta: 'b' }]),
   lateStart: scriptedProvider('late-start', [{ delayMs: 6 * HEARTBEAT_MS, delta: 'late' }, { delta: ' reply' }]),
   lateFail: scriptedProvider('late-fail', [{ delayMs: 5 * HEARTBEAT_MS, fail: new Error('connection reset by upstream') }]),
-  endless: scriptedProvider('endless', Array.from({ length: 400 }, (_, i) => ({ delayMs: 25, delta: `w${i} ` }))),
+  endless: scriptedProvider(
+    'endless',
+    Array.from({ length: 400 }, (_, i) => ({ delayMs: 25, delta: `w${i} ` })),
+  ),
 } satisfies Record<string, ScriptedProvider>;
 
 let h: Harness;
@@ -27,23 +30,34 @@ beforeAll(async () => {
     env: { MEDIAGATE_CHAT_HEARTBEAT_MS: String(HEARTBEAT_MS) },
     chatProviders: [createSandboxChatProvider({ tokensPerSecond: 0 }), ...Object.values(providers)],
     chatRoutes: {
-      'chat-3-flash-preview': 'flush', 'chat-2.5-flash-lite': 'gap', 'chat-3-pro-preview': 'late-start',
-      'chat-3.1-pro-preview': 'late-fail', 'chat-2.5-pro': 'endless',
+      'chat-3-flash-preview': 'flush',
+      'chat-2.5-flash-lite': 'gap',
+      'chat-3-pro-preview': 'late-start',
+      'chat-3.1-pro-preview': 'late-fail',
+      'chat-2.5-pro': 'endless',
     },
   });
   url = await h.app.listen({ port: 0, host: '127.0.0.1' });
   await countTextTokens('warm-up'); // the tokenizer thread loads gpt-tokenizer on its first count (G295)
 });
-afterAll(async () => { await h.close(); });
-
-const post = (payload: unknown, init: RequestInit = {}) => fetch(`${url}/v1/chat/completions`, {
-  method: 'POST', headers: { ...h.auth(), 'content-type': 'application/json' }, body: JSON.stringify(payload), ...init,
+afterAll(async () => {
+  await h.close();
 });
+
+const post = (payload: unknown, init: RequestInit = {}) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...h.auth(), 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+    ...init,
+  });
 
 /** A POST over node:http, so the test can cut the connection itself. */
 async function rawPost(base: string, headers: Record<string, string>, payload: unknown): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' } }, (res) => resolve({ req, res }));
+    const req = http.request(`${base}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' } }, (res) =>
+      resolve({ req, res }),
+    );
     req.on('error', reject);
     req.end(JSON.stringify(payload));
   });
@@ -75,7 +89,12 @@ describe('chat SSE over a real HTTP connection', () => {
     const chunks = events.slice(0, -1) as Array<Record<string, any>>;
     expect(chunks[0]!.choices[0].delta.role).toBe('assistant');
     expect(chunks.at(-1)!.usage.total_tokens).toBe(chunks.at(-1)!.usage.prompt_tokens + chunks.at(-1)!.usage.completion_tokens);
-    expect(chunks.slice(1, -2).map((c) => c.choices[0].delta.content).join('')).toContain('You asked: "Stream this please"');
+    expect(
+      chunks
+        .slice(1, -2)
+        .map((c) => c.choices[0].delta.content)
+        .join(''),
+    ).toContain('You asked: "Stream this please"');
   });
 
   it('each event is flushed when it is produced (the first delta arrives long before the second)', async () => {
@@ -126,12 +145,21 @@ describe('chat SSE over a real HTTP connection', () => {
     const before = (await h.store.usage.chatUsageByKey(keyId)).find((r) => r.model === 'chat-2.5-pro')?.requests ?? 0;
     const { req, res } = await rawPost(url, h.auth(), { model: 'chat-2.5-pro', messages: [user('go on forever')], stream: true });
     let seen = '';
-    await new Promise<void>((resolve) => res.on('data', (c: Buffer) => { seen += c.toString(); if (seen.includes('w2 ')) resolve(); }));
+    await new Promise<void>((resolve) =>
+      res.on('data', (c: Buffer) => {
+        seen += c.toString();
+        if (seen.includes('w2 ')) resolve();
+      }),
+    );
     req.destroy();
     const signal = providers.endless.signals.at(-1)!;
     await waitFor(() => (signal.aborted ? true : undefined), 3000, 'the provider to be aborted');
     expect(providers.endless.pulled).toBeLessThan(50);
-    const row = await waitFor(async () => (await h.store.usage.chatUsageByKey(keyId)).find((r) => r.model === 'chat-2.5-pro' && r.requests > before), 3000, 'the usage row');
+    const row = await waitFor(
+      async () => (await h.store.usage.chatUsageByKey(keyId)).find((r) => r.model === 'chat-2.5-pro' && r.requests > before),
+      3000,
+      'the usage row',
+    );
     expect(row.completionTokens).toBeGreaterThan(0);
   });
 
@@ -151,7 +179,10 @@ describe('chat SSE over a real HTTP connection', () => {
   it('backpressure: a client that stops reading stops the provider being pulled', async () => {
     const big = 'x'.repeat(64 * 1024);
     const n = 1000;
-    const flood = scriptedProvider('flood', Array.from({ length: n }, () => ({ delta: big })));
+    const flood = scriptedProvider(
+      'flood',
+      Array.from({ length: n }, () => ({ delta: big })),
+    );
     const h2 = await createHarness({ workers: false, chatProviders: [createSandboxChatProvider({ tokensPerSecond: 0 }), flood], chatRoutes: { '*': 'flood' } });
     try {
       const url2 = await h2.app.listen({ port: 0, host: '127.0.0.1' });
@@ -162,7 +193,10 @@ describe('chat SSE over a real HTTP connection', () => {
       expect(pulledWhilePaused).toBeLessThan(n / 2);
       let total = 0;
       let tail = '';
-      res.on('data', (c: Buffer) => { total += c.length; tail = (tail + c.toString('latin1')).slice(-64); });
+      res.on('data', (c: Buffer) => {
+        total += c.length;
+        tail = (tail + c.toString('latin1')).slice(-64);
+      });
       res.resume();
       await new Promise((r) => res.on('end', r));
       expect(flood.pulled).toBe(n);

@@ -18,7 +18,13 @@ const CLIP_RESOLUTION_SPELLINGS = ['720p', '720P', '1080p', '1080P', '4K', '4k']
 /** Form B models that offer 4K; the two `_stable` ones reject it. */
 const CLIP_4K_MODELS: readonly string[] = ['clip_3_1_fast', 'clip_3_1_pro'];
 /** Reference images per model: `clip_3_1_fast_stable` is first/last-frame only; `clip_3_1_pro` takes 3 (G20). */
-const CLIP_REFERENCE_LIMITS: Record<ClipModel, number> = { 'clip3.1-fast': 3, clip_3_1_fast_stable: 0, clip_3_1_pro_stable: 3, clip_3_1_fast: 3, clip_3_1_pro: 3 };
+const CLIP_REFERENCE_LIMITS: Record<ClipModel, number> = {
+  'clip3.1-fast': 3,
+  clip_3_1_fast_stable: 0,
+  clip_3_1_pro_stable: 3,
+  clip_3_1_fast: 3,
+  clip_3_1_pro: 3,
+};
 /** Credits per task. */
 const CLIP_PRICES: Record<ClipModel, number> = { 'clip3.1-fast': 10, clip_3_1_fast_stable: 10, clip_3_1_pro_stable: 20, clip_3_1_fast: 10, clip_3_1_pro: 20 };
 
@@ -29,11 +35,18 @@ beforeAll(async () => {
   h = await createHarness({ workers: false, reviewMedia: false });
   hp = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_API_PREFIX: '/api' } });
 });
-afterAll(async () => { await h.close(); await hp.close(); });
-
-const post = (payload: unknown, url = '/clip/videos', harness = h) => harness.app.inject({
-  method: 'POST', url, headers: { ...harness.auth(), 'content-type': 'application/json' }, payload: JSON.stringify(payload),
+afterAll(async () => {
+  await h.close();
+  await hp.close();
 });
+
+const post = (payload: unknown, url = '/clip/videos', harness = h) =>
+  harness.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...harness.auth(), 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
 const get = (url: string, harness = h, key?: string) => harness.app.inject({ method: 'GET', url, headers: harness.auth(key) });
 const urls = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/ref-${i}.png`);
 const FIRST = 'https://example.com/first.png';
@@ -45,7 +58,12 @@ const ALL_MODELS: Array<ClipModel | undefined> = [undefined, ...CLIP_MODELS];
 
 async function plannedOf(harness: Harness, id: string) {
   const task = (await harness.store.tasks.get(id))!;
-  return { task, output: task.request.output as { kind: string; width: number; height: number; durationSec: number; audio: boolean }, params: task.request.params as Record<string, unknown>, media: task.request.media as Record<string, any> };
+  return {
+    task,
+    output: task.request.output as { kind: string; width: number; height: number; durationSec: number; audio: boolean },
+    params: task.request.params as Record<string, unknown>,
+    media: task.request.media as Record<string, any>,
+  };
 }
 
 async function expect400(payload: unknown, param: string | null, message: RegExp, code = 'invalid_request') {
@@ -63,7 +81,13 @@ async function finish(harness: Harness, id: string, how: 'complete' | 'fail') {
     if (!claimed) throw new Error(`task ${id} was not claimable`);
     if (claimed.id !== id) continue;
     return how === 'complete'
-      ? (await completeTask(harness.store.tasks, claimed, 'test-worker', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 8 }, Date.now() + 86_400_000))!
+      ? (await completeTask(
+          harness.store.tasks,
+          claimed,
+          'test-worker',
+          { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 8 },
+          Date.now() + 86_400_000,
+        ))!
       : (await failTask(harness.store.tasks, claimed, 'test-worker', 'sandbox: failed on purpose', Date.now() + 86_400_000))!;
   }
 }
@@ -72,13 +96,27 @@ describe('clip Form A: every size / aspect_ratio is planned at its pixel size, 8
   const cases = [undefined, 'clip3.1-fast' as const].flatMap((model) => [
     { model, size: undefined, aspect_ratio: undefined, width: 1280, height: 720 },
     ...CLIP_SIZES.map((size) => ({ model, size, aspect_ratio: undefined, width: size === '1280x720' ? 1280 : 720, height: size === '1280x720' ? 720 : 1280 })),
-    ...CLIP_ASPECT_RATIOS.map((aspect_ratio) => ({ model, size: undefined, aspect_ratio, width: aspect_ratio === '16:9' ? 1280 : 720, height: aspect_ratio === '16:9' ? 720 : 1280 })),
+    ...CLIP_ASPECT_RATIOS.map((aspect_ratio) => ({
+      model,
+      size: undefined,
+      aspect_ratio,
+      width: aspect_ratio === '16:9' ? 1280 : 720,
+      height: aspect_ratio === '16:9' ? 720 : 1280,
+    })),
   ]);
   it.each(cases)('model=$model size=$size aspect_ratio=$aspect_ratio -> $width x $height', async ({ model, size, aspect_ratio, width, height }) => {
     const res = await post({ ...base(model), ...(size && { size }), ...(aspect_ratio && { aspect_ratio }) });
     expect(res.statusCode).toBe(200);
     const b = body(res);
-    expect(b).toEqual({ id: expect.stringMatching(/^task_/), object: 'video.generation', created: expect.any(Number), model: 'clip3.1-fast', status: 'queued', progress: 0, error: null });
+    expect(b).toEqual({
+      id: expect.stringMatching(/^task_/),
+      object: 'video.generation',
+      created: expect.any(Number),
+      model: 'clip3.1-fast',
+      status: 'queued',
+      progress: 0,
+      error: null,
+    });
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
     const { task, output, params } = await plannedOf(h, b.id);
     expect(task.form).toBe('A');
@@ -90,8 +128,11 @@ describe('clip Form A: every size / aspect_ratio is planned at its pixel size, 8
 
 describe('clip Form B: every model x resolution spelling x aspect_ratio', () => {
   const SIDES = { '720p': [1280, 720], '1080p': [1920, 1080], '4k': [3840, 2160] } as const;
-  const cases = CLIP_FORM_B_MODELS.flatMap((model) => [undefined, ...CLIP_RESOLUTION_SPELLINGS].flatMap((resolution) =>
-    [undefined, ...CLIP_ASPECT_RATIOS].map((aspect_ratio) => ({ model, resolution, aspect_ratio }))));
+  const cases = CLIP_FORM_B_MODELS.flatMap((model) =>
+    [undefined, ...CLIP_RESOLUTION_SPELLINGS].flatMap((resolution) =>
+      [undefined, ...CLIP_ASPECT_RATIOS].map((aspect_ratio) => ({ model, resolution, aspect_ratio })),
+    ),
+  );
   it.each(cases)('$model resolution=$resolution aspect_ratio=$aspect_ratio', async ({ model, resolution, aspect_ratio }) => {
     const res = await post({ ...base(model), ...(resolution && { resolution }), ...(aspect_ratio && { aspect_ratio }) });
     const is4k = resolution?.toLowerCase() === '4k';
@@ -114,8 +155,11 @@ describe('clip Form B: every model x resolution spelling x aspect_ratio', () => 
 });
 
 describe('clip duration / seconds: only 8, integer or string of digits, on every model', () => {
-  const cases = ALL_MODELS.flatMap((model) => (['duration', 'seconds'] as const).flatMap((field) =>
-    [8, '8', 4, 10, '10', 0, -8, '15'].map((value) => ({ model, field, value, ok: Number(value) === 8 }))));
+  const cases = ALL_MODELS.flatMap((model) =>
+    (['duration', 'seconds'] as const).flatMap((field) =>
+      [8, '8', 4, 10, '10', 0, -8, '15'].map((value) => ({ model, field, value, ok: Number(value) === 8 })),
+    ),
+  );
   it.each(cases)('model=$model $field=$value ok=$ok', async ({ model, field, value, ok }) => {
     const res = await post({ ...base(model), [field]: value });
     if (ok) {
@@ -150,10 +194,15 @@ describe('clip exclusive pairs: a 400 naming both members, on every model', () =
 });
 
 describe('clip reference images: every model at and just past its count', () => {
-  const cases = ALL_MODELS.flatMap((model) => (['input_reference', 'image_urls'] as const).flatMap((field) => {
-    const limit = CLIP_REFERENCE_LIMITS[model ?? 'clip3.1-fast'];
-    return [{ model, field, n: limit, ok: true }, { model, field, n: limit + 1, ok: false }];
-  }));
+  const cases = ALL_MODELS.flatMap((model) =>
+    (['input_reference', 'image_urls'] as const).flatMap((field) => {
+      const limit = CLIP_REFERENCE_LIMITS[model ?? 'clip3.1-fast'];
+      return [
+        { model, field, n: limit, ok: true },
+        { model, field, n: limit + 1, ok: false },
+      ];
+    }),
+  );
   it.each(cases)('model=$model $field with $n images ok=$ok', async ({ model, field, n, ok }) => {
     const res = await post({ ...base(model), [field]: urls(n) });
     if (ok) {
@@ -165,9 +214,11 @@ describe('clip reference images: every model at and just past its count', () => 
     }
     expect(res.statusCode).toBe(400);
     expect(body(res).error.param).toBe(field);
-    expect(body(res).error.message).toMatch(n === 1
-      ? /clip_3_1_fast_stable supports first\/last-frame mode only and does not accept reference images/
-      : new RegExp(`${field} allows at most 3 items \\(got 4\\)`));
+    expect(body(res).error.message).toMatch(
+      n === 1
+        ? /clip_3_1_fast_stable supports first\/last-frame mode only and does not accept reference images/
+        : new RegExp(`${field} allows at most 3 items \\(got 4\\)`),
+    );
   });
 });
 
@@ -193,20 +244,63 @@ describe('clip frames: first_image alone, first + last, last alone refused, on e
 
 describe('clip: other broken rules are 400s naming the field and the rule', () => {
   const cases: Array<{ name: string; payload: unknown; param: string; message: RegExp; code?: string }> = [
-    { name: 'unknown model', payload: { model: 'clip-4', prompt: 'x' }, param: 'model', message: /model must be one of: clip3.1-fast, clip_3_1_fast_stable/, code: 'unknown_model' },
+    {
+      name: 'unknown model',
+      payload: { model: 'clip-4', prompt: 'x' },
+      param: 'model',
+      message: /model must be one of: clip3.1-fast, clip_3_1_fast_stable/,
+      code: 'unknown_model',
+    },
     { name: 'missing prompt', payload: { model: 'clip_3_1_pro' }, param: 'prompt', message: /prompt is required/ },
     { name: 'empty prompt', payload: { prompt: '' }, param: 'prompt', message: /prompt must not be empty/ },
     { name: 'unknown size', payload: { prompt: 'x', size: '1920x1080' }, param: 'size', message: /size must be one of: 1280x720, 720x1280/ },
-    { name: 'aspect ratio with resolution suffix', payload: { model: 'clip_3_1_fast', prompt: 'x', aspect_ratio: '16:9-1080p' }, param: 'aspect_ratio', message: /aspect_ratio must be one of: 16:9, 9:16/ },
+    {
+      name: 'aspect ratio with resolution suffix',
+      payload: { model: 'clip_3_1_fast', prompt: 'x', aspect_ratio: '16:9-1080p' },
+      param: 'aspect_ratio',
+      message: /aspect_ratio must be one of: 16:9, 9:16/,
+    },
     { name: 'unknown aspect ratio', payload: { prompt: 'x', aspect_ratio: '1:1' }, param: 'aspect_ratio', message: /aspect_ratio must be one of/ },
-    { name: 'unknown resolution', payload: { model: 'clip_3_1_pro', prompt: 'x', resolution: '480p' }, param: 'resolution', message: /resolution must be one of: 720p/ },
-    { name: 'resolution on Form A', payload: { prompt: 'x', resolution: '1080p' }, param: 'resolution', message: /resolution is accepted only by the Form B models/ },
-    { name: 'size on Form B', payload: { model: 'clip_3_1_fast', prompt: 'x', size: '720x1280' }, param: 'size', message: /size is accepted only by clip3.1-fast \(Form A\)/ },
-    { name: 'reference URL not http', payload: { prompt: 'x', image_urls: ['ftp://a/b.png'] }, param: 'image_urls[0]', message: /image_urls\[0\] must be an absolute http\(s\) URL/ },
-    { name: 'first_image not a URL', payload: { prompt: 'x', first_image: 'first.png' }, param: 'first_image', message: /first_image must be an absolute http\(s\) URL/ },
-    { name: 'input_reference not an array', payload: { prompt: 'x', input_reference: FIRST }, param: 'input_reference', message: /input_reference must be an array/ },
+    {
+      name: 'unknown resolution',
+      payload: { model: 'clip_3_1_pro', prompt: 'x', resolution: '480p' },
+      param: 'resolution',
+      message: /resolution must be one of: 720p/,
+    },
+    {
+      name: 'resolution on Form A',
+      payload: { prompt: 'x', resolution: '1080p' },
+      param: 'resolution',
+      message: /resolution is accepted only by the Form B models/,
+    },
+    {
+      name: 'size on Form B',
+      payload: { model: 'clip_3_1_fast', prompt: 'x', size: '720x1280' },
+      param: 'size',
+      message: /size is accepted only by clip3.1-fast \(Form A\)/,
+    },
+    {
+      name: 'reference URL not http',
+      payload: { prompt: 'x', image_urls: ['ftp://a/b.png'] },
+      param: 'image_urls[0]',
+      message: /image_urls\[0\] must be an absolute http\(s\) URL/,
+    },
+    {
+      name: 'first_image not a URL',
+      payload: { prompt: 'x', first_image: 'first.png' },
+      param: 'first_image',
+      message: /first_image must be an absolute http\(s\) URL/,
+    },
+    {
+      name: 'input_reference not an array',
+      payload: { prompt: 'x', input_reference: FIRST },
+      param: 'input_reference',
+      message: /input_reference must be an array/,
+    },
   ];
-  it.each(cases)('$name', async ({ payload, param, message, code }) => { await expect400(payload, param, message, code); });
+  it.each(cases)('$name', async ({ payload, param, message, code }) => {
+    await expect400(payload, param, message, code);
+  });
 
   it('nothing is stored for a rejected request', async () => {
     const count = async () => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
@@ -239,17 +333,22 @@ describe('clip paths: the form follows model, never the path (D2)', () => {
 
 describe('clip query replies (endpoint 5) by form and status', () => {
   const cases = [...CLIP_FORM_A_MODELS, ...CLIP_FORM_B_MODELS].flatMap((model) =>
-    (['queued', 'completed', 'failed'] as const).map((status) => ({ model, status })));
+    (['queued', 'completed', 'failed'] as const).map((status) => ({ model, status })),
+  );
   it.each(cases)('$model $status', async ({ model, status }) => {
     const id = body(await post(base(model))).id as string;
-    if (status !== 'queued') (await finish(h, id, status === 'completed' ? 'complete' : 'fail'));
+    if (status !== 'queued') await finish(h, id, status === 'completed' ? 'complete' : 'fail');
     for (const url of [`/v1/result/${id}`, `/v1/videos/${id}`, `/v1/reel/videos/${id}`]) {
       const res = await get(url);
       expect(res.statusCode).toBe(200);
       const b = body(res);
       expect(b).toMatchObject({
-        id, object: isB(model) ? 'video' : 'video.generation', model, status,
-        created: expect.any(Number), progress: status === 'completed' ? 100 : expect.any(Number),
+        id,
+        object: isB(model) ? 'video' : 'video.generation',
+        model,
+        status,
+        created: expect.any(Number),
+        progress: status === 'completed' ? 100 : expect.any(Number),
         video_url: status === 'completed' ? expect.stringMatching(/^https?:\/\/.*video\.mp4/) : null,
         error: status === 'failed' ? 'sandbox: failed on purpose' : null,
       });

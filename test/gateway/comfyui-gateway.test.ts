@@ -38,9 +38,19 @@ beforeAll(async () => {
     providers: {
       // a ComfyUI without the SDXL checkpoint first: the template cannot run there
       bare: { type: 'comfyui', baseUrl: bare.baseUrl, pollSeconds: 0.05 },
-      comfy: { type: 'comfyui', baseUrl: main.baseUrl, pollSeconds: 0.05, models: {
-        preview: { workflow: 'workflows/preview.json', makes: 'image', slots: { prompt: '6.text', seed: '3.seed', width: '5.width', height: '5.height' }, outputs: ['9'] },
-      } },
+      comfy: {
+        type: 'comfyui',
+        baseUrl: main.baseUrl,
+        pollSeconds: 0.05,
+        models: {
+          preview: {
+            workflow: 'workflows/preview.json',
+            makes: 'image',
+            slots: { prompt: '6.text', seed: '3.seed', width: '5.width', height: '5.height' },
+            outputs: ['9'],
+          },
+        },
+      },
     },
     routes: {
       pic: [{ provider: 'comfy' }],
@@ -109,7 +119,7 @@ describe('comfyui in a gateway built from providers.json', () => {
     expect(main.prompts.length + bare.prompts.length).toBe(before);
   });
 
-  it('a ComfyUI without the template\'s checkpoint is the channel\'s fault: the task completes at the next candidate', async () => {
+  it("a ComfyUI without the template's checkpoint is the channel's fault: the task completes at the next candidate", async () => {
     const created = await submit('/v1/pic/images', { model: 'pic-2', prompt: 'a quiet bay' });
     const task = await gw.waitForTask(created.json.id);
     expect(task.status, task.error ?? '').toBe('completed');
@@ -123,15 +133,27 @@ describe('comfyui: a cancel through the gateway', () => {
   it('a motion task cancelled while its prompt runs: the task is cancelled at once, the prompt interrupted by its id', async () => {
     const frame = media.serve('/motion-first.png', await image(640, 360), 'image/png');
     const created = await gw.app.inject({
-      method: 'POST', url: '/v1/motion/videos', headers: gw.auth(),
-      payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'a slow pan [hold]' }, { type: 'image_url', image_url: { url: frame } }] },
+      method: 'POST',
+      url: '/v1/motion/videos',
+      headers: gw.auth(),
+      payload: {
+        model: 'motion_2_0',
+        content: [
+          { type: 'text', text: 'a slow pan [hold]' },
+          { type: 'image_url', image_url: { url: frame } },
+        ],
+      },
     });
     expect(created.statusCode, created.body).toBe(200);
     const id = created.json().id as string;
-    const promptId = await waitFor(async () => {
-      const ref = (await gw.store.tasks.get(id))?.upstream?.ref?.id;
-      return ref && main.running() === ref ? ref : undefined;
-    }, 15_000, 'the prompt to run');
+    const promptId = await waitFor(
+      async () => {
+        const ref = (await gw.store.tasks.get(id))?.upstream?.ref?.id;
+        return ref && main.running() === ref ? ref : undefined;
+      },
+      15_000,
+      'the prompt to run',
+    );
     const res = await gw.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: gw.auth() });
     expect(res.statusCode, res.body).toBe(200);
     expect((await gw.store.tasks.get(id))!.status).toBe('cancelled');
@@ -143,44 +165,50 @@ describe('comfyui: a cancel through the gateway', () => {
 
 describe('comfyui: a worker that dies after ComfyUI queued the prompt, before its id was saved', () => {
   it.each([
-    ['a ComfyUI that takes the client\'s prompt id (found in the queue, then followed to its end)', true],
+    ["a ComfyUI that takes the client's prompt id (found in the queue, then followed to its end)", true],
     ['an older ComfyUI that chooses its own id (found by the mark in extra_data while queued)', false],
-  ])('%s: one prompt', async (_name, clientPromptIds) => {
-    const fake = await startFakeComfyUi({ clientPromptIds });
-    const provider = createComfyUiProvider({ id: 'comfy', baseUrl: fake.baseUrl, pollSeconds: 0.05 });
-    const routes = { pic: [{ provider: 'comfy', priority: 0, weight: 1 }] };
-    const h = await createHarness({ providers: [provider], routes, workers: false, env: { MEDIAGATE_LEASE_SECONDS: '2' } });
-    try {
-      const id = (await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'after the crash [hold]' } })).json().id as string;
-      // the "dead" worker claims the task and queues the prompt; it dies before saving the prompt id
-      const claimed = (await claimNextTask(h.store.tasks, ['comfy'], 'dead', 200))!;
-      const started = await provider.start(jobOf(claimed, 'comfy'), { signal: new AbortController().signal, log: createLogger('silent') } as never);
-      if (started.state !== 'started') throw new Error('expected a started prompt');
-      await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, { leaseExpiresAt: Date.now() - 1 });
-      expect((await h.store.tasks.get(id))!.upstream?.ref).toBeUndefined();
-      const { createGateway } = await import('../../src/main/gateway.js');
-      const worker = await createGateway({ ...h.config, workers: true }, { store: h.store, providers: [provider], routes, runnerPollMs: 20 });
-      worker.runner!.start();
+  ])(
+    '%s: one prompt',
+    async (_name, clientPromptIds) => {
+      const fake = await startFakeComfyUi({ clientPromptIds });
+      const provider = createComfyUiProvider({ id: 'comfy', baseUrl: fake.baseUrl, pollSeconds: 0.05 });
+      const routes = { pic: [{ provider: 'comfy', priority: 0, weight: 1 }] };
+      const h = await createHarness({ providers: [provider], routes, workers: false, env: { MEDIAGATE_LEASE_SECONDS: '2' } });
       try {
-        const saved = await (async () => {
-          for (let i = 0; i < 200; i++) {
-            const ref = (await h.store.tasks.get(id))?.upstream?.ref;
-            if (ref) return ref;
-            await new Promise((r) => setTimeout(r, 25));
-          }
-          throw new Error('no prompt id saved');
-        })();
-        expect(saved.id).toBe(started.ref.id);
-        fake.release(started.ref.id);
-        const done = await h.waitForTask(id);
-        expect(done.status, done.error ?? '').toBe('completed');
-        expect(promptsOf(fake, 'after the crash')).toHaveLength(1);
+        const id = (
+          await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'after the crash [hold]' } })
+        ).json().id as string;
+        // the "dead" worker claims the task and queues the prompt; it dies before saving the prompt id
+        const claimed = (await claimNextTask(h.store.tasks, ['comfy'], 'dead', 200))!;
+        const started = await provider.start(jobOf(claimed, 'comfy'), { signal: new AbortController().signal, log: createLogger('silent') } as never);
+        if (started.state !== 'started') throw new Error('expected a started prompt');
+        await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, { leaseExpiresAt: Date.now() - 1 });
+        expect((await h.store.tasks.get(id))!.upstream?.ref).toBeUndefined();
+        const { createGateway } = await import('../../src/main/gateway.js');
+        const worker = await createGateway({ ...h.config, workers: true }, { store: h.store, providers: [provider], routes, runnerPollMs: 20 });
+        worker.runner!.start();
+        try {
+          const saved = await (async () => {
+            for (let i = 0; i < 200; i++) {
+              const ref = (await h.store.tasks.get(id))?.upstream?.ref;
+              if (ref) return ref;
+              await new Promise((r) => setTimeout(r, 25));
+            }
+            throw new Error('no prompt id saved');
+          })();
+          expect(saved.id).toBe(started.ref.id);
+          fake.release(started.ref.id);
+          const done = await h.waitForTask(id);
+          expect(done.status, done.error ?? '').toBe('completed');
+          expect(promptsOf(fake, 'after the crash')).toHaveLength(1);
+        } finally {
+          await worker.runner!.stop(500);
+        }
       } finally {
-        await worker.runner!.stop(500);
+        await h.close(); // closes the provider too
+        await fake.close();
       }
-    } finally {
-      await h.close(); // closes the provider too
-      await fake.close();
-    }
-  }, 30_000);
+    },
+    30_000,
+  );
 });

@@ -24,9 +24,16 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(consoleDir, 'assets', 'app-1.js'), 'console.log(1)');
   h = withAdmin(await createHarness(adminOptions({ keyClock: () => clock, consoleDir })));
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
-interface Signed { cookie: string; setCookie: string; csrf: string; body: Record<string, any> }
+interface Signed {
+  cookie: string;
+  setCookie: string;
+  csrf: string;
+  body: Record<string, any>;
+}
 
 async function signIn(key: string, harness: AdminHarness = h): Promise<Signed> {
   const res = await harness.app.inject({ method: 'POST', url: '/console/session', payload: { api_key: key } });
@@ -35,9 +42,13 @@ async function signIn(key: string, harness: AdminHarness = h): Promise<Signed> {
   return { cookie: setCookie.split(';')[0]!, setCookie, csrf: res.json().csrf_token, body: res.json() };
 }
 
-const call = (s: Signed, method: string, url: string, payload?: object, csrf?: string) => h.app.inject({
-  method: method as 'GET', url, headers: { cookie: s.cookie, ...(csrf !== undefined && { 'x-csrf-token': csrf }) }, ...(payload && { payload }),
-});
+const call = (s: Signed, method: string, url: string, payload?: object, csrf?: string) =>
+  h.app.inject({
+    method: method as 'GET',
+    url,
+    headers: { cookie: s.cookie, ...(csrf !== undefined && { 'x-csrf-token': csrf }) },
+    ...(payload && { payload }),
+  });
 
 describe('sign-in', () => {
   it('sets an HttpOnly SameSite=Strict cookie for the whole gateway, never the key, and answers the key, role and CSRF token', async () => {
@@ -45,8 +56,11 @@ describe('sign-in', () => {
     expect(s.setCookie).toMatch(/^mediagate_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
     expect(s.setCookie).not.toContain(h.key);
     expect(s.body).toEqual({
-      object: 'console_session', key: { id: expect.any(String), name: expect.any(String), role: 'caller', account_id: expect.any(String) },
-      csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/), expires_at: Math.floor((clock + 12 * HOUR) / 1000), paths: { power_prefix: '/power', api_prefix: '/api' },
+      object: 'console_session',
+      key: { id: expect.any(String), name: expect.any(String), role: 'caller', account_id: expect.any(String) },
+      csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+      expires_at: Math.floor((clock + 12 * HOUR) / 1000),
+      paths: { power_prefix: '/power', api_prefix: '/api' },
     });
     const again = await call(s, 'GET', '/console/session');
     expect(again.json()).toEqual(s.body);
@@ -84,7 +98,12 @@ describe('the session as the key', () => {
 
   it('a bearer key needs no CSRF token even with a session cookie beside it', async () => {
     const s = await signIn(h.key);
-    const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { cookie: s.cookie, ...h.auth() }, payload: { model: 'pic', prompt: 'x' } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: { cookie: s.cookie, ...h.auth() },
+      payload: { model: 'pic', prompt: 'x' },
+    });
     expect(res.statusCode, res.body).toBe(200);
   });
 
@@ -181,7 +200,9 @@ describe('the console files', () => {
 
 describe('behind an https public URL with a path', () => {
   it('the cookie is Secure and scoped to the path; / redirects under it; a console without files answers 503 saying how to build it', async () => {
-    const other = withAdmin(await createHarness(adminOptions({ consoleDir: tempDir('mediagate-console-none-'), env: { MEDIAGATE_PUBLIC_URL: 'https://media.example.com/gw' } })));
+    const other = withAdmin(
+      await createHarness(adminOptions({ consoleDir: tempDir('mediagate-console-none-'), env: { MEDIAGATE_PUBLIC_URL: 'https://media.example.com/gw' } })),
+    );
     try {
       const s = await signIn(other.key, other);
       expect(s.setCookie).toMatch(/; Path=\/gw\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
@@ -189,7 +210,7 @@ describe('behind an https public URL with a path', () => {
       const page = await other.app.inject({ method: 'GET', url: '/console/' });
       expect(page.statusCode).toBe(503);
       expect(page.body).toContain('npm run build');
-      expect(String(page.headers['content-security-policy'])).toContain('img-src \'self\' blob: data: https://media.example.com');
+      expect(String(page.headers['content-security-policy'])).toContain("img-src 'self' blob: data: https://media.example.com");
     } finally {
       await other.close();
     }

@@ -19,7 +19,10 @@ const files = configFiles('mediagate-chat-credits-');
 const PRICES = { chat: { '*': { prompt: 1, completion: 1000 } } };
 
 const providers = {
-  endless: scriptedProvider('endless', Array.from({ length: 400 }, (_, i) => ({ delayMs: 20, delta: `w${i} ` }))),
+  endless: scriptedProvider(
+    'endless',
+    Array.from({ length: 400 }, (_, i) => ({ delayMs: 20, delta: `w${i} ` })),
+  ),
   breaks: scriptedProvider('breaks', [{ delta: 'one ' }, { delta: 'two ' }, { delayMs: 20, fail: new Error('connection reset by upstream') }]),
   short: scriptedProvider('short', [{ delta: 'a' }, { delta: 'b' }, { delta: 'c' }]),
 };
@@ -39,21 +42,30 @@ beforeAll(async () => {
   account = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!.accountId;
   await h.store.credits.grant(account, 1000 * C, 'chat tests', Date.now());
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 const user = (content: string) => ({ role: 'user', content });
-const post = (payload: unknown, key = h.key) => fetch(`${url}/v1/chat/completions`, {
-  method: 'POST', headers: { ...h.auth(key), 'content-type': 'application/json' }, body: JSON.stringify(payload),
-});
+const post = (payload: unknown, key = h.key) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...h.auth(key), 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
 
 /** The hold and the settlement of the account's latest chat request, once it is settled. */
 async function lastRequest(): Promise<{ hold: LedgerEntry; settled: LedgerEntry[] }> {
-  return waitFor(async () => {
-    const entries = await h.store.credits.ledger(account);
-    const hold = entries.filter((e) => e.kind === 'hold' && e.requestId).at(-1);
-    const settled = entries.filter((e) => e.requestId === hold?.requestId && e.kind !== 'hold');
-    return hold && settled.length > 0 ? { hold, settled } : undefined;
-  }, 5000, 'the chat request to be settled');
+  return waitFor(
+    async () => {
+      const entries = await h.store.credits.ledger(account);
+      const hold = entries.filter((e) => e.kind === 'hold' && e.requestId).at(-1);
+      const settled = entries.filter((e) => e.requestId === hold?.requestId && e.kind !== 'hold');
+      return hold && settled.length > 0 ? { hold, settled } : undefined;
+    },
+    5000,
+    'the chat request to be settled',
+  );
 }
 
 async function expectBooksRight(): Promise<void> {
@@ -79,12 +91,19 @@ describe('chat credits', () => {
 
   it('a client that leaves mid-stream is charged what was generated; the rest of the hold goes back', async () => {
     const { req, res } = await new Promise<{ req: http.ClientRequest; res: http.IncomingMessage }>((resolve, reject) => {
-      const r = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { ...h.auth(), 'content-type': 'application/json' } }, (response) => resolve({ req: r, res: response }));
+      const r = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { ...h.auth(), 'content-type': 'application/json' } }, (response) =>
+        resolve({ req: r, res: response }),
+      );
       r.on('error', reject);
       r.end(JSON.stringify({ model: 'chat-2.5-pro', messages: [user('go on')], stream: true }));
     });
     let seen = '';
-    await new Promise<void>((resolve) => res.on('data', (c: Buffer) => { seen += c.toString(); if (seen.includes('w3 ')) resolve(); }));
+    await new Promise<void>((resolve) =>
+      res.on('data', (c: Buffer) => {
+        seen += c.toString();
+        if (seen.includes('w3 ')) resolve();
+      }),
+    );
     req.destroy();
     const { hold, settled } = await lastRequest();
     expect(hold.amountMicro).toBeGreaterThanOrEqual(100 * C); // MEDIAGATE_CHAT_HOLD_TOKENS: no max_completion_tokens sent
@@ -110,7 +129,12 @@ describe('chat credits', () => {
     const calls = providers.short.requests.length;
     const res = await post({ model: 'chat-3-flash-preview', messages: [user('x')], max_completion_tokens: 10 }, h.otherKey);
     expect(res.status).toBe(402);
-    expect(await res.json()).toEqual({ code: '402', msg: expect.stringMatching(/^Not enough credits: this request costs 10\.\d+ credits and the account has 0 available/), data: null, success: false });
+    expect(await res.json()).toEqual({
+      code: '402',
+      msg: expect.stringMatching(/^Not enough credits: this request costs 10\.\d+ credits and the account has 0 available/),
+      data: null,
+      success: false,
+    });
     expect(providers.short.requests.length).toBe(calls);
     const other = (await h.store.keys.findActiveByHash(hashApiKey(h.otherKey)))!.accountId;
     expect(await h.store.credits.ledger(other)).toEqual([]);

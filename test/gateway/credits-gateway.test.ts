@@ -34,8 +34,12 @@ function settlementsByTask(entries: LedgerEntry[]): Map<string, string[]> {
 
 describe('credits enforced at submit', () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness({ workers: false, env: { MEDIAGATE_CREDITS: 'on' } }); });
-  afterAll(async () => { await h.close(); });
+  beforeAll(async () => {
+    h = await createHarness({ workers: false, env: { MEDIAGATE_CREDITS: 'on' } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it('1,000 concurrent submits against a balance covering exactly 500: exactly 500 accepted, the balance never below zero', async () => {
     const account = await accountOf(h);
@@ -73,16 +77,20 @@ describe('credits enforced at submit', () => {
 
   it('a submit its account cannot pay is refused before its media are fetched', async () => {
     const res = await h.app.inject({
-      method: 'POST', url: '/v1/pic/images', headers: h.auth(h.otherKey),
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: h.auth(h.otherKey),
       payload: { model: 'pic', prompt: 'with media', image_urls: ['http://127.0.0.1:9/never-fetched.png'] }, // nothing listens there: a fetch would be a 400
     });
     expect(res.statusCode).toBe(402);
     expect(body(res).error.code).toBe('insufficient_credits');
   });
 
-  it('the 402 comes in the family\'s error body: videos create answers {code, msg, data}', async () => {
+  it("the 402 comes in the family's error body: videos create answers {code, msg, data}", async () => {
     const res = await h.app.inject({
-      method: 'POST', url: '/v1/videos/videos', headers: { ...h.auth(h.otherKey), ...json },
+      method: 'POST',
+      url: '/v1/videos/videos',
+      headers: { ...h.auth(h.otherKey), ...json },
       payload: JSON.stringify({ model: 'videos', prompt: 'a fox', duration: 5 }),
     });
     expect(res.statusCode).toBe(402);
@@ -91,7 +99,13 @@ describe('credits enforced at submit', () => {
 
   it('a replay of a 402 under its Idempotency-Key stays a 402 after a grant; a new key is accepted', async () => {
     const account = await accountOf(h, h.otherKey);
-    const send = (idem: string) => h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...h.auth(h.otherKey), 'idempotency-key': idem }, payload: { model: 'pic', prompt: 'replayed' } });
+    const send = (idem: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/pic/images',
+        headers: { ...h.auth(h.otherKey), 'idempotency-key': idem },
+        payload: { model: 'pic', prompt: 'replayed' },
+      });
     const first = await send('idem-402');
     expect(first.statusCode).toBe(402);
     await h.store.credits.grant(account, 5 * C, 'after the refusal', Date.now());
@@ -105,19 +119,26 @@ describe('credits enforced at submit', () => {
 
   it('a cancel while running and while queued releases the hold once; a repeated cancel moves nothing', async () => {
     const account = await accountOf(h, h.otherKey);
-    const motion = () => h.app.inject({
-      method: 'POST', url: '/v1/motion/videos', headers: { ...h.auth(h.otherKey), ...json },
-      payload: JSON.stringify({ model: 'motion_2_0_fast', content: [{ type: 'text', text: 'a fox' }] }),
-    });
+    const motion = () =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/motion/videos',
+        headers: { ...h.auth(h.otherKey), ...json },
+        payload: JSON.stringify({ model: 'motion_2_0_fast', content: [{ type: 'text', text: 'a fox' }] }),
+      });
     expect((await motion()).statusCode).toBe(402); // 8 credits, 4 available
     await h.store.credits.grant(account, 12 * C, 'for two motion tasks', Date.now());
     const before = (await h.store.credits.getAccount(account))!;
     const running = body(await motion()).id as string;
     // claimed by a worker of the test's own (keys take turns: the other key's backlog does not hold it back long)
-    await waitFor(async () => {
-      const claimed = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
-      return claimed?.id === running ? claimed : undefined;
-    }, 15_000, 'the motion task to be claimed');
+    await waitFor(
+      async () => {
+        const claimed = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
+        return claimed?.id === running ? claimed : undefined;
+      },
+      15_000,
+      'the motion task to be claimed',
+    );
     const queued = body(await motion()).id as string;
     expect((await h.store.credits.getAccount(account))?.availableMicro).toBe(0);
     for (const id of [running, queued, running, queued]) {
@@ -133,8 +154,12 @@ describe('credits enforced at submit', () => {
 
 describe('credits settled by the engine', () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness({ env: { MEDIAGATE_CREDITS: 'on' } }); });
-  afterAll(async () => { await h.close(); });
+  beforeAll(async () => {
+    h = await createHarness({ env: { MEDIAGATE_CREDITS: 'on' } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it('completed is captured, [fail] released, [flaky] (retried, then completed) captured once; GET /v1/account shows it', async () => {
     const account = await accountOf(h);
@@ -157,7 +182,10 @@ describe('credits settled by the engine', () => {
     const res = await h.app.inject({ method: 'GET', url: '/v1/account', headers: h.auth() });
     expect(res.statusCode).toBe(200);
     expect(body(res)).toEqual({
-      account: { id: account, name: 'alice' }, balance: 8, held: 0, spent: 2,
+      account: { id: account, name: 'alice' },
+      balance: 8,
+      held: 0,
+      spent: 2,
       usage: [{ model: 'pic', settled: 3, spent: 2 }],
       period: { since: expect.any(Number), days: 30 },
     });
@@ -166,7 +194,9 @@ describe('credits settled by the engine', () => {
     await h.store.keys.setSpendCap(keyId, 2_500_000);
     const capped = await pic(h, 'over the cap');
     expect(capped.statusCode).toBe(402);
-    expect(body(capped).error.message).toBe('Not enough credits: this request costs 1 credits and this API key\'s spending cap of 2.5 credits has 0.5 left; ask the operator to raise it');
+    expect(body(capped).error.message).toBe(
+      "Not enough credits: this request costs 1 credits and this API key's spending cap of 2.5 credits has 0.5 left; ask the operator to raise it",
+    );
     await h.store.keys.setSpendCap(keyId, null);
     expect((await pic(h, 'no cap')).statusCode).toBe(200);
 

@@ -45,14 +45,20 @@ function shortVideos(): MediaProvider {
 
 describe('per-second settlement through the gateway', () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness({ providers: [shortVideos()], env: { MEDIAGATE_CREDITS: 'on' } }); });
-  afterAll(async () => { await h.close(); });
+  beforeAll(async () => {
+    h = await createHarness({ providers: [shortVideos()], env: { MEDIAGATE_CREDITS: 'on' } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it('a 1.5 pro task asked for 6 s that produced 2 s holds 6 credits and captures 2', async () => {
     const account = await accountOf(h);
     await h.store.credits.grant(account, 10 * C, 'per-second test', Date.now());
     const res = await h.app.inject({
-      method: 'POST', url: '/v1/motion/videos', headers: { ...h.auth(), ...json },
+      method: 'POST',
+      url: '/v1/motion/videos',
+      headers: { ...h.auth(), ...json },
       payload: JSON.stringify({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'a short fox' }], duration: 6 }),
     });
     expect(res.statusCode, res.body).toBe(200);
@@ -60,7 +66,10 @@ describe('per-second settlement through the gateway', () => {
     const task = await h.waitForTask(id, ['completed', 'failed'], 30_000);
     expect(task.status, task.error ?? '').toBe('completed');
     expect(task.result?.actualDuration).toBe(2);
-    expect((await entriesOf(h, account, id)).map((e) => [e.kind, e.amountMicro])).toEqual([['hold', 6 * C], ['capture', 2 * C]]);
+    expect((await entriesOf(h, account, id)).map((e) => [e.kind, e.amountMicro])).toEqual([
+      ['hold', 6 * C],
+      ['capture', 2 * C],
+    ]);
     expect(await h.store.credits.getAccount(account)).toMatchObject({ availableMicro: 8 * C, heldMicro: 0, spentMicro: 2 * C });
     expect(await h.store.credits.reconcile()).toMatchObject({ mismatched: [], unsettled: [], doubled: [], open: 0 });
   });
@@ -74,14 +83,19 @@ describe('the queue TTL (MEDIAGATE_QUEUE_TTL_HOURS) and an operator price', () =
       env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_QUEUE_TTL_HOURS: '2', MEDIAGATE_PRICES: files.file({ models: { 'sd_2.0_fast_discount': 3 } }) },
     });
   });
-  afterAll(async () => { await h.close(); });
-
-  const modelCenter = (prompt: string) => h.app.inject({
-    method: 'POST', url: '/v2/model-center/tasks', headers: { ...h.auth(), ...json },
-    payload: JSON.stringify({ model: 'sd_2.0_fast_discount', prompt, duration: 4, resolution: '480p', generate_audio: false }),
+  afterAll(async () => {
+    await h.close();
   });
 
-  it('holds the operator\'s price while the reply\'s amount stays the contract\'s', async () => {
+  const modelCenter = (prompt: string) =>
+    h.app.inject({
+      method: 'POST',
+      url: '/v2/model-center/tasks',
+      headers: { ...h.auth(), ...json },
+      payload: JSON.stringify({ model: 'sd_2.0_fast_discount', prompt, duration: 4, resolution: '480p', generate_audio: false }),
+    });
+
+  it("holds the operator's price while the reply's amount stays the contract's", async () => {
     const account = await accountOf(h);
     await h.store.credits.grant(account, 3 * C, 'one task at the operator price', Date.now());
     const res = await modelCenter('priced');
@@ -148,16 +162,37 @@ describe('the queue TTL in a started gateway', () => {
   it('the retention sweeper of a gateway started with MEDIAGATE_QUEUE_TTL_HOURS=2 fails a task queued 3 h ago, not one queued now', async () => {
     const store = openSqliteStore(':memory:');
     const task = (id: string, createdAt: number): NewTask => ({
-      id, ownerKeyId: 'key_ttl', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
-      request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt,
+      id,
+      ownerKeyId: 'key_ttl',
+      family: 'pic',
+      form: null,
+      model: 'pic',
+      provider: 'sandbox',
+      request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
+      amount: 1,
+      createdAt,
     });
     await insertTasks(store.tasks, [task('task_ttl_old', Date.now() - 3 * HOUR), task('task_ttl_new', Date.now())]);
-    const gateway = await createGateway(loadConfig({
-      MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_QUEUE_TTL_HOURS: '2',
-    }), { store });
+    const gateway = await createGateway(
+      loadConfig({
+        MEDIAGATE_DATA_DIR: tempDir(),
+        MEDIAGATE_LOG_LEVEL: 'silent',
+        MEDIAGATE_WORKERS: '0',
+        MEDIAGATE_MIN_FREE_DISK_MB: '0',
+        MEDIAGATE_QUEUE_TTL_HOURS: '2',
+      }),
+      { store },
+    );
     try {
       gateway.startBackground();
-      const old = await waitFor(async () => { const t = await store.tasks.get('task_ttl_old'); return t?.status === 'failed' ? t : undefined; }, 10_000, 'the sweep');
+      const old = await waitFor(
+        async () => {
+          const t = await store.tasks.get('task_ttl_old');
+          return t?.status === 'failed' ? t : undefined;
+        },
+        10_000,
+        'the sweep',
+      );
       expect(old.error).toBe(queueExpiredError(2));
       expect((await store.tasks.get('task_ttl_new'))?.status).toBe('queued');
     } finally {
@@ -165,4 +200,3 @@ describe('the queue TTL in a started gateway', () => {
     }
   });
 });
-

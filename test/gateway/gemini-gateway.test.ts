@@ -107,15 +107,26 @@ describe('gemini: a crash between the create and the completion', () => {
     const claimed = (await claimNextTask(h.store.tasks, ['gem'], 'dead', 200))!;
     const creates = fake.creates();
     const ctx: ProviderContext = {
-      signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
-      readMedia: async () => { throw new Error('no media'); }, mediaUrl: (r) => r.url,
+      signal: new AbortController().signal,
+      log: createLogger('silent'),
+      workDir: '',
+      reportProgress: () => undefined,
+      readMedia: async () => {
+        throw new Error('no media');
+      },
+      mediaUrl: (r) => r.url,
     };
     const started = await provider.start(jobOf(claimed, 'gem'), ctx);
     expect(started.state).toBe('started');
-    await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
-      upstream: { generation: 0, provider: 'gem', ref: (started as { ref: { id: string } }).ref, startedAt: Date.now(), checkFailures: 0 },
-      leaseOwner: 'dead', leaseExpiresAt: Date.now() - 1,
-    });
+    await h.store.tasks.updateIf(
+      id,
+      { statusIn: ['processing'], leaseOwner: 'dead' },
+      {
+        upstream: { generation: 0, provider: 'gem', ref: (started as { ref: { id: string } }).ref, startedAt: Date.now(), checkFailures: 0 },
+        leaseOwner: 'dead',
+        leaseExpiresAt: Date.now() - 1,
+      },
+    );
     const worker = await createGateway({ ...h.config, workers: true }, { store: h.store, providers: [provider], routes, runnerPollMs: 20 });
     cleanups.push(() => worker.runner!.stop(500));
     worker.runner!.start();

@@ -8,8 +8,12 @@ import { countTasksByStatus, insertTask } from '../helpers/task-rows.js';
 
 // Idempotency-Key on every create endpoint (G70-G73).
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const CREATES: Array<[string, Record<string, unknown>]> = [
   ['/v1/pic/images', { model: 'pic', prompt: 'a fox' }],
@@ -24,7 +28,12 @@ const taskCount = async (): Promise<number> => Object.values(await countTasksByS
 let n = 0;
 
 function post(url: string, body: unknown, idemKey?: string, key = h.key) {
-  return h.app.inject({ method: 'POST', url, headers: { ...h.auth(key), ...(idemKey !== undefined && { 'idempotency-key': idemKey }) }, payload: body as Record<string, unknown> });
+  return h.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...h.auth(key), ...(idemKey !== undefined && { 'idempotency-key': idemKey }) },
+    payload: body as Record<string, unknown>,
+  });
 }
 
 describe.each(CREATES)('%s', (url, body) => {
@@ -57,14 +66,32 @@ describe.each(CREATES)('%s', (url, body) => {
 describe('scope and rules', () => {
   it('the same fields in another order (nested objects too) are the same request; another array order is not', async () => {
     const url = '/v1/motion/videos';
-    const first = await post(url, JSON.parse('{"model":"motion_2_0","duration":5,"content":[{"type":"text","text":"a fox"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"},"role":"first_frame"}]}'), 'reordered');
+    const first = await post(
+      url,
+      JSON.parse(
+        '{"model":"motion_2_0","duration":5,"content":[{"type":"text","text":"a fox"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"},"role":"first_frame"}]}',
+      ),
+      'reordered',
+    );
     expect(first.statusCode, first.body).toBe(200);
     const before = await taskCount();
-    const again = await post(url, JSON.parse('{"content":[{"text":"a fox","type":"text"},{"role":"first_frame","image_url":{"url":"https://example.com/a.png"},"type":"image_url"}],"duration":5,"model":"motion_2_0"}'), 'reordered');
+    const again = await post(
+      url,
+      JSON.parse(
+        '{"content":[{"text":"a fox","type":"text"},{"role":"first_frame","image_url":{"url":"https://example.com/a.png"},"type":"image_url"}],"duration":5,"model":"motion_2_0"}',
+      ),
+      'reordered',
+    );
     expect(again.statusCode, again.body).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toBe(first.body);
-    const swapped = await post(url, JSON.parse('{"model":"motion_2_0","duration":5,"content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"},"role":"first_frame"},{"type":"text","text":"a fox"}]}'), 'reordered');
+    const swapped = await post(
+      url,
+      JSON.parse(
+        '{"model":"motion_2_0","duration":5,"content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"},"role":"first_frame"},{"type":"text","text":"a fox"}]}',
+      ),
+      'reordered',
+    );
     expect(swapped.statusCode).toBe(409);
     expect(swapped.json().error.code).toBe('idempotency_key_reused');
     expect(await taskCount()).toBe(before);
@@ -109,13 +136,23 @@ describe('scope and rules', () => {
   it('a request that died after committing its task (response never stored) is answered with that task, not a second one', async () => {
     const keyId = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!.id;
     const body = { model: 'pic', prompt: 'crashed' };
-    const fingerprint = createHash('sha256').update(`/v1/pic/images\n${JSON.stringify(body)}`).digest('base64url');
+    const fingerprint = createHash('sha256')
+      .update(`/v1/pic/images\n${JSON.stringify(body)}`)
+      .digest('base64url');
     const claimedAt = Date.now() - 5 * 60_000; // older than the 2-minute stale bound
     // what the dead request left: its claim (no response) and its committed task
     expect(await h.store.idempotency.begin(keyId, 'died', fingerprint, claimedAt, 0, 0)).toEqual({ state: 'new' });
     const orphan = await insertTask(h.store.tasks, {
-      id: 'task_orphan_of_a_crash', ownerKeyId: keyId, family: 'pic', form: null, model: 'pic', provider: 'sandbox',
-      request: { params: { prompt: 'crashed' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() }, amount: 1, createdAt: claimedAt, idempotencyKey: idempotencyTaskKey(keyId, 'died', claimedAt),
+      id: 'task_orphan_of_a_crash',
+      ownerKeyId: keyId,
+      family: 'pic',
+      form: null,
+      model: 'pic',
+      provider: 'sandbox',
+      request: { params: { prompt: 'crashed' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
+      amount: 1,
+      createdAt: claimedAt,
+      idempotencyKey: idempotencyTaskKey(keyId, 'died', claimedAt),
     });
     const before = await taskCount();
     const other = await post('/v1/pic/images', { model: 'pic', prompt: 'something else' }, 'died');
@@ -131,7 +168,9 @@ describe('scope and rules', () => {
   it('a stale claim without a task is taken over: the retry creates the task', async () => {
     const keyId = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!.id;
     const body = { model: 'pic', prompt: 'died before commit' };
-    const fingerprint = createHash('sha256').update(`/v1/pic/images\n${JSON.stringify(body)}`).digest('base64url');
+    const fingerprint = createHash('sha256')
+      .update(`/v1/pic/images\n${JSON.stringify(body)}`)
+      .digest('base64url');
     await h.store.idempotency.begin(keyId, 'died-early', fingerprint, Date.now() - 5 * 60_000, 0, 0);
     const before = await taskCount();
     const retry = await post('/v1/pic/images', body, 'died-early');

@@ -8,7 +8,10 @@ import { within } from '../helpers/within.js';
 // ends open streams at the end of its grace period (G83).
 const GENEROUS_MS = 10_000;
 let h: Harness | undefined;
-afterEach(async () => { await h?.close(); h = undefined; });
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
 
 /** A harness whose sandbox chat takes ~30 s for a reply (2 tokens/s), listening on a port. */
 async function slowChat(): Promise<{ h: Harness; url: string }> {
@@ -19,7 +22,8 @@ async function slowChat(): Promise<{ h: Harness; url: string }> {
 
 function openStream(url: string, key: string): Promise<Response> {
   return fetch(`${url}/v1/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'chat-2.5-flash', stream: true, messages: [{ role: 'user', content: 'Tell me a long story about a fox' }] }),
   });
 }
@@ -32,9 +36,15 @@ async function readAll(res: Response, onFirstContent: () => unknown): Promise<st
   let told = false;
   for (let r = await reader.read(); !r.done; r = await reader.read()) {
     text += decoder.decode(r.value, { stream: true });
-    if (!told && /"content":"[^"]/.test(text)) { told = true; await onFirstContent(); }
+    if (!told && /"content":"[^"]/.test(text)) {
+      told = true;
+      await onFirstContent();
+    }
   }
-  return text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  return text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6));
 }
 
 describe('open requests of a revoked key', () => {
@@ -43,7 +53,11 @@ describe('open requests of a revoked key', () => {
     const { secret, record } = await createApiKey(h.store.keys, 'to-revoke');
     const res = await openStream(url, secret);
     expect(res.status).toBe(200);
-    const events = await within(readAll(res, () => h.store.keys.revoke(record.id, Date.now())), GENEROUS_MS, 'the stream to end after the revocation');
+    const events = await within(
+      readAll(res, () => h.store.keys.revoke(record.id, Date.now())),
+      GENEROUS_MS,
+      'the stream to end after the revocation',
+    );
     const last = JSON.parse(events.at(-1)!) as { error?: { code: string } };
     expect(last.error).toMatchObject({ code: 'invalid_api_key' });
     expect(events).not.toContain('[DONE]');
@@ -54,14 +68,20 @@ describe('open requests of a revoked key', () => {
   it('a long-poll answers 401 soon after the revocation', async () => {
     const { h, url } = await slowChat();
     const { secret, record } = await createApiKey(h.store.keys, 'poller');
-    const created = await (await fetch(`${url}/v1/pic/images`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'x' }) })).json() as { id: string };
+    const created = (await (
+      await fetch(`${url}/v1/pic/images`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'pic', prompt: 'x' }),
+      })
+    ).json()) as { id: string };
     const waiting = fetch(`${url}/v1/result/${created.id}?wait=60`, { headers: { authorization: `Bearer ${secret}` } });
     // revoked while the long-poll waits (not before it arrived, which would be a plain 401)
     await waitFor(() => (h.gateway.watch.size === 1 ? true : undefined), GENEROUS_MS, 'the long-poll to wait');
     await h.store.keys.revoke(record.id, Date.now());
     const res = await within(waiting, GENEROUS_MS, 'the long-poll to answer after the revocation');
     expect(res.status).toBe(401);
-    expect((await res.json() as { error: { code: string } }).error.code).toBe('invalid_api_key');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
   });
 });
 
@@ -70,7 +90,9 @@ describe('shutdown', () => {
     const { h: harness, url } = await slowChat();
     const res = await openStream(url, harness.key);
     let streaming!: () => void;
-    const started = new Promise<void>((resolve) => { streaming = resolve; });
+    const started = new Promise<void>((resolve) => {
+      streaming = resolve;
+    });
     const reading = readAll(res, streaming);
     await within(started, GENEROUS_MS, 'the first content of the stream'); // the stream is open and under way
     await within(harness.close(), GENEROUS_MS, 'the gateway to close with a stream open');

@@ -16,8 +16,12 @@ import { insertTask } from '../helpers/task-rows.js';
 // `wait` would fail (a). "At once" likewise means "with wait=60, within 10 s". The only lower bound
 // (it did wait N seconds when nothing changed) is causal: a timer cannot fire before its time.
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 /** A bound far below any 60 s wait and far above any scheduling delay: it only catches "waited it out". */
 const GENEROUS_MS = 10_000;
@@ -28,7 +32,6 @@ async function createPic(): Promise<string> {
 }
 const poll = (url: string, key?: string) => h.app.inject({ method: 'GET', url, headers: h.auth(key) });
 
-
 /** Lets the event loop go round a few times, so anything already due (an answer that did not wait) comes out. */
 async function turns(n = 5): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
@@ -37,7 +40,9 @@ async function turns(n = 5): Promise<void> {
 /** A promise and whether it has settled yet. */
 function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
   let settled = false;
-  const p = promise.finally(() => { settled = true; });
+  const p = promise.finally(() => {
+    settled = true;
+  });
   return { promise: p, settled: () => settled };
 }
 
@@ -127,7 +132,9 @@ describe('TaskWatch', () => {
       expect((await worker.tasks.get(t.id))!.status).toBe('processing');
       expect(watch.size).toBe(0);
     } finally {
-      watch.close(); await api.close(); await worker.close();
+      watch.close();
+      await api.close();
+      await worker.close();
     }
   });
 

@@ -71,7 +71,12 @@ describe('/metrics counts', () => {
     const messages = [{ role: 'user', content: 'Hello there' }];
     const whole = await g.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: g.auth(), payload: { model: 'chat-2.5-flash', messages } });
     expect(whole.statusCode, whole.body).toBe(200);
-    const streamed = await g.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: g.auth(), payload: { model: 'chat-2.5-flash', messages, stream: true } });
+    const streamed = await g.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: g.auth(),
+      payload: { model: 'chat-2.5-flash', messages, stream: true },
+    });
     expect(streamed.statusCode).toBe(200);
     expect(streamed.body).toContain('[DONE]');
 
@@ -103,7 +108,17 @@ describe('/metrics counts', () => {
     const g = await withMetrics({ MEDIAGATE_WORKERS: '0' });
     const id = await submitPic(g, 'pic-2', 'waits in the queue');
     const before = (await g.store.tasks.get(id))!.createdAt;
-    await insertTask(g.store.tasks, { id: 'task_unknown_model', ownerKeyId: (await g.store.tasks.get(id))!.ownerKeyId, family: 'pic', form: null, model: 'someone-elses-model', provider: 'sandbox', request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: {} } as never, amount: 0, createdAt: before + 1 });
+    await insertTask(g.store.tasks, {
+      id: 'task_unknown_model',
+      ownerKeyId: (await g.store.tasks.get(id))!.ownerKeyId,
+      family: 'pic',
+      form: null,
+      model: 'someone-elses-model',
+      provider: 'sandbox',
+      request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: {} } as never,
+      amount: 0,
+      createdAt: before + 1,
+    });
     const s = await scrape(g, TOKEN);
     expect(sampleSum(s, 'mediagate_tasks', { family: 'pic', model: 'pic-2', state: 'queued' })).toBe(1);
     expect(sampleSum(s, 'mediagate_tasks', { family: 'pic', model: 'other', state: 'queued' })).toBe(1);
@@ -116,7 +131,18 @@ describe('/metrics counts', () => {
   it('labels requests by key only for the keys of MEDIAGATE_METRICS_KEYS; the others share an empty key label', async () => {
     const g = await withMetrics({ MEDIAGATE_METRICS_KEYS: WATCHED.id });
     const now = Date.now();
-    await g.store.keys.insert({ id: WATCHED.id, name: 'watched', accountId: 'acct_watched', prefix: WATCHED.secret.slice(0, 8), createdAt: now, revokedAt: null, hash: hashApiKey(WATCHED.secret) }, { id: 'acct_watched', name: 'watched', createdAt: now, startingMicro: 0 });
+    await g.store.keys.insert(
+      {
+        id: WATCHED.id,
+        name: 'watched',
+        accountId: 'acct_watched',
+        prefix: WATCHED.secret.slice(0, 8),
+        createdAt: now,
+        revokedAt: null,
+        hash: hashApiKey(WATCHED.secret),
+      },
+      { id: 'acct_watched', name: 'watched', createdAt: now, startingMicro: 0 },
+    );
     for (const key of [WATCHED.secret, g.key, g.otherKey]) {
       const balance = await g.app.inject({ method: 'GET', url: '/v1/account', headers: g.auth(key) });
       expect(balance.statusCode).toBe(200);
@@ -136,11 +162,28 @@ describe('task durations observe every terminal transition', () => {
   it('a task failed by the queue TTL (the retention sweeper) is in mediagate_task_duration_seconds', async () => {
     const store = openSqliteStore(':memory:');
     const request = { params: { prompt: 'x' }, output: { kind: 'image' as const, width: 8, height: 8, format: 'png' as const }, media: mediaRefs() };
-    await insertTask(store.tasks, { id: 'task_ttl_metric', ownerKeyId: 'key_ttl', family: 'pic', form: null, model: 'pic', provider: 'sandbox', request, amount: 1, createdAt: Date.now() - 3 * 3_600_000 });
-    const gateway = await createGateway(loadConfig({
-      MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0',
-      MEDIAGATE_QUEUE_TTL_HOURS: '2', MEDIAGATE_METRICS_TOKEN: TOKEN,
-    }), { store });
+    await insertTask(store.tasks, {
+      id: 'task_ttl_metric',
+      ownerKeyId: 'key_ttl',
+      family: 'pic',
+      form: null,
+      model: 'pic',
+      provider: 'sandbox',
+      request,
+      amount: 1,
+      createdAt: Date.now() - 3 * 3_600_000,
+    });
+    const gateway = await createGateway(
+      loadConfig({
+        MEDIAGATE_DATA_DIR: tempDir(),
+        MEDIAGATE_LOG_LEVEL: 'silent',
+        MEDIAGATE_WORKERS: '0',
+        MEDIAGATE_MIN_FREE_DISK_MB: '0',
+        MEDIAGATE_QUEUE_TTL_HOURS: '2',
+        MEDIAGATE_METRICS_TOKEN: TOKEN,
+      }),
+      { store },
+    );
     try {
       gateway.startBackground();
       await waitFor(async () => ((await store.tasks.get('task_ttl_metric'))?.status === 'failed' ? true : undefined), 10_000, 'the queue TTL sweep');

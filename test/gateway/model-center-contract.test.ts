@@ -47,18 +47,55 @@ const SD_ASPECT_RATIOS = ['16:9', '9:16', '1:1', 'adaptive', '4:3', '3:4', '21:9
 /** `sd_2.0_mini_special` reference image names, canonical first (D18). */
 const SD_IMAGE_ALIASES = ['reference_images', 'image_urls', 'referenceImages', 'images'] as const;
 interface SdSpec {
-  maxImages: number; maxVideos: number; maxAudios: number; duration: { min: number; max: number; default: number };
-  resolutions: readonly string[]; watermark: boolean; imageFields: readonly string[];
+  maxImages: number;
+  maxVideos: number;
+  maxAudios: number;
+  duration: { min: number; max: number; default: number };
+  resolutions: readonly string[];
+  watermark: boolean;
+  imageFields: readonly string[];
 }
 const SD_MODELS: Record<string, SdSpec> = {
-  'sd_2.0_fast_discount': { maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 }, resolutions: ['480p', '720p'], watermark: true, imageFields: ['reference_images'] },
-  'sd_2.0_mini_special': { maxImages: 9, maxVideos: 3, maxAudios: 3, duration: { min: 4, max: 15, default: 5 }, resolutions: ['720p'], watermark: false, imageFields: SD_IMAGE_ALIASES },
-  'sd_2.5_special_v1': { maxImages: 30, maxVideos: 10, maxAudios: 10, duration: { min: 4, max: 30, default: 4 }, resolutions: ['720p', '1080p'], watermark: false, imageFields: ['reference_images'] },
+  'sd_2.0_fast_discount': {
+    maxImages: 9,
+    maxVideos: 3,
+    maxAudios: 3,
+    duration: { min: 4, max: 15, default: 5 },
+    resolutions: ['480p', '720p'],
+    watermark: true,
+    imageFields: ['reference_images'],
+  },
+  'sd_2.0_mini_special': {
+    maxImages: 9,
+    maxVideos: 3,
+    maxAudios: 3,
+    duration: { min: 4, max: 15, default: 5 },
+    resolutions: ['720p'],
+    watermark: false,
+    imageFields: SD_IMAGE_ALIASES,
+  },
+  'sd_2.5_special_v1': {
+    maxImages: 30,
+    maxVideos: 10,
+    maxAudios: 10,
+    duration: { min: 4, max: 30, default: 4 },
+    resolutions: ['720p', '1080p'],
+    watermark: false,
+    imageFields: ['reference_images'],
+  },
 };
 /** Video pixel sizes (D19; other ratios keep the short side, sides even, G6); `adaptive` plans 16:9 until an image gives its aspect. */
 const VIDEO_SIZES: Record<string, [number, number]> = {
-  '720p 16:9': [1280, 720], '720p 9:16': [720, 1280], '720p 1:1': [720, 720], '720p 4:3': [960, 720], '720p 3:4': [720, 960], '720p 21:9': [1680, 720],
-  '480p 16:9': [854, 480], '1080p 16:9': [1920, 1080], '1080p 9:16': [1080, 1920], '4k 16:9': [3840, 2160],
+  '720p 16:9': [1280, 720],
+  '720p 9:16': [720, 1280],
+  '720p 1:1': [720, 720],
+  '720p 4:3': [960, 720],
+  '720p 3:4': [720, 960],
+  '720p 21:9': [1680, 720],
+  '480p 16:9': [854, 480],
+  '1080p 16:9': [1920, 1080],
+  '1080p 9:16': [1080, 1920],
+  '4k 16:9': [3840, 2160],
 };
 /** The planned output of a video task: its pixel size, length, 24 fps (G6), audio track or not. */
 function videoOutput(resolution: string, aspect: string, durationSec: number, audio: boolean) {
@@ -68,16 +105,24 @@ function videoOutput(resolution: string, aspect: string, durationSec: number, au
 }
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const URL = '/v2/model-center/tasks';
-const submit = (payload: unknown, key?: string) => h.app.inject({
-  method: 'POST', url: URL, headers: { ...h.auth(key), 'content-type': 'application/json' },
-  payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
-});
+const submit = (payload: unknown, key?: string) =>
+  h.app.inject({
+    method: 'POST',
+    url: URL,
+    headers: { ...h.auth(key), 'content-type': 'application/json' },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 const urls = (n: number, ext = 'png') => Array.from({ length: n }, (_, i) => `https://example.com/${i}.${ext}`);
-const stored = async (id: string) => (await h.store.tasks.get(id))!.request as { params: Record<string, any>; output: Record<string, any>; media: Record<string, any> };
+const stored = async (id: string) =>
+  (await h.store.tasks.get(id))!.request as { params: Record<string, any>; output: Record<string, any>; media: Record<string, any> };
 const SD_IDS = Object.keys(SD_MODELS);
 
 async function ok(payload: Record<string, unknown>) {
@@ -99,8 +144,18 @@ describe('model center create: every published Model ID is accepted', () => {
     const urlField = kind === 'image' ? 'image_url' : 'video_url';
     const other = kind === 'image' ? 'video_url' : 'image_url';
     expect(b).toEqual({
-      id: expect.stringMatching(/^task_/), object: kind, created: expect.any(Number), model: id, status: 'queued', progress: 0,
-      result_url: null, [urlField]: null, amount: credits, actualDuration: null, error: null, queue_reason: null,
+      id: expect.stringMatching(/^task_/),
+      object: kind,
+      created: expect.any(Number),
+      model: id,
+      status: 'queued',
+      progress: 0,
+      result_url: null,
+      [urlField]: null,
+      amount: credits,
+      actualDuration: null,
+      error: null,
+      queue_reason: null,
     });
     expect(b).not.toHaveProperty(other);
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
@@ -114,7 +169,9 @@ describe('model center create: model must be a Model ID (D17)', () => {
     await bad({ model: name, prompt: 'x' }, 'model', new RegExp(`display name.*"${id.replace(/\./g, '\\.')}"`), 'unknown_model');
   });
   it.each([
-    ['sd-2.0-fast-discount', 'sd_2.0_fast_discount'], ['SD_2.5_SPECIAL_V1', 'sd_2.5_special_v1'], ['kinetic o3 video generation', 'kinetic-o3-video'],
+    ['sd-2.0-fast-discount', 'sd_2.0_fast_discount'],
+    ['SD_2.5_SPECIAL_V1', 'sd_2.5_special_v1'],
+    ['kinetic o3 video generation', 'kinetic-o3-video'],
   ])('near spelling %s -> 400 naming %s', async (name, id) => {
     await bad({ model: name, prompt: 'x' }, 'model', new RegExp(`"${id.replace(/\./g, '\\.')}"`), 'unknown_model');
   });
@@ -146,10 +203,20 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
     const b = await ok({ model: id, prompt: 'x' });
     const p = (await stored(b.id)).params;
     expect(p).toMatchObject({
-      prompt: 'x', reference_images: [], reference_videos: [], reference_audios: [], duration: spec.duration.default,
-      aspect_ratio: '16:9', resolution: '720p', seed: -1, first_image: [], last_image: [], generate_audio: true,
+      prompt: 'x',
+      reference_images: [],
+      reference_videos: [],
+      reference_audios: [],
+      duration: spec.duration.default,
+      aspect_ratio: '16:9',
+      resolution: '720p',
+      seed: -1,
+      first_image: [],
+      last_image: [],
+      generate_audio: true,
     });
-    if (spec.watermark) expect(p.watermark).toBe(false); else expect(p).not.toHaveProperty('watermark');
+    if (spec.watermark) expect(p.watermark).toBe(false);
+    else expect(p).not.toHaveProperty('watermark');
     expect((await stored(b.id)).output).toEqual(videoOutput('720p', '16:9', spec.duration.default, true));
   });
 
@@ -157,13 +224,19 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
     const b = await ok({ model: id, prompt: 'x', aspect_ratio: aspect });
     expect((await stored(b.id)).output).toEqual(videoOutput('720p', aspect, spec.duration.default, true));
   });
-  it('rejects another aspect_ratio', async () => { await bad({ model: id, prompt: 'x', aspect_ratio: '2:1' }, 'aspect_ratio', /aspect_ratio must be one of: 16:9, 9:16, 1:1, adaptive/); });
-
-  it.each(['480p', '720p', '1080p', '4K', '720P'].map((r) => ({ r, allowed: spec.resolutions.includes(r) })))('resolution $r allowed=$allowed', async ({ r, allowed }) => {
-    if (!allowed) return bad({ model: id, prompt: 'x', resolution: r }, 'resolution', new RegExp(`resolution must be one of: ${spec.resolutions.join(', ')}`));
-    const b = await ok({ model: id, prompt: 'x', resolution: r, generate_audio: false });
-    expect((await stored(b.id)).output).toEqual(videoOutput(r, '16:9', spec.duration.default, false));
+  it('rejects another aspect_ratio', async () => {
+    await bad({ model: id, prompt: 'x', aspect_ratio: '2:1' }, 'aspect_ratio', /aspect_ratio must be one of: 16:9, 9:16, 1:1, adaptive/);
   });
+
+  it.each(['480p', '720p', '1080p', '4K', '720P'].map((r) => ({ r, allowed: spec.resolutions.includes(r) })))(
+    'resolution $r allowed=$allowed',
+    async ({ r, allowed }) => {
+      if (!allowed)
+        return bad({ model: id, prompt: 'x', resolution: r }, 'resolution', new RegExp(`resolution must be one of: ${spec.resolutions.join(', ')}`));
+      const b = await ok({ model: id, prompt: 'x', resolution: r, generate_audio: false });
+      expect((await stored(b.id)).output).toEqual(videoOutput(r, '16:9', spec.duration.default, false));
+    },
+  );
 
   const { min, max } = spec.duration;
   it.each([min, max, String(min), String(max), '5', 5].map((d) => ({ d })))('duration $d accepted', async ({ d }) => {
@@ -180,11 +253,19 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
 
   it('counts: reference images, videos, audios at and past their bounds', async () => {
     await ok({ model: id, prompt: 'x', [imagesField]: urls(spec.maxImages) });
-    await bad({ model: id, prompt: 'x', [imagesField]: urls(spec.maxImages + 1) }, imagesField, new RegExp(`at most ${spec.maxImages} items \\(got ${spec.maxImages + 1}\\)`));
+    await bad(
+      { model: id, prompt: 'x', [imagesField]: urls(spec.maxImages + 1) },
+      imagesField,
+      new RegExp(`at most ${spec.maxImages} items \\(got ${spec.maxImages + 1}\\)`),
+    );
     await ok({ model: id, prompt: 'x', reference_videos: urls(spec.maxVideos, 'mp4') });
     await bad({ model: id, prompt: 'x', reference_videos: urls(spec.maxVideos + 1, 'mp4') }, 'reference_videos', new RegExp(`at most ${spec.maxVideos} items`));
     await ok({ model: id, prompt: 'x', reference_images: urls(1), reference_audios: urls(spec.maxAudios, 'mp3') });
-    await bad({ model: id, prompt: 'x', reference_images: urls(1), reference_audios: urls(spec.maxAudios + 1, 'mp3') }, 'reference_audios', new RegExp(`at most ${spec.maxAudios} items`));
+    await bad(
+      { model: id, prompt: 'x', reference_images: urls(1), reference_audios: urls(spec.maxAudios + 1, 'mp3') },
+      'reference_audios',
+      new RegExp(`at most ${spec.maxAudios} items`),
+    );
   });
   it('counts: first_image and last_image hold 0-1 item', async () => {
     await ok({ model: id, prompt: 'x', first_image: [] });
@@ -247,12 +328,18 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
   it('plans media by role with field names', async () => {
     const b = await ok({ model: id, prompt: 'x', reference_images: urls(2), reference_videos: urls(1, 'mp4'), reference_audios: urls(1, 'mp3') });
     expect((await stored(b.id)).media).toEqual({
-      images: [{ url: urls(2)[0], field: 'reference_images[0]' }, { url: urls(2)[1], field: 'reference_images[1]' }],
+      images: [
+        { url: urls(2)[0], field: 'reference_images[0]' },
+        { url: urls(2)[1], field: 'reference_images[1]' },
+      ],
       videos: [{ url: urls(1, 'mp4')[0], field: 'reference_videos[0]' }],
       audios: [{ url: urls(1, 'mp3')[0], field: 'reference_audios[0]' }],
     });
     const f = await ok({ model: id, prompt: 'x', first_image: urls(1), last_image: ['https://example.com/last.png'] });
-    expect((await stored(f.id)).media).toMatchObject({ firstFrame: { field: 'first_image[0]' }, lastFrame: { url: 'https://example.com/last.png', field: 'last_image[0]' } });
+    expect((await stored(f.id)).media).toMatchObject({
+      firstFrame: { field: 'first_image[0]' },
+      lastFrame: { url: 'https://example.com/last.png', field: 'last_image[0]' },
+    });
   });
 
   it('passes unknown fields on (D11)', async () => {
@@ -315,8 +402,13 @@ describe('models whose parameters are not shown', () => {
     await bad({ model: 'vidmodel-H3-768p-c1', prompt: 'x', ...fields }, param, message);
   });
   it.each([
-    [{}, 1024, 1024], [{ size: '1024x1536' }, 1024, 1536], [{ aspect_ratio: '16:9', resolution: '2k' }, 2048, 1152],
-    [{ size: '3:4' }, 768, 1024], [{ resolution: '4K' }, 4096, 4096], [{ size: 'large' }, 1024, 1024], [{ size: '9000x10' }, 1024, 1024],
+    [{}, 1024, 1024],
+    [{ size: '1024x1536' }, 1024, 1536],
+    [{ aspect_ratio: '16:9', resolution: '2k' }, 2048, 1152],
+    [{ size: '3:4' }, 768, 1024],
+    [{ resolution: '4K' }, 4096, 4096],
+    [{ size: 'large' }, 1024, 1024],
+    [{ size: '9000x10' }, 1024, 1024],
   ] as const)('imagegen: %j -> %dx%d png', async (fields, width, height) => {
     const b = await ok({ model: 'imagegen_5.0Pro', prompt: 'x', ...fields });
     expect((await stored(b.id)).output).toEqual({ kind: 'image', format: 'png', width, height });
@@ -341,8 +433,12 @@ describe('models whose parameters are not shown', () => {
 
 describe('model center query', () => {
   let q: Harness;
-  beforeAll(async () => { q = await createHarness({ workers: false, reviewMedia: false }); });
-  afterAll(async () => { await q.close(); });
+  beforeAll(async () => {
+    q = await createHarness({ workers: false, reviewMedia: false });
+  });
+  afterAll(async () => {
+    await q.close();
+  });
   const create = async (payload: Record<string, unknown>) => body(await q.app.inject({ method: 'POST', url: URL, headers: q.auth(), payload }));
   const get = (id: string, key?: string, path = `${URL}/${id}`) => q.app.inject({ method: 'GET', url: path, headers: q.auth(key) });
   /** Claims queued tasks (oldest first) until this one is processing. */
@@ -367,7 +463,11 @@ describe('model center query', () => {
 
   it('a completed video task has result_url = video_url and actualDuration; where a re-hosted result came from is never shown (G88)', async () => {
     const created = await create({ model: 'sd_2.0_fast_discount', prompt: 'x' });
-    await finish(created.id, { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 5, sourceUrls: ['https://up.example/v.mp4'] });
+    await finish(created.id, {
+      files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }],
+      actualDuration: 5,
+      sourceUrls: ['https://up.example/v.mp4'],
+    });
     const b = body(await get(created.id));
     expect(b).toMatchObject({ id: created.id, object: 'video', status: 'completed', progress: 100, actualDuration: 5, amount: 10, error: null });
     expect(b).not.toHaveProperty('upstream_url');

@@ -32,22 +32,35 @@ const running = (c: ChildProcess) => c.exitCode === null && c.signalCode === nul
 
 describe('cancelling a motion task while ffmpeg renders it (D23)', () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness({ env: { MEDIAGATE_SANDBOX_TIMING: 'instant' } }); });
-  afterAll(async () => { await h.close(); });
+  beforeAll(async () => {
+    h = await createHarness({ env: { MEDIAGATE_SANDBOX_TIMING: 'instant' } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it('kills ffmpeg, stays cancelled, leaves no result file, and a second cancel answers it again', async () => {
     // The longest, largest 1.5 pro render (1080p, 12 s, with audio): slow enough to catch mid-encode.
     const created = await h.app.inject({
-      method: 'POST', url: '/v1/motion/videos', headers: { ...h.auth(), ...json },
+      method: 'POST',
+      url: '/v1/motion/videos',
+      headers: { ...h.auth(), ...json },
       payload: JSON.stringify({
-        model: 'motion_1_5_pro_1080p', content: [{ type: 'text', text: 'a red fox running through snow' }],
-        ratio: '16:9', duration: 12, generate_audio: true,
+        model: 'motion_1_5_pro_1080p',
+        content: [{ type: 'text', text: 'a red fox running through snow' }],
+        ratio: '16:9',
+        duration: 12,
+        generate_audio: true,
       }),
     });
     expect(created.statusCode).toBe(200);
     const id = body(created).id as string;
 
-    await waitFor(async () => ((await h.store.tasks.get(id))?.status === 'processing' && liveFfmpegCount() > 0 ? true : undefined), 30_000, 'ffmpeg to be rendering the task');
+    await waitFor(
+      async () => ((await h.store.tasks.get(id))?.status === 'processing' && liveFfmpegCount() > 0 ? true : undefined),
+      30_000,
+      'ffmpeg to be rendering the task',
+    );
     expect(h.runner!.inFlight).toBe(1);
 
     // Anything the worker stores goes through the blob store: a worker that was not stopped would
@@ -61,7 +74,15 @@ describe('cancelling a motion task while ffmpeg renders it (D23)', () => {
 
     const res = await cancel(h, id);
     expect(res.statusCode).toBe(200);
-    expect(body(res)).toMatchObject({ id, object: 'video', model: 'motion_1_5_pro_1080p', status: 'cancelled', video_url: null, actualDuration: null, error: null });
+    expect(body(res)).toMatchObject({
+      id,
+      object: 'video',
+      model: 'motion_1_5_pro_1080p',
+      status: 'cancelled',
+      video_url: null,
+      actualDuration: null,
+      error: null,
+    });
 
     // The worker is told: the render's ffmpeg ends by SIGKILL, not by finishing (exit code 0),
     // and the runner lets go of the task. The bound only turns a hang into a failure.
@@ -103,12 +124,18 @@ describe('cancelling a motion task while ffmpeg renders it (D23)', () => {
 
 describe('cancelling a queued motion task', () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness({ workers: false }); });
-  afterAll(async () => { await h.close(); });
+  beforeAll(async () => {
+    h = await createHarness({ workers: false });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it('is never handed to a worker afterwards', async () => {
     const created = await h.app.inject({
-      method: 'POST', url: '/v1/motion/videos', headers: { ...h.auth(), ...json },
+      method: 'POST',
+      url: '/v1/motion/videos',
+      headers: { ...h.auth(), ...json },
       payload: JSON.stringify({ model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] }),
     });
     const id = body(created).id as string;

@@ -9,8 +9,12 @@ import { body } from '../helpers/json.js';
 import { insertTask } from '../helpers/task-rows.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const json = { 'content-type': 'application/json' };
 const RESULT_SPEC = { kind: 'video', width: 1280, height: 720, durationSec: 5, fps: 24, audio: false } as const;
@@ -18,16 +22,22 @@ const RESULT = { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1
 
 async function createMotion(key = h.key): Promise<string> {
   const res = await h.app.inject({
-    method: 'POST', url: '/v1/motion/videos', headers: { ...h.auth(key), ...json },
+    method: 'POST',
+    url: '/v1/motion/videos',
+    headers: { ...h.auth(key), ...json },
     payload: JSON.stringify({ model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] }),
   });
   expect(res.statusCode).toBe(200);
   return body(res).id as string;
 }
 
-const cancel = (id: string, key = h.key, extra: { headers?: Record<string, string>; payload?: string } = {}) => h.app.inject({
-  method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: { ...h.auth(key), ...extra.headers }, ...(extra.payload !== undefined && { payload: extra.payload }),
-});
+const cancel = (id: string, key = h.key, extra: { headers?: Record<string, string>; payload?: string } = {}) =>
+  h.app.inject({
+    method: 'POST',
+    url: `/v1/motion/videos/${id}/cancel`,
+    headers: { ...h.auth(key), ...extra.headers },
+    ...(extra.payload !== undefined && { payload: extra.payload }),
+  });
 
 /** Claims tasks until `id` is the one claimed (the store hands out the oldest first). */
 async function claim(id: string): Promise<TaskRecord> {
@@ -41,8 +51,16 @@ async function claim(id: string): Promise<TaskRecord> {
 function expectCancelledReply(res: Awaited<ReturnType<typeof cancel>>, id: string) {
   expect(res.statusCode).toBe(200);
   expect(body(res)).toEqual({
-    id, object: 'video', created: expect.any(Number), model: 'motion_2_0', status: 'cancelled',
-    progress: expect.any(Number), video_url: null, actualDuration: null, error: null, queue_reason: null,
+    id,
+    object: 'video',
+    created: expect.any(Number),
+    model: 'motion_2_0',
+    status: 'cancelled',
+    progress: expect.any(Number),
+    video_url: null,
+    actualDuration: null,
+    error: null,
+    queue_reason: null,
   });
 }
 
@@ -73,7 +91,12 @@ describe('motion cancel (D23)', () => {
     await finish[state]!(await claim(id));
     const res = await cancel(id);
     expect(res.statusCode).toBe(409);
-    expect(body(res).error).toEqual({ message: expect.stringMatching(new RegExp(`is ${state}; only queued or processing`)), type: 'conflict_error', param: 'id', code: 'invalid_task_state' });
+    expect(body(res).error).toEqual({
+      message: expect.stringMatching(new RegExp(`is ${state}; only queued or processing`)),
+      type: 'conflict_error',
+      param: 'id',
+      code: 'invalid_task_state',
+    });
     expect((await h.store.tasks.get(id))!.status).toBe(state);
   });
 
@@ -94,8 +117,15 @@ describe('motion cancel (D23)', () => {
     const id = 'task_race_of_two_cancels_0000000000';
     const owner = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!;
     await insertTask(h.store.tasks, {
-      id, ownerKeyId: owner.id, family: 'motion', form: null, model: 'motion_2_0', provider: 'sandbox',
-      request: { params: {}, output: RESULT_SPEC, media: mediaRefs() }, amount: 1, createdAt: Date.now(),
+      id,
+      ownerKeyId: owner.id,
+      family: 'motion',
+      form: null,
+      model: 'motion_2_0',
+      provider: 'sandbox',
+      request: { params: {}, output: RESULT_SPEC, media: mediaRefs() },
+      amount: 1,
+      createdAt: Date.now(),
     });
     const snapshot = (await h.store.tasks.get(id))!; // what the losing cancel read: still queued
     // the other cancel commits between that read and this one's conditional update
@@ -122,7 +152,12 @@ describe('motion cancel (D23)', () => {
   });
 
   it('a task of another family is a 409 and stays queued', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...h.auth(), ...json }, payload: JSON.stringify({ model: 'pic', prompt: 'x' }) });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: { ...h.auth(), ...json },
+      payload: JSON.stringify({ model: 'pic', prompt: 'x' }),
+    });
     const id = body(res).id as string;
     const c = await cancel(id);
     expect(c.statusCode).toBe(409);
@@ -156,7 +191,12 @@ describe('motion cancel (D23)', () => {
     const id = await createMotion();
     const res = await cancel(id, h.key, { headers: json, payload });
     expect(res.statusCode).toBe(400);
-    expect(body(res).error).toEqual({ message: `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`, type: 'invalid_request_error', param: null, code: 'invalid_json' });
+    expect(body(res).error).toEqual({
+      message: `The request body must be a JSON object (got ${got}); the cancel call needs no body, or {}`,
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_json',
+    });
     expect((await h.store.tasks.get(id))!.status).toBe('queued');
   });
 

@@ -38,7 +38,15 @@ const priceOf = (model: string, seconds: number): number => {
 const VIDEO_SIZES: Record<string, Record<(typeof MOTION_RATIOS)[number], [number, number]>> = {
   '480p': { '16:9': [854, 480], '4:3': [640, 480], '1:1': [480, 480], '3:4': [480, 640], '9:16': [480, 854], '21:9': [1120, 480], adaptive: [854, 480] },
   '720p': { '16:9': [1280, 720], '4:3': [960, 720], '1:1': [720, 720], '3:4': [720, 960], '9:16': [720, 1280], '21:9': [1680, 720], adaptive: [1280, 720] },
-  '1080p': { '16:9': [1920, 1080], '4:3': [1440, 1080], '1:1': [1080, 1080], '3:4': [1080, 1440], '9:16': [1080, 1920], '21:9': [2520, 1080], adaptive: [1920, 1080] },
+  '1080p': {
+    '16:9': [1920, 1080],
+    '4:3': [1440, 1080],
+    '1:1': [1080, 1080],
+    '3:4': [1080, 1440],
+    '9:16': [1080, 1920],
+    '21:9': [2520, 1080],
+    adaptive: [1920, 1080],
+  },
 };
 const videoSize = (resolution: string, ratio: (typeof MOTION_RATIOS)[number]) => {
   const [width, height] = VIDEO_SIZES[resolution]![ratio];
@@ -46,13 +54,20 @@ const videoSize = (resolution: string, ratio: (typeof MOTION_RATIOS)[number]) =>
 };
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
-
-const submit = (payload: unknown) => h.app.inject({
-  method: 'POST', url: '/v1/motion/videos', headers: { ...h.auth(), 'content-type': 'application/json' },
-  payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
 });
+afterAll(async () => {
+  await h.close();
+});
+
+const submit = (payload: unknown) =>
+  h.app.inject({
+    method: 'POST',
+    url: '/v1/motion/videos',
+    headers: { ...h.auth(), 'content-type': 'application/json' },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 const text = (t = 'a red fox runs through snow') => ({ type: 'text', text: t });
 const img = (role?: string, n = 0) => ({ type: 'image_url', image_url: { url: `https://example.com/${n}.png` }, ...(role && { role }) });
 const stored = async (id: string) => (await h.store.tasks.get(id))!;
@@ -114,8 +129,10 @@ describe('motion create: every ratio value plans its pixel size', () => {
     const out = await outputOf(body(res).id);
     expect({ width: out.width, height: out.height }).toEqual(videoSize(resolutionOf(model), ratio));
   });
-  it('an unknown ratio is a 400', () => expect400({ model: 'motion_2_0', content: [text()], ratio: '2:1' }, 'ratio', /ratio must be one of: 16:9, 4:3, 1:1, 3:4, 9:16, 21:9, adaptive/));
-  it('an unknown model is a 400', () => expect400({ model: 'motion_1_5', content: [text()] }, 'model', /model must be one of: motion_1_5_pro_480p/, 'unknown_model'));
+  it('an unknown ratio is a 400', () =>
+    expect400({ model: 'motion_2_0', content: [text()], ratio: '2:1' }, 'ratio', /ratio must be one of: 16:9, 4:3, 1:1, 3:4, 9:16, 21:9, adaptive/));
+  it('an unknown model is a 400', () =>
+    expect400({ model: 'motion_1_5', content: [text()] }, 'model', /model must be one of: motion_1_5_pro_480p/, 'unknown_model'));
 });
 
 describe('motion create: duration per model, at and just past each bound', () => {
@@ -123,9 +140,16 @@ describe('motion create: duration per model, at and just past each bound', () =>
   const ok = models.flatMap((model) => {
     const r = motionDurationRule(model);
     return [
-      { model, duration: r.min as number | string, seconds: r.min }, { model, duration: r.max, seconds: r.max },
-      { model, duration: String(r.max), seconds: r.max }, { model, duration: String(r.min), seconds: r.min },
-      ...(r.auto ? [{ model, duration: -1, seconds: 5 }, { model, duration: '-1', seconds: 5 }] : []),
+      { model, duration: r.min as number | string, seconds: r.min },
+      { model, duration: r.max, seconds: r.max },
+      { model, duration: String(r.max), seconds: r.max },
+      { model, duration: String(r.min), seconds: r.min },
+      ...(r.auto
+        ? [
+            { model, duration: -1, seconds: 5 },
+            { model, duration: '-1', seconds: 5 },
+          ]
+        : []),
     ];
   });
   it.each(ok)('$model duration=$duration -> $seconds s', async ({ model, duration, seconds }) => {
@@ -145,7 +169,8 @@ describe('motion create: duration per model, at and just past each bound', () =>
     return expect400({ model, content: [text()], duration }, 'duration', new RegExp(`duration must be an integer from ${r.min} to ${r.max} for ${model}`));
   });
   it.each([5.5, '5s', '', true, null])('duration=%j is a schema 400', (duration) =>
-    expect400({ model: 'motion_2_0', content: [text()], duration }, 'duration', /duration has the wrong type or value/));
+    expect400({ model: 'motion_2_0', content: [text()], duration }, 'duration', /duration has the wrong type or value/),
+  );
 });
 
 describe('motion create: generate_audio per model', () => {
@@ -160,7 +185,8 @@ describe('motion create: generate_audio per model', () => {
     expect(res.statusCode).toBe(200);
     expect((await outputOf(body(res).id)).audio).toBe(isPro(model) && generate_audio !== false);
   });
-  it('generate_audio must be a boolean', () => expect400({ model: 'motion_1_5_pro_720p', content: [text()], generate_audio: 'true' }, 'generate_audio', /generate_audio must be true or false/));
+  it('generate_audio must be a boolean', () =>
+    expect400({ model: 'motion_1_5_pro_720p', content: [text()], generate_audio: 'true' }, 'generate_audio', /generate_audio must be true or false/));
 });
 
 describe('motion create: content scenarios and counts', () => {
@@ -179,22 +205,70 @@ describe('motion create: content scenarios and counts', () => {
 
   const cases: Array<{ name: string; content: unknown; param: string | null; message: RegExp; code?: string }> = [
     { name: '5 reference images', content: [text(), ...refs(5)], param: 'content[5]', message: /1 to 4 reference_image images; got 5/ },
-    { name: 'first frame + reference image', content: [text(), img(), img('reference_image', 1)], param: 'content[1].role,content[2].role', message: /content\[1\] \(a first_frame image\) and content\[2\] \(a reference_image\) cannot be combined/, code: 'exclusive_fields' },
-    { name: 'first + last frame + reference image', content: [text(), img('reference_image', 1), img('first_frame', 2), img('last_frame', 3)], param: 'content[2].role,content[1].role', message: /cannot be mixed/, code: 'exclusive_fields' },
-    { name: 'last frame + reference image', content: [img('last_frame'), img('reference_image', 1)], param: 'content[0].role,content[1].role', message: /a last_frame image\) and content\[1\] \(a reference_image\)/, code: 'exclusive_fields' },
+    {
+      name: 'first frame + reference image',
+      content: [text(), img(), img('reference_image', 1)],
+      param: 'content[1].role,content[2].role',
+      message: /content\[1\] \(a first_frame image\) and content\[2\] \(a reference_image\) cannot be combined/,
+      code: 'exclusive_fields',
+    },
+    {
+      name: 'first + last frame + reference image',
+      content: [text(), img('reference_image', 1), img('first_frame', 2), img('last_frame', 3)],
+      param: 'content[2].role,content[1].role',
+      message: /cannot be mixed/,
+      code: 'exclusive_fields',
+    },
+    {
+      name: 'last frame + reference image',
+      content: [img('last_frame'), img('reference_image', 1)],
+      param: 'content[0].role,content[1].role',
+      message: /a last_frame image\) and content\[1\] \(a reference_image\)/,
+      code: 'exclusive_fields',
+    },
     { name: 'last frame alone', content: [text(), img('last_frame')], param: 'content[1].role', message: /a last_frame image requires a first_frame image/ },
     { name: 'two first frames', content: [text(), img(), img('first_frame', 1)], param: 'content[2].role', message: /at most one first_frame image .*got 2/ },
-    { name: 'two last frames', content: [text(), img(), img('last_frame', 1), img('last_frame', 2)], param: 'content[3].role', message: /at most one last_frame image; got 2/ },
+    {
+      name: 'two last frames',
+      content: [text(), img(), img('last_frame', 1), img('last_frame', 2)],
+      param: 'content[3].role',
+      message: /at most one last_frame image; got 2/,
+    },
     { name: 'two text objects', content: [text(), text('more')], param: 'content[1]', message: /at most one text object; got 2/ },
     { name: 'text object without text', content: [{ type: 'text' }], param: 'content[0].text', message: /content\[0\]\.text is required in a text object/ },
     { name: 'empty text', content: [text('')], param: 'content[0].text', message: /content\[0\]\.text must not be empty/ },
     { name: 'blank text', content: [text('   ')], param: 'content[0].text', message: /content\[0\]\.text must not be blank/ },
     { name: 'text not a string', content: [{ type: 'text', text: 5 }], param: 'content[0].text', message: /must be a string/ },
-    { name: 'image object without image_url', content: [text(), { type: 'image_url' }], param: 'content[1].image_url', message: /content\[1\]\.image_url is required in an image_url object/ },
-    { name: 'image_url without url', content: [text(), { type: 'image_url', image_url: {} }], param: 'content[1].image_url.url', message: /content\[1\]\.image_url\.url is required/ },
-    { name: 'image url not http', content: [text(), { type: 'image_url', image_url: { url: 'ftp://x/y.png' } }], param: 'content[1].image_url.url', message: /must be an absolute http\(s\) URL/ },
-    { name: 'unknown role', content: [text(), img('middle_frame')], param: 'content[1].role', message: /role must be one of: first_frame, last_frame, reference_image/ },
-    { name: 'unknown content type', content: [{ type: 'video_url', video_url: { url: 'https://x/y.mp4' } }], param: 'content[0].type', message: /content\[0\]\.type must be one of: text, image_url/ },
+    {
+      name: 'image object without image_url',
+      content: [text(), { type: 'image_url' }],
+      param: 'content[1].image_url',
+      message: /content\[1\]\.image_url is required in an image_url object/,
+    },
+    {
+      name: 'image_url without url',
+      content: [text(), { type: 'image_url', image_url: {} }],
+      param: 'content[1].image_url.url',
+      message: /content\[1\]\.image_url\.url is required/,
+    },
+    {
+      name: 'image url not http',
+      content: [text(), { type: 'image_url', image_url: { url: 'ftp://x/y.png' } }],
+      param: 'content[1].image_url.url',
+      message: /must be an absolute http\(s\) URL/,
+    },
+    {
+      name: 'unknown role',
+      content: [text(), img('middle_frame')],
+      param: 'content[1].role',
+      message: /role must be one of: first_frame, last_frame, reference_image/,
+    },
+    {
+      name: 'unknown content type',
+      content: [{ type: 'video_url', video_url: { url: 'https://x/y.mp4' } }],
+      param: 'content[0].type',
+      message: /content\[0\]\.type must be one of: text, image_url/,
+    },
     { name: 'empty content', content: [], param: 'content', message: /content needs at least 1 items/ },
     { name: 'content not an array', content: 'a fox', param: 'content', message: /content must be an array/ },
     { name: 'content item not an object', content: ['a fox'], param: 'content[0]', message: /content\[0\] must be an object/ },
@@ -214,19 +288,27 @@ describe('motion create: prompt length (D15)', () => {
   const cjk = (n: number) => '狐'.repeat(n);
   const words = (n: number) => Array.from({ length: n }, () => 'fox').join(' ');
   it.each([
-    ['500 CJK characters', cjk(500), true], ['501 CJK characters', cjk(501), false],
-    ['500 CJK characters with CJK punctuation', `${cjk(498)}，。`, true], ['501 with CJK punctuation', `${cjk(499)}，。`, false],
-    ['500 Japanese kana', 'き'.repeat(500), true], ['501 Hangul syllables', '여'.repeat(501), false],
-    ['1000 words', words(1000), true], ['1001 words', words(1001), false],
+    ['500 CJK characters', cjk(500), true],
+    ['501 CJK characters', cjk(501), false],
+    ['500 CJK characters with CJK punctuation', `${cjk(498)}，。`, true],
+    ['501 with CJK punctuation', `${cjk(499)}，。`, false],
+    ['500 Japanese kana', 'き'.repeat(500), true],
+    ['501 Hangul syllables', '여'.repeat(501), false],
+    ['1000 words', words(1000), true],
+    ['1001 words', words(1001), false],
     ['1000 words with punctuation and newlines', `${words(999)},\n\tfox! - ...`, true],
-    ['mixed: 250 CJK + 500 words', `${cjk(250)} ${words(500)}`, true], ['mixed: 250 CJK + 501 words', `${cjk(250)} ${words(501)}`, false],
-    ['mixed: 499 CJK + 2 words', `${cjk(499)} a b`, true], ['mixed: 500 CJK + 1 word', `${cjk(500)}a`, false],
+    ['mixed: 250 CJK + 500 words', `${cjk(250)} ${words(500)}`, true],
+    ['mixed: 250 CJK + 501 words', `${cjk(250)} ${words(501)}`, false],
+    ['mixed: 499 CJK + 2 words', `${cjk(499)} a b`, true],
+    ['mixed: 500 CJK + 1 word', `${cjk(500)}a`, false],
   ] as const)('%s', async (_name, prompt, accepted) => {
     const res = await submit({ model: 'motion_2_0', content: [text(prompt)] });
     expect(res.statusCode).toBe(accepted ? 200 : 400);
     if (!accepted) {
       expect(body(res).error.param).toBe('content[0].text');
-      expect(body(res).error.message).toMatch(/content\[0\]\.text is too long: (at most 500 Chinese \(CJK\) characters are allowed \(got 501\)|at most 1000 words are allowed \(got 1001\)|mixed text may hold at most 1000 units)/);
+      expect(body(res).error.message).toMatch(
+        /content\[0\]\.text is too long: (at most 500 Chinese \(CJK\) characters are allowed \(got 501\)|at most 1000 words are allowed \(got 1001\)|mixed text may hold at most 1000 units)/,
+      );
     }
   });
   it.each([
@@ -240,7 +322,9 @@ describe('motion create: prompt length (D15)', () => {
 
 describe('motion create: service tier', () => {
   it.each([
-    [undefined, 'default', 1], ['default', 'default', 1], ['flex', 'flex', 0.5],
+    [undefined, 'default', 1],
+    ['default', 'default', 1],
+    ['flex', 'flex', 0.5],
   ] as const)('service_tier=%s is stored as %s and priced x%s', async (tier, stored_, factor) => {
     const res = await submit({ model: 'motion_1_5_pro_720p', content: [text()], duration: 8, ...(tier && { service_tier: tier }) });
     expect(res.statusCode).toBe(200);
@@ -248,7 +332,8 @@ describe('motion create: service tier', () => {
     expect((task.request.params as { service_tier: string }).service_tier).toBe(stored_);
     expect(task.amount).toBe(2 * 8 * factor);
   });
-  it('an unknown tier is a 400', () => expect400({ model: 'motion_2_0', content: [text()], service_tier: 'batch' }, 'service_tier', /service_tier must be one of: default, flex/));
+  it('an unknown tier is a 400', () =>
+    expect400({ model: 'motion_2_0', content: [text()], service_tier: 'batch' }, 'service_tier', /service_tier must be one of: default, flex/));
 });
 
 describe('motion query: shapes by state', () => {
@@ -266,13 +351,30 @@ describe('motion query: shapes by state', () => {
   it('queued', async () => {
     const id = await create();
     const b = await query(id);
-    expect(b).toEqual({ id, object: 'video', created: expect.any(Number), model: 'motion_2_0_6s_10s', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null, queue_reason: null });
+    expect(b).toEqual({
+      id,
+      object: 'video',
+      created: expect.any(Number),
+      model: 'motion_2_0_6s_10s',
+      status: 'queued',
+      progress: 0,
+      video_url: null,
+      actualDuration: null,
+      error: null,
+      queue_reason: null,
+    });
   });
   it('completed: signed video_url and actualDuration', async () => {
     const id = await create();
     const t = await claim(id);
     expect((await query(id)).status).toBe('processing');
-    await completeTask(h.store.tasks, t, 'w-test', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 10 }, Date.now() + 1000);
+    await completeTask(
+      h.store.tasks,
+      t,
+      'w-test',
+      { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 10 },
+      Date.now() + 1000,
+    );
     const b = await query(id);
     expect(b).toMatchObject({ id, object: 'video', status: 'completed', progress: 100, actualDuration: 10, error: null });
     expect(b.video_url).toMatch(/^https?:\/\/.+video\.mp4/);

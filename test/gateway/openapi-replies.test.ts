@@ -16,7 +16,10 @@ import { listeningGateway, type ListeningGateway } from '../helpers/listening-ga
 import { image } from '../helpers/media-fixtures.js';
 import { REPLICATE_MODELS } from '../helpers/replicate-models.js';
 
-interface Response { description?: string; content?: Record<string, { schema: object }> }
+interface Response {
+  description?: string;
+  content?: Record<string, { schema: object }>;
+}
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, Response> }>> };
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { binary: true } });
@@ -40,7 +43,10 @@ beforeAll(async () => {
   idle = await createHarness({ workers: false, reviewMedia: false });
   busy = await createHarness({ reviewMedia: false });
   rep = await startFakeReplicate();
-  const providers = file({ providers: { rep: { type: 'replicate', baseUrl: rep.baseUrl, apiKeyEnv: 'REP_KEY', models: REPLICATE_MODELS } }, routes: { 'pic-2': [{ provider: 'rep', model: 'flux-schnell' }] } });
+  const providers = file({
+    providers: { rep: { type: 'replicate', baseUrl: rep.baseUrl, apiKeyEnv: 'REP_KEY', models: REPLICATE_MODELS } },
+    routes: { 'pic-2': [{ provider: 'rep', model: 'flux-schnell' }] },
+  });
   cb = await listeningGateway({ env: { MEDIAGATE_PROVIDERS: providers, REP_KEY: rep.apiKey, MEDIAGATE_PROVIDER_CALLBACKS: '1' } });
   idleDoc = await docOf(idle.app);
   await docOf(busy.app);
@@ -68,7 +74,9 @@ function check(doc: Doc, method: string, path: string, res: LightMyRequestRespon
   for (const ours of ['retry-after', 'idempotent-replayed']) {
     if (res.headers[ours] !== undefined) expect(Object.keys(headers), `${name} ${res.statusCode}: sent ${ours}, not documented`).toContain(ours);
   }
-  const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
   if (res.rawPayload.length === 0 || method === 'HEAD') {
     if (method !== 'HEAD') expect(documented!.content, `${name} ${res.statusCode}: documented with a body, answered none`).toBeUndefined();
   } else {
@@ -85,24 +93,56 @@ function check(doc: Doc, method: string, path: string, res: LightMyRequestRespon
   return res;
 }
 
-const json = (h: Harness, method: 'POST' | 'GET' | 'DELETE', url: string, payload?: unknown, auth = true) => h.app.inject({
-  method, url, headers: { ...(auth && h.auth()), ...(payload !== undefined && { 'content-type': 'application/json' }) },
-  ...(payload !== undefined && { payload: JSON.stringify(payload) }),
-});
+const json = (h: Harness, method: 'POST' | 'GET' | 'DELETE', url: string, payload?: unknown, auth = true) =>
+  h.app.inject({
+    method,
+    url,
+    headers: { ...(auth && h.auth()), ...(payload !== undefined && { 'content-type': 'application/json' }) },
+    ...(payload !== undefined && { payload: JSON.stringify(payload) }),
+  });
 const idOf = (res: LightMyRequestResponse): string => res.json().id as string;
 
 describe('every reply matches the schema the document declares for it', () => {
-  it('task families: create, query, cancel; success and errors in each family\'s error body', async () => {
+  it("task families: create, query, cancel; success and errors in each family's error body", async () => {
     const d = idleDoc;
     const pic = check(d, 'POST', '/v1/pic/images', await json(idle, 'POST', '/v1/pic/images', { model: 'pic', prompt: 'a fox' }), 200);
     check(d, 'POST', '/v1/pic/images', await json(idle, 'POST', '/v1/pic/images', { model: 'nope', prompt: 'a fox' }), 400);
     check(d, 'POST', '/v1/pic/images', await json(idle, 'POST', '/v1/pic/images', { model: 'pic', prompt: 'a fox' }, false), 401);
-    check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...idle.auth(), 'content-type': 'application/json' }, payload: 'x'.repeat(2_000_000) }), 413);
+    check(
+      d,
+      'POST',
+      '/v1/pic/images',
+      await idle.app.inject({
+        method: 'POST',
+        url: '/v1/pic/images',
+        headers: { ...idle.auth(), 'content-type': 'application/json' },
+        payload: 'x'.repeat(2_000_000),
+      }),
+      413,
+    );
     const key = { ...idle.auth(), 'content-type': 'application/json', 'idempotency-key': 'openapi-1' };
-    check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"a"}' }), 200);
-    const replayed = check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"a"}' }), 200);
+    check(
+      d,
+      'POST',
+      '/v1/pic/images',
+      await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"a"}' }),
+      200,
+    );
+    const replayed = check(
+      d,
+      'POST',
+      '/v1/pic/images',
+      await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"a"}' }),
+      200,
+    );
     expect(replayed.headers['idempotent-replayed']).toBe('true');
-    check(d, 'POST', '/v1/pic/images', await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"b"}' }), 409);
+    check(
+      d,
+      'POST',
+      '/v1/pic/images',
+      await idle.app.inject({ method: 'POST', url: '/v1/pic/images', headers: key, payload: '{"model":"pic","prompt":"b"}' }),
+      409,
+    );
 
     const clip = check(d, 'POST', '/clip/videos', await json(idle, 'POST', '/clip/videos', { model: 'clip_3_1_fast', prompt: 'a boat' }), 200);
     check(d, 'POST', '/clip/videos', await json(idle, 'POST', '/clip/videos', { model: 'clip_3_1_fast' }), 400);
@@ -110,13 +150,31 @@ describe('every reply matches the schema the document declares for it', () => {
     check(d, 'POST', '/reel/videos', await json(idle, 'POST', '/reel/videos', { model: 'reel-9', prompt: 'a lighthouse' }), 400);
     check(d, 'POST', '/v1/reel/videos', await json(idle, 'POST', '/v1/reel/videos', { model: 'reelOa2', prompt: 'a lighthouse' }), 200);
     check(d, 'POST', '/v1/reel/videos', await json(idle, 'POST', '/v1/reel/videos', {}), 400);
-    const motion = check(d, 'POST', '/v1/motion/videos', await json(idle, 'POST', '/v1/motion/videos', { model: 'motion_2_0', content: [{ type: 'text', text: 'a fox runs' }] }), 200);
+    const motion = check(
+      d,
+      'POST',
+      '/v1/motion/videos',
+      await json(idle, 'POST', '/v1/motion/videos', { model: 'motion_2_0', content: [{ type: 'text', text: 'a fox runs' }] }),
+      200,
+    );
     check(d, 'POST', '/v1/motion/videos', await json(idle, 'POST', '/v1/motion/videos', { model: 'motion_2_0' }), 400);
     const videos = check(d, 'POST', '/v1/videos/videos', await json(idle, 'POST', '/v1/videos/videos', { model: 'videos', prompt: 'a fox', duration: 5 }), 200);
     check(d, 'POST', '/v1/videos/videos', await json(idle, 'POST', '/v1/videos/videos', { model: 'videos' }), 400);
     check(d, 'POST', '/v1/videos/videos', await json(idle, 'POST', '/v1/videos/videos', { model: 'videos', prompt: 'a fox', duration: 5 }, false), 401);
-    const mcImage = check(d, 'POST', '/v2/model-center/tasks', await json(idle, 'POST', '/v2/model-center/tasks', { model: 'imagegen-5.0', prompt: 'a fox' }), 200);
-    const mcVideo = check(d, 'POST', '/v2/model-center/tasks', await json(idle, 'POST', '/v2/model-center/tasks', { model: 'sd_2.5_discount_v1', prompt: 'a fox' }), 200);
+    const mcImage = check(
+      d,
+      'POST',
+      '/v2/model-center/tasks',
+      await json(idle, 'POST', '/v2/model-center/tasks', { model: 'imagegen-5.0', prompt: 'a fox' }),
+      200,
+    );
+    const mcVideo = check(
+      d,
+      'POST',
+      '/v2/model-center/tasks',
+      await json(idle, 'POST', '/v2/model-center/tasks', { model: 'sd_2.5_discount_v1', prompt: 'a fox' }),
+      200,
+    );
     check(d, 'POST', '/v2/model-center/tasks', await json(idle, 'POST', '/v2/model-center/tasks', { model: 'nope' }), 400);
 
     // every query path answers any task of the caller in its family's shape
@@ -187,8 +245,23 @@ describe('every reply matches the schema the document declares for it', () => {
     const d = idleDoc;
     const boundary = '----openapi';
     const png = await image(64, 64);
-    const payload = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n`), png, Buffer.from(`\r\n--${boundary}--\r\n`)]);
-    const asset = check(d, 'POST', '/v2/model-center/assets', await idle.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: { ...idle.auth(), 'content-type': `multipart/form-data; boundary=${boundary}` }, payload }), 200);
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n`),
+      png,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const asset = check(
+      d,
+      'POST',
+      '/v2/model-center/assets',
+      await idle.app.inject({
+        method: 'POST',
+        url: '/v2/model-center/assets',
+        headers: { ...idle.auth(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload,
+      }),
+      200,
+    );
     check(d, 'POST', '/v2/model-center/assets', await json(idle, 'POST', '/v2/model-center/assets', { url: 'ftp://x' }), 400);
     const path = '/v2/model-center/assets/{id}';
     check(d, 'GET', path, await json(idle, 'GET', path.replace('{id}', idOf(asset))), 200);
@@ -207,7 +280,9 @@ describe('every reply matches the schema the document declares for it', () => {
     check(d, 'GET', '/healthz', await idle.app.inject({ method: 'GET', url: '/healthz' }), 200);
     check(d, 'GET', '/readyz', await idle.app.inject({ method: 'GET', url: '/readyz' }), 200);
     const ping = idle.store.ping.bind(idle.store);
-    idle.store.ping = async () => { throw new Error('store down'); };
+    idle.store.ping = async () => {
+      throw new Error('store down');
+    };
     try {
       check(d, 'GET', '/readyz', await idle.app.inject({ method: 'GET', url: '/readyz' }), 503);
     } finally {
@@ -241,23 +316,71 @@ describe('every reply matches the schema the document declares for it', () => {
     const path = '/v1/provider-callbacks/{provider}/{task}';
     const delivery = JSON.stringify({ id: 'p_openapi', status: 'succeeded' });
     const signed = rep.webhooks.sign(delivery);
-    check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: delivery }), 200);
-    check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/json' }, payload: '{}' }), 400);
-    check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/nobody/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: delivery }), 404);
-    check(d, 'POST', path, await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/octet-stream', ...signed }, payload: Buffer.from([0, 255]) }), 401);
+    check(
+      d,
+      'POST',
+      path,
+      await cb.app.inject({
+        method: 'POST',
+        url: '/v1/provider-callbacks/rep/task_x',
+        headers: { 'content-type': 'application/json', ...signed },
+        payload: delivery,
+      }),
+      200,
+    );
+    check(
+      d,
+      'POST',
+      path,
+      await cb.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/json' }, payload: '{}' }),
+      400,
+    );
+    check(
+      d,
+      'POST',
+      path,
+      await cb.app.inject({
+        method: 'POST',
+        url: '/v1/provider-callbacks/nobody/task_x',
+        headers: { 'content-type': 'application/json', ...signed },
+        payload: delivery,
+      }),
+      404,
+    );
+    check(
+      d,
+      'POST',
+      path,
+      await cb.app.inject({
+        method: 'POST',
+        url: '/v1/provider-callbacks/rep/task_x',
+        headers: { 'content-type': 'application/octet-stream', ...signed },
+        payload: Buffer.from([0, 255]),
+      }),
+      401,
+    );
   });
 });
 
-describe('the admin API\'s replies match the document too', () => {
+describe("the admin API's replies match the document too", () => {
   it('keys, accounts, grants, the ledger, the audit log, the settings, tasks, channels, usage and tasks per minute: successes and errors', async () => {
     const d = idleDoc;
     const admin = (await createApiKey(idle.store.keys, 'openapi admin', {}, Date.now(), { fields: { role: 'admin' } })).secret;
-    const call = (method: string, url: string, payload?: unknown, key = admin) => idle.app.inject({
-      method: method as 'GET', url, headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
-      ...(payload !== undefined && { payload: JSON.stringify(payload) }),
-    });
+    const call = (method: string, url: string, payload?: unknown, key = admin) =>
+      idle.app.inject({
+        method: method as 'GET',
+        url,
+        headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
+        ...(payload !== undefined && { payload: JSON.stringify(payload) }),
+      });
     const keys = '/admin/v1/keys';
-    const created = check(d, 'POST', keys, await call('POST', keys, { name: 'documented', models: ['pic'], expires_at: Math.floor(Date.now() / 1000) + 60, limits: { credits: 2.5 } }), 200).json();
+    const created = check(
+      d,
+      'POST',
+      keys,
+      await call('POST', keys, { name: 'documented', models: ['pic'], expires_at: Math.floor(Date.now() / 1000) + 60, limits: { credits: 2.5 } }),
+      200,
+    ).json();
     check(d, 'POST', keys, await call('POST', keys, { name: 'x', role: 'root' }), 400);
     check(d, 'POST', keys, await call('POST', keys, { name: 'x' }, idle.key), 403);
     check(d, 'GET', keys, await call('GET', `${keys}?limit=1`), 200);
@@ -312,11 +435,12 @@ describe('the admin API\'s replies match the document too', () => {
   });
 });
 
-describe('the web console\'s session routes match the document too (G372)', () => {
+describe("the web console's session routes match the document too (G372)", () => {
   it('sign-in, the session, sign-out: successes and errors', async () => {
     const d = idleDoc;
     const session = '/console/session';
-    const post = (payload: unknown) => idle.app.inject({ method: 'POST', url: session, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    const post = (payload: unknown) =>
+      idle.app.inject({ method: 'POST', url: session, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
     const signedIn = check(d, 'POST', session, await post({ api_key: idle.key }), 200);
     expect(d.paths[session]!.post!.responses['200']).toHaveProperty('headers.set-cookie');
     check(d, 'POST', session, await post({ api_key: 'not-a-key-of-this-gateway' }), 401);

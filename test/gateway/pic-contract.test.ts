@@ -4,13 +4,20 @@ import { body } from '../helpers/json.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
-
-const submit = (payload: unknown, headers: Record<string, string> = {}) => h.app.inject({
-  method: 'POST', url: '/v1/pic/images', headers: { ...h.auth(), 'content-type': 'application/json', ...headers },
-  payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
 });
+afterAll(async () => {
+  await h.close();
+});
+
+const submit = (payload: unknown, headers: Record<string, string> = {}) =>
+  h.app.inject({
+    method: 'POST',
+    url: '/v1/pic/images',
+    headers: { ...h.auth(), 'content-type': 'application/json', ...headers },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 
 // Written out from the interface's image table (docs/reference/api/pic.md) and the operator's price list (G11,
 // src/contract/catalog.ts), not imported: a wrong list or price in src must fail here.
@@ -30,8 +37,9 @@ function expectedSize(model: string, resolution: string | undefined, size: strin
 }
 
 describe('pic create: every model x resolution x size is accepted and planned at the right pixel size', () => {
-  const cases = PIC_MODELS.flatMap((model) => [undefined, ...PIC_RESOLUTIONS].flatMap((resolution) =>
-    [undefined, ...PIC_SIZES].map((size) => ({ model, resolution, size }))));
+  const cases = PIC_MODELS.flatMap((model) =>
+    [undefined, ...PIC_RESOLUTIONS].flatMap((resolution) => [undefined, ...PIC_SIZES].map((size) => ({ model, resolution, size }))),
+  );
   it.each(cases)('$model resolution=$resolution size=$size', async ({ model, resolution, size }) => {
     const res = await submit({ model, prompt: 'a red fox', ...(resolution && { resolution }), ...(size && { size }) });
     expect(res.statusCode).toBe(200);
@@ -67,18 +75,66 @@ describe('pic create: every broken rule is a 400 naming the field and the rule',
   const seven = Array.from({ length: 7 }, (_, i) => `https://example.com/${i}.png`);
   const cases: Array<{ name: string; payload: unknown; param: string | null; code: string; message: RegExp }> = [
     { name: 'missing model', payload: { prompt: 'x' }, param: 'model', code: 'invalid_request', message: /model is required/ },
-    { name: 'unknown model', payload: { model: 'pic-fast', prompt: 'x' }, param: 'model', code: 'unknown_model', message: /model must be one of: pic, pic-pro, pic-pro-stable, pic-2-stable, pic-2 \(got "pic-fast"\)/ },
+    {
+      name: 'unknown model',
+      payload: { model: 'pic-fast', prompt: 'x' },
+      param: 'model',
+      code: 'unknown_model',
+      message: /model must be one of: pic, pic-pro, pic-pro-stable, pic-2-stable, pic-2 \(got "pic-fast"\)/,
+    },
     { name: 'model wrong type', payload: { model: 2, prompt: 'x' }, param: 'model', code: 'invalid_request', message: /model must be a string/ },
     { name: 'missing prompt', payload: { model: 'pic' }, param: 'prompt', code: 'invalid_request', message: /prompt is required/ },
     { name: 'empty prompt', payload: { model: 'pic', prompt: '' }, param: 'prompt', code: 'invalid_request', message: /prompt must not be empty/ },
     { name: 'prompt wrong type', payload: { model: 'pic', prompt: ['x'] }, param: 'prompt', code: 'invalid_request', message: /prompt must be a string/ },
-    { name: 'unknown resolution', payload: { model: 'pic-2', prompt: 'x', resolution: '8k' }, param: 'resolution', code: 'invalid_request', message: /resolution must be one of: 1k, 2k, 4k/ },
-    { name: 'resolution wrong case', payload: { model: 'pic-2', prompt: 'x', resolution: '2K' }, param: 'resolution', code: 'invalid_request', message: /resolution must be one of/ },
-    { name: 'unknown size', payload: { model: 'pic', prompt: 'x', size: '2:1' }, param: 'size', code: 'invalid_request', message: /size must be one of: 1:1, 16:9/ },
-    { name: 'size as pixels', payload: { model: 'pic', prompt: 'x', size: '1024x1024' }, param: 'size', code: 'invalid_request', message: /size must be one of/ },
-    { name: '7 image_urls', payload: { model: 'pic', prompt: 'x', image_urls: seven }, param: 'image_urls', code: 'invalid_request', message: /image_urls allows at most 6 items \(got 7\)/ },
-    { name: 'image_urls not an array', payload: { model: 'pic', prompt: 'x', image_urls: 'https://a/b.png' }, param: 'image_urls', code: 'invalid_request', message: /image_urls must be an array/ },
-    { name: 'image_urls item not a URL', payload: { model: 'pic', prompt: 'x', image_urls: ['https://a/b.png', 'ftp://a/b.png'] }, param: 'image_urls[1]', code: 'invalid_request', message: /image_urls\[1\] must be an absolute http\(s\) URL/ },
+    {
+      name: 'unknown resolution',
+      payload: { model: 'pic-2', prompt: 'x', resolution: '8k' },
+      param: 'resolution',
+      code: 'invalid_request',
+      message: /resolution must be one of: 1k, 2k, 4k/,
+    },
+    {
+      name: 'resolution wrong case',
+      payload: { model: 'pic-2', prompt: 'x', resolution: '2K' },
+      param: 'resolution',
+      code: 'invalid_request',
+      message: /resolution must be one of/,
+    },
+    {
+      name: 'unknown size',
+      payload: { model: 'pic', prompt: 'x', size: '2:1' },
+      param: 'size',
+      code: 'invalid_request',
+      message: /size must be one of: 1:1, 16:9/,
+    },
+    {
+      name: 'size as pixels',
+      payload: { model: 'pic', prompt: 'x', size: '1024x1024' },
+      param: 'size',
+      code: 'invalid_request',
+      message: /size must be one of/,
+    },
+    {
+      name: '7 image_urls',
+      payload: { model: 'pic', prompt: 'x', image_urls: seven },
+      param: 'image_urls',
+      code: 'invalid_request',
+      message: /image_urls allows at most 6 items \(got 7\)/,
+    },
+    {
+      name: 'image_urls not an array',
+      payload: { model: 'pic', prompt: 'x', image_urls: 'https://a/b.png' },
+      param: 'image_urls',
+      code: 'invalid_request',
+      message: /image_urls must be an array/,
+    },
+    {
+      name: 'image_urls item not a URL',
+      payload: { model: 'pic', prompt: 'x', image_urls: ['https://a/b.png', 'ftp://a/b.png'] },
+      param: 'image_urls[1]',
+      code: 'invalid_request',
+      message: /image_urls\[1\] must be an absolute http\(s\) URL/,
+    },
     { name: 'body is an array', payload: [], param: null, code: 'invalid_json', message: /must be a JSON object/ },
     { name: 'body is null', payload: 'null', param: null, code: 'invalid_json', message: /must be a JSON object/ },
     { name: 'body is a string', payload: '"hello"', param: null, code: 'invalid_json', message: /must be a JSON object/ },

@@ -19,7 +19,10 @@ let gw: ListeningGateway;
 
 beforeAll(async () => {
   rep = await startFakeReplicate();
-  const providers = file({ providers: { rep: { type: 'replicate', baseUrl: rep.baseUrl, apiKeyEnv: 'REP_KEY', models: REPLICATE_MODELS } }, routes: { 'pic-2': [{ provider: 'rep', model: 'flux-schnell' }] } });
+  const providers = file({
+    providers: { rep: { type: 'replicate', baseUrl: rep.baseUrl, apiKeyEnv: 'REP_KEY', models: REPLICATE_MODELS } },
+    routes: { 'pic-2': [{ provider: 'rep', model: 'flux-schnell' }] },
+  });
   gw = await listeningGateway({ env: { MEDIAGATE_PROVIDERS: providers, REP_KEY: rep.apiKey, MEDIAGATE_PROVIDER_CALLBACKS: '1' } });
 }, 60_000);
 
@@ -36,12 +39,48 @@ describe('POST /v1/provider-callbacks/{provider}/{task}', () => {
     const cases: Array<{ url?: string; headers?: Record<string, string>; payload?: string | Buffer; status: number; code: string; param?: string }> = [
       { headers: {}, payload: '', status: 400, code: 'invalid_request', param: 'webhook-id' },
       { headers: { 'content-type': 'text/plain' }, payload: 'hello', status: 400, code: 'invalid_request', param: 'webhook-id' },
-      { headers: { 'content-type': 'application/octet-stream', ...signed }, payload: Buffer.from([0, 255, 1]), status: 401, code: 'invalid_callback_signature' },
-      { headers: { 'content-type': 'application/json', ...signed, 'webhook-timestamp': '-1' }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-timestamp' },
-      { headers: { 'content-type': 'application/json', ...signed, 'webhook-signature': `v1,${'A'.repeat(8000)}` }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-signature' },
-      { headers: { 'content-type': 'application/json', ...signed, 'webhook-id': 'x'.repeat(300) }, payload: '{}', status: 400, code: 'invalid_request', param: 'webhook-id' },
-      { url: '/v1/provider-callbacks/nobody/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: '{}', status: 404, code: 'route_not_found', param: 'provider' },
-      { url: '/v1/provider-callbacks/sandbox/task_x', headers: { 'content-type': 'application/json', ...signed }, payload: '{}', status: 404, code: 'route_not_found' },
+      {
+        headers: { 'content-type': 'application/octet-stream', ...signed },
+        payload: Buffer.from([0, 255, 1]),
+        status: 401,
+        code: 'invalid_callback_signature',
+      },
+      {
+        headers: { 'content-type': 'application/json', ...signed, 'webhook-timestamp': '-1' },
+        payload: '{}',
+        status: 400,
+        code: 'invalid_request',
+        param: 'webhook-timestamp',
+      },
+      {
+        headers: { 'content-type': 'application/json', ...signed, 'webhook-signature': `v1,${'A'.repeat(8000)}` },
+        payload: '{}',
+        status: 400,
+        code: 'invalid_request',
+        param: 'webhook-signature',
+      },
+      {
+        headers: { 'content-type': 'application/json', ...signed, 'webhook-id': 'x'.repeat(300) },
+        payload: '{}',
+        status: 400,
+        code: 'invalid_request',
+        param: 'webhook-id',
+      },
+      {
+        url: '/v1/provider-callbacks/nobody/task_x',
+        headers: { 'content-type': 'application/json', ...signed },
+        payload: '{}',
+        status: 404,
+        code: 'route_not_found',
+        param: 'provider',
+      },
+      {
+        url: '/v1/provider-callbacks/sandbox/task_x',
+        headers: { 'content-type': 'application/json', ...signed },
+        payload: '{}',
+        status: 404,
+        code: 'route_not_found',
+      },
       { url: '/v1/provider-callbacks/-bad/task_x', headers: { 'content-type': 'application/json' }, payload: '{}', status: 400, code: 'invalid_request' },
     ];
     for (const c of cases) {
@@ -51,7 +90,12 @@ describe('POST /v1/provider-callbacks/{provider}/{task}', () => {
     }
     // a signed body that is no prediction: refused naming it
     const junk = 'not json at all';
-    const notPrediction = await gw.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/json', ...rep.webhooks.sign(junk) }, payload: junk });
+    const notPrediction = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/provider-callbacks/rep/task_x',
+      headers: { 'content-type': 'application/json', ...rep.webhooks.sign(junk) },
+      payload: junk,
+    });
     expect(notPrediction.statusCode).toBe(400);
     expect(notPrediction.json().error).toMatchObject({ code: 'invalid_request', param: 'body' });
   });
@@ -59,7 +103,12 @@ describe('POST /v1/provider-callbacks/{provider}/{task}', () => {
   it('a body larger than 2 MiB is a 413 before any signature is checked', async () => {
     const before = secretLooks();
     const big = `{"id":"p","logs":"${'x'.repeat(CALLBACK_BODY_LIMIT)}"}`;
-    const res = await gw.app.inject({ method: 'POST', url: '/v1/provider-callbacks/rep/task_x', headers: { 'content-type': 'application/json', ...rep.webhooks.sign(big) }, payload: big });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/provider-callbacks/rep/task_x',
+      headers: { 'content-type': 'application/json', ...rep.webhooks.sign(big) },
+      payload: big,
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json().error.code).toBe('body_too_large');
     expect(secretLooks()).toBe(before);
@@ -67,34 +116,61 @@ describe('POST /v1/provider-callbacks/{provider}/{task}', () => {
 
   it(`at most ${CALLBACK_SLOTS} deliveries are read at once: the next is a 429 with Retry-After; slots come back when connections end`, async () => {
     const { port } = new URL(gw.origin);
-    const slow = await Promise.all(Array.from({ length: CALLBACK_SLOTS }, () => new Promise<net.Socket>((resolve, reject) => {
-      const s = net.connect(Number(port), '127.0.0.1', () => {
-        // headers, then a body that never comes
-        s.write('POST /v1/provider-callbacks/rep/task_x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
-        resolve(s);
-      });
-      s.on('error', reject);
-    })));
+    const slow = await Promise.all(
+      Array.from(
+        { length: CALLBACK_SLOTS },
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const s = net.connect(Number(port), '127.0.0.1', () => {
+              // headers, then a body that never comes
+              s.write('POST /v1/provider-callbacks/rep/task_x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+              resolve(s);
+            });
+            s.on('error', reject);
+          }),
+      ),
+    );
     try {
-      const busy = await waitFor(async () => {
-        const res = await fetch(`${gw.origin}/v1/provider-callbacks/rep/task_x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-        return res.status === 429 ? res : undefined;
-      }, 10_000, 'the slots to be taken');
+      const busy = await waitFor(
+        async () => {
+          const res = await fetch(`${gw.origin}/v1/provider-callbacks/rep/task_x`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{}',
+          });
+          return res.status === 429 ? res : undefined;
+        },
+        10_000,
+        'the slots to be taken',
+      );
       expect(busy.headers.get('retry-after')).toBe('1');
       expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
     } finally {
       for (const s of slow) s.destroy();
     }
-    await waitFor(async () => {
-      const res = await fetch(`${gw.origin}/v1/provider-callbacks/rep/task_x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      return res.status === 400 ? true : undefined;
-    }, 10_000, 'the slots to come back');
+    await waitFor(
+      async () => {
+        const res = await fetch(`${gw.origin}/v1/provider-callbacks/rep/task_x`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
+        return res.status === 400 ? true : undefined;
+      },
+      10_000,
+      'the slots to come back',
+    );
   });
 
   it('a gateway without MEDIAGATE_PROVIDER_CALLBACKS has no callback route', async () => {
     const h = await createHarness();
     try {
-      const res = await h.app.inject({ method: 'POST', url: '/v1/provider-callbacks/sandbox/task_x', headers: { 'content-type': 'application/json' }, payload: '{}' });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/provider-callbacks/sandbox/task_x',
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
       expect(res.statusCode).toBe(404);
       expect(res.json().error.code).toBe('route_not_found');
     } finally {

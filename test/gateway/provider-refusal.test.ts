@@ -10,13 +10,17 @@ import { image } from '../helpers/media-fixtures.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 
 const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
 
 /** A provider that makes a 16x16 PNG at once, refusing what `refuse` says. */
 function provider(id: string, refuse: (job: RequestedJob) => Refusal | undefined): MediaProvider & { starts: string[] } {
   const starts: string[] = [];
   return {
-    id, starts, capabilities: { families: ['pic'] },
+    id,
+    starts,
+    capabilities: { families: ['pic'] },
     refuse,
     async start(job) {
       starts.push(job.taskId);
@@ -25,7 +29,8 @@ function provider(id: string, refuse: (job: RequestedJob) => Refusal | undefined
   };
 }
 
-const noFourK = (job: RequestedJob): Refusal | undefined => (job.family === 'pic' && job.params.resolution === '4k' ? { field: 'resolution', message: `resolution 4k: ${job.upstreamModel} makes at most 2k` } : undefined);
+const noFourK = (job: RequestedJob): Refusal | undefined =>
+  job.family === 'pic' && job.params.resolution === '4k' ? { field: 'resolution', message: `resolution 4k: ${job.upstreamModel} makes at most 2k` } : undefined;
 
 async function harness(providers: MediaProvider[]): Promise<Harness> {
   const h = await createHarness({ providers, routes: { '*': providers.map((p) => ({ provider: p.id, priority: 0, weight: 1 })) } });
@@ -33,7 +38,8 @@ async function harness(providers: MediaProvider[]): Promise<Harness> {
   return h;
 }
 
-const submit = (h: Harness, resolution: string) => h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'a fox', resolution } });
+const submit = (h: Harness, resolution: string) =>
+  h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'a fox', resolution } });
 
 describe('what a provider cannot honour', () => {
   it('a candidate that cannot honour a field is left out; the task runs on one that can', async () => {

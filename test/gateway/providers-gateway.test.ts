@@ -46,7 +46,7 @@ const submitPic = async (model: string) => {
 };
 
 describe('a gateway built from providers.json', () => {
-  it('a routed media model runs at the relay\'s upstream, under the routed name where one is given', async () => {
+  it("a routed media model runs at the relay's upstream, under the routed name where one is given", async () => {
     const id = await submitPic('pic');
     const renamed = await submitPic('pic-2');
     for (const t of [id, renamed]) expect((await gw.waitForTask(t)).status).toBe('completed');
@@ -65,7 +65,12 @@ describe('a gateway built from providers.json', () => {
   });
 
   it('a routed chat model goes to the openai-chat provider with its key and the routed model name', async () => {
-    const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: gw.auth(), payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }] } });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: gw.auth(),
+      payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().data.content).toBe('from the chat server');
     const sent = openai.requests.at(-1)!;
@@ -73,7 +78,12 @@ describe('a gateway built from providers.json', () => {
     expect(sent.headers.authorization).toBe('Bearer sk-chat-key-0123456789');
     // an unrouted chat model: the sandbox answers, the chat server is not called
     const before = openai.requests.length;
-    const sandbox = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: gw.auth(), payload: { model: 'chat-2.5-pro', messages: [{ role: 'user', content: 'hi' }] } });
+    const sandbox = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: gw.auth(),
+      payload: { model: 'chat-2.5-pro', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(sandbox.statusCode).toBe(200);
     expect(openai.requests.length).toBe(before);
   });

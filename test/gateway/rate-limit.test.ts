@@ -5,17 +5,27 @@ import { createHarness, type Harness } from '../helpers/harness.js';
 // Per-key rate limits (G76-G77): small limits so the test is quick.
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_SUBMITS: '3', MEDIAGATE_RATE_LIMIT_QUERIES: '5' } });
+  h = await createHarness({
+    workers: false,
+    reviewMedia: false,
+    env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_SUBMITS: '3', MEDIAGATE_RATE_LIMIT_QUERIES: '5' },
+  });
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 // An injected clock: the limiters' memory store reads Date.now() for a budget's window and drops
 // the window's count with a setTimeout at its end. With Date and setTimeout faked, every request
 // of a burst happens at the same instant however slow the machine is, and a budget refills only
 // when the test moves the clock (vi.advanceTimersByTime). Nothing on the inject path of these
 // requests waits on a timer (the submit batch commits on setImmediate, which stays real).
-beforeEach(() => { vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], now: new Date('2030-01-01T00:00:00Z') }); });
-afterEach(() => { vi.useRealTimers(); });
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], now: new Date('2030-01-01T00:00:00Z') });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const submit = (key: string, url = '/v1/pic/images', payload: Record<string, unknown> = { model: 'pic', prompt: 'x' }) =>
   h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, payload });
@@ -40,7 +50,11 @@ describe('rate limits per API key', () => {
 
   it('the budget refills with time: the rate after its 1 s window, the burst after its 2 s', async () => {
     const key = (await createApiKey(h.store.keys, 'refill')).secret;
-    const burst = async (n: number) => { const codes: number[] = []; for (let i = 0; i < n; i++) codes.push((await submit(key)).statusCode); return codes; };
+    const burst = async (n: number) => {
+      const codes: number[] = [];
+      for (let i = 0; i < n; i++) codes.push((await submit(key)).statusCode);
+      return codes;
+    };
     expect(await burst(7)).toEqual([200, 200, 200, 200, 200, 200, 429]);
     vi.advanceTimersByTime(500); // not yet: half way through the 1 s window
     expect(await burst(1)).toEqual([429]);

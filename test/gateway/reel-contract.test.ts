@@ -32,11 +32,18 @@ beforeAll(async () => {
   h = await createHarness({ workers: false, reviewMedia: false });
   hp = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_API_PREFIX: '/api' } });
 });
-afterAll(async () => { await h.close(); await hp.close(); });
-
-const post = (payload: unknown, url = '/reel/videos', harness = h) => harness.app.inject({
-  method: 'POST', url, headers: { ...harness.auth(), 'content-type': 'application/json' }, payload: JSON.stringify(payload),
+afterAll(async () => {
+  await h.close();
+  await hp.close();
 });
+
+const post = (payload: unknown, url = '/reel/videos', harness = h) =>
+  harness.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...harness.auth(), 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
 const get = (url: string, harness = h, key?: string) => harness.app.inject({ method: 'GET', url, headers: harness.auth(key) });
 const urls = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/ref-${i}.png`);
 const base = (model: ReelModel) => ({ model, prompt: 'a lighthouse at dusk' });
@@ -44,7 +51,12 @@ const rules = (model: ReelModel) => REEL_MODEL_RULES[model];
 
 async function plannedOf(harness: Harness, id: string) {
   const task = (await harness.store.tasks.get(id))!;
-  return { task, output: task.request.output as { kind: string; width: number; height: number; durationSec: number; audio: boolean }, params: task.request.params as Record<string, unknown>, media: task.request.media as Record<string, any> };
+  return {
+    task,
+    output: task.request.output as { kind: string; width: number; height: number; durationSec: number; audio: boolean },
+    params: task.request.params as Record<string, unknown>,
+    media: task.request.media as Record<string, any>,
+  };
 }
 
 async function expect400(payload: unknown, param: string | null, message: RegExp, code = 'invalid_request', url = '/reel/videos') {
@@ -62,7 +74,13 @@ async function finish(harness: Harness, id: string, how: 'complete' | 'fail', ac
     if (!claimed) throw new Error(`task ${id} was not claimable`);
     if (claimed.id !== id) continue;
     return how === 'complete'
-      ? (await completeTask(harness.store.tasks, claimed, 'test-worker', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration }, Date.now() + 86_400_000))!
+      ? (await completeTask(
+          harness.store.tasks,
+          claimed,
+          'test-worker',
+          { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration },
+          Date.now() + 86_400_000,
+        ))!
       : (await failTask(harness.store.tasks, claimed, 'test-worker', 'sandbox: failed on purpose', Date.now() + 86_400_000))!;
   }
 }
@@ -71,14 +89,28 @@ describe('reel create: every model x size / aspect_ratio, default duration the s
   const shapes = [
     { size: undefined, aspect_ratio: undefined, width: 720, height: 1280 },
     ...REEL_SIZES.map((size) => ({ size, aspect_ratio: undefined, width: size === '1280x720' ? 1280 : 720, height: size === '1280x720' ? 720 : 1280 })),
-    ...REEL_ASPECT_RATIOS.map((aspect_ratio) => ({ size: undefined, aspect_ratio, width: aspect_ratio === '16:9' ? 1280 : 720, height: aspect_ratio === '16:9' ? 720 : 1280 })),
+    ...REEL_ASPECT_RATIOS.map((aspect_ratio) => ({
+      size: undefined,
+      aspect_ratio,
+      width: aspect_ratio === '16:9' ? 1280 : 720,
+      height: aspect_ratio === '16:9' ? 720 : 1280,
+    })),
   ];
   const cases = REEL_MODELS.flatMap((model) => shapes.map((s) => ({ model, ...s })));
   it.each(cases)('$model size=$size aspect_ratio=$aspect_ratio -> $width x $height', async ({ model, size, aspect_ratio, width, height }) => {
     const res = await post({ ...base(model), ...(size && { size }), ...(aspect_ratio && { aspect_ratio }) });
     expect(res.statusCode).toBe(200);
     const b = body(res);
-    expect(b).toEqual({ id: expect.stringMatching(/^task_/), object: 'video.generation', created: expect.any(Number), model, status: 'queued', progress: 0, video_url: null, error: null });
+    expect(b).toEqual({
+      id: expect.stringMatching(/^task_/),
+      object: 'video.generation',
+      created: expect.any(Number),
+      model,
+      status: 'queued',
+      progress: 0,
+      video_url: null,
+      error: null,
+    });
     expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
     const { task, output, params } = await plannedOf(h, b.id);
     expect(task.form).toBe(rules(model).form);
@@ -91,8 +123,11 @@ describe('reel create: every model x size / aspect_ratio, default duration the s
 
 describe('reel duration / seconds: allowed values per model, integer or string of digits', () => {
   const values = [4, 8, 10, 12, 15, 25, 5, 0, 30];
-  const cases = REEL_MODELS.flatMap((model) => (['duration', 'seconds'] as const).flatMap((field) =>
-    values.flatMap((v) => [v, String(v)].map((value) => ({ model, field, value, ok: rules(model).durations.includes(v) })))));
+  const cases = REEL_MODELS.flatMap((model) =>
+    (['duration', 'seconds'] as const).flatMap((field) =>
+      values.flatMap((v) => [v, String(v)].map((value) => ({ model, field, value, ok: rules(model).durations.includes(v) }))),
+    ),
+  );
   it.each(cases)('$model $field=$value ok=$ok', async ({ model, field, value, ok }) => {
     const res = await post({ ...base(model), [field]: value });
     if (ok) {
@@ -126,10 +161,12 @@ describe('reel exclusive pairs: a 400 naming both members, on every model', () =
 });
 
 describe('reel reference images: every model at and just past its count (Form A 3, Form B 1)', () => {
-  const cases = REEL_MODELS.flatMap((model) => (['input_reference', 'image_urls'] as const).flatMap((field) => [
-    { model, field, n: rules(model).maxImages, ok: true },
-    { model, field, n: rules(model).maxImages + 1, ok: false },
-  ]));
+  const cases = REEL_MODELS.flatMap((model) =>
+    (['input_reference', 'image_urls'] as const).flatMap((field) => [
+      { model, field, n: rules(model).maxImages, ok: true },
+      { model, field, n: rules(model).maxImages + 1, ok: false },
+    ]),
+  );
   it.each(cases)('$model $field with $n images ok=$ok', async ({ model, field, n, ok }) => {
     const res = await post({ ...base(model), [field]: urls(n) });
     if (ok) {
@@ -148,15 +185,38 @@ describe('reel reference images: every model at and just past its count (Form A 
 describe('reel: other broken rules are 400s naming the field and the rule', () => {
   const cases: Array<{ name: string; payload: unknown; param: string; message: RegExp; code?: string }> = [
     { name: 'missing model', payload: { prompt: 'x' }, param: 'model', message: /model is required/ },
-    { name: 'unknown model', payload: { model: 'reel-3', prompt: 'x' }, param: 'model', message: /model must be one of: reel-2, reel-2-stable, reel-2-pro/, code: 'unknown_model' },
+    {
+      name: 'unknown model',
+      payload: { model: 'reel-3', prompt: 'x' },
+      param: 'model',
+      message: /model must be one of: reel-2, reel-2-stable, reel-2-pro/,
+      code: 'unknown_model',
+    },
     { name: 'missing prompt', payload: { model: 'reelOa2Pro' }, param: 'prompt', message: /prompt is required/ },
     { name: 'empty prompt', payload: { model: 'reel-2', prompt: '' }, param: 'prompt', message: /prompt must not be empty/ },
     { name: 'unknown size', payload: { model: 'reel-2', prompt: 'x', size: '1920x1080' }, param: 'size', message: /size must be one of: 720x1280, 1280x720/ },
-    { name: 'unknown aspect ratio', payload: { model: 'reelOa2Plus', prompt: 'x', aspect_ratio: '4:3' }, param: 'aspect_ratio', message: /aspect_ratio must be one of: 16:9, 9:16/ },
-    { name: 'reference URL not http', payload: { model: 'reel-2', prompt: 'x', input_reference: ['file:///etc/passwd'] }, param: 'input_reference[0]', message: /must be an absolute http\(s\) URL/ },
-    { name: 'image_urls not an array', payload: { model: 'reel-2', prompt: 'x', image_urls: 'https://a/b.png' }, param: 'image_urls', message: /image_urls must be an array/ },
+    {
+      name: 'unknown aspect ratio',
+      payload: { model: 'reelOa2Plus', prompt: 'x', aspect_ratio: '4:3' },
+      param: 'aspect_ratio',
+      message: /aspect_ratio must be one of: 16:9, 9:16/,
+    },
+    {
+      name: 'reference URL not http',
+      payload: { model: 'reel-2', prompt: 'x', input_reference: ['file:///etc/passwd'] },
+      param: 'input_reference[0]',
+      message: /must be an absolute http\(s\) URL/,
+    },
+    {
+      name: 'image_urls not an array',
+      payload: { model: 'reel-2', prompt: 'x', image_urls: 'https://a/b.png' },
+      param: 'image_urls',
+      message: /image_urls must be an array/,
+    },
   ];
-  it.each(cases)('$name', async ({ payload, param, message, code }) => { await expect400(payload, param, message, code); });
+  it.each(cases)('$name', async ({ payload, param, message, code }) => {
+    await expect400(payload, param, message, code);
+  });
   it('nothing is stored for a rejected request', async () => {
     const count = async () => Object.values(await countTasksByStatus(h.store.tasks)).reduce((a, b) => a + b, 0);
     const before = await count();
@@ -188,13 +248,17 @@ describe('reel query replies on every query path, by status', () => {
   it.each(cases)('$model $status', async ({ model, status }) => {
     const seconds = rules(model).durations.at(-1)!;
     const id = body(await post({ ...base(model), seconds }, '/reel/videos', hp)).id as string;
-    if (status !== 'queued') (await finish(hp, id, status === 'completed' ? 'complete' : 'fail', seconds));
+    if (status !== 'queued') await finish(hp, id, status === 'completed' ? 'complete' : 'fail', seconds);
     for (const url of QUERY_PATHS(id)) {
       const res = await get(url, hp);
       expect(res.statusCode).toBe(200);
       const b = body(res);
       expect(b).toMatchObject({
-        id, object: 'video.generation', model, status, created: expect.any(Number),
+        id,
+        object: 'video.generation',
+        model,
+        status,
+        created: expect.any(Number),
         progress: status === 'completed' ? 100 : expect.any(Number),
         video_url: status === 'completed' ? expect.stringMatching(/^https?:\/\/.*video\.mp4/) : null,
         error: status === 'failed' ? 'sandbox: failed on purpose' : null,
@@ -204,7 +268,12 @@ describe('reel query replies on every query path, by status', () => {
     }
   });
   it('the reel query paths answer for a task of another family, shaped by that family (D4)', async () => {
-    const pic = await hp.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...hp.auth(), 'content-type': 'application/json' }, payload: { model: 'pic', prompt: 'x' } });
+    const pic = await hp.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: { ...hp.auth(), 'content-type': 'application/json' },
+      payload: { model: 'pic', prompt: 'x' },
+    });
     const id = body(pic).id as string;
     for (const url of ['/api/v1/videos/', '/v1/reel/videos/']) {
       const res = await get(`${url}${id}`, hp);

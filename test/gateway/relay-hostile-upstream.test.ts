@@ -55,7 +55,9 @@ async function startFakeUpstream(png: Buffer): Promise<FakeUpstream> {
   const hiddenOrigin = await listen(hidden, '127.0.0.2');
   const server = http.createServer((req, res) => {
     let raw = '';
-    req.on('data', (c: Buffer) => { raw += c.toString('utf8'); });
+    req.on('data', (c: Buffer) => {
+      raw += c.toString('utf8');
+    });
     req.on('end', () => {
       const send = (r: Reply) => res.writeHead(r.status, { 'content-type': 'application/json', ...r.headers }).end(r.body);
       const path = req.url ?? '';
@@ -87,9 +89,14 @@ async function startFakeUpstream(png: Buffer): Promise<FakeUpstream> {
   });
   const origin = await listen(server, '127.0.0.1');
   return {
-    origin, creates,
-    get privateHits() { return privateHits; },
-    script: (prompt, s) => { scripts.set(prompt, s); },
+    origin,
+    creates,
+    get privateHits() {
+      return privateHits;
+    },
+    script: (prompt, s) => {
+      scripts.set(prompt, s);
+    },
     close: async () => {
       for (const s of [server, hidden]) {
         s.closeAllConnections();
@@ -99,8 +106,10 @@ async function startFakeUpstream(png: Buffer): Promise<FakeUpstream> {
   };
 }
 
-const completedAt = (origin: string, file: string) => (_n: number, id: string): Reply =>
-  json({ id, object: 'image.generation', status: 'completed', progress: 100, image_url: `${origin}/files/${file}`, error: null });
+const completedAt =
+  (origin: string, file: string) =>
+  (_n: number, id: string): Reply =>
+    json({ id, object: 'image.generation', status: 'completed', progress: 100, image_url: `${origin}/files/${file}`, error: null });
 const queued = (id: string): Reply => json({ id, object: 'image.generation', status: 'queued', progress: 10, image_url: null, error: null });
 
 describe('a relay against a hostile upstream', () => {
@@ -114,7 +123,8 @@ describe('a relay against a hostile upstream', () => {
     h = await createHarness({
       // the public-address rule in force: only the upstream's own origin may be private (G270)
       env: { MEDIAGATE_ALLOW_PRIVATE_URLS: '0' },
-      providers: [relay], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] },
+      providers: [relay],
+      routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] },
       breaker: { failuresToOpen: 2, openMs: 60_000, maxOpenMs: 60_000 },
     });
   }, 60_000);
@@ -130,7 +140,7 @@ describe('a relay against a hostile upstream', () => {
   };
   const circuitClosed = () => expect(h.gateway.channels.state('up')).toBe('closed');
 
-  it('a result on the upstream\'s own (private) origin is fetched and completes the task', async () => {
+  it("a result on the upstream's own (private) origin is fetched and completes the task", async () => {
     up.script('own origin', completedAt(up.origin, 'own/result.png'));
     const task = await h.waitForTask(await submit('own origin'));
     expect(task.status, task.error ?? '').toBe('completed');
@@ -141,7 +151,9 @@ describe('a relay against a hostile upstream', () => {
     const id = await submit('redirected');
     const task = await h.waitForTask(id);
     expect(task.status).toBe('failed');
-    expect(task.error).toBe('the upstream\'s result URL is not allowed: it redirects to a loopback address; result files are fetched only from public addresses and from the provider\'s own configured address');
+    expect(task.error).toBe(
+      "the upstream's result URL is not allowed: it redirects to a loopback address; result files are fetched only from public addresses and from the provider's own configured address",
+    );
     expect(up.privateHits).toBe(0);
     // one generation, one attempt: asking again would only get the same URL
     expect(up.creates.get('redirected')).toBe(1);
@@ -154,7 +166,9 @@ describe('a relay against a hostile upstream', () => {
     up.script('unknown status', (_n, id) => json({ id, object: 'image.generation', status: 'unknown', progress: 0, image_url: null, error: null }));
     const task = await h.waitForTask(await submit('unknown status'));
     expect(task.status).toBe('failed');
-    expect(task.error).toBe(`the relay upstream "up" answered with a task status the contract does not have ("unknown") (at ${MAX_REPLY_PROBLEMS} checks in a row); the task was given up`);
+    expect(task.error).toBe(
+      `the relay upstream "up" answered with a task status the contract does not have ("unknown") (at ${MAX_REPLY_PROBLEMS} checks in a row); the task was given up`,
+    );
     expect(up.creates.get('unknown status')).toBe(1);
     expect(task).toMatchObject({ attempts: 1, upstream: { generation: 0, replyProblems: MAX_REPLY_PROBLEMS - 1 } });
     circuitClosed();
@@ -173,9 +187,13 @@ describe('a relay against a hostile upstream', () => {
   });
 
   it('a reply garbled for a while (a 400 to the status query, then malformed) and then right completes on the same generation (G272)', async () => {
-    up.script('garbled', (n, id) => (n === 0
-      ? json({ error: { message: 'bad request' } }, 400)
-      : n === 1 ? json('<html>proxy error page</html>') : completedAt(up.origin, 'own/garbled.png')(n, id)));
+    up.script('garbled', (n, id) =>
+      n === 0
+        ? json({ error: { message: 'bad request' } }, 400)
+        : n === 1
+          ? json('<html>proxy error page</html>')
+          : completedAt(up.origin, 'own/garbled.png')(n, id),
+    );
     const task = await h.waitForTask(await submit('garbled'));
     expect(task.status, task.error ?? '').toBe('completed');
     expect(up.creates.get('garbled')).toBe(1);
@@ -192,11 +210,14 @@ describe('a permanently dead upstream', () => {
     const dead = createRelayProvider({ id: 'dead', baseUrl: `http://127.0.0.1:${await freePort()}`, pollSeconds: 0.05, connectTimeoutMs: 1000 });
     h = await createHarness({
       env: { MEDIAGATE_CREDITS: 'on', MEDIAGATE_UNAVAILABLE_FAIL_SECONDS: '3' },
-      providers: [dead], routes: { '*': [{ provider: 'dead', priority: 0, weight: 1 }] },
+      providers: [dead],
+      routes: { '*': [{ provider: 'dead', priority: 0, weight: 1 }] },
       breaker: { failuresToOpen: 2, openMs: 60_000, maxOpenMs: 60_000 },
     });
   }, 60_000);
-  afterAll(async () => { await h?.close(); });
+  afterAll(async () => {
+    await h?.close();
+  });
 
   it('the waiting task says queue_reason "upstream_unavailable", fails after MEDIAGATE_UNAVAILABLE_FAIL_SECONDS, its hold released (G274)', async () => {
     const account = (await h.store.keys.findActiveByHash(hashApiKey(h.key)))!.accountId;
@@ -207,10 +228,14 @@ describe('a permanently dead upstream', () => {
     const query = async () => body(await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() }));
     expect(await query()).toMatchObject({ status: expect.stringMatching(/queued|processing/) });
 
-    const waiting = await waitFor(async () => {
-      const r = await query();
-      return r.queue_reason === 'upstream_unavailable' ? r : undefined;
-    }, 10_000, 'the task waiting for an upstream');
+    const waiting = await waitFor(
+      async () => {
+        const r = await query();
+        return r.queue_reason === 'upstream_unavailable' ? r : undefined;
+      },
+      10_000,
+      'the task waiting for an upstream',
+    );
     expect(waiting).toMatchObject({ status: 'queued', error: null, queue_reason: 'upstream_unavailable' });
     expect((await h.store.credits.getAccount(account))!.availableMicro).toBe(9 * C);
     // the task list says it too
@@ -219,7 +244,9 @@ describe('a permanently dead upstream', () => {
 
     const failed = await h.waitForTask(id, ['failed', 'completed', 'cancelled'], 15_000);
     expect(failed.status).toBe('failed');
-    expect(failed.error).toBe('no upstream of model pic could take this task for 3 s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later');
+    expect(failed.error).toBe(
+      'no upstream of model pic could take this task for 3 s (each refused it or is paused after repeated faults); nothing in the request caused it, submit it again later',
+    );
     expect(await query()).toMatchObject({ status: 'failed', queue_reason: null });
     expect((await h.store.credits.getAccount(account))!.availableMicro).toBe(10 * C);
   }, 30_000);

@@ -35,7 +35,10 @@ beforeAll(async () => {
       backup: { type: 'replicate', baseUrl: backup.baseUrl, apiKeyEnv: 'BACKUP_KEY', pollSeconds: 0.05, models: REPLICATE_MODELS },
     },
     routes: {
-      'pic-2': [{ provider: 'rep', model: 'flux-schnell' }, { provider: 'backup', model: 'flux-schnell' }],
+      'pic-2': [
+        { provider: 'rep', model: 'flux-schnell' },
+        { provider: 'backup', model: 'flux-schnell' },
+      ],
       clip_3_1_fast: [{ provider: 'rep', model: 'video-01' }],
     },
   });
@@ -72,7 +75,7 @@ describe('replicate in a gateway built from providers.json', () => {
     expect((await fetch(query.image_url)).status).toBe(200);
   });
 
-  it('a clip with a first frame on a version: the caller\'s frame URL sent as first_frame_image, the video re-hosted', async () => {
+  it("a clip with a first frame on a version: the caller's frame URL sent as first_frame_image, the video re-hosted", async () => {
     const frame = media.serve('/first.png', await image(320, 180, 'png'), 'image/png');
     const created = await submit('/clip/videos', { model: 'clip_3_1_fast', prompt: 'the tide comes in', first_image: frame });
     expect(created.status, JSON.stringify(created.json)).toBe(200);
@@ -103,7 +106,7 @@ describe('replicate in a gateway built from providers.json', () => {
     expect(task.upstream?.generation).toBe(1);
   });
 
-  it('402 (no credit) at the first candidate is the channel\'s fault: the task completes at the second', async () => {
+  it("402 (no credit) at the first candidate is the channel's fault: the task completes at the second", async () => {
     main.script(PAYMENT_REQUIRED);
     const created = await submit('/v1/pic/images', { model: 'pic-2', prompt: 'a quiet bay' });
     const task = await gw.waitForTask(created.json.id);
@@ -120,15 +123,22 @@ describe('replicate: a crash between the create and the result', () => {
     const routes = { 'pic-2': [{ provider: 'rep', priority: 0, weight: 1, model: 'flux-schnell' }] };
     const h = await createHarness({ providers: [provider], routes, workers: false, env: { MEDIAGATE_LEASE_SECONDS: '2' } });
     try {
-      const id = (await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic-2', prompt: 'after the crash' } })).json().id as string;
+      const id = (
+        await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic-2', prompt: 'after the crash' } })
+      ).json().id as string;
       // the "dead" worker claims the task, creates the prediction, saves its id, and is killed
       const claimed = (await claimNextTask(h.store.tasks, ['rep'], 'dead', 200))!;
       const started = await provider.start(jobOf(claimed, 'rep'), { signal: new AbortController().signal, log: createLogger('silent') } as never);
       if (started.state !== 'started') throw new Error('expected a started prediction');
-      await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
-        upstream: { generation: 0, provider: 'rep', ref: started.ref, startedAt: Date.now(), checkFailures: 0 },
-        leaseOwner: 'dead', leaseExpiresAt: Date.now() - 1,
-      });
+      await h.store.tasks.updateIf(
+        id,
+        { statusIn: ['processing'], leaseOwner: 'dead' },
+        {
+          upstream: { generation: 0, provider: 'rep', ref: started.ref, startedAt: Date.now(), checkFailures: 0 },
+          leaseOwner: 'dead',
+          leaseExpiresAt: Date.now() - 1,
+        },
+      );
       expect(main.predictions.get(started.ref.id)!.looks).toBe(0);
       const { createGateway } = await import('../../src/main/gateway.js');
       const worker = await createGateway({ ...h.config, workers: true }, { store: h.store, providers: [provider], routes, runnerPollMs: 20 });

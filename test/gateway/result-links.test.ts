@@ -17,8 +17,12 @@ import { body } from '../helpers/json.js';
 const tamperSignature = (url: string): string => url.replace(/sig=(.)/, (_m, c: string) => `sig=${c === 'Z' ? 'Y' : 'Z'}`);
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness(); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
 
 async function completedImageUrl(prompt = 'link test'): Promise<{ id: string; path: string }> {
   const created = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt } });
@@ -42,7 +46,12 @@ describe('result downloads', () => {
 
   it('refuse a tampered URL with 403 result_link_invalid', async () => {
     const { path } = await completedImageUrl();
-    for (const bad of [tamperSignature(path), path.replace(/exp=(\d+)/, (_m, e) => `exp=${Number(e) + 1}`), path.replace(/image\.([0-9a-f]+)\.png/, 'image.$1.jpg'), path.split('?')[0]!]) {
+    for (const bad of [
+      tamperSignature(path),
+      path.replace(/exp=(\d+)/, (_m, e) => `exp=${Number(e) + 1}`),
+      path.replace(/image\.([0-9a-f]+)\.png/, 'image.$1.jpg'),
+      path.split('?')[0]!,
+    ]) {
       const res = await h.app.inject({ method: 'GET', url: bad });
       expect(res.statusCode).toBe(403);
       expect(body(res).error.code).toBe('result_link_invalid');
@@ -79,7 +88,15 @@ describe('result downloads', () => {
 });
 
 /** A completed result: its signed path, its file on disk, the bytes and the validators served with them. */
-interface Served { id: string; path: string; file: string; bytes: Buffer; size: number; etag: string; lastModified: string }
+interface Served {
+  id: string;
+  path: string;
+  file: string;
+  bytes: Buffer;
+  size: number;
+  etag: string;
+  lastModified: string;
+}
 
 async function servedResult(prompt: string): Promise<Served> {
   const { id, path: p } = await completedImageUrl(prompt);
@@ -97,7 +114,9 @@ function get(url: string, headers: Record<string, string> = {}, method: 'GET' | 
 
 describe('result downloads over HTTP (RFC 9110)', () => {
   let r: Served;
-  beforeAll(async () => { r = await servedResult('http semantics'); });
+  beforeAll(async () => {
+    r = await servedResult('http semantics');
+  });
 
   it('serve the bytes on disk with a strong ETag, Last-Modified and the gateway headers', async () => {
     const res = await get(r.path);
@@ -163,7 +182,11 @@ describe('result downloads over HTTP (RFC 9110)', () => {
   it('answer a failed If-Match or If-Unmodified-Since with 412 and no body', async () => {
     expect((await get(r.path, { 'if-match': r.etag })).statusCode).toBe(200);
     expect((await get(r.path, { 'if-match': '*' })).statusCode).toBe(200);
-    const failing: Array<Record<string, string>> = [{ 'if-match': '"0-0"' }, { 'if-match': `W/${r.etag}` }, { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' }];
+    const failing: Array<Record<string, string>> = [
+      { 'if-match': '"0-0"' },
+      { 'if-match': `W/${r.etag}` },
+      { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' },
+    ];
     for (const headers of failing) {
       const res = await get(r.path, headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(412); // If-Match compares strongly: a weak tag never matches
@@ -175,7 +198,9 @@ describe('result downloads over HTTP (RFC 9110)', () => {
 
   it('serve one byte range as 206 with Content-Range', async () => {
     const cases: Array<[string, number, number]> = [
-      ['bytes=0-9', 0, 9], [`bytes=10-`, 10, r.size - 1], ['bytes=-10', r.size - 10, r.size - 1],
+      ['bytes=0-9', 0, 9],
+      [`bytes=10-`, 10, r.size - 1],
+      ['bytes=-10', r.size - 10, r.size - 1],
       [`bytes=5-${r.size + 1000}`, 5, r.size - 1], // last-pos past the end: up to the end
       [`bytes=-${r.size + 1000}`, 0, r.size - 1], // a suffix longer than the file: the whole file (§14.1.2)
       ['bytes=0-99999999999999999999999999', 0, r.size - 1], // long numerals do not overflow
@@ -265,15 +290,16 @@ describe('result downloads over HTTP (RFC 9110)', () => {
     const address = await h.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (h.app.server.address() as AddressInfo).port;
     expect(address).toContain(String(port));
-    const raw = (method: string, headers: Record<string, string>) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method, path: r.path, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    const raw = (method: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, method, path: r.path, headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     const part = await raw('GET', { range: 'bytes=-16', 'if-range': r.etag });
     expect(part.status).toBe(206);
     expect(part.headers['content-range']).toBe(`bytes ${r.size - 16}-${r.size - 1}/${r.size}`);
@@ -289,7 +315,7 @@ describe('result downloads over HTTP (RFC 9110)', () => {
 });
 
 describe('result downloads from a data directory inside a dot-directory', () => {
-  it('serve its files (no dot-file rule applies above the store\'s root)', async () => {
+  it("serve its files (no dot-file rule applies above the store's root)", async () => {
     const dir = tempDir();
     const blobs = new FsBlobStore(path.join(dir, '.mediagate', 'results'));
     await blobs.put('task_dot', 'image.png', { data: Buffer.from('0123456789') });
@@ -297,7 +323,11 @@ describe('result downloads from a data directory inside a dot-directory', () => 
     const app = Fastify();
     registerFileRoutes(app, signer, { results: blobs });
     try {
-      const res = await app.inject({ method: 'GET', url: signer.signResultUrl('task_dot', 'image.png', Date.now() + 60_000).replace('http://x', ''), headers: { range: 'bytes=2-4' } });
+      const res = await app.inject({
+        method: 'GET',
+        url: signer.signResultUrl('task_dot', 'image.png', Date.now() + 60_000).replace('http://x', ''),
+        headers: { range: 'bytes=2-4' },
+      });
       expect(res.statusCode).toBe(206);
       expect(res.body).toBe('234');
     } finally {
@@ -319,7 +349,18 @@ describe('byteRangeOf / ifRangeHolds', () => {
     expect(byteRangeOf('bytes=-0', 100)).toBe('unsatisfiable');
     expect(byteRangeOf('bytes=200-', 100)).toBe('unsatisfiable');
     expect(byteRangeOf('bytes=100-100,99999999999999999999-', 100)).toBe('unsatisfiable');
-    for (const bad of [undefined, 'bytes=5-2', 'bytes=', 'bytes=,', 'bytes=a-b', 'bytes=0-1,x', 'bytes=1-2-3', 'lines=0-1', 'bytes 0-1', 'bytes=99999999999999999999-1']) {
+    for (const bad of [
+      undefined,
+      'bytes=5-2',
+      'bytes=',
+      'bytes=,',
+      'bytes=a-b',
+      'bytes=0-1,x',
+      'bytes=1-2-3',
+      'lines=0-1',
+      'bytes 0-1',
+      'bytes=99999999999999999999-1',
+    ]) {
       expect(byteRangeOf(bad, 100), String(bad)).toBeUndefined();
     }
     expect(byteRangeOf('bytes=0-1', 0)).toBeUndefined(); // an empty file ignores Range

@@ -77,7 +77,14 @@ async function completed(h: Harness, family: Family, ttlHours: number): Promise<
   const { name, contentType } = FILE[family];
   const bytes = await h.blobs.put(id, name, { data: Buffer.from('x') });
   const finishedAt = Date.now();
-  const done = await completeTask(h.store.tasks, task, WORKER, { files: [{ name, contentType, bytes }], actualDuration: 4 }, expiryOf(family, 'completed', finishedAt, ttlHours)!, finishedAt);
+  const done = await completeTask(
+    h.store.tasks,
+    task,
+    WORKER,
+    { files: [{ name, contentType, bytes }], actualDuration: 4 },
+    expiryOf(family, 'completed', finishedAt, ttlHours)!,
+    finishedAt,
+  );
   expect(done?.status).toBe('completed');
   return done!;
 }

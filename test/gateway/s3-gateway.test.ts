@@ -50,9 +50,15 @@ async function uploadAsset(hh: Harness, data: Buffer): Promise<string> {
   const boundary = '----mgs3';
   const payload = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n`),
-    data, Buffer.from(`\r\n--${boundary}--\r\n`),
+    data,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const res = await hh.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: { ...hh.auth(), 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+  const res = await hh.app.inject({
+    method: 'POST',
+    url: '/v2/model-center/assets',
+    headers: { ...hh.auth(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload,
+  });
   expect(res.json()).toMatchObject({ status: 'approved' });
   return res.json().id as string;
 }
@@ -108,7 +114,7 @@ describe('results in the bucket', () => {
     expect(await s3.keys(`e2e/assets/${assetId}/`)).toEqual([`e2e/assets/${assetId}/asset.png`]);
     const { id } = await completedTask(h, '/v1/pic/images', { model: 'pic', prompt: 'with a reference', image_urls: [`assetId://${assetId}`] });
     // the worker removes the task's copies once it has finished it (just after the state change)
-    await waitFor(async () => ((await s3.keys(`e2e/inputs/${id}/`)).length === 0 ? true : undefined), 10_000, 'the task\'s input copies to go');
+    await waitFor(async () => ((await s3.keys(`e2e/inputs/${id}/`)).length === 0 ? true : undefined), 10_000, "the task's input copies to go");
     expect(await s3.keys(`e2e/assets/${assetId}/`)).toEqual([`e2e/assets/${assetId}/asset.png`]);
     const removed = await h.app.inject({ method: 'DELETE', url: `/v2/model-center/assets/${assetId}`, headers: h.auth() });
     expect(removed.statusCode).toBe(200);
@@ -137,8 +143,12 @@ describe('results in the bucket', () => {
 
 describe('redirect mode (MEDIAGATE_FILES_REDIRECT=1)', () => {
   let r: Harness;
-  beforeAll(async () => { r = await createHarness({ env: s3.env({ MEDIAGATE_S3_PREFIX: 'redirect', MEDIAGATE_FILES_REDIRECT: '1' }) }); }, 60_000);
-  afterAll(async () => { await r?.close(); });
+  beforeAll(async () => {
+    r = await createHarness({ env: s3.env({ MEDIAGATE_S3_PREFIX: 'redirect', MEDIAGATE_FILES_REDIRECT: '1' }) });
+  }, 60_000);
+  afterAll(async () => {
+    await r?.close();
+  });
 
   it('a GET of a signed link is a 302 to a presigned bucket URL with the same expiry; HEAD is answered here', async () => {
     const { id, link, name } = await completedTask(r, '/v1/pic/images', { model: 'pic', prompt: 'redirected' });
@@ -185,7 +195,12 @@ describe('redirect mode (MEDIAGATE_FILES_REDIRECT=1)', () => {
     try {
       const png = await image(1024, 1024);
       const assetId = await uploadAsset(api, png);
-      const created = await api.app.inject({ method: 'POST', url: '/v1/pic/images', headers: api.auth(), payload: { model: 'pic', prompt: 'x', image_urls: [`assetId://${assetId}`] } });
+      const created = await api.app.inject({
+        method: 'POST',
+        url: '/v1/pic/images',
+        headers: api.auth(),
+        payload: { model: 'pic', prompt: 'x', image_urls: [`assetId://${assetId}`] },
+      });
       const id = body(created).id as string;
       expect(await s3.keys(`redirect/inputs/${id}/`)).toEqual([`redirect/inputs/${id}/0-images`]);
       const url = local(api, api.signer.signInputUrl(id, '0-images', Date.now() + 60_000));

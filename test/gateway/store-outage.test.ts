@@ -14,7 +14,9 @@ let down = false;
 beforeAll(async () => {
   h = await createHarness({ workers: false });
   // every method of these stores fails while `down`, as a pool's query does when its connection is gone
-  for (const part of [h.store.keys, h.store.tasks, h.store.credits, h.store.idempotency, h.store.usage, h.store.assets] as unknown as Array<Record<string, unknown>>) {
+  for (const part of [h.store.keys, h.store.tasks, h.store.credits, h.store.idempotency, h.store.usage, h.store.assets] as unknown as Array<
+    Record<string, unknown>
+  >) {
     let proto = Object.getPrototypeOf(part) as Record<string, unknown> | null;
     const names = new Set<string>();
     while (proto && proto !== Object.prototype) {
@@ -30,15 +32,26 @@ beforeAll(async () => {
     }
   }
 }, 60_000);
-afterAll(async () => { down = false; await h?.close(); });
+afterAll(async () => {
+  down = false;
+  await h?.close();
+});
 
 const leaks = /10\.9\.8\.7|5432|s3:\/\/|secret-bucket|results\//;
 
 describe('the database cannot be reached (G256)', () => {
   it.each([
     ['a create (standard body)', { method: 'POST' as const, url: '/v1/pic/images', payload: { model: 'pic', prompt: 'a fox' } }, (b: any) => b.error.code],
-    ['a create (videos body)', { method: 'POST' as const, url: '/v1/videos/videos', payload: { model: 'videos', prompt: 'a fox', duration: 5 } }, (b: any) => b.code],
-    ['a chat (chat body)', { method: 'POST' as const, url: '/v1/chat/completions', payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }] } }, (b: any) => b.code],
+    [
+      'a create (videos body)',
+      { method: 'POST' as const, url: '/v1/videos/videos', payload: { model: 'videos', prompt: 'a fox', duration: 5 } },
+      (b: any) => b.code,
+    ],
+    [
+      'a chat (chat body)',
+      { method: 'POST' as const, url: '/v1/chat/completions', payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }] } },
+      (b: any) => b.code,
+    ],
     ['a query', { method: 'GET' as const, url: '/v1/result/task_doesnotmatter0000000000000000', payload: undefined }, (b: any) => b.error.code],
     ['a task list', { method: 'GET' as const, url: '/v1/tasks', payload: undefined }, (b: any) => b.error.code],
   ])('%s: 503 with Retry-After in the family body', async (_what, req, codeOf) => {
@@ -60,7 +73,9 @@ describe('the database cannot be reached (G256)', () => {
 
   it('/readyz: 503 naming no host or port', async () => {
     const ping = h.store.ping;
-    h.store.ping = async () => { throw Object.assign(new Error('connect ECONNREFUSED 10.9.8.7:5432'), { code: 'ECONNREFUSED' }); };
+    h.store.ping = async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 10.9.8.7:5432'), { code: 'ECONNREFUSED' });
+    };
     try {
       const res = await h.app.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);
@@ -75,7 +90,9 @@ describe('the file storage cannot be reached (G260)', () => {
   it('/files: 503 with Retry-After, naming no bucket, host or path', async () => {
     const blobs = h.blobs as unknown as Record<string, unknown>;
     const stat = blobs.stat;
-    blobs.stat = async () => { throw new S3StorageError('HeadObject', 's3://secret-bucket/results/t/image.png', 'Error', undefined, 'connect ECONNREFUSED 10.9.8.7:9000'); };
+    blobs.stat = async () => {
+      throw new S3StorageError('HeadObject', 's3://secret-bucket/results/t/image.png', 'Error', undefined, 'connect ECONNREFUSED 10.9.8.7:9000');
+    };
     try {
       const url = new URL(h.signer.signResultUrl('task_abc', 'image.ab12.png', Date.now() + 60_000));
       const res = await h.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });

@@ -5,8 +5,12 @@ import { sortableTime } from '../../src/ids.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const submit = (prompt: string) => h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt } });
 

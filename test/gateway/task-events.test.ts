@@ -27,7 +27,9 @@ beforeAll(async () => {
   h = await createHarness({ workers: false, streamHeartbeatMs: 100 });
   url = await h.app.listen({ port: 0, host: '127.0.0.1' });
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 async function createPic(key = h.key): Promise<string> {
   const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(key), payload: { model: 'pic', prompt: 'x' } });
@@ -74,7 +76,7 @@ describe('GET /v1/tasks/{id}/events', () => {
     expect(events).toEqual([{ id: '1', data: await queryBody(id) }]);
   });
 
-  it('another key\'s task and an unknown id are 404 in the query endpoint\'s body', async () => {
+  it("another key's task and an unknown id are 404 in the query endpoint's body", async () => {
     const id = await createPic();
     const theirs = await openStream(id, h.otherKey);
     expect(theirs.status).toBe(404);
@@ -85,7 +87,7 @@ describe('GET /v1/tasks/{id}/events', () => {
     expect((await fetch(`${url}/v1/tasks/${id}/events`)).status).toBe(401);
   });
 
-  it('a client that goes away frees its subscription; a revoked key\'s stream ends with an error event', async () => {
+  it("a client that goes away frees its subscription; a revoked key's stream ends with an error event", async () => {
     const id = await createPic();
     const r = new SseReader(await openStream(id));
     expect((await next(r, 'the current state'))!.data.status).toBe('queued');
@@ -97,14 +99,26 @@ describe('GET /v1/tasks/{id}/events', () => {
     // a client gone while its task was still being read (before the request was tracked): the
     // stream that follows must not hold its subscription until the task ends
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let reading!: () => void;
-    const read = new Promise<void>((resolve) => { reading = resolve; });
+    const read = new Promise<void>((resolve) => {
+      reading = resolve;
+    });
     const getOwned = h.store.tasks.getOwned.bind(h.store.tasks);
-    h.store.tasks.getOwned = async (...args) => { reading(); await gate; return getOwned(...args); };
+    h.store.tasks.getOwned = async (...args) => {
+      reading();
+      await gate;
+      return getOwned(...args);
+    };
     const subscribe = h.gateway.streams.subscribe.bind(h.gateway.streams);
     let subscribed: Promise<unknown> | undefined;
-    h.gateway.streams.subscribe = (...args) => { const p = subscribe(...args); subscribed = p; return p; };
+    h.gateway.streams.subscribe = (...args) => {
+      const p = subscribe(...args);
+      subscribed = p;
+      return p;
+    };
     try {
       const early = new AbortController();
       const serverSide = new Promise<void>((resolve) => h.app.server.once('request', (_req, res) => res.once('close', () => resolve())));
@@ -116,7 +130,11 @@ describe('GET /v1/tasks/{id}/events', () => {
       release();
       await waitFor(() => subscribed, GENEROUS_MS, 'the subscription');
       await subscribed;
-      await waitFor(() => (h.gateway.streams.size === 0 && h.gateway.streams.openFor(keyId) === 0) || undefined, GENEROUS_MS, 'the subscription of a client already gone to be freed');
+      await waitFor(
+        () => (h.gateway.streams.size === 0 && h.gateway.streams.openFor(keyId) === 0) || undefined,
+        GENEROUS_MS,
+        'the subscription of a client already gone to be freed',
+      );
     } finally {
       release();
       h.store.tasks.getOwned = getOwned;
@@ -140,7 +158,7 @@ describe('heartbeat', () => {
     const id = await createPic();
     const r = new SseReader(await openStream(id));
     expect((await next(r, 'the current state'))!.id).toBe('1');
-    const pinged = waitFor(() => (r.comments.length >= 2 || undefined), GENEROUS_MS, 'two pings');
+    const pinged = waitFor(() => r.comments.length >= 2 || undefined, GENEROUS_MS, 'two pings');
     const more = r.next(); // reads on while the pings arrive; nothing changes, so no event comes
     await pinged;
     expect(r.comments.every((c) => c === ': ping')).toBe(true);
@@ -150,7 +168,7 @@ describe('heartbeat', () => {
 });
 
 describe('TaskStreams bounds', () => {
-  it('per key (in this process and through the store\'s slots); closing frees the slot; a full key is refused', async () => {
+  it("per key (in this process and through the store's slots); closing frees the slot; a full key is refused", async () => {
     const store = openSqliteStore(':memory:');
     const held = new Map<string, number>();
     const slots: WaitSlots = {
@@ -160,7 +178,12 @@ describe('TaskStreams bounds', () => {
         expect(keyId).toMatch(/^stream:/); // apart from the key's long-poll slots
         held.set(keyId, n + 1);
         let done = false;
-        return () => { if (!done) { done = true; held.set(keyId, held.get(keyId)! - 1); } };
+        return () => {
+          if (!done) {
+            done = true;
+            held.set(keyId, held.get(keyId)! - 1);
+          }
+        };
       },
     };
     const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 2, slots });
@@ -180,7 +203,8 @@ describe('TaskStreams bounds', () => {
       const c = await streams.subscribe(t.id, 'key_a', () => undefined);
       expect(c).toBeDefined();
       // another process holding the key's slots: refused here though this process has room
-      c!.close(); b!.close();
+      c!.close();
+      b!.close();
       held.set('stream:key_a', 2);
       expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
       other!.close();
@@ -202,7 +226,9 @@ describe('TaskStreams bounds', () => {
         if (live.size >= max) return undefined;
         const n = ++taken;
         live.add(n);
-        return () => { live.delete(n); };
+        return () => {
+          live.delete(n);
+        };
       },
     };
     const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 1, slots, slotMs: 40 });
@@ -225,7 +251,7 @@ describe('TaskStreams bounds', () => {
 });
 
 describe('a SQLite file shared with another process', () => {
-  it('a long-poll waiter and a stream of this process both learn of the other connection\'s write (one shared look at changedElsewhere)', async () => {
+  it("a long-poll waiter and a stream of this process both learn of the other connection's write (one shared look at changedElsewhere)", async () => {
     const file = path.join(tempDir(), 'mediagate.db');
     const here = openSqliteStore(file);
     const there = openSqliteStore(file); // another connection: its writes reach `here` only through data_version

@@ -9,8 +9,12 @@ import { claimNextTask, completeTask } from '../../src/tasks/states.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const CREATES: Array<[string, Record<string, unknown>]> = [
   ['/v1/pic/images', { model: 'pic-2', prompt: 'a fox', size: '16:9' }],
@@ -40,7 +44,10 @@ async function allIds(filters: string, limit: number, between?: () => Promise<vo
     const page = res.json();
     ids.push(...page.data.map((t: { id: string }) => t.id));
     expect(page.data.length).toBeLessThanOrEqual(limit);
-    if (!page.has_more) { expect(page.next_cursor).toBeNull(); return ids; }
+    if (!page.has_more) {
+      expect(page.next_cursor).toBeNull();
+      return ids;
+    }
     cursor = page.next_cursor;
     await between?.();
   }
@@ -94,7 +101,7 @@ describe('GET /v1/tasks', () => {
     expect(all.every((t) => t!.ownerKeyId === keyId)).toBe(true);
   });
 
-  it('another key\'s tasks are never listed', async () => {
+  it("another key's tasks are never listed", async () => {
     const theirs = await create('/v1/pic/images', { model: 'pic', prompt: 'bob' }, h.otherKey);
     const mine = (await list('?limit=100')).json().data.map((t: { id: string }) => t.id);
     expect(mine).not.toContain(theirs);
@@ -109,8 +116,11 @@ describe('GET /v1/tasks', () => {
     const paged = await allIds('', 3, async () => {
       n++;
       // submits racing the next page's read, of this key and of the other one
-      submits.push(create('/v1/pic/images', { model: 'pic', prompt: `new ${n}` }), create('/v1/pic/images', { model: 'pic', prompt: `new ${n}` }),
-        create('/v1/pic/images', { model: 'pic', prompt: `theirs ${n}` }, h.otherKey));
+      submits.push(
+        create('/v1/pic/images', { model: 'pic', prompt: `new ${n}` }),
+        create('/v1/pic/images', { model: 'pic', prompt: `new ${n}` }),
+        create('/v1/pic/images', { model: 'pic', prompt: `theirs ${n}` }, h.otherKey),
+      );
     });
     const landed = await Promise.all(submits);
     expect(landed.filter((id) => paged.includes(id))).toEqual([]);
@@ -128,12 +138,25 @@ describe('GET /v1/tasks', () => {
     const [at, , digest] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [number, string, string];
     const nul = Buffer.from(JSON.stringify([at, 'task_\u0000', digest])).toString('base64url');
     const cases: Array<[string, string]> = [
-      ['?limit=0', 'limit'], ['?limit=101', 'limit'], ['?limit=ten', 'limit'], ['?limit=2.5', 'limit'],
-      ['?status=done', 'status'], ['?status=queued,,failed', 'status'], ['?family=image', 'family'],
-      ['?created_after=yesterday', 'created_after'], ['?created_after=2026-01-01', 'created_after'], ['?created_after=-5', 'created_after'],
-      ['?cursor=%25%25', 'cursor'], ['?cursor=abc', 'cursor'], [`?cursor=${tampered}`, 'cursor'],
-      [`?cursor=${cursor}&status=queued`, 'cursor'], ['?colour=red', 'colour'], ['?model=', 'model'], ['?limit=1&limit=2', 'limit'],
-      ['?model=a%00b', 'model'], [`?limit=2&cursor=${nul}`, 'cursor'],
+      ['?limit=0', 'limit'],
+      ['?limit=101', 'limit'],
+      ['?limit=ten', 'limit'],
+      ['?limit=2.5', 'limit'],
+      ['?status=done', 'status'],
+      ['?status=queued,,failed', 'status'],
+      ['?family=image', 'family'],
+      ['?created_after=yesterday', 'created_after'],
+      ['?created_after=2026-01-01', 'created_after'],
+      ['?created_after=-5', 'created_after'],
+      ['?cursor=%25%25', 'cursor'],
+      ['?cursor=abc', 'cursor'],
+      [`?cursor=${tampered}`, 'cursor'],
+      [`?cursor=${cursor}&status=queued`, 'cursor'],
+      ['?colour=red', 'colour'],
+      ['?model=', 'model'],
+      ['?limit=1&limit=2', 'limit'],
+      ['?model=a%00b', 'model'],
+      [`?limit=2&cursor=${nul}`, 'cursor'],
     ];
     for (const [query, param] of cases) {
       const res = await list(query);

@@ -6,11 +6,20 @@ import { body } from '../helpers/json.js';
 
 // A task that ended, whichever way, reports progress 100: nothing more will happen (G117).
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 async function createAt40(): Promise<TaskRecord> {
-  const res = await h.app.inject({ method: 'POST', url: '/v1/motion/videos', headers: h.auth(), payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] } });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/v1/motion/videos',
+    headers: h.auth(),
+    payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }] },
+  });
   const id = body(res).id as string;
   for (;;) {
     const t = await claimNextTask(h.store.tasks, ['sandbox'], 'w-test', 60_000);
@@ -37,7 +46,12 @@ describe('progress of a task that did not complete', () => {
   });
 
   it('cancelled while queued: 100 too', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/v1/motion/videos', headers: h.auth(), payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'queued' }] } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/motion/videos',
+      headers: h.auth(),
+      payload: { model: 'motion_2_0', content: [{ type: 'text', text: 'queued' }] },
+    });
     const id = body(res).id as string;
     const cancelled = await h.app.inject({ method: 'POST', url: `/v1/motion/videos/${id}/cancel`, headers: h.auth() });
     expect(body(cancelled)).toMatchObject({ status: 'cancelled', progress: 100 });

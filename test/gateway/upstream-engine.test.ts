@@ -9,17 +9,32 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type Provider, type ProviderJob, type RemoteFile } from '../../src/providers/types.js';
+import {
+  ChannelError,
+  UnrecoverableError,
+  type CheckResult,
+  type MediaProvider,
+  type Provider,
+  type ProviderJob,
+  type RemoteFile,
+} from '../../src/providers/types.js';
 import { claimNextTask } from '../../src/tasks/states.js';
 import { jobOf } from '../../src/tasks/task-work.js';
 import { createHarness, waitFor, type Harness, type HarnessOptions } from '../helpers/harness.js';
 import { image } from '../helpers/media-fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
 
 /** A tiny file server standing in for an upstream's result storage. */
-async function fileServer(): Promise<{ url(path: string): string; files: Map<string, { body: Buffer; type: string }>; hits: string[]; headers: http.IncomingHttpHeaders[] }> {
+async function fileServer(): Promise<{
+  url(path: string): string;
+  files: Map<string, { body: Buffer; type: string }>;
+  hits: string[];
+  headers: http.IncomingHttpHeaders[];
+}> {
   const files = new Map<string, { body: Buffer; type: string }>();
   const hits: string[] = [];
   const headers: http.IncomingHttpHeaders[] = [];
@@ -27,22 +42,39 @@ async function fileServer(): Promise<{ url(path: string): string; files: Map<str
     hits.push(req.url!);
     headers.push(req.headers);
     const f = files.get(req.url!);
-    if (!f) { res.writeHead(404).end('gone'); return; }
+    if (!f) {
+      res.writeHead(404).end('gone');
+      return;
+    }
     res.writeHead(200, { 'content-type': f.type, 'content-length': f.body.length }).end(f.body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: (p) => `${base}${p}`, files, hits, headers };
 }
 
-interface Generation { job: ProviderJob; checks: number; cancelled: boolean }
+interface Generation {
+  job: ProviderJob;
+  checks: number;
+  cancelled: boolean;
+}
 
 /**
  * An upstream as a provider: `start` makes a generation (keyed like an Idempotency-Key: the same
  * task and generation number give the same one back), `check` answers from `script`.
  */
-function scriptedUpstream(id: string, script: (g: Generation) => CheckResult | Promise<CheckResult>, options: { refuse?: () => ChannelError | undefined; families?: Provider['capabilities']['families'] } = {}) {
+function scriptedUpstream(
+  id: string,
+  script: (g: Generation) => CheckResult | Promise<CheckResult>,
+  options: { refuse?: () => ChannelError | undefined; families?: Provider['capabilities']['families'] } = {},
+) {
   const generations = new Map<string, Generation>();
   const creates: string[] = [];
   const provider: MediaProvider = {
@@ -75,20 +107,33 @@ async function harness(options: HarnessOptions): Promise<Harness> {
   return h;
 }
 
-const submitPic = (h: Harness, prompt = 'a fox') => h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt } });
+const submitPic = (h: Harness, prompt = 'a fox') =>
+  h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt } });
 
 describe('generations at an upstream', () => {
   it('the reference is saved, checks wait as queue entries, the result is downloaded and served by the gateway', async () => {
     const files = await fileServer();
     files.files.set('/out/1.png', { body: await image(64, 64), type: 'image/png' });
-    const up = scriptedUpstream('up', (g) => (g.checks < 3
-      ? { state: 'pending', progress: g.checks * 30 }
-      : { state: 'completed', output: { files: [{ url: files.url('/out/1.png'), kind: 'image', headers: { authorization: 'Bearer upstream-secret' } } satisfies RemoteFile] } }));
+    const up = scriptedUpstream('up', (g) =>
+      g.checks < 3
+        ? { state: 'pending', progress: g.checks * 30 }
+        : {
+            state: 'completed',
+            output: { files: [{ url: files.url('/out/1.png'), kind: 'image', headers: { authorization: 'Bearer upstream-secret' } } satisfies RemoteFile] },
+          },
+    );
     const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
     const res = await submitPic(h);
     expect(res.statusCode).toBe(200);
     const id = res.json().id as string;
-    const waiting = await waitFor(async () => { const t = await h.store.tasks.get(id); return t?.upstream?.ref ? t : undefined; }, 5000, 'the reference saved');
+    const waiting = await waitFor(
+      async () => {
+        const t = await h.store.tasks.get(id);
+        return t?.upstream?.ref ? t : undefined;
+      },
+      5000,
+      'the reference saved',
+    );
     expect(waiting).toMatchObject({ status: 'processing', provider: 'up', upstream: { generation: 0, provider: 'up', ref: { id: `up_${id}` } } });
     const done = await h.waitForTask(id);
     expect(done.status).toBe('completed');
@@ -111,10 +156,20 @@ describe('generations at an upstream', () => {
     let release = false;
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
-    const up = scriptedUpstream('up', () => (release ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } } : { state: 'pending' }));
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_WORKER_CONCURRENCY: '2' } });
+    const up = scriptedUpstream('up', () =>
+      release ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } } : { state: 'pending' },
+    );
+    const h = await harness({
+      providers: [up.provider],
+      routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] },
+      env: { MEDIAGATE_WORKER_CONCURRENCY: '2' },
+    });
     const ids = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await submitPic(h, `p${i}`)).json().id as string));
-    await waitFor(async () => ((await Promise.all(ids.map((id) => h.store.tasks.get(id)))).every((t) => t?.upstream?.ref) ? true : undefined), 10_000, 'all 12 started with 2 slots');
+    await waitFor(
+      async () => ((await Promise.all(ids.map((id) => h.store.tasks.get(id)))).every((t) => t?.upstream?.ref) ? true : undefined),
+      10_000,
+      'all 12 started with 2 slots',
+    );
     expect(up.creates.length).toBe(12);
     release = true;
     for (const id of ids) expect((await h.waitForTask(id)).status).toBe('completed');
@@ -125,7 +180,9 @@ describe('generations at an upstream', () => {
     files.files.set('/w.png', { body: await image(32, 32), type: 'image/png' });
     const seen: Array<{ step: string; dir: string; existed: boolean }> = [];
     const provider: MediaProvider = {
-      id: 'up', capabilities: { families: ['pic'] }, pollSeconds: 0.05,
+      id: 'up',
+      capabilities: { families: ['pic'] },
+      pollSeconds: 0.05,
       async start(_job, ctx) {
         seen.push({ step: 'start', dir: ctx.workDir, existed: fs.existsSync(ctx.workDir) });
         return { state: 'started', ref: { id: 'up_1' } };
@@ -141,7 +198,11 @@ describe('generations at an upstream', () => {
     const h = await harness({ providers: [provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
     const done = await h.waitForTask((await submitPic(h)).json().id as string);
     expect(done.status).toBe('completed');
-    expect(seen.map((s) => [s.step, s.existed])).toEqual([['start', true], ['check', false], ['check', false]]);
+    expect(seen.map((s) => [s.step, s.existed])).toEqual([
+      ['start', true],
+      ['check', false],
+      ['check', false],
+    ]);
     expect(new Set(seen.map((s) => s.dir)).size).toBe(3);
     await waitFor(() => (seen.every((s) => !fs.existsSync(s.dir)) ? true : undefined), 5000, 'every scratch folder removed');
   });
@@ -150,19 +211,38 @@ describe('generations at an upstream', () => {
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', () => ({ state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } }));
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, workers: false, env: { MEDIAGATE_LEASE_SECONDS: '2' } });
+    const h = await harness({
+      providers: [up.provider],
+      routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] },
+      workers: false,
+      env: { MEDIAGATE_LEASE_SECONDS: '2' },
+    });
     const id = (await submitPic(h)).json().id as string;
     // a "dead" worker claims the task, starts the generation, saves the reference, then a check
     // claim of its own lapses (kill -9 in the middle of a check)
     const claimed = (await claimNextTask(h.store.tasks, ['up'], 'dead', 200))!;
     const started = await up.provider.start(jobOf(claimed, 'up'), undefined as never);
     expect(started.state).toBe('started');
-    await h.store.tasks.updateIf(id, { statusIn: ['processing'], leaseOwner: 'dead' }, {
-      upstream: { generation: 0, provider: 'up', ref: (started as { ref: { id: string; data: Record<string, unknown> } }).ref, startedAt: Date.now(), checkFailures: 0 },
-      leaseOwner: 'dead', leaseExpiresAt: Date.now() - 1,
-    });
+    await h.store.tasks.updateIf(
+      id,
+      { statusIn: ['processing'], leaseOwner: 'dead' },
+      {
+        upstream: {
+          generation: 0,
+          provider: 'up',
+          ref: (started as { ref: { id: string; data: Record<string, unknown> } }).ref,
+          startedAt: Date.now(),
+          checkFailures: 0,
+        },
+        leaseOwner: 'dead',
+        leaseExpiresAt: Date.now() - 1,
+      },
+    );
     const { createGateway } = await import('../../src/main/gateway.js');
-    const worker = await createGateway({ ...h.config, workers: true }, { store: h.store, providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, runnerPollMs: 20 });
+    const worker = await createGateway(
+      { ...h.config, workers: true },
+      { store: h.store, providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, runnerPollMs: 20 },
+    );
     cleanups.push(() => worker.runner!.stop(500));
     worker.runner!.start();
     const done = await h.waitForTask(id);
@@ -171,7 +251,7 @@ describe('generations at an upstream', () => {
     expect(done.attempts).toBe(1); // a lapsed check costs no attempt
   });
 
-  it('checks that fail back off and are retried; the upstream\'s Retry-After is honoured; the task completes', async () => {
+  it("checks that fail back off and are retried; the upstream's Retry-After is honoured; the task completes", async () => {
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const checkedAt: number[] = [];
@@ -185,7 +265,14 @@ describe('generations at an upstream', () => {
     const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
     const id = (await submitPic(h)).json().id as string;
     // after the first (refused) check: the next is scheduled no sooner than the upstream asked
-    const waiting = await waitFor(async () => { const t = await h.store.tasks.get(id); return t?.upstream?.checkFailures === 1 && holdSecond ? t : undefined; }, 5000, 'the first failed check');
+    const waiting = await waitFor(
+      async () => {
+        const t = await h.store.tasks.get(id);
+        return t?.upstream?.checkFailures === 1 && holdSecond ? t : undefined;
+      },
+      5000,
+      'the first failed check',
+    );
     holdSecond = false;
     expect(waiting.runAfter).toBeGreaterThanOrEqual(checkedAt[0]! + 400);
     expect(waiting).toMatchObject({ status: 'processing', leaseOwner: null, attempts: 1 });
@@ -199,7 +286,8 @@ describe('generations at an upstream', () => {
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', (g) => {
-      if (g.job.family === 'pic' && g.job.params.prompt === 'refused') return { state: 'failed', error: new UnrecoverableError('prompt: the upstream refused it (content policy)', { param: 'prompt' }) };
+      if (g.job.family === 'pic' && g.job.params.prompt === 'refused')
+        return { state: 'failed', error: new UnrecoverableError('prompt: the upstream refused it (content policy)', { param: 'prompt' }) };
       return g.job.generation === 0
         ? { state: 'failed', error: new Error('the upstream generation failed: internal error') }
         : { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } };
@@ -219,10 +307,16 @@ describe('generations at an upstream', () => {
     files.files.set('/page.html', { body: Buffer.from('<html>not an image</html>'), type: 'text/html' });
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     const up = scriptedUpstream('up', (g) => {
-      if (g.job.family === 'pic' && g.job.params.prompt === 'html') return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
+      if (g.job.family === 'pic' && g.job.params.prompt === 'html')
+        return { state: 'completed', output: { files: [{ url: files.url('/page.html'), kind: 'image' }] } };
       return { state: 'completed', output: { files: [{ url: files.url(g.job.generation === 0 ? '/missing.png' : '/r.png'), kind: 'image' }] } };
     });
-    const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] }, env: { MEDIAGATE_MAX_ATTEMPTS: '2' }, backoffScale: 0.05 });
+    const h = await harness({
+      providers: [up.provider],
+      routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] },
+      env: { MEDIAGATE_MAX_ATTEMPTS: '2' },
+      backoffScale: 0.05,
+    });
     const html = (await submitPic(h, 'html')).json().id as string;
     const gone = (await submitPic(h, 'gone')).json().id as string;
     const bad = await h.waitForTask(html);
@@ -237,9 +331,18 @@ describe('generations at an upstream', () => {
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
     let finish = false;
-    const up = scriptedUpstream('up', () => (finish ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'video' }] } } : { state: 'pending', progress: 10 }), { families: ['motion'] });
+    const up = scriptedUpstream(
+      'up',
+      () => (finish ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'video' }] } } : { state: 'pending', progress: 10 }),
+      { families: ['motion'] },
+    );
     const h = await harness({ providers: [up.provider], routes: { '*': [{ provider: 'up', priority: 0, weight: 1 }] } });
-    const res = await h.app.inject({ method: 'POST', url: '/v1/motion/videos', headers: h.auth(), payload: { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }] } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/motion/videos',
+      headers: h.auth(),
+      payload: { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }] },
+    });
     expect(res.statusCode).toBe(200);
     const id = res.json().id as string;
     await waitFor(async () => ((await h.store.tasks.get(id))?.upstream?.ref ? true : undefined), 5000, 'started');
@@ -264,7 +367,12 @@ describe('channels: failover and circuits', () => {
     const second = scriptedUpstream('second', completed);
     const h = await harness({
       providers: [first.provider, second.provider],
-      routes: { '*': [{ provider: 'first', priority: 0, weight: 1 }, { provider: 'second', priority: 1, weight: 1 }] },
+      routes: {
+        '*': [
+          { provider: 'first', priority: 0, weight: 1 },
+          { provider: 'second', priority: 1, weight: 1 },
+        ],
+      },
       breaker: { failuresToOpen: 5, openMs: 300, maxOpenMs: 300 },
     });
     const ids: string[] = [];
@@ -281,12 +389,16 @@ describe('channels: failover and circuits', () => {
     // recovered: once the open period ends, a probe goes through and closes the circuit
     down = false;
     const after: string[] = [];
-    await waitFor(async () => {
-      const id = (await submitPic(h, 'after')).json().id as string;
-      after.push(id);
-      await h.waitForTask(id);
-      return first.creates.length > 0 ? true : undefined;
-    }, 10_000, 'a probe to reach the first channel again');
+    await waitFor(
+      async () => {
+        const id = (await submitPic(h, 'after')).json().id as string;
+        after.push(id);
+        await h.waitForTask(id);
+        return first.creates.length > 0 ? true : undefined;
+      },
+      10_000,
+      'a probe to reach the first channel again',
+    );
     expect(first.creates).toEqual([after.at(-1)]);
     expect(h.gateway.channels.state('first')).toBe('closed');
   });

@@ -6,12 +6,20 @@ import { body } from '../helpers/json.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
-
-const submit = (payload: unknown, headers: Record<string, string> = { ...h.auth(), 'content-type': 'application/json' }) => h.app.inject({
-  method: 'POST', url: '/v1/videos/videos', headers, payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
 });
+afterAll(async () => {
+  await h.close();
+});
+
+const submit = (payload: unknown, headers: Record<string, string> = { ...h.auth(), 'content-type': 'application/json' }) =>
+  h.app.inject({
+    method: 'POST',
+    url: '/v1/videos/videos',
+    headers,
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 const base = { model: 'videos', prompt: 'a red fox runs through snow', duration: 5 };
 const urls = (kind: string, n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${kind}${i}`);
 const outputOf = async (id: string) => (await h.store.tasks.get(id))!.request.output as Extract<OutputSpec, { kind: 'video' }>;
@@ -31,8 +39,9 @@ async function expectEnvelope400(payload: unknown, message: RegExp) {
 }
 
 describe('videos create: every model x ratio x duration bound, success envelope', () => {
-  const cases = VIDEOS_MODELS.flatMap((model) => [undefined, ...VIDEOS_RATIOS].flatMap((ratio) =>
-    [4, 15, '4', '15', 9].map((duration) => ({ model, ratio, duration }))));
+  const cases = VIDEOS_MODELS.flatMap((model) =>
+    [undefined, ...VIDEOS_RATIOS].flatMap((ratio) => [4, 15, '4', '15', 9].map((duration) => ({ model, ratio, duration }))),
+  );
   it.each(cases)('$model ratio=$ratio duration=$duration', async ({ model, ratio, duration }) => {
     const res = await submit({ ...base, model, duration, ...(ratio && { ratio }) });
     expect(res.statusCode).toBe(200);
@@ -69,12 +78,17 @@ describe('videos create: accepted media combinations', () => {
     const res = await submit({ ...base, referenceImages: urls('img', 2), referenceVideos: urls('vid', 1) });
     const media = (await h.store.tasks.get(body(res).data.projectId))!.request.media;
     expect(media).toEqual({
-      images: [{ url: 'https://example.com/img0', field: 'referenceImages[0]' }, { url: 'https://example.com/img1', field: 'referenceImages[1]' }],
-      videos: [{ url: 'https://example.com/vid0', field: 'referenceVideos[0]' }], audios: [],
+      images: [
+        { url: 'https://example.com/img0', field: 'referenceImages[0]' },
+        { url: 'https://example.com/img1', field: 'referenceImages[1]' },
+      ],
+      videos: [{ url: 'https://example.com/vid0', field: 'referenceVideos[0]' }],
+      audios: [],
     });
     const frames = await submit({ ...base, image: 'https://example.com/a.png', lastFrameImage: 'https://example.com/b.png' });
     expect((await h.store.tasks.get(body(frames).data.projectId))!.request.media).toMatchObject({
-      firstFrame: { url: 'https://example.com/a.png', field: 'image' }, lastFrame: { url: 'https://example.com/b.png', field: 'lastFrameImage' },
+      firstFrame: { url: 'https://example.com/a.png', field: 'image' },
+      lastFrame: { url: 'https://example.com/b.png', field: 'lastFrameImage' },
     });
   });
 });
@@ -100,8 +114,16 @@ describe('videos create: every failure is the {code:"400", msg, data:null} envel
     ['resolution 1080p', { ...base, resolution: '1080p' }, /resolution must be one of: 720p/],
     ['image without lastFrameImage', { ...base, image: 'https://example.com/a.png' }, /image requires lastFrameImage/],
     ['lastFrameImage without image', { ...base, lastFrameImage: 'https://example.com/b.png' }, /lastFrameImage requires image/],
-    ['frames + reference images', { ...base, image: 'https://e.com/a', lastFrameImage: 'https://e.com/b', referenceImages: urls('img', 1) }, /image, lastFrameImage and referenceImages cannot be combined/],
-    ['frames + reference videos', { ...base, image: 'https://e.com/a', lastFrameImage: 'https://e.com/b', referenceVideos: urls('vid', 1) }, /image, lastFrameImage and referenceVideos cannot be combined/],
+    [
+      'frames + reference images',
+      { ...base, image: 'https://e.com/a', lastFrameImage: 'https://e.com/b', referenceImages: urls('img', 1) },
+      /image, lastFrameImage and referenceImages cannot be combined/,
+    ],
+    [
+      'frames + reference videos',
+      { ...base, image: 'https://e.com/a', lastFrameImage: 'https://e.com/b', referenceVideos: urls('vid', 1) },
+      /image, lastFrameImage and referenceVideos cannot be combined/,
+    ],
     ['5 reference images', { ...base, referenceImages: urls('img', 5) }, /referenceImages allows at most 4 items \(got 5\)/],
     ['4 reference videos', { ...base, referenceVideos: urls('vid', 4) }, /referenceVideos allows at most 3 items \(got 4\)/],
     ['reference image not a URL', { ...base, referenceImages: ['file:///etc/passwd'] }, /referenceImages\[0\] must be an absolute http\(s\) URL/],
@@ -145,7 +167,16 @@ describe('videos query via /v1/result/{projectId}', () => {
   it('queued, then processing', async () => {
     const id = await create();
     expect(body(await query(id))).toEqual({
-      id, object: 'video', created: expect.any(Number), model: 'videos_fast', status: 'queued', progress: 0, video_url: null, actualDuration: null, error: null, queue_reason: null,
+      id,
+      object: 'video',
+      created: expect.any(Number),
+      model: 'videos_fast',
+      status: 'queued',
+      progress: 0,
+      video_url: null,
+      actualDuration: null,
+      error: null,
+      queue_reason: null,
     });
     expect(Math.abs(body(await query(id)).created - Date.now() / 1000)).toBeLessThan(5);
     await claim(id);
@@ -153,7 +184,13 @@ describe('videos query via /v1/result/{projectId}', () => {
   });
   it('completed: video_url and actualDuration', async () => {
     const id = await create();
-    await completeTask(h.store.tasks, await claim(id), 'w-test', { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 7 }, Date.now() + 1000);
+    await completeTask(
+      h.store.tasks,
+      await claim(id),
+      'w-test',
+      { files: [{ name: 'video.mp4', contentType: 'video/mp4', bytes: 1 }], actualDuration: 7 },
+      Date.now() + 1000,
+    );
     const b = body(await query(id));
     expect(b).toMatchObject({ id, object: 'video', status: 'completed', progress: 100, actualDuration: 7, error: null });
     expect(b.video_url).toMatch(/^https?:\/\/.+video\.mp4/);

@@ -33,38 +33,74 @@ describe('a delivery whose lease lapsed mid-POST', () => {
   });
 
   it('is sent again with the same webhook-id and bytes, and recorded delivered once', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/v1/pic/images', headers: h.auth(), payload: { model: 'pic', prompt: 'twice', callback_url: `${receiver.origin}/hook` } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: h.auth(),
+      payload: { model: 'pic', prompt: 'twice', callback_url: `${receiver.origin}/hook` },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const taskId = body(res).id as string;
     await h.waitForTask(taskId);
 
     // worker A: claims with a lease that lapses at once (as when its process froze), and POSTs
-    const [claimed] = await waitFor(async () => {
-      const due = await h.store.webhooks.claimDue('worker-a', Date.now(), Date.now() + 100, 1);
-      return due.length > 0 ? due : undefined;
-    }, 10_000, 'the delivery to be due');
+    const [claimed] = await waitFor(
+      async () => {
+        const due = await h.store.webhooks.claimDue('worker-a', Date.now(), Date.now() + 100, 1);
+        return due.length > 0 ? due : undefined;
+      },
+      10_000,
+      'the delivery to be due',
+    );
     const delivery = claimed!;
     const sent = (await h.store.webhooks.keepBody(delivery.id, 'worker-a', JSON.stringify({ id: taskId, status: 'completed' })))!;
     const secrets = (await h.store.webhooks.secrets(delivery.ownerKeyId, newWebhookSecret()))!;
     const at = Date.now();
-    const first = await postWebhook(delivery.url, {
-      'content-type': 'application/json', 'user-agent': USER_AGENT, 'webhook-id': delivery.id, 'webhook-timestamp': String(Math.floor(at / 1000)),
-      'webhook-signature': signatureHeader(secrets, delivery.id, Math.floor(at / 1000), sent, at),
-    }, sent, { timeoutMs: 2000, allowPrivate: true });
+    const first = await postWebhook(
+      delivery.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(Math.floor(at / 1000)),
+        'webhook-signature': signatureHeader(secrets, delivery.id, Math.floor(at / 1000), sent, at),
+      },
+      sent,
+      { timeoutMs: 2000, allowPrivate: true },
+    );
     expect(first.error).toBeNull();
     await new Promise((r) => setTimeout(r, 150)); // A is frozen past its lease
 
     // worker B takes the lapsed delivery over and delivers it again
-    b = new DeliveryWorker({ webhooks: h.store.webhooks, tasks: h.store.tasks, links: { resultUrl: () => null }, log, settings: { ...h.config.webhooks, ...SETTINGS }, allowPrivate: true, pollMs: 20 });
+    b = new DeliveryWorker({
+      webhooks: h.store.webhooks,
+      tasks: h.store.tasks,
+      links: { resultUrl: () => null },
+      log,
+      settings: { ...h.config.webhooks, ...SETTINGS },
+      allowPrivate: true,
+      pollMs: 20,
+    });
     b.start();
-    const [done] = await waitFor(async () => {
-      const list = await h.store.webhooks.listForTask(taskId);
-      return list[0]?.status === 'delivered' ? list : undefined;
-    }, 10_000, 'B to deliver');
+    const [done] = await waitFor(
+      async () => {
+        const list = await h.store.webhooks.listForTask(taskId);
+        return list[0]?.status === 'delivered' ? list : undefined;
+      },
+      10_000,
+      'B to deliver',
+    );
     expect(done!.attempts).toHaveLength(1);
 
     // A wakes up: its outcome is not recorded (B holds the record)
-    const late = await recordDeliveryOutcome(h.store.webhooks, delivery, 'worker-a', { at, statusCode: 200, error: null, durationMs: 1 }, { status: 'delivered' }, log);
+    const late = await recordDeliveryOutcome(
+      h.store.webhooks,
+      delivery,
+      'worker-a',
+      { at, statusCode: 200, error: null, durationMs: 1 },
+      { status: 'delivered' },
+      log,
+    );
     expect(late).toBe(false);
     const [final] = await h.store.webhooks.listForTask(taskId);
     expect(final).toMatchObject({ status: 'delivered', nextAttemptAt: null });

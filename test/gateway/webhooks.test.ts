@@ -31,7 +31,12 @@ async function setUp(options: HarnessOptions = {}): Promise<Harness> {
 const json = (res: { body: string }) => JSON.parse(res.body);
 
 async function submitPic(extra: Record<string, unknown>, key?: string, headers: Record<string, string> = {}) {
-  const res = await h!.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { ...h!.auth(key), 'content-type': 'application/json', ...headers }, payload: { model: 'pic', prompt: 'a red fox', ...extra } });
+  const res = await h!.app.inject({
+    method: 'POST',
+    url: '/v1/pic/images',
+    headers: { ...h!.auth(key), 'content-type': 'application/json', ...headers },
+    payload: { model: 'pic', prompt: 'a red fox', ...extra },
+  });
   return res;
 }
 
@@ -40,10 +45,14 @@ async function deliveries(id: string, key?: string) {
 }
 
 async function finalDelivery(id: string) {
-  return waitFor(async () => {
-    const [d] = json(await deliveries(id)).data;
-    return d && d.status !== 'pending' ? d : undefined;
-  }, 10_000, `the delivery of ${id} to finish`);
+  return waitFor(
+    async () => {
+      const [d] = json(await deliveries(id)).data;
+      return d && d.status !== 'pending' ? d : undefined;
+    },
+    10_000,
+    `the delivery of ${id} to finish`,
+  );
 }
 
 describe('webhooks: delivery', () => {
@@ -74,7 +83,10 @@ describe('webhooks: delivery', () => {
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(got.body, got.headers as Record<string, string>)).toThrow();
 
     expect(d).toEqual({
-      id: `msg_${id}`, url: `${receiver.origin}/hook?x=1`, status: 'delivered', next_attempt_at: null,
+      id: `msg_${id}`,
+      url: `${receiver.origin}/hook?x=1`,
+      status: 'delivered',
+      next_attempt_at: null,
       attempts: [{ at: expect.any(Number), status_code: 200, error: null, duration_ms: expect.any(Number) }],
     });
     const other = await deliveries(id, h!.otherKey);
@@ -87,19 +99,32 @@ describe('webhooks: delivery', () => {
     expect(json(await deliveries(quiet))).toEqual({ object: 'list', data: [] });
   });
 
-  it('a delivery nothing can sign (its task\'s key is gone) is given up at its first attempt, never sent', async () => {
+  it("a delivery nothing can sign (its task's key is gone) is given up at its first attempt, never sent", async () => {
     await setUp();
     receiver = await startScriptedReceiver();
-    const [task] = await insertTasks(h!.store.tasks, [{
-      id: 'task_of_a_key_that_is_gone', ownerKeyId: 'key_gone', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
-      request: { params: { prompt: 'orphan' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() },
-      amount: 1, createdAt: Date.now(), callbackUrl: `${receiver.origin}/hook`,
-    }]);
+    const [task] = await insertTasks(h!.store.tasks, [
+      {
+        id: 'task_of_a_key_that_is_gone',
+        ownerKeyId: 'key_gone',
+        family: 'pic',
+        form: null,
+        model: 'pic',
+        provider: 'sandbox',
+        request: { params: { prompt: 'orphan' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() },
+        amount: 1,
+        createdAt: Date.now(),
+        callbackUrl: `${receiver.origin}/hook`,
+      },
+    ]);
     h!.runner!.wake();
-    const delivery = await waitFor(async () => {
-      const [d] = await h!.store.webhooks.listForTask(task!.id);
-      return d && d.status !== 'pending' ? d : undefined;
-    }, 10_000, 'the delivery to end');
+    const delivery = await waitFor(
+      async () => {
+        const [d] = await h!.store.webhooks.listForTask(task!.id);
+        return d && d.status !== 'pending' ? d : undefined;
+      },
+      10_000,
+      'the delivery to end',
+    );
     expect(delivery.status).toBe('failed');
     expect(delivery.attempts).toHaveLength(1);
     expect(delivery.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/API key key_gone .* no longer exists/) });
@@ -133,7 +158,9 @@ describe('webhooks: delivery', () => {
       const id = json(await submitPic({ callback_url: receiver.origin })).id;
       const d = await finalDelivery(id);
       expect(d).toMatchObject({ status: 'failed', next_attempt_at: null });
-      expect(d.attempts).toEqual([{ at: expect.any(Number), status_code: 307, error: 'HTTP 307 (redirects are not followed)', duration_ms: expect.any(Number) }]);
+      expect(d.attempts).toEqual([
+        { at: expect.any(Number), status_code: 307, error: 'HTTP 307 (redirects are not followed)', duration_ms: expect.any(Number) },
+      ]);
       expect(elsewhere.received).toEqual([]);
     } finally {
       await elsewhere.close();
@@ -171,10 +198,20 @@ describe('webhooks: callback_url and the key default', () => {
       expect(json(res).error).toMatchObject({ param: 'callback_url', type: 'invalid_request_error' });
       expect(json(res).error.message).toMatch(/^callback_url: /);
     }
-    const videos = await h!.app.inject({ method: 'POST', url: '/v1/videos/videos', headers: { ...h!.auth(), 'content-type': 'application/json' }, payload: { model: 'videos', prompt: 'a fox', duration: 5, callback_url: 'ftp://x' } });
+    const videos = await h!.app.inject({
+      method: 'POST',
+      url: '/v1/videos/videos',
+      headers: { ...h!.auth(), 'content-type': 'application/json' },
+      payload: { model: 'videos', prompt: 'a fox', duration: 5, callback_url: 'ftp://x' },
+    });
     expect(videos.statusCode).toBe(400);
     expect(videos.body).toContain('callback_url');
-    const mc = await h!.app.inject({ method: 'POST', url: '/v2/model-center/tasks', headers: { ...h!.auth(), 'content-type': 'application/json' }, payload: { model: 'imagegen-5.0', prompt: 'x', callback_url: 7 } });
+    const mc = await h!.app.inject({
+      method: 'POST',
+      url: '/v2/model-center/tasks',
+      headers: { ...h!.auth(), 'content-type': 'application/json' },
+      payload: { model: 'imagegen-5.0', prompt: 'x', callback_url: 7 },
+    });
     expect(mc.statusCode).toBe(400);
     expect(json(mc).error).toMatchObject({ param: 'callback_url' });
   });
@@ -193,7 +230,12 @@ describe('webhooks: callback_url and the key default', () => {
     ];
     for (const [url, payload] of creates) {
       const hook = `https://hooks.example.com${url}/${String(payload.model)}`;
-      const res = await h!.app.inject({ method: 'POST', url, headers: { ...h!.auth(), 'content-type': 'application/json' }, payload: { ...payload, callback_url: hook } });
+      const res = await h!.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...h!.auth(), 'content-type': 'application/json' },
+        payload: { ...payload, callback_url: hook },
+      });
       expect(res.statusCode, `${url} ${res.body}`).toBe(200);
       const reply = json(res);
       const task = (await h!.store.tasks.get(reply.id ?? reply.data?.projectId ?? reply.data?.id))!;
@@ -204,7 +246,12 @@ describe('webhooks: callback_url and the key default', () => {
 
   it('Model Center: callback_url is kept with the task and never passed on to the provider', async () => {
     await setUp();
-    const res = await h!.app.inject({ method: 'POST', url: '/v2/model-center/tasks', headers: { ...h!.auth(), 'content-type': 'application/json' }, payload: { model: 'imagegen-5.0', prompt: 'x', extra: 1, callback_url: 'https://hooks.example.com/mc' } });
+    const res = await h!.app.inject({
+      method: 'POST',
+      url: '/v2/model-center/tasks',
+      headers: { ...h!.auth(), 'content-type': 'application/json' },
+      payload: { model: 'imagegen-5.0', prompt: 'x', extra: 1, callback_url: 'https://hooks.example.com/mc' },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const task = (await h!.store.tasks.get(json(res).id))!;
     expect(task.callbackUrl).toBe('https://hooks.example.com/mc');

@@ -10,7 +10,10 @@ import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 let h: Harness | undefined;
-afterEach(async () => { await h?.close(); h = undefined; });
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
 
 /** One sample of `/metrics`, or undefined when absent. */
 async function sample(g: Harness, name: string): Promise<number | undefined> {
@@ -26,14 +29,14 @@ const liveNow = async (g: Harness) => {
 };
 
 describe('worker liveness (G264)', () => {
-  it('no worker beating: 0 per task-running role; the oldest queued task\'s age is there too', async () => {
+  it("no worker beating: 0 per task-running role; the oldest queued task's age is there too", async () => {
     h = await createHarness({ env: { MEDIAGATE_METRICS_TOKEN: TOKEN } });
     expect(await sample(h, 'mediagate_workers_live{role="worker"}')).toBe(0);
     expect(await sample(h, 'mediagate_workers_live{role="all"}')).toBe(0);
     expect(await sample(h, 'mediagate_queue_oldest_age_seconds')).toBe(0);
   });
 
-  it('the gateway\'s worker beats through the store and /metrics counts it under its role', async () => {
+  it("the gateway's worker beats through the store and /metrics counts it under its role", async () => {
     h = await createHarness({ env: { MEDIAGATE_METRICS_TOKEN: TOKEN } });
     h.gateway.startBackground(); // the harness starts only the runner; this starts the heartbeat too
     expect(await waitFor(() => liveNow(h!), 5000, 'the heartbeat row')).toEqual([{ role: 'all', count: 1 }]);
@@ -41,7 +44,7 @@ describe('worker liveness (G264)', () => {
     expect(await sample(h, 'mediagate_workers_live{role="worker"}')).toBe(0);
   });
 
-  it('a stopped worker\'s row goes at once', async () => {
+  it("a stopped worker's row goes at once", async () => {
     h = await createHarness({ workers: false });
     const beat = new WorkerHeartbeat(h.store.workers, { id: 'host:42:abcd', role: 'worker' }, { warn: () => undefined, info: () => undefined });
     beat.start();

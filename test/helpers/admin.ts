@@ -22,14 +22,21 @@ export interface AdminHarness extends Harness {
  */
 export function adminOptions(options: HarnessOptions = {}): HarnessOptions {
   return {
-    workers: false, reviewMedia: false, ...options,
+    workers: false,
+    reviewMedia: false,
+    ...options,
     env: { MEDIAGATE_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, MEDIAGATE_API_PREFIX: '/api', MEDIAGATE_POWER_PREFIX: '/power', ...options.env },
   };
 }
 
 export function withAdmin(h: Harness): AdminHarness {
   const admin: AdminHarness['admin'] = async (method, url, payload, key = ADMIN_KEY) => {
-    const res = await h.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${key}` }, ...(payload !== undefined && { payload: payload as Record<string, unknown> }) });
+    const res = await h.app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${key}` },
+      ...(payload !== undefined && { payload: payload as Record<string, unknown> }),
+    });
     return { status: res.statusCode, json: res.body === '' ? {} : res.json(), headers: res.headers };
   };
   return Object.assign(h, {
@@ -62,10 +69,28 @@ export const CREATE_CALLS: readonly CreateCall[] = [
   { path: '/api/reel/videos', family: 'reel', model: 'reel-2', body: { model: 'reel-2', prompt: 'a reel' }, style: 'standard' },
   { path: '/reel/videos', family: 'reel', model: 'reelOa2Plus', body: { model: 'reelOa2Plus', prompt: 'a reel', duration: 4 }, style: 'standard' },
   { path: '/v1/reel/videos', family: 'reel', model: 'reelOa2Plus', body: { model: 'reelOa2Plus', prompt: 'a reel', duration: 4 }, style: 'standard' },
-  { path: '/power/v1/motion/videos', family: 'motion', model: 'motion_2_0_4s_5s', body: { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a dance' }], duration: 1 }, style: 'standard' },
+  {
+    path: '/power/v1/motion/videos',
+    family: 'motion',
+    model: 'motion_2_0_4s_5s',
+    body: { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a dance' }], duration: 1 },
+    style: 'standard',
+  },
   { path: '/v1/videos/videos', family: 'videos', model: 'videos_fast', body: { model: 'videos_fast', prompt: 'a film', duration: 4 }, style: 'videos-create' },
-  { path: '/v2/model-center/tasks', family: 'model-center', model: 'sd_2.0_fast_discount', body: { model: 'sd_2.0_fast_discount', prompt: 'a scene', duration: 4, resolution: '480p', generate_audio: false }, style: 'standard' },
-  { path: '/v1/chat/completions', family: 'chat', model: 'chat-2.5-flash', body: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hello' }] }, style: 'chat' },
+  {
+    path: '/v2/model-center/tasks',
+    family: 'model-center',
+    model: 'sd_2.0_fast_discount',
+    body: { model: 'sd_2.0_fast_discount', prompt: 'a scene', duration: 4, resolution: '480p', generate_audio: false },
+    style: 'standard',
+  },
+  {
+    path: '/v1/chat/completions',
+    family: 'chat',
+    model: 'chat-2.5-flash',
+    body: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hello' }] },
+    style: 'chat',
+  },
 ];
 
 /** The error code of an answer in any family's body: the standard body's `code`, else the catalog code header (G312). */
@@ -76,8 +101,11 @@ export function errorCodeOf(res: { json: Record<string, any>; headers: Record<st
 /** Whether `json` is the error body of `style` for `status` (D9). */
 export function isErrorBody(style: ErrorStyle, status: number, json: Record<string, any>): boolean {
   switch (style) {
-    case 'standard': return typeof json.error?.message === 'string' && typeof json.error?.code === 'string';
-    case 'videos-create': return json.code === String(status) && typeof json.msg === 'string' && json.data === null && !('success' in json);
-    case 'chat': return json.code === String(status) && typeof json.msg === 'string' && json.data === null && json.success === false;
+    case 'standard':
+      return typeof json.error?.message === 'string' && typeof json.error?.code === 'string';
+    case 'videos-create':
+      return json.code === String(status) && typeof json.msg === 'string' && json.data === null && !('success' in json);
+    case 'chat':
+      return json.code === String(status) && typeof json.msg === 'string' && json.data === null && json.success === false;
   }
 }

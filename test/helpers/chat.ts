@@ -9,20 +9,23 @@ export interface SseBlock {
 
 /** Splits a raw `text/event-stream` body into blocks, the way an SSE reader does. */
 export function parseSse(text: string): SseBlock[] {
-  return text.split(/\r?\n\r?\n/).filter((b) => b.trim() !== '').map((raw) => {
-    const data: string[] = [];
-    const comments: string[] = [];
-    for (const line of raw.split(/\r?\n/)) {
-      if (line.startsWith(':')) comments.push(line.slice(1).trim());
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    return { data: data.length > 0 ? data.join('\n') : undefined, comments, raw };
-  });
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((b) => b.trim() !== '')
+    .map((raw) => {
+      const data: string[] = [];
+      const comments: string[] = [];
+      for (const line of raw.split(/\r?\n/)) {
+        if (line.startsWith(':')) comments.push(line.slice(1).trim());
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      return { data: data.length > 0 ? data.join('\n') : undefined, comments, raw };
+    });
 }
 
 /** The JSON payloads of the data events, `[DONE]` left as the string. */
 export function sseData(text: string): Array<Record<string, any> | '[DONE]'> {
-  return parseSse(text).flatMap((b) => (b.data === undefined ? [] : [b.data === '[DONE]' ? '[DONE]' : JSON.parse(b.data) as Record<string, any>]));
+  return parseSse(text).flatMap((b) => (b.data === undefined ? [] : [b.data === '[DONE]' ? '[DONE]' : (JSON.parse(b.data) as Record<string, any>)]));
 }
 
 export interface ScriptStep {
@@ -80,9 +83,18 @@ export function scriptedProvider(id: string, steps: ScriptStep[], finish: Finish
 
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(new Error('aborted')); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(new Error('aborted')); };
+    if (signal.aborted) {
+      reject(new Error('aborted'));
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new Error('aborted'));
+    };
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

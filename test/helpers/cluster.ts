@@ -27,10 +27,12 @@ export async function startCluster(options: { apis: number; workers: number; env
   const all: ClusterProcess[] = [];
   const dirs: string[] = [];
   const stop = async (): Promise<void> => {
-    await Promise.all(all.map(async (p) => {
-      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-      await p.exited;
-    }));
+    await Promise.all(
+      all.map(async (p) => {
+        if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+        await p.exited;
+      }),
+    );
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   };
   const start = async (role: 'api' | 'worker'): Promise<ClusterProcess> => {

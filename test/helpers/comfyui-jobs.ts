@@ -7,16 +7,19 @@ import type { ProviderContext, ProviderJob } from '../../src/providers/types.js'
 import { image } from './media-fixtures.js';
 import { asBody, jobOfPlan, providerContext } from './provider-jobs.js';
 
-export const pic = (body: Record<string, unknown>, upstream = 'pic'): ProviderJob => jobOfPlan(planPicTask(asBody({ model: 'pic', prompt: 'a fox', ...body })), upstream);
+export const pic = (body: Record<string, unknown>, upstream = 'pic'): ProviderJob =>
+  jobOfPlan(planPicTask(asBody({ model: 'pic', prompt: 'a fox', ...body })), upstream);
 export const clip = (body: Record<string, unknown>, upstream = 'clip_3_1_fast'): ProviderJob =>
   jobOfPlan(planClipTask(asBody({ model: 'clip_3_1_fast', prompt: 'a fox runs', first_image: 'http://media.test/first.png', ...body })), upstream);
 export const modelCenter = (body: Record<string, unknown>, upstream = 'imagegen-5.0'): ProviderJob =>
   jobOfPlan(planModelCenterTask(asBody({ model: 'imagegen-5.0', prompt: 'a fox', ...body })), upstream);
 
 /** A context whose caller media are PNG frames of 640x360. */
-export const comfyContext = (overrides: Partial<ProviderContext> = {}): ProviderContext => providerContext({
-  readMedia: async () => image(640, 360, 'png'), ...overrides,
-});
+export const comfyContext = (overrides: Partial<ProviderContext> = {}): ProviderContext =>
+  providerContext({
+    readMedia: async () => image(640, 360, 'png'),
+    ...overrides,
+  });
 
 /** The default image workflow with a preview node beside the save node, and a sampler slot (a Model Center field passed as given). */
 export function previewTemplate(name = 'sdxl-preview'): ComfyTemplate {
@@ -25,7 +28,21 @@ export function previewTemplate(name = 'sdxl-preview'): ComfyTemplate {
     slots: { prompt: '6.text', seed: '3.seed', width: '5.width', height: '5.height', sampler: '3.sampler_name', steps: '3.steps' },
   };
   const t = templateOf(name, spec, {
-    3: { class_type: 'KSampler', inputs: { seed: 1, steps: 20, cfg: 7, sampler_name: 'euler', scheduler: 'normal', denoise: 1, model: ['4', 0], positive: ['6', 0], negative: ['7', 0], latent_image: ['5', 0] } },
+    3: {
+      class_type: 'KSampler',
+      inputs: {
+        seed: 1,
+        steps: 20,
+        cfg: 7,
+        sampler_name: 'euler',
+        scheduler: 'normal',
+        denoise: 1,
+        model: ['4', 0],
+        positive: ['6', 0],
+        negative: ['7', 0],
+        latent_image: ['5', 0],
+      },
+    },
     4: { class_type: 'CheckpointLoaderSimple', inputs: { ckpt_name: 'sd_xl_base_1.0.safetensors' } },
     5: { class_type: 'EmptyLatentImage', inputs: { width: 1024, height: 1024, batch_size: 1 } },
     6: { class_type: 'CLIPTextEncode', inputs: { text: 'x', clip: ['4', 1] } },

@@ -42,7 +42,12 @@ declare const document: any;
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-export interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
 
 /**
  * axe-core's serious and critical violations on the page. Its source is evaluated through the

@@ -43,7 +43,9 @@ export async function startFakeOpenAi(initial: Behaviour = reply({ content: 'Hel
     baseUrl: '',
     requests: [],
     clientCloses: 0,
-    behave: (b) => { behaviour = b; },
+    behave: (b) => {
+      behaviour = b;
+    },
     nextClientClose: () => new Promise((resolve) => closeWaiters.push(resolve)),
     close: async () => {
       server.closeAllConnections();
@@ -55,7 +57,11 @@ export async function startFakeOpenAi(initial: Behaviour = reply({ content: 'Hel
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: Record<string, unknown> = {};
-    try { body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>; } catch { /* recorded as {} */ }
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    } catch {
+      /* recorded as {} */
+    }
     fake.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
     res.on('close', () => {
       if (!res.writableFinished) {
@@ -65,7 +71,9 @@ export async function startFakeOpenAi(initial: Behaviour = reply({ content: 'Hel
     });
     // GET /v1/models: the models the key may use (a channel's probe, G323)
     if (req.method === 'GET' && req.url === '/v1/models') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1721172741, owned_by: 'system' }] }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1721172741, owned_by: 'system' }] }));
       return;
     }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
@@ -114,7 +122,16 @@ export function streamEvents(o: ReplyOptions, model: unknown, includeUsage: bool
   for (const p of pieces) events.push(JSON.stringify(chunkObject({ content: p }, null, model)));
   events.push(JSON.stringify(chunkObject({}, o.finishReason === undefined ? 'stop' : o.finishReason, model)));
   if (includeUsage && o.usage !== null) {
-    events.push(JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: o.usage ?? { prompt_tokens: 11, completion_tokens: pieces.length, total_tokens: 11 + pieces.length } }));
+    events.push(
+      JSON.stringify({
+        id: 'chatcmpl-fake',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model,
+        choices: [],
+        usage: o.usage ?? { prompt_tokens: 11, completion_tokens: pieces.length, total_tokens: 11 + pieces.length },
+      }),
+    );
   }
   if (!o.noDone) events.push('[DONE]');
   return events;
@@ -126,7 +143,10 @@ export function reply(o: ReplyOptions): Behaviour {
     if (o.delayMs) await sleep(o.delayMs);
     if (body.stream !== true) {
       const json: Record<string, unknown> = {
-        id: 'chatcmpl-fake', object: 'chat.completion', created: 1, model: body.model,
+        id: 'chatcmpl-fake',
+        object: 'chat.completion',
+        created: 1,
+        model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content: o.content }, finish_reason: o.finishReason === undefined ? 'stop' : o.finishReason }],
       };
       if (o.usage !== null) json.usage = o.usage ?? { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 };

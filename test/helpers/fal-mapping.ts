@@ -17,7 +17,11 @@ export const FAL_MODELS: FalModels = {
   'fal-ai/flux/dev': {
     inputs: {
       prompt: 'prompt',
-      size: { to: 'image_size', values: { '1:1': 'square_hd', '16:9': 'landscape_16_9', '9:16': 'portrait_16_9', '4:3': 'landscape_4_3', '3:4': 'portrait_4_3' }, default: '1:1' },
+      size: {
+        to: 'image_size',
+        values: { '1:1': 'square_hd', '16:9': 'landscape_16_9', '9:16': 'portrait_16_9', '4:3': 'landscape_4_3', '3:4': 'portrait_4_3' },
+        default: '1:1',
+      },
       resolution: { accept: ['1k'] },
     },
     constants: { num_images: 1, enable_safety_checker: true },
@@ -26,5 +30,8 @@ export const FAL_MODELS: FalModels = {
   'fal-ai/veo3': veo(false),
   'fal-ai/veo3/image-to-video': veo(true),
   // a mapping that sends an input value the model refuses when it runs (only the result shows it)
-  'fal-ai/kling-video/v2/master/text-to-video': { inputs: { prompt: 'prompt', duration: { to: 'duration', values: { 8: '8' } }, aspect_ratio: 'aspect_ratio', resolution: { accept: ['720p'] } }, output: 'video.url' },
+  'fal-ai/kling-video/v2/master/text-to-video': {
+    inputs: { prompt: 'prompt', duration: { to: 'duration', values: { 8: '8' } }, aspect_ratio: 'aspect_ratio', resolution: { accept: ['720p'] } },
+    output: 'video.url',
+  },
 };

@@ -44,10 +44,24 @@ export type Fault =
 export type FaultKind = 'status' | 'reset' | 'hang' | 'malformed' | 'forward-then-reset' | 'forward-then-hang' | 'rewrite-json';
 
 /** Headers of one connection, never passed on (RFC 9110 7.6.1), plus those named in `Connection`. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 export function endToEndHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
-  const named = new Set(String(headers.connection ?? '').split(',').map((h) => h.trim().toLowerCase()));
+  const named = new Set(
+    String(headers.connection ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase()),
+  );
   const out: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined && !HOP_BY_HOP.has(name) && !named.has(name)) out[name] = value;
@@ -82,7 +96,14 @@ function send(res: http.ServerResponse, seen: SeenRequest, status: number, heade
 /** Sends a JSON body (or a string as text) of the proxy's own. */
 export function sendMadeUp(res: http.ServerResponse, seen: SeenRequest, fault: StatusFault): void {
   const status = fault.status;
-  const given = fault.body ?? { error: { message: `fault-proxy: injected HTTP ${status}`, type: errorType(status), param: null, code: status === 429 ? 'rate_limited' : `injected_${status}` } };
+  const given = fault.body ?? {
+    error: {
+      message: `fault-proxy: injected HTTP ${status}`,
+      type: errorType(status),
+      param: null,
+      code: status === 429 ? 'rate_limited' : `injected_${status}`,
+    },
+  };
   const body = typeof given === 'string' ? given : JSON.stringify(given);
   const headers: Record<string, string> = { 'content-type': typeof given === 'string' ? 'text/plain; charset=utf-8' : 'application/json' };
   if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
@@ -90,7 +111,12 @@ export function sendMadeUp(res: http.ServerResponse, seen: SeenRequest, fault: S
 }
 
 /** Answers a fault that does not forward (status, reset, hang, malformed). */
-export function answerFault(req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, fault: Exclude<Fault, { forwardThen: unknown } | { rewriteJson: unknown }>): void {
+export function answerFault(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  seen: SeenRequest,
+  fault: Exclude<Fault, { forwardThen: unknown } | { rewriteJson: unknown }>,
+): void {
   if (fault === 'reset') {
     seen.action = 'reset';
     cut(seen, req);
@@ -120,15 +146,28 @@ export function forwardRequest({ req, res, seen, body }: Exchange, to: ForwardTo
   if (then) seen.action = `forward-then-${then}`;
 
   const upstream = http.request({
-    protocol: to.target.protocol, hostname: to.target.hostname, port: to.target.port, agent: to.agent,
-    method: req.method, path: req.url, headers: { ...endToEndHeaders(req.headers), host: to.target.host },
+    protocol: to.target.protocol,
+    hostname: to.target.hostname,
+    port: to.target.port,
+    agent: to.agent,
+    method: req.method,
+    path: req.url,
+    headers: { ...endToEndHeaders(req.headers), host: to.target.host },
   });
-  res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
   upstream.on('error', (err) => {
     if (res.destroyed) return;
-    if (seen.targetStatus !== undefined || res.headersSent) { cut(seen, req); return; }
+    if (seen.targetStatus !== undefined || res.headersSent) {
+      cut(seen, req);
+      return;
+    }
     seen.targetError = err.message;
-    sendMadeUp(res, seen, { status: 502, body: { error: { message: `fault-proxy: the target could not be reached: ${err.message}`, type: 'upstream_error', param: null, code: 'upstream_error' } } });
+    sendMadeUp(res, seen, {
+      status: 502,
+      body: { error: { message: `fault-proxy: the target could not be reached: ${err.message}`, type: 'upstream_error', param: null, code: 'upstream_error' } },
+    });
   });
   upstream.on('response', (answer) => {
     const status = answer.statusCode ?? 502;
@@ -146,13 +185,19 @@ export function forwardRequest({ req, res, seen, body }: Exchange, to: ForwardTo
       text = Buffer.concat(parts).toString('utf8');
       seen.response = text.length > MAX_RECORDED_ANSWER ? text.slice(0, MAX_RECORDED_ANSWER) : text;
     });
-    answer.on('close', () => { if (!answer.complete && !res.destroyed) cut(seen, req); });
+    answer.on('close', () => {
+      if (!answer.complete && !res.destroyed) cut(seen, req);
+    });
     if (then === 'reset') answer.once('end', () => cut(seen, req));
     if (then) return; // a held answer is read and never sent
     if (rewrite && /\bjson\b/i.test(String(answer.headers['content-type'] ?? ''))) {
       answer.once('end', () => {
         let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
         // A rewrite that throws is the test's bug: it surfaces as an uncaught error, never as a pass.
         const rewritten = json === undefined ? undefined : rewrite(json, { method: seen.method, url: seen.url, status });
         const out = rewritten === undefined ? text : JSON.stringify(rewritten);

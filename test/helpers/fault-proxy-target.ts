@@ -6,7 +6,11 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Answer { status: number; headers: http.IncomingHttpHeaders; text: string }
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
 
 /** One request on a fresh connection; rejects with the socket error (its `code`) when there is no answer. */
 export function send(url: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
@@ -23,7 +27,11 @@ export function send(url: string, o: { method?: string; headers?: Record<string,
 }
 
 /** The socket error code of a request that got no answer, or 'answered'. */
-export const errorCode = (p: Promise<unknown>): Promise<string> => p.then(() => 'answered', (err: NodeJS.ErrnoException) => err.code ?? err.message);
+export const errorCode = (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => 'answered',
+    (err: NodeJS.ErrnoException) => err.code ?? err.message,
+  );
 
 /** The target: `/echo` answers what it got; `POST /tasks` creates; `/task/:status` answers a task; `/sse` streams behind gates. */
 export interface Target {
@@ -68,6 +76,10 @@ export async function startTarget(): Promise<Target> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   target.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  target.close = async () => { server.closeAllConnections(); server.close(); await once(server, 'close'); };
+  target.close = async () => {
+    server.closeAllConnections();
+    server.close();
+    await once(server, 'close');
+  };
   return target;
 }

@@ -134,7 +134,12 @@ function forwards(fault: Fault | undefined): fault is undefined | Extract<Fault,
   return fault === undefined || (typeof fault === 'object' && ('forwardThen' in fault || 'rewriteJson' in fault));
 }
 
-interface RuleState { spec: FaultRuleSpec; matched: number; applied: number; removed: boolean }
+interface RuleState {
+  spec: FaultRuleSpec;
+  matched: number;
+  applied: number;
+  removed: boolean;
+}
 
 export async function startFaultProxy(options: { target?: string } = {}): Promise<FaultProxy> {
   let target = options.target === undefined ? undefined : new URL(options.target);
@@ -171,8 +176,15 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const seen: SeenRequest = {
-      seq: proxy.requests.length, at: Date.now(), method: req.method ?? 'GET', url, headers: req.headers,
-      idempotencyKey: headerText(req.headers['idempotency-key']), body: '', received: false, action: 'forwarded',
+      seq: proxy.requests.length,
+      at: Date.now(),
+      method: req.method ?? 'GET',
+      url,
+      headers: req.headers,
+      idempotencyKey: headerText(req.headers['idempotency-key']),
+      body: '',
+      received: false,
+      action: 'forwarded',
     };
     proxy.requests.push(seen);
     open.set(res, seen);
@@ -200,7 +212,10 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
     if (seen.url.startsWith(GONE_PREFIX)) {
       seen.action = 'gone';
       const status = Number(seen.url.slice(GONE_PREFIX.length).split(/[/?]/, 1)[0]) || 404;
-      sendMadeUp(res, seen, { status, body: { error: { message: 'fault-proxy: this file is gone', type: 'not_found_error', param: null, code: 'result_not_found' } } });
+      sendMadeUp(res, seen, {
+        status,
+        body: { error: { message: 'fault-proxy: this file is gone', type: 'not_found_error', param: null, code: 'result_not_found' } },
+      });
       return;
     }
     const fault = faultFor(seen);
@@ -208,7 +223,10 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
       answerFault(req, res, seen, fault);
     } else if (target === undefined) {
       seen.targetError = 'no target set';
-      sendMadeUp(res, seen, { status: 502, body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } } });
+      sendMadeUp(res, seen, {
+        status: 502,
+        body: { error: { message: 'fault-proxy: no target set', type: 'upstream_error', param: null, code: 'upstream_error' } },
+      });
     } else {
       forwardRequest({ req, res, seen, body }, { target, agent }, fault);
     }
@@ -222,7 +240,12 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   let down = false;
   async function listen(port: number): Promise<number> {
     server.listen(port, '127.0.0.1');
-    await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => { throw err; })]);
+    await Promise.race([
+      once(server, 'listening'),
+      once(server, 'error').then(([err]) => {
+        throw err;
+      }),
+    ]);
     return (server.address() as AddressInfo).port;
   }
   async function goDown(): Promise<void> {
@@ -237,17 +260,27 @@ export async function startFaultProxy(options: { target?: string } = {}): Promis
   const proxy: FaultProxy = {
     url: `http://127.0.0.1:${port}`,
     port,
-    get target() { return target?.origin ?? ''; },
-    setTarget(url) { target = new URL(url); },
+    get target() {
+      return target?.origin ?? '';
+    },
+    setTarget(url) {
+      target = new URL(url);
+    },
     requests: [],
     addRule(spec) {
       const state: RuleState = { spec, matched: 0, applied: 0, removed: false };
       rules.push(state);
       return {
         spec,
-        get matched() { return state.matched; },
-        get applied() { return state.applied; },
-        remove: () => { state.removed = true; },
+        get matched() {
+          return state.matched;
+        },
+        get applied() {
+          return state.applied;
+        },
+        remove: () => {
+          state.removed = true;
+        },
       };
     },
     clearRules() {

@@ -10,7 +10,9 @@ import { afterAll } from 'vitest';
 /** A folder under the OS temp folder, removed after all tests of the file; `onDisk(bytes)` writes a new file there and answers its path. */
 export function filesOnDisk(prefix: string): { dir: string; onDisk(bytes: Buffer): string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  afterAll(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  afterAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
   let files = 0;
   return {
     dir,

@@ -29,7 +29,8 @@ export async function downloadServed(origin: string, url: string): Promise<Buffe
 /** A request to a listening gateway with `key` as its bearer key (a JSON body when `payload` is given): status and JSON reply. */
 export async function fetchJson(url: string, key: string, method = 'GET', payload?: unknown): Promise<{ status: number; json: Record<string, any> }> {
   const res = await fetch(url, {
-    method, headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
     ...(payload !== undefined && { body: JSON.stringify(payload) }),
   });
   return { status: res.status, json: (await res.json()) as Record<string, any> };

@@ -83,9 +83,17 @@ export function tempDir(prefix = 'mediagate-test-'): string {
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = tempDir();
   const config = loadConfig({
-    MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',
-    MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', MEDIAGATE_MIN_FREE_DISK_MB: '0',
-    ...(options.workers === false && { MEDIAGATE_WORKERS: '0' }), ...options.env,
+    MEDIAGATE_DATA_DIR: dataDir,
+    MEDIAGATE_SANDBOX_TIMING: 'instant',
+    MEDIAGATE_LOG_LEVEL: 'silent',
+    MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
+    MEDIAGATE_RATE_LIMIT: 'off',
+    MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+    MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: '0',
+    MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+    MEDIAGATE_MIN_FREE_DISK_MB: '0',
+    ...(options.workers === false && { MEDIAGATE_WORKERS: '0' }),
+    ...options.env,
   });
   const gateway = await createGateway(config, {
     store: options.store ?? (harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:')),
@@ -109,12 +117,27 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const key = (await createApiKey(store.keys, 'alice')).secret;
   const otherKey = (await createApiKey(store.keys, 'bob')).secret;
   return {
-    app, store, config, runner, signer, blobs, dataDir, tmpDir: gateway.tmpDir, key, otherKey, gateway,
+    app,
+    store,
+    config,
+    runner,
+    signer,
+    blobs,
+    dataDir,
+    tmpDir: gateway.tmpDir,
+    key,
+    otherKey,
+    gateway,
     auth: (k = key) => ({ authorization: `Bearer ${k}` }),
-    waitForTask: (id, statuses = ['completed', 'failed', 'cancelled'], timeoutMs = 15_000) => waitFor(async () => {
-      const t = await store.tasks.get(id);
-      return t && statuses.includes(t.status) ? t : undefined;
-    }, timeoutMs, `task ${id} to reach ${statuses.join('/')}`),
+    waitForTask: (id, statuses = ['completed', 'failed', 'cancelled'], timeoutMs = 15_000) =>
+      waitFor(
+        async () => {
+          const t = await store.tasks.get(id);
+          return t && statuses.includes(t.status) ? t : undefined;
+        },
+        timeoutMs,
+        `task ${id} to reach ${statuses.join('/')}`,
+      ),
     close: async () => {
       await gateway.close(1000);
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -26,7 +26,9 @@ export function heldSandbox(): HeldSandbox {
     let g = gates.get(id);
     if (!g) {
       let release = (): void => undefined;
-      const open = new Promise<void>((resolve) => { release = resolve; });
+      const open = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       g = { open, release };
       gates.set(id, g);
     }
@@ -39,9 +41,15 @@ export function heldSandbox(): HeldSandbox {
         // held until released; a cancel or a shutdown (the signal) ends the wait as it would a generation
         await new Promise<void>((resolve, reject) => {
           const onAbort = (): void => reject(ctx.signal.reason);
-          if (ctx.signal.aborted) { onAbort(); return; }
+          if (ctx.signal.aborted) {
+            onAbort();
+            return;
+          }
           ctx.signal.addEventListener('abort', onAbort, { once: true });
-          void gate(job.taskId).open.then(() => { ctx.signal.removeEventListener('abort', onAbort); resolve(); });
+          void gate(job.taskId).open.then(() => {
+            ctx.signal.removeEventListener('abort', onAbort);
+            resolve();
+          });
         });
       }
       return sandbox.start(job, ctx);

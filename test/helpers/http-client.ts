@@ -30,22 +30,29 @@ export interface HttpCall {
 export function httpCall(url: string, call: HttpCall = {}): Promise<HttpReply> {
   const body = call.json === undefined ? undefined : JSON.stringify(call.json);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: call.method ?? (body === undefined ? 'GET' : 'POST'),
-      agent: call.agent ?? false,
-      headers: {
-        ...(call.key && { authorization: `Bearer ${call.key}` }),
-        ...(body !== undefined && { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
-        ...call.headers,
+    const req = http.request(
+      url,
+      {
+        method: call.method ?? (body === undefined ? 'GET' : 'POST'),
+        agent: call.agent ?? false,
+        headers: {
+          ...(call.key && { authorization: `Bearer ${call.key}` }),
+          ...(body !== undefined && { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+          ...call.headers,
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { text += chunk; call.onChunk?.(chunk); });
-      res.on('error', reject);
-      res.on('aborted', () => reject(Object.assign(new Error('the reply was cut short'), { code: 'ECONNRESET' })));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, reusedSocket: req.reusedSocket }));
-    });
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          call.onChunk?.(chunk);
+        });
+        res.on('error', reject);
+        res.on('aborted', () => reject(Object.assign(new Error('the reply was cut short'), { code: 'ECONNRESET' })));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, reusedSocket: req.reusedSocket }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

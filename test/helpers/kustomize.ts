@@ -29,10 +29,12 @@ export function readEnvFile(file: string): Record<string, string> {
 }
 
 export function readYamlDocs(file: string): Doc[] {
-  return parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => {
-    if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]!.message}`);
-    return d.toJS() as Doc;
-  }).filter((d) => d !== null);
+  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
+    .map((d) => {
+      if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]!.message}`);
+      return d.toJS() as Doc;
+    })
+    .filter((d) => d !== null);
 }
 
 const keyOf = (d: Doc): string => `${d.kind}/${d.metadata?.name}`;
@@ -81,7 +83,10 @@ export function kustomize(dir: string): Doc[] {
     const p = path.join(dir, r);
     docs.push(...(fs.statSync(p).isDirectory() ? kustomize(p) : readYamlDocs(p)));
   }
-  for (const [kind, list] of [['ConfigMap', k.configMapGenerator], ['Secret', k.secretGenerator]] as const) {
+  for (const [kind, list] of [
+    ['ConfigMap', k.configMapGenerator],
+    ['Secret', k.secretGenerator],
+  ] as const) {
     for (const spec of list ?? []) {
       const made = generated(kind, dir, spec);
       const existing = docs.find((d) => keyOf(d) === keyOf(made));

@@ -85,8 +85,12 @@ export function loadedPackages(env: Record<string, string>, then = ''): Promise<
   });
   let out = '';
   let err = '';
-  child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (status) => {

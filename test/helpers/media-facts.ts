@@ -23,7 +23,11 @@ export function sniffContentType(bytes: Buffer): string | undefined {
   return undefined;
 }
 
-export interface ImageFacts { format: string; width: number; height: number }
+export interface ImageFacts {
+  format: string;
+  width: number;
+  height: number;
+}
 
 export async function imageFacts(bytes: Buffer): Promise<ImageFacts> {
   const meta = await sharp(bytes).metadata();
@@ -39,8 +43,17 @@ export interface TimedFacts {
 }
 
 interface ProbeStream {
-  codec_type?: string; codec_name?: string; profile?: string; pix_fmt?: string; width?: number; height?: number;
-  avg_frame_rate?: string; nb_frames?: string; nb_read_frames?: string; sample_rate?: string; channels?: number;
+  codec_type?: string;
+  codec_name?: string;
+  profile?: string;
+  pix_fmt?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  nb_frames?: string;
+  nb_read_frames?: string;
+  sample_rate?: string;
+  channels?: number;
 }
 
 const ffprobe = (): string => (createRequire(import.meta.url)('@ffprobe-installer/ffprobe') as { path: string }).path;
@@ -55,7 +68,10 @@ export function timedFacts(bytes: Buffer): TimedFacts {
   const file = path.join(dir, 'probe.bin');
   fs.writeFileSync(file, bytes);
   try {
-    const r = spawnSync(ffprobe(), ['-v', 'error', '-count_frames', '-print_format', 'json', '-show_format', '-show_streams', file], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(ffprobe(), ['-v', 'error', '-count_frames', '-print_format', 'json', '-show_format', '-show_streams', file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     if (r.status !== 0) throw new Error(`ffprobe could not read the file: ${r.stderr.slice(0, 500)}`);
     const out = JSON.parse(r.stdout) as { format?: { format_name?: string; duration?: string }; streams?: ProbeStream[] };
     const v = out.streams?.find((s) => s.codec_type === 'video');
@@ -63,10 +79,17 @@ export function timedFacts(bytes: Buffer): TimedFacts {
     return {
       container: out.format?.format_name ?? 'unknown',
       durationSec: Number(out.format?.duration ?? Number.NaN),
-      video: v ? {
-        codec: v.codec_name ?? 'unknown', ...(v.profile && { profile: v.profile }), ...(v.pix_fmt && { pixFmt: v.pix_fmt }),
-        width: v.width ?? 0, height: v.height ?? 0, fps: rate(v.avg_frame_rate), frames: Number(v.nb_read_frames ?? v.nb_frames ?? 0),
-      } : null,
+      video: v
+        ? {
+            codec: v.codec_name ?? 'unknown',
+            ...(v.profile && { profile: v.profile }),
+            ...(v.pix_fmt && { pixFmt: v.pix_fmt }),
+            width: v.width ?? 0,
+            height: v.height ?? 0,
+            fps: rate(v.avg_frame_rate),
+            frames: Number(v.nb_read_frames ?? v.nb_frames ?? 0),
+          }
+        : null,
       audio: a ? { codec: a.codec_name ?? 'unknown', sampleRate: Number(a.sample_rate ?? 0), channels: a.channels ?? 0 } : null,
     };
   } finally {

@@ -14,7 +14,10 @@ import { ffmpegPath } from '../../src/media/ffmpeg.js';
 const cache = new Map<string, Promise<Buffer>>();
 const once = (key: string, make: () => Promise<Buffer>): Promise<Buffer> => {
   let p = cache.get(key);
-  if (!p) { p = make(); cache.set(key, p); }
+  if (!p) {
+    p = make();
+    cache.set(key, p);
+  }
   return p;
 };
 
@@ -26,8 +29,13 @@ function bmp(width: number, height: number): Buffer {
   const size = 54 + row * height;
   const b = Buffer.alloc(size, 0x80);
   b.write('BM', 0, 'latin1');
-  b.writeUInt32LE(size, 2); b.writeUInt32LE(54, 10); b.writeUInt32LE(40, 14);
-  b.writeInt32LE(width, 18); b.writeInt32LE(height, 22); b.writeUInt16LE(1, 26); b.writeUInt16LE(24, 28);
+  b.writeUInt32LE(size, 2);
+  b.writeUInt32LE(54, 10);
+  b.writeUInt32LE(40, 14);
+  b.writeInt32LE(width, 18);
+  b.writeInt32LE(height, 22);
+  b.writeUInt16LE(1, 26);
+  b.writeUInt16LE(24, 28);
   b.writeUInt32LE(row * height, 34);
   return b;
 }
@@ -49,7 +57,10 @@ function ffmpeg(args: string[], ext: string): Promise<Buffer> {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fixture-')), `out.${ext}`);
   return new Promise((resolve, reject) => {
     execFile(ffmpegPath(), ['-y', '-hide_banner', '-loglevel', 'error', ...args, out], (err) => {
-      if (err) { reject(err); return; }
+      if (err) {
+        reject(err);
+        return;
+      }
       resolve(fs.readFileSync(out));
       fs.rmSync(path.dirname(out), { recursive: true, force: true });
     });
@@ -57,17 +68,34 @@ function ffmpeg(args: string[], ext: string): Promise<Buffer> {
 }
 
 export function video(width: number, height: number, seconds: number, fps = 24, format: 'mp4' | 'mov' = 'mp4'): Promise<Buffer> {
-  return once(`video:${width}x${height}:${seconds}:${fps}:${format}`, () => ffmpeg([
-    '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=${fps}:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-f', format,
-  ], format));
+  return once(`video:${width}x${height}:${seconds}:${fps}:${format}`, () =>
+    ffmpeg(
+      [
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc=size=${width}x${height}:rate=${fps}:duration=${seconds}`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-pix_fmt',
+        'yuv420p',
+        '-f',
+        format,
+      ],
+      format,
+    ),
+  );
 }
 
 export function audio(seconds: number, format: 'wav' | 'mp3' = 'wav'): Promise<Buffer> {
-  return once(`audio:${seconds}:${format}`, () => ffmpeg([
-    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
-    ...(format === 'mp3' ? ['-c:a', 'libmp3lame', '-b:a', '64k'] : ['-c:a', 'pcm_s16le']),
-  ], format));
+  return once(`audio:${seconds}:${format}`, () =>
+    ffmpeg(
+      ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`, ...(format === 'mp3' ? ['-c:a', 'libmp3lame', '-b:a', '64k'] : ['-c:a', 'pcm_s16le'])],
+      format,
+    ),
+  );
 }
 
 /** A loopback server answering registered paths with bytes; counts every request it gets. */
@@ -89,19 +117,38 @@ export async function startMediaServer(): Promise<MediaServer> {
   const server = http.createServer((req, res) => {
     const p = (req.url ?? '/').split('?')[0]!;
     requests.set(p, (requests.get(p) ?? 0) + 1);
-    if (stalled.has(p)) { res.writeHead(200, { 'content-type': 'image/png', 'content-length': 100000 }); res.write(Buffer.alloc(10)); return; }
+    if (stalled.has(p)) {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': 100000 });
+      res.write(Buffer.alloc(10));
+      return;
+    }
     const f = files.get(p);
-    if (!f) { res.writeHead(404).end('not found'); return; }
+    if (!f) {
+      res.writeHead(404).end('not found');
+      return;
+    }
     res.writeHead(200, { 'content-type': f.type, 'content-length': f.body.length }).end(f.body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   const url = (p: string): string => `http://127.0.0.1:${port}${p}`;
   return {
-    port, requests, url,
-    serve(p, body, contentType) { files.set(p, { body, type: contentType }); return url(p); },
-    stall(p) { stalled.add(p); return url(p); },
+    port,
+    requests,
+    url,
+    serve(p, body, contentType) {
+      files.set(p, { body, type: contentType });
+      return url(p);
+    },
+    stall(p) {
+      stalled.add(p);
+      return url(p);
+    },
     total: () => [...requests.values()].reduce((a, b) => a + b, 0),
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -13,7 +13,10 @@ export default function setup(): () => Promise<void> {
   process.env.MEDIAGATE_TEST_POSTGRES_RUN = run; // the test processes, started after this, inherit it
   return async () => {
     // the server of test/helpers/postgres.ts (not imported: it loads the store, which this process never needs)
-    const client = new pg.Client({ connectionString: process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test', connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({
+      connectionString: process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+      connectionTimeoutMillis: 2000,
+    });
     try {
       await client.connect();
     } catch {

@@ -144,7 +144,8 @@ export async function openTestPostgresStore(): Promise<Store> {
     close: async () => {
       await close();
       const dropped = withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      if (run) dropped.catch(() => undefined); // the global teardown drops it if this did not
+      if (run)
+        dropped.catch(() => undefined); // the global teardown drops it if this did not
       else await dropped;
     },
   };

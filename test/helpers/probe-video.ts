@@ -1,7 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { ffmpegPath } from '../../src/media/ffmpeg.js';
 
-export interface VideoFacts { codec: string; width: number; height: number; durationSec: number; frames: number; audio: string | null }
+export interface VideoFacts {
+  codec: string;
+  width: number;
+  height: number;
+  durationSec: number;
+  frames: number;
+  audio: string | null;
+}
 
 /** Reads an MP4 with ffmpeg itself (no ffprobe here): codec, size, duration, decoded frame count, audio codec. */
 export function probeVideo(file: string): VideoFacts {
@@ -13,8 +20,11 @@ export function probeVideo(file: string): VideoFacts {
   const audio = /Stream #\d+:\d+.*?: Audio: (\w+)/.exec(err);
   if (!video || !duration) throw new Error(`not a video: ${err.slice(0, 500)}`);
   return {
-    codec: video[1]!, width: Number(video[2]), height: Number(video[3]),
+    codec: video[1]!,
+    width: Number(video[2]),
+    height: Number(video[3]),
     durationSec: Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]),
-    frames: frames ? Number(frames[1]) : 0, audio: audio ? audio[1]! : null,
+    frames: frames ? Number(frames[1]) : 0,
+    audio: audio ? audio[1]! : null,
   };
 }

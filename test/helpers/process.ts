@@ -27,12 +27,21 @@ export function runCliAsync(args: string[], env: Record<string, string>): Promis
 }
 
 /** Runs `file` (this environment plus `env`, in `cwd`) to its end without blocking, collecting its output; killed after 60 s. */
-export function runCollecting(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCollecting(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr }));
@@ -49,7 +58,11 @@ export interface ServerProcess {
 
 /** Starts `mediagate serve [args]` on a free port and resolves once it logs that it listens. */
 export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEDIAGATE_MIN_FREE_DISK_MB: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MEDIAGATE_MIN_FREE_DISK_MB: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -60,11 +73,17 @@ export async function startServerProcess(env: Record<string, string>, args: stri
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       const m = /"address":"(http:\/\/[^"]+)"/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1]!); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${out}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
   });
   return { child, url, output: () => out, exited };
 }

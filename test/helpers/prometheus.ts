@@ -32,7 +32,9 @@ const matches = (labels: Labels | undefined, want: Labels): boolean => Object.en
 
 /** The sum of a counter's or gauge's samples whose labels include `want`. */
 export function sampleSum(s: Scrape, name: string, want: Labels = {}): number {
-  return family(s, name).metrics.filter((m) => matches(m.labels, want)).reduce((n, m) => n + Number(m.value), 0);
+  return family(s, name)
+    .metrics.filter((m) => matches(m.labels, want))
+    .reduce((n, m) => n + Number(m.value), 0);
 }
 
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/;
@@ -53,5 +55,11 @@ export function countOf(s: Scrape, name: string, want: Labels = {}): number {
 
 /** Every value of one label across a metric's samples. */
 export function labelValues(s: Scrape, name: string, label: string): string[] {
-  return [...new Set(family(s, name).metrics.map((m) => m.labels?.[label]).filter((v): v is string => v !== undefined))].sort();
+  return [
+    ...new Set(
+      family(s, name)
+        .metrics.map((m) => m.labels?.[label])
+        .filter((v): v is string => v !== undefined),
+    ),
+  ].sort();
 }

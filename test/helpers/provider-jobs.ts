@@ -20,8 +20,14 @@ export function jobOfPlan(plan: SubmitPlan, upstreamModel: string): ProviderJob 
 /** A context that never aborts, logs nothing and has no media unless `overrides` says. */
 export function providerContext(overrides: Partial<ProviderContext> = {}): ProviderContext {
   return {
-    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
-    readMedia: async (ref) => { throw new Error(`no medium ${ref.url} in this test`); }, mediaUrl: (ref) => ref.url,
+    signal: new AbortController().signal,
+    log: createLogger('silent'),
+    workDir: '',
+    reportProgress: () => undefined,
+    readMedia: async (ref) => {
+      throw new Error(`no medium ${ref.url} in this test`);
+    },
+    mediaUrl: (ref) => ref.url,
     ...overrides,
   };
 }

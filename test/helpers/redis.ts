@@ -12,7 +12,10 @@ export async function redisUnavailable(): Promise<string | undefined> {
   const url = new URL(REDIS_URL);
   const reason = await new Promise<string | undefined>((resolve) => {
     const socket = net.connect({ host: url.hostname, port: Number(url.port || 6379) });
-    const done = (why: string | undefined): void => { socket.destroy(); resolve(why); };
+    const done = (why: string | undefined): void => {
+      socket.destroy();
+      resolve(why);
+    };
     socket.setTimeout(3000, () => done('no answer within 3 s'));
     socket.once('error', (err) => done(err.message));
     socket.once('connect', () => socket.write('PING\r\n'));

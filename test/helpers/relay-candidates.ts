@@ -37,7 +37,12 @@ export interface RelayCandidates {
   close(): Promise<void>;
 }
 
-export interface Answer { status: number; json: Record<string, any>; text: string; headers: Headers }
+export interface Answer {
+  status: number;
+  json: Record<string, any>;
+  text: string;
+  headers: Headers;
+}
 
 export interface RelayCandidatesOptions {
   /** Options of the upstream behind channel `id`. */
@@ -54,10 +59,18 @@ async function startChannel(id: string, options: HarnessOptions = {}): Promise<R
   });
   proxy.setTarget(upstream.origin);
   const relay = createRelayProvider({
-    id, baseUrl: proxy.url, powerBaseUrl: `${proxy.url}/power`, apiBaseUrl: `${proxy.url}/api`, apiKey: upstream.key, pollSeconds: 0.05,
+    id,
+    baseUrl: proxy.url,
+    powerBaseUrl: `${proxy.url}/power`,
+    apiBaseUrl: `${proxy.url}/api`,
+    apiKey: upstream.key,
+    pollSeconds: 0.05,
   });
   return {
-    id, proxy, upstream, relay,
+    id,
+    proxy,
+    upstream,
+    relay,
     creates: () => proxy.requests.filter((r) => r.method === 'POST' && r.idempotencyKey !== undefined),
     about: (upstreamId) => proxy.requests.filter((r) => r.url.split('?', 1)[0]!.split('/').includes(upstreamId)),
     upstreamTasks: async () => Object.values(await countTasksByStatus(upstream.store.tasks)).reduce((sum, n) => sum + n, 0),
@@ -68,19 +81,29 @@ export async function startRelayCandidates(options: RelayCandidatesOptions = {})
   const a = await startChannel('a', options.upstream?.('a'));
   const b = await startChannel('b', options.upstream?.('b'));
   // every model, media and chat: `a` first, `b` when `a` cannot take the call
-  const route: RouteCandidate[] = [{ provider: 'a', priority: 0, weight: 1 }, { provider: 'b', priority: 1, weight: 1 }];
+  const route: RouteCandidate[] = [
+    { provider: 'a', priority: 0, weight: 1 },
+    { provider: 'b', priority: 1, weight: 1 },
+  ];
   // the relaying worker's own waits a tenth of an operator's, as in relay-pair.ts (G267)
   const relaying = await listeningGateway({ backoffScale: RELAYING_BACKOFF_SCALE, ...options.relaying, providers: [a.relay, b.relay], routes: { '*': route } });
   return {
-    a, b, relaying,
+    a,
+    b,
+    relaying,
     async call(method, path, body, headers = {}) {
       const res = await fetch(`${relaying.origin}${path}`, {
-        method, headers: { authorization: `Bearer ${relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+        method,
+        headers: { authorization: `Bearer ${relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       });
       const text = await res.text();
       let json: Record<string, any> = {};
-      try { json = JSON.parse(text) as Record<string, any>; } catch { /* an event stream: the text is the answer */ }
+      try {
+        json = JSON.parse(text) as Record<string, any>;
+      } catch {
+        /* an event stream: the text is the answer */
+      }
       return { status: res.status, json, text, headers: res.headers };
     },
     close: async () => {

@@ -37,16 +37,26 @@ export interface FamilyCase {
 export const FAMILIES = {
   pic: { create: '/v1/pic/images', body: (text) => ({ model: 'pic', prompt: text }), query: /^\/v1\/result\// },
   motion: {
-    create: '/v1/motion/videos', body: (text) => ({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text }], duration: 2 }), query: /^\/power\/v1\/result\//,
+    create: '/v1/motion/videos',
+    body: (text) => ({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text }], duration: 2 }),
+    query: /^\/power\/v1\/result\//,
   },
   videos: { create: '/v1/videos/videos', body: (text) => ({ model: 'videos_fast', prompt: text, duration: 4, ratio: '9:16' }), query: /^\/v1\/result\// },
-  'model-center': { create: '/v2/model-center/tasks', body: (text) => ({ model: 'imagegen-5.0', prompt: text, size: '320x200' }), query: /^\/v2\/model-center\/tasks\// },
+  'model-center': {
+    create: '/v2/model-center/tasks',
+    body: (text) => ({ model: 'imagegen-5.0', prompt: text, size: '320x200' }),
+    query: /^\/v2\/model-center\/tasks\//,
+  },
 } satisfies Record<string, FamilyCase>;
 
 export type FamilyName = keyof typeof FAMILIES;
 
 /** The status query of any of FAMILIES at the upstream. */
-export const ANY_QUERY = new RegExp(Object.values(FAMILIES).map((f) => f.query.source).join('|'));
+export const ANY_QUERY = new RegExp(
+  Object.values(FAMILIES)
+    .map((f) => f.query.source)
+    .join('|'),
+);
 
 /** Submits a task through the relaying gateway; answers its id there. */
 export async function submit(pair: RelayPair, family: FamilyName, text: string): Promise<string> {
@@ -72,7 +82,13 @@ export function createsOf(pair: RelayPair, id: string): SeenRequest[] {
  * connection broken after sending, G124): the upstream answers the same task, counted once.
  */
 export function upstreamTasksOf(pair: RelayPair, id: string): string[] {
-  return [...new Set(createsOf(pair, id).map(upstreamIdIn).filter((u) => u !== undefined))];
+  return [
+    ...new Set(
+      createsOf(pair, id)
+        .map(upstreamIdIn)
+        .filter((u) => u !== undefined),
+    ),
+  ];
 }
 
 /** The upstream task id in a create answer the upstream gave (`id`, or the videos envelope's `data.projectId`). */
@@ -95,7 +111,14 @@ export async function expectOneUpstreamTaskPerGeneration(pair: RelayPair, task: 
   expect(new Set(creates.map((c) => c.idempotencyKey)), task.id).toEqual(new Set(keys));
   let made = 0;
   for (const [g, key] of keys.entries()) {
-    const answered = [...new Set(creates.filter((c) => c.idempotencyKey === key).map(upstreamIdIn).filter((u) => u !== undefined))];
+    const answered = [
+      ...new Set(
+        creates
+          .filter((c) => c.idempotencyKey === key)
+          .map(upstreamIdIn)
+          .filter((u) => u !== undefined),
+      ),
+    ];
     const refused = task.status === 'failed' && g === generation && answered.length === 0;
     expect(answered.length, `upstream tasks made for ${key}`).toBe(refused ? 0 : 1);
     if (answered[0] !== undefined) expect(await pair.upstream.store.tasks.get(answered[0]), key).toBeDefined();
@@ -129,7 +152,7 @@ export async function settleAll(pair: RelayPair, ids: readonly string[], upstrea
     expectNothingOfTheUpstream(pair, JSON.stringify(query.json));
     if (task.error !== null) expectNothingOfTheUpstream(pair, task.error);
   }
-  expect(await upstreamTaskCount(pair) - upstreamBefore, 'tasks the upstream made').toBe(made);
+  expect((await upstreamTaskCount(pair)) - upstreamBefore, 'tasks the upstream made').toBe(made);
   return tasks;
 }
 
@@ -138,14 +161,21 @@ export function expectCompleted(pair: RelayPair, tasks: readonly TaskRecord[]): 
   for (const t of tasks) {
     expect(t.status, `${t.id} ${t.family}: ${t.error ?? ''}`).toBe('completed');
     expect(t.result?.files.length, t.id).toBeGreaterThan(0);
-    expect(t.result?.sourceUrls?.every((u) => u.startsWith(`${pair.proxy.url}/files/`)), t.id).toBe(true);
+    expect(
+      t.result?.sourceUrls?.every((u) => u.startsWith(`${pair.proxy.url}/files/`)),
+      t.id,
+    ).toBe(true);
   }
 }
 
 /** A RegExp matching `text` as it is. */
 export const escaped = (text: string): RegExp => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
 
-export interface CreateCase { family: FamilyName; id: string; rule: FaultRule }
+export interface CreateCase {
+  family: FamilyName;
+  id: string;
+  rule: FaultRule;
+}
 
 /**
  * One task per family whose first create meets `fault` (matched by a marker in its body, so they
@@ -155,12 +185,18 @@ export interface CreateCase { family: FamilyName; id: string; rule: FaultRule }
  */
 export async function createFault(pair: RelayPair, name: string, fault: Fault, families: readonly FamilyName[], attempts = 1): Promise<CreateCase[]> {
   const before = await upstreamTaskCount(pair);
-  const cases = await Promise.all(families.map(async (family) => {
-    const marker = `create fault ${name} for ${family}.`;
-    const rule = pair.proxy.addRule({ match: { method: 'POST', body: escaped(marker) }, times: 1, fault });
-    return { family, id: await submit(pair, family, marker), rule };
-  }));
-  const tasks = await settleAll(pair, cases.map((c) => c.id), before);
+  const cases = await Promise.all(
+    families.map(async (family) => {
+      const marker = `create fault ${name} for ${family}.`;
+      const rule = pair.proxy.addRule({ match: { method: 'POST', body: escaped(marker) }, times: 1, fault });
+      return { family, id: await submit(pair, family, marker), rule };
+    }),
+  );
+  const tasks = await settleAll(
+    pair,
+    cases.map((c) => c.id),
+    before,
+  );
   expectCompleted(pair, tasks);
   for (const [i, c] of cases.entries()) {
     expect(c.rule.applied, c.family).toBe(1);

@@ -48,8 +48,13 @@ export async function startRelayPair(options: RelayPairOptions = {}): Promise<Re
   });
   proxy.setTarget(upstream.origin);
   const relay = createRelayProvider({
-    id: 'relay', baseUrl: proxy.url, powerBaseUrl: `${proxy.url}/power`, apiBaseUrl: `${proxy.url}/api`,
-    apiKey: upstream.key, pollSeconds: 0.05, ...options.relay,
+    id: 'relay',
+    baseUrl: proxy.url,
+    powerBaseUrl: `${proxy.url}/power`,
+    apiBaseUrl: `${proxy.url}/api`,
+    apiKey: upstream.key,
+    pollSeconds: 0.05,
+    ...options.relay,
   });
   const routes: Record<string, RouteCandidate[]> = {
     '*': [{ provider: 'relay', priority: 0, weight: 1 }],
@@ -59,7 +64,10 @@ export async function startRelayPair(options: RelayPairOptions = {}): Promise<Re
   // the relaying worker's own waits (retries, waiting for a channel) a tenth of an operator's: the faults here are on purpose (G267)
   const relaying = await listeningGateway({ backoffScale: RELAYING_BACKOFF_SCALE, ...options.relaying, providers: [relay], routes });
   return {
-    proxy, upstream, relaying, relay,
+    proxy,
+    upstream,
+    relaying,
+    relay,
     createsWithKey: (key) => proxy.requests.filter((r) => r.method === 'POST' && r.idempotencyKey === key),
     close: async () => {
       await relaying.close();
@@ -69,13 +77,18 @@ export async function startRelayPair(options: RelayPairOptions = {}): Promise<Re
   };
 }
 
-export interface Answer { status: number; json: Record<string, any>; headers: Headers }
+export interface Answer {
+  status: number;
+  json: Record<string, any>;
+  headers: Headers;
+}
 
 /** One call to the relaying gateway over HTTP with its key. */
 export async function callRelaying(p: RelayPair, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
   const res = await fetch(`${p.relaying.origin}${path}`, {
-    method, headers: { authorization: `Bearer ${p.relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    method,
+    headers: { authorization: `Bearer ${p.relaying.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
-  return { status: res.status, json: await res.json() as Record<string, any>, headers: res.headers };
+  return { status: res.status, json: (await res.json()) as Record<string, any>, headers: res.headers };
 }

@@ -12,9 +12,13 @@ import { asBody, jobOfPlan, providerContext } from './provider-jobs.js';
 export const KEY = 'mg_relay_test_key_0123456789abcdef';
 
 /** A context whose media are URLs as given (the relay never reads bytes). */
-export const context = (signal = new AbortController().signal): ProviderContext => providerContext({
-  signal, readMedia: async () => { throw new Error('not used'); },
-});
+export const context = (signal = new AbortController().signal): ProviderContext =>
+  providerContext({
+    signal,
+    readMedia: async () => {
+      throw new Error('not used');
+    },
+  });
 export const chatContext = (upstreamModel = 'chat-2.5-flash'): ChatContext => ({ signal: new AbortController().signal, log: context().log, upstreamModel });
 export const chatRequest: ChatRequest = { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hello' }], stop: [] };
 
@@ -26,7 +30,10 @@ export function picJob(changes: Partial<JobFacts> & { params?: Record<string, un
 }
 
 export async function failureOf(p: Promise<unknown>): Promise<Error> {
-  const outcome = await p.then(() => undefined, (e: unknown) => e);
+  const outcome = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(outcome, 'the call failed').toBeInstanceOf(Error);
   return outcome as Error;
 }

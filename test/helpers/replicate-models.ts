@@ -3,13 +3,21 @@ import { VIDEO_VERSION } from '../fakes/replicate.js';
 
 export const REPLICATE_MODELS = {
   'flux-schnell': {
-    model: 'black-forest-labs/flux-schnell', output: 'image',
+    model: 'black-forest-labs/flux-schnell',
+    output: 'image',
     input: { prompt: 'prompt', size: 'aspect_ratio', resolution: { values: { '1k': null } } },
     constants: { output_format: 'png', num_outputs: 1, go_fast: true },
   },
   'video-01': {
-    version: VIDEO_VERSION, output: 'video',
-    input: { prompt: 'prompt', duration: 'duration', aspect_ratio: { values: { '16:9': null } }, resolution: { values: { '720p': null } }, first_image: 'first_frame_image' },
+    version: VIDEO_VERSION,
+    output: 'video',
+    input: {
+      prompt: 'prompt',
+      duration: 'duration',
+      aspect_ratio: { values: { '16:9': null } },
+      resolution: { values: { '720p': null } },
+      first_image: 'first_frame_image',
+    },
     constants: { prompt_optimizer: false },
   },
   // mappings an operator got wrong: the model refuses what they send

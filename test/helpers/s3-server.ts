@@ -45,7 +45,11 @@ export async function startS3Server(options: { bucket?: string; strict?: boolean
   const bucket = options.bucket ?? 'mediagate-test';
   const directory = tempDir('s3rver-');
   let server = new S3rver({
-    address: '127.0.0.1', port: 0, silent: true, directory, allowMismatchedSignatures: options.strict !== true,
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    allowMismatchedSignatures: options.strict !== true,
     configureBuckets: options.createBucket === false ? [] : [{ name: bucket }],
   });
   const { port } = await server.run();
@@ -56,9 +60,16 @@ export async function startS3Server(options: { bucket?: string; strict?: boolean
     await closing;
   };
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY } });
+  const client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
+  });
   return {
-    endpoint, bucket, client,
+    endpoint,
+    bucket,
+    client,
     env: (extra = {}) => ({ MEDIAGATE_S3_BUCKET: bucket, MEDIAGATE_S3_ENDPOINT: endpoint, MEDIAGATE_S3_FORCE_PATH_STYLE: '1', ...extra }),
     async keys(prefix = '') {
       const keys: string[] = [];

@@ -44,9 +44,15 @@ export async function startScriptedReceiver(script: ScriptedAnswer[] = [], port 
   await once(server, 'listening');
   const actual = (server.address() as AddressInfo).port;
   return {
-    origin: `http://127.0.0.1:${actual}`, port: actual, received,
-    get script() { return state.script; },
-    set script(s) { state.script = s; },
+    origin: `http://127.0.0.1:${actual}`,
+    port: actual,
+    received,
+    get script() {
+      return state.script;
+    },
+    set script(s) {
+      state.script = s;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -33,7 +33,11 @@ export class SseReader {
           else if (line.startsWith('data: ')) event.lines.push(line.slice(6));
         }
         if (event.lines.length === 0) continue;
-        return { ...(event.id !== undefined && { id: event.id }), ...(event.event !== undefined && { event: event.event }), data: JSON.parse(event.lines.join('\n')) };
+        return {
+          ...(event.id !== undefined && { id: event.id }),
+          ...(event.event !== undefined && { event: event.event }),
+          data: JSON.parse(event.lines.join('\n')),
+        };
       }
       if (this.ended) return undefined;
       const r = await this.reader.read();

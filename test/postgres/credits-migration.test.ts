@@ -18,14 +18,23 @@ import type { Store } from '../../src/store/types.js';
 import { tempDir } from '../helpers/harness.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 
-const KEYS = [['key_0123456789ab', 'alice', 'hash-a'], ['key_ba9876543210', 'bob', 'hash-b']] as const;
+const KEYS = [
+  ['key_0123456789ab', 'alice', 'hash-a'],
+  ['key_ba9876543210', 'bob', 'hash-b'],
+] as const;
 const TASK = `INSERT INTO tasks (id, owner_key_id, family, model, provider, request, status, amount, created_at, updated_at)
   VALUES ('task_old', 'key_0123456789ab', 'pic', 'pic', 'sandbox', '{"params":{},"output":{"kind":"image","width":8,"height":8,"format":"png"}}', 'queued', 1, 1, 1)`;
 
 async function expectAccountsPerKey(store: Store): Promise<void> {
   const keys = await store.keys.list();
-  expect(keys.map((k) => [k.id, k.accountId])).toEqual([['key_0123456789ab', 'acct_0123456789ab'], ['key_ba9876543210', 'acct_ba9876543210']]);
-  expect((await store.credits.listAccounts()).map((a) => [a.id, a.name, a.availableMicro])).toEqual([['acct_0123456789ab', 'alice', 0], ['acct_ba9876543210', 'bob', 0]]);
+  expect(keys.map((k) => [k.id, k.accountId])).toEqual([
+    ['key_0123456789ab', 'acct_0123456789ab'],
+    ['key_ba9876543210', 'acct_ba9876543210'],
+  ]);
+  expect((await store.credits.listAccounts()).map((a) => [a.id, a.name, a.availableMicro])).toEqual([
+    ['acct_0123456789ab', 'alice', 0],
+    ['acct_ba9876543210', 'bob', 0],
+  ]);
   expect((await store.tasks.get('task_old'))?.charge).toBeNull();
   expect(await store.credits.reconcile()).toMatchObject({ mismatched: [], unsettled: [], doubled: [], open: 0, accounts: 2 });
 }
@@ -37,7 +46,8 @@ describe('credits migration', () => {
     const file = path.join(tempDir(), 'mediagate.db');
     const db = new Database(file);
     migrateSqlite(db, SQLITE_CREDITS_VERSION - 1);
-    for (const [id, name, hash] of KEYS) db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(id, name, 'mg_xxxxx', hash, 1);
+    for (const [id, name, hash] of KEYS)
+      db.prepare('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)').run(id, name, 'mg_xxxxx', hash, 1);
     db.exec(TASK);
     db.close();
     const store = openSqliteStore(file);
@@ -54,7 +64,8 @@ describe('credits migration', () => {
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
       await migratePostgres(pool, POSTGRES_CREDITS_VERSION - 1);
-      for (const [id, name, hash] of KEYS) await pool.query('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)', [id, name, 'mg_xxxxx', hash, 1]);
+      for (const [id, name, hash] of KEYS)
+        await pool.query('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)', [id, name, 'mg_xxxxx', hash, 1]);
       await pool.query(TASK);
     } finally {
       await pool.end();

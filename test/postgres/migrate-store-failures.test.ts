@@ -29,7 +29,9 @@ async function targetCounts(url: string): Promise<Record<string, number>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ keys: string; usage: string }>('SELECT (SELECT COUNT(*) FROM api_keys) AS keys, (SELECT COUNT(*) FROM chat_usage) AS usage');
+    const { rows } = await client.query<{ keys: string; usage: string }>(
+      'SELECT (SELECT COUNT(*) FROM api_keys) AS keys, (SELECT COUNT(*) FROM chat_usage) AS usage',
+    );
     return { keys: Number(rows[0]!.keys), usage: Number(rows[0]!.usage) };
   } finally {
     await client.end();
@@ -43,10 +45,16 @@ describe.skipIf(unavailable !== undefined)(`migrate-store failures${unavailable 
     const url = await database.empty();
     const file = await sqliteWithKey();
     const db = new Database(file);
-    db.prepare('INSERT INTO chat_usage (key_id, model, request_id, prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, 1, 1, 0)').run('k', 'bad\u0000model', 'r');
+    db.prepare('INSERT INTO chat_usage (key_id, model, request_id, prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, 1, 1, 0)').run(
+      'k',
+      'bad\u0000model',
+      'r',
+    );
     db.close();
     const progress: string[] = [];
-    const failure = await migrateSqliteToPostgres({ sqliteFile: file, postgresUrl: url, onProgress: (p) => progress.push(p.table) }).catch((err: unknown) => err);
+    const failure = await migrateSqliteToPostgres({ sqliteFile: file, postgresUrl: url, onProgress: (p) => progress.push(p.table) }).catch(
+      (err: unknown) => err,
+    );
     expect(failure).toBeInstanceOf(MigrationError);
     expect((failure as Error).message).toMatch(/^chat_usage: PostgreSQL refused rows 1-1 \(.*\); nothing was copied$/);
     expect(progress).toContain('api_keys'); // copied, then rolled back
@@ -69,7 +77,9 @@ describe.skipIf(unavailable !== undefined)(`migrate-store failures${unavailable 
     const db = new Database(file);
     db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)');
     db.close();
-    await expect(migrateSqliteToPostgres({ sqliteFile: file, postgresUrl: url })).rejects.toThrow(`${file} has tables this migration does not copy (notes); nothing was copied`);
+    await expect(migrateSqliteToPostgres({ sqliteFile: file, postgresUrl: url })).rejects.toThrow(
+      `${file} has tables this migration does not copy (notes); nothing was copied`,
+    );
   });
 
   it('holds the SQLite write lock while copying: a writer waits until the copy ends', async () => {
@@ -77,7 +87,8 @@ describe.skipIf(unavailable !== undefined)(`migrate-store failures${unavailable 
     const file = await sqliteWithKey();
     let writeDuringCopy: unknown;
     await migrateSqliteToPostgres({
-      sqliteFile: file, postgresUrl: url,
+      sqliteFile: file,
+      postgresUrl: url,
       beforeCopy: async () => {
         const writer = new Database(file);
         writer.pragma('busy_timeout = 0');

@@ -24,13 +24,18 @@ describe.skipIf(unavailable)('a backend terminated under a checked-out connectio
     url = await database.empty();
     pool = createPool({ url, poolSize: 4 }, 'terminate-test', (err, checkedOut) => heard.push({ err, checkedOut }));
   });
-  afterAll(async () => { await pool?.end(); });
+  afterAll(async () => {
+    await pool?.end();
+  });
 
   /** Terminates every backend of the test database but the caller's own. */
-  const terminateAll = (): Promise<number> => withClient(url, async (c) => {
-    const { rows } = await c.query<{ n: string }>(`SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
-    return Number(rows[0]!.n);
-  });
+  const terminateAll = (): Promise<number> =>
+    withClient(url, async (c) => {
+      const { rows } = await c.query<{ n: string }>(
+        `SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      return Number(rows[0]!.n);
+    });
 
   it('idle in a transaction: the transaction fails as unavailable, the process lives, the pool works on', async () => {
     const failed = await inTransaction(pool, async (client) => {
@@ -38,13 +43,16 @@ describe.skipIf(unavailable)('a backend terminated under a checked-out connectio
       expect(await terminateAll()).toBeGreaterThan(0);
       await new Promise((r) => setTimeout(r, 200)); // the client is idle, checked out: its error arrives now
       await client.query('SELECT 1');
-    }).then(() => undefined, (err: unknown) => err);
+    }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(isStoreUnavailable(failed)).toBe(true);
     expect(heard.some((h) => h.checkedOut)).toBe(true);
     expect((await pool.query('SELECT 2 AS two')).rows[0].two).toBe(2);
   });
 
-  it('holding a job\'s advisory lock (runAlone) through a long run: the run ends, the process lives, the lock is free again', async () => {
+  it("holding a job's advisory lock (runAlone) through a long run: the run ends, the process lives, the lock is free again", async () => {
     heard.length = 0;
     await runAlone(pool, 'terminate-test', async () => {
       await terminateAll();

@@ -24,14 +24,21 @@ function endlessProvider(): MediaProvider & { started: string[]; aborted: string
   const started: string[] = [];
   const aborted: string[] = [];
   return {
-    id: 'endless', started, aborted, capabilities: { families: ['pic'] },
+    id: 'endless',
+    started,
+    aborted,
+    capabilities: { families: ['pic'] },
     start(job, ctx) {
       started.push(job.taskId);
       return new Promise((_, reject) => {
-        ctx.signal.addEventListener('abort', () => {
-          aborted.push(job.taskId);
-          reject(new Error('aborted'));
-        }, { once: true });
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            aborted.push(job.taskId);
+            reject(new Error('aborted'));
+          },
+          { once: true },
+        );
       });
     },
   };
@@ -49,8 +56,14 @@ describe.skipIf(unavailable !== undefined)(`gateways sharing PostgreSQL${unavail
     const dir = tempDir();
     dirs.push(dir);
     const config = loadConfig({
-      MEDIAGATE_DATA_DIR: dir, MEDIAGATE_DATABASE_URL: databaseUrl, MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_RATE_LIMIT: 'off',
-      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', MEDIAGATE_MIN_FREE_DISK_MB: '0', ...env,
+      MEDIAGATE_DATA_DIR: dir,
+      MEDIAGATE_DATABASE_URL: databaseUrl,
+      MEDIAGATE_LOG_LEVEL: 'silent',
+      MEDIAGATE_RATE_LIMIT: 'off',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+      MEDIAGATE_MIN_FREE_DISK_MB: '0',
+      ...env,
     });
     return createGateway(config, { providers: [provider], routes: { '*': [{ provider: provider.id, priority: 0, weight: 1 }] }, runnerPollMs: 600_000 });
   };
@@ -71,12 +84,17 @@ describe.skipIf(unavailable !== undefined)(`gateways sharing PostgreSQL${unavail
   });
 
   const submit = async (): Promise<string> => {
-    const res = await api.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key}` }, payload: { model: 'pic', prompt: 'a fox' } });
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { model: 'pic', prompt: 'a fox' },
+    });
     expect(res.statusCode).toBe(200);
     return res.json().id as string;
   };
 
-  it('a submit on the API process wakes the worker process at once; a cancel there stops the worker\'s generation at once', async () => {
+  it("a submit on the API process wakes the worker process at once; a cancel there stops the worker's generation at once", async () => {
     const id = await submit();
     await waitFor(() => (provider.started.includes(id) ? true : undefined), 10_000, 'the worker to start the task');
     expect(await worker.store.tasks.get(id)).toMatchObject({ status: 'processing', leaseOwner: worker.runner!.workerId });
@@ -93,7 +111,9 @@ describe.skipIf(unavailable !== undefined)(`gateways sharing PostgreSQL${unavail
     const read = vi.spyOn(api.store.tasks, 'getOwnedByKeyHash');
     const poll = api.app.inject({ method: 'GET', url: `/v1/result/${id}?wait=60`, headers: { authorization: `Bearer ${key}` } });
     let answered = false;
-    void poll.finally(() => { answered = true; });
+    void poll.finally(() => {
+      answered = true;
+    });
     // the poll has read the task (processing) and now waits; only then is it changed, from the worker's process
     await waitFor(() => read.mock.results[0], 10_000, 'the poll to read its task');
     await read.mock.results[0]!.value;

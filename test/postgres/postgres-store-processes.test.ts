@@ -53,14 +53,24 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     try {
       await admin.query('BEGIN');
       await admin.query('LOCK TABLE chat_usage IN SHARE MODE');
-      const writes = [0, 1, 2].map((i) => store.usage.recordChatUsage({ keyId: 'key_u', model: 'chat-2.5-pro', requestId: `r${i}`, promptTokens: 2, completionTokens: 3, createdAt: T }));
-      await vi.waitFor(async () => {
-        const { rows } = await admin.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM pg_locks WHERE relation = 'chat_usage'::regclass AND NOT granted`);
-        expect(rows[0]!.n).toBe(3);
-      }, { timeout: 10_000, interval: 20 });
+      const writes = [0, 1, 2].map((i) =>
+        store.usage.recordChatUsage({ keyId: 'key_u', model: 'chat-2.5-pro', requestId: `r${i}`, promptTokens: 2, completionTokens: 3, createdAt: T }),
+      );
+      await vi.waitFor(
+        async () => {
+          const { rows } = await admin.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM pg_locks WHERE relation = 'chat_usage'::regclass AND NOT granted`);
+          expect(rows[0]!.n).toBe(3);
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       // a read made now must include the three rows: it cannot answer while they are still held up
       const read = store.usage.chatUsageByKey('key_u');
-      const early = await Promise.race([read.then(() => 'answered'), new Promise((r) => { setTimeout(r, 500, 'waiting'); })]);
+      const early = await Promise.race([
+        read.then(() => 'answered'),
+        new Promise((r) => {
+          setTimeout(r, 500, 'waiting');
+        }),
+      ]);
       await admin.query('COMMIT');
       expect(early).toBe('waiting');
       expect(await read).toEqual([{ model: 'chat-2.5-pro', requests: 3, promptTokens: 6, completionTokens: 9 }]);
@@ -87,7 +97,12 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
   it('two instances claiming from one database at once never claim the same task, and together claim all', async () => {
     const url = await database.empty();
     const [a, b] = [await open(url), await open(url)];
-    const ids = (await insertTasks(a.tasks, Array.from({ length: 120 }, (_, i) => newTask({ ownerKeyId: `key_${i % 3}`, createdAt: T + i })))).map((t) => t.id);
+    const ids = (
+      await insertTasks(
+        a.tasks,
+        Array.from({ length: 120 }, (_, i) => newTask({ ownerKeyId: `key_${i % 3}`, createdAt: T + i })),
+      )
+    ).map((t) => t.id);
     const claimed: Array<{ store: string; id: string }> = [];
     const worker = async (store: PostgresStore, name: string): Promise<void> => {
       for (;;) {
@@ -107,21 +122,33 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     const [a, b] = [await open(url), await open(url)];
     const heardByA: string[] = [];
     a.tasks.watchChanges((id) => heardByA.push(id));
-    const inB = nextEvent<string>((l) => b.tasks.watchChanges(l), () => true);
+    const inB = nextEvent<string>(
+      (l) => b.tasks.watchChanges(l),
+      () => true,
+    );
     const x = await insertTask(a.tasks, newTask());
     expect(await inB).toBe(x.id);
     expect((await b.tasks.get(x.id))?.status).toBe('queued'); // announced after the commit: readable
     // A's echo of x would come before B's write y (notifications arrive in commit order)
-    const yHeard = nextEvent<string>((l) => a.tasks.watchChanges(l), (id) => id !== x.id);
+    const yHeard = nextEvent<string>(
+      (l) => a.tasks.watchChanges(l),
+      (id) => id !== x.id,
+    );
     const y = await insertTask(b.tasks, newTask());
     expect(await yHeard).toBe(y.id);
     expect(heardByA).toEqual([x.id, y.id]);
     // a status change and a delete are heard too
-    const cancelHeard = nextEvent<string>((l) => b.tasks.watchChanges(l), (id) => id === x.id);
+    const cancelHeard = nextEvent<string>(
+      (l) => b.tasks.watchChanges(l),
+      (id) => id === x.id,
+    );
     await a.tasks.updateIf(x.id, { statusIn: ['queued'] }, { status: 'cancelled' });
     await cancelHeard;
     expect((await b.tasks.get(x.id))?.status).toBe('cancelled');
-    const deleteHeard = nextEvent<string>((l) => a.tasks.watchChanges(l), (id) => id === y.id);
+    const deleteHeard = nextEvent<string>(
+      (l) => a.tasks.watchChanges(l),
+      (id) => id === y.id,
+    );
     await b.tasks.delete(y.id);
     await deleteHeard;
   });
@@ -129,12 +156,18 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
   it("a worker hears of work another process queued or scheduled: the task's provider", async () => {
     const url = await database.empty();
     const [api, worker] = [await open(url), await open(url)];
-    const queued = nextEvent<string>((l) => worker.tasks.watchQueue(l), () => true);
+    const queued = nextEvent<string>(
+      (l) => worker.tasks.watchQueue(l),
+      () => true,
+    );
     const t = await insertTask(api.tasks, newTask({ provider: 'prov_q' }));
     expect(await queued).toBe('prov_q');
     // claimed (leased): nothing to announce; back to waiting for its check: announced again
     await worker.tasks.claimNext(['prov_q'], 'w1', T, T + MINUTE);
-    const scheduled = nextEvent<string>((l) => worker.tasks.watchQueue(l), () => true);
+    const scheduled = nextEvent<string>(
+      (l) => worker.tasks.watchQueue(l),
+      () => true,
+    );
     await api.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'w1' }, { leaseOwner: null, leaseExpiresAt: null, runAfter: T + 10 });
     expect(await scheduled).toBe('prov_q');
   });
@@ -146,12 +179,18 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     worker.tasks.watchCancels((id) => cancels.push(id));
     const [t, other] = [await insertTask(api.tasks, newTask()), await insertTask(api.tasks, newTask())];
     await worker.tasks.claimNext(['sandbox'], 'w1', T, T + MINUTE);
-    const heard = nextEvent<string>((l) => worker.tasks.watchCancels(l), () => true);
+    const heard = nextEvent<string>(
+      (l) => worker.tasks.watchCancels(l),
+      () => true,
+    );
     await api.tasks.updateIf(t.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', leaseOwner: null, leaseExpiresAt: null, finishedAt: T + 1 });
     expect(await heard).toBe(t.id);
     // a later write to the cancelled task is no second cancel; the next cancel is heard after it
     await api.tasks.clearExpiry(t.id);
-    const next = nextEvent<string>((l) => worker.tasks.watchCancels(l), () => true);
+    const next = nextEvent<string>(
+      (l) => worker.tasks.watchCancels(l),
+      () => true,
+    );
     await api.tasks.updateIf(other.id, { statusIn: ['queued', 'processing'] }, { status: 'cancelled', finishedAt: T + 2 });
     expect(await next).toBe(other.id);
     expect(cancels).toEqual([t.id, other.id]);
@@ -161,21 +200,48 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     const url = await database.empty();
     const [a, b] = [await open(url), await open(url)];
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let entered!: () => void;
-    const inside = new Promise<void>((resolve) => { entered = resolve; });
-    const first = a.runAlone!('sweep', async () => { entered(); await gate; });
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const first = a.runAlone!('sweep', async () => {
+      entered();
+      await gate;
+    });
     await inside;
     const ran: string[] = [];
-    expect(await b.runAlone!('sweep', async () => { ran.push('b sweep'); })).toBe(false);
-    expect(await a.runAlone!('sweep', async () => { ran.push('a sweep again'); })).toBe(false); // also within the same process
-    expect(await b.runAlone!('other job', async () => { ran.push('b other'); })).toBe(true);
+    expect(
+      await b.runAlone!('sweep', async () => {
+        ran.push('b sweep');
+      }),
+    ).toBe(false);
+    expect(
+      await a.runAlone!('sweep', async () => {
+        ran.push('a sweep again');
+      }),
+    ).toBe(false); // also within the same process
+    expect(
+      await b.runAlone!('other job', async () => {
+        ran.push('b other');
+      }),
+    ).toBe(true);
     release();
     expect(await first).toBe(true);
-    expect(await b.runAlone!('sweep', async () => { ran.push('b sweep'); })).toBe(true);
+    expect(
+      await b.runAlone!('sweep', async () => {
+        ran.push('b sweep');
+      }),
+    ).toBe(true);
     expect(ran).toEqual(['b other', 'b sweep']);
     // a job that throws frees the job too
-    await expect(a.runAlone!('sweep', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      a.runAlone!('sweep', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await b.runAlone!('sweep', async () => undefined)).toBe(true);
   });
 
@@ -195,7 +261,10 @@ describe.skipIf(unavailable !== undefined)(`PostgreSQL store across processes${u
     }
     await vi.waitFor(() => expect(b.tasks.changedElsewhere()).toBe(true), { timeout: 10_000, interval: 50 });
     expect(b.tasks.changedElsewhere()).toBe(false); // once per loss
-    const heard = nextEvent<string>((l) => b.tasks.watchChanges(l), () => true);
+    const heard = nextEvent<string>(
+      (l) => b.tasks.watchChanges(l),
+      () => true,
+    );
     const t = await insertTask(a.tasks, newTask());
     expect(await heard).toBe(t.id);
   });

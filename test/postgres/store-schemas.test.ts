@@ -53,7 +53,13 @@ function sqliteSchema(file: string): Schema {
     for (const table of tables) {
       const info = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string; pk: number }>;
       schema.columns.set(table, info.map((c) => c.name).sort());
-      schema.primary.set(table, info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name));
+      schema.primary.set(
+        table,
+        info
+          .filter((c) => c.pk > 0)
+          .sort((a, b) => a.pk - b.pk)
+          .map((c) => c.name),
+      );
       for (const index of db.prepare(`PRAGMA index_list(${table})`).all() as Array<{ name: string; unique: number; origin: string; partial: number }>) {
         if (index.origin === 'pk') continue;
         const cols = (db.prepare(`PRAGMA index_info(${index.name})`).all() as Array<{ name: string }>).map((c) => c.name);
@@ -72,9 +78,19 @@ function sqliteSchema(file: string): Schema {
 async function postgresSchema(url: string): Promise<Schema> {
   return withClient(url, async (client) => {
     const schema: Schema = { columns: new Map(), primary: new Map(), unique: [], indexes: new Map() };
-    const cols = await client.query<{ table_name: string; column_name: string }>("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'");
+    const cols = await client.query<{ table_name: string; column_name: string }>(
+      "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'",
+    );
     for (const c of cols.rows) schema.columns.set(c.table_name, [...(schema.columns.get(c.table_name) ?? []), c.column_name].sort());
-    const indexes = await client.query<{ table: string; name: string; unique: boolean; primary: boolean; partial: boolean; constraint: boolean; cols: string[] }>(`
+    const indexes = await client.query<{
+      table: string;
+      name: string;
+      unique: boolean;
+      primary: boolean;
+      partial: boolean;
+      constraint: boolean;
+      cols: string[];
+    }>(`
       SELECT t.relname AS table, i.relname AS name, x.indisunique AS unique, x.indisprimary AS primary,
              x.indpred IS NOT NULL AS partial, EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = x.indexrelid) AS constraint,
              ARRAY(SELECT a.attname FROM unnest(x.indkey) WITH ORDINALITY AS k(attnum, n)
@@ -113,16 +129,23 @@ describe.skipIf(unavailable !== undefined)(`the SQLite and PostgreSQL schemas${u
         pg.columns.delete(table);
         pg.primary.delete(table);
       }
-      for (const [table, extra] of Object.entries(POSTGRES_ONLY.columns)) pg.columns.set(table, pg.columns.get(table)!.filter((c) => !extra.includes(c)));
+      for (const [table, extra] of Object.entries(POSTGRES_ONLY.columns))
+        pg.columns.set(
+          table,
+          pg.columns.get(table)!.filter((c) => !extra.includes(c)),
+        );
       expect([...pg.columns.keys()].sort()).toEqual([...lite.columns.keys()].sort());
       for (const [table, columns] of lite.columns) expect(pg.columns.get(table), table).toEqual(columns);
       // keys
       for (const [table, key] of lite.primary) expect(pg.primary.get(table), `${table} primary key`).toEqual(key);
       expect(pg.unique.filter((u) => !POSTGRES_ONLY.tables.some((t) => u.startsWith(`${t}(`)))).toEqual(lite.unique);
       // named indexes
-      const named = (s: Schema, side: 'sqlite' | 'postgres') => Object.fromEntries([...s.indexes]
-        .filter(([, shape]) => !POSTGRES_ONLY.tables.some((t) => shape.replace(/^unique /, '').startsWith(`${t}(`)))
-        .map(([name, shape]) => [name, DIFFERENT_INDEXES[name]?.[side] === shape ? 'as listed' : shape]));
+      const named = (s: Schema, side: 'sqlite' | 'postgres') =>
+        Object.fromEntries(
+          [...s.indexes]
+            .filter(([, shape]) => !POSTGRES_ONLY.tables.some((t) => shape.replace(/^unique /, '').startsWith(`${t}(`)))
+            .map(([name, shape]) => [name, DIFFERENT_INDEXES[name]?.[side] === shape ? 'as listed' : shape]),
+        );
       expect(named(pg, 'postgres')).toEqual(named(lite, 'sqlite'));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

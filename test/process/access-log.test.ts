@@ -12,7 +12,12 @@ import { ensureBuilt, startServerProcess } from '../helpers/process.js';
 // One access-log line per request (issue 11): method, route template, status, time, request id;
 // never the key, never a signed URL's query.
 const lines: Array<Record<string, unknown>> = [];
-const sink = new Writable({ write(chunk, _enc, done) { for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l)); done(); } });
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+    done();
+  },
+});
 let gw: Gateway;
 let dataDir: string;
 let key: string;
@@ -23,12 +28,20 @@ beforeAll(async () => {
   gw = await createGateway(config, { store: openSqliteStore(':memory:'), logger: createLogger('info', sink) });
   key = (await createApiKey(gw.store.keys, 'logged')).secret;
 });
-afterAll(async () => { await gw.close(1000); fs.rmSync(dataDir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await gw.close(1000);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
 
 describe('access log', () => {
   it('writes exactly one line per request with method, route, status, time and request id', async () => {
     lines.length = 0;
-    const created = await gw.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key}`, 'x-request-id': 'req-create' }, payload: { model: 'pic', prompt: 'x' } });
+    const created = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: { authorization: `Bearer ${key}`, 'x-request-id': 'req-create' },
+      payload: { model: 'pic', prompt: 'x' },
+    });
     const id = created.json().id as string;
     await gw.app.inject({ method: 'GET', url: `/v1/result/${id}?wait=0`, headers: { authorization: `Bearer ${key}`, 'x-request-id': 'req-poll' } });
     await gw.app.inject({ method: 'GET', url: '/files/task_x/image.png?exp=1&sig=secret-signature', headers: { 'x-request-id': 'req-file' } });
@@ -57,10 +70,16 @@ describe('access log of a running server (stdout, written asynchronously)', () =
     const server = await startServerProcess({ MEDIAGATE_DATA_DIR: dir, MEDIAGATE_BOOTSTRAP_KEY: bootstrap, MEDIAGATE_WORKERS: '0' });
     try {
       const ids = Array.from({ length: 20 }, (_, i) => `req-burst-${i}`);
-      await Promise.all(ids.map((id) => fetch(`${server.url}/v1/result/task_missing`, { headers: { authorization: `Bearer ${bootstrap}`, 'x-request-id': id } })));
+      await Promise.all(
+        ids.map((id) => fetch(`${server.url}/v1/result/task_missing`, { headers: { authorization: `Bearer ${bootstrap}`, 'x-request-id': id } })),
+      );
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
-      const logged = server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const logged = server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const access = logged.filter((l) => l.msg === 'request' && ids.includes(String(l.reqId)));
       expect(access.map((l) => l.reqId).sort()).toEqual([...ids].sort());
       for (const l of access) expect(l).toMatchObject({ method: 'GET', route: '/v1/result/:id', status: 404 });

@@ -16,7 +16,8 @@ import { ensureBuilt, runCliAsync } from '../helpers/process.js';
 let g: ListeningGateway;
 let dataDir: string;
 const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1)!;
-const remote = (args: string[], key = ADMIN_KEY) => runCliAsync([...args, '--url', g.origin], { MEDIAGATE_ADMIN_KEY: key, MEDIAGATE_DATA_DIR: '/nonexistent-dir-never-opened' });
+const remote = (args: string[], key = ADMIN_KEY) =>
+  runCliAsync([...args, '--url', g.origin], { MEDIAGATE_ADMIN_KEY: key, MEDIAGATE_DATA_DIR: '/nonexistent-dir-never-opened' });
 const local = (args: string[]) => runCliAsync(args, { MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_STARTING_CREDITS: '1.5' });
 
 beforeAll(async () => {
@@ -33,20 +34,42 @@ describe('remotely, through the admin API (--url)', () => {
   it('accounts, keys, limits, grants, the ledger, rotate and revoke; each change audited as the admin key', async () => {
     const account = lastLine((await remote(['accounts', 'create', '--name', 'remote acme'])).stdout);
     expect(account).toMatch(/^acct_/);
-    const created = await remote(['keys', 'create', '--name', 'remote key', '--account', account, '--models', 'pic,clip:*', '--expires-at', '2099-01-01T00:00:00Z']);
+    const created = await remote([
+      'keys',
+      'create',
+      '--name',
+      'remote key',
+      '--account',
+      account,
+      '--models',
+      'pic,clip:*',
+      '--expires-at',
+      '2099-01-01T00:00:00Z',
+    ]);
     expect(created.status, created.stderr).toBe(0);
     const secret = lastLine(created.stdout);
     expect(secret).toMatch(/^mg_[A-Za-z0-9_-]{43}$/);
-    const record = (await g.app.inject({ method: 'GET', url: '/admin/v1/keys?q=remote%20key', headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json().data[0];
+    const record = (await g.app.inject({ method: 'GET', url: '/admin/v1/keys?q=remote%20key', headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()
+      .data[0];
     expect(record).toMatchObject({ account_id: account, models: ['pic', 'clip:*'], expires_at: 4_070_908_800 });
     const limited = await remote(['keys', 'limit', record.id, '--submits', '9', '--credits', '2.5', '--tasks-in-flight', '4']);
-    expect(limited.stdout).toContain(`${record.id}: submits 9/s, queries default/s (bursts of twice that; in effect within 10 s); spending cap 2.5 credits; tasks in flight 4`);
+    expect(limited.stdout).toContain(
+      `${record.id}: submits 9/s, queries default/s (bursts of twice that; in effect within 10 s); spending cap 2.5 credits; tasks in flight 4`,
+    );
     const listed = await remote(['keys', 'list', '--account', account]);
     expect(listed.stdout).toMatch(new RegExp(`^${record.id}\\tcaller\\tremote key\\t${account}\\t.*\\tactive\\twebhook none\\tmodels pic,clip:\\*$`, 'm'));
     expect(listed.stdout).not.toContain(secret);
-    expect((await remote(['credits', 'grant', account, '-0.5', '--note', 'remote correction'])).stdout).toContain(`adjusted -0.5 credits: ${account} now has 1.5 available`);
-    const ledger = (await remote(['credits', 'ledger', account])).stdout.trimEnd().split('\n').map((l) => l.split('\t'));
-    expect(ledger.map((f) => [f[2], f[3], f[6]])).toEqual([['grant', '2', 'starting credit'], ['adjust', '-0.5', 'remote correction']]);
+    expect((await remote(['credits', 'grant', account, '-0.5', '--note', 'remote correction'])).stdout).toContain(
+      `adjusted -0.5 credits: ${account} now has 1.5 available`,
+    );
+    const ledger = (await remote(['credits', 'ledger', account])).stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    expect(ledger.map((f) => [f[2], f[3], f[6]])).toEqual([
+      ['grant', '2', 'starting credit'],
+      ['adjust', '-0.5', 'remote correction'],
+    ]);
     const rotated = await remote(['keys', 'rotate', record.id, '--grace', '60']);
     expect(rotated.stderr).toMatch(/the old one works until/);
     expect(lastLine(rotated.stdout)).not.toBe(secret);
@@ -54,11 +77,16 @@ describe('remotely, through the admin API (--url)', () => {
     const adminId = (await g.store.keys.list()).find((k) => k.role === 'admin')!.id;
     const audit = await g.store.audit.list({ limit: 50 });
     expect(audit.filter((e) => e.target === record.id || e.target === account).map((e) => [e.actor, e.action])).toEqual([
-      [adminId, 'key.revoke'], [adminId, 'key.rotate'], [adminId, 'account.grant'], [adminId, 'key.update'], [adminId, 'key.create'], [adminId, 'account.create'],
+      [adminId, 'key.revoke'],
+      [adminId, 'key.rotate'],
+      [adminId, 'account.grant'],
+      [adminId, 'key.update'],
+      [adminId, 'key.create'],
+      [adminId, 'account.create'],
     ]);
   }, 240_000);
 
-  it('refusals exit 1 with the gateway\'s message (flags named as flags); usage errors exit 2 before anything is sent; no gateway exits 5', async () => {
+  it("refusals exit 1 with the gateway's message (flags named as flags); usage errors exit 2 before anything is sent; no gateway exits 5", async () => {
     // each a command of its own that changes nothing: run side by side (G281)
     const [over, badModel, asCaller, noKey, reconcile, down] = await Promise.all([
       remote(['credits', 'grant', 'acct_none', '5', '--note', 'x']),
@@ -92,9 +120,16 @@ describe('on the server (the database)', () => {
     try {
       const audit = await store.audit.list({ limit: 50 });
       expect(audit.map((e) => [e.actor, e.action, e.requestId])).toEqual([
-        ['cli', 'key.update', null], ['cli', 'account.grant', null], ['cli', 'key.create', null], ['cli', 'key.create', null], ['cli', 'account.create', null],
+        ['cli', 'key.update', null],
+        ['cli', 'account.grant', null],
+        ['cli', 'key.create', null],
+        ['cli', 'key.create', null],
+        ['cli', 'account.create', null],
       ]);
-      expect((await store.keys.list()).map((k) => [k.name, k.role])).toEqual([['ops', 'admin'], ['local key', 'caller']]);
+      expect((await store.keys.list()).map((k) => [k.name, k.role])).toEqual([
+        ['ops', 'admin'],
+        ['local key', 'caller'],
+      ]);
       expect(JSON.stringify(audit)).not.toContain(lastLine(caller.stdout));
     } finally {
       await store.close();
@@ -102,9 +137,16 @@ describe('on the server (the database)', () => {
   }, 240_000);
 });
 
-describe('client commands: a key\'s refusals have exit codes of their own', () => {
+describe("client commands: a key's refusals have exit codes of their own", () => {
   it('7 for an expired key, 8 for a model the key may not use (and for an admin key)', async () => {
-    const narrow = (await g.app.inject({ method: 'POST', url: '/admin/v1/keys', headers: { authorization: `Bearer ${ADMIN_KEY}` }, payload: { name: 'narrow', models: ['pic'] } })).json();
+    const narrow = (
+      await g.app.inject({
+        method: 'POST',
+        url: '/admin/v1/keys',
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        payload: { name: 'narrow', models: ['pic'] },
+      })
+    ).json();
     const env = (key: string) => ({ MEDIAGATE_URL: g.origin, MEDIAGATE_API_KEY: key });
     const [notAllowed, adminKey] = await Promise.all([
       runCliAsync(['generate', 'chat', '--model', 'chat-2.5-flash', '--prompt', 'hi'], env(narrow.key as string)),

@@ -35,8 +35,12 @@ describe.skipIf(unavailable !== undefined)(`two processes on one PostgreSQL data
     ensureBuilt();
     const url = await database.empty();
     const env = (name: string) => ({
-      MEDIAGATE_DATABASE_URL: url, MEDIAGATE_DATA_DIR: tempDir(`mediagate-admin-${name}-`), MEDIAGATE_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
-      MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_LOG_LEVEL: 'debug', MEDIAGATE_SIGNING_SECRET: 'admin-processes-secret-0123456789abcdef',
+      MEDIAGATE_DATABASE_URL: url,
+      MEDIAGATE_DATA_DIR: tempDir(`mediagate-admin-${name}-`),
+      MEDIAGATE_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+      MEDIAGATE_RATE_LIMIT: 'off',
+      MEDIAGATE_LOG_LEVEL: 'debug',
+      MEDIAGATE_SIGNING_SECRET: 'admin-processes-secret-0123456789abcdef',
     });
     [a, b] = await Promise.all([startServerProcess(env('a'), ['--role', 'api']), startServerProcess(env('b'), ['--role', 'api'])]);
   }, 120_000);
@@ -47,7 +51,7 @@ describe.skipIf(unavailable !== undefined)(`two processes on one PostgreSQL data
     }
   });
 
-  it('a key revoked on B is refused by A at once on every path, and A\'s open long-poll ends with 401', async () => {
+  it("a key revoked on B is refused by A at once on every path, and A's open long-poll ends with 401", async () => {
     const k = await newKey();
     const created = await submitOnA(k.key);
     expect(created.status).toBe(200);
@@ -80,10 +84,14 @@ describe.skipIf(unavailable !== undefined)(`two processes on one PostgreSQL data
     const third = (await adminOnB('POST', `/keys/${k.id}/rotate`, { grace_seconds: 1 })).json;
     secrets.push(third.key as string);
     // the second secret's grace ends a second after the rotation: then A refuses it (and still takes the others)
-    const refused = await waitFor(async () => {
-      const r = await submitOnA(second.key as string);
-      return r.status === 401 ? r : undefined;
-    }, 20_000, 'process A to refuse the rotated-out secret');
+    const refused = await waitFor(
+      async () => {
+        const r = await submitOnA(second.key as string);
+        return r.status === 401 ? r : undefined;
+      },
+      20_000,
+      'process A to refuse the rotated-out secret',
+    );
     expect(refused.json.error.message).toMatch(/rotated/);
     expect((await submitOnA(third.key as string)).status).toBe(200);
     expect((await submitOnA(first.key as string)).status).toBe(200); // its 600 s grace still runs
@@ -94,15 +102,19 @@ describe.skipIf(unavailable !== undefined)(`two processes on one PostgreSQL data
     const id = (await submitOnA(k.key)).json.id as string;
     expect((await fetchJson(`${a.url}/v1/result/${id}`, k.key)).status).toBe(200);
     expect((await adminOnB('PATCH', `/keys/${k.id}`, { expires_at: Math.floor(Date.now() / 1000) + 2 })).status).toBe(200);
-    const expired = await waitFor(async () => {
-      const r = await fetchJson(`${a.url}/v1/result/${id}`, k.key);
-      return r.status === 401 ? r : undefined;
-    }, 20_000, 'process A to refuse the expired key');
+    const expired = await waitFor(
+      async () => {
+        const r = await fetchJson(`${a.url}/v1/result/${id}`, k.key);
+        return r.status === 401 ? r : undefined;
+      },
+      20_000,
+      'process A to refuse the expired key',
+    );
     expect(expired.json.error.code).toBe('key_expired');
     expect((await submitOnA(k.key)).json.error.code).toBe('key_expired');
   }, 120_000);
 
-  it('no secret ever reaches either process\'s log', () => {
+  it("no secret ever reaches either process's log", () => {
     for (const p of [a, b]) {
       const log = p.output();
       expect(log.length).toBeGreaterThan(0);

@@ -30,9 +30,15 @@ beforeAll(async () => {
   s3 = await startS3Server({ bucket: 'outage-bucket' });
   dataDir = tempDir('mediagate-bucket-outage-');
   gateway = await startServerProcess({
-    ...s3.env(), MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: KEY, MEDIAGATE_SIGNING_SECRET: 'bucket-outage-secret-0123456789abcdef',
+    ...s3.env(),
+    MEDIAGATE_DATA_DIR: dataDir,
+    MEDIAGATE_BOOTSTRAP_KEY: KEY,
+    MEDIAGATE_SIGNING_SECRET: 'bucket-outage-secret-0123456789abcdef',
     MEDIAGATE_PROVIDERS: files.file({ providers: { sandbox: { type: 'sandbox', timing: 'fast' } } }),
-    MEDIAGATE_WORKER_CONCURRENCY: '16', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_LOG_LEVEL: 'info',
+    MEDIAGATE_WORKER_CONCURRENCY: '16',
+    MEDIAGATE_RATE_LIMIT: 'off',
+    MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+    MEDIAGATE_LOG_LEVEL: 'info',
   });
 }, 120_000);
 afterAll(async () => {
@@ -45,7 +51,11 @@ afterAll(async () => {
 const auth = { authorization: `Bearer ${KEY}` };
 
 async function submit(i: number): Promise<{ status: number; id?: string; body: string }> {
-  const res = await fetch(`${gateway.url}/v1/pic/images`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: `outage ${i}`, size: '1:1' }) });
+  const res = await fetch(`${gateway.url}/v1/pic/images`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'pic', prompt: `outage ${i}`, size: '1:1' }),
+  });
   const body = await res.text();
   return { status: res.status, id: res.status === 200 ? (JSON.parse(body) as { id: string }).id : undefined, body };
 }
@@ -54,7 +64,7 @@ async function submit(i: number): Promise<{ status: number; id?: string; body: s
 async function finalReply(id: string): Promise<Record<string, any>> {
   for (;;) {
     const res = await fetch(`${gateway.url}/v1/result/${id}?wait=20`, { headers: auth });
-    const json = await res.json() as Record<string, any>;
+    const json = (await res.json()) as Record<string, any>;
     if (['completed', 'failed', 'cancelled'].includes(json.status as string)) return json;
   }
 }
@@ -129,7 +139,10 @@ describe('the bucket is unreachable for a while (G260, G261)', () => {
     // on their first attempt: the outage held results back, it did not fail attempts or start generations again
     const db = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });
     try {
-      const rows = db.prepare(`SELECT id, attempts FROM tasks WHERE id IN (${accepted.map(() => '?').join(',')})`).all(...accepted) as Array<{ id: string; attempts: number }>;
+      const rows = db.prepare(`SELECT id, attempts FROM tasks WHERE id IN (${accepted.map(() => '?').join(',')})`).all(...accepted) as Array<{
+        id: string;
+        attempts: number;
+      }>;
       expect(rows.filter((r) => r.attempts !== 1)).toEqual([]);
     } finally {
       db.close();

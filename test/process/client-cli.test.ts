@@ -148,7 +148,7 @@ describe('on a terminal', () => {
 });
 
 describe('tasks list (needs GET /v1/tasks)', () => {
-  it('lists the caller\'s tasks newest first', async () => {
+  it("lists the caller's tasks newest first", async () => {
     const h = await listeningGateway();
     try {
       const client = new Mediagate({ baseUrl: h.origin, apiKey: h.key });
@@ -156,9 +156,19 @@ describe('tasks list (needs GET /v1/tasks)', () => {
       const b = await client.pic.create({ model: 'pic', prompt: 'b' });
       const r = await cli(['tasks', 'list', '--family', 'pic'], env(h));
       expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual([b.id, a.id]);
+      expect(
+        r.stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.split('\t')[0]),
+      ).toEqual([b.id, a.id]);
       const all = await cli(['tasks', 'list', '--all', '--limit', '1', '--json'], env(h));
-      expect(all.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([b.id, a.id]);
+      expect(
+        all.stdout
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { id: string }).id),
+      ).toEqual([b.id, a.id]);
     } finally {
       await h.close();
     }
@@ -172,15 +182,32 @@ describe('a hostile gateway', () => {
     const id = '../escaped';
     const server = http.createServer((req, res) => {
       const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const task = { id, object: 'image', created: 1, model: 'pic', status: 'completed', progress: 100, error: null, image_url: `${origin}/files/..%2F..%2Fdeep` };
-      if (req.url?.startsWith('/files/')) { res.end('not really an image'); return; }
+      const task = {
+        id,
+        object: 'image',
+        created: 1,
+        model: 'pic',
+        status: 'completed',
+        progress: 100,
+        error: null,
+        image_url: `${origin}/files/..%2F..%2Fdeep`,
+      };
+      if (req.url?.startsWith('/files/')) {
+        res.end('not really an image');
+        return;
+      }
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ ...task, ...(req.method === 'POST' && { status: 'queued', progress: 0, image_url: null }) }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const r = await runCollecting(process.execPath, [BIN, 'generate', 'image', '--model', 'pic', '--prompt', 'x'], { MEDIAGATE_URL: origin, MEDIAGATE_API_KEY: 'mg_k' }, work);
+      const r = await runCollecting(
+        process.execPath,
+        [BIN, 'generate', 'image', '--model', 'pic', '--prompt', 'x'],
+        { MEDIAGATE_URL: origin, MEDIAGATE_API_KEY: 'mg_k' },
+        work,
+      );
       expect(r.status, r.stderr).toBe(0);
       expect(fs.readdirSync(dir).filter((f) => f.startsWith('escaped'))).toEqual([]);
       expect(fs.readdirSync(work)).toHaveLength(1); // saved here, under a plain name
@@ -200,4 +227,3 @@ async function inPseudoTerminal(command: string, e: Record<string, string>): Pro
   const r = await runCollecting('script', ['-qfec', command, '/dev/null'], e, ROOT);
   return { status: r.status, output: r.stdout };
 }
-

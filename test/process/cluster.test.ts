@@ -41,7 +41,10 @@ const KINDS: Array<{ route: string; body: (i: number) => Record<string, unknown>
   { route: '/reel/videos', body: (i) => ({ model: 'reelOa2Plus', prompt: `burst ${i}`, duration: 4 }) },
   { route: '/v1/motion/videos', body: (i) => ({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: `burst ${i}` }], duration: 1 }) },
   { route: '/v1/videos/videos', body: (i) => ({ model: 'videos_fast', prompt: `burst ${i}`, duration: 4 }) },
-  { route: '/v2/model-center/tasks', body: (i) => ({ model: 'sd_2.0_fast_discount', prompt: `burst ${i}`, duration: 4, resolution: '480p', generate_audio: false }) },
+  {
+    route: '/v2/model-center/tasks',
+    body: (i) => ({ model: 'sd_2.0_fast_discount', prompt: `burst ${i}`, duration: 4, resolution: '480p', generate_audio: false }),
+  },
 ];
 
 const call = (base: string, route: string, init: { method?: string; body?: unknown } = {}) => fetchJson(`${base}${route}`, KEY, init.method, init.body);
@@ -110,14 +113,22 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
       routes: { [SLOW_PIC]: [{ provider: 'slow' }], [SLOW_MOTION]: [{ provider: 'slow' }] },
     });
     cluster = await startCluster({
-      apis: 2, workers: 2,
+      apis: 2,
+      workers: 2,
       env: {
-        ...s3.env(), MEDIAGATE_DATABASE_URL: url, MEDIAGATE_PROVIDERS: providers, MEDIAGATE_PUBLIC_URL: PUBLIC_URL,
-        MEDIAGATE_SIGNING_SECRET: 'cluster-signing-secret-0123456789abcdef', MEDIAGATE_BOOTSTRAP_KEY: KEY,
+        ...s3.env(),
+        MEDIAGATE_DATABASE_URL: url,
+        MEDIAGATE_PROVIDERS: providers,
+        MEDIAGATE_PUBLIC_URL: PUBLIC_URL,
+        MEDIAGATE_SIGNING_SECRET: 'cluster-signing-secret-0123456789abcdef',
+        MEDIAGATE_BOOTSTRAP_KEY: KEY,
         // a lease lapses 2 s after its worker stopped renewing it (the shortest there is): the killed worker's tasks come back quickly
         // many slots per worker: the fast sandbox's tasks mostly wait out its simulated time
-        MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_WORKER_CONCURRENCY: '16',
-        MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_LOG_LEVEL: 'info',
+        MEDIAGATE_LEASE_SECONDS: '2',
+        MEDIAGATE_WORKER_CONCURRENCY: '16',
+        MEDIAGATE_RATE_LIMIT: 'off',
+        MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+        MEDIAGATE_LOG_LEVEL: 'info',
       },
     });
     [api1, api2] = cluster.apis as [ClusterProcess, ClusterProcess];
@@ -134,18 +145,31 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
 
   it('a cancel on API 2 of a task submitted on API 1 stops the worker process running it', async () => {
     const id = await submit(api1, '/v1/motion/videos', { model: SLOW_MOTION, content: [{ type: 'text', text: 'a slow fox' }], duration: 5 });
-    const running = await waitFor(async () => {
-      const t = await task(id);
-      return t.status === 'processing' && workerHolding(t.lease_owner) ? t : undefined;
-    }, 30_000, 'a worker to run the slow task');
+    const running = await waitFor(
+      async () => {
+        const t = await task(id);
+        return t.status === 'processing' && workerHolding(t.lease_owner) ? t : undefined;
+      },
+      30_000,
+      'a worker to run the slow task',
+    );
     const worker = workerHolding(running.lease_owner)!;
 
     const cancelled = await call(api2.url, `/v1/motion/videos/${id}/cancel`, { method: 'POST' });
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ id, status: 'cancelled' });
     // the worker, another process, is told and stops (its generation had minutes to go)
-    await waitFor(() => (worker.output().split('\n').some((l) => l.includes('"msg":"task cancelled while running"') && l.includes(`"taskId":"${id}"`)) ? true : undefined),
-      30_000, 'the worker to stop the cancelled task');
+    await waitFor(
+      () =>
+        worker
+          .output()
+          .split('\n')
+          .some((l) => l.includes('"msg":"task cancelled while running"') && l.includes(`"taskId":"${id}"`))
+          ? true
+          : undefined,
+      30_000,
+      'the worker to stop the cancelled task',
+    );
     expect(await task(id)).toMatchObject({ status: 'cancelled', lease_owner: null });
     expect((await writesOf(id)).map((w) => w.status)).toEqual(['cancelled']);
     expect(await s3!.keys(`results/${id}/`)).toEqual([]);
@@ -155,13 +179,19 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     const id = await submit(api1, '/v1/pic/images', { model: SLOW_PIC, prompt: 'a slow lighthouse', size: '21:9' });
     await waitFor(async () => (workerHolding((await task(id)).lease_owner) ? true : undefined), 30_000, 'a worker to run the slow task');
     let answered = false;
-    const poll = call(api2.url, `/v1/result/${id}?wait=60`).finally(() => { answered = true; });
+    const poll = call(api2.url, `/v1/result/${id}?wait=60`).finally(() => {
+      answered = true;
+    });
     // the worker moves the task on after the poll was sent, and the poll is still waiting then
     const sent = await task(id);
-    await waitFor(async () => {
-      const t = await task(id);
-      return t.status === 'processing' && t.progress > sent.progress ? true : undefined;
-    }, 30_000, 'the worker to report progress');
+    await waitFor(
+      async () => {
+        const t = await task(id);
+        return t.status === 'processing' && t.progress > sent.progress ? true : undefined;
+      },
+      30_000,
+      'the worker to report progress',
+    );
     expect(answered).toBe(false);
     expect(sent.status).toBe('processing');
     const reply = await poll;
@@ -176,39 +206,51 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
   it(`a burst of ${TASKS} tasks over both API processes completes exactly once each across a kill -9 of a worker holding tasks`, async () => {
     const [victim, survivor] = cluster!.workers as [ClusterProcess, ClusterProcess];
     const victimHolds = async (): Promise<string[]> => {
-      const { rows } = await db!.query<{ id: string; lease_owner: string }>("SELECT id, lease_owner FROM tasks WHERE status = 'processing' AND lease_owner IS NOT NULL");
+      const { rows } = await db!.query<{ id: string; lease_owner: string }>(
+        "SELECT id, lease_owner FROM tasks WHERE status = 'processing' AND lease_owner IS NOT NULL",
+      );
       return rows.filter((r) => cluster!.owns(victim, r.lease_owner)).map((r) => r.id);
     };
     const victimCompleted = async (): Promise<number> => (await log!.writes()).filter((w) => cluster!.owns(victim, w.leaseOwner)).length;
     // the kill comes mid-burst: once 40% of it is accepted, the victim has completed some tasks, and it holds others
     let killed: string[] | undefined;
-    const killer = waitFor(async () => {
-      if (burst.size < TASKS * 0.4 || (await victimCompleted()) < 5 || (await victimHolds()).length === 0) return undefined;
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      // a COMMIT the victim sent just before it died still lands: its holds are read once the
-      // database has closed every session of the victim, when nothing of it can commit any more
-      await waitFor(async () => ((await db!.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [`mediagate/${victim.pid}`])).rowCount === 0 ? true : undefined),
-        30_000, 'the database to close the victim\'s sessions');
-      killed = await victimHolds(); // what it held when it died: nothing lets go of these but the lease's end
-      return true;
-    }, 90_000, 'the moment to kill the victim');
+    const killer = waitFor(
+      async () => {
+        if (burst.size < TASKS * 0.4 || (await victimCompleted()) < 5 || (await victimHolds()).length === 0) return undefined;
+        victim.child.kill('SIGKILL');
+        await victim.exited;
+        // a COMMIT the victim sent just before it died still lands: its holds are read once the
+        // database has closed every session of the victim, when nothing of it can commit any more
+        await waitFor(
+          async () =>
+            (await db!.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [`mediagate/${victim.pid}`])).rowCount === 0 ? true : undefined,
+          30_000,
+          "the database to close the victim's sessions",
+        );
+        killed = await victimHolds(); // what it held when it died: nothing lets go of these but the lease's end
+        return true;
+      },
+      90_000,
+      'the moment to kill the victim',
+    );
     killer.catch(() => undefined); // awaited below, after the submits
 
     const refused: string[] = [];
     let next = 0;
     // 2 x 15 submitters, each on its own API process
-    await Promise.all(Array.from({ length: 30 }, async (_, s) => {
-      const api = s % 2 === 0 ? api1 : api2;
-      while (next < TASKS) {
-        const i = next++;
-        const kind = KINDS[i % KINDS.length]!;
-        const r = await call(api.url, kind.route, { method: 'POST', body: kind.body(i) });
-        const id = (r.json.id ?? r.json.data?.projectId) as string | undefined;
-        if (r.status !== 200 || !id) refused.push(`${r.status} ${JSON.stringify(r.json)}`);
-        else burst.set(id, api);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 30 }, async (_, s) => {
+        const api = s % 2 === 0 ? api1 : api2;
+        while (next < TASKS) {
+          const i = next++;
+          const kind = KINDS[i % KINDS.length]!;
+          const r = await call(api.url, kind.route, { method: 'POST', body: kind.body(i) });
+          const id = (r.json.id ?? r.json.data?.projectId) as string | undefined;
+          if (r.status !== 200 || !id) refused.push(`${r.status} ${JSON.stringify(r.json)}`);
+          else burst.set(id, api);
+        }
+      }),
+    );
     expect(refused).toEqual([]);
     expect(burst.size).toBe(TASKS);
     await killer;
@@ -218,9 +260,11 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     // every task completes, seen through both API processes
     const ids = [...burst.keys()];
     const finals = new Map<string, Record<string, any>>();
-    await Promise.all(Array.from({ length: 20 }, async (_, s) => {
-      for (let i = s; i < ids.length; i += 20) finals.set(ids[i]!, await finalReply(i % 2 === 0 ? api1 : api2, ids[i]!));
-    }));
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, s) => {
+        for (let i = s; i < ids.length; i += 20) finals.set(ids[i]!, await finalReply(i % 2 === 0 ? api1 : api2, ids[i]!));
+      }),
+    );
     expect(ids.filter((id) => finals.get(id)!.status !== 'completed').map((id) => [id, finals.get(id)])).toEqual([]);
 
     // exactly once, by the database's own record: one terminal write per task, `completed`
@@ -232,8 +276,16 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     expect(writes.every((w) => workerHolding(w.leaseOwner) !== undefined)).toBe(true);
     for (const id of orphaned) {
       const write = writes.find((w) => w.taskId === id)!;
-      const story = (p: ClusterProcess): string => p.output().split('\n').filter((l) => l.includes(id)).join('\n');
-      expect(cluster!.owns(survivor, write.leaseOwner), `${id}: completed by ${write.leaseOwner} (victim ${victim.pid}, survivor ${survivor.pid})\nvictim:\n${story(victim)}\nsurvivor:\n${story(survivor)}`).toBe(true);
+      const story = (p: ClusterProcess): string =>
+        p
+          .output()
+          .split('\n')
+          .filter((l) => l.includes(id))
+          .join('\n');
+      expect(
+        cluster!.owns(survivor, write.leaseOwner),
+        `${id}: completed by ${write.leaseOwner} (victim ${victim.pid}, survivor ${survivor.pid})\nvictim:\n${story(victim)}\nsurvivor:\n${story(survivor)}`,
+      ).toBe(true);
       expect((await task(id)).attempts, id).toBeGreaterThanOrEqual(2);
     }
     expect(survivor.output()).toContain('"msg":"recovered tasks whose worker stopped"');
@@ -244,22 +296,24 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     // results come from the bucket: each link, fetched through the API process that did not accept
     // the task, answers the media (a PNG or an MP4) that is the bucket's object
     const downloaded = new Set<string>();
-    await Promise.all(Array.from({ length: 10 }, async (_, s) => {
-      for (let i = s; i < ids.length; i += 10) {
-        const id = ids[i]!;
-        const links = resultLinks(finals.get(id)!, burst.get(id) === api1 ? api2 : api1);
-        expect(links.length, id).toBeGreaterThan(0);
-        for (const link of links) {
-          const res = await fetch(link);
-          expect(res.status, link).toBe(200);
-          const bytes = Buffer.from(await res.arrayBuffer());
-          expect(bytes.subarray(1, 4).toString() === 'PNG' || bytes.subarray(4, 8).toString() === 'ftyp', link).toBe(true);
-          const key = `results/${id}/${decodeURIComponent(new URL(link).pathname.split('/').pop()!)}`;
-          expect(bytes.equals(await s3!.object(key)), key).toBe(true);
-          downloaded.add(id);
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, s) => {
+        for (let i = s; i < ids.length; i += 10) {
+          const id = ids[i]!;
+          const links = resultLinks(finals.get(id)!, burst.get(id) === api1 ? api2 : api1);
+          expect(links.length, id).toBeGreaterThan(0);
+          for (const link of links) {
+            const res = await fetch(link);
+            expect(res.status, link).toBe(200);
+            const bytes = Buffer.from(await res.arrayBuffer());
+            expect(bytes.subarray(1, 4).toString() === 'PNG' || bytes.subarray(4, 8).toString() === 'ftyp', link).toBe(true);
+            const key = `results/${id}/${decodeURIComponent(new URL(link).pathname.split('/').pop()!)}`;
+            expect(bytes.equals(await s3!.object(key)), key).toBe(true);
+            downloaded.add(id);
+          }
         }
-      }
-    }));
+      }),
+    );
     expect(downloaded.size).toBe(TASKS);
 
     // money moved exactly once with each terminal transition, the killed worker's tasks included:
@@ -272,7 +326,11 @@ describe.skipIf(unavailable !== undefined)(`a cluster of 2 API and 2 worker proc
     // worker left its scratch work behind (its scratch folder, which no one serves from), nothing else
     for (const p of [...cluster!.apis, ...cluster!.workers]) {
       const held = filesUnder(p.dataDir);
-      if (p === victim) expect(held.filter((f) => !f.startsWith(`tmp${path.sep}`)), p.dataDir).toEqual([]);
+      if (p === victim)
+        expect(
+          held.filter((f) => !f.startsWith(`tmp${path.sep}`)),
+          p.dataDir,
+        ).toEqual([]);
       else expect(held, p.dataDir).toEqual([]);
     }
   }, 180_000);

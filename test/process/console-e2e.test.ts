@@ -38,7 +38,8 @@ const run = promisify(execFile);
 
 const available = fs.existsSync(CHROMIUM);
 // CI (.ci/run) installs chromium and sets this: there a missing browser is a failure, not a skip
-if (!available && process.env.MEDIAGATE_TEST_REQUIRE_CHROMIUM === '1') throw new Error(`${CHROMIUM} is not installed; MEDIAGATE_TEST_REQUIRE_CHROMIUM=1 requires it (apt-get install chromium)`);
+if (!available && process.env.MEDIAGATE_TEST_REQUIRE_CHROMIUM === '1')
+  throw new Error(`${CHROMIUM} is not installed; MEDIAGATE_TEST_REQUIRE_CHROMIUM=1 requires it (apt-get install chromium)`);
 let g: ListeningGateway;
 let browser: Browser;
 
@@ -57,7 +58,11 @@ afterAll(async () => {
   await g?.close();
 });
 
-interface Signed { context: BrowserContext; page: Page; errors: ReturnType<typeof collectErrors> }
+interface Signed {
+  context: BrowserContext;
+  page: Page;
+  errors: ReturnType<typeof collectErrors>;
+}
 
 async function signIn(key: string, width = 1440): Promise<Signed> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
@@ -91,8 +96,12 @@ describe('the built console', () => {
 describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
   describe('a caller', () => {
     let s: Signed;
-    beforeAll(async () => { s = await signIn(g.key); });
-    afterAll(async () => { await s.context.close(); });
+    beforeAll(async () => {
+      s = await signIn(g.key);
+    });
+    afterAll(async () => {
+      await s.context.close();
+    });
 
     it('is signed in by an HttpOnly SameSite=Strict cookie; the key is in no browser storage; no admin links', async () => {
       const cookies = await s.context.cookies();
@@ -147,7 +156,8 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await target.dispatchEvent('dragover', { dataTransfer });
       await target.dispatchEvent('drop', { dataTransfer });
       const said = target.locator('[aria-live="polite"]');
-      await expect.poll(async () => `${await field.inputValue()} (${await said.textContent().catch(() => 'no status')})`, { timeout: 15_000 })
+      await expect
+        .poll(async () => `${await field.inputValue()} (${await said.textContent().catch(() => 'no status')})`, { timeout: 15_000 })
         .toMatch(/^assetId:\/\/\S+ \(Uploaded 1 file\)$/);
       const ref = await field.inputValue();
 
@@ -188,7 +198,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await field.fill('');
     });
 
-    it('shows the gateway\'s 400 next to the field it names', async () => {
+    it("shows the gateway's 400 next to the field it names", async () => {
       const { page } = s;
       await page.getByRole('combobox', { name: 'Family' }).selectOption('videos');
       await page.getByRole('combobox', { name: 'Model' }).selectOption('videos_fast');
@@ -206,11 +216,15 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('spinbutton', { name: 'duration', exact: true }).fill('4');
       await page.getByRole('button', { name: 'Generate' }).click();
       const progress = page.getByRole('progressbar', { name: 'Progress' });
-      await page.waitForFunction(() => {
-        const bar = document.querySelector('progress');
-        const status = document.querySelector('[aria-live="polite"] strong')?.textContent;
-        return bar !== null && bar.value > 0 && bar.value < 100 && status !== 'completed';
-      }, undefined, { timeout: 20_000 });
+      await page.waitForFunction(
+        () => {
+          const bar = document.querySelector('progress');
+          const status = document.querySelector('[aria-live="polite"] strong')?.textContent;
+          return bar !== null && bar.value > 0 && bar.value < 100 && status !== 'completed';
+        },
+        undefined,
+        { timeout: 20_000 },
+      );
       await expect(progress.isVisible()).resolves.toBe(true);
       const video = page.getByRole('region').locator('video[aria-label="Result"]');
       await video.waitFor({ timeout: 30_000 });
@@ -234,10 +248,15 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('button', { name: 'Send' }).click();
       const reply = page.locator('.messages li.assistant p');
       const lengths = new Set<number>();
-      await expect.poll(async () => {
-        lengths.add((await reply.textContent())?.length ?? 0);
-        return page.getByText(/^Tokens: \d+ prompt/).count();
-      }, { timeout: 30_000, interval: 50 }).toBe(1);
+      await expect
+        .poll(
+          async () => {
+            lengths.add((await reply.textContent())?.length ?? 0);
+            return page.getByText(/^Tokens: \d+ prompt/).count();
+          },
+          { timeout: 30_000, interval: 50 },
+        )
+        .toBe(1);
       lengths.add((await reply.textContent())?.length ?? 0);
       // streamed: the reply was seen part-written (a length between none and the whole)
       const whole = Math.max(...lengths);
@@ -250,7 +269,9 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       const { page } = s;
       const replies = page.locator('.messages li.assistant p');
       const before = await replies.count();
-      await page.getByRole('textbox', { name: 'Message' }).fill('Tell me a long story about lighthouses, their keepers, their lamps and the ships they guided home through storms and fog.');
+      await page
+        .getByRole('textbox', { name: 'Message' })
+        .fill('Tell me a long story about lighthouses, their keepers, their lamps and the ships they guided home through storms and fog.');
       await page.getByRole('button', { name: 'Send' }).click();
       const reply = replies.nth(before);
       await expect.poll(async () => (await reply.textContent())?.length ?? 0, { timeout: 15_000, interval: 50 }).toBeGreaterThan(0);
@@ -278,14 +299,21 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await first.waitFor();
       await page.getByRole('combobox', { name: 'Status' }).selectOption('completed');
       await page.getByRole('table').getByRole('button').first().click();
-      await page.getByRole('region').getByRole('heading', { name: /^Task / }).waitFor();
+      await page
+        .getByRole('region')
+        .getByRole('heading', { name: /^Task / })
+        .waitFor();
     });
 
     it('gets 403 from admin routes, and a change without the CSRF token is refused', async () => {
       const { page } = s;
       const statuses = await page.evaluate(async () => {
         const admin = await fetch('../admin/v1/keys');
-        const noToken = await fetch('../v1/pic/images', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'x' }) });
+        const noToken = await fetch('../v1/pic/images', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'pic', prompt: 'x' }),
+        });
         return { admin: admin.status, noToken: noToken.status, code: ((await noToken.json()) as any).error.code };
       });
       expect(statuses).toEqual({ admin: 403, noToken: 403, code: 'csrf_token_invalid' });
@@ -341,8 +369,12 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
 
   describe('an admin', () => {
     let s: Signed;
-    beforeAll(async () => { s = await signIn(ADMIN_KEY); });
-    afterAll(async () => { await s.context.close(); });
+    beforeAll(async () => {
+      s = await signIn(ADMIN_KEY);
+    });
+    afterAll(async () => {
+      await s.context.close();
+    });
 
     it('creates a key, whose shown secret works on the public API, then revokes it: 401 after', async () => {
       const { page } = s;
@@ -354,9 +386,13 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(secret).toMatch(/^mg_/);
       // screenshot-only: a fixed throwaway shown in place of the secret (docs/screenshots/keys-created.png), then the real one back
       const shown = page.locator('.secret code');
-      await shown.evaluate((el: any, text: string) => { el.textContent = text; }, SCREENSHOT_SECRET);
+      await shown.evaluate((el: any, text: string) => {
+        el.textContent = text;
+      }, SCREENSHOT_SECRET);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-created-1440.png'), fullPage: true });
-      await shown.evaluate((el: any, text: string) => { el.textContent = text; }, secret);
+      await shown.evaluate((el: any, text: string) => {
+        el.textContent = text;
+      }, secret);
       expect(await shown.textContent()).toBe(secret);
       const use = (): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
       expect(await use()).toBe(200);
@@ -377,7 +413,10 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
     it('grants credits and sees the balance', async () => {
       const { page } = s;
       await open(page, 'Accounts');
-      const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: /^Manage / }) }).first();
+      const row = page
+        .getByRole('row')
+        .filter({ has: page.getByRole('button', { name: /^Manage / }) })
+        .first();
       const before = Number(await row.locator('td').nth(2).textContent());
       await row.getByRole('button', { name: /^Manage / }).click();
       await page.getByRole('spinbutton', { name: 'Credits' }).fill('25');
@@ -387,19 +426,24 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('cell', { name: 'from the end-to-end test' }).waitFor();
     });
 
-    it('sees every tenant\'s tasks with a timeline, probes a channel, exports usage as CSV', async () => {
+    it("sees every tenant's tasks with a timeline, probes a channel, exports usage as CSV", async () => {
       const { page } = s;
       await open(page, 'All tasks');
       await page.getByRole('table').getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Timeline' }).waitFor();
       await page.getByRole('table', { name: 'Attempts' }).waitFor();
       await open(page, 'Channels');
-      await page.getByRole('button', { name: /^Probe / }).first().click();
+      await page
+        .getByRole('button', { name: /^Probe / })
+        .first()
+        .click();
       await page.getByRole('status').filter({ hasText: 'answers' }).waitFor();
       await open(page, 'Usage');
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
       const csv = fs.readFileSync((await download.path())!, 'utf8');
-      expect(csv.split('\n')[0]).toBe('bucket,group,submitted,completed,failed,cancelled,video_seconds,images,chat_requests,prompt_tokens,completion_tokens,credits_captured');
+      expect(csv.split('\n')[0]).toBe(
+        'bucket,group,submitted,completed,failed,cancelled,video_seconds,images,chat_requests,prompt_tokens,completion_tokens,credits_captured',
+      );
       expect(csv.split('\n').length).toBeGreaterThan(2);
     });
 

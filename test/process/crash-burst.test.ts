@@ -11,7 +11,9 @@ describe('crash safety under load', () => {
 
   it('every accepted task of a burst completes across kill -9 and a restart', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'crash-burst.js'), '--tasks', '120', '--concurrency', '30'], {
-      cwd: ROOT, encoding: 'utf8', timeout: 240_000,
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 240_000,
     });
     const summary = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
     expect(summary, r.stderr).toMatchObject({ ok: true, stuck: 0, completedTwice: 0, credits: { reconciled: true, openHolds: 0 } });

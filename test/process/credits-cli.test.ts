@@ -12,8 +12,13 @@ import { tempDir } from '../helpers/harness.js';
 import { ensureBuilt, runCli, runCliAsync } from '../helpers/process.js';
 
 let dataDir: string;
-beforeAll(() => { ensureBuilt(); dataDir = tempDir(); }, 200_000);
-afterAll(() => { fs.rmSync(dataDir, { recursive: true, force: true }); });
+beforeAll(() => {
+  ensureBuilt();
+  dataDir = tempDir();
+}, 200_000);
+afterAll(() => {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
 
 const ENV = () => ({ MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_STARTING_CREDITS: '2.5' });
 const cli = (...args: string[]) => runCli(args, ENV());
@@ -40,19 +45,28 @@ describe('mediagate accounts and credits', () => {
     expect(listed).toHaveLength(2);
     expect(cli('keys', 'list').stdout).toContain(`\tacme-prod\t${account}\t`);
 
-    const ledger = cli('credits', 'ledger', account).stdout.trimEnd().split('\n').map((l) => l.split('\t'));
-    expect(ledger.map((f) => [f[2], f[3], f[6]])).toEqual([['grant', '2.5', 'starting credit'], ['grant', '10.25', 'invoice 42'], ['adjust', '-0.75', 'correction']]);
+    const ledger = cli('credits', 'ledger', account)
+      .stdout.trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    expect(ledger.map((f) => [f[2], f[3], f[6]])).toEqual([
+      ['grant', '2.5', 'starting credit'],
+      ['grant', '10.25', 'invoice 42'],
+      ['adjust', '-0.75', 'correction'],
+    ]);
 
     const store = openSqliteStore(path.join(dataDir, 'mediagate.db'));
     try {
       expect((await store.keys.findActiveByHash(hashApiKey(key)))?.accountId).toBe(account);
       const solo = (await store.keys.findActiveByHash(hashApiKey(own)))!;
-      expect((await store.credits.getAccount(solo.accountId))).toMatchObject({ name: 'solo', availableMicro: 2_500_000 });
+      expect(await store.credits.getAccount(solo.accountId)).toMatchObject({ name: 'solo', availableMicro: 2_500_000 });
     } finally {
       await store.close();
     }
     const keyId = /^(key_[0-9a-f]+)\t.*\tacme-prod\t/m.exec(cli('keys', 'list').stdout)![1]!;
-    expect(cli('keys', 'limit', keyId, '--credits', '7.5').stdout).toContain(`${keyId}: submits default/s, queries default/s (bursts of twice that; in effect within 10 s); spending cap 7.5 credits`);
+    expect(cli('keys', 'limit', keyId, '--credits', '7.5').stdout).toContain(
+      `${keyId}: submits default/s, queries default/s (bursts of twice that; in effect within 10 s); spending cap 7.5 credits`,
+    );
     expect(cli('keys', 'limit', keyId, '--submits', '5').stdout).toContain('spending cap 7.5 credits'); // kept when not given
     expect(cli('keys', 'limit', keyId, '--credits', 'none').stdout).toContain('spending cap none');
     expect(cli('keys', 'limit', keyId, '--credits', '0').status).toBe(2);

@@ -21,7 +21,9 @@ import { ensureBuilt, runCliAsync } from '../helpers/process.js';
 
 const C = 1_000_000;
 const unavailable = await postgresUnavailable();
-beforeAll(() => { ensureBuilt(); }, 200_000);
+beforeAll(() => {
+  ensureBuilt();
+}, 200_000);
 
 interface Backend {
   /** A fresh store, the CLI's environment for its database, and raw SQL on it (`?` placeholders). */
@@ -38,9 +40,16 @@ const sqlite: Backend = {
       env: { MEDIAGATE_DATA_DIR: dir },
       async sql(text, values = []) {
         const db = new Database(file);
-        try { db.prepare(text).run(...values); } finally { db.close(); }
+        try {
+          db.prepare(text).run(...values);
+        } finally {
+          db.close();
+        }
       },
-      async close() { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); },
+      async close() {
+        await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
     };
   },
 };
@@ -57,7 +66,14 @@ const postgres: Backend = {
         const client = new pg.Client({ connectionString: url });
         await client.connect();
         let n = 0;
-        try { await client.query(text.replace(/\?/g, () => `$${++n}`), values); } finally { await client.end(); }
+        try {
+          await client.query(
+            text.replace(/\?/g, () => `$${++n}`),
+            values,
+          );
+        } finally {
+          await client.end();
+        }
       },
       close: () => store.close(),
     };
@@ -65,18 +81,32 @@ const postgres: Backend = {
 };
 
 const task = (id: string): NewTask => ({
-  id, ownerKeyId: 'key_r', family: 'pic', form: null, model: 'pic', provider: 'sandbox',
+  id,
+  ownerKeyId: 'key_r',
+  family: 'pic',
+  form: null,
+  model: 'pic',
+  provider: 'sandbox',
   request: { params: { prompt: 'x' }, output: { kind: 'image', width: 8, height: 8, format: 'png' }, media: mediaRefs() },
-  amount: 1, createdAt: Date.now(), charge: { accountId: 'acct_r', holdMicro: 2 * C, perSecondMicro: null },
+  amount: 1,
+  createdAt: Date.now(),
+  charge: { accountId: 'acct_r', holdMicro: 2 * C, perSecondMicro: null },
 });
 
-const suites: Array<[string, Backend, string | undefined]> = [['SQLite', sqlite, undefined], ['PostgreSQL', postgres, unavailable]];
+const suites: Array<[string, Backend, string | undefined]> = [
+  ['SQLite', sqlite, undefined],
+  ['PostgreSQL', postgres, unavailable],
+];
 
 for (const [name, backend, skipped] of suites) {
   describe.skipIf(skipped !== undefined)(`credits reconcile on ${name}${skipped ? ` (skipped: ${skipped})` : ''}`, () => {
     let db: Awaited<ReturnType<Backend['open']>>;
-    beforeAll(async () => { db = await backend.open(); });
-    afterAll(async () => { await db?.close(); });
+    beforeAll(async () => {
+      db = await backend.open();
+    });
+    afterAll(async () => {
+      await db?.close();
+    });
 
     it('exits 0 on a clean ledger, then 1 naming an unsettled task, a doubled settlement and a settlement of no hold', async () => {
       const { store } = db;

@@ -38,13 +38,22 @@ interface Scene {
 async function startScene(url: string): Promise<Scene> {
   const providers = files.file({ providers: { sandbox: { type: 'sandbox', timing: 'fast' } } });
   const cluster = await startCluster({
-    apis: 1, workers: 2,
+    apis: 1,
+    workers: 2,
     env: {
-      MEDIAGATE_DATABASE_URL: url, MEDIAGATE_PROVIDERS: providers, MEDIAGATE_SIGNING_SECRET: 'db-faults-signing-secret-0123456789abcdef',
-      MEDIAGATE_BOOTSTRAP_KEY: KEY, MEDIAGATE_CREDITS: 'on', MEDIAGATE_STARTING_CREDITS: '1000000', MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
+      MEDIAGATE_DATABASE_URL: url,
+      MEDIAGATE_PROVIDERS: providers,
+      MEDIAGATE_SIGNING_SECRET: 'db-faults-signing-secret-0123456789abcdef',
+      MEDIAGATE_BOOTSTRAP_KEY: KEY,
+      MEDIAGATE_CREDITS: 'on',
+      MEDIAGATE_STARTING_CREDITS: '1000000',
+      MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
       // leases long enough that a worker slowed by a busy machine still renews in time: a lapse here
       // would be the load's, not the fault's (the sweep's hold-back after an outage is G259)
-      MEDIAGATE_LEASE_SECONDS: '6', MEDIAGATE_WORKER_CONCURRENCY: '8', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_LEASE_SECONDS: '6',
+      MEDIAGATE_WORKER_CONCURRENCY: '8',
+      MEDIAGATE_RATE_LIMIT: 'off',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
       MEDIAGATE_LOG_LEVEL: 'info',
     },
   });
@@ -53,7 +62,9 @@ async function startScene(url: string): Promise<Scene> {
   const secret = await fetch(`${cluster.apis[0]!.url}/v1/webhooks/secret`, { headers: { authorization: `Bearer ${KEY}` } });
   expect(secret.status).toBe(200);
   return {
-    cluster, receiver, log,
+    cluster,
+    receiver,
+    log,
     async close() {
       await cluster.stop();
       await log.close().catch(() => undefined);
@@ -66,17 +77,36 @@ async function startScene(url: string): Promise<Scene> {
 async function checkAfterFault(scene: Scene, url: string, burst: Awaited<ReturnType<typeof submitBurst>>): Promise<void> {
   const { cluster, receiver, log } = scene;
   const processes = [...cluster.apis, ...cluster.workers];
-  const story = (): string => processes.map((p) => `--- ${p.role} ${p.pid}\n${p.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-15).join('\n')}`).join('\n');
-  expect(Object.keys(burst.outcomes).filter((o) => o !== '200' && o !== '503'), JSON.stringify(burst.outcomes)).toEqual([]);
+  const story = (): string =>
+    processes
+      .map(
+        (p) =>
+          `--- ${p.role} ${p.pid}\n${p
+            .output()
+            .split('\n')
+            .filter((l) => /"level":(40|50|60)/.test(l))
+            .slice(-15)
+            .join('\n')}`,
+      )
+      .join('\n');
+  expect(
+    Object.keys(burst.outcomes).filter((o) => o !== '200' && o !== '503'),
+    JSON.stringify(burst.outcomes),
+  ).toEqual([]);
   expect(burst.accepted.size).toBeGreaterThan(TASKS / 3);
   const db = new pg.Pool({ connectionString: url, max: 2 });
   db.on('error', () => undefined);
   try {
     const ids = [...burst.accepted.keys()];
-    const rows = await finishedTasks(db, ids, 90_000).catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${story()}`); });
+    const rows = await finishedTasks(db, ids, 90_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${story()}`);
+    });
     expect(ids.filter((id) => rows.get(id)!.status !== 'completed').map((id) => [id, rows.get(id)])).toEqual([]);
     // no attempt was used up by the database's faults
-    expect(ids.filter((id) => rows.get(id)!.attempts !== 1).map((id) => [id, rows.get(id)!.attempts]), story()).toEqual([]);
+    expect(
+      ids.filter((id) => rows.get(id)!.attempts !== 1).map((id) => [id, rows.get(id)!.attempts]),
+      story(),
+    ).toEqual([]);
     // exactly once, by the database's own record
     const writes = (await log.writes()).filter((w) => burst.accepted.has(w.taskId));
     expect(writes).toHaveLength(ids.length);
@@ -84,7 +114,7 @@ async function checkAfterFault(scene: Scene, url: string, burst: Awaited<ReturnT
     expect(writes.every((w) => w.status === 'completed')).toBe(true);
     // each accepted task's webhook, once
     const deliveredIds = (): string[] => receiver.received.map((r) => String(r.headers['webhook-id']));
-    await waitFor(() => (ids.every((id) => deliveredIds().includes(`msg_${id}`)) ? true : undefined), 60_000, 'every accepted task\'s webhook');
+    await waitFor(() => (ids.every((id) => deliveredIds().includes(`msg_${id}`)) ? true : undefined), 60_000, "every accepted task's webhook");
     const counts = new Map<string, number>();
     for (const id of deliveredIds()) counts.set(id, (counts.get(id) ?? 0) + 1);
     expect(ids.filter((id) => counts.get(`msg_${id}`) !== 1).map((id) => [id, counts.get(`msg_${id}`)])).toEqual([]);
@@ -110,7 +140,9 @@ describe.skipIf(unavailable !== undefined)('backends terminated repeatedly durin
     url = await database.empty();
     scene = await startScene(url);
   }, 120_000);
-  afterAll(async () => { await scene?.close(); }, 60_000);
+  afterAll(async () => {
+    await scene?.close();
+  }, 60_000);
 
   it(`${TASKS} submits while every backend of the database is terminated 10 times`, async () => {
     const { cluster, receiver } = scene!;

@@ -13,10 +13,17 @@ import { ROOT } from '../helpers/process.js';
 // (tasks finish in 10 minutes unless told with POST /__finish/{id}) keeps the order of events in
 // the test's hands; a fast one (300 ms) shows the clock moving a task along by itself.
 
-interface Upstream { url: string; child: ChildProcess }
+interface Upstream {
+  url: string;
+  child: ChildProcess;
+}
 
 async function startUpstream(env: Record<string, string>): Promise<Upstream> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'fake-upstream.js')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'fake-upstream.js')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`fake-upstream exited (${code})`)));
@@ -33,9 +40,17 @@ beforeAll(async () => {
     startUpstream({ BENCH_UPSTREAM_FINISH_MS: '300' }),
   ]);
 });
-afterAll(() => { slow?.child.kill(); fast?.child.kill(); });
+afterAll(() => {
+  slow?.child.kill();
+  fast?.child.kill();
+});
 
-async function call(u: Upstream, method: string, url: string, o: { body?: unknown; key?: string | null; idem?: string } = {}): Promise<{ status: number; headers: Headers; json: any }> {
+async function call(
+  u: Upstream,
+  method: string,
+  url: string,
+  o: { body?: unknown; key?: string | null; idem?: string } = {},
+): Promise<{ status: number; headers: Headers; json: any }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (o.key !== null) headers.authorization = `Bearer ${o.key ?? KEY}`;
   if (o.idem) headers['idempotency-key'] = o.idem;
@@ -95,12 +110,23 @@ describe('fake upstream (bench/fake-upstream.js)', () => {
     const formB = await call(slow, 'POST', '/clip/videos', { body: { model: 'clip_3_1_pro', prompt: 'p' } });
     const formA = await call(slow, 'POST', '/clip/videos', { body: { prompt: 'p' } });
     expect([formB.json.object, formA.json.object, formA.json.model]).toEqual(['video', 'video.generation', 'clip3.1-fast']);
-    expect((await call(slow, 'POST', '/clip/videos', { body: { model: 'clip_3_1_pro' } })).json.error).toMatchObject({ code: 'invalid_request', param: 'prompt' });
-    expect((await call(slow, 'POST', '/v1/motion/videos', { body: { model: 'm' } })).json.error).toMatchObject({ code: 'invalid_request', param: 'content', type: 'invalid_request_error' });
+    expect((await call(slow, 'POST', '/clip/videos', { body: { model: 'clip_3_1_pro' } })).json.error).toMatchObject({
+      code: 'invalid_request',
+      param: 'prompt',
+    });
+    expect((await call(slow, 'POST', '/v1/motion/videos', { body: { model: 'm' } })).json.error).toMatchObject({
+      code: 'invalid_request',
+      param: 'content',
+      type: 'invalid_request_error',
+    });
 
     const failing = (await call(slow, 'POST', '/v1/motion/videos', { body: motionBody('a cat [fail]') })).json.id;
     await call(slow, 'POST', `/__finish/${failing}`);
-    expect((await call(slow, 'GET', `/v1/result/${failing}`)).json).toMatchObject({ status: 'failed', video_url: null, error: expect.stringContaining('[fail]') });
+    expect((await call(slow, 'GET', `/v1/result/${failing}`)).json).toMatchObject({
+      status: 'failed',
+      video_url: null,
+      error: expect.stringContaining('[fail]'),
+    });
 
     const cancelled = (await call(slow, 'POST', '/v1/motion/videos', { body: motionBody() })).json.id;
     expect((await call(slow, 'POST', `/v1/motion/videos/${cancelled}/cancel`)).json.status).toBe('cancelled');
@@ -144,7 +170,10 @@ describe('fake upstream (bench/fake-upstream.js)', () => {
       await call(u, 'GET', '/v1/result/unknown');
       const stats = (await call(u, 'GET', '/__stats?tasks=1')).json;
       expect(stats).toMatchObject({
-        tasks: 3, finished: 2, creates: 3, duplicateCreates: 0,
+        tasks: 3,
+        finished: 2,
+        creates: 3,
+        duplicateCreates: 0,
         queries: { total: 5, beforeFinish: 3, afterFinish: 2, unknownIds: 1, perTask: { count: 3, min: 0, max: 4 }, intervalMs: { count: 3 } },
         finishSeen: { count: 1, unseen: 1 },
       });

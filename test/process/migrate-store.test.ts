@@ -30,8 +30,13 @@ import { countTasksByStatus, insertTask } from '../helpers/task-rows.js';
 const unavailable = await postgresUnavailable();
 
 const BASE_ENV = {
-  MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
-  MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
+  MEDIAGATE_SANDBOX_TIMING: 'instant',
+  MEDIAGATE_LOG_LEVEL: 'silent',
+  MEDIAGATE_RATE_LIMIT: 'off',
+  MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+  MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+  MEDIAGATE_MIN_FREE_DISK_MB: '0',
+  MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
 };
 
 /** Every row of every copied table, read through `read`, sorted (the engines order rows differently). */
@@ -65,15 +70,28 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const keys = gateway.store.keys;
     for (const name of ['alice', 'bob', 'carol'] as const) secrets[name] = (await createApiKey(keys, name)).secret;
     const submit = async (headers: Record<string, string> = {}): Promise<string> => {
-      const res = await gateway.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${secrets.alice}`, ...headers }, payload: { model: 'pic', prompt: 'a fox' } });
+      const res = await gateway.app.inject({
+        method: 'POST',
+        url: '/v1/pic/images',
+        headers: { authorization: `Bearer ${secrets.alice}`, ...headers },
+        payload: { model: 'pic', prompt: 'a fox' },
+      });
       expect(res.statusCode).toBe(200);
       return res.json().id as string;
     };
     const ids = [await submit(), await submit({ 'idempotency-key': 'order-1' })];
-    const done = await Promise.all(ids.map((id) => waitFor(async () => {
-      const t = await gateway.store.tasks.get(id);
-      return t?.status === 'completed' ? t : undefined;
-    }, 15_000, `task ${id} to complete`)));
+    const done = await Promise.all(
+      ids.map((id) =>
+        waitFor(
+          async () => {
+            const t = await gateway.store.tasks.get(id);
+            return t?.status === 'completed' ? t : undefined;
+          },
+          15_000,
+          `task ${id} to complete`,
+        ),
+      ),
+    );
     await gateway.close(1000);
 
     // the other states, through the store's own state changes
@@ -85,24 +103,42 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     await store.keys.setWebhookUrl(alice.id, 'https://hooks.example.com/alice');
     // the admin API's columns and tables (G300-G308): an allow-list and an expiry, its audit entry, a secret in its grace
     const now = Date.now();
-    await store.keys.update(alice.id, { models: ['pic:*', 'chat:*'], expiresAt: now + 86_400_000, maxInFlight: 9 },
-      { at: now, actor: 'cli', action: 'key.update', target: alice.id, requestId: null, details: { models: ['pic:*', 'chat:*'] } });
+    await store.keys.update(
+      alice.id,
+      { models: ['pic:*', 'chat:*'], expiresAt: now + 86_400_000, maxInFlight: 9 },
+      { at: now, actor: 'cli', action: 'key.update', target: alice.id, requestId: null, details: { models: ['pic:*', 'chat:*'] } },
+    );
     const bob = (await store.keys.findActiveByHash(hashApiKey(secrets.bob)))!;
     await store.keys.rotate(bob.id, { hash: hashApiKey('mg_bob-rotated-secret'), prefix: 'mg_bob-r' }, now + 86_400_000, now);
     await store.webhooks.secrets(alice.id, 'whsec_b2xkb2xkb2xkb2xkb2xkb2xkb2xkb2xk');
     await store.webhooks.rotateSecret(alice.id, 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3', Date.now());
     const template = done[0]!;
-    const add = async (callbackUrl?: string): Promise<TaskRecord> => insertTask(store.tasks, {
-      id: newTaskId(), ownerKeyId: alice.id, family: template.family, form: template.form, model: template.model,
-      provider: template.provider, request: template.request, amount: template.amount, createdAt: Date.now(), ...(callbackUrl && { callbackUrl }),
-    });
+    const add = async (callbackUrl?: string): Promise<TaskRecord> =>
+      insertTask(store.tasks, {
+        id: newTaskId(),
+        ownerKeyId: alice.id,
+        family: template.family,
+        form: template.form,
+        model: template.model,
+        provider: template.provider,
+        request: template.request,
+        amount: template.amount,
+        createdAt: Date.now(),
+        ...(callbackUrl && { callbackUrl }),
+      });
     const claim = async (now = Date.now()): Promise<TaskRecord> => (await claimNextTask(store.tasks, [template.provider], 'old-worker', 60_000, now))!;
     const later = Date.now() + 3_600_000;
     // a worker that died an hour ago: its lease has lapsed
     await add();
     const processing = await claim(Date.now() - 3_600_000);
     await add();
-    const checking = (await saveUpstreamRef(store.tasks, await claim(), 'old-worker', { generation: 0, provider: template.provider, ref: { id: 'up-42' }, startedAt: Date.now(), checkFailures: 0 }, later))!;
+    const checking = (await saveUpstreamRef(
+      store.tasks,
+      await claim(),
+      'old-worker',
+      { generation: 0, provider: template.provider, ref: { id: 'up-42' }, startedAt: Date.now(), checkFailures: 0 },
+      later,
+    ))!;
     await add('https://hooks.example.com/failed'); // its failure queues a webhook delivery (G210)
     const failed = (await failTask(store.tasks, await claim(), 'old-worker', 'upstream said no', later))!;
     const cancelled = (await cancelTask(store.tasks, await add(), later))!;
@@ -112,8 +148,25 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     expect(checking).toMatchObject({ status: 'processing', leaseOwner: null });
 
     const assetId = `asset_${randomToken(16)}`;
-    const bytes = await new FsBlobStore(path.join(dataDir, 'assets')).put(assetId, 'asset.png', { data: fs.readFileSync(path.join(dataDir, 'results', tasks.completed.id, tasks.completed.result!.files[0]!.name)) });
-    asset = { id: assetId, ownerKeyId: alice.id, status: 'approved', reason: null, kind: 'image', format: 'png', width: 64, height: 48, duration: null, fps: null, bytes, file: 'asset.png', createdAt: Date.now(), expiresAt: later };
+    const bytes = await new FsBlobStore(path.join(dataDir, 'assets')).put(assetId, 'asset.png', {
+      data: fs.readFileSync(path.join(dataDir, 'results', tasks.completed.id, tasks.completed.result!.files[0]!.name)),
+    });
+    asset = {
+      id: assetId,
+      ownerKeyId: alice.id,
+      status: 'approved',
+      reason: null,
+      kind: 'image',
+      format: 'png',
+      width: 64,
+      height: 48,
+      duration: null,
+      fps: null,
+      bytes,
+      file: 'asset.png',
+      createdAt: Date.now(),
+      expiresAt: later,
+    };
     expect(await store.assets.insertWithinQuota(asset, 1_000_000_000, Date.now())).toBe(true);
     await store.usage.recordChatUsage({ keyId: alice.id, model: 'chat', requestId: 'req-1', promptTokens: 11, completionTokens: 22, createdAt: Date.now() });
     await store.usage.recordChatUsage({ keyId: alice.id, model: 'chat', requestId: 'req-2', promptTokens: 1, completionTokens: 2, createdAt: Date.now() });
@@ -132,7 +185,9 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const lines = run.stdout.trim().split('\n');
     expect(lines).toContain('tasks: 7 rows');
     expect(lines).toContain('api_keys: 3 rows');
-    expect(lines.at(-1)).toMatch(/^migrated to postgres:\/\/.*counts verified: api_keys 3, api_key_grace 1, api_key_usage \d+, audit_log 1, accounts 3, ledger \d+, tasks 7, task_events \d+, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2, usage_hourly \d+, usage_daily \d+, channel_states \d+, channel_minutes \d+$/);
+    expect(lines.at(-1)).toMatch(
+      /^migrated to postgres:\/\/.*counts verified: api_keys 3, api_key_grace 1, api_key_usage \d+, audit_log 1, accounts 3, ledger \d+, tasks 7, task_events \d+, webhook_deliveries 1, fair_keys 1, fair_clock 1, assets 1, idempotency_keys 1, chat_usage 2, usage_hourly \d+, usage_daily \d+, channel_states \d+, channel_minutes \d+$/,
+    );
 
     // raw rows: the same in both databases, column by column
     const sqlite = new Database(path.join(dataDir, 'mediagate.db'), { readonly: true });
@@ -140,10 +195,21 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     await client.connect();
     try {
       const expected = await allRows(async (t) => sqlite.prepare(sqliteSelect(t)).raw(true).all() as unknown[][]);
-      const actual = await allRows(async (t) => (await client.query({ text: `SELECT ${t.columns.map((c) => c.name).join(', ')} FROM ${t.name}`, rowMode: 'array', types: { getTypeParser: ((oid: number) => (oid === 20 ? Number : pg.types.getTypeParser(oid))) as typeof pg.types.getTypeParser } })).rows as unknown[][]);
+      const actual = await allRows(
+        async (t) =>
+          (
+            await client.query({
+              text: `SELECT ${t.columns.map((c) => c.name).join(', ')} FROM ${t.name}`,
+              rowMode: 'array',
+              types: { getTypeParser: ((oid: number) => (oid === 20 ? Number : pg.types.getTypeParser(oid))) as typeof pg.types.getTypeParser },
+            })
+          ).rows as unknown[][],
+      );
       expect(actual).toEqual(expected);
       expect(expected.tasks).toHaveLength(7);
-      const refs = await client.query<{ id: string; upstream_ref_id: string | null }>('SELECT id, upstream_ref_id FROM tasks WHERE upstream_ref_id IS NOT NULL');
+      const refs = await client.query<{ id: string; upstream_ref_id: string | null }>(
+        'SELECT id, upstream_ref_id FROM tasks WHERE upstream_ref_id IS NOT NULL',
+      );
       expect(refs.rows).toEqual([{ id: tasks.checking.id, upstream_ref_id: 'up-42' }]);
     } finally {
       sqlite.close();
@@ -169,7 +235,14 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
       expect(await after.assets.getOwned(asset.id, asset.ownerKeyId)).toEqual(asset);
       expect(await after.usage.chatUsageByKey(asset.ownerKeyId)).toEqual([{ model: 'chat', requests: 2, promptTokens: 12, completionTokens: 24 }]);
       // usage ids continue after the copied ones
-      await after.usage.recordChatUsage({ keyId: asset.ownerKeyId, model: 'chat', requestId: 'req-3', promptTokens: 1, completionTokens: 1, createdAt: Date.now() });
+      await after.usage.recordChatUsage({
+        keyId: asset.ownerKeyId,
+        model: 'chat',
+        requestId: 'req-3',
+        promptTokens: 1,
+        completionTokens: 1,
+        createdAt: Date.now(),
+      });
     } finally {
       await before.close();
       await after.close();
@@ -184,7 +257,7 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     expect(await s3.object(`assets/${asset.id}/asset.png`)).toEqual(fs.readFileSync(path.join(dataDir, 'assets', asset.id, 'asset.png')));
   }, 120_000);
 
-  it('a gateway on PostgreSQL answers the old task ids, serves their files from the bucket and recovers the dead worker\'s task', async () => {
+  it("a gateway on PostgreSQL answers the old task ids, serves their files from the bucket and recovers the dead worker's task", async () => {
     const gateway = await createGateway(loadConfig({ ...env, MEDIAGATE_DATABASE_URL: url, MEDIAGATE_LEASE_SECONDS: '2' }), { runnerPollMs: 50 });
     try {
       const auth = { authorization: `Bearer ${secrets.alice}` };
@@ -198,13 +271,20 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
       expect(file.statusCode).toBe(200);
       expect(file.rawPayload.length).toBe(tasks.completed.result!.files[0]!.bytes);
       // the revoked key stays revoked
-      expect((await gateway.app.inject({ method: 'GET', url: `/v1/result/${tasks.completed.id}`, headers: { authorization: `Bearer ${secrets.carol}` } })).statusCode).toBe(401);
+      expect(
+        (await gateway.app.inject({ method: 'GET', url: `/v1/result/${tasks.completed.id}`, headers: { authorization: `Bearer ${secrets.carol}` } }))
+          .statusCode,
+      ).toBe(401);
       // the task a dead worker held: its lapsed lease is recovered and a worker of this gateway finishes it
       gateway.runner!.start();
-      const recovered = await waitFor(async () => {
-        const t = await gateway.store.tasks.get(tasks.processing.id);
-        return t?.status === 'completed' ? t : undefined;
-      }, 30_000, 'the dead worker\'s task to be recovered and completed');
+      const recovered = await waitFor(
+        async () => {
+          const t = await gateway.store.tasks.get(tasks.processing.id);
+          return t?.status === 'completed' ? t : undefined;
+        },
+        30_000,
+        "the dead worker's task to be recovered and completed",
+      );
       expect(recovered.attempts).toBe(tasks.processing.attempts + 1);
       expect(recovered.leaseOwner).toBeNull();
     } finally {
@@ -225,8 +305,9 @@ describe.skipIf(unavailable !== undefined)(`mediagate migrate-store${unavailable
     const held = await counts();
     const run = await runCliAsync(['migrate-store'], { ...env, MEDIAGATE_DATABASE_URL: url });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/^migrate-store: postgres:\/\/.* already holds data \(api_keys, api_key_grace, (api_key_usage, )?audit_log, accounts, ledger, tasks, .*\); migrate-store only copies into an empty database, nothing was copied\n$/);
+    expect(run.stderr).toMatch(
+      /^migrate-store: postgres:\/\/.* already holds data \(api_keys, api_key_grace, (api_key_usage, )?audit_log, accounts, ledger, tasks, .*\); migrate-store only copies into an empty database, nothing was copied\n$/,
+    );
     expect(await counts()).toEqual(held);
   }, 60_000);
 });
-

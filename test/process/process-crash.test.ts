@@ -10,15 +10,23 @@ const BOOTSTRAP = 'bootstrap-key-for-crash-test-0001';
 let dataDir: string;
 const procs: ServerProcess[] = [];
 
-beforeAll(() => { ensureBuilt(); dataDir = tempDir(); }, 200_000);
+beforeAll(() => {
+  ensureBuilt();
+  dataDir = tempDir();
+}, 200_000);
 afterAll(() => {
   for (const p of procs) p.child.kill('SIGKILL');
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 const env = () => ({
-  MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: BOOTSTRAP, MEDIAGATE_SANDBOX_TIMING: 'fast',
-  MEDIAGATE_LEASE_SECONDS: '2', MEDIAGATE_WORKER_CONCURRENCY: '2', MEDIAGATE_LOG_LEVEL: 'info', MEDIAGATE_RATE_LIMIT: 'off',
+  MEDIAGATE_DATA_DIR: dataDir,
+  MEDIAGATE_BOOTSTRAP_KEY: BOOTSTRAP,
+  MEDIAGATE_SANDBOX_TIMING: 'fast',
+  MEDIAGATE_LEASE_SECONDS: '2',
+  MEDIAGATE_WORKER_CONCURRENCY: '2',
+  MEDIAGATE_LOG_LEVEL: 'info',
+  MEDIAGATE_RATE_LIMIT: 'off',
 });
 
 const call = fetchJson;
@@ -67,16 +75,24 @@ describe('crash safety', () => {
       expect(r.status).toBe(200);
       ids.push(r.json.id);
     }
-    await waitFor(async () => ((await call(`${first.url}/v1/result/${ids[0]}`, BOOTSTRAP)).json.status !== 'queued' ? true : undefined), 10_000, 'work to start');
+    await waitFor(
+      async () => ((await call(`${first.url}/v1/result/${ids[0]}`, BOOTSTRAP)).json.status !== 'queued' ? true : undefined),
+      10_000,
+      'work to start',
+    );
     first.child.kill('SIGKILL');
     await first.exited;
 
     const second = await startServerProcess(env());
     procs.push(second);
-    const finals = await waitFor(async () => {
-      const all = await Promise.all(ids.map(async (id) => (await call(`${second.url}/v1/result/${id}`, BOOTSTRAP)).json));
-      return all.every((t) => t.status === 'completed' || t.status === 'failed') ? all : undefined;
-    }, 60_000, 'all tasks to finish after the restart');
+    const finals = await waitFor(
+      async () => {
+        const all = await Promise.all(ids.map(async (id) => (await call(`${second.url}/v1/result/${id}`, BOOTSTRAP)).json));
+        return all.every((t) => t.status === 'completed' || t.status === 'failed') ? all : undefined;
+      },
+      60_000,
+      'all tasks to finish after the restart',
+    );
     expect(finals.map((t) => t.status)).toEqual(ids.map(() => 'completed'));
     for (const t of finals) expect((await fetch(t.image_url.replace(/^http:\/\/localhost:\d+/, second.url))).status).toBe(200);
     const completedLogs = (first.output() + second.output()).split('\n').filter((l) => l.includes('"task completed"'));

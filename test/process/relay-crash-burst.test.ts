@@ -12,7 +12,9 @@ describe('crash safety of a relaying gateway under load', () => {
 
   it('kill -9 mid-burst of 200 relayed tasks: each completes once, from exactly one upstream create', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'crash-burst.js'), '--relay', '--tasks', '200', '--concurrency', '30'], {
-      cwd: ROOT, encoding: 'utf8', timeout: 170_000,
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 170_000,
     });
     const summary = JSON.parse(r.stdout.trim().split('\n').pop() || '{}') as Record<string, any>;
     expect(summary, r.stderr).toMatchObject({ ok: true, mode: 'relay', stuck: 0, completedTwice: 0, upstreamCompletedTwice: 0, violations: {} });

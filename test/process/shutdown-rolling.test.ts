@@ -40,7 +40,9 @@ class RoundRobinProxy {
   readonly backends: Backend[] = [];
   readonly failures: string[] = [];
   private next = 0;
-  private readonly server = http.createServer((req, res) => { void this.forward(req, res); });
+  private readonly server = http.createServer((req, res) => {
+    void this.forward(req, res);
+  });
   url = '';
 
   async start(): Promise<void> {
@@ -71,20 +73,29 @@ class RoundRobinProxy {
   /** One try at one backend: 'refused' when its connection was refused (nothing sent), else done (answered or recorded). */
   private send(backend: Backend, req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): Promise<'refused' | 'done'> {
     return new Promise((resolve) => {
-      const out = http.request(`${backend.url}${req.url}`, { method: req.method, agent: backend.agent, headers: { ...req.headers, host: new URL(backend.url).host, connection: 'keep-alive' } }, (answer) => {
-        if (answer.headers.connection === 'close') backend.closing++;
-        if (answer.statusCode! >= 500) this.failures.push(`${req.method} ${req.url}: ${answer.statusCode} from ${backend.url}`);
-        const headers = { ...answer.headers };
-        delete headers.connection; // the proxy's own connection to its client stays open
-        delete headers['keep-alive'];
-        res.writeHead(answer.statusCode!, headers);
-        answer.pipe(res);
-        answer.on('aborted', () => this.failures.push(`${req.method} ${req.url}: reply cut short by ${backend.url}`));
-        answer.on('end', () => resolve('done'));
-      });
+      const out = http.request(
+        `${backend.url}${req.url}`,
+        { method: req.method, agent: backend.agent, headers: { ...req.headers, host: new URL(backend.url).host, connection: 'keep-alive' } },
+        (answer) => {
+          if (answer.headers.connection === 'close') backend.closing++;
+          if (answer.statusCode! >= 500) this.failures.push(`${req.method} ${req.url}: ${answer.statusCode} from ${backend.url}`);
+          const headers = { ...answer.headers };
+          delete headers.connection; // the proxy's own connection to its client stays open
+          delete headers['keep-alive'];
+          res.writeHead(answer.statusCode!, headers);
+          answer.pipe(res);
+          answer.on('aborted', () => this.failures.push(`${req.method} ${req.url}: reply cut short by ${backend.url}`));
+          answer.on('end', () => resolve('done'));
+        },
+      );
       out.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ECONNREFUSED') { resolve('refused'); return; }
-        this.failures.push(`${req.method} ${req.url}: ${err.code ?? err.message} from ${backend.url} on a ${out.reusedSocket ? 'kept-alive' : 'new'} connection`);
+        if (err.code === 'ECONNREFUSED') {
+          resolve('refused');
+          return;
+        }
+        this.failures.push(
+          `${req.method} ${req.url}: ${err.code ?? err.message} from ${backend.url} on a ${out.reusedSocket ? 'kept-alive' : 'new'} connection`,
+        );
         if (!res.headersSent) res.writeHead(502);
         res.end();
         resolve('done');
@@ -113,10 +124,16 @@ describe.skipIf(unavailable !== undefined)(`a rolling restart under load${unavai
     await proxy.start();
     dataDir = tempDir('mediagate-rolling-');
     env = {
-      MEDIAGATE_DATABASE_URL: await database.empty(), MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: KEY,
-      MEDIAGATE_PUBLIC_URL: proxy.url, MEDIAGATE_SIGNING_SECRET: 'rolling-restart-signing-secret-0123456789',
-      MEDIAGATE_SANDBOX_TIMING: 'fast', MEDIAGATE_SHUTDOWN_GRACE_SECONDS: '1', MEDIAGATE_RATE_LIMIT: 'off',
-      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_LOG_LEVEL: 'info',
+      MEDIAGATE_DATABASE_URL: await database.empty(),
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_BOOTSTRAP_KEY: KEY,
+      MEDIAGATE_PUBLIC_URL: proxy.url,
+      MEDIAGATE_SIGNING_SECRET: 'rolling-restart-signing-secret-0123456789',
+      MEDIAGATE_SANDBOX_TIMING: 'fast',
+      MEDIAGATE_SHUTDOWN_GRACE_SECONDS: '1',
+      MEDIAGATE_RATE_LIMIT: 'off',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_LOG_LEVEL: 'info',
     };
     db = new pg.Pool({ connectionString: env.MEDIAGATE_DATABASE_URL, max: 2 });
   }, 200_000);
@@ -147,8 +164,12 @@ describe.skipIf(unavailable !== undefined)(`a rolling restart under load${unavai
     const client = new http.Agent({ keepAlive: true });
     const loop = async (n: number): Promise<void> => {
       for (let i = 0; !stop; i++) {
-        const created = await httpCall(`${proxy.url}/v1/pic/images`, { key: KEY, agent: client, json: { model: 'pic', prompt: `rolling ${n}.${i}` }, headers: { 'idempotency-key': `rolling-${n}-${i}` } })
-          .catch((err: NodeJS.ErrnoException) => ({ status: 0, body: err.code ?? err.message }));
+        const created = await httpCall(`${proxy.url}/v1/pic/images`, {
+          key: KEY,
+          agent: client,
+          json: { model: 'pic', prompt: `rolling ${n}.${i}` },
+          headers: { 'idempotency-key': `rolling-${n}-${i}` },
+        }).catch((err: NodeJS.ErrnoException) => ({ status: 0, body: err.code ?? err.message }));
         if (created.status !== 200) {
           failures.push(`submit: ${created.status} ${created.body}`);
           if (failures.length > 50) return;
@@ -157,14 +178,19 @@ describe.skipIf(unavailable !== undefined)(`a rolling restart under load${unavai
         const id = JSON.parse(created.body).id as string;
         accepted.push(id);
         for (;;) {
-          const polled = await httpCall(`${proxy.url}/v1/result/${id}?wait=2`, { key: KEY, agent: client })
-            .catch((err: NodeJS.ErrnoException) => ({ status: 0, body: err.code ?? err.message }));
+          const polled = await httpCall(`${proxy.url}/v1/result/${id}?wait=2`, { key: KEY, agent: client }).catch((err: NodeJS.ErrnoException) => ({
+            status: 0,
+            body: err.code ?? err.message,
+          }));
           if (polled.status !== 200) {
             failures.push(`poll: ${polled.status} ${polled.body}`);
             if (failures.length > 50) return; // broken: the assertions below say how
             continue;
           }
-          if (TERMINAL.includes(JSON.parse(polled.body).status)) { completed++; break; }
+          if (TERMINAL.includes(JSON.parse(polled.body).status)) {
+            completed++;
+            break;
+          }
         }
       }
     };
@@ -192,7 +218,10 @@ describe.skipIf(unavailable !== undefined)(`a rolling restart under load${unavai
     const { rows } = await db!.query<{ id: string; status: string; attempts: number }>('SELECT id, status, attempts FROM tasks');
     expect(rows.map((r) => r.id).sort()).toEqual([...accepted].sort());
     expect(rows.filter((r) => r.status !== 'completed' || r.attempts !== 1)).toEqual([]);
-    const logs = [a, b, a2, b2].map((p) => p.output()).join('\n').split('\n');
+    const logs = [a, b, a2, b2]
+      .map((p) => p.output())
+      .join('\n')
+      .split('\n');
     const completions = logs.filter((l) => l.includes('"task completed"')).map((l) => /"taskId":"([^"]+)"/.exec(l)![1]!);
     expect(completions.sort()).toEqual([...accepted].sort());
     // each drained process answered kept-alive connections after its signal (with Connection: close)

@@ -32,8 +32,12 @@ afterAll(() => {
 
 async function start(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const p = await startServerProcess({
-    MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: KEY, MEDIAGATE_SANDBOX_TIMING: 'realistic',
-    MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_LOG_LEVEL: 'info', ...env,
+    MEDIAGATE_DATA_DIR: dataDir,
+    MEDIAGATE_BOOTSTRAP_KEY: KEY,
+    MEDIAGATE_SANDBOX_TIMING: 'realistic',
+    MEDIAGATE_RATE_LIMIT: 'off',
+    MEDIAGATE_LOG_LEVEL: 'info',
+    ...env,
   });
   procs.push(p);
   return p;
@@ -75,9 +79,16 @@ describe.concurrent('SIGTERM (G340-G343)', () => {
     const longPoll = httpCall(`${p.url}/v1/result/${id}?wait=60`, { key: KEY, agent: new http.Agent({ keepAlive: true }) });
     let streamed = '';
     let streamOpen!: () => void;
-    const opened = new Promise<void>((resolve) => { streamOpen = resolve; });
+    const opened = new Promise<void>((resolve) => {
+      streamOpen = resolve;
+    });
     const stream = httpCall(`${p.url}/v1/tasks/${id}/events`, {
-      key: KEY, agent: new http.Agent({ keepAlive: true }), onChunk: (text) => { streamed += text; if (streamed.includes('data: ')) streamOpen(); },
+      key: KEY,
+      agent: new http.Agent({ keepAlive: true }),
+      onChunk: (text) => {
+        streamed += text;
+        if (streamed.includes('data: ')) streamOpen();
+      },
     });
     await opened;
     const keptAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -124,10 +135,14 @@ describe.concurrent('SIGTERM (G340-G343)', () => {
     expect(await storedTask(dataDir, id)).toEqual({ status: 'queued', attempts: 0 });
 
     const second = await start(dataDir);
-    await waitFor(async () => {
-      const polled = JSON.parse((await httpCall(`${second.url}/v1/result/${id}?wait=30`, { key: KEY })).body);
-      return polled.status === 'completed' ? true : undefined;
-    }, 90_000, 'the next process to complete the task');
+    await waitFor(
+      async () => {
+        const polled = JSON.parse((await httpCall(`${second.url}/v1/result/${id}?wait=30`, { key: KEY })).body);
+        return polled.status === 'completed' ? true : undefined;
+      },
+      90_000,
+      'the next process to complete the task',
+    );
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
     expect(await storedTask(dataDir, id)).toEqual({ status: 'completed', attempts: 1 });

@@ -32,14 +32,21 @@ function run(file: string, startAt: number): Promise<{ code: number | null; stde
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, file, String(startAt)], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('exit', (code) => resolve({ code, stderr }));
   });
 }
 
 let dir: string;
-beforeAll(() => { ensureBuilt(); dir = tempDir('mediagate-open-race-'); }, 200_000);
-afterAll(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+beforeAll(() => {
+  ensureBuilt();
+  dir = tempDir('mediagate-open-race-');
+}, 200_000);
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 describe('opening one new database from several processes at once', () => {
   it(`${PROCESSES} processes x ${ROUNDS} fresh data dirs: every open succeeds, each migration is applied once, the bootstrap key stored once`, async () => {
@@ -51,7 +58,9 @@ describe('opening one new database from several processes at once', () => {
       const db = new Database(file, { readonly: true });
       try {
         expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-        expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+        expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(
+          Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+        );
         expect(db.prepare('SELECT hash FROM api_keys').pluck().all()).toEqual([hashApiKey(BOOTSTRAP)]); // one bootstrap key
       } finally {
         db.close();

@@ -24,14 +24,17 @@ describe('start light (G295-G299)', () => {
   it('the default configuration loads none of the optional packages; a chat reply counts its tokens off the main thread, exactly', async () => {
     const key = `sk-start-light-${'k'.repeat(24)}`;
     const question = 'Why is the sky blue? 天空为什么是蓝色的 🤖';
-    const { packages, error, result } = await loadedPackages({ MEDIAGATE_DATA_DIR: dataDir(), MEDIAGATE_BOOTSTRAP_KEY: key }, `
+    const { packages, error, result } = await loadedPackages(
+      { MEDIAGATE_DATA_DIR: dataDir(), MEDIAGATE_BOOTSTRAP_KEY: key },
+      `
       const res = await fetch(url + '/v1/chat/completions', {
         method: 'POST',
         headers: { authorization: 'Bearer ' + key, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: ${JSON.stringify(question)} }] }),
       });
       return { status: res.status, body: await res.json() };
-    `);
+    `,
+    );
     expect(error).toBeUndefined();
     expect(packages).toContain('fastify'); // the probe sees what the gateway loads
     expect(packages.filter((p) => OPTIONAL.includes(p) || isOtel(p))).toEqual([]);
@@ -53,7 +56,16 @@ describe('start light (G295-G299)', () => {
       MEDIAGATE_REDIS_URL: `redis://${CLOSED}`,
     });
     expect(error).toMatch(/Redis/); // the last of them: nothing answers there
-    expect(packages).toEqual(expect.arrayContaining(['@opentelemetry/api', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', 'prom-client', '@aws-sdk/client-s3', 'ioredis']));
+    expect(packages).toEqual(
+      expect.arrayContaining([
+        '@opentelemetry/api',
+        '@opentelemetry/sdk-trace-node',
+        '@opentelemetry/exporter-trace-otlp-http',
+        'prom-client',
+        '@aws-sdk/client-s3',
+        'ioredis',
+      ]),
+    );
     expect(packages.filter((p) => ['pg', 'gpt-tokenizer', 'sharp'].includes(p))).toEqual([]);
   }, 60_000);
 

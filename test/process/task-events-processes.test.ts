@@ -28,10 +28,17 @@ describe.skipIf(unavailable !== undefined)(`status stream across two processes o
   beforeAll(async () => {
     ensureBuilt();
     const url = await database.empty();
-    a = await startServerProcess({
-      MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_DATABASE_URL: url, MEDIAGATE_BOOTSTRAP_KEY: KEY,
-      MEDIAGATE_SIGNING_SECRET: 'events-signing-secret-0123456789abcdef', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_LOG_LEVEL: 'info',
-    }, ['--role', 'api']);
+    a = await startServerProcess(
+      {
+        MEDIAGATE_DATA_DIR: dataDir,
+        MEDIAGATE_DATABASE_URL: url,
+        MEDIAGATE_BOOTSTRAP_KEY: KEY,
+        MEDIAGATE_SIGNING_SECRET: 'events-signing-secret-0123456789abcdef',
+        MEDIAGATE_RATE_LIMIT: 'off',
+        MEDIAGATE_LOG_LEVEL: 'info',
+      },
+      ['--role', 'api'],
+    );
     b = await openPostgresStore({ url }); // after A migrated the database
   }, 240_000);
   afterAll(async () => {
@@ -43,7 +50,11 @@ describe.skipIf(unavailable !== undefined)(`status stream across two processes o
 
   it('A streams every state B writes, in order, and ends after the terminal one', async () => {
     const headers = { authorization: `Bearer ${KEY}` };
-    const created = await fetch(`${a!.url}/v1/pic/images`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pic', prompt: 'a fox' }) });
+    const created = await fetch(`${a!.url}/v1/pic/images`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'pic', prompt: 'a fox' }),
+    });
     expect(created.status).toBe(200);
     const id = ((await created.json()) as { id: string }).id;
     const r = new SseReader(await fetch(`${a!.url}/v1/tasks/${id}/events`, { headers }));

@@ -28,9 +28,15 @@ afterAll(async () => {
 });
 
 const env = () => ({
-  MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_BOOTSTRAP_KEY: BOOTSTRAP, MEDIAGATE_SANDBOX_TIMING: 'fast', MEDIAGATE_LEASE_SECONDS: '2',
-  MEDIAGATE_LOG_LEVEL: 'info', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
-  MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: '1', MEDIAGATE_WEBHOOK_RETRY_SECONDS: '1',
+  MEDIAGATE_DATA_DIR: dataDir,
+  MEDIAGATE_BOOTSTRAP_KEY: BOOTSTRAP,
+  MEDIAGATE_SANDBOX_TIMING: 'fast',
+  MEDIAGATE_LEASE_SECONDS: '2',
+  MEDIAGATE_LOG_LEVEL: 'info',
+  MEDIAGATE_RATE_LIMIT: 'off',
+  MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
+  MEDIAGATE_WEBHOOK_TIMEOUT_SECONDS: '1',
+  MEDIAGATE_WEBHOOK_RETRY_SECONDS: '1',
 });
 
 const call = (url: string, method = 'GET', payload?: unknown) => fetchJson(url, BOOTSTRAP, method, payload);
@@ -56,10 +62,14 @@ describe('webhooks across kill -9', () => {
     procs.push(second);
     const { key: secret } = (await call(`${second.url}/v1/webhooks/secret`)).json;
     for (const id of ids) {
-      await waitFor(async () => {
-        const [d] = (await call(`${second.url}/v1/tasks/${id}/deliveries`)).json.data;
-        return d?.status === 'delivered' ? d : undefined;
-      }, 60_000, `the delivery of ${id}`);
+      await waitFor(
+        async () => {
+          const [d] = (await call(`${second.url}/v1/tasks/${id}/deliveries`)).json.data;
+          return d?.status === 'delivered' ? d : undefined;
+        },
+        60_000,
+        `the delivery of ${id}`,
+      );
     }
     expect(receiver.received.length).toBeGreaterThan(beforeCrash);
     const byId = new Map<string, string[]>();
@@ -88,7 +98,10 @@ describe('webhooks across kill -9', () => {
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^URL: names a loopback address/m);
     // --url names the gateway (G314): the old form is a usage error, never a request to the webhook's host
-    const old = runCli(['keys', 'webhook', id, '--url', 'https://hooks.example.com/x'], { MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_ADMIN_KEY: 'admin-key-0123456789abcdef' });
+    const old = runCli(['keys', 'webhook', id, '--url', 'https://hooks.example.com/x'], {
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_ADMIN_KEY: 'admin-key-0123456789abcdef',
+    });
     expect([old.status, old.stderr]).toEqual([2, expect.stringMatching(/webhook URL \(or none\) as arguments; --url names the gateway/)]);
     const set = runCli(['keys', 'webhook', id, 'https://hooks.example.com/x'], { MEDIAGATE_DATA_DIR: dataDir });
     expect(set.status, set.stderr).toBe(0);

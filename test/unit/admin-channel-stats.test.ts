@@ -32,11 +32,18 @@ describe('ChannelStats', () => {
     let now = 120_000;
     const written: ChannelMinute[][] = [];
     let fail = true;
-    const stats = new ChannelStats({
-      addChannelMinutes: async (rows) => { if (fail) throw new Error('store down'); written.push([...rows]); },
-      setChannelState: async () => undefined,
-      setChannelError: async () => undefined,
-    }, log, () => now);
+    const stats = new ChannelStats(
+      {
+        addChannelMinutes: async (rows) => {
+          if (fail) throw new Error('store down');
+          written.push([...rows]);
+        },
+        setChannelState: async () => undefined,
+        setChannelError: async () => undefined,
+      },
+      log,
+      () => now,
+    );
     stats.observe('a', 'ok', 0.5);
     stats.observe('a', 'fault', 1.5);
     stats.observe('a', 'circuit_open');
@@ -57,13 +64,20 @@ describe('ChannelStats', () => {
     expect(written).toHaveLength(1); // nothing pending: no write
   });
 
-  it('writes a channel\'s error scrubbed, the same text at most once per 5 s', async () => {
+  it("writes a channel's error scrubbed, the same text at most once per 5 s", async () => {
     let now = 0;
     const errors: string[] = [];
-    const stats = new ChannelStats({
-      addChannelMinutes: async () => undefined, setChannelState: async () => undefined,
-      setChannelError: async (_channel, error) => { errors.push(error); },
-    }, log, () => now);
+    const stats = new ChannelStats(
+      {
+        addChannelMinutes: async () => undefined,
+        setChannelState: async () => undefined,
+        setChannelError: async (_channel, error) => {
+          errors.push(error);
+        },
+      },
+      log,
+      () => now,
+    );
     stats.fault('a', new Error('refused (key=sk-live-0123456789abcdef)'), now);
     stats.fault('a', new Error('refused (key=sk-live-0123456789abcdef)'), now + 1000);
     stats.fault('a', new Error('timed out'), now + 2000);
@@ -75,14 +89,27 @@ describe('ChannelStats', () => {
 });
 
 describe('attemptsOf', () => {
-  const event = (at: number, from: TaskEvent['from'], status: TaskEvent['status'], attempt: number, error: string | null = null): TaskEvent =>
-    ({ id: at, taskId: 't', at: at * 1000, from, status, attempt, provider: 'p', upstreamId: null, error });
+  const event = (at: number, from: TaskEvent['from'], status: TaskEvent['status'], attempt: number, error: string | null = null): TaskEvent => ({
+    id: at,
+    taskId: 't',
+    at: at * 1000,
+    from,
+    status,
+    attempt,
+    provider: 'p',
+    upstreamId: null,
+    error,
+  });
 
   it('reads each attempt from the status changes: its start, end, outcome and error', () => {
-    expect(attemptsOf([
-      event(1, 'queued', 'processing', 1), event(2, 'processing', 'queued', 1, 'the upstream answered 502'),
-      event(4, 'queued', 'processing', 2), event(5, 'processing', 'completed', 2),
-    ])).toEqual([
+    expect(
+      attemptsOf([
+        event(1, 'queued', 'processing', 1),
+        event(2, 'processing', 'queued', 1, 'the upstream answered 502'),
+        event(4, 'queued', 'processing', 2),
+        event(5, 'processing', 'completed', 2),
+      ]),
+    ).toEqual([
       { attempt: 1, provider: 'p', started: 1, ended: 2, outcome: 'requeued', error: 'the upstream answered 502' },
       { attempt: 2, provider: 'p', started: 4, ended: 5, outcome: 'completed', error: null },
     ]);

@@ -74,11 +74,16 @@ describe('S3 blob store', () => {
     expect(failed).toMatchObject({ operation: 'HeadBucket', code: 'NotFound', status: 404, message: 'HeadBucket s3://no-such-bucket/: NotFound (HTTP 404)' });
   });
 
-  it('a refused request becomes an error naming the operation and key, without the SDK\'s raw fields (an access key id, the response)', async () => {
+  it("a refused request becomes an error naming the operation and key, without the SDK's raw fields (an access key id, the response)", async () => {
     const store = new S3BlobStore(strict.client, strict.bucket, '', 'results');
     await store.put('task_e', 'a.png', { data: Buffer.from('x') });
     const { S3Client } = await import('@aws-sdk/client-s3');
-    const wrongKey = new S3Client({ endpoint: strict.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: 'not-the-secret' } });
+    const wrongKey = new S3Client({
+      endpoint: strict.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: 'not-the-secret' },
+    });
     try {
       const failed = await new S3BlobStore(wrongKey, strict.bucket, '', 'results').stat('task_e', 'a.png').catch((err: unknown) => err);
       expect(failed).toBeInstanceOf(S3StorageError);
@@ -117,12 +122,21 @@ describe('S3 blob store', () => {
 });
 
 describe('storage readiness (G174)', () => {
-  it('one HeadBucket answers for a while (the clock is the test\'s): a bucket gone is seen once the answer is older than cacheMs', async () => {
+  it("one HeadBucket answers for a while (the clock is the test's): a bucket gone is seen once the answer is older than cacheMs", async () => {
     const bucket = await freshBucket();
     let now = 1_000_000;
     const warned: unknown[] = [];
-    const log = { info: () => undefined, warn: (fields: unknown) => { warned.push(fields); } } as unknown as Pick<Logger, 'info' | 'warn'>;
-    const stores = await openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), MEDIAGATE_S3_BUCKET: bucket }), { cacheMs: 5000, now: () => now, log });
+    const log = {
+      info: () => undefined,
+      warn: (fields: unknown) => {
+        warned.push(fields);
+      },
+    } as unknown as Pick<Logger, 'info' | 'warn'>;
+    const stores = await openBlobStores(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), MEDIAGATE_S3_BUCKET: bucket }), {
+      cacheMs: 5000,
+      now: () => now,
+      log,
+    });
     try {
       expect(await stores.problem()).toBeUndefined();
       await s3.client.send(new DeleteBucketCommand({ Bucket: bucket }));

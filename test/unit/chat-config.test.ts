@@ -8,7 +8,13 @@ describe('chat settings', () => {
     expect(c.sandboxChatTokensPerSecond).toBe(50);
     expect(c.chatHeartbeatMs).toBe(15_000);
   });
-  it.each([['0', 0], ['unlimited', 0], ['Unlimited', 0], ['120', 120], ['7.5', 7.5]])('MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND=%s', (raw, want) => {
+  it.each([
+    ['0', 0],
+    ['unlimited', 0],
+    ['Unlimited', 0],
+    ['120', 120],
+    ['7.5', 7.5],
+  ])('MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND=%s', (raw, want) => {
     expect(loadConfig({ MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND: raw }).sandboxChatTokensPerSecond).toBe(want);
   });
   it.each(['fast', '-1', '1e3', '2000000'])('MEDIAGATE_SANDBOX_CHAT_TOKENS_PER_SECOND=%s is refused', (raw) => {

@@ -8,7 +8,12 @@ import { AppError } from '../../src/errors.js';
 
 const log = pino({ level: 'silent' });
 const ctx = (signal = new AbortController().signal) => ({ signal, log, upstreamModel: 'sandbox' });
-const req = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: text }], stop: [], ...extra });
+const req = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'chat-2.5-flash',
+  messages: [{ role: 'user', content: text }],
+  stop: [],
+  ...extra,
+});
 
 /** The events after the `open` event, which must come first. */
 async function drain(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
@@ -27,13 +32,20 @@ describe('sandbox chat provider', () => {
     const done = events.at(-1)!;
     expect(done.type).toBe('done');
     expect(events.slice(0, -1).every((e) => e.type === 'delta')).toBe(true);
-    expect(events.slice(0, -1).map((e) => (e.type === 'delta' ? e.content : '')).join('')).toBe(whole.content);
+    expect(
+      events
+        .slice(0, -1)
+        .map((e) => (e.type === 'delta' ? e.content : ''))
+        .join(''),
+    ).toBe(whole.content);
     expect(whole.usage.completion_tokens).toBe(encode(whole.content).length);
     // G37: 3 (reply priming) + per message 3 + tokens of the role + tokens of the text
     expect(whole.usage.prompt_tokens).toBe(3 + 3 + encode('user').length + encode('Why is the sky blue?').length);
     // G42: quotes the last user message, counts the messages by role, names the model
-    expect(whole.content).toBe('You asked: "Why is the sky blue?". This conversation has 1 message (0 system, 1 user, 0 assistant). '
-      + 'This is the mediagate sandbox answering as chat-2.5-flash; the reply is derived from your conversation, not written by a language model.');
+    expect(whole.content).toBe(
+      'You asked: "Why is the sky blue?". This conversation has 1 message (0 system, 1 user, 0 assistant). ' +
+        'This is the mediagate sandbox answering as chat-2.5-flash; the reply is derived from your conversation, not written by a language model.',
+    );
   });
 
   it('never splits a character across deltas (CJK and emoji)', async () => {
@@ -70,14 +82,19 @@ describe('sandbox chat provider', () => {
       const request = req('hi');
       const pieces = await textPieces(sandboxReplyText(request));
       const dueAt: number[] = [];
-      pieces.reduce((tokens, p) => { dueAt.push((tokens + p.tokens) * msPerToken); return tokens + p.tokens; }, 0);
+      pieces.reduce((tokens, p) => {
+        dueAt.push((tokens + p.tokens) * msPerToken);
+        return tokens + p.tokens;
+      }, 0);
       expect(pieces.length).toBeGreaterThan(10);
 
       const seen: string[] = [];
       let done: ChatStreamEvent | undefined;
       const t0 = Date.now();
       let opened!: () => void;
-      const open = new Promise<void>((resolve) => { opened = resolve; });
+      const open = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
       const run = (async () => {
         for await (const e of slow.stream(request, ctx())) {
           if (e.type === 'open') opened();
@@ -113,14 +130,19 @@ describe('sandbox chat provider', () => {
       const controller = new AbortController();
       const seen: string[] = [];
       let opened!: () => void;
-      const open = new Promise<void>((resolve) => { opened = resolve; });
+      const open = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
       const run = (async () => {
         for await (const e of slow.stream(request, ctx(controller.signal))) {
           if (e.type === 'open') opened();
           else if (e.type === 'delta') seen.push(e.content);
         }
       })();
-      const outcome = run.then(() => 'finished', (err: unknown) => err);
+      const outcome = run.then(
+        () => 'finished',
+        (err: unknown) => err,
+      );
       await open; // planned on the tokenizer thread: the clock starts now
       await vi.advanceTimersByTimeAsync(60);
       const count = seen.length;

@@ -27,31 +27,57 @@ describe('loadChatUpstreams', () => {
     const env = { MEDIAGATE_CHAT_CONFIG: file(good), OPENAI_API_KEY: 'sk-live-xyz' };
     const specs = readChatUpstreamSpecs(env);
     expect(specs.map((s) => s.name)).toEqual(['openai', 'local']);
-    expect(specs[0]).toMatchObject({ baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-live-xyz', timeoutMs: 60000, stallTimeoutMs: 30000, models: { 'chat-2.5-flash': 'gpt-4o-mini', 'chat-2.5-pro': 'gpt-4o' } });
+    expect(specs[0]).toMatchObject({
+      baseUrl: 'https://api.openai.com/v1',
+      apiKey: 'sk-live-xyz',
+      timeoutMs: 60000,
+      stallTimeoutMs: 30000,
+      models: { 'chat-2.5-flash': 'gpt-4o-mini', 'chat-2.5-pro': 'gpt-4o' },
+    });
     expect(specs[1]).toMatchObject({ apiKey: undefined, maxTokensParam: 'max_tokens', timeoutMs: 120000, models: { 'chat-3-flash-preview': 'llama3' } });
     const { providers, routes } = loadChatUpstreams(env);
     expect(providers.map((p) => p.id)).toEqual(['openai:openai', 'openai:local']);
     const one = (provider: string, model: string) => [{ provider, model, priority: 0, weight: 1 }];
-    expect(routes).toEqual({ 'chat-2.5-flash': one('openai:openai', 'gpt-4o-mini'), 'chat-2.5-pro': one('openai:openai', 'gpt-4o'), 'chat-3-flash-preview': one('openai:local', 'llama3') });
+    expect(routes).toEqual({
+      'chat-2.5-flash': one('openai:openai', 'gpt-4o-mini'),
+      'chat-2.5-pro': one('openai:openai', 'gpt-4o'),
+      'chat-3-flash-preview': one('openai:local', 'llama3'),
+    });
   });
 
   it('the env shorthand, with * for all six', () => {
     const { providers, routes } = loadChatUpstreams({ MEDIAGATE_CHAT_UPSTREAM_URL: 'http://127.0.0.1:11434/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=llama3' });
     expect(providers.map((p) => p.id)).toEqual(['openai:env']);
     // the six chat models (docs/reference/api/chat.md#request)
-    expect(Object.keys(routes).sort()).toEqual(['chat-2.5-flash', 'chat-2.5-flash-lite', 'chat-2.5-pro', 'chat-3-flash-preview', 'chat-3-pro-preview', 'chat-3.1-pro-preview']);
+    expect(Object.keys(routes).sort()).toEqual([
+      'chat-2.5-flash',
+      'chat-2.5-flash-lite',
+      'chat-2.5-pro',
+      'chat-3-flash-preview',
+      'chat-3-pro-preview',
+      'chat-3.1-pro-preview',
+    ]);
     const specs = readChatUpstreamSpecs({
-      MEDIAGATE_CHAT_UPSTREAM_URL: 'https://api.openai.com/v1', MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-1',
-      MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=gpt-4o-mini, chat-2.5-pro=gpt-4o', MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS: '20000',
+      MEDIAGATE_CHAT_UPSTREAM_URL: 'https://api.openai.com/v1',
+      MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-1',
+      MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=gpt-4o-mini, chat-2.5-pro=gpt-4o',
+      MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS: '20000',
     });
     expect(specs).toHaveLength(1);
-    expect(specs[0]).toMatchObject({ name: 'env', apiKey: 'sk-1', timeoutMs: 20000, stallTimeoutMs: 20000, models: { 'chat-2.5-flash': 'gpt-4o-mini', 'chat-2.5-pro': 'gpt-4o' } });
+    expect(specs[0]).toMatchObject({
+      name: 'env',
+      apiKey: 'sk-1',
+      timeoutMs: 20000,
+      stallTimeoutMs: 20000,
+      models: { 'chat-2.5-flash': 'gpt-4o-mini', 'chat-2.5-pro': 'gpt-4o' },
+    });
   });
 
-  it('file and env together; an explicit mapping beats the other source\'s *', () => {
+  it("file and env together; an explicit mapping beats the other source's *", () => {
     const env = {
       MEDIAGATE_CHAT_CONFIG: file({ upstreams: { a: { baseUrl: 'http://127.0.0.1:1/v1' } }, models: { '*': { upstream: 'a', model: 'm-a' } } }),
-      MEDIAGATE_CHAT_UPSTREAM_URL: 'http://127.0.0.1:2/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=m-env',
+      MEDIAGATE_CHAT_UPSTREAM_URL: 'http://127.0.0.1:2/v1',
+      MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=m-env',
     };
     const { routes } = loadChatUpstreams(env);
     expect(routes['chat-2.5-pro']).toEqual([{ provider: 'openai:env', model: 'm-env', priority: 0, weight: 1 }]);
@@ -75,9 +101,21 @@ describe('loadChatUpstreams', () => {
     ['bad timeoutMs', { upstreams: { a: { baseUrl: 'http://x/v1', timeoutMs: -5 } }, models: {} }, /timeoutMs must be a whole number/],
     ['bad maxTokensParam', { upstreams: { a: { baseUrl: 'http://x/v1', maxTokensParam: 'n_predict' } }, models: {} }, /maxTokensParam must be one of/],
     ['bad upstream name', { upstreams: { 'a b': { baseUrl: 'http://x/v1' } }, models: {} }, /upstream names/],
-    ['unknown chat model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'gpt-4o': { upstream: 'a', model: 'gpt-4o' } } }, /"gpt-4o" is not a chat model/],
-    ['unknown upstream in a model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'b', model: 'm' } } }, /models\.chat-2\.5-pro\.upstream must name one of the upstreams \(a\)/],
-    ['missing upstream model', { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'a' } } }, /models\.chat-2\.5-pro\.model is required: the upstream's model name/],
+    [
+      'unknown chat model',
+      { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'gpt-4o': { upstream: 'a', model: 'gpt-4o' } } },
+      /"gpt-4o" is not a chat model/,
+    ],
+    [
+      'unknown upstream in a model',
+      { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'b', model: 'm' } } },
+      /models\.chat-2\.5-pro\.upstream must name one of the upstreams \(a\)/,
+    ],
+    [
+      'missing upstream model',
+      { upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'a' } } },
+      /models\.chat-2\.5-pro\.model is required: the upstream's model name/,
+    ],
   ];
 
   it.each(invalidFiles)('file: %s -> ConfigError naming MEDIAGATE_CHAT_CONFIG', (_name, content, message) => {
@@ -103,11 +141,36 @@ describe('loadChatUpstreams', () => {
     ['key without URL', { MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk' }, 'MEDIAGATE_CHAT_UPSTREAM_URL', /required when MEDIAGATE_CHAT_UPSTREAM_KEY/],
     ['URL without models', { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1' }, 'MEDIAGATE_CHAT_UPSTREAM_MODELS', /is required/],
     ['bad URL', { MEDIAGATE_CHAT_UPSTREAM_URL: 'localhost:8000', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=x' }, 'MEDIAGATE_CHAT_UPSTREAM_URL', /http\(s\) URL/],
-    ['unknown model', { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-9=x' }, 'MEDIAGATE_CHAT_UPSTREAM_MODELS', /"chat-9" is not a chat model/],
-    ['malformed entry', { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro' }, 'MEDIAGATE_CHAT_UPSTREAM_MODELS', /entries look like/],
-    ['listed twice', { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=a,chat-2.5-pro=b' }, 'MEDIAGATE_CHAT_UPSTREAM_MODELS', /twice/],
-    ['bad timeout', { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=x', MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS: '5s' }, 'MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS', /milliseconds/],
-    ['bad max tokens param', { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=x', MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM: 'x' }, 'MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM', /one of/],
+    [
+      'unknown model',
+      { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-9=x' },
+      'MEDIAGATE_CHAT_UPSTREAM_MODELS',
+      /"chat-9" is not a chat model/,
+    ],
+    [
+      'malformed entry',
+      { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro' },
+      'MEDIAGATE_CHAT_UPSTREAM_MODELS',
+      /entries look like/,
+    ],
+    [
+      'listed twice',
+      { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=a,chat-2.5-pro=b' },
+      'MEDIAGATE_CHAT_UPSTREAM_MODELS',
+      /twice/,
+    ],
+    [
+      'bad timeout',
+      { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=x', MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS: '5s' },
+      'MEDIAGATE_CHAT_UPSTREAM_TIMEOUT_MS',
+      /milliseconds/,
+    ],
+    [
+      'bad max tokens param',
+      { MEDIAGATE_CHAT_UPSTREAM_URL: 'http://x/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: '*=x', MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM: 'x' },
+      'MEDIAGATE_CHAT_UPSTREAM_MAX_TOKENS_PARAM',
+      /one of/,
+    ],
   ];
 
   it.each(invalidEnv)('env: %s -> ConfigError naming the setting', (_name, env, setting, message) => {
@@ -117,10 +180,13 @@ describe('loadChatUpstreams', () => {
   });
 
   it('a model mapped in both the file and the env -> ConfigError', () => {
-    const err = configError(() => loadChatUpstreams({
-      MEDIAGATE_CHAT_CONFIG: file({ upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'a', model: 'm' } } }),
-      MEDIAGATE_CHAT_UPSTREAM_URL: 'http://y/v1', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=n',
-    }));
+    const err = configError(() =>
+      loadChatUpstreams({
+        MEDIAGATE_CHAT_CONFIG: file({ upstreams: { a: { baseUrl: 'http://x/v1' } }, models: { 'chat-2.5-pro': { upstream: 'a', model: 'm' } } }),
+        MEDIAGATE_CHAT_UPSTREAM_URL: 'http://y/v1',
+        MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-pro=n',
+      }),
+    );
     expect(err.setting).toBe('MEDIAGATE_CHAT_UPSTREAM_MODELS');
     expect(err.message).toMatch(/also mapped in MEDIAGATE_CHAT_CONFIG/);
   });

@@ -11,7 +11,8 @@ function parseSplit(text: string, size: number): SseEvent[] {
 }
 
 describe('SSE parser (upstream streams)', () => {
-  const text = ': hello\n\ndata: {"a":1}\n\ndata: line1\ndata: line2\n\nevent: error\ndata: {"error":"x"}\n\nid: 7\nretry: 100\ndata:no-space\n\ndata: é你🌍\n\ndata: [DONE]\n\n';
+  const text =
+    ': hello\n\ndata: {"a":1}\n\ndata: line1\ndata: line2\n\nevent: error\ndata: {"error":"x"}\n\nid: 7\nretry: 100\ndata:no-space\n\ndata: é你🌍\n\ndata: [DONE]\n\n';
   const expected: SseEvent[] = [
     { event: 'message', data: '{"a":1}' },
     { event: 'message', data: 'line1\nline2' },
@@ -34,7 +35,10 @@ describe('SSE parser (upstream streams)', () => {
   });
 
   it('a last event without its blank line is still delivered at the end', () => {
-    expect(parseSplit('data: a\n\ndata: b', 2)).toEqual([{ event: 'message', data: 'a' }, { event: 'message', data: 'b' }]);
+    expect(parseSplit('data: a\n\ndata: b', 2)).toEqual([
+      { event: 'message', data: 'a' },
+      { event: 'message', data: 'b' },
+    ]);
   });
 
   it('comments only and empty data lines', () => {

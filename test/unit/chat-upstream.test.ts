@@ -5,7 +5,17 @@ import { AppError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
 import { createOpenAiChatProvider, type OpenAiChatProvider, type OpenAiChatProviderOptions } from '../../src/providers/openai/chat.js';
 import {
-  breakAfter, endless, errorEventAfter, errorReply, hang, malformedJson, rawStream, reply, stallAfter, startFakeOpenAi, type FakeOpenAi,
+  breakAfter,
+  endless,
+  errorEventAfter,
+  errorReply,
+  hang,
+  malformedJson,
+  rawStream,
+  reply,
+  stallAfter,
+  startFakeOpenAi,
+  type FakeOpenAi,
 } from '../helpers/fake-openai.js';
 import { within } from '../helpers/within.js';
 
@@ -17,8 +27,12 @@ const providers: OpenAiChatProvider[] = [];
 
 function provider(over: Partial<OpenAiChatProviderOptions> = {}): OpenAiChatProvider {
   const p = createOpenAiChatProvider({
-    id: 'openai:test', baseUrl: fake.baseUrl, apiKey: KEY,
-    timeoutMs: 5000, connectTimeoutMs: 2000, ...over,
+    id: 'openai:test',
+    baseUrl: fake.baseUrl,
+    apiKey: KEY,
+    timeoutMs: 5000,
+    connectTimeoutMs: 2000,
+    ...over,
   });
   providers.push(p);
   return p;
@@ -61,8 +75,13 @@ async function rejection(p: Promise<unknown>): Promise<AppError> {
   throw new Error('expected a rejection');
 }
 
-beforeAll(async () => { fake = await startFakeOpenAi(); });
-afterEach(() => { fake.requests.length = 0; fake.behave(reply({ content: 'Hello there!' })); });
+beforeAll(async () => {
+  fake = await startFakeOpenAi();
+});
+afterEach(() => {
+  fake.requests.length = 0;
+  fake.behave(reply({ content: 'Hello there!' }));
+});
 afterAll(async () => {
   await Promise.all(providers.map((p) => p.close()));
   await fake.close();
@@ -71,14 +90,28 @@ afterAll(async () => {
 describe('OpenAI-compatible upstream: success', () => {
   it('complete(): content, finish_reason, usage and the body sent upstream', async () => {
     fake.behave(reply({ content: 'Hello there!', finishReason: 'length', usage: { prompt_tokens: 21, completion_tokens: 4, total_tokens: 25 } }));
-    const out = await provider().complete(request({
-      model: 'chat-2.5-pro',
-      messages: [
-        { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] },
-      ],
-      temperature: 0.3, top_p: 0.9, max_completion_tokens: 50, stop: ['END', '###'], presence_penalty: 0.5, frequency_penalty: -0.5,
-    }), ctx(undefined, 'gpt-4o'));
+    const out = await provider().complete(
+      request({
+        model: 'chat-2.5-pro',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is in this picture?' },
+              { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+            ],
+          },
+        ],
+        temperature: 0.3,
+        top_p: 0.9,
+        max_completion_tokens: 50,
+        stop: ['END', '###'],
+        presence_penalty: 0.5,
+        frequency_penalty: -0.5,
+      }),
+      ctx(undefined, 'gpt-4o'),
+    );
     expect(out).toEqual({ content: 'Hello there!', finishReason: 'length', usage: { prompt_tokens: 21, completion_tokens: 4, total_tokens: 25 } });
     expect(fake.requests).toHaveLength(1);
     const sent = fake.requests[0]!;
@@ -88,9 +121,20 @@ describe('OpenAI-compatible upstream: success', () => {
       model: 'gpt-4o',
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+          ],
+        },
       ],
-      temperature: 0.3, top_p: 0.9, max_completion_tokens: 50, stop: ['END', '###'], presence_penalty: 0.5, frequency_penalty: -0.5,
+      temperature: 0.3,
+      top_p: 0.9,
+      max_completion_tokens: 50,
+      stop: ['END', '###'],
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
     });
   });
 
@@ -126,22 +170,42 @@ describe('OpenAI-compatible upstream: success', () => {
     expect(events.filter((e) => e.type === 'delta').map((e) => (e as { content: string }).content)).toEqual(['one ', 'two ', 'three ', 'four']);
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop', usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 } });
     expect(events.filter((e) => e.type === 'done')).toHaveLength(1);
-    expect(fake.requests[0]!.body).toMatchObject({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, temperature: 1.2, stop: ['x'] });
+    expect(fake.requests[0]!.body).toMatchObject({
+      model: 'gpt-4o-mini',
+      stream: true,
+      stream_options: { include_usage: true },
+      temperature: 1.2,
+      stop: ['x'],
+    });
   });
 
   it('stream(): parses CRLF, comments and bytes split anywhere (inside UTF-8 characters too)', async () => {
     const content = 'Grüße aus Köln — 你好 🌍 end';
     fake.behave(reply({ content, splitBytes: 3, crlf: true, comments: true, finishReason: 'length' }));
     const events = await collect(provider().stream(request(), ctx()));
-    expect(events.filter((e) => e.type === 'delta').map((e) => (e as { content: string }).content).join('')).toBe(content);
+    expect(
+      events
+        .filter((e) => e.type === 'delta')
+        .map((e) => (e as { content: string }).content)
+        .join(''),
+    ).toBe(content);
     expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'length' });
   });
 
   it('stream(): multi-line data events and a stream without usage (counted) or [DONE] (finish_reason given)', async () => {
-    const chunk = (c: Record<string, unknown>) => JSON.stringify({ choices: [c] }, null, 1).split('\n').map((l) => `data: ${l}`).join('\n');
-    fake.behave(rawStream(`${chunk({ delta: { content: 'Hi' }, finish_reason: null })}\n\n${chunk({ delta: { content: ' you' }, finish_reason: 'stop' })}\n\n`));
+    const chunk = (c: Record<string, unknown>) =>
+      JSON.stringify({ choices: [c] }, null, 1)
+        .split('\n')
+        .map((l) => `data: ${l}`)
+        .join('\n');
+    fake.behave(
+      rawStream(`${chunk({ delta: { content: 'Hi' }, finish_reason: null })}\n\n${chunk({ delta: { content: ' you' }, finish_reason: 'stop' })}\n\n`),
+    );
     const events = await collect(provider().stream(request(), ctx()));
-    expect(events.slice(0, 2)).toEqual([{ type: 'delta', content: 'Hi' }, { type: 'delta', content: ' you' }]);
+    expect(events.slice(0, 2)).toEqual([
+      { type: 'delta', content: 'Hi' },
+      { type: 'delta', content: ' you' },
+    ]);
     const done = events[2] as Extract<ChatStreamEvent, { type: 'done' }>;
     expect(done.finishReason).toBe('stop');
     expect(done.usage.completion_tokens).toBeGreaterThan(0);
@@ -149,9 +213,17 @@ describe('OpenAI-compatible upstream: success', () => {
   });
 
   it('stream(): an upstream that ignores stream:true and answers JSON gives one delta and done', async () => {
-    fake.behave(({ res }) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content: 'whole' }, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } })); });
+    fake.behave(({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          choices: [{ message: { content: 'whole' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
+        }),
+      );
+    });
     expect(await collect(provider().stream(request(), ctx()))).toEqual([
-      { type: 'delta', content: 'whole' }, { type: 'done', finishReason: 'stop', usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } },
+      { type: 'delta', content: 'whole' },
+      { type: 'done', finishReason: 'stop', usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } },
     ]);
   });
 });
@@ -193,11 +265,27 @@ describe('OpenAI-compatible upstream: errors', () => {
   });
 
   it('400 context length (OpenAI code, vLLM-style message) -> 400 context_length_exceeded', async () => {
-    fake.behave(errorReply(400, { error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } }));
+    fake.behave(
+      errorReply(400, {
+        error: {
+          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: 'context_length_exceeded',
+        },
+      }),
+    );
     let err = await rejection(provider().complete(request(), ctx()));
     expect([err.code, err.status, err.param]).toEqual(['context_length_exceeded', 400, 'messages']);
     expect(err.message).toMatch(/too long for chat-2.5-flash.*128000/);
-    fake.behave(errorReply(400, { object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: 'BadRequestError', code: 400 }));
+    fake.behave(
+      errorReply(400, {
+        object: 'error',
+        message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+        type: 'BadRequestError',
+        code: 400,
+      }),
+    );
     err = await rejection(collect(provider().stream(request(), ctx())));
     expect([err.code, err.status]).toEqual(['context_length_exceeded', 400]);
   });
@@ -281,7 +369,10 @@ describe('OpenAI-compatible upstream: errors', () => {
     const silentFor = performance.now() - lastDeltaAt;
     expect([err.code, err.status]).toEqual(['upstream_timeout', 504]);
     expect(err.message).toContain(`sent nothing for ${stallTimeoutMs} ms`); // the stall timer, not the total timeout
-    expect(seen).toEqual([{ type: 'delta', content: 'part0 ' }, { type: 'delta', content: 'part1 ' }]);
+    expect(seen).toEqual([
+      { type: 'delta', content: 'part0 ' },
+      { type: 'delta', content: 'part1 ' },
+    ]);
     expect(silentFor).toBeGreaterThanOrEqual(stallTimeoutMs - 10);
   });
 });
@@ -291,7 +382,10 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
     fake.behave(breakAfter(2));
     const seen: ChatStreamEvent[] = [];
     const err = await rejection(collect(provider().stream(request(), ctx()), seen));
-    expect(seen).toEqual([{ type: 'delta', content: 'part0 ' }, { type: 'delta', content: 'part1 ' }]);
+    expect(seen).toEqual([
+      { type: 'delta', content: 'part0 ' },
+      { type: 'delta', content: 'part1 ' },
+    ]);
     expect([err.code, err.status]).toEqual(['upstream_error', 502]);
     expect(err.message).toMatch(/broke before the reply was complete/);
   });
@@ -345,7 +439,13 @@ describe('OpenAI-compatible upstream: streams that break and aborts', () => {
     const closed = fake.nextClientClose();
     const call = provider({ timeoutMs: NEVER_MS }).complete(request(), ctx(ac.signal));
     // The request is at the upstream (which never answers) before the abort.
-    await within((async () => { while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 10)); })(), GENEROUS_MS, 'the request to reach the upstream');
+    await within(
+      (async () => {
+        while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      })(),
+      GENEROUS_MS,
+      'the request to reach the upstream',
+    );
     const reason = new AppError('upstream_timeout', 'route gave up');
     ac.abort(reason);
     await expect(call).rejects.toBe(reason);

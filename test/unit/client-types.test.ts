@@ -53,7 +53,7 @@ describe('AdminClient types against the admin API schemas', () => {
     expectTypeOf<{ name: string }>().toExtend<AccountCreateBody>();
   });
 
-  it('replies: the server reply types and the SDK\'s are the same shapes', () => {
+  it("replies: the server reply types and the SDK's are the same shapes", () => {
     expectTypeOf<AdminKey>().toExtend<Sdk.AdminKey>();
     expectTypeOf<Sdk.AdminKey>().toExtend<AdminKey>();
     expectTypeOf<AdminKeyCreated>().toExtend<Sdk.AdminKeyCreated>();

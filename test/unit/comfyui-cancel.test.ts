@@ -35,7 +35,7 @@ const interruptCalls = () => fake.calls.filter((c) => c.startsWith('POST /interr
 describe('comfyui cancel', () => {
   beforeEach(() => open());
 
-  it('a waiting prompt is deleted from the queue; the other client\'s running prompt goes on untouched', async () => {
+  it("a waiting prompt is deleted from the queue; the other client's running prompt goes on untouched", async () => {
     const theirs = await fake.foreign('their render [hold]');
     const job = pic({ prompt: 'mine' });
     const ref = await started(job);
@@ -64,7 +64,9 @@ describe('comfyui cancel', () => {
     expect(after.state).toBe('pending'); // this look ends it: interrupted
     const ended = await look(job, ref);
     expect(ended.state).toBe('failed');
-    expect(fake.history(ref.id)).toMatchObject({ status: { status_str: 'error', messages: expect.arrayContaining([['execution_interrupted', expect.objectContaining({ prompt_id: ref.id })]]) } });
+    expect(fake.history(ref.id)).toMatchObject({
+      status: { status_str: 'error', messages: expect.arrayContaining([['execution_interrupted', expect.objectContaining({ prompt_id: ref.id })]]) },
+    });
     await look(job, ref);
     await look(job, ref);
     expect(fake.history(theirs)).toMatchObject({ status: { status_str: 'success' } });
@@ -84,7 +86,7 @@ describe('comfyui cancel', () => {
 describe('comfyui cancel on an older ComfyUI (an interrupt stops whatever runs)', () => {
   beforeEach(() => open({ targetedInterrupt: false }));
 
-  it('while another client\'s prompt runs, the waiting prompt is deleted and nothing is interrupted', async () => {
+  it("while another client's prompt runs, the waiting prompt is deleted and nothing is interrupted", async () => {
     const theirs = await fake.foreign('their render [hold]');
     const job = pic({ prompt: 'mine' });
     const ref = await started(job);

@@ -21,7 +21,12 @@ let contractFake: FakeComfyUi;
 let contractProvider: MediaProvider;
 beforeAll(async () => {
   [fake, contractFake] = await Promise.all([startFakeComfyUi(), startFakeComfyUi()]);
-  provider = createComfyUiProvider({ id: 'comfy', baseUrl: fake.baseUrl, timeoutMs: 20_000, templates: { 'sdxl-preview': previewTemplate(), 'missing-ckpt': templateWithCheckpoint('nope.safetensors') } });
+  provider = createComfyUiProvider({
+    id: 'comfy',
+    baseUrl: fake.baseUrl,
+    timeoutMs: 20_000,
+    templates: { 'sdxl-preview': previewTemplate(), 'missing-ckpt': templateWithCheckpoint('nope.safetensors') },
+  });
   contractProvider = createComfyUiProvider({ id: 'comfy', baseUrl: contractFake.baseUrl, timeoutMs: 20_000 });
 });
 afterAll(async () => {
@@ -55,10 +60,16 @@ async function finish(job: ProviderJob, ref: UpstreamRef, p = provider): Promise
   }
   throw new Error('never ended');
 }
-const sent = (promptId: string) => fake.prompts.find((p) => p.promptId === promptId)!.body as { prompt: Record<string, { inputs: Record<string, unknown> }>; client_id: string; prompt_id: string; extra_data: Record<string, unknown> };
+const sent = (promptId: string) =>
+  fake.prompts.find((p) => p.promptId === promptId)!.body as {
+    prompt: Record<string, { inputs: Record<string, unknown> }>;
+    client_id: string;
+    prompt_id: string;
+    extra_data: Record<string, unknown>;
+  };
 
 describe('comfyui: what a start sends', () => {
-  it('pic 16:9: the workflow with prompt, size and this generation\'s seed written in, under this generation\'s prompt id', async () => {
+  it("pic 16:9: the workflow with prompt, size and this generation's seed written in, under this generation's prompt id", async () => {
     const job = pic({ size: '16:9', prompt: 'a red fox' });
     const ref = await started(job);
     expect(ref.id).toBe(promptIdOf(job.taskId, 0));
@@ -116,8 +127,8 @@ describe('comfyui: checks', () => {
   });
 
   it('progress while queued counts the prompts that run first (the queue answers in heap order, not run order)', async () => {
-    const blocker = await fake.foreign('someone else\'s long render [hold]');
-    const ahead = await fake.foreign('someone else\'s next render');
+    const blocker = await fake.foreign("someone else's long render [hold]");
+    const ahead = await fake.foreign("someone else's next render");
     const job = pic({});
     const ref = await started(job);
     // 2 ahead of it: the running one, and the waiting one with a lower number (listed after it)
@@ -142,7 +153,7 @@ describe('comfyui: checks', () => {
     expect(err.message).toMatch(/no longer knows prompt .* ComfyUI restarted/);
   });
 
-  it('a template that made no file of the task\'s kind is a failed generation naming what it made', async () => {
+  it("a template that made no file of the task's kind is a failed generation naming what it made", async () => {
     const job = pic({});
     const ref = await started(job);
     const r = await finish(job, { ...ref, data: { ...ref.data, kind: 'video' } });
@@ -182,25 +193,38 @@ describe('comfyui: a start repeated after its answer was lost', () => {
 describe('comfyui: failures', () => {
   it('a value ComfyUI refuses in an input a request field was written into: the task fails naming that field', async () => {
     const job = modelCenter({ sampler: 'no-such-sampler' }, 'sdxl-preview');
-    const err = await provider.start!(job, comfyContext()).then(() => undefined, (e: unknown) => e);
+    const err = await provider.start!(job, comfyContext()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect(err).toMatchObject({ param: 'sampler' });
-    expect((err as Error).message).toMatch(/^sampler: ComfyUI refused the value written into 3\.sampler_name of template "sdxl-preview": Value not in list: sampler_name: 'no-such-sampler' not in \[/);
+    expect((err as Error).message).toMatch(
+      /^sampler: ComfyUI refused the value written into 3\.sampler_name of template "sdxl-preview": Value not in list: sampler_name: 'no-such-sampler' not in \[/,
+    );
   });
 
-  it('a checkpoint that server does not have is the template\'s fault there: a ChannelError naming node and input (the next candidate may have it)', async () => {
-    const err = await provider.start!(pic({}, 'missing-ckpt'), comfyContext()).then(() => undefined, (e: unknown) => e);
+  it("a checkpoint that server does not have is the template's fault there: a ChannelError naming node and input (the next candidate may have it)", async () => {
+    const err = await provider.start!(pic({}, 'missing-ckpt'), comfyContext()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ChannelError);
-    expect((err as Error).message).toMatch(/cannot run the template "missing-ckpt" \(prompt_outputs_failed_validation\): node 4 \(CheckpointLoaderSimple\) input ckpt_name: Value not in list: ckpt_name: 'nope\.safetensors'/);
+    expect((err as Error).message).toMatch(
+      /cannot run the template "missing-ckpt" \(prompt_outputs_failed_validation\): node 4 \(CheckpointLoaderSimple\) input ckpt_name: Value not in list: ckpt_name: 'nope\.safetensors'/,
+    );
     expect((err as Error).message).toContain('"comfy"');
     expect((err as Error).message).not.toContain('127.0.0.1');
   });
 
-  it('a node type that server does not have (a custom node not installed) is the channel\'s fault', async () => {
+  it("a node type that server does not have (a custom node not installed) is the channel's fault", async () => {
     const t = structuredClone(previewTemplate('custom'));
     t.workflow['10']!.class_type = 'VHS_VideoCombine';
     const p = createComfyUiProvider({ id: 'comfy', baseUrl: fake.baseUrl, templates: { custom: t } });
-    const err = await p.start!(pic({}, 'custom'), comfyContext()).then(() => undefined, (e: unknown) => e);
+    const err = await p.start!(pic({}, 'custom'), comfyContext()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await p.close?.();
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/\(missing_node_type\): Node 'VHS_VideoCombine' not found/);
@@ -209,9 +233,12 @@ describe('comfyui: failures', () => {
   it.each([
     ['503', { status: 503, body: { error: 'busy' } }, /failed \(HTTP 503\)/],
     ['a reset connection', 'reset' as const, /broke before its answer was complete|connection/],
-  ])('a prompt answered %s is the channel\'s fault', async (_name, answer, message) => {
+  ])("a prompt answered %s is the channel's fault", async (_name, answer, message) => {
     fake.script('prompt', answer);
-    const err = await provider.start!(pic({}), comfyContext()).then(() => undefined, (e: unknown) => e);
+    const err = await provider.start!(pic({}), comfyContext()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(message);
   });
@@ -221,7 +248,10 @@ describe('comfyui: failures', () => {
     const url = gone.baseUrl;
     await gone.close();
     const p = createComfyUiProvider({ id: 'gone', baseUrl: url, connectTimeoutMs: 2000 });
-    const err = await p.start!(pic({}), comfyContext()).then(() => undefined, (e: unknown) => e);
+    const err = await p.start!(pic({}), comfyContext()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await p.close?.();
     expect(err).toBeInstanceOf(ChannelError);
   });
@@ -229,7 +259,7 @@ describe('comfyui: failures', () => {
   it.each([
     ['out of GPU memory', '[oom]', /failed in node 3 \(KSampler\), out of GPU memory: torch\.OutOfMemoryError: Allocation on device/],
     ['a node that raised', '[crash]', /failed in node 3 \(KSampler\): RuntimeError: mat1 and mat2 shapes cannot be multiplied/],
-  ])('a workflow that failed while running (%s) is a failed generation, not the caller\'s fault', async (_name, marker, message) => {
+  ])("a workflow that failed while running (%s) is a failed generation, not the caller's fault", async (_name, marker, message) => {
     const job = pic({ prompt: `a fox ${marker}` });
     const { end } = await finish(job, await started(job));
     expect(end.state).toBe('failed');
@@ -247,7 +277,7 @@ describe('comfyui: failures', () => {
     expect((await finish(job, ref)).end.state).toBe('completed');
   });
 
-  it('a key is sent as a bearer token to every call and with the file downloads; a wrong one is the channel\'s fault', async () => {
+  it("a key is sent as a bearer token to every call and with the file downloads; a wrong one is the channel's fault", async () => {
     const guarded = await startFakeComfyUi({ token: 'tok-123456' });
     const p = createComfyUiProvider({ id: 'guarded', baseUrl: guarded.baseUrl, apiKey: 'tok-123456' });
     const wrong = createComfyUiProvider({ id: 'guarded', baseUrl: guarded.baseUrl, apiKey: 'tok-wrong' });
@@ -255,7 +285,10 @@ describe('comfyui: failures', () => {
       const job = pic({});
       const { end } = await finish(job, await started(job, p), p);
       expect((end as Extract<CheckResult, { state: 'completed' }>).output.files[0]).toMatchObject({ headers: { authorization: 'Bearer tok-123456' } });
-      const err = await wrong.start!(pic({}), comfyContext()).then(() => undefined, (e: unknown) => e);
+      const err = await wrong.start!(pic({}), comfyContext()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(ChannelError);
       expect((err as Error).message).toMatch(/HTTP 401/);
       expect((err as Error).message).not.toContain('tok-wrong');

@@ -25,8 +25,10 @@ describe('decision records', () => {
   it('a record is an anchored heading, a heading of its own (new-<branch>.md files) or a list item', () => {
     const text = '<a id="g84"></a>\n## G84. Anchored\n\n### G256 Database faults are server faults\n\n- **G12.** Sandbox output\n- **G13. Markers.** text\n';
     expect(readRecords('x.md', text).map((r) => [r.id, r.title, r.anchor])).toEqual([
-      ['G84', 'Anchored', 'g84'], ['G256', 'Database faults are server faults', 'g256-database-faults-are-server-faults'],
-      ['G12', '', undefined], ['G13', 'Markers', undefined],
+      ['G84', 'Anchored', 'g84'],
+      ['G256', 'Database faults are server faults', 'g256-database-faults-are-server-faults'],
+      ['G12', '', undefined],
+      ['G13', 'Markers', undefined],
     ]);
   });
 

@@ -15,7 +15,10 @@ describe('every error code is documented in docs/reference/errors.md', () => {
 });
 
 describe('every error code documented in docs/reference/errors.md exists with that status and type', () => {
-  const rows = doc.split('\n').map((line) => ROW.exec(line)).filter((m): m is RegExpExecArray => m !== null);
+  const rows = doc
+    .split('\n')
+    .map((line) => ROW.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null);
   it('the table is found', () => expect(rows.length).toBeGreaterThan(20));
   it.each(rows.map((m) => ({ anchor: m[1]!, code: m[2]!, status: Number(m[3]), type: m[4]! })))('$code', ({ anchor, code, status, type }) => {
     expect(anchor).toBe(code);

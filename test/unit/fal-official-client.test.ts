@@ -22,7 +22,9 @@ beforeAll(async () => {
     requestMiddleware: async (request) => ({ ...request, url: request.url.replace('https://queue.fal.run', fake.baseUrl) }),
   });
 });
-afterAll(async () => { await fake?.close(); });
+afterAll(async () => {
+  await fake?.close();
+});
 
 describe('the official fal client against the fake queue', () => {
   it('submits, follows the status while queued, and reads the result', async () => {
@@ -55,8 +57,11 @@ describe('the official fal client against the fake queue', () => {
     expect((err as ValidationError).fieldErrors.map((f) => f.loc.join('.'))).toContain('body.num_images');
   });
 
-  it('a wrong key is the client\'s ApiError 401', async () => {
-    const wrong = createFalClient({ credentials: 'bad:key', requestMiddleware: async (r) => ({ ...r, url: r.url.replace('https://queue.fal.run', fake.baseUrl) }) });
+  it("a wrong key is the client's ApiError 401", async () => {
+    const wrong = createFalClient({
+      credentials: 'bad:key',
+      requestMiddleware: async (r) => ({ ...r, url: r.url.replace('https://queue.fal.run', fake.baseUrl) }),
+    });
     const err = await wrong.queue.submit('fal-ai/flux/dev', { input: { prompt: 'a fox' } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError<unknown>).status).toBe(401);
@@ -67,14 +72,21 @@ describe('the official fal client against the fake queue', () => {
 async function signedByFalKeys(headers: Record<string, string | string[] | undefined>, body: Buffer, jwksUrl: string): Promise<boolean> {
   const jwks = (await (await fetch(jwksUrl)).json()) as { keys: Array<{ kty: string; crv: string; x: string }> };
   const h = (name: string) => String(headers[name]);
-  const message = [h('x-fal-webhook-request-id'), h('x-fal-webhook-user-id'), h('x-fal-webhook-timestamp'), createHash('sha256').update(body).digest('hex')].join('\n');
-  return jwks.keys.filter((k) => k.kty === 'OKP' && k.crv === 'Ed25519').some((k) => {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' });
-    return verify(null, Buffer.from(message), key, Buffer.from(h('x-fal-webhook-signature'), 'hex'));
-  });
+  const message = [
+    h('x-fal-webhook-request-id'),
+    h('x-fal-webhook-user-id'),
+    h('x-fal-webhook-timestamp'),
+    createHash('sha256').update(body).digest('hex'),
+  ].join('\n');
+  return jwks.keys
+    .filter((k) => k.kty === 'OKP' && k.crv === 'Ed25519')
+    .some((k) => {
+      const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' });
+      return verify(null, Buffer.from(message), key, Buffer.from(h('x-fal-webhook-signature'), 'hex'));
+    });
 }
 
-describe('the fake\'s webhooks, for a submit made by the official client', () => {
+describe("the fake's webhooks, for a submit made by the official client", () => {
   it('webhookUrl is sent as fal_webhook; the result is POSTed there, ED25519-signed with a key of the published set', async () => {
     const receiver = await startWebhookReceiver();
     try {
@@ -82,8 +94,17 @@ describe('the fake\'s webhooks, for a submit made by the official client', () =>
       expect(fake.submits.at(-1)?.webhook).toBe(`${receiver.origin}/fal?task=1`);
       const [delivery] = await waitFor(() => (receiver.received.length > 0 ? receiver.received : undefined), 10_000, 'the webhook');
       expect(delivery!.path).toBe('/fal?task=1');
-      expect(JSON.parse(delivery!.body.toString())).toMatchObject({ request_id: requestId, gateway_request_id: requestId, status: 'OK', payload: { images: [{ width: 1024 }] } });
-      expect(delivery!.headers).toMatchObject({ 'x-fal-webhook-request-id': requestId, 'x-fal-webhook-user-id': fake.webhooks.userId, 'content-type': 'application/json' });
+      expect(JSON.parse(delivery!.body.toString())).toMatchObject({
+        request_id: requestId,
+        gateway_request_id: requestId,
+        status: 'OK',
+        payload: { images: [{ width: 1024 }] },
+      });
+      expect(delivery!.headers).toMatchObject({
+        'x-fal-webhook-request-id': requestId,
+        'x-fal-webhook-user-id': fake.webhooks.userId,
+        'content-type': 'application/json',
+      });
       expect(Math.abs(Number(delivery!.headers['x-fal-webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       expect(await signedByFalKeys(delivery!.headers, delivery!.body, fake.jwksUrl)).toBe(true);
       expect(await signedByFalKeys(delivery!.headers, Buffer.from(delivery!.body.toString().replace('"OK"', '"ERROR"')), fake.jwksUrl)).toBe(false);
@@ -92,12 +113,16 @@ describe('the fake\'s webhooks, for a submit made by the official client', () =>
     }
   });
 
-  it('a model\'s refusal is delivered as status ERROR with its error body', async () => {
+  it("a model's refusal is delivered as status ERROR with its error body", async () => {
     const receiver = await startWebhookReceiver();
     try {
       await fal.queue.submit('fal-ai/flux/dev', { input: { prompt: 'a fox', num_images: 9 }, webhookUrl: receiver.origin });
       const [delivery] = await waitFor(() => (receiver.received.length > 0 ? receiver.received : undefined), 10_000, 'the webhook');
-      expect(JSON.parse(delivery!.body.toString())).toMatchObject({ status: 'ERROR', error: 'Invalid status code: 422', payload: { detail: [{ loc: ['body', 'num_images'] }] } });
+      expect(JSON.parse(delivery!.body.toString())).toMatchObject({
+        status: 'ERROR',
+        error: 'Invalid status code: 422',
+        payload: { detail: [{ loc: ['body', 'num_images'] }] },
+      });
       expect(await signedByFalKeys(delivery!.headers, delivery!.body, fake.jwksUrl)).toBe(true);
     } finally {
       await receiver.close();

@@ -1,4 +1,3 @@
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../../src/contract/clip.js';
 import { planPicTask } from '../../src/contract/pic.js';
@@ -24,11 +23,16 @@ afterAll(async () => {
 const any = asBody;
 const jobOf = jobOfPlan;
 const pic = (body: Record<string, unknown>, upstream = 'fal-ai/flux/dev') => jobOf(planPicTask(any({ model: 'pic', prompt: 'a fox', ...body })), upstream);
-const clip = (body: Record<string, unknown>, upstream = 'fal-ai/veo3') => jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
+const clip = (body: Record<string, unknown>, upstream = 'fal-ai/veo3') =>
+  jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
 
-const context = (): ProviderContext => providerContext({
-  readMedia: async () => { throw new Error('fal gets URLs'); }, mediaUrl: (ref) => `${ref.url}?signed`,
-});
+const context = (): ProviderContext =>
+  providerContext({
+    readMedia: async () => {
+      throw new Error('fal gets URLs');
+    },
+    mediaUrl: (ref) => `${ref.url}?signed`,
+  });
 
 runProviderContract('fal (against the fake fal queue)', {
   make: () => provider,
@@ -59,11 +63,19 @@ const lastSubmit = () => fake.submits.at(-1)!;
 
 describe('fal: the mapping table', () => {
   it.each([
-    ['pic, no size: the mapping\'s default 1:1', pic({}), { prompt: 'a fox', image_size: 'square_hd', num_images: 1, enable_safety_checker: true }],
+    ["pic, no size: the mapping's default 1:1", pic({}), { prompt: 'a fox', image_size: 'square_hd', num_images: 1, enable_safety_checker: true }],
     ['pic 16:9', pic({ size: '16:9' }), { image_size: 'landscape_16_9' }],
     ['pic 3:4, resolution 1k accepted (nothing sent)', pic({ size: '3:4', resolution: '1k' }), { image_size: 'portrait_4_3' }],
-    ['clip 9:16 1080p, 8 s', clip({ aspect_ratio: '9:16', resolution: '1080p' }), { prompt: 'a fox runs', duration: '8s', aspect_ratio: '9:16', resolution: '1080p', generate_audio: false }],
-    ['clip first frame as one URL (the caller\'s, as ctx.mediaUrl gives it)', clip({ first_image: 'http://media.test/f.png' }, 'fal-ai/veo3/image-to-video'), { image_url: 'http://media.test/f.png?signed' }],
+    [
+      'clip 9:16 1080p, 8 s',
+      clip({ aspect_ratio: '9:16', resolution: '1080p' }),
+      { prompt: 'a fox runs', duration: '8s', aspect_ratio: '9:16', resolution: '1080p', generate_audio: false },
+    ],
+    [
+      "clip first frame as one URL (the caller's, as ctx.mediaUrl gives it)",
+      clip({ first_image: 'http://media.test/f.png' }, 'fal-ai/veo3/image-to-video'),
+      { image_url: 'http://media.test/f.png?signed' },
+    ],
   ])('%s', async (_name, job, sent) => {
     expect(provider.refuse!(job)).toBeUndefined();
     await started(job);
@@ -72,18 +84,35 @@ describe('fal: the mapping table', () => {
     if (job.family === 'pic') expect(Object.keys(lastSubmit().input).sort()).toEqual(['enable_safety_checker', 'image_size', 'num_images', 'prompt']);
   });
 
-  it.each(([
-    ['a size the mapping has no value for', pic({ size: '21:9' }), 'size', /size 21:9: the fal model fal-ai\/flux\/dev takes 1:1, 16:9, 9:16, 4:3, 3:4/],
-    ['a resolution the model does not make', jobOf(planPicTask(any({ model: 'pic-2', prompt: 'x', resolution: '2k' })), 'fal-ai/flux/dev'), 'resolution', /resolution 2k: the fal model fal-ai\/flux\/dev makes 1k only/],
-    ['a field with no input (reference images on flux)', pic({ image_urls: ['http://media.test/a.png'] }), 'image_urls', /no input for it/],
-    ['a last frame where the model takes none', clip({ first_image: 'http://media.test/f.png', last_image: 'http://media.test/l.png' }, 'fal-ai/veo3/image-to-video'), 'last_image', /no input for it/],
-    ['a model with no mapping', pic({}, 'fal-ai/unknown-model'), 'model', /no input mapping for fal-ai\/unknown-model/],
-  ] as [string, ProviderJob, string, RegExp][]).map(([name, job, field, message]) => [name, field, job, message] as const))('%s: refused naming %s, and the start refuses it without calling', async (_name, field, job, message) => {
+  it.each(
+    (
+      [
+        ['a size the mapping has no value for', pic({ size: '21:9' }), 'size', /size 21:9: the fal model fal-ai\/flux\/dev takes 1:1, 16:9, 9:16, 4:3, 3:4/],
+        [
+          'a resolution the model does not make',
+          jobOf(planPicTask(any({ model: 'pic-2', prompt: 'x', resolution: '2k' })), 'fal-ai/flux/dev'),
+          'resolution',
+          /resolution 2k: the fal model fal-ai\/flux\/dev makes 1k only/,
+        ],
+        ['a field with no input (reference images on flux)', pic({ image_urls: ['http://media.test/a.png'] }), 'image_urls', /no input for it/],
+        [
+          'a last frame where the model takes none',
+          clip({ first_image: 'http://media.test/f.png', last_image: 'http://media.test/l.png' }, 'fal-ai/veo3/image-to-video'),
+          'last_image',
+          /no input for it/,
+        ],
+        ['a model with no mapping', pic({}, 'fal-ai/unknown-model'), 'model', /no input mapping for fal-ai\/unknown-model/],
+      ] as [string, ProviderJob, string, RegExp][]
+    ).map(([name, job, field, message]) => [name, field, job, message] as const),
+  )('%s: refused naming %s, and the start refuses it without calling', async (_name, field, job, message) => {
     const refusal = provider.refuse!(job);
     expect(refusal).toMatchObject({ field });
     expect(refusal!.message).toMatch(message);
     const before = fake.submits.length;
-    const err = await provider.start!(job, context()).then(() => undefined, (e: unknown) => e);
+    const err = await provider.start!(job, context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect(fake.submits.length).toBe(before);
   });
@@ -134,7 +163,7 @@ describe('fal: failures', () => {
     expect(err.message).toMatch(/^duration: value is not a valid enumeration member; permitted: '5', '10'/);
   });
 
-  it('a content checker\'s refusal fails the task saying so', async () => {
+  it("a content checker's refusal fails the task saying so", async () => {
     const job = pic({ prompt: 'a [nsfw] fox' });
     const { end } = await finish(job, await started(job));
     const err = (end as Extract<CheckResult, { state: 'failed' }>).error;
@@ -142,7 +171,7 @@ describe('fal: failures', () => {
     expect(err.message).toMatch(/refused by the upstream's content checker \(content_policy_violation\) on prompt/);
   });
 
-  it('a model that crashed is a failed generation (a new one may start), not the caller\'s fault', async () => {
+  it("a model that crashed is a failed generation (a new one may start), not the caller's fault", async () => {
     const job = pic({ prompt: 'a [crash] fox' });
     const { end } = await finish(job, await started(job));
     const err = (end as Extract<CheckResult, { state: 'failed' }>).error;
@@ -165,9 +194,12 @@ describe('fal: failures', () => {
     ['429 with retry-after', rateLimited('9'), /rate limiting the gateway \(HTTP 429\)/, 9000],
     ['503', { status: 503, body: { detail: 'Service Unavailable' } }, /failed \(HTTP 503\)/, undefined],
     ['a reset connection', 'reset' as const, /broke before its answer was complete/, undefined],
-  ])('a submit answered %s is the channel\'s fault', async (_name, answer, message, retryAfterMs) => {
+  ])("a submit answered %s is the channel's fault", async (_name, answer, message, retryAfterMs) => {
     fake.script('submit', answer);
-    const err = await provider.start!(pic({}), context()).then(() => undefined, (e: unknown) => e);
+    const err = await provider.start!(pic({}), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(message);
     expect((err as ChannelError).retryAfterMs).toBe(retryAfterMs);
@@ -184,7 +216,9 @@ describe('fal: failures', () => {
     fake.script('result', { status: 502, body: { detail: 'Bad Gateway' } });
     let thrown: unknown;
     for (let i = 0; i < 5 && thrown === undefined; i++) {
-      const r = await provider.check!(ref, job, context()).catch((e: unknown) => { thrown = e; });
+      const r = await provider.check!(ref, job, context()).catch((e: unknown) => {
+        thrown = e;
+      });
       expect(r?.state ?? 'thrown').not.toBe('completed');
     }
     expect(thrown).toBeInstanceOf(ChannelError);
@@ -193,19 +227,25 @@ describe('fal: failures', () => {
     expect(end.state).toBe('completed');
   });
 
-  it('a model id fal does not know is the channel\'s fault (the route is misconfigured)', async () => {
+  it("a model id fal does not know is the channel's fault (the route is misconfigured)", async () => {
     const other = createFalProvider({ id: 'falq', baseUrl: fake.baseUrl, apiKey: fake.apiKey, models: { 'fal-ai/nope': FAL_MODELS['fal-ai/flux/dev']! } });
-    const err = await other.start!(pic({}, 'fal-ai/nope'), context()).then(() => undefined, (e: unknown) => e);
+    const err = await other.start!(pic({}, 'fal-ai/nope'), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await other.close?.();
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/does not serve model "fal-ai\/nope"/);
   });
 
-  it('sends the key as `Authorization: Key`; a wrong key is the channel\'s fault', async () => {
+  it("sends the key as `Authorization: Key`; a wrong key is the channel's fault", async () => {
     await started(pic({}));
     expect(lastSubmit().headers.authorization).toBe(`Key ${fake.apiKey}`);
     const wrong = createFalProvider({ id: 'falq', baseUrl: fake.baseUrl, apiKey: 'bad:key', models: FAL_MODELS });
-    const err = await wrong.start!(pic({}), context()).then(() => undefined, (e: unknown) => e);
+    const err = await wrong.start!(pic({}), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await wrong.close?.();
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/HTTP 401/);

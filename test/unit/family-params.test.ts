@@ -26,12 +26,18 @@ const U = (n: number): string => `https://media.example/${n}.png`;
 /** The stored-parameter schema of a family's request form. */
 function schemaOf(family: FamilyId, form: 'A' | 'B' | null): TSchema {
   switch (family) {
-    case 'pic': return PicParams;
-    case 'clip': return form === 'B' ? ClipFormBParams : ClipFormAParams;
-    case 'reel': return ReelParams;
-    case 'motion': return MotionParams;
-    case 'videos': return VideosParams;
-    case 'model-center': return ModelCenterParams;
+    case 'pic':
+      return PicParams;
+    case 'clip':
+      return form === 'B' ? ClipFormBParams : ClipFormAParams;
+    case 'reel':
+      return ReelParams;
+    case 'motion':
+      return MotionParams;
+    case 'videos':
+      return VideosParams;
+    case 'model-center':
+      return ModelCenterParams;
   }
 }
 
@@ -49,20 +55,57 @@ const plans: Array<[string, () => SubmitPlan]> = [
   ['clip Form B, first frame', () => planClipTask(asBody({ model: 'clip_3_1_fast_stable', prompt: 'p', first_image: U(1) }))],
   ['reel Form A, image_urls', () => planReelTask(asBody({ model: 'reel-2', prompt: 'p', aspect_ratio: '16:9', seconds: '15', image_urls: [U(1)] }))],
   ['reel Form B, input_reference', () => planReelTask(asBody({ model: 'reelOa2Pro', prompt: 'p', input_reference: [U(1)] }))],
-  ['motion 1.5 pro, text and a first frame', () => planMotionTask(asBody({ model: 'motion_1_5_pro_720p', content: [{ type: 'text', text: 'go' }, { type: 'image_url', image_url: { url: U(1) } }] }))],
-  ['motion 2.0, first and last frame, no text, flex', () => planMotionTask(asBody({ model: 'motion_2_0', content: [{ type: 'image_url', image_url: { url: U(1) }, role: 'first_frame' }, { type: 'image_url', image_url: { url: U(2) }, role: 'last_frame' }], service_tier: 'flex' }))],
-  ['motion 1.5 pro, automatic duration', () => planMotionTask(asBody({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'go' }], duration: -1, generate_audio: false }))],
+  [
+    'motion 1.5 pro, text and a first frame',
+    () =>
+      planMotionTask(
+        asBody({
+          model: 'motion_1_5_pro_720p',
+          content: [
+            { type: 'text', text: 'go' },
+            { type: 'image_url', image_url: { url: U(1) } },
+          ],
+        }),
+      ),
+  ],
+  [
+    'motion 2.0, first and last frame, no text, flex',
+    () =>
+      planMotionTask(
+        asBody({
+          model: 'motion_2_0',
+          content: [
+            { type: 'image_url', image_url: { url: U(1) }, role: 'first_frame' },
+            { type: 'image_url', image_url: { url: U(2) }, role: 'last_frame' },
+          ],
+          service_tier: 'flex',
+        }),
+      ),
+  ],
+  [
+    'motion 1.5 pro, automatic duration',
+    () => planMotionTask(asBody({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'go' }], duration: -1, generate_audio: false })),
+  ],
   ['videos, defaults', () => planVideosTask(asBody({ model: 'videos', prompt: 'p', duration: '6' }))],
   ['videos, frames', () => planVideosTask(asBody({ model: 'videos', prompt: 'p', duration: 5, image: U(1), lastFrameImage: U(2) }))],
-  ['videos, references', () => planVideosTask(asBody({ model: 'videos_fast', prompt: 'p', duration: 4, referenceImages: [U(1)], referenceVideos: ['https://media.example/v.mp4'] }))],
-  ['Model Center sd model, its table with defaults', () => planModelCenterTask(asBody({ model: 'sd_2.0_fast_discount', prompt: 'p', reference_images: [U(1)], tools: [{ type: 'web_search' }] }))],
+  [
+    'videos, references',
+    () => planVideosTask(asBody({ model: 'videos_fast', prompt: 'p', duration: 4, referenceImages: [U(1)], referenceVideos: ['https://media.example/v.mp4'] })),
+  ],
+  [
+    'Model Center sd model, its table with defaults',
+    () => planModelCenterTask(asBody({ model: 'sd_2.0_fast_discount', prompt: 'p', reference_images: [U(1)], tools: [{ type: 'web_search' }] })),
+  ],
   ['Model Center sd model, an alias of reference_images', () => planModelCenterTask(asBody({ model: 'sd_2.0_mini_special', prompt: 'p', images: [U(1)] }))],
-  ['Model Center image model, fields passed on', () => planModelCenterTask(asBody({ model: 'imagegen-5.0', prompt: 'p', size: '640x480', style: 'ink', n: 1 }))],
+  [
+    'Model Center image model, fields passed on',
+    () => planModelCenterTask(asBody({ model: 'imagegen-5.0', prompt: 'p', size: '640x480', style: 'ink', n: 1 })),
+  ],
   ['Model Center video model, duration as digits', () => planModelCenterTask(asBody({ model: 'vidmodel-H3-768p-c1', prompt: 'p', duration: '3' }))],
 ];
 
 describe('stored parameters (G405)', () => {
-  it.each(plans)('%s: its family\'s (and form\'s) schema describes what the plan stores', (_name, plan) => {
+  it.each(plans)("%s: its family's (and form's) schema describes what the plan stores", (_name, plan) => {
     const p = plan();
     expect(problems(schemaOf(p.family, p.form), p.params)).toBeUndefined();
   });
@@ -72,7 +115,7 @@ describe('stored parameters (G405)', () => {
     expect([...seen].sort()).toEqual(['clip:A', 'clip:B', 'model-center:null', 'motion:null', 'pic:null', 'reel:A', 'reel:B', 'videos:null']);
   });
 
-  it('the schemas tell the forms and families apart: another form\'s field, a missing default, an extra field of a closed family', () => {
+  it("the schemas tell the forms and families apart: another form's field, a missing default, an extra field of a closed family", () => {
     const formA = planClipTask(asBody({ model: 'clip3.1-fast', prompt: 'p' })).params;
     expect(problems(ClipFormBParams, formA)).toContain('must NOT have additional properties');
     expect(problems(ClipFormAParams, formA)).toBeUndefined();
@@ -84,7 +127,7 @@ describe('stored parameters (G405)', () => {
     expect(problems(ModelCenterParams, { any_field: 1 })).toContain("must have required property 'prompt'");
   });
 
-  it('a job read back from a stored task is its family\'s request, with the parameters as stored', () => {
+  it("a job read back from a stored task is its family's request, with the parameters as stored", () => {
     const plan = planClipTask(asBody({ model: 'clip_3_1_pro', prompt: 'p', resolution: '1080p' }));
     const stored = JSON.parse(JSON.stringify(plan.params)) as Record<string, unknown>;
     const request = familyRequestOf(plan.family, plan.form, stored);
@@ -95,7 +138,7 @@ describe('stored parameters (G405)', () => {
 });
 
 describe('parameter types by family and form (G405; checked by tsc)', () => {
-  it('a job narrowed by family (and form) has that family\'s stored-parameter type', () => {
+  it("a job narrowed by family (and form) has that family's stored-parameter type", () => {
     expectTypeOf<FamilyRequest['family']>().toEqualTypeOf<FamilyId>();
     expectTypeOf<Extract<ProviderJob, { family: 'pic' }>['params']>().toEqualTypeOf<PicParams>();
     expectTypeOf<Extract<ProviderJob, { family: 'clip'; form: 'A' }>['params']>().toEqualTypeOf<ClipFormAParams>();

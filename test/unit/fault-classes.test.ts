@@ -44,7 +44,8 @@ describe('isStoreUnavailable', () => {
 });
 
 describe('isStorageUnavailable', () => {
-  const s3 = (code: string, status: number | undefined): S3StorageError => new S3StorageError('upload', 's3://private-bucket/results/t/x.png', code, status, 'connect ECONNREFUSED 10.1.2.3:9000');
+  const s3 = (code: string, status: number | undefined): S3StorageError =>
+    new S3StorageError('upload', 's3://private-bucket/results/t/x.png', code, status, 'connect ECONNREFUSED 10.1.2.3:9000');
   it.each([
     ['no connection', s3('Error', undefined), true],
     ['a timeout', s3('TimeoutError', undefined), true],
@@ -84,6 +85,10 @@ describe('what callers see', () => {
   it('a task failed by a storage fault says so without the bucket, key, host or port (G263)', () => {
     const message = failureMessage(new S3StorageError('upload', 's3://private-bucket/results/t/video.mp4', 'AccessDenied', 403, 'Access Denied'));
     expect(message).toBe('the gateway could not store the result in its file storage');
-    expect(failureMessage(new Error('outer', { cause: new S3StorageError('upload', 's3://private-bucket/k', 'Error', undefined, 'connect ECONNREFUSED 10.1.2.3:9000') }))).not.toMatch(/private-bucket|10\.1\.2\.3/);
+    expect(
+      failureMessage(
+        new Error('outer', { cause: new S3StorageError('upload', 's3://private-bucket/k', 'Error', undefined, 'connect ECONNREFUSED 10.1.2.3:9000') }),
+      ),
+    ).not.toMatch(/private-bucket|10\.1\.2\.3/);
   });
 });

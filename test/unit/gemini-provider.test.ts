@@ -1,4 +1,3 @@
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../../src/contract/clip.js';
 import { paramFields } from '../../src/contract/family-request.js';
@@ -31,14 +30,17 @@ const PRO = 'gemini-3-pro-image-preview';
 const VEO = 'veo-3.1-generate-preview';
 const pic = (body: Record<string, unknown>, upstream = PRO) => jobOf(planPicTask(any({ model: 'pic-2', prompt: 'a fox', ...body })), upstream);
 const clip = (body: Record<string, unknown>, upstream = VEO) => jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
-const mcImage = (body: Record<string, unknown>, upstream = PRO) => jobOf(planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'a fox', ...body })), upstream);
-const mcVideo = (body: Record<string, unknown>, upstream = VEO) => jobOf(planModelCenterTask(any({ model: 'studio-1.1-t2v', prompt: 'a fox', duration: 8, ...body })), upstream);
+const mcImage = (body: Record<string, unknown>, upstream = PRO) =>
+  jobOf(planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'a fox', ...body })), upstream);
+const mcVideo = (body: Record<string, unknown>, upstream = VEO) =>
+  jobOf(planModelCenterTask(any({ model: 'studio-1.1-t2v', prompt: 'a fox', duration: 8, ...body })), upstream);
 
 const refs = new Map<string, Buffer>();
-const context = (): ProviderContext => providerContext({
-  readMedia: async (ref) => refs.get(ref.url) ?? Promise.reject(new Error(`no such medium ${ref.url}`)),
-  mediaUrl: (ref) => ref.url,
-});
+const context = (): ProviderContext =>
+  providerContext({
+    readMedia: async (ref) => refs.get(ref.url) ?? Promise.reject(new Error(`no such medium ${ref.url}`)),
+    mediaUrl: (ref) => ref.url,
+  });
 const lastPost = () => fake.calls.filter((c) => c.method === 'POST').at(-1)!;
 
 runProviderContract('gemini (against the fake Gemini API)', {
@@ -86,8 +88,16 @@ describe('gemini: the mapping table', () => {
   it.each([
     ['clip 16:9 720p 8 s', clip({}), { aspectRatio: '16:9', durationSeconds: 8, resolution: '720p' }],
     ['clip 9:16 4K', clip({ aspect_ratio: '9:16', resolution: '4K' }), { aspectRatio: '9:16', durationSeconds: 8, resolution: '4k' }],
-    ['Model Center 4 s 720p, negative prompt, person generation', mcVideo({ duration: 4, negative_prompt: 'rain', person_generation: 'allow_adult' }), { aspectRatio: '16:9', durationSeconds: 4, resolution: '720p', negativePrompt: 'rain', personGeneration: 'allow_adult' }],
-    ['Model Center 6 s on Veo 3.0 with generate_audio true', mcVideo({ duration: 6, generate_audio: true }, 'veo-3.0-generate-001'), { aspectRatio: '16:9', durationSeconds: 6, resolution: '720p' }],
+    [
+      'Model Center 4 s 720p, negative prompt, person generation',
+      mcVideo({ duration: 4, negative_prompt: 'rain', person_generation: 'allow_adult' }),
+      { aspectRatio: '16:9', durationSeconds: 4, resolution: '720p', negativePrompt: 'rain', personGeneration: 'allow_adult' },
+    ],
+    [
+      'Model Center 6 s on Veo 3.0 with generate_audio true',
+      mcVideo({ duration: 6, generate_audio: true }, 'veo-3.0-generate-001'),
+      { aspectRatio: '16:9', durationSeconds: 6, resolution: '720p' },
+    ],
   ])('%s -> predictLongRunning parameters %j', async (_name, job, parameters) => {
     expect(provider.refuse!(job)).toBeUndefined();
     const out = await provider.start!(job, context());
@@ -112,7 +122,12 @@ describe('gemini: the mapping table', () => {
 
   it.each([
     ['resolution 2k on flash', pic({ resolution: '2k' }, FLASH), 'resolution', /makes 1k images only/],
-    ['a 4th reference on flash', pic({ model: 'pic', image_urls: ['http://m/1.png', 'http://m/2.png', 'http://m/3.png', 'http://m/4.png'] }, FLASH), 'image_urls[3]', /at most 3 reference images/],
+    [
+      'a 4th reference on flash',
+      pic({ model: 'pic', image_urls: ['http://m/1.png', 'http://m/2.png', 'http://m/3.png', 'http://m/4.png'] }, FLASH),
+      'image_urls[3]',
+      /at most 3 reference images/,
+    ],
     ['Model Center size in pixels', mcImage({ size: '1280x720' }), 'size', /an aspect ratio, not pixels/],
     ['Model Center quality', mcImage({ quality: 'high' }), 'quality', /no such input/],
     ['480p on Veo', mcVideo({ resolution: '480p' }), 'resolution', /resolution 480p: veo-3.1-generate-preview makes 720p or 1080p or 4k/],
@@ -122,7 +137,12 @@ describe('gemini: the mapping table', () => {
     ['generate_audio false on Veo 3.1', mcVideo({ generate_audio: false }), 'generate_audio', /always makes sound/],
     ['generate_audio true on Veo 2', mcVideo({ generate_audio: true }, 'veo-2.0-generate-001'), 'generate_audio', /silent videos/],
     ['an audio reference', mcVideo({ reference_audios: ['http://m/a.wav'] }), 'reference_audios[0]', /no audio references/],
-    ['a last frame on Veo 3.0', clip({ first_image: 'http://m/f.png', last_image: 'http://m/l.png' }, 'veo-3.0-generate-001'), 'last_image', /has no last frame/],
+    [
+      'a last frame on Veo 3.0',
+      clip({ first_image: 'http://m/f.png', last_image: 'http://m/l.png' }, 'veo-3.0-generate-001'),
+      'last_image',
+      /has no last frame/,
+    ],
     ['4K on Veo 3.0', clip({ resolution: '4K' }, 'veo-3.0-fast-generate-001'), 'resolution', /makes 720p or 1080p$/],
     ['seed', mcVideo({ seed: 7 }), 'seed', /no such input/],
     ['an image model on a Veo route', pic({}, VEO), 'model', /makes videos/],
@@ -131,27 +151,34 @@ describe('gemini: the mapping table', () => {
     expect(refusal).toMatchObject({ field });
     expect(refusal!.message).toMatch(message);
     const before = fake.calls.length;
-    const err = await provider.start!(job, context()).then(() => undefined, (e: unknown) => e);
+    const err = await provider.start!(job, context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as UnrecoverableError).param).toBe(field);
     expect(fake.calls.length).toBe(before);
   });
 });
 
-const startError = async (job: ProviderJob, p = provider): Promise<unknown> => p.start!(job, context()).then(() => undefined, (e: unknown) => e);
+const startError = async (job: ProviderJob, p = provider): Promise<unknown> =>
+  p.start!(job, context()).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe('gemini: failures', () => {
   it.each([
     ['a blocked prompt (promptFeedback.blockReason)', 'a [blocked] fox', /refused by the upstream's safety system \(blockReason PROHIBITED_CONTENT\)/],
     ['finishReason IMAGE_SAFETY with no image', 'an [image-safety] fox', /refused by the upstream's safety system \(finishReason IMAGE_SAFETY\)/],
-  ])('%s is the caller\'s failure, naming the prompt', async (_name, prompt, message) => {
+  ])("%s is the caller's failure, naming the prompt", async (_name, prompt, message) => {
     const err = await startError(pic({ prompt }));
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect(err).toMatchObject({ param: 'prompt' });
     expect((err as Error).message).toMatch(message);
   });
 
-  it('a candidate with text only is neither a result nor the caller\'s fault: a plain failure another attempt may fix', async () => {
+  it("a candidate with text only is neither a result nor the caller's fault: a plain failure another attempt may fix", async () => {
     const err = await startError(pic({ prompt: 'a fox [text-only]' }));
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(UnrecoverableError);
@@ -160,13 +187,19 @@ describe('gemini: failures', () => {
   });
 
   it('a Veo result held back by the safety filter (done, no samples, raiMediaFilteredCount 1) fails the task, never completes it', async () => {
-    const err = await runToOutput(provider, clip({ prompt: 'a fox [rai]' }), context(), 10).then(() => undefined, (e: unknown) => e);
+    const err = await runToOutput(provider, clip({ prompt: 'a fox [rai]' }), context(), 10).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as Error).message).toMatch(/blocked by the upstream's safety filters: We encountered an issue with the audio/);
   });
 
-  it('an operation error INVALID_ARGUMENT fails the task with the upstream\'s reason', async () => {
-    const err = await runToOutput(provider, clip({ prompt: 'a fox [op-error]' }), context(), 10).then(() => undefined, (e: unknown) => e);
+  it("an operation error INVALID_ARGUMENT fails the task with the upstream's reason", async () => {
+    const err = await runToOutput(provider, clip({ prompt: 'a fox [op-error]' }), context(), 10).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as Error).message).toMatch(/may be a minor/);
   });
@@ -174,7 +207,17 @@ describe('gemini: failures', () => {
   it('a 400 the request caused names the request field it is about', async () => {
     // the fake's Veo 2 takes 5-8 s; a route that sends 4 s to it is refused by the API itself
     const job = clip({}, 'veo-2.0-generate-001');
-    fake.script({ status: 400, body: { error: { code: 400, message: 'The number value for `durationSeconds` is out of bound.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'parameters.durationSeconds' }] }] } } });
+    fake.script({
+      status: 400,
+      body: {
+        error: {
+          code: 400,
+          message: 'The number value for `durationSeconds` is out of bound.',
+          status: 'INVALID_ARGUMENT',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'parameters.durationSeconds' }] }],
+        },
+      },
+    });
     const err = await startError(job);
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect(err).toMatchObject({ param: 'duration' });
@@ -182,11 +225,16 @@ describe('gemini: failures', () => {
   });
 
   it.each([
-    ['429 RESOURCE_EXHAUSTED with RetryInfo 37s', quotaExceeded('37s'), /rate limiting the gateway or its quota is used up \(HTTP 429 RESOURCE_EXHAUSTED\)/, 37_000],
+    [
+      '429 RESOURCE_EXHAUSTED with RetryInfo 37s',
+      quotaExceeded('37s'),
+      /rate limiting the gateway or its quota is used up \(HTTP 429 RESOURCE_EXHAUSTED\)/,
+      37_000,
+    ],
     ['500 INTERNAL', INTERNAL, /failed \(HTTP 500\)/, undefined],
-    ['400 FAILED_PRECONDITION (the account\'s region)', LOCATION, /cannot serve the gateway's account now \(HTTP 400 FAILED_PRECONDITION\)/, undefined],
+    ["400 FAILED_PRECONDITION (the account's region)", LOCATION, /cannot serve the gateway's account now \(HTTP 400 FAILED_PRECONDITION\)/, undefined],
     ['a reset connection', 'reset' as const, /broke before its answer was complete/, undefined],
-  ])('%s is the channel\'s fault', async (_name, answer, message, retryAfterMs) => {
+  ])("%s is the channel's fault", async (_name, answer, message, retryAfterMs) => {
     fake.script(answer);
     const err = await startError(clip({}));
     expect(err).toBeInstanceOf(ChannelError);
@@ -196,7 +244,7 @@ describe('gemini: failures', () => {
     for (const secret of [fake.baseUrl, '127.0.0.1', fake.apiKey]) expect((err as Error).message).not.toContain(secret);
   });
 
-  it('a wrong key (400 INVALID_ARGUMENT API_KEY_INVALID) is the channel\'s fault, not the caller\'s', async () => {
+  it("a wrong key (400 INVALID_ARGUMENT API_KEY_INVALID) is the channel's fault, not the caller's", async () => {
     const wrong = createGeminiProvider({ id: 'wrong', baseUrl: fake.baseUrl, apiKey: 'AIza-not-the-key' });
     const err = await startError(pic({}), wrong);
     await wrong.close?.();
@@ -205,13 +253,13 @@ describe('gemini: failures', () => {
     expect((err as Error).message).not.toContain('AIza-not-the-key');
   });
 
-  it('a model the route names that the API does not have is the channel\'s fault', async () => {
+  it("a model the route names that the API does not have is the channel's fault", async () => {
     const err = await startError(pic({}, 'gemini-9-image'));
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/does not serve model "gemini-9-image"/);
   });
 
-  it('a call longer than timeoutMs is the channel\'s fault', async () => {
+  it("a call longer than timeoutMs is the channel's fault", async () => {
     const slow = createGeminiProvider({ id: 'slow', baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 200 });
     const err = await startError(pic({ prompt: 'x [hold]' }), slow);
     await slow.close?.();

@@ -55,7 +55,20 @@ describe('image-prune', () => {
 
   it('removes tests, examples, maps, declarations and docs; keeps licenses and what an entry names', () => {
     pkg('lib', { main: 'index.js' });
-    for (const f of ['index.js', 'index.js.map', 'index.d.ts', 'src/index.ts', 'README.md', 'LICENSE.md', 'LICENSE', 'NOTICE.md', 'test/a.js', 'examples/b.js', 'x.test.js', '.github/workflows/ci.yml'])
+    for (const f of [
+      'index.js',
+      'index.js.map',
+      'index.d.ts',
+      'src/index.ts',
+      'README.md',
+      'LICENSE.md',
+      'LICENSE',
+      'NOTICE.md',
+      'test/a.js',
+      'examples/b.js',
+      'x.test.js',
+      '.github/workflows/ci.yml',
+    ])
       put(`lib/${f}`);
     pkg('tested', { main: 'test/index.js' });
     put('tested/test/index.js');
@@ -83,7 +96,9 @@ describe('image-prune', () => {
       put(`better-sqlite3/${f}`);
     prune(nm);
     for (const b of ['esm', 'cjs']) {
-      expect(has(`gpt-tokenizer/${b}/main.js`) && has(`gpt-tokenizer/${b}/bpeRanks/o200k_base.js`) && has(`gpt-tokenizer/${b}/encoding/o200k_base.js`)).toBe(true);
+      expect(has(`gpt-tokenizer/${b}/main.js`) && has(`gpt-tokenizer/${b}/bpeRanks/o200k_base.js`) && has(`gpt-tokenizer/${b}/encoding/o200k_base.js`)).toBe(
+        true,
+      );
       expect([`${b}/bpeRanks/cl100k_base.js`, `${b}/encoding/p50k_edit.js`, `${b}/model`].filter((f) => has(`gpt-tokenizer/${f}`))).toEqual([]);
     }
     expect(has('gpt-tokenizer/dist')).toBe(false);

@@ -40,7 +40,11 @@ const under = (file: string, folder: string): boolean => file.startsWith(`${fold
 
 /** `file imports target` for every import of a file under `from` into one under any of `to`. */
 function crossings(from: string, to: readonly string[]): string[] {
-  return FILES.filter((f) => under(f, from)).flatMap((f) => importsOf(f).filter((t) => to.some((folder) => under(t, folder))).map((t) => `${f} imports ${t}`));
+  return FILES.filter((f) => under(f, from)).flatMap((f) =>
+    importsOf(f)
+      .filter((t) => to.some((folder) => under(t, folder)))
+      .map((t) => `${f} imports ${t}`),
+  );
 }
 
 describe('layers: which folders may import which', () => {
@@ -61,11 +65,19 @@ describe('layers: which folders may import which', () => {
     expect(crossings('providers', ['tasks', 'routes'])).toEqual([]);
   });
 
-  it('no provider imports another provider\'s folder: what they share is in providers/toolkit/ (or callbacks/)', () => {
+  it("no provider imports another provider's folder: what they share is in providers/toolkit/ (or callbacks/)", () => {
     const shared = ['toolkit', 'callbacks'];
-    const folders = fs.readdirSync(path.join(SRC, 'providers'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const folders = fs
+      .readdirSync(path.join(SRC, 'providers'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(folders).toContain('toolkit');
-    const crossing = folders.flatMap((own) => crossings(`providers/${own}`, folders.filter((f) => f !== own && !shared.includes(f)).map((f) => `providers/${f}`)));
+    const crossing = folders.flatMap((own) =>
+      crossings(
+        `providers/${own}`,
+        folders.filter((f) => f !== own && !shared.includes(f)).map((f) => `providers/${f}`),
+      ),
+    );
     expect(crossing).toEqual([]);
   });
 

@@ -12,14 +12,27 @@ import type { RunnerOptions } from '../../src/tasks/runner-options.js';
 function runnerWith(storeFaultAt: () => number): { runner: TaskRunner; sweeps: () => number } {
   let sweeps = 0;
   const store = {
-    listLapsedLeases: async () => { sweeps++; return []; },
+    listLapsedLeases: async () => {
+      sweeps++;
+      return [];
+    },
     claimNext: async () => undefined,
     nextRunAfter: async () => undefined,
   } as unknown as TaskStore;
   const runner = new TaskRunner({
-    store, providers: { mediaIds: () => [], get: () => undefined }, channels: {}, results: {}, log: pino({ level: 'silent' }),
-    tmpDir: '/nonexistent', concurrency: 1, maxAttempts: 3, leaseMs: 60_000, videosResultTtlHours: 1,
-    fetchMedia: async () => Buffer.alloc(0), mediaUrl: () => '', storeFaultAt,
+    store,
+    providers: { mediaIds: () => [], get: () => undefined },
+    channels: {},
+    results: {},
+    log: pino({ level: 'silent' }),
+    tmpDir: '/nonexistent',
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: 60_000,
+    videosResultTtlHours: 1,
+    fetchMedia: async () => Buffer.alloc(0),
+    mediaUrl: () => '',
+    storeFaultAt,
   } as unknown as RunnerOptions);
   return { runner, sweeps: () => sweeps };
 }
@@ -33,7 +46,7 @@ describe('the lapsed-lease sweep after a database fault (G259)', () => {
     expect(sweeps()).toBe(1);
   });
 
-  it('holds back within a lease period of the store\'s last failure', async () => {
+  it("holds back within a lease period of the store's last failure", async () => {
     const { runner, sweeps } = runnerWith(() => Date.now() - 1000);
     runner.start();
     await new Promise((r) => setTimeout(r, 20));

@@ -13,7 +13,8 @@ const TURNS_TRACING_ON = /MEDIAGATE_OTEL['"]?\s*:\s*['"]on['"]/;
 const MOCKS_A_MODULE = /\bvi\s*\.\s*(?:do)?[mM]ock\s*\(/;
 
 function testFiles(): string[] {
-  return ['src', 'test'].flatMap((dir) => filesUnder(dir, (f) => f.endsWith('.test.ts')))
+  return ['src', 'test']
+    .flatMap((dir) => filesUnder(dir, (f) => f.endsWith('.test.ts')))
     .filter((f) => !f.startsWith('test/process/') && !f.startsWith('test/postgres/'));
 }
 

@@ -1,4 +1,3 @@
-
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paramFields } from '../../src/contract/family-request.js';
@@ -26,14 +25,16 @@ const any = asBody;
 
 const jobOf = jobOfPlan;
 const pic = (body: Record<string, unknown>, upstream = 'gpt-image-2') => jobOf(planPicTask(any({ model: 'pic', prompt: 'a fox', ...body })), upstream);
-const mc = (body: Record<string, unknown>, upstream = 'gpt-image-2') => jobOf(planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'a fox', ...body })), upstream);
+const mc = (body: Record<string, unknown>, upstream = 'gpt-image-2') =>
+  jobOf(planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'a fox', ...body })), upstream);
 
 /** Reference images are served from memory: the provider reads them through ctx.readMedia. */
 const refs = new Map<string, Buffer>();
-const context = (): ProviderContext => providerContext({
-  readMedia: async (ref) => refs.get(ref.url) ?? Promise.reject(new Error(`no such medium ${ref.url}`)),
-  mediaUrl: (ref) => ref.url,
-});
+const context = (): ProviderContext =>
+  providerContext({
+    readMedia: async (ref) => refs.get(ref.url) ?? Promise.reject(new Error(`no such medium ${ref.url}`)),
+    mediaUrl: (ref) => ref.url,
+  });
 
 runProviderContract('openai-images (against the fake Images API)', {
   make: () => provider,
@@ -46,7 +47,11 @@ runProviderContract('openai-images (against the fake Images API)', {
   unrecoverableJob: () => pic({ prompt: 'an [unsafe] fox' }),
 });
 
-const startError = async (job: ProviderJob): Promise<unknown> => provider.start!(job, context()).then(() => undefined, (e: unknown) => e);
+const startError = async (job: ProviderJob): Promise<unknown> =>
+  provider.start!(job, context()).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 const lastSent = () => fake.requests.at(-1)!;
 
 describe('openai-images: the mapping table', () => {
@@ -55,7 +60,11 @@ describe('openai-images: the mapping table', () => {
     ['pic 1:1 1k', pic({}), '1024x1024'],
     ['pic-2 16:9 2k: exact', jobOf(planPicTask(any({ model: 'pic-2', prompt: 'x', size: '16:9', resolution: '2k' })), 'gpt-image-2'), '2048x1152'],
     ['pic-pro 1:1 4k: scaled into 8,294,400 pixels', jobOf(planPicTask(any({ model: 'pic-pro', prompt: 'x', resolution: '4k' })), 'gpt-image-2'), '2880x2880'],
-    ['pic-pro 16:9 4k: the 3840x2160 maximum', jobOf(planPicTask(any({ model: 'pic-pro', prompt: 'x', size: '16:9', resolution: '4k' })), 'gpt-image-2'), '3840x2160'],
+    [
+      'pic-pro 16:9 4k: the 3840x2160 maximum',
+      jobOf(planPicTask(any({ model: 'pic-pro', prompt: 'x', size: '16:9', resolution: '4k' })), 'gpt-image-2'),
+      '3840x2160',
+    ],
     ['pic 16:9 1k: scaled up to 655,360 pixels, multiples of 16', pic({ size: '16:9' }), '1088x608'],
     ['pic 21:9 on gpt-image-1: nearest fixed size', pic({ size: '21:9' }, 'gpt-image-1'), '1536x1024'],
     ['pic 9:16 on gpt-image-1-mini', pic({ size: '9:16' }, 'gpt-image-1-mini'), '1024x1536'],
@@ -90,15 +99,33 @@ describe('openai-images: the mapping table', () => {
     const sent = lastSent();
     expect(sent.path).toBe('/v1/images/edits');
     expect(sent.fields).toMatchObject({ model: 'gpt-image-1', quality: 'high', size: '1024x1024' });
-    expect(sent.images.map((i) => [i.field, i.type])).toEqual([['image[]', 'image/png'], ['image[]', 'image/jpeg']]);
+    expect(sent.images.map((i) => [i.field, i.type])).toEqual([
+      ['image[]', 'image/png'],
+      ['image[]', 'image/jpeg'],
+    ]);
   });
 
   it.each([
     ['dall-e-3 takes no references', pic({ image_urls: ['http://media.test/a.png'] }, 'dall-e-3'), 'image_urls[0]', /dall-e-3 takes no reference images/],
-    ['dall-e-2 takes one reference', pic({ image_urls: ['http://media.test/a.png', 'http://media.test/a.png'] }, 'dall-e-2'), 'image_urls[1]', /at most 1 reference image$/],
+    [
+      'dall-e-2 takes one reference',
+      pic({ image_urls: ['http://media.test/a.png', 'http://media.test/a.png'] }, 'dall-e-2'),
+      'image_urls[1]',
+      /at most 1 reference image$/,
+    ],
     ['dall-e-2 makes squares only', pic({ size: '16:9' }, 'dall-e-2'), 'size', /size 16:9: dall-e-2 makes square images only/],
-    ['fixed sizes stop at their long side', jobOf(planPicTask(any({ model: 'pic-2', prompt: 'x', resolution: '2k' })), 'gpt-image-1'), 'resolution', /resolution 2k: gpt-image-1 makes images up to 1536 px/],
-    ['an exact size the model does not make', mc({ size: '1000x1000' }), 'size', /size 1000x1000: gpt-image-2 cannot make it \(both sides must be multiples of 16\)/],
+    [
+      'fixed sizes stop at their long side',
+      jobOf(planPicTask(any({ model: 'pic-2', prompt: 'x', resolution: '2k' })), 'gpt-image-1'),
+      'resolution',
+      /resolution 2k: gpt-image-1 makes images up to 1536 px/,
+    ],
+    [
+      'an exact size the model does not make',
+      mc({ size: '1000x1000' }),
+      'size',
+      /size 1000x1000: gpt-image-2 cannot make it \(both sides must be multiples of 16\)/,
+    ],
     ['an exact size a fixed-size model does not make', mc({ size: '1280x720' }, 'gpt-image-1'), 'size', /makes 1024x1024, 1536x1024, 1024x1536 only/],
     ['a ratio beyond 3:1', mc({ aspect_ratio: '4:1' }), 'aspect_ratio', /aspect_ratio 4:1: gpt-image-2 makes aspect ratios up to 3:1/],
     ['n other than 1', mc({ n: 2 }), 'n', /a task makes one image/],
@@ -117,7 +144,7 @@ describe('openai-images: the mapping table', () => {
 });
 
 describe('openai-images: failures', () => {
-  it('a prompt the safety system refuses is the caller\'s failure, saying so', async () => {
+  it("a prompt the safety system refuses is the caller's failure, saying so", async () => {
     for (const model of ['gpt-image-2', 'dall-e-3']) {
       const err = await startError(pic({ prompt: 'an [unsafe] fox' }, model));
       expect(err).toBeInstanceOf(UnrecoverableError);
@@ -126,7 +153,7 @@ describe('openai-images: failures', () => {
     }
   });
 
-  it('another refusal by the API is the caller\'s failure naming the request field', async () => {
+  it("another refusal by the API is the caller's failure naming the request field", async () => {
     // png is asked of dall-e-2 edits: a JPEG reference is refused by the API, naming image[0]
     refs.set('http://media.test/c.jpg', await image(64, 64, 'jpeg'));
     const job = pic({ image_urls: ['http://media.test/c.jpg'] }, 'dall-e-2');
@@ -141,9 +168,14 @@ describe('openai-images: failures', () => {
     ['429 insufficient_quota', QUOTA_ERROR, /no quota left \(HTTP 429 insufficient_quota\)/, undefined],
     ['429 rate limit with retry-after', rateLimited('7'), /rate limiting the gateway \(HTTP 429\)/, 7000],
     ['500', SERVER_ERROR, /failed \(HTTP 500\)/, undefined],
-    ['401', { status: 401, error: { message: 'Incorrect API key provided: sk-abc12345678.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }, /refused the gateway's credentials \(HTTP 401\)/, undefined],
+    [
+      '401',
+      { status: 401, error: { message: 'Incorrect API key provided: sk-abc12345678.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+      /refused the gateway's credentials \(HTTP 401\)/,
+      undefined,
+    ],
     ['a reset connection', 'reset', /broke before its answer was complete/, undefined],
-  ] as const)('%s is the channel\'s fault', async (_name, answer, message, retryAfterMs) => {
+  ] as const)("%s is the channel's fault", async (_name, answer, message, retryAfterMs) => {
     fake.script(answer);
     const err = await startError(pic({}));
     expect(err).toBeInstanceOf(ChannelError);
@@ -155,23 +187,26 @@ describe('openai-images: failures', () => {
     expect((err as Error).message).not.toContain(fake.apiKey);
   });
 
-  it('a model name the route gets wrong is the channel\'s fault (the next candidate may serve it)', async () => {
+  it("a model name the route gets wrong is the channel's fault (the next candidate may serve it)", async () => {
     const err = await startError(pic({}, 'gpt-image-9'));
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/does not serve model "gpt-image-9"/);
   });
 
-  it('a call longer than timeoutMs is the channel\'s fault, and the connection is dropped', async () => {
+  it("a call longer than timeoutMs is the channel's fault, and the connection is dropped", async () => {
     const slow = createOpenAiImagesProvider({ id: 'slow', baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 200 });
     const before = fake.dropped;
-    const err = await slow.start!(pic({ prompt: 'x [hold]' }), context()).then(() => undefined, (e: unknown) => e);
+    const err = await slow.start!(pic({ prompt: 'x [hold]' }), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await slow.close?.();
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as ChannelError).code).toBe('upstream_timeout');
     await expect.poll(() => fake.dropped).toBeGreaterThan(before);
   });
 
-  it('each call sends the task\'s Idempotency-Key and the key as a bearer token', async () => {
+  it("each call sends the task's Idempotency-Key and the key as a bearer token", async () => {
     const job = { ...pic({}), generation: 2 };
     await provider.start!(job, context());
     expect(lastSent().headers).toMatchObject({ authorization: `Bearer ${fake.apiKey}`, 'idempotency-key': `${job.taskId}.2` });

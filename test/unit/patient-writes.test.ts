@@ -17,10 +17,16 @@ const log = { warn: () => undefined, info: () => undefined };
 const noWait = async (): Promise<void> => undefined;
 
 /** A task store of one task whose `updateIf` fails `failures` times first (applying the change before the first failure when `appliedFirst`). */
-function flakyStore(failures: number, appliedFirst = false): { store: TaskStore; calls: () => number; task: () => TaskRecord; set: (patch: TaskPatch) => void } {
+function flakyStore(
+  failures: number,
+  appliedFirst = false,
+): { store: TaskStore; calls: () => number; task: () => TaskRecord; set: (patch: TaskPatch) => void } {
   let task = { id: 't1', status: 'processing', leaseOwner: 'w1', result: null, upstream: null, error: null } as unknown as TaskRecord;
   let calls = 0;
-  const apply = (patch: TaskPatch): TaskRecord => { task = { ...task, ...patch } as TaskRecord; return task; };
+  const apply = (patch: TaskPatch): TaskRecord => {
+    task = { ...task, ...patch } as TaskRecord;
+    return task;
+  };
   const store = {
     updateIf: async (_id: string, guard: { leaseOwner?: string; statusIn: string[] }, patch: TaskPatch) => {
       calls++;
@@ -31,12 +37,23 @@ function flakyStore(failures: number, appliedFirst = false): { store: TaskStore;
     },
     get: async () => task,
   } as unknown as TaskStore;
-  return { store, calls: () => calls, task: () => task, set: (patch) => { apply(patch); } };
+  return {
+    store,
+    calls: () => calls,
+    task: () => task,
+    set: (patch) => {
+      apply(patch);
+    },
+  };
 }
 
-const completing = { status: 'completed', leaseOwner: null, result: { files: [{ name: 'image.ab12.png', contentType: 'image/png', bytes: 3 }] } } as unknown as TaskPatch;
+const completing = {
+  status: 'completed',
+  leaseOwner: null,
+  result: { files: [{ name: 'image.ab12.png', contentType: 'image/png', bytes: 3 }] },
+} as unknown as TaskPatch;
 
-describe('a worker\'s state changes while the database cannot be reached (G258)', () => {
+describe("a worker's state changes while the database cannot be reached (G258)", () => {
   it('are written again until the database answers', async () => {
     const { store, calls, task } = flakyStore(3);
     const faults: unknown[] = [];
@@ -63,12 +80,18 @@ describe('a worker\'s state changes while the database cannot be reached (G258)'
     expect(await patient.updateIf('t1', { statusIn: ['processing'], leaseOwner: 'w1' }, completing)).toBeUndefined();
   });
 
-  it('a shutdown ends the wait with the error; an error that is not the database\'s is thrown at once', async () => {
+  it("a shutdown ends the wait with the error; an error that is not the database's is thrown at once", async () => {
     const { store } = flakyStore(100);
     const patient = patientTaskStore(store, { log, giveUp: () => true, sleep: noWait });
     await expect(patient.updateIf('t1', { statusIn: ['processing'] }, completing)).rejects.toThrow(/Connection terminated/);
-    const broken = { updateIf: async () => { throw new TypeError('a bug'); } } as unknown as TaskStore;
-    await expect(patientTaskStore(broken, { log, giveUp: () => false, sleep: noWait }).updateIf('t1', { statusIn: ['processing'] }, completing)).rejects.toThrow(TypeError);
+    const broken = {
+      updateIf: async () => {
+        throw new TypeError('a bug');
+      },
+    } as unknown as TaskStore;
+    await expect(
+      patientTaskStore(broken, { log, giveUp: () => false, sleep: noWait }).updateIf('t1', { statusIn: ['processing'] }, completing),
+    ).rejects.toThrow(TypeError);
   });
 });
 
@@ -80,17 +103,33 @@ describe('storing a finished result while the bucket cannot be reached (G261)', 
   it('uploads the same output again until the storage takes it', async () => {
     const seen: ProviderOutput[] = [];
     let tries = 0;
-    const results = { store: async (_id: string, out: ProviderOutput) => { seen.push(out); if (++tries < 3) throw outage(); return stored; } };
+    const results = {
+      store: async (_id: string, out: ProviderOutput) => {
+        seen.push(out);
+        if (++tries < 3) throw outage();
+        return stored;
+      },
+    };
     expect(await storeResultPatiently(results, 't1', output, new AbortController().signal, log)).toBe(stored);
     expect(seen).toEqual([output, output, output]);
   });
 
   it('a stop (shutdown, cancel, lost lease) ends the wait; a refusal that is not an outage is thrown at once', async () => {
     const controller = new AbortController();
-    const results = { store: async () => { setTimeout(() => controller.abort('shutdown'), 10); throw outage(); } };
+    const results = {
+      store: async () => {
+        setTimeout(() => controller.abort('shutdown'), 10);
+        throw outage();
+      },
+    };
     await expect(storeResultPatiently(results, 't1', output, controller.signal, log)).rejects.toBeInstanceOf(S3StorageError);
     let tries = 0;
-    const denied = { store: async () => { tries++; throw new S3StorageError('upload', 's3://b/k', 'AccessDenied', 403, ''); } };
+    const denied = {
+      store: async () => {
+        tries++;
+        throw new S3StorageError('upload', 's3://b/k', 'AccessDenied', 403, '');
+      },
+    };
     await expect(storeResultPatiently(denied, 't1', output, new AbortController().signal, log)).rejects.toThrow(/AccessDenied/);
     expect(tries).toBe(1);
   });

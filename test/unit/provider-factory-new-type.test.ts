@@ -10,7 +10,10 @@ vi.mock('../../src/providers/factories.js', async (original) => {
   const echoFactory = registerFactory({
     type: 'echo',
     families: ['pic'],
-    optionsSchema: Type.Object({ loudness: Type.Optional(Type.Integer({ minimum: 1, maximum: 11, description: 'a whole number 1-11' })) }, { additionalProperties: false }),
+    optionsSchema: Type.Object(
+      { loudness: Type.Optional(Type.Integer({ minimum: 1, maximum: 11, description: 'a whole number 1-11' })) },
+      { additionalProperties: false },
+    ),
     resolve: (options) => ({ loudness: options.loudness ?? 5 }),
     create: (options, ctx) => ({ id: ctx.id, capabilities: { families: ['pic'] }, concurrency: options.loudness }),
   });
@@ -31,9 +34,15 @@ describe('a new provider type: one factory and its line in the list', () => {
   it('is checked by its own schema, and the messages name the type, the field and the rule', () => {
     const read = (content: unknown) => configError(() => readProvidersFile({ MEDIAGATE_PROVIDERS: file(content) })).message;
     expect(read({ providers: { e: { type: 'echo', loudness: 12 } } })).toMatch(/providers\.e\.loudness must be a whole number 1-11, got 12/);
-    expect(read({ providers: { e: { type: 'echo', timing: 'fast' } } })).toMatch(/providers\.e\.timing does not apply to type echo \(it is a setting of sandbox; echo takes loudness\)/);
-    expect(read({ providers: { r: { type: 'relay', baseUrl: 'https://x', loudness: 3 } } })).toMatch(/providers\.r\.loudness does not apply to type relay \(it is a setting of echo;/);
+    expect(read({ providers: { e: { type: 'echo', timing: 'fast' } } })).toMatch(
+      /providers\.e\.timing does not apply to type echo \(it is a setting of sandbox; echo takes loudness\)/,
+    );
+    expect(read({ providers: { r: { type: 'relay', baseUrl: 'https://x', loudness: 3 } } })).toMatch(
+      /providers\.r\.loudness does not apply to type relay \(it is a setting of echo;/,
+    );
     expect(read({ providers: { e: { type: 'nope' } } })).toMatch(/providers\.e\.type must be one of relay, .*sandbox, echo, got "nope"/);
-    expect(read({ providers: { e: { type: 'echo' } }, routes: { clip_3_1_fast: [{ provider: 'e' }] } })).toMatch(/routes\.clip_3_1_fast\[0\]: provider "e" \(type echo\) cannot serve clip_3_1_fast, a clip model \(echo serves pic\)/);
+    expect(read({ providers: { e: { type: 'echo' } }, routes: { clip_3_1_fast: [{ provider: 'e' }] } })).toMatch(
+      /routes\.clip_3_1_fast\[0\]: provider "e" \(type echo\) cannot serve clip_3_1_fast, a clip model \(echo serves pic\)/,
+    );
   });
 });

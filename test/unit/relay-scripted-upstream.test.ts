@@ -11,11 +11,10 @@ import type { ChatStreamEvent } from '../../src/chat/types.js';
 import { planMotionTask } from '../../src/contract/motion.js';
 import { AppError } from '../../src/errors.js';
 import { createRelayProvider, type RelayProviderOptions } from '../../src/providers/relay/index.js';
-import { ChannelError, UnexpectedReply, type Provider, } from '../../src/providers/types.js';
+import { ChannelError, UnexpectedReply, type Provider } from '../../src/providers/types.js';
 import { freePort } from '../helpers/listening-gateway.js';
 import { asBody, jobOfPlan } from '../helpers/provider-jobs.js';
 import { chatContext, chatRequest, context, failureOf, KEY, picJob } from '../helpers/relay-unit.js';
-
 
 async function drain(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
   const out: ChatStreamEvent[] = [];
@@ -33,7 +32,9 @@ type Script = (req: http.IncomingMessage, body: string, res: http.ServerResponse
 describe('against a scripted upstream', () => {
   let server: http.Server;
   let origin = '';
-  let script: Script = (_req, _body, res) => { res.writeHead(500).end(); };
+  let script: Script = (_req, _body, res) => {
+    res.writeHead(500).end();
+  };
   const seen: Array<{ method: string; path: string }> = [];
   const providers: Provider[] = [];
   const relay = (options: Partial<RelayProviderOptions> = {}): Provider => {
@@ -47,8 +48,13 @@ describe('against a scripted upstream', () => {
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       let body = '';
-      req.on('data', (c: Buffer) => { body += c.toString('utf8'); });
-      req.on('end', () => { seen.push({ method: req.method!, path: req.url! }); script(req, body, res); });
+      req.on('data', (c: Buffer) => {
+        body += c.toString('utf8');
+      });
+      req.on('end', () => {
+        seen.push({ method: req.method!, path: req.url! });
+        script(req, body, res);
+      });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -61,22 +67,23 @@ describe('against a scripted upstream', () => {
   const host = () => new URL(origin).host;
   const ref = { id: 'up1', data: { family: 'pic', form: null, query: { base: 'base', path: '/v1/result/up1' } } };
 
-  it('429 with Retry-After at create: the channel\'s fault, with the upstream\'s wait', async () => {
-    script = (_q, _b, res) => json(res, 429, { error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limited' } }, { 'retry-after': '7' });
+  it("429 with Retry-After at create: the channel's fault, with the upstream's wait", async () => {
+    script = (_q, _b, res) =>
+      json(res, 429, { error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limited' } }, { 'retry-after': '7' });
     const err = await failureOf(relay().start!(picJob(), context()));
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as ChannelError).retryAfterMs).toBe(7000);
     expect((err as ChannelError).code).toBe('rate_limited');
   });
 
-  it('429 at a check: the check is tried again after the upstream\'s wait', async () => {
+  it("429 at a check: the check is tried again after the upstream's wait", async () => {
     script = (_q, _b, res) => json(res, 429, {}, { 'retry-after': '3' });
     const err = await failureOf(relay().check!(ref, picJob(), context()));
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as ChannelError).retryAfterMs).toBe(3000);
   });
 
-  it.each([500, 502, 503])('%i at create and at a check: the channel\'s fault', async (status) => {
+  it.each([500, 502, 503])("%i at create and at a check: the channel's fault", async (status) => {
     script = (_q, _b, res) => json(res, status, { error: { message: `boom at ${origin}` } });
     const created = await failureOf(relay().start!(picJob(), context()));
     const checked = await failureOf(relay().check!(ref, picJob(), context()));
@@ -91,7 +98,7 @@ describe('against a scripted upstream', () => {
     ['malformed JSON', (res: http.ServerResponse) => json(res, 200, '{"id": "x", ')],
     ['a task object without an id', (res: http.ServerResponse) => json(res, 200, { status: 'queued' })],
     ['a JSON array', (res: http.ServerResponse) => json(res, 200, '[]')],
-  ])('%s at create: a reply problem of this task, not the channel\'s fault (G272)', async (_name, answer) => {
+  ])("%s at create: a reply problem of this task, not the channel's fault (G272)", async (_name, answer) => {
     script = (_q, _b, res) => answer(res);
     const err = await failureOf(relay().start!(picJob(), context()));
     expect(err).toBeInstanceOf(UnexpectedReply);
@@ -105,10 +112,17 @@ describe('against a scripted upstream', () => {
 
   it('the create is sent as the contract says: path, key, Idempotency-Key, JSON', async () => {
     let got: { headers: http.IncomingHttpHeaders; body: string; path: string } | undefined;
-    script = (req, body, res) => { got = { headers: req.headers, body, path: req.url! }; json(res, 200, { id: 'up7', status: 'queued', progress: 0 }); };
+    script = (req, body, res) => {
+      got = { headers: req.headers, body, path: req.url! };
+      json(res, 200, { id: 'up7', status: 'queued', progress: 0 });
+    };
     const job = picJob({ generation: 2 });
     const started = await relay().start!(job, context());
-    expect(started).toEqual({ state: 'started', ref: { id: 'up7', data: { family: 'pic', form: null, query: { base: 'base', path: '/v1/result/up7' } } }, progress: 0 });
+    expect(started).toEqual({
+      state: 'started',
+      ref: { id: 'up7', data: { family: 'pic', form: null, query: { base: 'base', path: '/v1/result/up7' } } },
+      progress: 0,
+    });
     expect(got!.path).toBe('/v1/pic/images');
     expect(got!.headers).toMatchObject({ authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'idempotency-key': `${job.taskId}.2` });
     expect(JSON.parse(got!.body)).toEqual({ model: 'pic', prompt: 'errors' });
@@ -121,8 +135,10 @@ describe('against a scripted upstream', () => {
     expect(await relay().start!(picJob(), context())).toMatchObject({ state: 'started', progress: 12 });
   });
 
-  it('a connection reset: the channel\'s fault', async () => {
-    script = (req) => { req.socket.destroy(); };
+  it("a connection reset: the channel's fault", async () => {
+    script = (req) => {
+      req.socket.destroy();
+    };
     const err = await failureOf(relay().start!(picJob(), context()));
     expect(err).toBeInstanceOf(ChannelError);
     expect(err.message).toMatch(/^the connection to the relay upstream "scripted" broke before its answer was complete \(/);
@@ -131,7 +147,11 @@ describe('against a scripted upstream', () => {
 
   it('an upstream that never answers: a timeout after timeoutMs, the connection dropped', async () => {
     let closed = false;
-    script = (_q, _b, res) => { res.on('close', () => { closed = true; }); };
+    script = (_q, _b, res) => {
+      res.on('close', () => {
+        closed = true;
+      });
+    };
     const err = await failureOf(relay({ timeoutMs: 300 }).start!(picJob(), context()));
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as ChannelError).code).toBe('upstream_timeout');
@@ -140,7 +160,7 @@ describe('against a scripted upstream', () => {
     expect(closed).toBe(true);
   });
 
-  it('a refused connection: the channel\'s fault, naming neither host nor port', async () => {
+  it("a refused connection: the channel's fault, naming neither host nor port", async () => {
     const port = await freePort();
     const err = await failureOf(relay({ baseUrl: `http://127.0.0.1:${port}` }).start!(picJob(), context()));
     expect(err).toBeInstanceOf(ChannelError);
@@ -148,7 +168,7 @@ describe('against a scripted upstream', () => {
     expectNoSecrets(err, String(port));
   });
 
-  it('a host name that does not resolve: the channel\'s fault, not naming it', async () => {
+  it("a host name that does not resolve: the channel's fault, not naming it", async () => {
     const err = await failureOf(relay({ baseUrl: 'http://relay-upstream.invalid', connectTimeoutMs: 2000 }).start!(picJob(), context()));
     expect(err).toBeInstanceOf(ChannelError);
     expect(err.message).not.toContain('relay-upstream.invalid');
@@ -174,11 +194,17 @@ describe('against a scripted upstream', () => {
       for (const e of events) res.write(`data: ${e}\n\n`);
       if (end) res.end();
     };
-    const chunk = (content: string | null, finish: string | null = null, usage?: unknown) => JSON.stringify({
-      id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: content === null && finish === null ? [] : [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }], ...(usage !== undefined && { usage }),
-    });
+    const chunk = (content: string | null, finish: string | null = null, usage?: unknown) =>
+      JSON.stringify({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: content === null && finish === null ? [] : [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }],
+        ...(usage !== undefined && { usage }),
+      });
 
-    it('429 before the stream opens: the channel\'s fault with the reply code and Retry-After', async () => {
+    it("429 before the stream opens: the channel's fault with the reply code and Retry-After", async () => {
       script = (_q, _b, res) => json(res, 429, { code: '429', msg: 'too many', data: null, success: false }, { 'retry-after': '4' });
       const err = await failureOf(drain(relay().chat!.stream(chatRequest, chatContext())));
       expect(err).toBeInstanceOf(ChannelError);
@@ -186,10 +212,20 @@ describe('against a scripted upstream', () => {
       expect((err as ChannelError).headers?.['Retry-After']).toBe('4');
     });
 
-    it('a stream passed through: open, each delta, done with the finish reason and the usage chunk\'s usage', async () => {
-      script = (_q, _b, res) => sse(res, [chunk(''), chunk('Hel'), chunk('lo'), chunk(null, 'length'), chunk(null, null, { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 }), '[DONE]']);
+    it("a stream passed through: open, each delta, done with the finish reason and the usage chunk's usage", async () => {
+      script = (_q, _b, res) =>
+        sse(res, [
+          chunk(''),
+          chunk('Hel'),
+          chunk('lo'),
+          chunk(null, 'length'),
+          chunk(null, null, { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 }),
+          '[DONE]',
+        ]);
       expect(await drain(relay().chat!.stream(chatRequest, chatContext()))).toEqual([
-        { type: 'open' }, { type: 'delta', content: 'Hel' }, { type: 'delta', content: 'lo' },
+        { type: 'open' },
+        { type: 'delta', content: 'Hel' },
+        { type: 'delta', content: 'lo' },
         { type: 'done', finishReason: 'length', usage: { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 } },
       ]);
     });
@@ -205,9 +241,14 @@ describe('against a scripted upstream', () => {
     });
 
     it('an error event mid-stream throws after what came before', async () => {
-      script = (_q, _b, res) => sse(res, [chunk('Hel'), JSON.stringify({ error: { message: `exploded at ${origin}`, type: 'upstream_error', param: null, code: 'upstream_error' } })]);
+      script = (_q, _b, res) =>
+        sse(res, [chunk('Hel'), JSON.stringify({ error: { message: `exploded at ${origin}`, type: 'upstream_error', param: null, code: 'upstream_error' } })]);
       const got: ChatStreamEvent[] = [];
-      const err = await failureOf((async () => { for await (const e of relay().chat!.stream(chatRequest, chatContext())) got.push(e); })());
+      const err = await failureOf(
+        (async () => {
+          for await (const e of relay().chat!.stream(chatRequest, chatContext())) got.push(e);
+        })(),
+      );
       expect(got).toEqual([{ type: 'open' }, { type: 'delta', content: 'Hel' }]);
       expect(err).toBeInstanceOf(AppError);
       expect(err.message).toMatch(/reported an error in the middle of the reply: exploded at \[upstream\]/);
@@ -218,14 +259,24 @@ describe('against a scripted upstream', () => {
       expect(await failureOf(drain(relay().chat!.stream(chatRequest, chatContext())))).toBeInstanceOf(AppError);
     });
 
-    it('non-streamed: the envelope\'s content, finish reason and usage; a malformed one is the channel\'s fault', async () => {
-      script = (_q, _b, res) => json(res, 200, { code: '200', msg: '成功', data: { content: 'Hi', usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 }, model: 'x', id: 'chatcmpl-1', finish_reason: 'stop' }, success: true });
-      expect(await relay().chat!.complete(chatRequest, chatContext())).toEqual({ content: 'Hi', finishReason: 'stop', usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } });
+    it("non-streamed: the envelope's content, finish reason and usage; a malformed one is the channel's fault", async () => {
+      script = (_q, _b, res) =>
+        json(res, 200, {
+          code: '200',
+          msg: '成功',
+          data: { content: 'Hi', usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 }, model: 'x', id: 'chatcmpl-1', finish_reason: 'stop' },
+          success: true,
+        });
+      expect(await relay().chat!.complete(chatRequest, chatContext())).toEqual({
+        content: 'Hi',
+        finishReason: 'stop',
+        usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+      });
       script = (_q, _b, res) => json(res, 200, { choices: [] });
       expect(await failureOf(relay().chat!.complete(chatRequest, chatContext()))).toBeInstanceOf(ChannelError);
     });
 
-    it('a chat call that takes longer than chatTimeoutMs before any answer: the channel\'s fault (504)', async () => {
+    it("a chat call that takes longer than chatTimeoutMs before any answer: the channel's fault (504)", async () => {
       script = () => undefined;
       const err = await failureOf(relay({ chatTimeoutMs: 300 }).chat!.complete(chatRequest, chatContext()));
       expect(err).toBeInstanceOf(ChannelError);

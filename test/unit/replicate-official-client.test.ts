@@ -16,7 +16,9 @@ beforeAll(async () => {
   fake = await startFakeReplicate();
   client = new Replicate({ auth: fake.apiKey, baseUrl: fake.baseUrl, useFileOutput: false });
 });
-afterAll(async () => { await fake?.close(); });
+afterAll(async () => {
+  await fake?.close();
+});
 
 describe('the official replicate client against the fake', () => {
   it('creates a prediction of an official model, and waits for it to succeed with file URLs', async () => {
@@ -36,7 +38,7 @@ describe('the official replicate client against the fake', () => {
     expect(fake.cancels).toContain(created.id);
   });
 
-  it('surfaces invalid input as the client\'s ApiError with the 422 problem body', async () => {
+  it("surfaces invalid input as the client's ApiError with the 422 problem body", async () => {
     const err = await client.predictions.create({ model: FLUX_SCHNELL.name, input: { prompt: 'a fox', aspect_ratio: '7:3' } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as { response?: Response }).response?.status).toBe(422);
@@ -53,12 +55,15 @@ describe('the official replicate client against the fake', () => {
   });
 });
 
-describe('the fake\'s webhooks, checked by the official client', () => {
+describe("the fake's webhooks, checked by the official client", () => {
   it('a create naming a webhook: the completed prediction is POSTed there, signed with the secret webhooks.default.secret.get() answers, as validateWebhook checks', async () => {
     const receiver = await startWebhookReceiver();
     try {
       const created = await client.predictions.create({
-        model: FLUX_SCHNELL.name, input: { prompt: 'a heron' }, webhook: `${receiver.origin}/hook?x=1`, webhook_events_filter: ['completed'],
+        model: FLUX_SCHNELL.name,
+        input: { prompt: 'a heron' },
+        webhook: `${receiver.origin}/hook?x=1`,
+        webhook_events_filter: ['completed'],
       });
       const { key } = await client.webhooks.default.secret.get();
       expect(key).toMatch(/^whsec_/);
@@ -69,7 +74,16 @@ describe('the fake\'s webhooks, checked by the official client', () => {
       expect(JSON.parse(body)).toMatchObject({ id: created.id, status: 'succeeded', output: [expect.stringMatching(/\.webp$/)] });
       const request = new Request(`${receiver.origin}/hook`, { method: 'POST', headers: delivery!.headers as Record<string, string>, body });
       expect(await validateWebhook(request, key)).toBe(true);
-      expect(await validateWebhook(new Request(`${receiver.origin}/hook`, { method: 'POST', headers: delivery!.headers as Record<string, string>, body: body.replace('succeeded', 'failed') }), key)).toBe(false);
+      expect(
+        await validateWebhook(
+          new Request(`${receiver.origin}/hook`, {
+            method: 'POST',
+            headers: delivery!.headers as Record<string, string>,
+            body: body.replace('succeeded', 'failed'),
+          }),
+          key,
+        ),
+      ).toBe(false);
       expect(delivery!.headers['webhook-id']).toMatch(/^msg_/);
       expect(Math.abs(Number(delivery!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       expect(receiver.received).toHaveLength(1); // only the events asked for
@@ -89,7 +103,9 @@ describe('the fake\'s webhooks, checked by the official client', () => {
       expect(events).toContain('logs');
       expect(events.slice(-2)).toEqual(['output', 'completed']);
       const err = await fetch(`${fake.baseUrl}/models/${FLUX_SCHNELL.name}/predictions`, {
-        method: 'POST', headers: { authorization: `Bearer ${fake.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ input: { prompt: 'x' }, webhook: 'not a url' }),
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { prompt: 'x' }, webhook: 'not a url' }),
       });
       expect(err.status).toBe(422);
       expect(((await err.json()) as { invalid_fields: Array<{ field: string }> }).invalid_fields[0]!.field).toBe('webhook');

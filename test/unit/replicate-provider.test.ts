@@ -1,4 +1,3 @@
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../../src/contract/clip.js';
 import { planPicTask } from '../../src/contract/pic.js';
@@ -24,13 +23,17 @@ afterAll(async () => {
 const any = asBody;
 const jobOf = jobOfPlan;
 const pic = (body: Record<string, unknown> = {}, upstream = 'flux-schnell') => jobOf(planPicTask(any({ model: 'pic-2', prompt: 'a fox', ...body })), upstream);
-const clip = (body: Record<string, unknown> = {}, upstream = 'video-01') => jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
+const clip = (body: Record<string, unknown> = {}, upstream = 'video-01') =>
+  jobOf(planClipTask(any({ model: 'clip_3_1_fast', prompt: 'a fox runs', ...body })), upstream);
 
 /** Caller media reach the upstream as the URLs ctx.mediaUrl gives (signed URLs of uploaded assets). */
 const signed = (url: string): string => `https://gateway.example/signed?u=${encodeURIComponent(url)}`;
-const context = (progress: number[] = []): ProviderContext => providerContext({
-  reportProgress: (p) => progress.push(p), readMedia: async () => Buffer.alloc(0), mediaUrl: (ref) => signed(ref.url),
-});
+const context = (progress: number[] = []): ProviderContext =>
+  providerContext({
+    reportProgress: (p) => progress.push(p),
+    readMedia: async () => Buffer.alloc(0),
+    mediaUrl: (ref) => signed(ref.url),
+  });
 
 runProviderContract('replicate (against the fake predictions API)', {
   make: () => provider,
@@ -48,16 +51,40 @@ const started = async (job: ProviderJob) => {
   if (s.state !== 'started') throw new Error('expected a started prediction');
   return s.ref;
 };
-const startError = (job: ProviderJob): Promise<unknown> => provider.start!(job, context()).then(() => undefined, (e: unknown) => e);
+const startError = (job: ProviderJob): Promise<unknown> =>
+  provider.start!(job, context()).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 const lastCreate = () => fake.creates.at(-1)!;
 const lastRequest = () => fake.requests.filter((r) => r.method === 'POST').at(-1)!;
 
 describe('replicate: the mapping table', () => {
   it.each([
-    ['pic-2 16:9: size -> aspect_ratio, constants sent', pic({ size: '16:9' }), '/v1/models/black-forest-labs/flux-schnell/predictions', { prompt: 'a fox', aspect_ratio: '16:9', output_format: 'png', num_outputs: 1, go_fast: true }],
-    ['pic-2 without size: nothing for aspect_ratio (the model\'s 1:1)', pic(), '/v1/models/black-forest-labs/flux-schnell/predictions', { prompt: 'a fox', output_format: 'png', num_outputs: 1, go_fast: true }],
-    ['pic-2 resolution 1k: honoured, nothing sent', pic({ resolution: '1k' }), '/v1/models/black-forest-labs/flux-schnell/predictions', { prompt: 'a fox', output_format: 'png', num_outputs: 1, go_fast: true }],
-    ['clip: duration, first_image as the URL ctx.mediaUrl gives; 16:9 720p honoured', clip({ first_image: 'https://media.example/f.png' }), '/v1/predictions', { prompt: 'a fox runs', duration: 8, first_frame_image: signed('https://media.example/f.png'), prompt_optimizer: false }],
+    [
+      'pic-2 16:9: size -> aspect_ratio, constants sent',
+      pic({ size: '16:9' }),
+      '/v1/models/black-forest-labs/flux-schnell/predictions',
+      { prompt: 'a fox', aspect_ratio: '16:9', output_format: 'png', num_outputs: 1, go_fast: true },
+    ],
+    [
+      "pic-2 without size: nothing for aspect_ratio (the model's 1:1)",
+      pic(),
+      '/v1/models/black-forest-labs/flux-schnell/predictions',
+      { prompt: 'a fox', output_format: 'png', num_outputs: 1, go_fast: true },
+    ],
+    [
+      'pic-2 resolution 1k: honoured, nothing sent',
+      pic({ resolution: '1k' }),
+      '/v1/models/black-forest-labs/flux-schnell/predictions',
+      { prompt: 'a fox', output_format: 'png', num_outputs: 1, go_fast: true },
+    ],
+    [
+      'clip: duration, first_image as the URL ctx.mediaUrl gives; 16:9 720p honoured',
+      clip({ first_image: 'https://media.example/f.png' }),
+      '/v1/predictions',
+      { prompt: 'a fox runs', duration: 8, first_frame_image: signed('https://media.example/f.png'), prompt_optimizer: false },
+    ],
   ])('%s', async (_name, job, path, input) => {
     expect(provider.refuse!(job)).toBeUndefined();
     await started(job);
@@ -71,7 +98,12 @@ describe('replicate: the mapping table', () => {
     ['a reference image (no input for it)', pic({ image_urls: ['https://media.example/r.png'] }), 'image_urls[0]', /has no input for image_urls\[0\]/],
     ['clip 9:16 on a model listed for 16:9 only', clip({ aspect_ratio: '9:16' }), 'aspect_ratio', /aspect_ratio 9:16: .* takes 16:9 here/],
     ['clip 1080p', clip({ resolution: '1080p' }), 'resolution', /resolution 1080p/],
-    ['a last frame', clip({ first_image: 'https://media.example/f.png', last_image: 'https://media.example/l.png' }), 'last_image', /has no input for last_image/],
+    [
+      'a last frame',
+      clip({ first_image: 'https://media.example/f.png', last_image: 'https://media.example/l.png' }),
+      'last_image',
+      /has no input for last_image/,
+    ],
     ['an image model routed to a video model', pic({}, 'video-01'), 'model', /makes images; .* makes videos/],
     ['a route model without a mapping', pic({}, 'flux-pro'), 'model', /no mapping for "flux-pro"/],
   ])('%s: refused naming %s, and the start refuses it without a create', async (_name, job, field, message) => {
@@ -131,10 +163,14 @@ describe('replicate: failures', () => {
   });
 
   it.each([
-    ['a refused constant (the mapping\'s fault)', 'flux-bad-constant', /refused the input this gateway's mapping for "flux-bad-constant" sends .*HTTP 422.*num_outputs/],
+    [
+      "a refused constant (the mapping's fault)",
+      'flux-bad-constant',
+      /refused the input this gateway's mapping for "flux-bad-constant" sends .*HTTP 422.*num_outputs/,
+    ],
     ['a model that is not there (404)', 'no-such-model', /has no model acme\/nothing-here .*HTTP 404/],
     ['a version that is not there (422 without invalid_fields)', 'no-such-version', /HTTP 422\): The specified version does not exist/],
-  ])('%s is the channel\'s fault', async (_name, upstream, message) => {
+  ])("%s is the channel's fault", async (_name, upstream, message) => {
     const err = await startError(pic({}, upstream));
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(message);
@@ -145,7 +181,7 @@ describe('replicate: failures', () => {
     ['429 throttled, with retry-after', throttled(7), /rate limiting the gateway \(HTTP 429\): Request was throttled/, 7000],
     ['500', SERVER_ERROR, /failed \(HTTP 500\)/, undefined],
     ['a reset connection', 'reset', /broke before its answer was complete/, undefined],
-  ] as const)('a create answered %s is the channel\'s fault', async (_name, answer, message, retryAfterMs) => {
+  ] as const)("a create answered %s is the channel's fault", async (_name, answer, message, retryAfterMs) => {
     fake.script(answer);
     const before = fake.creates.length;
     const err = await startError(pic());
@@ -157,9 +193,12 @@ describe('replicate: failures', () => {
     expect(fake.creates.length).toBe(before);
   });
 
-  it('a wrong token is the channel\'s fault, and the token is never quoted', async () => {
+  it("a wrong token is the channel's fault, and the token is never quoted", async () => {
     const wrong = createReplicateProvider({ id: 'wrong', baseUrl: fake.baseUrl, apiKey: 'r8_wrongwrongwrong', models: REPLICATE_MODELS as never });
-    const err = await wrong.start!(pic(), context()).then(() => undefined, (e: unknown) => e);
+    const err = await wrong.start!(pic(), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await wrong.close?.();
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/refused the gateway's credentials \(HTTP 401\)/);
@@ -169,7 +208,10 @@ describe('replicate: failures', () => {
   it('a check answered 429 is looked at again later, after the Retry-After; a prediction the upstream no longer has is failed', async () => {
     const ref = await started(pic());
     fake.script(throttled(3));
-    const err = await provider.check!(ref, pic(), context()).then(() => undefined, (e: unknown) => e);
+    const err = await provider.check!(ref, pic(), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as ChannelError).retryAfterMs).toBe(3000);
     const gone = await provider.check!({ id: 'gone0000000000000000000000' }, pic(), context());
@@ -195,9 +237,12 @@ describe('replicate: failures', () => {
     expect(crashed.message).toMatch(/the prediction failed: CUDA out of memory/);
   });
 
-  it('a create longer than timeoutMs is the channel\'s fault', async () => {
+  it("a create longer than timeoutMs is the channel's fault", async () => {
     const slow = createReplicateProvider({ id: 'slow', baseUrl: fake.baseUrl, apiKey: fake.apiKey, models: REPLICATE_MODELS as never, timeoutMs: 200 });
-    const err = await slow.start!(pic({ prompt: 'x [hold]' }), context()).then(() => undefined, (e: unknown) => e);
+    const err = await slow.start!(pic({ prompt: 'x [hold]' }), context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await slow.close?.();
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as ChannelError).code).toBe('upstream_timeout');

@@ -14,8 +14,12 @@ import { type S3Server, startS3Server, useS3Credentials } from '../helpers/s3-se
 
 useS3Credentials();
 let s3: S3Server;
-beforeAll(async () => { s3 = await startS3Server({ bucket: 'made-by-the-gateway', createBucket: false }); });
-afterAll(async () => { await s3?.close(); });
+beforeAll(async () => {
+  s3 = await startS3Server({ bucket: 'made-by-the-gateway', createBucket: false });
+});
+afterAll(async () => {
+  await s3?.close();
+});
 
 const buckets = async (): Promise<string[]> => ((await s3.client.send(new ListBucketsCommand({}))).Buckets ?? []).map((b) => b.Name!);
 const configOf = (extra: Record<string, string> = {}) => loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), ...s3.env(), ...extra });
@@ -33,7 +37,14 @@ describe('MEDIAGATE_S3_CREATE_BUCKET (G346)', () => {
 
   it('on: three processes starting at once all find the bucket made, once; files go in; a bucket removed later is made again by the probe', async () => {
     const logs: string[] = [];
-    const log = { info: (_: unknown, msg: string) => { logs.push(msg); }, warn: (_: unknown, msg: string) => { logs.push(`warn: ${msg}`); } };
+    const log = {
+      info: (_: unknown, msg: string) => {
+        logs.push(msg);
+      },
+      warn: (_: unknown, msg: string) => {
+        logs.push(`warn: ${msg}`);
+      },
+    };
     let now = 0;
     const all = await Promise.all([1, 2, 3].map(() => openBlobStores(configOf({ MEDIAGATE_S3_CREATE_BUCKET: '1' }), { log: log as never, now: () => now })));
     try {

@@ -23,7 +23,11 @@ describe('WAL checkpoints on a worker thread', () => {
     try {
       const before = fs.statSync(file).size;
       const big = { ...newTask().request, params: { prompt: 'x'.repeat(2000) } };
-      for (let i = 0; i < 20; i++) (await insertTasks(store.tasks, Array.from({ length: 100 }, () => newTask({ request: big }))));
+      for (let i = 0; i < 20; i++)
+        await insertTasks(
+          store.tasks,
+          Array.from({ length: 100 }, () => newTask({ request: big })),
+        );
       expect(fs.statSync(`${file}-wal`).size).toBeGreaterThan(START_AT_WAL_BYTES);
       // 2,000 tasks of ~2 KB: megabytes in the WAL, far past SQLite's 1,000-page automatic threshold
       expect(await until(() => fs.statSync(file).size > before + 2_000_000)).toBe(true);
@@ -45,7 +49,11 @@ describe('WAL checkpoints on a worker thread', () => {
       expect(fs.statSync(`${file}-wal`).size).toBeLessThan(START_AT_WAL_BYTES);
       expect(cp.started()).toBe(false);
       const big = { ...newTask().request, params: { prompt: 'x'.repeat(2000) } };
-      while (fs.statSync(`${file}-wal`).size < START_AT_WAL_BYTES) await insertTasks(store.tasks, Array.from({ length: 100 }, () => newTask({ request: big })));
+      while (fs.statSync(`${file}-wal`).size < START_AT_WAL_BYTES)
+        await insertTasks(
+          store.tasks,
+          Array.from({ length: 100 }, () => newTask({ request: big })),
+        );
       expect(await until(() => cp.started())).toBe(true);
     } finally {
       cp.stop();

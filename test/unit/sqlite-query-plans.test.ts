@@ -18,7 +18,8 @@ function planOf(db: Database.Database, sql: string, params: unknown[]): string[]
 describe('SQLite queue statements without statistics', () => {
   const db = new Database(':memory:');
   migrate(db);
-  const insert = db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status, amount, created_at, updated_at, run_after, vtime)
+  const insert =
+    db.prepare(`INSERT INTO tasks (id, owner_key_id, family, form, model, provider, request, status, amount, created_at, updated_at, run_after, vtime)
     VALUES (?, 'key', 'pic', NULL, 'pic', ?, '{}', ?, 1, ?, ?, 0, ?)`);
   db.transaction(() => {
     for (let i = 0; i < 2000; i++) insert.run(`task_${i}`, i % 2 ? 'sandbox' : 'relay', i % 10 ? 'queued' : 'completed', i, i, i);
@@ -44,7 +45,13 @@ describe('SQLite queue statements without statistics', () => {
 
   it.each([1, 2, 3])('nextRunAfter over %i provider(s) is one index lookup per provider and kind', (n) => {
     const providers = ['sandbox', 'relay', 'other'].slice(0, n);
-    walks(planOf(db, nextRunSql(n), providers.flatMap((p) => [p, p])));
+    walks(
+      planOf(
+        db,
+        nextRunSql(n),
+        providers.flatMap((p) => [p, p]),
+      ),
+    );
   });
 
   it('tasks per minute (G370) reads the events and the submits of the window from covering indexes, never a table', () => {

@@ -13,7 +13,9 @@ import { insertTask } from '../helpers/task-rows.js';
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 describe('sqlite read cache across connections', () => {
   const open: Store[] = [];
-  afterEach(() => { for (const s of open.splice(0)) s.close(); });
+  afterEach(() => {
+    for (const s of open.splice(0)) s.close();
+  });
 
   async function twoConnections(): Promise<[Store, Store]> {
     const file = path.join(tempDir(), 'mediagate.db');

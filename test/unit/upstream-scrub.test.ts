@@ -7,7 +7,7 @@ import { scrubberFor, withoutHosts } from '../../src/providers/toolkit/errors.js
 
 const scrub = scrubberFor('mg_key_0123456789', [new URL('http://127.0.0.1:4000'), new URL('https://relay-proxy.example:8443/api')]);
 
-describe('scrubbing the hosts of an upstream\'s network', () => {
+describe("scrubbing the hosts of an upstream's network", () => {
   it('a host behind the proxy (same address, another port) keeps no port', () => {
     const said = scrub('upload s3://bucket/results/x: connect ECONNREFUSED 127.0.0.1:9000');
     expect(said).not.toMatch(/9000|127\.0\.0\.1/);
@@ -20,8 +20,13 @@ describe('scrubbing the hosts of an upstream\'s network', () => {
     expect(said).toBe('could not reach [host], [host], [address], [address] or [address]');
   });
 
-  it('the request\'s own wording stays', () => {
-    for (const text of ['size: 1024x1024 is not allowed', 'ratio 16:9 with duration: 8', 'image_urls[0]: could not fetch (HTTP 404)', 'at 12:30 the prompt was refused']) {
+  it("the request's own wording stays", () => {
+    for (const text of [
+      'size: 1024x1024 is not allowed',
+      'ratio 16:9 with duration: 8',
+      'image_urls[0]: could not fetch (HTTP 404)',
+      'at 12:30 the prompt was refused',
+    ]) {
       expect(withoutHosts(text)).toBe(text);
     }
   });

@@ -9,7 +9,14 @@ import { tempDir } from '../helpers/harness.js';
 
 // Chat usage rows are written in batches (one transaction per 20 ms, G80): readers through
 // the same store see them at once, other connections within the window, and closing writes the rest.
-const row = (requestId: string): ChatUsageRecord => ({ keyId: 'key_u', model: 'chat-2.5-flash', requestId, promptTokens: 3, completionTokens: 4, createdAt: 1000 });
+const row = (requestId: string): ChatUsageRecord => ({
+  keyId: 'key_u',
+  model: 'chat-2.5-flash',
+  requestId,
+  promptTokens: 3,
+  completionTokens: 4,
+  createdAt: 1000,
+});
 /** G80: rows are collected for 20 ms; at most 100,000 wait while writes fail. */
 const USAGE_FLUSH_MS = 20;
 const USAGE_MAX_PENDING = 100_000;
@@ -17,7 +24,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 describe('chat usage batching (sqlite)', () => {
   const open: Store[] = [];
-  afterEach(() => { for (const s of open.splice(0)) s.close(); });
+  afterEach(() => {
+    for (const s of open.splice(0)) s.close();
+  });
 
   function twoConnections(): { file: string; api: Store; other: Store } {
     const file = path.join(tempDir(), 'mediagate.db');

@@ -4,7 +4,10 @@ import { BarChart, type Column, ErrorNote, StackedColumns, TableWrap, useLoad } 
 
 const DAYS = 7;
 
-interface Daily { models: string[]; days: Column[] }
+interface Daily {
+  models: string[];
+  days: Column[];
+}
 
 /**
  * Credits spent per model on each of the last days, from the account API alone: `?days=d` answers
@@ -14,10 +17,12 @@ async function daily(): Promise<{ now: AccountReply; series: Daily }> {
   const periods = await Promise.all(Array.from({ length: DAYS }, (_, i) => api<AccountReply>('GET', `/v1/account?days=${i + 1}`)));
   const spentIn = (p: AccountReply | undefined, model: string): number => p?.usage.find((u) => u.model === model)?.spent ?? 0;
   const models = [...new Set(periods.flatMap((p) => p.usage.map((u) => u.model)))].sort();
-  const days = periods.map((p, i) => ({
-    label: new Date((p.period.since + 86_400) * 1000).toISOString().slice(5, 10),
-    parts: Object.fromEntries(models.map((m) => [m, Math.max(0, spentIn(p, m) - spentIn(periods[i - 1], m))])),
-  })).reverse();
+  const days = periods
+    .map((p, i) => ({
+      label: new Date((p.period.since + 86_400) * 1000).toISOString().slice(5, 10),
+      parts: Object.fromEntries(models.map((m) => [m, Math.max(0, spentIn(p, m) - spentIn(periods[i - 1], m))])),
+    }))
+    .reverse();
   return { now: periods[DAYS - 1]!, series: { models, days } };
 }
 
@@ -30,21 +35,47 @@ export function AccountPage() {
       {data && (
         <>
           <dl className="stats">
-            <div><dt>Balance</dt><dd>{data.now.balance}</dd></div>
-            <div><dt>Held</dt><dd>{data.now.held}</dd></div>
-            <div><dt>Spent</dt><dd>{data.now.spent}</dd></div>
+            <div>
+              <dt>Balance</dt>
+              <dd>{data.now.balance}</dd>
+            </div>
+            <div>
+              <dt>Held</dt>
+              <dd>{data.now.held}</dd>
+            </div>
+            <div>
+              <dt>Spent</dt>
+              <dd>{data.now.spent}</dd>
+            </div>
           </dl>
           <div className="charts">
             <StackedColumns title={`Credits spent per model per day, last ${DAYS} days`} keys={data.series.models} columns={data.series.days} />
-            <BarChart title={`Tasks and requests settled per model, last ${DAYS} days`} bars={data.now.usage.map((u) => ({ label: u.model, value: u.settled }))} />
+            <BarChart
+              title={`Tasks and requests settled per model, last ${DAYS} days`}
+              bars={data.now.usage.map((u) => ({ label: u.model, value: u.settled }))}
+            />
           </div>
           <TableWrap>
             <table>
               <caption>Credits spent per model per day</caption>
-              <thead><tr><th scope="col">Model</th>{data.series.days.map((d) => <th key={d.label} scope="col">{d.label}</th>)}</tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  {data.series.days.map((d) => (
+                    <th key={d.label} scope="col">
+                      {d.label}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
               <tbody>
                 {data.series.models.map((m) => (
-                  <tr key={m}><th scope="row">{m}</th>{data.series.days.map((d) => <td key={d.label}>{(d.parts[m] ?? 0).toFixed(2)}</td>)}</tr>
+                  <tr key={m}>
+                    <th scope="row">{m}</th>
+                    {data.series.days.map((d) => (
+                      <td key={d.label}>{(d.parts[m] ?? 0).toFixed(2)}</td>
+                    ))}
+                  </tr>
                 ))}
               </tbody>
             </table>

@@ -21,25 +21,52 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
   };
   return (
     <form onSubmit={submit} className="inline-form">
-      <div className="field"><label htmlFor="grant-amount">Credits</label><input id="grant-amount" type="number" step="any" value={amount} onChange={(e) => setAmount(e.target.value)} required /></div>
-      <div className="field"><label htmlFor="grant-note">Note</label><input id="grant-note" value={note} onChange={(e) => setNote(e.target.value)} required /></div>
-      <button type="submit" className="primary">Grant</button>
+      <div className="field">
+        <label htmlFor="grant-amount">Credits</label>
+        <input id="grant-amount" type="number" step="any" value={amount} onChange={(e) => setAmount(e.target.value)} required />
+      </div>
+      <div className="field">
+        <label htmlFor="grant-note">Note</label>
+        <input id="grant-note" value={note} onChange={(e) => setNote(e.target.value)} required />
+      </div>
+      <button type="submit" className="primary">
+        Grant
+      </button>
       <ErrorNote error={error} />
     </form>
   );
 }
 
 function Ledger({ account }: { account: AdminAccount }) {
-  const { data, error } = useLoad(() => api<AdminLedger>('GET', `/admin/v1/accounts/${encodeURIComponent(account.id)}/ledger?limit=50`), [account.id, account.balance]);
+  const { data, error } = useLoad(
+    () => api<AdminLedger>('GET', `/admin/v1/accounts/${encodeURIComponent(account.id)}/ledger?limit=50`),
+    [account.id, account.balance],
+  );
   return (
     <TableWrap>
       <ErrorNote error={error} />
       <table>
         <caption>Ledger of {account.name}</caption>
-        <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Model</th><th scope="col">Task</th><th scope="col">Note</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Amount</th>
+            <th scope="col">Model</th>
+            <th scope="col">Task</th>
+            <th scope="col">Note</th>
+          </tr>
+        </thead>
         <tbody>
           {data?.data.map((e) => (
-            <tr key={e.id}><td>{when(e.created)}</td><td>{e.kind}</td><td>{e.amount}</td><td>{e.model ?? ''}</td><td>{e.task_id ?? ''}</td><td>{e.note ?? ''}</td></tr>
+            <tr key={e.id}>
+              <td>{when(e.created)}</td>
+              <td>{e.kind}</td>
+              <td>{e.amount}</td>
+              <td>{e.model ?? ''}</td>
+              <td>{e.task_id ?? ''}</td>
+              <td>{e.note ?? ''}</td>
+            </tr>
           ))}
         </tbody>
       </table>
@@ -58,12 +85,31 @@ export function AccountsPage() {
       <TableWrap>
         <table>
           <caption>Accounts</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Balance</th><th scope="col">Held</th><th scope="col">Spent</th><th scope="col">Actions</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Id</th>
+              <th scope="col">Balance</th>
+              <th scope="col">Held</th>
+              <th scope="col">Spent</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
           <tbody>
             {data?.data.map((a) => (
               <tr key={a.id}>
-                <td>{a.name}</td><td><code>{a.id}</code></td><td data-balance={a.id}>{a.balance}</td><td>{a.held}</td><td>{a.spent}</td>
-                <td><button type="button" onClick={() => setOpenId(a.id)} aria-label={`Manage ${a.name}`}>Manage</button></td>
+                <td>{a.name}</td>
+                <td>
+                  <code>{a.id}</code>
+                </td>
+                <td data-balance={a.id}>{a.balance}</td>
+                <td>{a.held}</td>
+                <td>{a.spent}</td>
+                <td>
+                  <button type="button" onClick={() => setOpenId(a.id)} aria-label={`Manage ${a.name}`}>
+                    Manage
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
@@ -71,7 +117,9 @@ export function AccountsPage() {
       </TableWrap>
       {open && (
         <section className="panel" aria-labelledby="account-title">
-          <h2 id="account-title">{open.name}: balance {open.balance}</h2>
+          <h2 id="account-title">
+            {open.name}: balance {open.balance}
+          </h2>
           <Grant account={open} onDone={reload} />
           <Ledger account={open} />
         </section>

@@ -27,33 +27,86 @@ function Detail({ id, onChanged }: { id: string; onChanged: () => void }) {
     <section className="panel" aria-labelledby="admin-task-title">
       <h2 id="admin-task-title">Task {data.id}</h2>
       <dl className="facts-list">
-        <dt>Key</dt><dd>{data.key_id}</dd>
-        <dt>Account</dt><dd>{data.account_id ?? '-'}</dd>
-        <dt>Model</dt><dd>{data.family} {data.model}{data.form ? ` (form ${data.form})` : ''}</dd>
-        <dt>Status</dt><dd>{data.status} ({data.progress}%)</dd>
-        <dt>Provider</dt><dd>{data.provider}</dd>
-        <dt>Upstream</dt><dd>{data.upstream ? `${data.upstream.provider_type ?? '?'} ${data.upstream.channel}: ${data.upstream.task_id ?? '-'} (generation ${data.upstream.generation})` : '-'}</dd>
-        <dt>Credits</dt><dd>{data.credits}{data.hold ? `; held ${data.hold.amount}${data.hold.settlement ? `, ${data.hold.settlement.kind} ${data.hold.settlement.amount}` : ''}` : ''}</dd>
+        <dt>Key</dt>
+        <dd>{data.key_id}</dd>
+        <dt>Account</dt>
+        <dd>{data.account_id ?? '-'}</dd>
+        <dt>Model</dt>
+        <dd>
+          {data.family} {data.model}
+          {data.form ? ` (form ${data.form})` : ''}
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          {data.status} ({data.progress}%)
+        </dd>
+        <dt>Provider</dt>
+        <dd>{data.provider}</dd>
+        <dt>Upstream</dt>
+        <dd>
+          {data.upstream
+            ? `${data.upstream.provider_type ?? '?'} ${data.upstream.channel}: ${data.upstream.task_id ?? '-'} (generation ${data.upstream.generation})`
+            : '-'}
+        </dd>
+        <dt>Credits</dt>
+        <dd>
+          {data.credits}
+          {data.hold ? `; held ${data.hold.amount}${data.hold.settlement ? `, ${data.hold.settlement.kind} ${data.hold.settlement.amount}` : ''}` : ''}
+        </dd>
       </dl>
-      {open && <button type="button" onClick={() => void cancel()}>Cancel task</button>}
+      {open && (
+        <button type="button" onClick={() => void cancel()}>
+          Cancel task
+        </button>
+      )}
       <ErrorNote error={actionError} />
       <TaskPreview task={data.view} />
       <h3>Timeline</h3>
       <ol className="plain">
-        {data.timeline.map((e) => <li key={e.at_ms + e.status}>{when(e.at)}: {e.from ?? 'submitted'} → {e.status} (attempt {e.attempt}, {e.provider}){e.error ? `: ${e.error}` : ''}</li>)}
+        {data.timeline.map((e) => (
+          <li key={e.at_ms + e.status}>
+            {when(e.at)}: {e.from ?? 'submitted'} → {e.status} (attempt {e.attempt}, {e.provider}){e.error ? `: ${e.error}` : ''}
+          </li>
+        ))}
       </ol>
       <h3>Attempts</h3>
       <TableWrap>
         <table>
           <caption>Attempts</caption>
-          <thead><tr><th scope="col">#</th><th scope="col">Provider</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Error</th></tr></thead>
-          <tbody>{data.attempts.map((a) => <tr key={a.attempt}><td>{a.attempt}</td><td>{a.provider}</td><td>{when(a.started)}</td><td>{when(a.ended)}</td><td>{a.outcome ?? 'running'}</td><td>{a.error ?? ''}</td></tr>)}</tbody>
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Provider</th>
+              <th scope="col">Started</th>
+              <th scope="col">Ended</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.attempts.map((a) => (
+              <tr key={a.attempt}>
+                <td>{a.attempt}</td>
+                <td>{a.provider}</td>
+                <td>{when(a.started)}</td>
+                <td>{when(a.ended)}</td>
+                <td>{a.outcome ?? 'running'}</td>
+                <td>{a.error ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
         </table>
       </TableWrap>
       <h3>Webhook deliveries</h3>
-      {data.webhooks.length === 0 ? <p className="hint">None.</p> : (
+      {data.webhooks.length === 0 ? (
+        <p className="hint">None.</p>
+      ) : (
         <ul className="plain">
-          {data.webhooks.map((w) => <li key={w.id}>{w.url}: {w.status}, {w.attempts.length} attempt(s){w.attempts.at(-1)?.status_code ? `, last ${w.attempts.at(-1)?.status_code}` : ''}</li>)}
+          {data.webhooks.map((w) => (
+            <li key={w.id}>
+              {w.url}: {w.status}, {w.attempts.length} attempt(s){w.attempts.at(-1)?.status_code ? `, last ${w.attempts.at(-1)?.status_code}` : ''}
+            </li>
+          ))}
         </ul>
       )}
     </section>
@@ -70,34 +123,72 @@ export function AdminTasksPage() {
   const { data, error, reload } = useLoad(() => api<AdminTaskList>('GET', `/admin/v1/tasks?${query}`), [query.toString()]);
   return (
     <div>
-      <form className="filters" onSubmit={(e) => { e.preventDefault(); reload(); }}>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          reload();
+        }}
+      >
         <div className="field">
           <label htmlFor="all-status">Status</label>
           <select id="all-status" value={status} onChange={(e) => setStatus(e.target.value)}>
             <option value="">any</option>
-            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
         </div>
         <div className="field">
           <label htmlFor="all-family">Family filter</label>
           <select id="all-family" value={family} onChange={(e) => setFamily(e.target.value)}>
             <option value="">any</option>
-            {FAMILY_IDS.map((f) => <option key={f} value={f}>{f}</option>)}
+            {FAMILY_IDS.map((f) => (
+              <option key={f} value={f}>
+                {f}
+              </option>
+            ))}
           </select>
         </div>
-        <div className="field"><label htmlFor="all-key">Key id</label><input id="all-key" value={keyId} onChange={(e) => setKeyId(e.target.value)} /></div>
+        <div className="field">
+          <label htmlFor="all-key">Key id</label>
+          <input id="all-key" value={keyId} onChange={(e) => setKeyId(e.target.value)} />
+        </div>
         <button type="submit">Refresh</button>
       </form>
       <ErrorNote error={error} />
       <TableWrap>
         <table>
           <caption>Every tenant's tasks, newest first</caption>
-          <thead><tr><th scope="col">Task</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Credits</th><th scope="col">Created</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Task</th>
+              <th scope="col">Key</th>
+              <th scope="col">Model</th>
+              <th scope="col">Provider</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Credits</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
           <tbody>
             {data?.data.map((t) => (
               <tr key={t.id}>
-                <td><button type="button" className="link" onClick={() => setSelected(t.id)}>{t.id}</button></td>
-                <td>{t.key_id}</td><td>{t.model}</td><td>{t.provider}</td><td>{t.status}</td><td>{t.attempt_count}</td><td>{t.credits}</td><td>{when(t.created)}</td>
+                <td>
+                  <button type="button" className="link" onClick={() => setSelected(t.id)}>
+                    {t.id}
+                  </button>
+                </td>
+                <td>{t.key_id}</td>
+                <td>{t.model}</td>
+                <td>{t.provider}</td>
+                <td>{t.status}</td>
+                <td>{t.attempt_count}</td>
+                <td>{t.credits}</td>
+                <td>{when(t.created)}</td>
               </tr>
             ))}
           </tbody>

@@ -10,15 +10,34 @@ export function AuditPage() {
   const { data, error } = useLoad(() => api<AdminAuditLog>('GET', `/admin/v1/audit?${query}`), [query.toString()]);
   return (
     <div>
-      <div className="field inline"><label htmlFor="audit-target">Target</label><input id="audit-target" value={target} onChange={(e) => setTarget(e.target.value)} /></div>
+      <div className="field inline">
+        <label htmlFor="audit-target">Target</label>
+        <input id="audit-target" value={target} onChange={(e) => setTarget(e.target.value)} />
+      </div>
       <ErrorNote error={error} />
       <TableWrap>
         <table>
           <caption>Changes made through the admin API and the CLI</caption>
-          <thead><tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Actor</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
           <tbody>
             {data?.data.map((e) => (
-              <tr key={e.id}><td>{when(e.created)}</td><td>{e.actor}</td><td>{e.action}</td><td>{e.target}</td><td><code>{JSON.stringify(e.details)}</code></td></tr>
+              <tr key={e.id}>
+                <td>{when(e.created)}</td>
+                <td>{e.actor}</td>
+                <td>{e.action}</td>
+                <td>{e.target}</td>
+                <td>
+                  <code>{JSON.stringify(e.details)}</code>
+                </td>
+              </tr>
             ))}
           </tbody>
         </table>

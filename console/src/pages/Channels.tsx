@@ -11,7 +11,9 @@ export function ChannelsPage() {
     setProbe(`Probing ${id}...`);
     try {
       const r = await api<AdminChannelProbe>('POST', `/admin/v1/channels/${encodeURIComponent(id)}/probe`, {});
-      setProbe(`${id}: ${r.ok ? 'answers' : 'fails'} (${r.call}${r.status !== null ? `, HTTP ${r.status}` : ''}, ${r.latency_ms} ms)${r.error ? `: ${r.error}` : ''}`);
+      setProbe(
+        `${id}: ${r.ok ? 'answers' : 'fails'} (${r.call}${r.status !== null ? `, HTTP ${r.status}` : ''}, ${r.latency_ms} ms)${r.error ? `: ${r.error}` : ''}`,
+      );
       reload();
     } catch (err) {
       setProbe(`${id}: ${messageOf(err)}`);
@@ -25,15 +27,42 @@ export function ChannelsPage() {
       <TableWrap>
         <table>
           <caption>Channels</caption>
-          <thead><tr><th scope="col">Channel</th><th scope="col">Type</th><th scope="col">Circuit</th><th scope="col">In flight</th><th scope="col">Last 5 min</th><th scope="col">Last hour</th><th scope="col">Last error</th><th scope="col">Actions</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Channel</th>
+              <th scope="col">Type</th>
+              <th scope="col">Circuit</th>
+              <th scope="col">In flight</th>
+              <th scope="col">Last 5 min</th>
+              <th scope="col">Last hour</th>
+              <th scope="col">Last error</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
           <tbody>
             {data?.data.map((c) => (
               <tr key={c.id}>
-                <td>{c.id}</td><td>{c.type ?? '-'}</td><td>{c.circuit.state}{c.circuit.since ? ` since ${when(c.circuit.since)}` : ''}</td><td>{c.in_flight}</td>
-                <td>{c.last_5m.calls} calls, {c.last_5m.faults} faults, {c.last_5m.errors} errors{c.last_5m.latency_ms !== null ? `, ${Math.round(c.last_5m.latency_ms)} ms` : ''}</td>
-                <td>{c.last_hour.calls} calls, {c.last_hour.faults} faults, {c.last_hour.errors} errors{c.last_hour.latency_ms !== null ? `, ${Math.round(c.last_hour.latency_ms)} ms` : ''}</td>
+                <td>{c.id}</td>
+                <td>{c.type ?? '-'}</td>
+                <td>
+                  {c.circuit.state}
+                  {c.circuit.since ? ` since ${when(c.circuit.since)}` : ''}
+                </td>
+                <td>{c.in_flight}</td>
+                <td>
+                  {c.last_5m.calls} calls, {c.last_5m.faults} faults, {c.last_5m.errors} errors
+                  {c.last_5m.latency_ms !== null ? `, ${Math.round(c.last_5m.latency_ms)} ms` : ''}
+                </td>
+                <td>
+                  {c.last_hour.calls} calls, {c.last_hour.faults} faults, {c.last_hour.errors} errors
+                  {c.last_hour.latency_ms !== null ? `, ${Math.round(c.last_hour.latency_ms)} ms` : ''}
+                </td>
                 <td>{c.last_error ? `${when(c.last_error.at)}: ${c.last_error.message}` : '-'}</td>
-                <td><button type="button" onClick={() => void run(c.id)} aria-label={`Probe ${c.id}`}>Probe</button></td>
+                <td>
+                  <button type="button" onClick={() => void run(c.id)} aria-label={`Probe ${c.id}`}>
+                    Probe
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>

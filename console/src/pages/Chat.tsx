@@ -4,8 +4,15 @@ import { stream } from '../api.js';
 import { chatModels } from '../contract.js';
 import { messageOf } from '../ui.js';
 
-interface Message { role: 'user' | 'assistant'; content: string }
-interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+interface Message {
+  role: 'user' | 'assistant';
+  content: string;
+}
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
 
 /** Chat: a model picker, the reply streamed as it comes, Stop, and the token usage. */
 export function ChatPage() {
@@ -19,7 +26,13 @@ export function ChatPage() {
   const abort = useRef<AbortController | null>(null);
 
   useEffect(() => {
-    chatModels().then((m) => { setModels(m); setModel(m[0] ?? ''); }, (err: unknown) => setError(messageOf(err)));
+    chatModels().then(
+      (m) => {
+        setModels(m);
+        setModel(m[0] ?? '');
+      },
+      (err: unknown) => setError(messageOf(err)),
+    );
     return () => abort.current?.abort();
   }, []);
 
@@ -46,7 +59,11 @@ export function ChatPage() {
         const events = buffer.split('\n\n');
         buffer = events.pop() ?? '';
         for (const event of events) {
-          const data = event.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          const data = event
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n');
           if (!data || data === '[DONE]') continue;
           const chunk = JSON.parse(data) as { choices?: { delta?: { content?: string } }[]; usage?: Usage; error?: { message: string } };
           if (chunk.error) setError(chunk.error.message);
@@ -68,25 +85,44 @@ export function ChatPage() {
       <div className="field">
         <label htmlFor="chat-model">Model</label>
         <select id="chat-model" value={model} onChange={(e) => setModel(e.target.value)}>
-          {models.map((m) => <option key={m} value={m}>{m}</option>)}
+          {models.map((m) => (
+            <option key={m} value={m}>
+              {m}
+            </option>
+          ))}
         </select>
       </div>
       <ol className="messages" aria-label="Conversation" aria-live="polite">
         {messages.map((m, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: the conversation only grows
-          <li key={i} className={m.role}><span className="who-said">{m.role === 'user' ? 'You' : 'Assistant'}</span><p>{m.content}</p></li>
+          <li key={i} className={m.role}>
+            <span className="who-said">{m.role === 'user' ? 'You' : 'Assistant'}</span>
+            <p>{m.content}</p>
+          </li>
         ))}
       </ol>
-      {error && <p role="alert" className="error">{error}</p>}
-      {usage && <p className="usage">Tokens: {usage.prompt_tokens} prompt, {usage.completion_tokens} completion, {usage.total_tokens} total</p>}
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {usage && (
+        <p className="usage">
+          Tokens: {usage.prompt_tokens} prompt, {usage.completion_tokens} completion, {usage.total_tokens} total
+        </p>
+      )}
       <form onSubmit={send} className="chat-form">
         <div className="field">
           <label htmlFor="chat-message">Message</label>
           <textarea id="chat-message" rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
         </div>
         <div className="actions">
-          <button type="submit" className="primary" disabled={busy}>Send</button>
-          <button type="button" disabled={!busy} onClick={() => abort.current?.abort()}>Stop</button>
+          <button type="submit" className="primary" disabled={busy}>
+            Send
+          </button>
+          <button type="button" disabled={!busy} onClick={() => abort.current?.abort()}>
+            Stop
+          </button>
         </div>
       </form>
     </div>

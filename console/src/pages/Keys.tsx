@@ -25,7 +25,8 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
     e.preventDefault();
     setError(undefined);
     const body: KeyCreateBody = {
-      name, role,
+      name,
+      role,
       ...(models.trim() && { models: models.split(/[\s,]+/).filter(Boolean) }),
       ...(expires && { expires_at: Math.floor(new Date(expires).getTime() / 1000) }),
       ...((submits || credits) && { limits: { ...(submits && { submits: Number(submits) }), ...(credits && { credits: Number(credits) }) } }),
@@ -40,23 +41,44 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
     <form className="panel" onSubmit={submit}>
       <h2>New key</h2>
       <div className="fields">
-        <div className="field"><label htmlFor="key-name">Name</label><input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required /></div>
+        <div className="field">
+          <label htmlFor="key-name">Name</label>
+          <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required />
+        </div>
         <div className="field">
           <label htmlFor="key-role">Role</label>
-          <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}><option value="caller">caller</option><option value="admin">admin</option></select>
+          <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}>
+            <option value="caller">caller</option>
+            <option value="admin">admin</option>
+          </select>
         </div>
-        <div className="field"><label htmlFor="key-models">Models (empty: all)</label><input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" /></div>
-        <div className="field"><label htmlFor="key-expires">Expires</label><input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} /></div>
-        <div className="field"><label htmlFor="key-submits">Submits per second</label><input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} /></div>
-        <div className="field"><label htmlFor="key-credits">Credit cap</label><input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} /></div>
+        <div className="field">
+          <label htmlFor="key-models">Models (empty: all)</label>
+          <input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" />
+        </div>
+        <div className="field">
+          <label htmlFor="key-expires">Expires</label>
+          <input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="key-submits">Submits per second</label>
+          <input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="key-credits">Credit cap</label>
+          <input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+        </div>
       </div>
       <ErrorNote error={error} />
-      <button type="submit" className="primary">Create</button>
+      <button type="submit" className="primary">
+        Create
+      </button>
     </form>
   );
 }
 
-const localTime = (seconds: number | null): string => (seconds === null ? '' : new Date(seconds * 1000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16));
+const localTime = (seconds: number | null): string =>
+  seconds === null ? '' : new Date(seconds * 1000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
 /** Changes a key's models, expiry and limits (its role and account never change, G300). */
 function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
@@ -86,14 +108,36 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
     <form className="panel" onSubmit={submit}>
       <h2>Change {apiKey.name}</h2>
       <div className="fields">
-        <div className="field"><label htmlFor="edit-models">Models (empty: all)</label><input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} /></div>
-        <div className="field"><label htmlFor="edit-expires">Expires (empty: never)</label><input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} /></div>
-        <div className="field"><label htmlFor="edit-submits">Submits per second (empty: default)</label><input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} /></div>
-        <div className="field"><label htmlFor="edit-inflight">Tasks in flight (empty: default)</label><input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} /></div>
-        <div className="field"><label htmlFor="edit-credits">Credit cap (empty: none)</label><input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} /></div>
+        <div className="field">
+          <label htmlFor="edit-models">Models (empty: all)</label>
+          <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="edit-expires">Expires (empty: never)</label>
+          <input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="edit-submits">Submits per second (empty: default)</label>
+          <input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
+          <input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="edit-credits">Credit cap (empty: none)</label>
+          <input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+        </div>
       </div>
       <ErrorNote error={error} />
-      <div className="actions"><button type="submit" className="primary">Save</button><button type="button" onClick={onDone}>Cancel</button></div>
+      <div className="actions">
+        <button type="submit" className="primary">
+          Save
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
     </form>
   );
 }
@@ -128,33 +172,100 @@ export function KeysPage() {
 
   return (
     <div>
-      <button type="button" onClick={() => { setCreating(true); setSecret(undefined); }} aria-expanded={creating}>Create key</button>
-      {creating && <CreateKey onCreated={(k) => { setCreating(false); setSecret({ title: `The secret of ${k.name}.`, secret: k.key }); reload(); }} />}
+      <button
+        type="button"
+        onClick={() => {
+          setCreating(true);
+          setSecret(undefined);
+        }}
+        aria-expanded={creating}
+      >
+        Create key
+      </button>
+      {creating && (
+        <CreateKey
+          onCreated={(k) => {
+            setCreating(false);
+            setSecret({ title: `The secret of ${k.name}.`, secret: k.key });
+            reload();
+          }}
+        />
+      )}
       {secret && <Secret title={secret.title} secret={secret.secret} />}
       <ErrorNote error={error ?? actionError} />
-      {editing && <EditKey key={editing.id} apiKey={editing} onDone={() => { setEditing(undefined); reload(); }} />}
+      {editing && (
+        <EditKey
+          key={editing.id}
+          apiKey={editing}
+          onDone={() => {
+            setEditing(undefined);
+            reload();
+          }}
+        />
+      )}
       {confirm && (
         <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" className="panel confirm">
-          <p id="confirm-title">Revoke {confirm.name} ({confirm.id})? Every request with it fails from now on.</p>
-          <button type="button" className="danger" onClick={() => void revoke(confirm)}>Revoke</button>
-          <button type="button" onClick={() => setConfirm(undefined)}>Keep the key</button>
+          <p id="confirm-title">
+            Revoke {confirm.name} ({confirm.id})? Every request with it fails from now on.
+          </p>
+          <button type="button" className="danger" onClick={() => void revoke(confirm)}>
+            Revoke
+          </button>
+          <button type="button" onClick={() => setConfirm(undefined)}>
+            Keep the key
+          </button>
         </div>
       )}
       <TableWrap>
         <table>
           <caption>API keys, newest first</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Role</th><th scope="col">Models</th><th scope="col">Expires</th><th scope="col">Limits</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Id</th>
+              <th scope="col">Role</th>
+              <th scope="col">Models</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Limits</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
           <tbody>
             {data?.data.map((k) => (
               <tr key={k.id}>
-                <td>{k.name}</td><td><code>{k.id}</code></td><td>{k.role}</td><td>{k.models === null ? 'all' : k.models.join(', ') || 'none'}</td>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.id}</code>
+                </td>
+                <td>{k.role}</td>
+                <td>{k.models === null ? 'all' : k.models.join(', ') || 'none'}</td>
                 <td>{when(k.expires_at)}</td>
-                <td>{Object.entries(k.limits).filter(([, v]) => v !== null).map(([n, v]) => `${n} ${v}`).join(', ') || 'defaults'}</td>
-                <td>{when(k.last_used)}</td><td>{k.revoked ? 'revoked' : 'active'}</td>
+                <td>
+                  {Object.entries(k.limits)
+                    .filter(([, v]) => v !== null)
+                    .map(([n, v]) => `${n} ${v}`)
+                    .join(', ') || 'defaults'}
+                </td>
+                <td>{when(k.last_used)}</td>
+                <td>{k.revoked ? 'revoked' : 'active'}</td>
                 <td className="row-actions">
-                  {!k.revoked && <button type="button" onClick={() => setConfirm(k)} aria-label="Revoke" title={`Revoke ${k.name}`}>Revoke</button>}
-                  {!k.revoked && <button type="button" onClick={() => void rotate(k)}>Rotate</button>}
-                  {!k.revoked && <button type="button" onClick={() => setEditing(k)} aria-label={`Change ${k.name}`}>Change</button>}
+                  {!k.revoked && (
+                    <button type="button" onClick={() => setConfirm(k)} aria-label="Revoke" title={`Revoke ${k.name}`}>
+                      Revoke
+                    </button>
+                  )}
+                  {!k.revoked && (
+                    <button type="button" onClick={() => void rotate(k)}>
+                      Rotate
+                    </button>
+                  )}
+                  {!k.revoked && (
+                    <button type="button" onClick={() => setEditing(k)} aria-label={`Change ${k.name}`}>
+                      Change
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}

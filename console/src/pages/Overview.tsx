@@ -39,7 +39,10 @@ export function OverviewPage() {
   for (const r of data.usage.data) {
     const label = new Date(r.bucket * 1000).toISOString().slice(11, 16);
     let c = hours.find((h) => h.label === label);
-    if (!c) { c = { label, parts: {} }; hours.push(c); }
+    if (!c) {
+      c = { label, parts: {} };
+      hours.push(c);
+    }
     for (const s of STATUS_PARTS) c.parts[s] = (c.parts[s] ?? 0) + r[s];
   }
   const sum = (f: 'failed' | 'completed' | 'submitted' | 'credits_captured'): number => data.usage.data.reduce((a, r) => a + r[f], 0);
@@ -49,22 +52,52 @@ export function OverviewPage() {
   return (
     <div>
       <dl className="stats">
-        <div><dt>Submitted, 24 h</dt><dd>{sum('submitted')}</dd></div>
-        <div><dt>Failed, 24 h</dt><dd>{sum('failed')}</dd></div>
-        <div><dt>Credits spent, 24 h</dt><dd>{Math.round(sum('credits_captured') * 100) / 100}</dd></div>
-        <div><dt>In flight</dt><dd>{data.processing.data.length + data.queued.data.length}</dd></div>
-        <div><dt>Channels not closed</dt><dd>{open.length} of {data.channels.data.length}</dd></div>
+        <div>
+          <dt>Submitted, 24 h</dt>
+          <dd>{sum('submitted')}</dd>
+        </div>
+        <div>
+          <dt>Failed, 24 h</dt>
+          <dd>{sum('failed')}</dd>
+        </div>
+        <div>
+          <dt>Credits spent, 24 h</dt>
+          <dd>{Math.round(sum('credits_captured') * 100) / 100}</dd>
+        </div>
+        <div>
+          <dt>In flight</dt>
+          <dd>{data.processing.data.length + data.queued.data.length}</dd>
+        </div>
+        <div>
+          <dt>Channels not closed</dt>
+          <dd>
+            {open.length} of {data.channels.data.length}
+          </dd>
+        </div>
       </dl>
       <div className="charts">
         <StackedColumns title="Tasks per minute by status (last hour): submitted, and each status entered" keys={[...ACTIVITY_COUNTS]} columns={minutes} />
         <StackedColumns title="Tasks ended per hour, by outcome (24 h)" keys={[...STATUS_PARTS]} columns={hours} />
         <BarChart title="Tasks in flight by family" bars={[...inFlight].map(([label, value]) => ({ label, value }))} />
-        <BarChart title="Channel calls in the last hour" bars={data.channels.data.map((c) => ({ label: `${c.id} (${c.circuit.state})`, value: c.last_hour.calls }))} />
-        <BarChart title="Credits spent by account" bars={[...data.accounts.data].sort((a, b) => b.spent - a.spent).slice(0, 8).map((a) => ({ label: a.name, value: a.spent }))} />
+        <BarChart
+          title="Channel calls in the last hour"
+          bars={data.channels.data.map((c) => ({ label: `${c.id} (${c.circuit.state})`, value: c.last_hour.calls }))}
+        />
+        <BarChart
+          title="Credits spent by account"
+          bars={[...data.accounts.data]
+            .sort((a, b) => b.spent - a.spent)
+            .slice(0, 8)
+            .map((a) => ({ label: a.name, value: a.spent }))}
+        />
       </div>
       <h2>Latest changes</h2>
       <ul className="plain">
-        {data.audit.data.map((e) => <li key={e.id}>{when(e.created)}: {e.actor} {e.action} {e.target}</li>)}
+        {data.audit.data.map((e) => (
+          <li key={e.id}>
+            {when(e.created)}: {e.actor} {e.action} {e.target}
+          </li>
+        ))}
       </ul>
     </div>
   );

@@ -36,7 +36,19 @@ const sdkOf = (family: FamilyId, body: unknown): string =>
   `import { Mediagate } from '@mediagate/client';\n\nconst mg = new Mediagate({ baseUrl: '${ROOT_URL}', apiKey: process.env.MEDIAGATE_API_KEY! });\nconst task = await mg.${SDK_FAMILY[family]}.create(${JSON.stringify(body, null, 2)});\nconsole.log(await mg.tasks.waitFor(task.id));`;
 
 /** A media field: URLs typed, or files dropped (or picked) and uploaded through the asset API as `assetId://`. */
-function MediaInput({ field, value, onChange, disabled, describedBy }: { field: Field; value: string; onChange: (v: string) => void; disabled: boolean; describedBy: string }) {
+function MediaInput({
+  field,
+  value,
+  onChange,
+  disabled,
+  describedBy,
+}: {
+  field: Field;
+  value: string;
+  onChange: (v: string) => void;
+  disabled: boolean;
+  describedBy: string;
+}) {
   const [status, setStatus] = useState<string>();
   const [over, setOver] = useState(false);
   const picker = useRef<HTMLInputElement>(null);
@@ -49,7 +61,10 @@ function MediaInput({ field, value, onChange, disabled, describedBy }: { field: 
       data.append('file', file);
       try {
         const asset = await api<AssetReply>('POST', '/v2/model-center/assets', data);
-        if (asset.status !== 'approved') { setStatus(`${file.name} was rejected: ${asset.reason ?? 'no reason given'}`); return; }
+        if (asset.status !== 'approved') {
+          setStatus(`${file.name} was rejected: ${asset.reason ?? 'no reason given'}`);
+          return;
+        }
         refs.push(`assetId://${asset.id}`);
       } catch (err) {
         setStatus(`${file.name}: ${messageOf(err)}`);
@@ -68,21 +83,72 @@ function MediaInput({ field, value, onChange, disabled, describedBy }: { field: 
   const id = `field-${field.name}`;
   return (
     // biome-ignore lint/a11y/noStaticElementInteractions: a drop target for the mouse; the upload button is the keyboard's way
-    <div className={`drop${over ? ' over' : ''}`} onDragOver={(e) => { e.preventDefault(); setOver(true); }} onDragLeave={() => setOver(false)} onDrop={drop}>
-      {field.kind === 'urls'
-        ? <textarea id={id} rows={2} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)} aria-describedby={describedBy} placeholder="One URL or assetId:// per line" />
-        : <input id={id} type="text" value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)} aria-describedby={describedBy} placeholder="https://... or assetId://..." />}
+    <div
+      className={`drop${over ? ' over' : ''}`}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setOver(true);
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={drop}
+    >
+      {field.kind === 'urls' ? (
+        <textarea
+          id={id}
+          rows={2}
+          value={value}
+          disabled={disabled}
+          onChange={(e) => onChange(e.target.value)}
+          aria-describedby={describedBy}
+          placeholder="One URL or assetId:// per line"
+        />
+      ) : (
+        <input
+          id={id}
+          type="text"
+          value={value}
+          disabled={disabled}
+          onChange={(e) => onChange(e.target.value)}
+          aria-describedby={describedBy}
+          placeholder="https://... or assetId://..."
+        />
+      )}
       <div className="drop-row">
         <span className="hint">Drop files here or</span>
-        <button type="button" disabled={disabled} onClick={() => picker.current?.click()}>Upload a file for {field.name}</button>
-        <input ref={picker} type="file" hidden multiple={field.kind === 'urls'} onChange={(e) => void upload(e.target.files)} aria-label={`File for ${field.name}`} />
+        <button type="button" disabled={disabled} onClick={() => picker.current?.click()}>
+          Upload a file for {field.name}
+        </button>
+        <input
+          ref={picker}
+          type="file"
+          hidden
+          multiple={field.kind === 'urls'}
+          onChange={(e) => void upload(e.target.files)}
+          aria-label={`File for ${field.name}`}
+        />
       </div>
-      {status && <p className="hint" aria-live="polite">{status}</p>}
+      {status && (
+        <p className="hint" aria-live="polite">
+          {status}
+        </p>
+      )}
     </div>
   );
 }
 
-function FieldInput({ field, value, onChange, error, blockedBy }: { field: Field; value: string; onChange: (v: string) => void; error?: string | undefined; blockedBy?: string | undefined }) {
+function FieldInput({
+  field,
+  value,
+  onChange,
+  error,
+  blockedBy,
+}: {
+  field: Field;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string | undefined;
+  blockedBy?: string | undefined;
+}) {
   const id = `field-${field.name}`;
   const help = `${id}-help`;
   const describedBy = [help, error ? `${id}-error` : ''].filter(Boolean).join(' ');
@@ -92,30 +158,59 @@ function FieldInput({ field, value, onChange, error, blockedBy }: { field: Field
     field.minimum !== undefined || field.maximum !== undefined ? `${field.minimum ?? ''}..${field.maximum ?? ''}` : '',
     field.default !== undefined ? `default ${String(field.default)}` : '',
     field.required ? 'required' : '',
-  ].filter(Boolean).join('; ');
+  ]
+    .filter(Boolean)
+    .join('; ');
   let control: React.ReactNode;
   if (field.kind === 'enum' || field.kind === 'boolean') {
     const values = field.kind === 'boolean' ? ['true', 'false'] : field.values!;
     control = (
-      <select id={id} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)} aria-describedby={describedBy} aria-invalid={error !== undefined}>
+      <select
+        id={id}
+        value={value}
+        disabled={disabled}
+        onChange={(e) => onChange(e.target.value)}
+        aria-describedby={describedBy}
+        aria-invalid={error !== undefined}
+      >
         <option value="">(not sent)</option>
-        {values.map((v) => <option key={v} value={v}>{v}</option>)}
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {v}
+          </option>
+        ))}
       </select>
     );
   } else if (field.kind === 'url' || field.kind === 'urls') {
     control = <MediaInput field={field} value={value} onChange={onChange} disabled={disabled} describedBy={describedBy} />;
   } else {
     control = (
-      <input id={id} type={field.kind === 'text' ? 'text' : 'number'} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)}
-        aria-describedby={describedBy} aria-invalid={error !== undefined} {...(field.minimum !== undefined && { min: field.minimum })} {...(field.maximum !== undefined && { max: field.maximum })} />
+      <input
+        id={id}
+        type={field.kind === 'text' ? 'text' : 'number'}
+        value={value}
+        disabled={disabled}
+        onChange={(e) => onChange(e.target.value)}
+        aria-describedby={describedBy}
+        aria-invalid={error !== undefined}
+        {...(field.minimum !== undefined && { min: field.minimum })}
+        {...(field.maximum !== undefined && { max: field.maximum })}
+      />
     );
   }
   return (
     <div className="field">
       <label htmlFor={id}>{field.name}</label>
       {control}
-      <p id={help} className="hint">{[field.description, limits].filter(Boolean).join(' — ')}{blockedBy ? ` (not with ${blockedBy}, which is set)` : ''}</p>
-      {error && <p id={`${id}-error`} role="alert" className="error">{error}</p>}
+      <p id={help} className="hint">
+        {[field.description, limits].filter(Boolean).join(' — ')}
+        {blockedBy ? ` (not with ${blockedBy}, which is set)` : ''}
+      </p>
+      {error && (
+        <p id={`${id}-error`} role="alert" className="error">
+          {error}
+        </p>
+      )}
     </div>
   );
 }
@@ -145,14 +240,19 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
     let live = true;
     setForm(undefined);
     setLoadError(undefined);
-    familyForm(family, session.paths).then((f) => {
-      if (!live) return;
-      setForm(f);
-      setModel(f.models[0] ?? '');
-      setValues({});
-      setFieldErrors({});
-    }, (err: unknown) => live && setLoadError(messageOf(err)));
-    return () => { live = false; };
+    familyForm(family, session.paths).then(
+      (f) => {
+        if (!live) return;
+        setForm(f);
+        setModel(f.models[0] ?? '');
+        setValues({});
+        setFieldErrors({});
+      },
+      (err: unknown) => live && setLoadError(messageOf(err)),
+    );
+    return () => {
+      live = false;
+    };
   }, [family, session.paths]);
 
   useEffect(() => () => events.current?.close(), []);
@@ -167,7 +267,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
     events.current = source;
     source.onmessage = (e) => {
       const task = JSON.parse(e.data as string) as TaskQueryReply;
-      setRun((r) => r && r.id === id ? { ...r, task, progressSeen: [...r.progressSeen, task.progress] } : r);
+      setRun((r) => (r && r.id === id ? { ...r, task, progressSeen: [...r.progressSeen, task.progress] } : r));
       if (['completed', 'failed', 'cancelled'].includes(task.status)) source.close();
     };
     source.addEventListener('error', (e) => {
@@ -189,7 +289,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
       watch(taskIdOf(reply), form.family);
     } catch (err) {
       // the standard body names the field in `param`; the videos envelope only in its message ("duration must be ...")
-      const named = err instanceof ApiError ? err.param ?? /^([A-Za-z_]+)[\s[.]/.exec(err.message)?.[1] : undefined;
+      const named = err instanceof ApiError ? (err.param ?? /^([A-Za-z_]+)[\s[.]/.exec(err.message)?.[1]) : undefined;
       const field = named?.replace(/[[.].*$/, '');
       const known = field === 'prompt' || field === 'model' || field === 'content' || fields.some((f) => f.name === field);
       if (err instanceof ApiError && field && known) setFieldErrors({ [field === 'content' ? 'prompt' : field]: err.message });
@@ -217,33 +317,72 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
           <div className="field">
             <label htmlFor="family">Family</label>
             <select id="family" value={family} onChange={(e) => setFamily(e.target.value as FamilyId)}>
-              {FAMILY_IDS.map((f) => <option key={f} value={f}>{FAMILY_NAMES[f]}</option>)}
+              {FAMILY_IDS.map((f) => (
+                <option key={f} value={f}>
+                  {FAMILY_NAMES[f]}
+                </option>
+              ))}
             </select>
           </div>
           <div className="field">
             <label htmlFor="model">Model</label>
-            <select id="model" value={model} onChange={(e) => setModel(e.target.value)} aria-invalid={fieldErrors.model !== undefined} aria-describedby={fieldErrors.model ? 'model-error' : undefined}>
-              {(form?.models ?? []).map((m) => <option key={m} value={m}>{m}</option>)}
+            <select
+              id="model"
+              value={model}
+              onChange={(e) => setModel(e.target.value)}
+              aria-invalid={fieldErrors.model !== undefined}
+              aria-describedby={fieldErrors.model ? 'model-error' : undefined}
+            >
+              {(form?.models ?? []).map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
             </select>
-            {fieldErrors.model && <p id="model-error" role="alert" className="error">{fieldErrors.model}</p>}
+            {fieldErrors.model && (
+              <p id="model-error" role="alert" className="error">
+                {fieldErrors.model}
+              </p>
+            )}
           </div>
         </div>
         <ErrorNote error={loadError} />
         <div className="field">
           <label htmlFor="prompt">Prompt</label>
-          <textarea id="prompt" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} aria-describedby={`prompt-help${fieldErrors.prompt ? ' prompt-error' : ''}`} aria-invalid={fieldErrors.prompt !== undefined} />
-          <p id="prompt-help" className="hint">{form?.promptMax ? `At most ${form.promptMax} characters` : 'Required'}</p>
-          {fieldErrors.prompt && <p id="prompt-error" role="alert" className="error">{fieldErrors.prompt}</p>}
+          <textarea
+            id="prompt"
+            rows={3}
+            value={prompt}
+            onChange={(e) => setPrompt(e.target.value)}
+            aria-describedby={`prompt-help${fieldErrors.prompt ? ' prompt-error' : ''}`}
+            aria-invalid={fieldErrors.prompt !== undefined}
+          />
+          <p id="prompt-help" className="hint">
+            {form?.promptMax ? `At most ${form.promptMax} characters` : 'Required'}
+          </p>
+          {fieldErrors.prompt && (
+            <p id="prompt-error" role="alert" className="error">
+              {fieldErrors.prompt}
+            </p>
+          )}
         </div>
         <div className="fields">
           {fields.map((f) => (
-            <FieldInput key={`${family}-${f.name}`} field={f} value={values[f.name] ?? ''} error={fieldErrors[f.name]} blockedBy={blockedBy(f)}
-              onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))} />
+            <FieldInput
+              key={`${family}-${f.name}`}
+              field={f}
+              value={values[f.name] ?? ''}
+              error={fieldErrors[f.name]}
+              blockedBy={blockedBy(f)}
+              onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))}
+            />
           ))}
         </div>
         <ErrorNote error={formError} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={busy || !form}>Generate</button>
+          <button type="submit" className="primary" disabled={busy || !form}>
+            Generate
+          </button>
           <CopyButton text={curlOf(form?.path ?? '', body)} label="Copy as curl" />
           <CopyButton text={sdkOf(family, body)} label="Copy as SDK code" />
         </div>
@@ -256,13 +395,33 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
       {run && (
         <section className="panel" aria-labelledby="run-title">
           <h2 id="run-title">Task {run.id}</h2>
-          <p aria-live="polite">Status: <strong>{status}</strong></p>
-          <progress max={100} value={run.task?.progress ?? 0} aria-label="Progress">{run.task?.progress ?? 0}%</progress>
+          <p aria-live="polite">
+            Status: <strong>{status}</strong>
+          </p>
+          <progress max={100} value={run.task?.progress ?? 0} aria-label="Progress">
+            {run.task?.progress ?? 0}%
+          </progress>
           <span className="hint"> {run.task?.progress ?? 0}%</span>
-          {run.family === 'motion' && !terminal && <p><button type="button" onClick={cancel}>Cancel task</button></p>}
-          {run.error && <p role="alert" className="error">{run.error}</p>}
+          {run.family === 'motion' && !terminal && (
+            <p>
+              <button type="button" onClick={cancel}>
+                Cancel task
+              </button>
+            </p>
+          )}
+          {run.error && (
+            <p role="alert" className="error">
+              {run.error}
+            </p>
+          )}
           {run.task && <TaskPreview task={run.task} />}
-          {run.task && resultOf(run.task) && <p><a href={resultOf(run.task)!} download>Download</a></p>}
+          {run.task && resultOf(run.task) && (
+            <p>
+              <a href={resultOf(run.task)!} download>
+                Download
+              </a>
+            </p>
+          )}
         </section>
       )}
     </div>

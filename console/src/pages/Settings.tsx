@@ -11,11 +11,22 @@ export function SettingsPage() {
       <TableWrap>
         <table>
           <caption>Effective settings (read-only; secrets redacted)</caption>
-          <thead><tr><th scope="col">Setting</th><th scope="col">Value</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Setting</th>
+              <th scope="col">Value</th>
+            </tr>
+          </thead>
           <tbody>
-            {data && Object.entries(data.settings).map(([name, value]) => (
-              <tr key={name}><th scope="row">{name}</th><td><code>{typeof value === 'string' ? value : JSON.stringify(value)}</code></td></tr>
-            ))}
+            {data &&
+              Object.entries(data.settings).map(([name, value]) => (
+                <tr key={name}>
+                  <th scope="row">{name}</th>
+                  <td>
+                    <code>{typeof value === 'string' ? value : JSON.stringify(value)}</code>
+                  </td>
+                </tr>
+              ))}
           </tbody>
         </table>
       </TableWrap>

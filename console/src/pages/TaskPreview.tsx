@@ -19,15 +19,31 @@ export function TaskPreview({ task }: { task: TaskQueryReply }) {
   const error = (task as { error?: unknown }).error;
   return (
     <div className="preview">
-      {typeof error === 'string' && error !== '' && <p role="alert" className="error">Failed: {error}</p>}
-      {link && (isVideo(task, link)
-        // biome-ignore lint/a11y/useMediaCaption: a generated clip has no speech to caption
-        ? <video src={link} controls aria-label="Result" onLoadedMetadata={(e) => {
-          const v = e.currentTarget;
-          setFacts(`${v.videoWidth}x${v.videoHeight}, ${v.duration.toFixed(1)} s`);
-        }} />
-        : <img src={link} alt="Result" onLoad={(e) => setFacts(`${e.currentTarget.naturalWidth}x${e.currentTarget.naturalHeight}`)} />)}
-      {facts && <p className="facts" data-facts>{facts}</p>}
+      {typeof error === 'string' && error !== '' && (
+        <p role="alert" className="error">
+          Failed: {error}
+        </p>
+      )}
+      {link &&
+        (isVideo(task, link) ? (
+          // biome-ignore lint/a11y/useMediaCaption: a generated clip has no speech to caption
+          <video
+            src={link}
+            controls
+            aria-label="Result"
+            onLoadedMetadata={(e) => {
+              const v = e.currentTarget;
+              setFacts(`${v.videoWidth}x${v.videoHeight}, ${v.duration.toFixed(1)} s`);
+            }}
+          />
+        ) : (
+          <img src={link} alt="Result" onLoad={(e) => setFacts(`${e.currentTarget.naturalWidth}x${e.currentTarget.naturalHeight}`)} />
+        ))}
+      {facts && (
+        <p className="facts" data-facts>
+          {facts}
+        </p>
+      )}
     </div>
   );
 }

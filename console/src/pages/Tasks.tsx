@@ -5,7 +5,12 @@ import { FAMILY_IDS } from '../contract.js';
 import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
-interface TaskList { object: 'list'; data: TaskQueryReply[]; has_more: boolean; next_cursor: string | null }
+interface TaskList {
+  object: 'list';
+  data: TaskQueryReply[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
 
@@ -20,19 +25,48 @@ export function TasksPage() {
   const { data, error, reload } = useLoad(() => api<TaskList>('GET', `/v1/tasks?${query}`), [query.toString()]);
   return (
     <div>
-      <form className="filters" onSubmit={(e) => { e.preventDefault(); setCursor(undefined); reload(); }}>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setCursor(undefined);
+          reload();
+        }}
+      >
         <div className="field">
           <label htmlFor="task-status">Status</label>
-          <select id="task-status" value={status} onChange={(e) => { setStatus(e.target.value); setCursor(undefined); }}>
+          <select
+            id="task-status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value);
+              setCursor(undefined);
+            }}
+          >
             <option value="">any</option>
-            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
         </div>
         <div className="field">
           <label htmlFor="task-family">Family filter</label>
-          <select id="task-family" value={family} onChange={(e) => { setFamily(e.target.value); setCursor(undefined); }}>
+          <select
+            id="task-family"
+            value={family}
+            onChange={(e) => {
+              setFamily(e.target.value);
+              setCursor(undefined);
+            }}
+          >
             <option value="">any</option>
-            {FAMILY_IDS.map((f) => <option key={f} value={f}>{f}</option>)}
+            {FAMILY_IDS.map((f) => (
+              <option key={f} value={f}>
+                {f}
+              </option>
+            ))}
           </select>
         </div>
         <div className="field">
@@ -45,29 +79,59 @@ export function TasksPage() {
       <TableWrap>
         <table>
           <caption>Your tasks, newest first</caption>
-          <thead><tr><th scope="col">Task</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Task</th>
+              <th scope="col">Model</th>
+              <th scope="col">Status</th>
+              <th scope="col">Progress</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
           <tbody>
             {data?.data.map((t) => (
               <tr key={t.id}>
-                <td><button type="button" className="link" onClick={() => setSelected(t)}>{t.id}</button></td>
-                <td>{t.model}</td><td>{t.status}</td><td>{t.progress}%</td><td>{when(t.created)}</td>
+                <td>
+                  <button type="button" className="link" onClick={() => setSelected(t)}>
+                    {t.id}
+                  </button>
+                </td>
+                <td>{t.model}</td>
+                <td>{t.status}</td>
+                <td>{t.progress}%</td>
+                <td>{when(t.created)}</td>
               </tr>
             ))}
-            {data && data.data.length === 0 && <tr><td colSpan={5}>No tasks.</td></tr>}
+            {data && data.data.length === 0 && (
+              <tr>
+                <td colSpan={5}>No tasks.</td>
+              </tr>
+            )}
           </tbody>
         </table>
       </TableWrap>
-      {data?.has_more && data.next_cursor && <button type="button" onClick={() => setCursor(data.next_cursor!)}>Next page</button>}
+      {data?.has_more && data.next_cursor && (
+        <button type="button" onClick={() => setCursor(data.next_cursor!)}>
+          Next page
+        </button>
+      )}
       {selected && (
         <section className="panel" aria-labelledby="task-detail">
           <h2 id="task-detail">Task {selected.id}</h2>
           <dl className="facts-list">
-            <dt>Model</dt><dd>{selected.model}</dd>
-            <dt>Status</dt><dd>{selected.status} ({selected.progress}%)</dd>
-            <dt>Created</dt><dd>{when(selected.created)}</dd>
+            <dt>Model</dt>
+            <dd>{selected.model}</dd>
+            <dt>Status</dt>
+            <dd>
+              {selected.status} ({selected.progress}%)
+            </dd>
+            <dt>Created</dt>
+            <dd>{when(selected.created)}</dd>
           </dl>
           <TaskPreview task={selected} />
-          <button type="button" onClick={() => setSelected(undefined)}>Close</button>
+          <button type="button" onClick={() => setSelected(undefined)}>
+            Close
+          </button>
         </section>
       )}
     </div>

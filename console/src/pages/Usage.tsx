@@ -4,7 +4,18 @@ import { api } from '../api.js';
 import { type Column, ErrorNote, StackedColumns, TableWrap, useLoad } from '../ui.js';
 
 const GROUPS = ['model', 'account', 'provider', 'key'] as const;
-const FIELDS = ['submitted', 'completed', 'failed', 'cancelled', 'video_seconds', 'images', 'chat_requests', 'prompt_tokens', 'completion_tokens', 'credits_captured'] as const;
+const FIELDS = [
+  'submitted',
+  'completed',
+  'failed',
+  'cancelled',
+  'video_seconds',
+  'images',
+  'chat_requests',
+  'prompt_tokens',
+  'completion_tokens',
+  'credits_captured',
+] as const;
 
 const label = (bucket: number, interval: string): string => {
   const iso = new Date(bucket * 1000).toISOString();
@@ -30,7 +41,10 @@ export function UsagePage() {
   for (const r of data?.data ?? []) {
     const name = label(r.bucket, interval);
     let c = columns.find((x) => x.label === name);
-    if (!c) { c = { label: name, parts: {} }; columns.push(c); }
+    if (!c) {
+      c = { label: name, parts: {} };
+      columns.push(c);
+    }
     c.parts[r.group ?? '(none)'] = (c.parts[r.group ?? '(none)'] ?? 0) + r[field];
   }
   const download = (): void => {
@@ -46,25 +60,62 @@ export function UsagePage() {
       <div className="filters">
         <div className="field">
           <label htmlFor="usage-group">Group by</label>
-          <select id="usage-group" value={groupBy} onChange={(e) => setGroupBy(e.target.value as typeof groupBy)}>{GROUPS.map((g) => <option key={g} value={g}>{g}</option>)}</select>
+          <select id="usage-group" value={groupBy} onChange={(e) => setGroupBy(e.target.value as typeof groupBy)}>
+            {GROUPS.map((g) => (
+              <option key={g} value={g}>
+                {g}
+              </option>
+            ))}
+          </select>
         </div>
         <div className="field">
           <label htmlFor="usage-interval">Interval</label>
-          <select id="usage-interval" value={interval} onChange={(e) => setSpan(e.target.value as 'day' | 'hour')}><option value="day">day (30 days)</option><option value="hour">hour (24 hours)</option></select>
+          <select id="usage-interval" value={interval} onChange={(e) => setSpan(e.target.value as 'day' | 'hour')}>
+            <option value="day">day (30 days)</option>
+            <option value="hour">hour (24 hours)</option>
+          </select>
         </div>
         <div className="field">
           <label htmlFor="usage-field">Measure</label>
-          <select id="usage-field" value={field} onChange={(e) => setField(e.target.value as typeof field)}>{FIELDS.map((f) => <option key={f} value={f}>{f}</option>)}</select>
+          <select id="usage-field" value={field} onChange={(e) => setField(e.target.value as typeof field)}>
+            {FIELDS.map((f) => (
+              <option key={f} value={f}>
+                {f}
+              </option>
+            ))}
+          </select>
         </div>
-        <button type="button" onClick={download} disabled={!data}>Export CSV</button>
+        <button type="button" onClick={download} disabled={!data}>
+          Export CSV
+        </button>
       </div>
       <ErrorNote error={error} />
       <StackedColumns title={`${field} by ${groupBy} per ${interval}`} keys={groups} columns={columns} />
       <TableWrap>
         <table>
-          <caption>{field} by {groupBy} per {interval}</caption>
-          <thead><tr><th scope="col">{interval}</th>{groups.map((g) => <th key={g} scope="col">{g}</th>)}</tr></thead>
-          <tbody>{columns.map((c) => <tr key={c.label}><th scope="row">{c.label}</th>{groups.map((g) => <td key={g}>{c.parts[g] ?? 0}</td>)}</tr>)}</tbody>
+          <caption>
+            {field} by {groupBy} per {interval}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">{interval}</th>
+              {groups.map((g) => (
+                <th key={g} scope="col">
+                  {g}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {columns.map((c) => (
+              <tr key={c.label}>
+                <th scope="row">{c.label}</th>
+                {groups.map((g) => (
+                  <td key={g}>{c.parts[g] ?? 0}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
         </table>
       </TableWrap>
     </div>

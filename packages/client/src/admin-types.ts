@@ -39,9 +39,14 @@ export interface AdminKey {
 }
 
 /** A new key: its secret is in this answer only. */
-export interface AdminKeyCreated extends AdminKey { key: string }
+export interface AdminKeyCreated extends AdminKey {
+  key: string;
+}
 /** A rotated key: the new secret (this answer only) and until when the old one is still accepted. */
-export interface AdminKeyRotated extends AdminKey { key: string; previous_valid_until: number | null }
+export interface AdminKeyRotated extends AdminKey {
+  key: string;
+  previous_valid_until: number | null;
+}
 
 export interface KeyCreateParams {
   name: string;
@@ -96,7 +101,9 @@ export interface AdminAccount {
   spent: number;
 }
 
-export interface AccountListParams extends AdminListParams { q?: string }
+export interface AccountListParams extends AdminListParams {
+  q?: string;
+}
 
 export type LedgerKind = 'grant' | 'hold' | 'capture' | 'release' | 'adjust';
 
@@ -115,7 +122,9 @@ export interface AdminLedgerEntry {
   created: number;
 }
 
-export interface LedgerParams extends AdminListParams { kind?: LedgerKind[] }
+export interface LedgerParams extends AdminListParams {
+  kind?: LedgerKind[];
+}
 
 export interface GrantParams {
   /** Credits (at most 6 decimals, not 0); negative: taken back, at most what is available. */
@@ -201,7 +210,11 @@ export interface AdminTaskEvent {
   error: string | null;
 }
 
-export interface AdminTaskLedgerEntry { kind: 'hold' | 'capture' | 'release'; amount: number; created: number }
+export interface AdminTaskLedgerEntry {
+  kind: 'hold' | 'capture' | 'release';
+  amount: number;
+  created: number;
+}
 
 export interface AdminWebhookDelivery {
   id: string;
@@ -240,7 +253,14 @@ export interface AdminTaskListParams extends AdminListParams {
 }
 
 /** Calls of a channel over a window, every process. */
-export interface ChannelWindow { calls: number; ok: number; faults: number; errors: number; refused: number; latency_ms: number | null }
+export interface ChannelWindow {
+  calls: number;
+  ok: number;
+  faults: number;
+  errors: number;
+  refused: number;
+  latency_ms: number | null;
+}
 
 /** A provider (channel) across the cluster (`GET /admin/v1/channels`). */
 export interface AdminChannel {

@@ -4,9 +4,32 @@
  * (a caller key here: `AdminOnlyError`).
  */
 import type {
-  AccountListParams, AdminAccount, AdminAuditEntry, AdminGrant, AdminKey, AdminKeyCreated, AdminKeyRotated, AdminLedgerEntry, AdminList,
-  AdminSettings, AuditParams, GrantParams, KeyCreateParams, KeyListParams, KeyRotateParams, KeyUpdateParams, LedgerParams,
-  AdminChannel, AdminChannelProbe, AdminTask, AdminTaskDetail, AdminTaskActivity, AdminTaskListParams, AdminUsage, TaskActivityParams, UsageParams,
+  AccountListParams,
+  AdminAccount,
+  AdminAuditEntry,
+  AdminGrant,
+  AdminKey,
+  AdminKeyCreated,
+  AdminKeyRotated,
+  AdminLedgerEntry,
+  AdminList,
+  AdminSettings,
+  AuditParams,
+  GrantParams,
+  KeyCreateParams,
+  KeyListParams,
+  KeyRotateParams,
+  KeyUpdateParams,
+  LedgerParams,
+  AdminChannel,
+  AdminChannelProbe,
+  AdminTask,
+  AdminTaskDetail,
+  AdminTaskActivity,
+  AdminTaskListParams,
+  AdminUsage,
+  TaskActivityParams,
+  UsageParams,
 } from './admin-types.js';
 import { call, type CallOptions, type FetchLike, type HttpOptions } from './http.js';
 
@@ -45,7 +68,10 @@ async function* pages<T, P extends object>(list: (params: P & { cursor?: string 
 }
 
 class AdminResource {
-  constructor(protected readonly http: HttpOptions, protected readonly base: string) {}
+  constructor(
+    protected readonly http: HttpOptions,
+    protected readonly base: string,
+  ) {}
 
   protected call<T>(path: string, options: CallOptions = {}): Promise<T> {
     return call<T>(this.http, `${this.base}/admin/v1${path}`, options);
@@ -180,7 +206,11 @@ export class AdminClient {
     // not echoed: fetch's own error for such a header value would print the whole key
     if (!/^[\x21-\x7e]+$/.test(options.apiKey.trim())) throw new TypeError('AdminClient: apiKey holds spaces, line breaks or other characters no API key has');
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.http = { apiKey: options.apiKey.trim(), fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)), timeoutMs: options.timeoutMs ?? 60_000 };
+    this.http = {
+      apiKey: options.apiKey.trim(),
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      timeoutMs: options.timeoutMs ?? 60_000,
+    };
     this.keys = new AdminKeys(this.http, this.base);
     this.accounts = new AdminAccounts(this.http, this.base);
     this.audit = new AdminAudit(this.http, this.base);

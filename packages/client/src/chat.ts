@@ -4,17 +4,28 @@ import { sseData } from './sse.js';
 import type { ChatChunk, ChatCompletion, ChatParams, StandardErrorBody } from './types.js';
 
 /** An error event inside an opened chat stream (`data: {"error": {...}}`), e.g. the key was revoked mid-stream. */
-export class StreamError extends MediagateError { override name = 'StreamError'; }
+export class StreamError extends MediagateError {
+  override name = 'StreamError';
+}
 
-export interface ChatRequestOptions { signal?: AbortSignal }
+export interface ChatRequestOptions {
+  signal?: AbortSignal;
+}
 
 /** `POST {base_url}/v1/chat/completions`, whole or streamed. */
 export class ChatResource {
-  constructor(private readonly http: HttpOptions, private readonly url: () => string) {}
+  constructor(
+    private readonly http: HttpOptions,
+    private readonly url: () => string,
+  ) {}
 
   /** The whole reply: the envelope `{code: "200", msg, data: {content, usage, model, id, finish_reason}, success}`. */
   create(params: ChatParams, options: ChatRequestOptions = {}): Promise<ChatCompletion> {
-    return call<ChatCompletion>(this.http, this.url(), { method: 'POST', body: { ...params, stream: false }, ...(options.signal && { signal: options.signal }) });
+    return call<ChatCompletion>(this.http, this.url(), {
+      method: 'POST',
+      body: { ...params, stream: false },
+      ...(options.signal && { signal: options.signal }),
+    });
   }
 
   /**
@@ -24,7 +35,9 @@ export class ChatResource {
    */
   async *stream(params: ChatParams, options: ChatRequestOptions = {}): AsyncGenerator<ChatChunk, void, undefined> {
     const { response, guard } = await send(this.http, this.url(), {
-      method: 'POST', body: { ...params, stream: true }, headers: { accept: 'text/event-stream' },
+      method: 'POST',
+      body: { ...params, stream: true },
+      headers: { accept: 'text/event-stream' },
       ...(options.signal && { signal: options.signal }),
     });
     guard.stopTimer(); // the timeout covers the opening only: a stream may take long; the signal still ends it

@@ -36,38 +36,79 @@ function messageOf(status: number, body: ErrorBody | string): string {
   return `${status}: ${body.msg}`;
 }
 
-export class BadRequestError extends MediagateError { override name = 'BadRequestError'; }
-export class AuthenticationError extends MediagateError { override name = 'AuthenticationError'; }
-export class InsufficientCreditsError extends MediagateError { override name = 'InsufficientCreditsError'; }
-export class PermissionDeniedError extends MediagateError { override name = 'PermissionDeniedError'; }
-export class NotFoundError extends MediagateError { override name = 'NotFoundError'; }
-export class ConflictError extends MediagateError { override name = 'ConflictError'; }
-export class PayloadTooLargeError extends MediagateError { override name = 'PayloadTooLargeError'; }
-export class RateLimitError extends MediagateError { override name = 'RateLimitError'; }
+export class BadRequestError extends MediagateError {
+  override name = 'BadRequestError';
+}
+export class AuthenticationError extends MediagateError {
+  override name = 'AuthenticationError';
+}
+export class InsufficientCreditsError extends MediagateError {
+  override name = 'InsufficientCreditsError';
+}
+export class PermissionDeniedError extends MediagateError {
+  override name = 'PermissionDeniedError';
+}
+export class NotFoundError extends MediagateError {
+  override name = 'NotFoundError';
+}
+export class ConflictError extends MediagateError {
+  override name = 'ConflictError';
+}
+export class PayloadTooLargeError extends MediagateError {
+  override name = 'PayloadTooLargeError';
+}
+export class RateLimitError extends MediagateError {
+  override name = 'RateLimitError';
+}
 /** 5xx: a fault of the gateway or of an upstream, never of the request. */
-export class ServerError extends MediagateError { override name = 'ServerError'; }
+export class ServerError extends MediagateError {
+  override name = 'ServerError';
+}
 
 /** 401 `key_expired`: the key is past its `expires_at`; the operator can set a later one or make a new key. */
-export class KeyExpiredError extends AuthenticationError { override name = 'KeyExpiredError'; }
+export class KeyExpiredError extends AuthenticationError {
+  override name = 'KeyExpiredError';
+}
 /** 403 `model_not_allowed`: the key's allow-list does not include the model (the message names it). */
-export class ModelNotAllowedError extends PermissionDeniedError { override name = 'ModelNotAllowedError'; }
+export class ModelNotAllowedError extends PermissionDeniedError {
+  override name = 'ModelNotAllowedError';
+}
 /** 403 `caller_only`: an admin key tried to create a task, chat or upload. */
-export class CallerOnlyError extends PermissionDeniedError { override name = 'CallerOnlyError'; }
+export class CallerOnlyError extends PermissionDeniedError {
+  override name = 'CallerOnlyError';
+}
 /** 403 `admin_only`: a caller key called the admin API. */
-export class AdminOnlyError extends PermissionDeniedError { override name = 'AdminOnlyError'; }
+export class AdminOnlyError extends PermissionDeniedError {
+  override name = 'AdminOnlyError';
+}
 
 const BY_STATUS: Record<number, typeof MediagateError> = {
-  400: BadRequestError, 401: AuthenticationError, 402: InsufficientCreditsError, 403: PermissionDeniedError,
-  404: NotFoundError, 409: ConflictError, 413: PayloadTooLargeError, 429: RateLimitError,
+  400: BadRequestError,
+  401: AuthenticationError,
+  402: InsufficientCreditsError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: PayloadTooLargeError,
+  429: RateLimitError,
 };
 
 /** Codes with a class of their own (each a subclass of its status's class). */
 const BY_CODE: Record<string, typeof MediagateError> = {
-  key_expired: KeyExpiredError, model_not_allowed: ModelNotAllowedError, caller_only: CallerOnlyError, admin_only: AdminOnlyError,
+  key_expired: KeyExpiredError,
+  model_not_allowed: ModelNotAllowedError,
+  caller_only: CallerOnlyError,
+  admin_only: AdminOnlyError,
 };
 
 /** The error class for an answer: by its code where it has a class of its own, else by its HTTP status. */
-export function errorFor(status: number, body: ErrorBody | string, requestId: string | null, retryAfterSeconds: number | null, headerCode: string | null = null): MediagateError {
+export function errorFor(
+  status: number,
+  body: ErrorBody | string,
+  requestId: string | null,
+  retryAfterSeconds: number | null,
+  headerCode: string | null = null,
+): MediagateError {
   const code = typeof body === 'object' && 'error' in body ? body.error.code : headerCode;
   const Class = (code ? BY_CODE[code] : undefined) ?? BY_STATUS[status] ?? (status >= 500 ? ServerError : MediagateError);
   return new Class(status, body, requestId, retryAfterSeconds, headerCode);
@@ -76,20 +117,28 @@ export function errorFor(status: number, body: ErrorBody | string, requestId: st
 /** The gateway could not be reached, or the connection broke before an answer. */
 export class ConnectionError extends Error {
   override name = 'ConnectionError';
-  constructor(message: string, options?: { cause?: unknown }) { super(message, options); }
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
 }
 
 /** A request took longer than `timeoutMs`, or `waitFor` passed its `timeoutMs`. */
-export class TimeoutError extends Error { override name = 'TimeoutError'; }
+export class TimeoutError extends Error {
+  override name = 'TimeoutError';
+}
 
 /** `waitFor` saw the task end `failed`; `task` is its query body (`task.error` says why). */
 export class TaskFailedError extends Error {
   override name = 'TaskFailedError';
-  constructor(readonly task: AnyTask) { super(`task ${task.id} failed: ${task.error ?? 'no reason given'}`); }
+  constructor(readonly task: AnyTask) {
+    super(`task ${task.id} failed: ${task.error ?? 'no reason given'}`);
+  }
 }
 
 /** `waitFor` saw the task end `cancelled` (motion). */
 export class TaskCancelledError extends Error {
   override name = 'TaskCancelledError';
-  constructor(readonly task: AnyTask) { super(`task ${task.id} was cancelled`); }
+  constructor(readonly task: AnyTask) {
+    super(`task ${task.id} was cancelled`);
+  }
 }

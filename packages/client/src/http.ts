@@ -41,7 +41,10 @@ function combine(signal: AbortSignal | undefined, timeoutMs: number): Guard {
   if (timeoutMs <= 0) return { signal, timedOut: () => false, stopTimer: () => undefined, done: () => undefined };
   const controller = new AbortController();
   let expired = false;
-  const timer = setTimeout(() => { expired = true; controller.abort(new TimeoutError(`no answer within ${timeoutMs} ms`)); }, timeoutMs);
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort(new TimeoutError(`no answer within ${timeoutMs} ms`));
+  }, timeoutMs);
   const onAbort = (): void => controller.abort(signal?.reason);
   if (signal?.aborted) controller.abort(signal.reason);
   else signal?.addEventListener('abort', onAbort, { once: true });
@@ -49,7 +52,10 @@ function combine(signal: AbortSignal | undefined, timeoutMs: number): Guard {
     signal: controller.signal,
     timedOut: () => expired,
     stopTimer: () => clearTimeout(timer),
-    done: () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); },
+    done: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    },
   };
 }
 
@@ -67,7 +73,9 @@ export async function send(http: HttpOptions, url: string, options: CallOptions 
   let response: Response;
   try {
     response = await http.fetch(url, {
-      method: options.method ?? 'GET', headers, signal: guard.signal,
+      method: options.method ?? 'GET',
+      headers,
+      signal: guard.signal,
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
     });
   } catch (err) {
@@ -92,7 +100,9 @@ export async function errorFromResponse(response: Response): Promise<Error> {
   try {
     const parsed: unknown = JSON.parse(text);
     if (parsed !== null && typeof parsed === 'object') body = parsed as ErrorBody;
-  } catch { /* not JSON: kept as text */ }
+  } catch {
+    /* not JSON: kept as text */
+  }
   return errorFor(response.status, body, response.headers.get('x-request-id'), retryAfterSeconds(response.headers), response.headers.get('x-error-code'));
 }
 
@@ -102,7 +112,8 @@ export async function call<T>(http: HttpOptions, url: string, options: CallOptio
   try {
     return (await response.json()) as T;
   } catch (err) {
-    if (guard.timedOut()) throw new TimeoutError(`${options.method ?? 'GET'} ${url}: the answer did not arrive whole within ${http.timeoutMs + (options.extraTimeoutMs ?? 0)} ms`);
+    if (guard.timedOut())
+      throw new TimeoutError(`${options.method ?? 'GET'} ${url}: the answer did not arrive whole within ${http.timeoutMs + (options.extraTimeoutMs ?? 0)} ms`);
     if (options.signal?.aborted) throw options.signal.reason;
     throw new ConnectionError(`${options.method ?? 'GET'} ${url}: the answer could not be read: ${(err as Error).message}`, { cause: err });
   } finally {

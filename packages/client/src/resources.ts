@@ -1,12 +1,30 @@
 import { call, type HttpOptions } from './http.js';
 import { waitForTask, type WaitOptions } from './wait.js';
 import type {
-  AnyTask, ClipCreateParams, ModelCenterCreateParams, ModelCenterTask, MotionCreateParams, PicCreateParams, PicTask,
-  Family, ReelCreateParams, TaskList, TaskListParams, VideosCreateParams, VideosCreateReply, VideoTask, DeliveryList, WebhookSecret,
+  AnyTask,
+  ClipCreateParams,
+  ModelCenterCreateParams,
+  ModelCenterTask,
+  MotionCreateParams,
+  PicCreateParams,
+  PicTask,
+  Family,
+  ReelCreateParams,
+  TaskList,
+  TaskListParams,
+  VideosCreateParams,
+  VideosCreateReply,
+  VideoTask,
+  DeliveryList,
+  WebhookSecret,
 } from './types.js';
 import { verifyWebhook } from './webhooks.js';
 
-export interface Urls { base: string; power: string; api: string }
+export interface Urls {
+  base: string;
+  power: string;
+  api: string;
+}
 
 export interface RequestOptions {
   signal?: AbortSignal;
@@ -67,8 +85,18 @@ export class TaskResource<Params, Created, Task extends AnyTask> {
 
 /** motion also has cancel: `POST {power_base_url}/v1/motion/videos/{id}/cancel`. */
 export class MotionResource extends TaskResource<MotionCreateParams, VideoTask, VideoTask> {
-  constructor(http: HttpOptions, private readonly urls: () => Urls) {
-    super(http, () => `${urls().power}/v1/motion/videos`, (id) => `${urls().power}/v1/result/${enc(id)}`, POLL_INTERVAL_MS.motion, 'motion', () => urls().base);
+  constructor(
+    http: HttpOptions,
+    private readonly urls: () => Urls,
+  ) {
+    super(
+      http,
+      () => `${urls().power}/v1/motion/videos`,
+      (id) => `${urls().power}/v1/result/${enc(id)}`,
+      POLL_INTERVAL_MS.motion,
+      'motion',
+      () => urls().base,
+    );
   }
 
   /** Cancels a queued or processing task; answers it (`status: "cancelled"`). A finished task: ConflictError. */
@@ -79,7 +107,10 @@ export class MotionResource extends TaskResource<MotionCreateParams, VideoTask, 
 
 /** Any task of the caller, whatever its family: `GET /v1/tasks` and `GET /v1/result/{id}`. */
 export class TasksResource {
-  constructor(private readonly http: HttpOptions, private readonly urls: () => Urls) {}
+  constructor(
+    private readonly http: HttpOptions,
+    private readonly urls: () => Urls,
+  ) {}
 
   /** One page, newest first. */
   list(params: TaskListParams = {}, options: { signal?: AbortSignal } = {}): Promise<TaskList> {
@@ -125,7 +156,10 @@ export class WebhooksResource {
   /** Checks a delivery's signature: see {@link verifyWebhook}. */
   readonly verify = verifyWebhook;
 
-  constructor(private readonly http: HttpOptions, private readonly urls: () => Urls) {}
+  constructor(
+    private readonly http: HttpOptions,
+    private readonly urls: () => Urls,
+  ) {}
 
   /** `GET {base_url}/v1/webhooks/secret`: `{ key: "whsec_..." }` (made on first use). */
   secret(options: { signal?: AbortSignal } = {}): Promise<WebhookSecret> {
@@ -156,12 +190,32 @@ export function familyResources(http: HttpOptions, urls: () => Urls) {
     /** `POST {api_base_url}/clip/videos` (Form A) or `{base_url}/clip/videos` (Form B), `GET {base_url}/v1/result/{id}`. */
     clip: new TaskResource<ClipCreateParams, VideoTask, VideoTask>(http, clipUrl, result, POLL_INTERVAL_MS.clip, 'clip', home),
     /** `POST {api_base_url}/reel/videos` (Form A) or `{base_url}/reel/videos` (Form B), `GET {api_base_url}/v1/videos/{id}`. */
-    reel: new TaskResource<ReelCreateParams, VideoTask, VideoTask>(http, reelUrl, (id) => `${urls().api}/v1/videos/${enc(id)}`, POLL_INTERVAL_MS.reel, 'reel', home),
+    reel: new TaskResource<ReelCreateParams, VideoTask, VideoTask>(
+      http,
+      reelUrl,
+      (id) => `${urls().api}/v1/videos/${enc(id)}`,
+      POLL_INTERVAL_MS.reel,
+      'reel',
+      home,
+    ),
     motion: new MotionResource(http, urls),
     /** `POST {base_url}/v1/videos/videos` (answers `{code, msg, data: {projectId}}`), `GET {base_url}/v1/result/{projectId}`. */
-    videos: new TaskResource<VideosCreateParams, VideosCreateReply, VideoTask>(http, base('/v1/videos/videos'), result, POLL_INTERVAL_MS.videos, 'videos', home),
+    videos: new TaskResource<VideosCreateParams, VideosCreateReply, VideoTask>(
+      http,
+      base('/v1/videos/videos'),
+      result,
+      POLL_INTERVAL_MS.videos,
+      'videos',
+      home,
+    ),
     /** `POST {base_url}/v2/model-center/tasks`, `GET {base_url}/v2/model-center/tasks/{id}`. */
     modelCenter: new TaskResource<ModelCenterCreateParams, ModelCenterTask, ModelCenterTask>(
-      http, base('/v2/model-center/tasks'), (id) => `${urls().base}/v2/model-center/tasks/${enc(id)}`, POLL_INTERVAL_MS['model-center'], 'model-center', home),
+      http,
+      base('/v2/model-center/tasks'),
+      (id) => `${urls().base}/v2/model-center/tasks/${enc(id)}`,
+      POLL_INTERVAL_MS['model-center'],
+      'model-center',
+      home,
+    ),
   };
 }

@@ -33,7 +33,9 @@ export async function* sseData(body: ReadableStream<Uint8Array>, maxChars = MAX_
           if (buffer.length > maxChars) throw new Error(`an event stream line is longer than ${maxChars} characters`);
           break;
         }
-        if (buffer[end] === '\r' && end === buffer.length - 1 && !done) { pendingCr = true; }
+        if (buffer[end] === '\r' && end === buffer.length - 1 && !done) {
+          pendingCr = true;
+        }
         const line = buffer.slice(0, end);
         const skip = buffer[end] === '\r' && buffer[end + 1] === '\n' ? 2 : 1;
         buffer = buffer.slice(end + skip);

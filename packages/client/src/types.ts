@@ -13,7 +13,9 @@ export type IntegerLike = number | string;
  * Every create takes `callback_url`: where the gateway POSTs the task's query body, signed, when it
  * ends (a per-key default applies when absent; null opts the task out).
  */
-export interface CallbackParams { callback_url?: string | null }
+export interface CallbackParams {
+  callback_url?: string | null;
+}
 
 export type PicModel = 'pic' | 'pic-pro' | 'pic-pro-stable' | 'pic-2-stable' | 'pic-2';
 export type PicSize = '1:1' | '16:9' | '9:16' | '4:3' | '3:4' | '3:2' | '2:3' | '5:4' | '4:5' | '21:9';
@@ -54,9 +56,16 @@ export interface ReelCreateParams extends CallbackParams {
 }
 
 export type MotionModel =
-  | 'motion_1_5_pro_480p' | 'motion_1_5_pro_720p' | 'motion_1_5_pro_1080p'
-  | 'motion_2_0_4s_5s' | 'motion_2_0_6s_10s' | 'motion_2_0_11s_15s'
-  | 'motion_2_0' | 'motion_2_0_fast' | 'motion_2_0_pro' | 'motion_2_0_fast_pro';
+  | 'motion_1_5_pro_480p'
+  | 'motion_1_5_pro_720p'
+  | 'motion_1_5_pro_1080p'
+  | 'motion_2_0_4s_5s'
+  | 'motion_2_0_6s_10s'
+  | 'motion_2_0_11s_15s'
+  | 'motion_2_0'
+  | 'motion_2_0_fast'
+  | 'motion_2_0_pro'
+  | 'motion_2_0_fast_pro';
 export type MotionContent =
   | { type: 'text'; text: string }
   | { type: 'image_url'; image_url: { url: string }; role?: 'first_frame' | 'last_frame' | 'reference_image' };
@@ -115,8 +124,14 @@ interface TaskBase {
    */
   queue_reason?: 'upstream_unavailable' | null;
 }
-export interface PicTask extends TaskBase { object: 'image' | 'image.generation'; image_url?: string | null }
-export interface VideoTask extends TaskBase { video_url?: string | null; actualDuration?: number | null }
+export interface PicTask extends TaskBase {
+  object: 'image' | 'image.generation';
+  image_url?: string | null;
+}
+export interface VideoTask extends TaskBase {
+  video_url?: string | null;
+  actualDuration?: number | null;
+}
 export interface ModelCenterTask extends TaskBase {
   object: 'image' | 'video';
   result_url: string | null;
@@ -129,7 +144,11 @@ export interface ModelCenterTask extends TaskBase {
 export type AnyTask = PicTask | VideoTask | ModelCenterTask;
 
 /** `POST /v1/videos/videos` answers an envelope; its `data.projectId` is the task id. */
-export interface VideosCreateReply { code: string; msg: string | null; data: { projectId: string } }
+export interface VideosCreateReply {
+  code: string;
+  msg: string | null;
+  data: { projectId: string };
+}
 
 export interface TaskListParams {
   status?: TaskStatus;
@@ -141,10 +160,17 @@ export interface TaskListParams {
   cursor?: string;
 }
 /** A page of tasks, newest first (`T`: the family's task shape when listed through a family). */
-export interface TaskList<T extends AnyTask = AnyTask> { object: 'list'; data: T[]; has_more: boolean; next_cursor: string | null }
+export interface TaskList<T extends AnyTask = AnyTask> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
 
 /** `GET /v1/webhooks/secret` and `POST /v1/webhooks/secret/rotate`. */
-export interface WebhookSecret { key: string }
+export interface WebhookSecret {
+  key: string;
+}
 /** `GET /v1/tasks/{id}/deliveries`: the webhook deliveries of a task (times in Unix seconds). */
 export interface DeliveryList {
   object: 'list';
@@ -159,7 +185,10 @@ export interface DeliveryList {
 
 export type ChatModel = 'chat-3-flash-preview' | 'chat-2.5-flash-lite' | 'chat-2.5-flash' | 'chat-3.1-pro-preview' | 'chat-3-pro-preview' | 'chat-2.5-pro';
 export type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
-export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string | ChatContentPart[] }
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string | ChatContentPart[];
+}
 export interface ChatParams {
   model: ChatModel;
   messages: ChatMessage[];
@@ -170,7 +199,11 @@ export interface ChatParams {
   presence_penalty?: number;
   frequency_penalty?: number;
 }
-export interface ChatUsage { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
 export type FinishReason = 'stop' | 'length';
 export interface ChatCompletion {
   code: string;
@@ -188,6 +221,13 @@ export interface ChatChunk {
 }
 
 /** Error bodies (D9): the standard one, and the envelopes of `videos` create and chat. */
-export interface StandardErrorBody { error: { message: string; type: string; param: string | null; code: string } }
-export interface EnvelopeErrorBody { code: string; msg: string; data: null; success?: false }
+export interface StandardErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+export interface EnvelopeErrorBody {
+  code: string;
+  msg: string;
+  data: null;
+  success?: false;
+}
 export type ErrorBody = StandardErrorBody | EnvelopeErrorBody;

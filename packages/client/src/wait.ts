@@ -20,9 +20,18 @@ const MAX_CONNECTION_FAILURES = 5;
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(signal.reason); return; }
-    const onAbort = (): void => { clearTimeout(timer); reject(signal?.reason); };
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -37,7 +46,12 @@ const isTerminal = (status: string): boolean => status === 'completed' || status
  * up to 5 consecutive connection failures too. Completed: the task; failed: TaskFailedError;
  * cancelled: TaskCancelledError.
  */
-export async function waitForTask<T extends AnyTask>(http: HttpOptions, url: string, defaultIntervalMs: number, options: WaitOptions = {}): Promise<T & { status: 'completed' }> {
+export async function waitForTask<T extends AnyTask>(
+  http: HttpOptions,
+  url: string,
+  defaultIntervalMs: number,
+  options: WaitOptions = {},
+): Promise<T & { status: 'completed' }> {
   const intervalMs = Math.max(1000, options.pollIntervalMs ?? defaultIntervalMs);
   const waitSeconds = Math.min(60, Math.round(intervalMs / 1000));
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
@@ -45,7 +59,9 @@ export async function waitForTask<T extends AnyTask>(http: HttpOptions, url: str
   const stop = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', stop, { once: true });
   if (options.signal?.aborted) stop();
-  const timer = Number.isFinite(deadline) ? setTimeout(() => controller.abort(new TimeoutError(`the task did not finish within ${options.timeoutMs} ms`)), options.timeoutMs) : undefined;
+  const timer = Number.isFinite(deadline)
+    ? setTimeout(() => controller.abort(new TimeoutError(`the task did not finish within ${options.timeoutMs} ms`)), options.timeoutMs)
+    : undefined;
   let last: AnyTask | undefined;
   let failures = 0;
   try {
@@ -58,8 +74,9 @@ export async function waitForTask<T extends AnyTask>(http: HttpOptions, url: str
         failures = 0;
       } catch (err) {
         if (controller.signal.aborted) throw controller.signal.reason;
-        const retryable = (err instanceof MediagateError && (err.status === 429 || err.status === 503))
-          || (err instanceof ConnectionError && ++failures < MAX_CONNECTION_FAILURES);
+        const retryable =
+          (err instanceof MediagateError && (err.status === 429 || err.status === 503)) ||
+          (err instanceof ConnectionError && ++failures < MAX_CONNECTION_FAILURES);
         if (!retryable) throw err;
         const after = err instanceof MediagateError && err.retryAfterSeconds !== null ? err.retryAfterSeconds * 1000 : intervalMs;
         await sleep(after, controller.signal);

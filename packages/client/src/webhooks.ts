@@ -5,7 +5,9 @@
  * browsers, Deno, Bun and Node 20.
  */
 
-export class WebhookVerificationError extends Error { override name = 'WebhookVerificationError'; }
+export class WebhookVerificationError extends Error {
+  override name = 'WebhookVerificationError';
+}
 
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
 
@@ -44,7 +46,12 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * header is missing, the timestamp is outside the tolerance, or no `v1` signature matches.
  * `payload` must be the body exactly as received (text or bytes), not re-serialised JSON.
  */
-export async function verifyWebhook<T = unknown>(payload: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyOptions = {}): Promise<T> {
+export async function verifyWebhook<T = unknown>(
+  payload: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: string,
+  options: VerifyOptions = {},
+): Promise<T> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');

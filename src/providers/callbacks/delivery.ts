@@ -33,7 +33,9 @@ export function timeRefusal(header: string, raw: string | undefined, nowMs: numb
   const off = Math.round(Number(raw) - nowMs / 1000);
   if (Math.abs(off) <= TOLERANCE_SECONDS) return undefined;
   return {
-    valid: false, kind: 'stale', header,
+    valid: false,
+    kind: 'stale',
+    header,
     message: `${header} ${raw} is ${Math.abs(off)} s ${off < 0 ? 'before' : 'after'} this gateway's clock; at most ${TOLERANCE_SECONDS} s are accepted (an older delivery may be a replay)`,
   };
 }

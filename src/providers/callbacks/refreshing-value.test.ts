@@ -6,12 +6,24 @@ function setup(opts = { maxAgeMs: 1000, minRefreshMs: 100 }) {
   let n = 0;
   let fail = false;
   const loads: number[] = [];
-  const value = new RefreshingValue(async () => {
-    loads.push(now);
-    if (fail) throw new Error(`down at ${now}`);
-    return `v${++n}`;
-  }, { ...opts, now: () => now });
-  return { value, loads, step: (ms: number) => { now += ms; }, failing: (f: boolean) => { fail = f; } };
+  const value = new RefreshingValue(
+    async () => {
+      loads.push(now);
+      if (fail) throw new Error(`down at ${now}`);
+      return `v${++n}`;
+    },
+    { ...opts, now: () => now },
+  );
+  return {
+    value,
+    loads,
+    step: (ms: number) => {
+      now += ms;
+    },
+    failing: (f: boolean) => {
+      fail = f;
+    },
+  };
 }
 
 describe('a value fetched from an upstream and kept', () => {

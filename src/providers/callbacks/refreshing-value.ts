@@ -22,7 +22,10 @@ export class RefreshingValue<T> {
   private inFlight: Promise<T> | undefined;
   private readonly now: () => number;
 
-  constructor(private readonly load: () => Promise<T>, private readonly opts: RefreshingValueOptions) {
+  constructor(
+    private readonly load: () => Promise<T>,
+    private readonly opts: RefreshingValueOptions,
+  ) {
     this.now = opts.now ?? Date.now;
   }
 
@@ -55,14 +58,21 @@ export class RefreshingValue<T> {
 
   private fetch(): Promise<T> {
     this.triedAt = this.now();
-    this.inFlight = this.load().then((v) => {
-      this.value = v;
-      this.fetchedAt = this.now();
-      return v;
-    }, (err: unknown) => {
-      this.lastError = err;
-      throw err;
-    }).finally(() => { this.inFlight = undefined; });
+    this.inFlight = this.load()
+      .then(
+        (v) => {
+          this.value = v;
+          this.fetchedAt = this.now();
+          return v;
+        },
+        (err: unknown) => {
+          this.lastError = err;
+          throw err;
+        },
+      )
+      .finally(() => {
+        this.inFlight = undefined;
+      });
     return this.inFlight;
   }
 }

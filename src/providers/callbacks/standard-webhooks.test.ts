@@ -10,7 +10,9 @@ const body = Buffer.from('{"id":"p1","status":"succeeded","output":["https://x/y
 
 /** Signs as the Standard Webhooks reference does, written out here apart from the code under test. */
 const sign = (id: string, timestamp: string, content: Buffer, key = secret): string =>
-  `v1,${createHmac('sha256', Buffer.from(key.split('_').pop()!, 'base64')).update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), content])).digest('base64')}`;
+  `v1,${createHmac('sha256', Buffer.from(key.split('_').pop()!, 'base64'))
+    .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), content]))
+    .digest('base64')}`;
 
 const headersOf = (signature: string, id = 'msg_1', timestamp = ts) => ({ 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature });
 
@@ -54,7 +56,12 @@ describe('Standard Webhooks signatures (Replicate)', () => {
 
   it('a time more than 300 s away, either way, is refused as stale before any key is used; 300 s is accepted', () => {
     const at = (seconds: number) => headersOf(sign('msg_1', String(seconds), body), 'msg_1', String(seconds));
-    expect(readStandardWebhook(at(NOW / 1000 - 301), NOW)).toMatchObject({ valid: false, kind: 'stale', header: 'webhook-timestamp', message: expect.stringMatching(/301 s before this gateway's clock/) });
+    expect(readStandardWebhook(at(NOW / 1000 - 301), NOW)).toMatchObject({
+      valid: false,
+      kind: 'stale',
+      header: 'webhook-timestamp',
+      message: expect.stringMatching(/301 s before this gateway's clock/),
+    });
     expect(readStandardWebhook(at(NOW / 1000 + 301), NOW)).toMatchObject({ valid: false, kind: 'stale', message: expect.stringMatching(/301 s after/) });
     expect(signedWith(read(at(NOW / 1000 - 300)), body, secret)).toBe(true);
   });

@@ -24,7 +24,7 @@ interface NodeError {
   extra_info?: { input_name?: string };
 }
 
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 const clip = (s: string, n = 300): string => (s.length > n ? `${s.slice(0, n - 3)}...` : s);
 
 /** The reason and the node errors of a refused prompt. */
@@ -36,7 +36,7 @@ function refusalOf(text: string): { error: NodeError | undefined; nodes: Array<{
     return { error: text.trim() ? { message: text.trim() } : undefined, nodes: [] };
   }
   const o = obj(json) ?? {};
-  const error = typeof o.error === 'string' ? { message: o.error } : obj(o.error) as NodeError | undefined;
+  const error = typeof o.error === 'string' ? { message: o.error } : (obj(o.error) as NodeError | undefined);
   const nodes = Object.entries(obj(o.node_errors) ?? {}).map(([node, raw]) => {
     const n = obj(raw) ?? {};
     const errors = Array.isArray(n.errors) ? n.errors.map((e) => (obj(e) ?? {}) as NodeError) : [];
@@ -51,7 +51,15 @@ const describe = (e: NodeError): string => [e.message, e.details].filter((s) => 
  * A non-2xx answer to `POST /prompt`: nothing was queued. `fieldOfInput`: the request field each
  * written input came from (`"5.width"` -> `size`).
  */
-export function promptFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub, template: string, fieldOfInput: Record<string, string>): Error {
+export function promptFailure(
+  id: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  scrub: Scrub,
+  template: string,
+  fieldOfInput: Record<string, string>,
+): Error {
   const who = whoOf(id);
   const { error, nodes } = refusalOf(text);
   const said = scrub(error ? describe(error) : '');
@@ -62,14 +70,20 @@ export function promptFailure(id: string, status: number, headers: Headers, text
     for (const e of errors) {
       const input = e.extra_info?.input_name;
       const field = input === undefined ? undefined : fieldOfInput[`${node}.${input}`];
-      if (field !== undefined) return new UnrecoverableError(`${field}: ComfyUI refused the value written into ${node}.${input} of template "${template}": ${clip(scrub(describe(e)))}`, { param: field });
+      if (field !== undefined)
+        return new UnrecoverableError(
+          `${field}: ComfyUI refused the value written into ${node}.${input} of template "${template}": ${clip(scrub(describe(e)))}`,
+          { param: field },
+        );
     }
   }
   const first = nodes.find((n) => n.errors.length > 0);
   const where = first
     ? `node ${first.node} (${first.classType})${first.errors[0]!.extra_info?.input_name ? ` input ${first.errors[0]!.extra_info.input_name}` : ''}: ${scrub(describe(first.errors[0]!))}`
     : said || `HTTP ${status}`;
-  return new ChannelError(`${who} cannot run the template "${template}" (${error?.type ?? 'invalid prompt'}): ${clip(where)}; check the workflow and the models and custom nodes installed there`);
+  return new ChannelError(
+    `${who} cannot run the template "${template}" (${error?.type ?? 'invalid prompt'}): ${clip(where)}; check the workflow and the models and custom nodes installed there`,
+  );
 }
 
 /** A non-2xx answer to a look (`/queue`, `/history`), a cancel or an upload: the channel's, looked at again later. */
@@ -103,4 +117,6 @@ export function executionFailure(id: string, status: HistoryEntry['status'], scr
 
 /** A prompt ComfyUI no longer knows: neither queued, running nor in its history. */
 export const lostPrompt = (id: string, promptId: string): Error =>
-  new Error(`${whoOf(id)} no longer knows prompt ${promptId} (not queued, not running, not in its history: ComfyUI restarted, or the prompt was deleted there)`);
+  new Error(
+    `${whoOf(id)} no longer knows prompt ${promptId} (not queued, not running, not in its history: ComfyUI restarted, or the prompt was deleted there)`,
+  );

@@ -14,10 +14,15 @@ import { ComfyModels, loadTemplates, type ComfyTemplate } from './templates.js';
 export const comfyUiFactory = registerFactory({
   type: 'comfyui',
   families: [...FAMILIES],
-  optionsSchema: Type.Object({
-    baseUrl: BaseUrl(COMFYUI_DEFAULTS.baseUrl), ...TimeBounds, pollSeconds: PollSecondsOption,
-    models: ModelsOption('an object of template name -> { workflow, makes, slots, outputs? }'),
-  }, { additionalProperties: false }),
+  optionsSchema: Type.Object(
+    {
+      baseUrl: BaseUrl(COMFYUI_DEFAULTS.baseUrl),
+      ...TimeBounds,
+      pollSeconds: PollSecondsOption,
+      models: ModelsOption('an object of template name -> { workflow, makes, slots, outputs? }'),
+    },
+    { additionalProperties: false },
+  ),
   resolve(options, ctx) {
     const baseUrl = checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl ?? COMFYUI_DEFAULTS.baseUrl);
     let models: Record<string, ComfyTemplate> = {};
@@ -37,13 +42,20 @@ export const comfyUiFactory = registerFactory({
     const names = Object.keys(templates);
     const name = route.upstreamModel;
     if (name !== undefined && !names.includes(name)) {
-      throw new ConfigError(route.setting, `${route.where}: provider "${route.provider}" (type comfyui) has no template "${name}" (it has ${names.join(', ')}; add one under providers.${route.provider}.models)`);
+      throw new ConfigError(
+        route.setting,
+        `${route.where}: provider "${route.provider}" (type comfyui) has no template "${name}" (it has ${names.join(', ')}; add one under providers.${route.provider}.models)`,
+      );
     }
     const kind = route.model === '*' ? undefined : kindOfModel(route.model);
     const makes = name !== undefined ? templates[name]!.makes : kind;
     if (kind !== undefined && makes !== kind) {
-      throw new ConfigError(route.setting, `${route.where}: the ComfyUI template "${name}" of provider "${route.provider}" makes ${makes === 'image' ? 'images' : 'videos'}; ${route.model} makes ${kind === 'image' ? 'images' : 'videos'}`);
+      throw new ConfigError(
+        route.setting,
+        `${route.where}: the ComfyUI template "${name}" of provider "${route.provider}" makes ${makes === 'image' ? 'images' : 'videos'}; ${route.model} makes ${kind === 'image' ? 'images' : 'videos'}`,
+      );
     }
   },
-  create: ({ models, ...options }, ctx) => createComfyUiProvider({ ...options, templates: models, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: ({ models, ...options }, ctx) =>
+    createComfyUiProvider({ ...options, templates: models, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

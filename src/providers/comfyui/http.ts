@@ -28,15 +28,26 @@ export class ComfyHttp extends UpstreamClient {
   }
 
   async send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal, timeoutMs: number): Promise<ComfyAnswer> {
-    return this.request(path, {
-      method,
-      headers: { accept: 'application/json', ...(body !== undefined && { 'content-type': 'application/json' }), ...this.authHeaders() },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    }, signal, timeoutMs, MAX_ANSWER_BYTES);
+    return this.request(
+      path,
+      {
+        method,
+        headers: { accept: 'application/json', ...(body !== undefined && { 'content-type': 'application/json' }), ...this.authHeaders() },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      },
+      signal,
+      timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
   }
 
   /** `POST /upload/image` of one image into ComfyUI's input folder, replacing a file of that name. */
-  async uploadImage(file: { name: string; contentType: string; data: Buffer }, subfolder: string, signal: AbortSignal, timeoutMs: number): Promise<ComfyAnswer> {
+  async uploadImage(
+    file: { name: string; contentType: string; data: Buffer },
+    subfolder: string,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<ComfyAnswer> {
     const boundary = `mediagate-${randomBytes(12).toString('hex')}`;
     const field = (name: string, value: string): Buffer => Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
     const body = Buffer.concat([
@@ -48,11 +59,17 @@ export class ComfyHttp extends UpstreamClient {
       field('overwrite', 'true'),
       Buffer.from(`--${boundary}--\r\n`),
     ]);
-    return this.request('/upload/image', {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': `multipart/form-data; boundary=${boundary}`, ...this.authHeaders() },
-      body,
-    }, signal, timeoutMs, MAX_ANSWER_BYTES);
+    return this.request(
+      '/upload/image',
+      {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': `multipart/form-data; boundary=${boundary}`, ...this.authHeaders() },
+        body,
+      },
+      signal,
+      timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
   }
 
   /** Where ComfyUI serves an output file: `{baseUrl}/view?filename=&subfolder=&type=`. */

@@ -35,7 +35,8 @@ const plural = (kind: string): string => (kind === 'image' ? 'images' : `${kind}
 /** The field a caller would fill to give a medium the template needs (`model` where the family has none). */
 function fieldFor(job: RequestedJob, slot: string): string {
   if (job.family === 'motion') return 'content';
-  const frames = job.family === 'videos' ? ['image', 'lastFrameImage'] : job.family === 'clip' || job.family === 'model-center' ? ['first_image', 'last_image'] : undefined;
+  const frames =
+    job.family === 'videos' ? ['image', 'lastFrameImage'] : job.family === 'clip' || job.family === 'model-center' ? ['first_image', 'last_image'] : undefined;
   if (slot === 'first_frame' || slot === 'last_frame') return frames?.[slot === 'first_frame' ? 0 : 1] ?? 'model';
   const given = job.media.images[0]?.field;
   if (given) return baseOf(given);
@@ -83,7 +84,11 @@ export function bindingOf(t: ComfyTemplate, job: RequestedJob): ComfyBinding | R
   const m = job.media;
   const other = [...m.videos, ...m.audios][0];
   if (other) return refuse(other.field, `${name} takes caller images only (first and last frames, reference images)`);
-  const images: Array<[string, MediaRef | undefined]> = [['first_frame', m.firstFrame], ['last_frame', m.lastFrame], ...m.images.map((r, i) => [`reference_image_${i + 1}`, r] as [string, MediaRef])];
+  const images: Array<[string, MediaRef | undefined]> = [
+    ['first_frame', m.firstFrame],
+    ['last_frame', m.lastFrame],
+    ...m.images.map((r, i) => [`reference_image_${i + 1}`, r] as [string, MediaRef]),
+  ];
   for (const [slot, ref] of images) {
     if (!ref) continue;
     if (!has(slot)) {
@@ -109,7 +114,10 @@ export function bindingOf(t: ComfyTemplate, job: RequestedJob): ComfyBinding | R
     if (isEmpty(value)) continue;
     if (key === 'content' && Array.isArray(value)) {
       // motion: the text items are the prompt; its images came as media above
-      const text = value.filter((c): c is { type: 'text'; text: string } => !!c && c.type === 'text' && typeof c.text === 'string').map((c) => c.text).join('\n');
+      const text = value
+        .filter((c): c is { type: 'text'; text: string } => !!c && c.type === 'text' && typeof c.text === 'string')
+        .map((c) => c.text)
+        .join('\n');
       if (text) prompt = { text, field: 'content' };
       continue;
     }
@@ -163,7 +171,12 @@ export function bindingOf(t: ComfyTemplate, job: RequestedJob): ComfyBinding | R
  * images as the names they were uploaded under, `seed` (when the caller gave none) as this
  * generation's. Also which request field each written input came from (`"6.text"` -> `prompt`).
  */
-export function workflowOf(t: ComfyTemplate, b: ComfyBinding, uploaded: Record<string, string>, seed: number): { workflow: Workflow; fieldOfInput: Record<string, string> } {
+export function workflowOf(
+  t: ComfyTemplate,
+  b: ComfyBinding,
+  uploaded: Record<string, string>,
+  seed: number,
+): { workflow: Workflow; fieldOfInput: Record<string, string> } {
   const workflow = structuredClone(t.workflow);
   const fieldOfInput: Record<string, string> = {};
   const values: Record<string, unknown> = { ...b.values, ...uploaded };

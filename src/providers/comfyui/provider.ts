@@ -17,7 +17,18 @@ import { MEDIA_FORMATS } from '../../media/formats.js';
 import { isImageBytes } from '../../media/sniff.js';
 import { queueProgress } from '../queue-progress.js';
 import { malformedReply, scrubberFor } from '../toolkit/errors.js';
-import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult } from '../types.js';
+import type {
+  CheckResult,
+  MediaProvider,
+  PollSeconds,
+  CallContext,
+  ProviderContext,
+  ProviderJob,
+  Refusal,
+  RemoteFile,
+  RequestedJob,
+  StartResult,
+} from '../types.js';
 import type { UpstreamRef } from '../../contract/task-request.js';
 import { UnrecoverableError } from '../types.js';
 import { builtInTemplates, DEFAULT_TEMPLATE } from './builtin-templates.js';
@@ -68,7 +79,14 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
   const base = new URL(options.baseUrl ?? COMFYUI_DEFAULTS.baseUrl);
   const timeoutMs = options.timeoutMs ?? COMFYUI_DEFAULTS.timeoutMs;
   const who = whoOf(id);
-  const http = new ComfyHttp({ id, who, baseUrl: base, apiKey, connectTimeoutMs: options.connectTimeoutMs ?? COMFYUI_DEFAULTS.connectTimeoutMs, dispatcher: options.dispatcher });
+  const http = new ComfyHttp({
+    id,
+    who,
+    baseUrl: base,
+    apiKey,
+    connectTimeoutMs: options.connectTimeoutMs ?? COMFYUI_DEFAULTS.connectTimeoutMs,
+    dispatcher: options.dispatcher,
+  });
   const scrub = scrubberFor(apiKey, [base]);
   const templates = { ...builtInTemplates(), ...options.templates };
   const clientId = `mediagate:${id}`;
@@ -104,13 +122,21 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
       // what ComfyUI's image loader (PIL) reads everywhere; anything else goes as PNG
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(type)) {
         const sharp = await loadSharp();
-        data = await sharp(data).png().toBuffer().catch((err: unknown) => {
-          throw new UnrecoverableError(`${ref.field}: the image cannot be decoded to hand it to ComfyUI`, { cause: err, param: ref.field });
-        });
+        data = await sharp(data)
+          .png()
+          .toBuffer()
+          .catch((err: unknown) => {
+            throw new UnrecoverableError(`${ref.field}: the image cannot be decoded to hand it to ComfyUI`, { cause: err, param: ref.field });
+          });
         type = 'image/png';
       }
       const ext = Object.values(MEDIA_FORMATS).find((f) => f.contentType === type)!.ext;
-      const answer = await http.uploadImage({ name: `${job.taskId}-g${job.generation}-${slot}.${ext}`, contentType: type, data }, UPLOAD_SUBFOLDER, ctx.signal, timeoutMs);
+      const answer = await http.uploadImage(
+        { name: `${job.taskId}-g${job.generation}-${slot}.${ext}`, contentType: type, data },
+        UPLOAD_SUBFOLDER,
+        ctx.signal,
+        timeoutMs,
+      );
       if (!ok(answer)) throw callFailure(id, `the upload of ${ref.field}`, answer.status, answer.headers, answer.text, scrub);
       const stored = parseJson(id, who, answer.text) as { name?: unknown; subfolder?: unknown } | null;
       if (typeof stored?.name !== 'string' || stored.name === '') throw malformedReply(id, 'an upload answer without name', who);
@@ -129,7 +155,10 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     const mark: PromptMark = { task: job.taskId, generation: job.generation };
     const earlier = await earlierPrompt(promptId, mark, ctx);
     if (earlier !== undefined) {
-      ctx.log.warn({ taskId: job.taskId, provider: id, promptId: earlier, generation: job.generation }, 'comfyui already has this generation\'s prompt (an earlier start\'s answer was lost): following it');
+      ctx.log.warn(
+        { taskId: job.taskId, provider: id, promptId: earlier, generation: job.generation },
+        "comfyui already has this generation's prompt (an earlier start's answer was lost): following it",
+      );
       return { state: 'started', ref: { id: earlier, data: { ...data } } };
     }
     const uploaded = await upload(job, binding, ctx);
@@ -143,11 +172,18 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     const queued = parseJson(id, who, answer.text) as { prompt_id?: unknown; number?: unknown; node_errors?: unknown } | null;
     if (typeof queued?.prompt_id !== 'string' || queued.prompt_id === '') throw malformedReply(id, 'a prompt answer without prompt_id', who);
     const partial = queued.node_errors && typeof queued.node_errors === 'object' ? Object.keys(queued.node_errors) : [];
-    ctx.log.info({
-      taskId: job.taskId, provider: id, promptId: queued.prompt_id, number: queued.number, template: template.name,
-      ...(queued.prompt_id !== promptId && { note: 'this ComfyUI chose its own prompt id (older than client prompt ids)' }),
-      ...(partial.length > 0 && { nodesWithErrors: partial }),
-    }, 'comfyui prompt queued');
+    ctx.log.info(
+      {
+        taskId: job.taskId,
+        provider: id,
+        promptId: queued.prompt_id,
+        number: queued.number,
+        template: template.name,
+        ...(queued.prompt_id !== promptId && { note: 'this ComfyUI chose its own prompt id (older than client prompt ids)' }),
+        ...(partial.length > 0 && { nodesWithErrors: partial }),
+      },
+      'comfyui prompt queued',
+    );
     return { state: 'started', ref: { id: queued.prompt_id, data: { ...data } } };
   }
 
@@ -182,7 +218,10 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
     const [path, body] = place.state === 'pending' ? ['/queue', { delete: [ref.id] }] : ['/interrupt', { prompt_id: ref.id }];
     const answer = await http.send('POST', path, body, ctx.signal, timeoutMs);
     if (!ok(answer)) throw callFailure(id, `the cancel (${path})`, answer.status, answer.headers, answer.text, scrub);
-    ctx.log.info({ taskId: job.taskId, provider: id, promptId: ref.id, how: place.state === 'pending' ? 'deleted from the queue' : 'interrupted' }, 'comfyui prompt cancelled');
+    ctx.log.info(
+      { taskId: job.taskId, provider: id, promptId: ref.id, how: place.state === 'pending' ? 'deleted from the queue' : 'interrupted' },
+      'comfyui prompt cancelled',
+    );
   }
 
   return {

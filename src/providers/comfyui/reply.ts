@@ -20,7 +20,7 @@ export function parseJson(id: string, who: string, text: string): unknown {
   }
 }
 
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 /** What this gateway writes into a prompt's `extra_data`, to find it again after a crash. */
 export interface PromptMark {
@@ -30,7 +30,7 @@ export interface PromptMark {
 
 export type QueuePlace =
   | { state: 'running'; promptId: string }
-  | { state: 'pending'; promptId: string; /** prompts that run before it (the running ones included) */ ahead: number }
+  | { state: 'pending'; promptId: string /** prompts that run before it (the running ones included) */; ahead: number }
   | { state: 'absent' };
 
 /** Where a prompt is in `GET /queue`: by its id, or (a server that chose the id itself) by this gateway's mark. */

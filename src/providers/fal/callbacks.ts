@@ -28,17 +28,22 @@ export interface FalCallbackOptions {
 
 export function falCallbacks(o: FalCallbackOptions): ProviderCallbacks {
   const { id, who } = o;
-  const keys = new RefreshingValue<KeyObject[]>(async () => {
-    const answer = await o.http.getPublic(o.jwksUrl, new AbortController().signal, SIGNING_KEYS.timeoutMs);
-    if (answer.status < 200 || answer.status >= 300) {
-      throw channelFault(id, answer.status, answer.headers, '', who) ?? new ChannelError(`${who}'s webhook key set answered HTTP ${answer.status}`);
-    }
-    try {
-      return ed25519KeysOf(JSON.parse(answer.text));
-    } catch (err) {
-      throw ChannelError.of(malformedReply(id, `a webhook key set that cannot be used (${err instanceof SyntaxError ? 'not JSON' : (err as Error).message})`, who));
-    }
-  }, { ...SIGNING_KEYS, ...(o.now && { now: o.now }) });
+  const keys = new RefreshingValue<KeyObject[]>(
+    async () => {
+      const answer = await o.http.getPublic(o.jwksUrl, new AbortController().signal, SIGNING_KEYS.timeoutMs);
+      if (answer.status < 200 || answer.status >= 300) {
+        throw channelFault(id, answer.status, answer.headers, '', who) ?? new ChannelError(`${who}'s webhook key set answered HTTP ${answer.status}`);
+      }
+      try {
+        return ed25519KeysOf(JSON.parse(answer.text));
+      } catch (err) {
+        throw ChannelError.of(
+          malformedReply(id, `a webhook key set that cannot be used (${err instanceof SyntaxError ? 'not JSON' : (err as Error).message})`, who),
+        );
+      }
+    },
+    { ...SIGNING_KEYS, ...(o.now && { now: o.now }) },
+  );
 
   return {
     async verify(delivery: CallbackDelivery, now: number): Promise<CallbackCheck> {
@@ -49,7 +54,13 @@ export function falCallbacks(o: FalCallbackOptions): ProviderCallbacks {
         const fresh = await keys.refresh().catch(() => undefined);
         valid = fresh !== undefined && signedByFal(signed, delivery.body, fresh);
       }
-      if (!valid) return { valid: false, kind: 'forged', header: 'x-fal-webhook-signature', message: `x-fal-webhook-signature: no key of ${who}'s webhook key set made this signature` };
+      if (!valid)
+        return {
+          valid: false,
+          kind: 'forged',
+          header: 'x-fal-webhook-signature',
+          message: `x-fal-webhook-signature: no key of ${who}'s webhook key set made this signature`,
+        };
       // fal names no delivery id: the signature is one (it covers the request, the time and the body)
       return { valid: true, upstreamId: signed.requestId, deliveryId: signed.signature.toString('hex') };
     },

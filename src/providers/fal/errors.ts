@@ -30,7 +30,8 @@ export function detailOf(text: string): { message: string | undefined; errors: D
   const o = (json && typeof json === 'object' ? json : {}) as Record<string, unknown>;
   const d = o.detail;
   if (Array.isArray(d)) {
-    const errors = d.filter((e): e is Detail => !!e && typeof e === 'object' && typeof (e as Detail).msg === 'string')
+    const errors = d
+      .filter((e): e is Detail => !!e && typeof e === 'object' && typeof (e as Detail).msg === 'string')
       .map((e) => ({ loc: Array.isArray(e.loc) ? e.loc : [], msg: e.msg, type: typeof e.type === 'string' ? e.type : '' }));
     return { message: errors[0]?.msg, errors };
   }
@@ -45,7 +46,9 @@ export function submitFailure(id: string, status: number, headers: Headers, text
   const fault = channelFault(id, status, headers, said, who);
   if (fault) return fault;
   if (status === 404 || status === 405) {
-    return new ChannelError(`${who} does not serve model "${model}", the fal model id this gateway's route gives it (HTTP ${status})${said ? `: ${said}` : ''}`);
+    return new ChannelError(
+      `${who} does not serve model "${model}", the fal model id this gateway's route gives it (HTTP ${status})${said ? `: ${said}` : ''}`,
+    );
   }
   return resultFailure(id, status, headers, text, scrub, {}, model);
 }
@@ -55,7 +58,15 @@ export function submitFailure(id: string, status: number, headers: Headers, text
  * the field), could not make it (5xx, timeouts: a failed generation), or the channel could not
  * answer now (429, 401/403, 502/503: ChannelError, looked at again).
  */
-export function resultFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub, fieldOfInput: Record<string, string>, model: string): Error {
+export function resultFailure(
+  id: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  scrub: Scrub,
+  fieldOfInput: Record<string, string>,
+  model: string,
+): Error {
   const who = whoOf(id);
   const { message, errors } = detailOf(text);
   const said = scrub(message);
@@ -68,7 +79,9 @@ export function resultFailure(id: string, status: number, headers: Headers, text
   if (first?.type === 'content_policy_violation') {
     const input = inputOf(first.loc);
     const param = input !== undefined ? fieldOfInput[input] : undefined;
-    return new UnrecoverableError(`the request was refused by the upstream's content checker (content_policy_violation)${param ? ` on ${param}` : ''}`, { param: param ?? 'prompt' });
+    return new UnrecoverableError(`the request was refused by the upstream's content checker (content_policy_violation)${param ? ` on ${param}` : ''}`, {
+      param: param ?? 'prompt',
+    });
   }
   if (first) {
     const input = inputOf(first.loc);
@@ -87,8 +100,7 @@ export function statusFailure(id: string, status: number, headers: Headers, text
   if (status === 404 || status === 410) return { gone: new Error(`${who} no longer has the request (HTTP ${status})`) };
   const said = scrub(detailOf(text).message);
   // another 4xx is about this one request's status: checked again on the same generation, not the channel's fault (G272)
-  return channelFault(id, status, headers, said, who)
-    ?? new UnexpectedReply(`${who} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
+  return channelFault(id, status, headers, said, who) ?? new UnexpectedReply(`${who} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
 }
 
 function inputOf(loc: unknown[]): string | undefined {

@@ -12,11 +12,16 @@ import { createFalProvider, FAL_DEFAULTS } from './provider.js';
 export const falFactory = registerFactory({
   type: 'fal',
   families: [...FAMILIES],
-  optionsSchema: Type.Object({
-    baseUrl: BaseUrl(FAL_DEFAULTS.baseUrl), ...TimeBounds, pollSeconds: PollSecondsOption,
-    models: ModelsOption('an object of fal model id -> its input mapping { inputs, output, ... }'),
-    jwksUrl: Url(`an http(s) URL: where fal publishes the keys of its webhook signatures (default ${FAL_DEFAULTS.jwksUrl})`),
-  }, { additionalProperties: false }),
+  optionsSchema: Type.Object(
+    {
+      baseUrl: BaseUrl(FAL_DEFAULTS.baseUrl),
+      ...TimeBounds,
+      pollSeconds: PollSecondsOption,
+      models: ModelsOption('an object of fal model id -> its input mapping { inputs, output, ... }'),
+      jwksUrl: Url(`an http(s) URL: where fal publishes the keys of its webhook signatures (default ${FAL_DEFAULTS.jwksUrl})`),
+    },
+    { additionalProperties: false },
+  ),
   resolve(options, ctx) {
     const check = (field: string, url: string) => checkUpstreamUrl(ctx.setting, `${ctx.where}.${field}`, url);
     return {
@@ -29,7 +34,10 @@ export const falFactory = registerFactory({
   checkRoute(options, route) {
     const name = route.upstreamModel ?? route.model;
     if (route.model !== '*' && !Object.hasOwn(options.models, name)) {
-      throw new ConfigError(route.setting, `${route.where}: provider "${route.provider}" (type fal) has no entry in its "models" for ${JSON.stringify(name)} (give the fal model id as the candidate's "model" and its input mapping under providers.${route.provider}.models)`);
+      throw new ConfigError(
+        route.setting,
+        `${route.where}: provider "${route.provider}" (type fal) has no entry in its "models" for ${JSON.stringify(name)} (give the fal model id as the candidate's "model" and its input mapping under providers.${route.provider}.models)`,
+      );
     }
   },
   create: (options, ctx) => createFalProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),

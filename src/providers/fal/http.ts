@@ -39,14 +39,20 @@ export class FalHttp extends UpstreamClient {
 
   async send(method: 'GET' | 'POST' | 'PUT', url: URL, body: unknown, signal: AbortSignal, timeoutMs: number): Promise<FalAnswer> {
     const { apiKey } = this.opts;
-    return this.request(url, {
-      method,
-      headers: {
-        accept: 'application/json',
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-        ...(apiKey && { authorization: `Key ${apiKey}` }),
+    return this.request(
+      url,
+      {
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...(apiKey && { authorization: `Key ${apiKey}` }),
+        },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
       },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    }, signal, timeoutMs, MAX_ANSWER_BYTES);
+      signal,
+      timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
   }
 }

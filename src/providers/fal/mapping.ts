@@ -1,5 +1,5 @@
 /**
- * A request as the input of a fal model, by the model's declared mapping (models.ts, 
+ * A request as the input of a fal model, by the model's declared mapping (models.ts,
  * G140): each request field is sent as the input the mapping names (through its table of values,
  * or as it is), accepted as what the model makes anyway (`accept`), or the request is refused
  * naming the field. Caller media go as URLs (`ctx.mediaUrl`): a list, or one URL (`single`).
@@ -75,7 +75,8 @@ export function falCallOf(models: FalModels, job: RequestedJob, mediaUrl: (ref: 
     if (!rule.to) continue;
     if (rule.values) {
       const key = String(value);
-      if (!Object.hasOwn(rule.values, key)) return { field, message: `${field} ${said(value)}: the fal model ${model} takes ${Object.keys(rule.values).join(', ')}` };
+      if (!Object.hasOwn(rule.values, key))
+        return { field, message: `${field} ${said(value)}: the fal model ${model} takes ${Object.keys(rule.values).join(', ')}` };
       input[rule.to] = rule.values[key];
     } else {
       input[rule.to] = value;

@@ -8,24 +8,38 @@ import { Type, type Static } from '@sinclair/typebox';
 
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 
-export const FalInputRule = Type.Union([
-  Type.String({ minLength: 1, description: 'the fal input the field is sent as, unchanged' }),
-  Type.Object({
-    to: Type.Optional(Type.String({ minLength: 1, description: 'the fal input the field is sent as' })),
-    values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'request value -> fal value; any other value is refused' })),
-    accept: Type.Optional(Type.Array(Scalar, { minItems: 1, description: 'values the model makes without being told (nothing is sent); any other value is refused' })),
-    default: Type.Optional(Scalar),
-    single: Type.Optional(Type.Boolean({ description: 'a media field sent as one URL (a second one is refused)' })),
-    max: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'most media URLs the input takes' })),
-  }, { additionalProperties: false, description: 'an object { to?, values?, accept?, default?, single?, max? }' }),
-], { description: 'a fal input name, or { to?, values?, accept?, default?, single?, max? }' });
+export const FalInputRule = Type.Union(
+  [
+    Type.String({ minLength: 1, description: 'the fal input the field is sent as, unchanged' }),
+    Type.Object(
+      {
+        to: Type.Optional(Type.String({ minLength: 1, description: 'the fal input the field is sent as' })),
+        values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'request value -> fal value; any other value is refused' })),
+        accept: Type.Optional(
+          Type.Array(Scalar, { minItems: 1, description: 'values the model makes without being told (nothing is sent); any other value is refused' }),
+        ),
+        default: Type.Optional(Scalar),
+        single: Type.Optional(Type.Boolean({ description: 'a media field sent as one URL (a second one is refused)' })),
+        max: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'most media URLs the input takes' })),
+      },
+      { additionalProperties: false, description: 'an object { to?, values?, accept?, default?, single?, max? }' },
+    ),
+  ],
+  { description: 'a fal input name, or { to?, values?, accept?, default?, single?, max? }' },
+);
 export type FalInputRule = Static<typeof FalInputRule>;
 
-export const FalModelMapping = Type.Object({
-  inputs: Type.Record(Type.String(), FalInputRule, { description: 'request field -> how it is sent' }),
-  constants: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'fal inputs always sent' })),
-  output: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\[\\])?(\\.[A-Za-z_][A-Za-z0-9_]*(\\[\\])?)*$', description: 'where the files are in the answer, e.g. images[].url or video.url' }),
-}, { additionalProperties: false, description: 'an object { inputs, constants?, output }' });
+export const FalModelMapping = Type.Object(
+  {
+    inputs: Type.Record(Type.String(), FalInputRule, { description: 'request field -> how it is sent' }),
+    constants: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'fal inputs always sent' })),
+    output: Type.String({
+      pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\[\\])?(\\.[A-Za-z_][A-Za-z0-9_]*(\\[\\])?)*$',
+      description: 'where the files are in the answer, e.g. images[].url or video.url',
+    }),
+  },
+  { additionalProperties: false, description: 'an object { inputs, constants?, output }' },
+);
 export type FalModelMapping = Static<typeof FalModelMapping>;
 
 /** A fal model id: `owner/alias` and an optional sub-path (`fal-ai/kling-video/v2/master/text-to-video`). */

@@ -57,7 +57,14 @@ export function createFalProvider(options: FalOptions): MediaProvider {
   const base = new URL(options.baseUrl ?? FAL_DEFAULTS.baseUrl);
   const timeoutMs = options.timeoutMs ?? FAL_DEFAULTS.timeoutMs;
   const who = whoOf(id);
-  const http = new FalHttp({ id, who, baseUrl: base, apiKey, connectTimeoutMs: options.connectTimeoutMs ?? FAL_DEFAULTS.connectTimeoutMs, dispatcher: options.dispatcher });
+  const http = new FalHttp({
+    id,
+    who,
+    baseUrl: base,
+    apiKey,
+    connectTimeoutMs: options.connectTimeoutMs ?? FAL_DEFAULTS.connectTimeoutMs,
+    dispatcher: options.dispatcher,
+  });
   const scrub = scrubberFor(apiKey, [base]);
 
   function refuse(job: RequestedJob): Refusal | undefined {
@@ -69,7 +76,8 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     const d = (ref.data ?? {}) as Partial<FalRefData>;
     const [status, response, cancel] = [d.statusUrl, d.responseUrl, d.cancelUrl].map((u) => http.queueUrl(u));
     // a reference saved against another queue address (providers.json changed): it cannot be followed
-    if (!status || !response || !cancel) throw new UnrecoverableError(`${who} cannot follow request ${ref.id}: its saved URLs are not at the configured queue address`);
+    if (!status || !response || !cancel)
+      throw new UnrecoverableError(`${who} cannot follow request ${ref.id}: its saved URLs are not at the configured queue address`);
     return { status, response, cancel };
   }
 
@@ -82,7 +90,17 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     if (ctx.callbackUrl !== undefined) url.searchParams.set('fal_webhook', ctx.callbackUrl);
     const answer = await http.send('POST', url, call.input, ctx.signal, timeoutMs);
     const requestId = headerOf(answer, 'x-fal-request-id');
-    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: requestId, status: answer.status, upstreamModel: call.model, webhook: ctx.callbackUrl !== undefined }, 'fal submit answered');
+    ctx.log.info(
+      {
+        taskId: job.taskId,
+        provider: id,
+        upstreamRequestId: requestId,
+        status: answer.status,
+        upstreamModel: call.model,
+        webhook: ctx.callbackUrl !== undefined,
+      },
+      'fal submit answered',
+    );
     if (answer.status < 200 || answer.status >= 300) throw submitFailure(id, answer.status, answer.headers, answer.text, scrub, call.model);
     const json = parseJson(id, who, answer.text);
     const submitted = submittedOf(id, who, http, json);
@@ -106,9 +124,12 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     if (status.status === 'IN_QUEUE') return { state: 'pending', progress: queueProgress(status.queuePosition) };
     if (status.status === 'IN_PROGRESS') return { state: 'pending' }; // the engine's time estimate (G129)
     const result = await http.send('GET', urls.response, undefined, ctx.signal, timeoutMs);
-    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: headerOf(result, 'x-fal-request-id') ?? ref.id, status: result.status }, 'fal result answered');
+    ctx.log.info(
+      { taskId: job.taskId, provider: id, upstreamRequestId: headerOf(result, 'x-fal-request-id') ?? ref.id, status: result.status },
+      'fal result answered',
+    );
     if (result.status < 200 || result.status >= 300) {
-      const fieldOfInput = ((ref.data as { fieldOfInput?: Record<string, string> } | undefined)?.fieldOfInput) ?? {};
+      const fieldOfInput = (ref.data as { fieldOfInput?: Record<string, string> } | undefined)?.fieldOfInput ?? {};
       const error = resultFailure(id, result.status, result.headers, result.text, scrub, fieldOfInput, job.upstreamModel);
       if (error instanceof ChannelError || error instanceof UnexpectedReply) throw error; // the channel's, or an answer to read again: look again later
       return { state: 'failed', error };
@@ -140,7 +161,11 @@ export function createFalProvider(options: FalOptions): MediaProvider {
       // a request's URLs are under its app: the model id's first two segments (fal-ai/flux of fal-ai/flux/dev)
       const app = (Object.keys(models)[0] ?? 'fal-ai/fast-sdxl').split('/').slice(0, 2).join('/');
       const url = http.submitUrl(`${app}/requests/mediagate-probe/status`);
-      return probeResult(`GET /${app}/requests/{id}/status`, await http.send('GET', url, undefined, signal, PROBE_TIMEOUT_MS), (s) => s < 500 && s !== 401 && s !== 403);
+      return probeResult(
+        `GET /${app}/requests/{id}/status`,
+        await http.send('GET', url, undefined, signal, PROBE_TIMEOUT_MS),
+        (s) => s < 500 && s !== 401 && s !== 403,
+      );
     },
     capabilities: { families: FAMILIES },
     ...tuningOf(options),

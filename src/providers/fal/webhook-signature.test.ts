@@ -15,7 +15,9 @@ const keys = ed25519KeysOf({ keys: [jwkOf(publicKey)] });
 function headersFor(content: Buffer, key = privateKey, requestId = 'r-1', userId = 'u-9', timestamp = ts): Record<string, string> {
   const message = `${requestId}\n${userId}\n${timestamp}\n${createHash('sha256').update(content).digest('hex')}`;
   return {
-    'x-fal-webhook-request-id': requestId, 'x-fal-webhook-user-id': userId, 'x-fal-webhook-timestamp': timestamp,
+    'x-fal-webhook-request-id': requestId,
+    'x-fal-webhook-user-id': userId,
+    'x-fal-webhook-timestamp': timestamp,
     'x-fal-webhook-signature': sign(null, Buffer.from(message), key).toString('hex'),
   };
 }

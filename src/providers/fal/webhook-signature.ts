@@ -53,7 +53,7 @@ export function signedByFal(d: FalWebhook, body: Buffer, keys: readonly KeyObjec
 
 /** The ED25519 public keys of a JSON Web Key Set (other keys skipped); none is an error. */
 export function ed25519KeysOf(jwks: unknown): KeyObject[] {
-  const list = (jwks && typeof jwks === 'object' ? (jwks as { keys?: unknown }).keys : undefined);
+  const list = jwks && typeof jwks === 'object' ? (jwks as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(list)) throw new Error('the key set has no "keys" list');
   const keys = list.flatMap((k: unknown) => {
     const jwk = k as { kty?: unknown; crv?: unknown; x?: unknown } | null | undefined;

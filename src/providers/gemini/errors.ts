@@ -13,7 +13,12 @@ import { ChannelError, UnexpectedReply, UnrecoverableError } from '../types.js';
 
 export const whoOf = (id: string): string => `the Gemini API upstream "${id}"`;
 
-interface StatusDetail { '@type'?: string; reason?: string; retryDelay?: string; fieldViolations?: { field?: string; description?: string }[] }
+interface StatusDetail {
+  '@type'?: string;
+  reason?: string;
+  retryDelay?: string;
+  fieldViolations?: { field?: string; description?: string }[];
+}
 
 export interface RpcStatus {
   code?: number;
@@ -51,7 +56,12 @@ const FIELD_RULES: readonly [RegExp, (fields: FieldNames) => string | undefined]
   [/prompt/i, () => 'prompt'],
 ];
 
-export interface FieldNames { aspect: string; image?: string | undefined; lastFrame?: string | undefined; references?: string | undefined }
+export interface FieldNames {
+  aspect: string;
+  image?: string | undefined;
+  lastFrame?: string | undefined;
+  references?: string | undefined;
+}
 
 export function fieldOf(s: RpcStatus, names: FieldNames): string | undefined {
   const texts = [...(detail(s, 'BadRequest')?.fieldViolations?.map((v) => v.field ?? '') ?? []), s.message ?? ''];
@@ -72,28 +82,43 @@ export function callFailure(id: string, status: number, headers: Headers, text: 
   }
   if (status === 429) {
     const retryAfterMs = retryDelayMsOf(s);
-    return new ChannelError(`${who} is rate limiting the gateway or its quota is used up (HTTP 429${s.status ? ` ${s.status}` : ''})${said ? `: ${said}` : ''}`, {
-      code: 'rate_limited', ...(retryAfterMs !== undefined && { retryAfterMs, headers: { 'Retry-After': String(Math.ceil(retryAfterMs / 1000)) } }),
-    });
+    return new ChannelError(
+      `${who} is rate limiting the gateway or its quota is used up (HTTP 429${s.status ? ` ${s.status}` : ''})${said ? `: ${said}` : ''}`,
+      {
+        code: 'rate_limited',
+        ...(retryAfterMs !== undefined && { retryAfterMs, headers: { 'Retry-After': String(Math.ceil(retryAfterMs / 1000)) } }),
+      },
+    );
   }
   const fault = channelFault(id, status, headers, said, who);
   if (fault) return fault;
-  if (s.status === 'FAILED_PRECONDITION') return new ChannelError(`${who} cannot serve the gateway's account now (HTTP ${status} FAILED_PRECONDITION)${said ? `: ${said}` : ''}`);
-  if (status === 404) return new ChannelError(`${who} does not serve model "${upstreamModel}", the name this gateway's route gives it (HTTP 404)${said ? `: ${said}` : ''}`);
+  if (s.status === 'FAILED_PRECONDITION')
+    return new ChannelError(`${who} cannot serve the gateway's account now (HTTP ${status} FAILED_PRECONDITION)${said ? `: ${said}` : ''}`);
+  if (status === 404)
+    return new ChannelError(`${who} does not serve model "${upstreamModel}", the name this gateway's route gives it (HTTP 404)${said ? `: ${said}` : ''}`);
   const param = fieldOf(s, names);
   const why = said || `${who} refused the request (HTTP ${status}${s.status ? ` ${s.status}` : ''})`;
   return new UnrecoverableError(param && !why.startsWith(param) ? `${param}: ${why}` : why, { ...(param !== undefined && { param }) });
 }
 
 /** A non-2xx answer to an operation query: a name the API no longer knows ends the generation (a new one may start); anything else, look again later. */
-export function operationQueryFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub): { gone: Error } | ChannelError | UnexpectedReply {
+export function operationQueryFailure(
+  id: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  scrub: Scrub,
+): { gone: Error } | ChannelError | UnexpectedReply {
   const who = whoOf(id);
   const s = rpcStatusOf(text);
   const said = scrub(s.message);
   if (status === 404) return { gone: new Error(`${who} no longer has the generation (HTTP 404)`) };
   if (status === 429) {
     const retryAfterMs = retryDelayMsOf(s);
-    return new ChannelError(`${who} is rate limiting the gateway (HTTP 429)${said ? `: ${said}` : ''}`, { code: 'rate_limited', ...(retryAfterMs !== undefined && { retryAfterMs }) });
+    return new ChannelError(`${who} is rate limiting the gateway (HTTP 429)${said ? `: ${said}` : ''}`, {
+      code: 'rate_limited',
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    });
   }
   // another 4xx is about this one operation: checked again on the same generation, not the channel's fault (G272)
   return channelFault(id, status, headers, said, who) ?? new UnexpectedReply(`${who} refused the operation query (HTTP ${status})${said ? `: ${said}` : ''}`);

@@ -22,10 +22,16 @@ export class GeminiHttp extends UpstreamClient {
 
   /** `path` is below the base URL (`/models/veo-3.1:predictLongRunning`, `/models/veo-3.1/operations/abc`). */
   async call(method: 'GET' | 'POST', path: string, body: Record<string, unknown> | undefined, signal: AbortSignal, timeoutMs: number): Promise<GeminiAnswer> {
-    return this.request(path, {
-      method,
-      headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...this.keyHeaders },
-      ...(body && { body: JSON.stringify(body) }),
-    }, signal, timeoutMs, MAX_ANSWER_BYTES);
+    return this.request(
+      path,
+      {
+        method,
+        headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...this.keyHeaders },
+        ...(body && { body: JSON.stringify(body) }),
+      },
+      signal,
+      timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
   }
 }

@@ -39,7 +39,8 @@ const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array
 export function imageCallOf(job: RequestedJob): ImageCall | Refusal {
   const model = job.upstreamModel;
   // images are pic's and Model Center's (the provider serves clip too, whose tasks make videos)
-  if (job.family !== 'pic' && job.family !== 'model-center') return { field: 'model', message: `model ${job.model}: Gemini image models make pic and Model Center images` };
+  if (job.family !== 'pic' && job.family !== 'model-center')
+    return { field: 'model', message: `model ${job.model}: Gemini image models make pic and Model Center images` };
   const known = job.family === 'pic' ? PIC_FIELDS : MODEL_CENTER_FIELDS;
   const params = paramFields(job.params);
   const unknown = Object.keys(params).find((k) => !known.has(k) && !isEmpty(params[k]));

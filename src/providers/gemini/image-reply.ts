@@ -16,10 +16,26 @@ import { UnrecoverableError, type LocalFile } from '../types.js';
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
 
 /** finishReasons that mean a safety rule stopped the image. */
-export const BLOCKING_FINISH = new Set(['SAFETY', 'PROHIBITED_CONTENT', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'RECITATION', 'IMAGE_RECITATION']);
+export const BLOCKING_FINISH = new Set([
+  'SAFETY',
+  'PROHIBITED_CONTENT',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'BLOCKLIST',
+  'SPII',
+  'RECITATION',
+  'IMAGE_RECITATION',
+]);
 
-interface Part { text?: string; inlineData?: { mimeType?: string; data?: string }; thought?: boolean }
-interface Answer { candidates?: { content?: { parts?: Part[] }; finishReason?: string; finishMessage?: string }[]; promptFeedback?: { blockReason?: string; blockReasonMessage?: string } }
+interface Part {
+  text?: string;
+  inlineData?: { mimeType?: string; data?: string };
+  thought?: boolean;
+}
+interface Answer {
+  candidates?: { content?: { parts?: Part[] }; finishReason?: string; finishMessage?: string }[];
+  promptFeedback?: { blockReason?: string; blockReasonMessage?: string };
+}
 
 export function imageOfAnswer(id: string, who: string, text: string, scrub: Scrub): LocalFile {
   let json: Answer;
@@ -35,7 +51,8 @@ export function imageOfAnswer(id: string, who: string, text: string, scrub: Scru
   const image = candidate?.content?.parts?.find((p) => !p.thought && typeof p.inlineData?.data === 'string' && p.inlineData.data !== '')?.inlineData;
   if (!image) {
     const finish = candidate?.finishReason ?? 'none';
-    if (BLOCKING_FINISH.has(finish)) throw new UnrecoverableError(`the image was refused by the upstream's safety system (finishReason ${finish})`, { param: 'prompt' });
+    if (BLOCKING_FINISH.has(finish))
+      throw new UnrecoverableError(`the image was refused by the upstream's safety system (finishReason ${finish})`, { param: 'prompt' });
     if (!candidate) throw malformedReply(id, 'no candidates', who);
     const said = scrub(candidate.finishMessage ?? candidate.content?.parts?.find((p) => p.text)?.text);
     throw new Error(`${who} made no image (finishReason ${finish})${said ? `: ${said.slice(0, 200)}` : ''}`);

@@ -16,7 +16,9 @@ interface Operation {
   name?: string;
   done?: boolean;
   error?: RpcStatus;
-  response?: { generateVideoResponse?: { generatedSamples?: { video?: { uri?: string } }[]; raiMediaFilteredCount?: number; raiMediaFilteredReasons?: string[] } };
+  response?: {
+    generateVideoResponse?: { generatedSamples?: { video?: { uri?: string } }[]; raiMediaFilteredCount?: number; raiMediaFilteredReasons?: string[] };
+  };
 }
 
 export interface OperationReading {
@@ -61,8 +63,14 @@ export function checkResultOf(r: OperationReading, text: string): CheckResult {
   const uris = (res?.generatedSamples ?? []).map((s) => s.video?.uri).filter((u): u is string => typeof u === 'string' && /^https?:\/\//.test(u));
   if (uris.length === 0) {
     if ((res?.raiMediaFilteredCount ?? 0) > 0 || (res?.raiMediaFilteredReasons?.length ?? 0) > 0) {
-      const reasons = (res?.raiMediaFilteredReasons ?? []).map((t) => r.scrub(t)).filter(Boolean).join('; ');
-      return { state: 'failed', error: new UnrecoverableError(`the video was blocked by the upstream's safety filters${reasons ? `: ${reasons}` : ''}`, { param: 'prompt' }) };
+      const reasons = (res?.raiMediaFilteredReasons ?? [])
+        .map((t) => r.scrub(t))
+        .filter(Boolean)
+        .join('; ');
+      return {
+        state: 'failed',
+        error: new UnrecoverableError(`the video was blocked by the upstream's safety filters${reasons ? `: ${reasons}` : ''}`, { param: 'prompt' }),
+      };
     }
     return { state: 'failed', error: new Error(`${r.who} ended the generation without a video`) };
   }

@@ -39,7 +39,12 @@ export interface GeminiOptions {
   dispatcher?: Dispatcher | undefined;
 }
 
-export const GEMINI_DEFAULTS = { baseUrl: 'https://generativelanguage.googleapis.com/v1beta', timeoutMs: 300_000, connectTimeoutMs: 10_000, pollSeconds: 10 } as const;
+export const GEMINI_DEFAULTS = {
+  baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+  timeoutMs: 300_000,
+  connectTimeoutMs: 10_000,
+  pollSeconds: 10,
+} as const;
 
 /** What an image generation typically takes, for the progress estimate (ms). */
 const TYPICAL_IMAGE_MS = 20_000;
@@ -92,14 +97,24 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
   const base = new URL(options.baseUrl ?? GEMINI_DEFAULTS.baseUrl);
   const timeoutMs = options.timeoutMs ?? GEMINI_DEFAULTS.timeoutMs;
   const who = whoOf(id);
-  const http = new GeminiHttp({ id, who, baseUrl: base, apiKey, connectTimeoutMs: options.connectTimeoutMs ?? GEMINI_DEFAULTS.connectTimeoutMs, dispatcher: options.dispatcher });
+  const http = new GeminiHttp({
+    id,
+    who,
+    baseUrl: base,
+    apiKey,
+    connectTimeoutMs: options.connectTimeoutMs ?? GEMINI_DEFAULTS.connectTimeoutMs,
+    dispatcher: options.dispatcher,
+  });
   const scrub = scrubberFor(apiKey, [base]);
   const reading: OperationReading = { id, who, scrub, origin: base.origin, keyHeaders: http.keyHeaders };
 
   function callOf(job: RequestedJob): { image: ImageCall } | { video: VideoCall } | Refusal {
     const video = job.output.kind === 'video';
     if (video !== isVeo(job.upstreamModel)) {
-      return { field: 'model', message: `model ${job.model} makes ${video ? 'videos' : 'images'}; the route sends it to ${job.upstreamModel}, which makes ${video ? 'images' : 'videos'}` };
+      return {
+        field: 'model',
+        message: `model ${job.model} makes ${video ? 'videos' : 'images'}; the route sends it to ${job.upstreamModel}, which makes ${video ? 'images' : 'videos'}`,
+      };
     }
     const call = video ? videoCallOf(job) : imageCallOf(job);
     if ('field' in call) return call;

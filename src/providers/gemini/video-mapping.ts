@@ -39,7 +39,21 @@ export interface VideoCall {
 }
 
 const CLIP_FIELDS = new Set(['prompt', 'size', 'aspect_ratio', 'resolution', 'duration', 'image_urls', 'input_reference', 'first_image', 'last_image']);
-const MODEL_CENTER_FIELDS = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'generate_audio', 'image_urls', 'reference_images', 'first_image', 'last_image', 'reference_videos', 'reference_audios', 'negative_prompt', 'person_generation']);
+const MODEL_CENTER_FIELDS = new Set([
+  'prompt',
+  'aspect_ratio',
+  'resolution',
+  'duration',
+  'generate_audio',
+  'image_urls',
+  'reference_images',
+  'first_image',
+  'last_image',
+  'reference_videos',
+  'reference_audios',
+  'negative_prompt',
+  'person_generation',
+]);
 const PERSON_GENERATION = ['allow_all', 'allow_adult', 'dont_allow'];
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
@@ -78,7 +92,8 @@ export function videoCallOf(job: RequestedJob): VideoCall | Refusal {
   }
   const audio = extra?.generate_audio;
   if (audio === true && !rules.audio) return { field: 'generate_audio', message: `generate_audio true: ${model} makes silent videos` };
-  if (audio === false && rules.audio) return { field: 'generate_audio', message: `generate_audio false: ${model} always makes sound (the Gemini API cannot turn it off)` };
+  if (audio === false && rules.audio)
+    return { field: 'generate_audio', message: `generate_audio false: ${model} always makes sound (the Gemini API cannot turn it off)` };
   const person = str(extra?.person_generation);
   if (person !== undefined && !PERSON_GENERATION.includes(person)) {
     return { field: 'person_generation', message: `person_generation ${person}: Veo takes ${PERSON_GENERATION.join(', ')}` };
@@ -90,19 +105,29 @@ export function videoCallOf(job: RequestedJob): VideoCall | Refusal {
   if (lastFrame && !firstFrame) return { field: lastFrame.field, message: `${model} takes a last frame only with a first frame` };
   if (references.length > rules.maxReferences) {
     const first = references[rules.maxReferences]!;
-    return { field: first.field, message: rules.maxReferences === 0 ? `${model} takes no reference images` : `${model} takes at most ${rules.maxReferences} reference images` };
+    return {
+      field: first.field,
+      message: rules.maxReferences === 0 ? `${model} takes no reference images` : `${model} takes at most ${rules.maxReferences} reference images`,
+    };
   }
-  if (references.length > 0 && (firstFrame || lastFrame)) return { field: references[0]!.field, message: `${model} takes reference images or frames, not both` };
-  if (references.length > 0 && duration !== rules.longOnly) return { field: references[0]!.field, message: `${model} takes reference images only for ${rules.longOnly}-second videos` };
+  if (references.length > 0 && (firstFrame || lastFrame))
+    return { field: references[0]!.field, message: `${model} takes reference images or frames, not both` };
+  if (references.length > 0 && duration !== rules.longOnly)
+    return { field: references[0]!.field, message: `${model} takes reference images only for ${rules.longOnly}-second videos` };
   const negative = str(extra?.negative_prompt);
   return {
     model,
     prompt: p.prompt,
     parameters: {
-      aspectRatio: aspect, durationSeconds: duration, resolution: resolution as VideoCall['parameters']['resolution'],
-      ...(negative && { negativePrompt: negative }), ...(person !== undefined && { personGeneration: person }),
+      aspectRatio: aspect,
+      durationSeconds: duration,
+      resolution: resolution as VideoCall['parameters']['resolution'],
+      ...(negative && { negativePrompt: negative }),
+      ...(person !== undefined && { personGeneration: person }),
     },
-    ...(firstFrame && { firstFrame }), ...(lastFrame && { lastFrame }),
-    references, rules,
+    ...(firstFrame && { firstFrame }),
+    ...(lastFrame && { lastFrame }),
+    references,
+    rules,
   };
 }

@@ -24,7 +24,15 @@ export function fieldOfParam(param: string | undefined, images: readonly MediaRe
 }
 
 /** A non-2xx answer to a generation or edit. */
-export function imagesFailure(id: string, status: number, headers: Headers, text: string, scrub: Scrub, images: readonly MediaRef[], upstreamModel: string): Error {
+export function imagesFailure(
+  id: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  scrub: Scrub,
+  images: readonly MediaRef[],
+  upstreamModel: string,
+): Error {
   const who = whoOf(id);
   const info = readErrorBody(text);
   const said = scrub(info.message);
@@ -38,7 +46,9 @@ export function imagesFailure(id: string, status: number, headers: Headers, text
   }
   if (status === 404 || info.param === 'model' || info.code === 'model_not_found') {
     // the caller's model is valid; the name this gateway's route sends is not known there
-    return new ChannelError(`${who} does not serve model "${upstreamModel}", the name this gateway's route gives it (HTTP ${status})${said ? `: ${said}` : ''}`);
+    return new ChannelError(
+      `${who} does not serve model "${upstreamModel}", the name this gateway's route gives it (HTTP ${status})${said ? `: ${said}` : ''}`,
+    );
   }
   const param = fieldOfParam(info.param, images);
   const reason = said || `${who} refused the request (HTTP ${status})`;

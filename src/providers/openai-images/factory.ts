@@ -11,10 +11,16 @@ export const openAiImagesFactory = registerFactory({
   type: 'openai-images',
   families: ['pic', 'model-center'],
   optionsSchema: Type.Object({ baseUrl: BaseUrl(OPENAI_IMAGES_DEFAULTS.baseUrl), ...TimeBounds }, { additionalProperties: false }),
-  resolve: (options, ctx) => ({ ...options, baseUrl: checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl) }),
+  resolve: (options, ctx) => ({
+    ...options,
+    baseUrl: checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl),
+  }),
   checkRoute(_options, route) {
     if (findModelCenterModel(route.model)?.kind === 'video') {
-      throw new ConfigError(route.setting, `${route.where}: provider "${route.provider}" (type openai-images) makes images; ${route.model} is a Model Center video model`);
+      throw new ConfigError(
+        route.setting,
+        `${route.where}: provider "${route.provider}" (type openai-images) makes images; ${route.model} is a Model Center video model`,
+      );
     }
   },
   create: (options, ctx) => createOpenAiImagesProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),

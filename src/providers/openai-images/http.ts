@@ -16,19 +16,31 @@ export type ImagesAnswer = UpstreamAnswer;
 
 export class ImagesHttp extends UpstreamClient {
   /** POSTs `body` (an object as JSON, or a multipart form) to `path` below the base URL. */
-  async post(path: '/images/generations' | '/images/edits', body: Record<string, unknown> | FormData, extraHeaders: Record<string, string>, signal: AbortSignal, timeoutMs: number): Promise<ImagesAnswer> {
+  async post(
+    path: '/images/generations' | '/images/edits',
+    body: Record<string, unknown> | FormData,
+    extraHeaders: Record<string, string>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<ImagesAnswer> {
     const { apiKey } = this.opts;
     const json = !isForm(body);
-    return this.request(path, {
-      method: 'POST',
-      headers: {
-        accept: 'application/json',
-        ...(json && { 'content-type': 'application/json' }),
-        ...(apiKey && { authorization: `Bearer ${apiKey}` }),
-        ...extraHeaders,
+    return this.request(
+      path,
+      {
+        method: 'POST',
+        headers: {
+          accept: 'application/json',
+          ...(json && { 'content-type': 'application/json' }),
+          ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+          ...extraHeaders,
+        },
+        body: json ? JSON.stringify(body) : body,
       },
-      body: json ? JSON.stringify(body) : body,
-    }, signal, timeoutMs, MAX_ANSWER_BYTES);
+      signal,
+      timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
   }
 }
 

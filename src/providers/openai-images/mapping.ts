@@ -49,7 +49,8 @@ function unknownField(job: ImageJob): Refusal | undefined {
 /** The Images API call for a request, or why it cannot be made. */
 export function imagesCallOf(job: RequestedJob): ImagesCall | Refusal {
   const model = job.upstreamModel;
-  if (job.family !== 'pic' && job.family !== 'model-center') return { field: 'model', message: `model ${job.model}: the openai-images provider makes images for pic and Model Center image models only` };
+  if (job.family !== 'pic' && job.family !== 'model-center')
+    return { field: 'model', message: `model ${job.model}: the openai-images provider makes images for pic and Model Center image models only` };
   if (job.output.kind !== 'image') return { field: 'model', message: `model ${job.model} makes videos; the openai-images provider makes images only` };
   const unknown = unknownField(job);
   if (unknown) return unknown;
@@ -58,20 +59,24 @@ export function imagesCallOf(job: RequestedJob): ImagesCall | Refusal {
   const n = asked.n;
   if (n !== undefined && Number(n) !== 1) return { field: 'n', message: `n ${String(n)}: a task makes one image (n 1)` };
   const quality = asked.quality;
-  if (quality !== undefined && !rules.quality.includes(quality)) return { field: 'quality', message: `quality ${quality}: ${model} takes ${rules.quality.join(', ')}` };
+  if (quality !== undefined && !rules.quality.includes(quality))
+    return { field: 'quality', message: `quality ${quality}: ${model} takes ${rules.quality.join(', ')}` };
   const images = job.media.images;
   if (images.length > rules.maxImages) {
     const first = images[rules.maxImages]!;
-    const message = rules.maxImages === 0
-      ? `${model} takes no reference images`
-      : `${model} takes at most ${rules.maxImages} reference image${rules.maxImages === 1 ? '' : 's'}`;
+    const message =
+      rules.maxImages === 0
+        ? `${model} takes no reference images`
+        : `${model} takes at most ${rules.maxImages} reference image${rules.maxImages === 1 ? '' : 's'}`;
     return { field: first.field, message };
   }
   const other = [job.media.firstFrame, job.media.lastFrame, ...job.media.videos, ...job.media.audios].find((r) => r !== undefined);
   if (other) return { field: other.field, message: `${model} takes reference images only` };
   const exact = PIXELS.test(asked.size ?? '');
   const size = upstreamSize(model, rules, {
-    width: job.output.width, height: job.output.height, exact,
+    width: job.output.width,
+    height: job.output.height,
+    exact,
     fields: { aspect: asked.aspectField, resolution: 'resolution', size: 'size' },
     said: { aspect: asked.aspect ?? '1:1', resolution: asked.resolution ?? '1k' },
   });

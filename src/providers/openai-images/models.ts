@@ -25,9 +25,39 @@ const GPT_QUALITY = ['low', 'medium', 'high', 'auto'] as const;
 
 export const MODEL_RULES: Record<ImageModelKind, ImageModelRules> = {
   'gpt-image-2': { kind: 'gpt-image-2', maxImages: 16, gptImage: true, quality: GPT_QUALITY },
-  'gpt-image-1': { kind: 'gpt-image-1', sizes: [[1024, 1024], [1536, 1024], [1024, 1536]], maxImages: 16, gptImage: true, quality: GPT_QUALITY },
-  'dall-e-3': { kind: 'dall-e-3', sizes: [[1024, 1024], [1792, 1024], [1024, 1792]], maxImages: 0, gptImage: false, quality: ['standard', 'hd'] },
-  'dall-e-2': { kind: 'dall-e-2', sizes: [[256, 256], [512, 512], [1024, 1024]], maxImages: 1, gptImage: false, quality: ['standard'] },
+  'gpt-image-1': {
+    kind: 'gpt-image-1',
+    sizes: [
+      [1024, 1024],
+      [1536, 1024],
+      [1024, 1536],
+    ],
+    maxImages: 16,
+    gptImage: true,
+    quality: GPT_QUALITY,
+  },
+  'dall-e-3': {
+    kind: 'dall-e-3',
+    sizes: [
+      [1024, 1024],
+      [1792, 1024],
+      [1024, 1792],
+    ],
+    maxImages: 0,
+    gptImage: false,
+    quality: ['standard', 'hd'],
+  },
+  'dall-e-2': {
+    kind: 'dall-e-2',
+    sizes: [
+      [256, 256],
+      [512, 512],
+      [1024, 1024],
+    ],
+    maxImages: 1,
+    gptImage: false,
+    quality: ['standard'],
+  },
 };
 
 /** The rules of an upstream model name (`gpt-image-1`, `gpt-image-1-mini`, `gpt-image-1.5` and `chatgpt-image-latest` share the fixed sizes). */

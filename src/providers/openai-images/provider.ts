@@ -72,7 +72,14 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
   const base = new URL(options.baseUrl ?? OPENAI_IMAGES_DEFAULTS.baseUrl);
   const timeoutMs = options.timeoutMs ?? OPENAI_IMAGES_DEFAULTS.timeoutMs;
   const who = whoOf(id);
-  const http = new ImagesHttp({ id, who, baseUrl: base, apiKey, connectTimeoutMs: options.connectTimeoutMs ?? OPENAI_IMAGES_DEFAULTS.connectTimeoutMs, dispatcher: options.dispatcher });
+  const http = new ImagesHttp({
+    id,
+    who,
+    baseUrl: base,
+    apiKey,
+    connectTimeoutMs: options.connectTimeoutMs ?? OPENAI_IMAGES_DEFAULTS.connectTimeoutMs,
+    dispatcher: options.dispatcher,
+  });
   const scrub = scrubberFor(apiKey, [base]);
 
   function refuse(job: RequestedJob): Refusal | undefined {
@@ -95,7 +102,10 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
       stop();
     }
     const requestId = answer.headers['x-request-id'];
-    ctx.log.info({ taskId: job.taskId, provider: id, upstreamRequestId: requestId, status: answer.status, upstreamModel: call.model }, 'openai-images answered');
+    ctx.log.info(
+      { taskId: job.taskId, provider: id, upstreamRequestId: requestId, status: answer.status, upstreamModel: call.model },
+      'openai-images answered',
+    );
     if (answer.status < 200 || answer.status >= 300) throw imagesFailure(id, answer.status, answer.headers, answer.text, scrub, call.images, call.model);
     const file = imageOfAnswer(id, who, answer.text, output);
     return { state: 'done', output: { files: [file] } };
@@ -104,7 +114,8 @@ export function createOpenAiImagesProvider(options: OpenAiImagesOptions): MediaP
   return {
     id,
     // the models the key may use: a list call of the OpenAI API
-    probe: async (signal) => probeResult('GET /models', await http.probeGet('/models', apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal, PROBE_TIMEOUT_MS)),
+    probe: async (signal) =>
+      probeResult('GET /models', await http.probeGet('/models', apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: ['pic', 'model-center'] },
     ...tuningOf(options),
     refuse,

@@ -47,10 +47,14 @@ function nearestFreeSize(w: number, h: number): UpstreamSize | undefined {
   const [sw, sh] = [w * scale, h * scale];
   const sides = (n: number): number[] => [Math.floor(n / step) * step, Math.ceil(n / step) * step].filter((v) => v > 0);
   const ratio = Math.log(w / h);
-  const fits = sides(sw).flatMap((cw) => sides(sh).map((ch) => ({ width: cw, height: ch })))
+  const fits = sides(sw)
+    .flatMap((cw) => sides(sh).map((ch) => ({ width: cw, height: ch })))
     .filter((s) => freeSizeProblem(s.width, s.height) === undefined)
-    .sort((a, b) => Math.abs(Math.log(a.width / a.height) - ratio) - Math.abs(Math.log(b.width / b.height) - ratio)
-      || Math.abs(a.width * a.height - sw * sh) - Math.abs(b.width * b.height - sw * sh));
+    .sort(
+      (a, b) =>
+        Math.abs(Math.log(a.width / a.height) - ratio) - Math.abs(Math.log(b.width / b.height) - ratio) ||
+        Math.abs(a.width * a.height - sw * sh) - Math.abs(b.width * b.height - sw * sh),
+    );
   return fits[0];
 }
 
@@ -78,11 +82,16 @@ export function upstreamSize(model: string, rules: ImageModelRules, req: SizeReq
   }
   const longest = Math.max(...sizes.map(([sw, sh]) => Math.max(sw, sh)));
   if (Math.max(w, h) > longest) {
-    return { field: req.fields.resolution, message: `${req.fields.resolution} ${req.said.resolution}: ${model} makes images up to ${longest} px on the long side (${list(sizes)})` };
+    return {
+      field: req.fields.resolution,
+      message: `${req.fields.resolution} ${req.said.resolution}: ${model} makes images up to ${longest} px on the long side (${list(sizes)})`,
+    };
   }
   const ratio = Math.log(w / h);
   const long = Math.max(w, h);
-  const [best] = [...sizes].sort((a, b) => Math.abs(Math.log(a[0] / a[1]) - ratio) - Math.abs(Math.log(b[0] / b[1]) - ratio)
-    || Math.abs(Math.max(...a) - long) - Math.abs(Math.max(...b) - long));
+  const [best] = [...sizes].sort(
+    (a, b) =>
+      Math.abs(Math.log(a[0] / a[1]) - ratio) - Math.abs(Math.log(b[0] / b[1]) - ratio) || Math.abs(Math.max(...a) - long) - Math.abs(Math.max(...b) - long),
+  );
   return { width: best![0], height: best![1] };
 }

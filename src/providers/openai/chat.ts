@@ -8,15 +8,12 @@ import { undici } from '../../http/undici.js';
 import { AppError } from '../../errors.js';
 import { ChannelError } from '../types.js';
 import { readBounded, upstreamCall } from '../toolkit/upstream-call.js';
-import type {
-  ChatCompletion, ChatContext, ChatProvider, ChatRequest, ChatStreamEvent,
-} from '../../chat/types.js';
+import type { ChatCompletion, ChatContext, ChatProvider, ChatRequest, ChatStreamEvent } from '../../chat/types.js';
 import { errorInfoOf, mapHttpError, mapTransportError, quote, retryAfterSeconds, type HttpErrorContext } from '../toolkit/openai-errors.js';
 import { SseParser } from '../toolkit/sse-parse.js';
 import { completeUsage, readUsage } from '../toolkit/usage.js';
 import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 import { CallGuard, abortError, isChannelFault, mapFinishReason, toUpstreamBody, type MaxTokensParam } from '../toolkit/openai-chat-wire.js';
-
 
 export interface OpenAiChatProviderOptions {
   /** Provider id, `openai:<name>`. */
@@ -56,13 +53,15 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
   const path = `${target.pathname}${target.search}`;
   const stallTimeoutMs = options.stallTimeoutMs ?? timeoutMs;
   const maxTokensParam = options.maxTokensParam ?? 'max_completion_tokens';
-  const ownAgent = options.dispatcher ? undefined : new (undici().Agent)({
-    connect: { timeout: options.connectTimeoutMs },
-    // our own timers bound the call (CallGuard); undici's would cut long generations
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    keepAliveTimeout: 30_000,
-  });
+  const ownAgent = options.dispatcher
+    ? undefined
+    : new (undici().Agent)({
+        connect: { timeout: options.connectTimeoutMs },
+        // our own timers bound the call (CallGuard); undici's would cut long generations
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        keepAliveTimeout: 30_000,
+      });
   const dispatcher: Dispatcher = options.dispatcher ?? ownAgent!;
   const keySetting = options.keySetting ?? `the apiKey of upstream "${id}"`;
 
@@ -111,7 +110,9 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
     } catch {
       throw new AppError('upstream_error', `The chat upstream "${id}" answered with malformed JSON for ${model}`);
     }
-    const choice = (json as { choices?: unknown[] } | null)?.choices?.[0] as { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown } | undefined;
+    const choice = (json as { choices?: unknown[] } | null)?.choices?.[0] as
+      | { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }
+      | undefined;
     if (!choice || typeof choice !== 'object' || !choice.message || typeof choice.message !== 'object') {
       const info = errorInfoOf(json);
       throw new AppError('upstream_error', `The chat upstream "${id}" answered without a reply${info.message ? `: ${quote(info.message, apiKey)}` : ''}`);
@@ -161,7 +162,10 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
       let usage: ReturnType<typeof readUsage>;
       let sawDone = false;
       const handle = (data: string, event: string): ChatStreamEvent | undefined => {
-        if (data === '[DONE]') { sawDone = true; return undefined; }
+        if (data === '[DONE]') {
+          sawDone = true;
+          return undefined;
+        }
         let json: unknown;
         try {
           json = JSON.parse(data);
@@ -171,11 +175,15 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
         const o = json as { error?: unknown; choices?: unknown; usage?: unknown } | null;
         if (event === 'error' || (o !== null && typeof o === 'object' && o.error !== undefined && o.error !== null)) {
           const info = errorInfoOf(json);
-          throw new AppError('upstream_error', `The chat upstream "${id}" reported an error in the middle of the reply${info.message ? `: ${quote(info.message, apiKey)}` : ''}`, { retryable: true });
+          throw new AppError(
+            'upstream_error',
+            `The chat upstream "${id}" reported an error in the middle of the reply${info.message ? `: ${quote(info.message, apiKey)}` : ''}`,
+            { retryable: true },
+          );
         }
         const u = readUsage(o?.usage);
         if (u) usage = u;
-        const choice = Array.isArray(o?.choices) ? o.choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined : undefined;
+        const choice = Array.isArray(o?.choices) ? (o.choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined;
         if (!choice || typeof choice !== 'object') return undefined;
         if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason;
         const piece = choice.delta?.content;
@@ -231,10 +239,16 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
   /** The models the key may use (G323): a list call of the OpenAI API, never a completion. */
   async function probe(signal: AbortSignal): Promise<ProbeResult> {
     const models = new URL(`${baseUrl}/models`);
-    const answer = await upstreamCall(dispatcher, {
-      origin: models.origin, path: `${models.pathname}${models.search}`, method: 'GET',
-      headers: { accept: 'application/json', ...(apiKey && { authorization: `Bearer ${apiKey}` }) },
-    }, { id, signal, timeoutMs: PROBE_TIMEOUT_MS, maxBytes: PROBE_MAX_BYTES });
+    const answer = await upstreamCall(
+      dispatcher,
+      {
+        origin: models.origin,
+        path: `${models.pathname}${models.search}`,
+        method: 'GET',
+        headers: { accept: 'application/json', ...(apiKey && { authorization: `Bearer ${apiKey}` }) },
+      },
+      { id, signal, timeoutMs: PROBE_TIMEOUT_MS, maxBytes: PROBE_MAX_BYTES },
+    );
     return probeResult('GET /models', answer);
   }
 
@@ -244,7 +258,9 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
     complete,
     stream,
     probe,
-    close: async () => { await ownAgent?.close(); },
+    close: async () => {
+      await ownAgent?.close();
+    },
   };
 }
 

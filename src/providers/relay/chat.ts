@@ -65,7 +65,11 @@ export function relayChat(o: RelayChatOptions): ChatApi {
     let res: Dispatcher.ResponseData;
     try {
       res = await http.dispatcher.request({
-        origin, path, method: 'POST', signal: guard.signal, body: JSON.stringify(body),
+        origin,
+        path,
+        method: 'POST',
+        signal: guard.signal,
+        body: JSON.stringify(body),
         headers: http.headers({ accept: stream ? 'text/event-stream' : 'application/json' }),
       });
     } catch (err) {
@@ -101,7 +105,11 @@ export function relayChat(o: RelayChatOptions): ChatApi {
     }
     const data = env.data as { content?: unknown; usage?: unknown; finish_reason?: unknown } | null | undefined;
     if (!data || typeof data !== 'object' || typeof data.content !== 'string') throw malformedChatReply(id, 'a chat envelope without data.content');
-    return { content: data.content, finishReason: mapFinishReason(data.finish_reason), usage: await completeUsage(readUsage(data.usage), req.messages, data.content) };
+    return {
+      content: data.content,
+      finishReason: mapFinishReason(data.finish_reason),
+      usage: await completeUsage(readUsage(data.usage), req.messages, data.content),
+    };
   }
 
   async function complete(req: ChatRequest, ctx: ChatContext): Promise<ChatCompletion> {
@@ -198,13 +206,21 @@ class StreamReading {
   private finish: unknown;
   private usage: ReturnType<typeof readUsage>;
 
-  constructor(private readonly id: string, private readonly scrub: Scrub) {}
+  constructor(
+    private readonly id: string,
+    private readonly scrub: Scrub,
+  ) {}
 
-  get hasFinish(): boolean { return this.finish !== undefined; }
+  get hasFinish(): boolean {
+    return this.finish !== undefined;
+  }
 
   /** One SSE event: a delta to pass on, or nothing (role chunk, finish, usage, `[DONE]`); an error chunk throws. */
   take(data: string, event: string): ChatStreamEvent | undefined {
-    if (data === '[DONE]') { this.sawDone = true; return undefined; }
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      return undefined;
+    }
     let json: unknown;
     try {
       json = JSON.parse(data);
@@ -214,11 +230,13 @@ class StreamReading {
     const o = json as { error?: unknown; choices?: unknown; usage?: unknown } | null;
     if (event === 'error' || (o !== null && typeof o === 'object' && o.error !== undefined && o.error !== null)) {
       const said = this.scrub(errorInfoOf(json).message);
-      throw new AppError('upstream_error', `the relay upstream "${this.id}" reported an error in the middle of the reply${said ? `: ${said}` : ''}`, { retryable: true });
+      throw new AppError('upstream_error', `the relay upstream "${this.id}" reported an error in the middle of the reply${said ? `: ${said}` : ''}`, {
+        retryable: true,
+      });
     }
     const u = readUsage(o?.usage);
     if (u) this.usage = u;
-    const choice = Array.isArray(o?.choices) ? o.choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined : undefined;
+    const choice = Array.isArray(o?.choices) ? (o.choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined;
     if (!choice || typeof choice !== 'object') return undefined;
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finish = choice.finish_reason;
     const piece = choice.delta?.content;

@@ -41,8 +41,16 @@ function familyBody(job: ProviderJob): Params {
     // Form B: aspect_ratio and resolution; its duration is always 8 and has no field in the Form B table.
     case 'clip':
       return job.form === 'B'
-        ? { ...pick(job.params, ['prompt', 'aspect_ratio', 'resolution']), ...pickLists(job.params, REFERENCE_FIELDS), ...pick(job.params, ['first_image', 'last_image']) }
-        : { ...pick(job.params, ['prompt', 'size', 'duration']), ...pickLists(job.params, REFERENCE_FIELDS), ...pick(job.params, ['first_image', 'last_image']) };
+        ? {
+            ...pick(job.params, ['prompt', 'aspect_ratio', 'resolution']),
+            ...pickLists(job.params, REFERENCE_FIELDS),
+            ...pick(job.params, ['first_image', 'last_image']),
+          }
+        : {
+            ...pick(job.params, ['prompt', 'size', 'duration']),
+            ...pickLists(job.params, REFERENCE_FIELDS),
+            ...pick(job.params, ['first_image', 'last_image']),
+          };
     case 'reel':
       return { ...pick(job.params, ['prompt', 'size', 'duration']), ...pickLists(job.params, REFERENCE_FIELDS) };
     // `resolution` is the model's (not a field); generate_audio only where the model has audio; the
@@ -54,7 +62,10 @@ function familyBody(job: ProviderJob): Params {
         ...(job.params.service_tier === 'flex' && { service_tier: 'flex' }),
       };
     case 'videos':
-      return { ...pick(job.params, ['prompt', 'duration', 'ratio', 'resolution', 'image', 'lastFrameImage']), ...pickLists(job.params, ['referenceImages', 'referenceVideos']) };
+      return {
+        ...pick(job.params, ['prompt', 'duration', 'ratio', 'resolution', 'image', 'lastFrameImage']),
+        ...pickLists(job.params, ['referenceImages', 'referenceVideos']),
+      };
     // flat: every stored parameter is passed on (D11), the model's table defaults included
     case 'model-center':
       return { ...job.params };

@@ -10,19 +10,24 @@ import { createRelayProvider } from './provider.js';
 export const relayFactory = registerFactory({
   type: 'relay',
   families: [...FAMILIES, 'chat'],
-  optionsSchema: Type.Object({
-    baseUrl: Url('an http(s) URL: {base_url} of the upstream'),
-    powerBaseUrl: Url('an http(s) URL: {power_base_url} of the upstream (default baseUrl)'),
-    apiBaseUrl: Url('an http(s) URL: {api_base_url} of the upstream (default baseUrl)'),
-    ...TimeBounds,
-    stallTimeoutMs: Milliseconds(),
-    chatTimeoutMs: Milliseconds(),
-    pollSeconds: PollSecondsOption,
-  }, { additionalProperties: false }),
+  optionsSchema: Type.Object(
+    {
+      baseUrl: Url('an http(s) URL: {base_url} of the upstream'),
+      powerBaseUrl: Url('an http(s) URL: {power_base_url} of the upstream (default baseUrl)'),
+      apiBaseUrl: Url('an http(s) URL: {api_base_url} of the upstream (default baseUrl)'),
+      ...TimeBounds,
+      stallTimeoutMs: Milliseconds(),
+      chatTimeoutMs: Milliseconds(),
+      pollSeconds: PollSecondsOption,
+    },
+    { additionalProperties: false },
+  ),
   resolve(options, ctx) {
     if (options.baseUrl === undefined) throw new ConfigError(ctx.setting, `${ctx.where}.baseUrl is required for type relay`);
-    const url = (field: 'powerBaseUrl' | 'apiBaseUrl') => options[field] !== undefined && { [field]: checkUpstreamUrl(ctx.setting, `${ctx.where}.${field}`, options[field]) };
+    const url = (field: 'powerBaseUrl' | 'apiBaseUrl') =>
+      options[field] !== undefined && { [field]: checkUpstreamUrl(ctx.setting, `${ctx.where}.${field}`, options[field]) };
     return { ...options, baseUrl: checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl), ...url('powerBaseUrl'), ...url('apiBaseUrl') };
   },
-  create: ({ stallTimeoutMs, ...options }, ctx) => createRelayProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency, chatStallTimeoutMs: stallTimeoutMs }),
+  create: ({ stallTimeoutMs, ...options }, ctx) =>
+    createRelayProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency, chatStallTimeoutMs: stallTimeoutMs }),
 });

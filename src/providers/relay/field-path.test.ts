@@ -28,13 +28,24 @@ describe('field paths of caller media', () => {
   });
 
   it('replaces the value at a path only where it is the expected one, creating nothing', () => {
-    const body: Record<string, unknown> = { content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'assetId://a' } }], image_urls: ['u0', 'assetId://b'], first_image: 'assetId://c' };
+    const body: Record<string, unknown> = {
+      content: [
+        { type: 'text', text: 'x' },
+        { type: 'image_url', image_url: { url: 'assetId://a' } },
+      ],
+      image_urls: ['u0', 'assetId://b'],
+      first_image: 'assetId://c',
+    };
     expect(replaceAtPath(body, 'content[1].image_url.url', 'assetId://a', 'https://gw/inputs/a')).toBe(true);
     expect(replaceAtPath(body, 'image_urls[1]', 'assetId://b', 'https://gw/inputs/b')).toBe(true);
     expect(replaceAtPath(body, 'first_image', 'assetId://c', 'https://gw/inputs/c')).toBe(true);
     expect(body).toEqual({
-      content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://gw/inputs/a' } }],
-      image_urls: ['u0', 'https://gw/inputs/b'], first_image: 'https://gw/inputs/c',
+      content: [
+        { type: 'text', text: 'x' },
+        { type: 'image_url', image_url: { url: 'https://gw/inputs/a' } },
+      ],
+      image_urls: ['u0', 'https://gw/inputs/b'],
+      first_image: 'https://gw/inputs/c',
     });
     const before = structuredClone(body);
     expect(replaceAtPath(body, 'image_urls[0]', 'not-this', 'x')).toBe(false); // another value there

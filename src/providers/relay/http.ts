@@ -58,11 +58,17 @@ export class RelayHttp {
    */
   async send(call: RelayCall, signal: AbortSignal, timeoutMs: number): Promise<RelayAnswer> {
     const { origin, path } = this.target(call.endpoint);
-    return upstreamCall(this.dispatcher, {
-      origin, path, method: call.method,
-      headers: this.headers(call.idempotencyKey === undefined ? {} : { 'idempotency-key': call.idempotencyKey }),
-      ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
-    }, { id: this.opts.id, signal, timeoutMs, maxBytes: MAX_ANSWER_BYTES });
+    return upstreamCall(
+      this.dispatcher,
+      {
+        origin,
+        path,
+        method: call.method,
+        headers: this.headers(call.idempotencyKey === undefined ? {} : { 'idempotency-key': call.idempotencyKey }),
+        ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+      },
+      { id: this.opts.id, signal, timeoutMs, maxBytes: MAX_ANSWER_BYTES },
+    );
   }
 
   async close(): Promise<void> {

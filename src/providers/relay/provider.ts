@@ -85,7 +85,12 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
 
   async function start(job: ProviderJob, ctx: ProviderContext): Promise<StartResult> {
     ctx.signal.throwIfAborted();
-    const create: RelayCall = { endpoint: createEndpoint(job.family, job.form), method: 'POST', body: createBody(job, (ref) => ctx.mediaUrl(ref)), idempotencyKey: idempotencyKeyOf(job) };
+    const create: RelayCall = {
+      endpoint: createEndpoint(job.family, job.form),
+      method: 'POST',
+      body: createBody(job, (ref) => ctx.mediaUrl(ref)),
+      idempotencyKey: idempotencyKeyOf(job),
+    };
     let answer: RelayAnswer;
     try {
       answer = await http.send(create, ctx.signal, timeoutMs);
@@ -94,7 +99,7 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
       // the same key and body, it answers that generation (or makes the one it missed), rather
       // than the task moving to another channel and this one running unchecked (G124).
       if (!brokeAfterSending(err)) throw err;
-      ctx.log.warn({ channel: id, err: (err as Error).message }, 'the create\'s connection broke; sending it again under the same key');
+      ctx.log.warn({ channel: id, err: (err as Error).message }, "the create's connection broke; sending it again under the same key");
       answer = await http.send(create, ctx.signal, timeoutMs);
     }
     if (answer.status < 200 || answer.status >= 300) throw createFailure(id, answer.status, answer.headers, answer.text, scrub);
@@ -137,7 +142,8 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
   return {
     id,
     // the key's own account: a status call of the interface (GET /v1/account)
-    probe: async (signal) => probeResult('GET /v1/account', await http.send({ endpoint: { base: 'base', path: '/v1/account' }, method: 'GET' }, signal, PROBE_TIMEOUT_MS)),
+    probe: async (signal) =>
+      probeResult('GET /v1/account', await http.send({ endpoint: { base: 'base', path: '/v1/account' }, method: 'GET' }, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: ['pic', 'clip', 'reel', 'motion', 'videos', 'model-center', 'chat'] },
     ...tuningOf(options),
     start,

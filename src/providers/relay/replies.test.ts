@@ -15,9 +15,21 @@ const scrub = scrubberFor('k-123456789', [new URL('http://up.internal:9000')]);
 const video: OutputSpec = { kind: 'video', width: 1280, height: 720, durationSec: 8, fps: 24, audio: false };
 const image: OutputSpec = { kind: 'image', width: 1024, height: 1024, format: 'png' };
 const job = (family: FamilyId, output: OutputSpec = video): ProviderJob => ({
-  ...familyRequestOf(family, null, {}), taskId: 't', model: 'm', upstreamModel: 'm', output, media: mediaRefs(), attempt: 1, generation: 0,
+  ...familyRequestOf(family, null, {}),
+  taskId: 't',
+  model: 'm',
+  upstreamModel: 'm',
+  output,
+  media: mediaRefs(),
+  attempt: 1,
+  generation: 0,
 });
-const reading = (family: FamilyId, output?: OutputSpec) => ({ relayId: 'up', job: job(family, output), trusted: (u: string) => u.startsWith('http://up.internal:9000/'), scrub });
+const reading = (family: FamilyId, output?: OutputSpec) => ({
+  relayId: 'up',
+  job: job(family, output),
+  trusted: (u: string) => u.startsWith('http://up.internal:9000/'),
+  scrub,
+});
 
 describe('endpoints (docs/reference/api/README.md#endpoints)', () => {
   it.each<[FamilyId, FamilyForm, string, string, string, string]>([
@@ -41,16 +53,27 @@ describe('endpoints (docs/reference/api/README.md#endpoints)', () => {
   });
 
   it('prefixes keep their path; a trailing slash is dropped', () => {
-    const bases = { base: parseBase('baseUrl', 'https://api.example.com/'), power: parseBase('powerBaseUrl', 'https://api.example.com/power/'), api: parseBase('apiBaseUrl', 'https://other.example.com/x/y') };
+    const bases = {
+      base: parseBase('baseUrl', 'https://api.example.com/'),
+      power: parseBase('powerBaseUrl', 'https://api.example.com/power/'),
+      api: parseBase('apiBaseUrl', 'https://other.example.com/x/y'),
+    };
     expect(target(bases, createEndpoint('pic', null))).toEqual({ origin: 'https://api.example.com', path: '/v1/pic/images' });
     expect(target(bases, createEndpoint('motion', null))).toEqual({ origin: 'https://api.example.com', path: '/power/v1/motion/videos' });
     expect(target(bases, createEndpoint('clip', 'A'))).toEqual({ origin: 'https://other.example.com', path: '/x/y/clip/videos' });
   });
 
-  it.each(['ftp://a.example', 'not a url', 'https://user:pw@a.example', 'https://a.example/?q=1', 'https://a.example/#f'])('%s is refused as a prefix, without quoting it', (value) => {
-    expect(() => parseBase('baseUrl', value)).toThrow(/^baseUrl must/);
-    try { parseBase('baseUrl', value); } catch (err) { expect((err as Error).message).not.toContain('pw'); }
-  });
+  it.each(['ftp://a.example', 'not a url', 'https://user:pw@a.example', 'https://a.example/?q=1', 'https://a.example/#f'])(
+    '%s is refused as a prefix, without quoting it',
+    (value) => {
+      expect(() => parseBase('baseUrl', value)).toThrow(/^baseUrl must/);
+      try {
+        parseBase('baseUrl', value);
+      } catch (err) {
+        expect((err as Error).message).not.toContain('pw');
+      }
+    },
+  );
 });
 
 describe('create answers', () => {
@@ -72,7 +95,7 @@ describe('create answers', () => {
     ['pic', { id: 'has space' }],
     ['videos', { code: '0', data: null }],
     ['videos', { id: 'x' }],
-  ] as Array<[FamilyId, Record<string, unknown>]>)('%s %j: no usable id is a reply problem of this task, not the channel\'s fault (G272)', (family, json) => {
+  ] as Array<[FamilyId, Record<string, unknown>]>)("%s %j: no usable id is a reply problem of this task, not the channel's fault (G272)", (family, json) => {
     expect(() => createdOf('up', family, json, {}, scrub)).toThrow(UnexpectedReply);
   });
   it.each(['not json', '[1]', 'null', '"x"'])('%s is malformed', (text) => {
@@ -81,9 +104,13 @@ describe('create answers', () => {
 });
 
 describe('status answers', () => {
-  it('queued and processing are pending with the upstream\'s progress and Retry-After', () => {
+  it("queued and processing are pending with the upstream's progress and Retry-After", () => {
     expect(checkResultOf({ status: 'queued', progress: 0 }, {}, reading('pic', image))).toEqual({ state: 'pending', progress: 0 });
-    expect(checkResultOf({ status: 'processing', progress: 42.5 }, { 'retry-after': '9' }, reading('motion'))).toEqual({ state: 'pending', progress: 42.5, retryAfterMs: 9000 });
+    expect(checkResultOf({ status: 'processing', progress: 42.5 }, { 'retry-after': '9' }, reading('motion'))).toEqual({
+      state: 'pending',
+      progress: 42.5,
+      retryAfterMs: 9000,
+    });
     expect(checkResultOf({ status: 'processing' }, {}, reading('clip'))).toEqual({ state: 'pending' });
     expect(checkResultOf({ status: 'processing', progress: 250 }, {}, reading('clip'))).toEqual({ state: 'pending', progress: 100 });
     expect(checkResultOf({ status: 'processing', progress: '50' }, {}, reading('clip'))).toEqual({ state: 'pending' });
@@ -97,7 +124,7 @@ describe('status answers', () => {
     ['videos', video, { video_url: 'https://cdn.example/x.mp4' }, 'https://cdn.example/x.mp4'],
     ['model-center', video, { result_url: 'https://cdn.example/mc.mp4', video_url: 'https://cdn.example/other.mp4' }, 'https://cdn.example/mc.mp4'],
     ['model-center', image, { result_url: null, image_url: 'https://cdn.example/i.png' }, 'https://cdn.example/i.png'],
-  ])('%s completed: the result file of the family\'s field, of the kind asked', (family, output, fields, url) => {
+  ])("%s completed: the result file of the family's field, of the kind asked", (family, output, fields, url) => {
     const r = checkResultOf({ status: 'completed', progress: 100, ...fields }, {}, reading(family, output));
     expect(r).toEqual({ state: 'completed', output: { files: [{ url, kind: output.kind, ...(url.startsWith('http://up.internal') && { trusted: true }) }] } });
   });
@@ -121,11 +148,11 @@ describe('status answers', () => {
     [{ status: 'completed', image_url: 'https://x/y.png' }],
     [{ status: 'weird' }],
     [{}],
-  ])('%j is a reply problem of this task, not the channel\'s fault (G272)', (json) => {
+  ])("%j is a reply problem of this task, not the channel's fault (G272)", (json) => {
     expect(() => checkResultOf(json, {}, reading('clip'))).toThrow(UnexpectedReply);
   });
 
-  it('failed: a failed generation with the upstream\'s reason (scrubbed); not unrecoverable', () => {
+  it("failed: a failed generation with the upstream's reason (scrubbed); not unrecoverable", () => {
     const r = checkResultOf({ status: 'failed', error: 'render crashed at http://up.internal:9000/x' }, {}, reading('pic', image));
     expect(r.state).toBe('failed');
     const err = (r as { error: Error }).error;

@@ -30,7 +30,13 @@ export function progressOf(json: Record<string, unknown>): number | undefined {
 }
 
 /** What a successful create answered: the upstream id and progress. */
-export function createdOf(relayId: string, family: FamilyId, json: Record<string, unknown>, headers: Headers, scrub: Scrub): { upstreamId: string; progress?: number } {
+export function createdOf(
+  relayId: string,
+  family: FamilyId,
+  json: Record<string, unknown>,
+  headers: Headers,
+  scrub: Scrub,
+): { upstreamId: string; progress?: number } {
   let upstreamId: unknown;
   if (family === 'videos') {
     // `{code: "0", msg, data: {projectId}}`; a non-zero code is a refusal even with a 2xx status

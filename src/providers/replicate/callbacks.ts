@@ -28,21 +28,28 @@ const SECRET = /^whsec_[A-Za-z0-9+/]{16,}={0,2}$/;
 
 export function replicateCallbacks(o: ReplicateCallbackOptions): ProviderCallbacks {
   const { id, who } = o;
-  const secret = new RefreshingValue(async () => {
-    const answer = await o.http.send('GET', '/webhooks/default/secret', undefined, new AbortController().signal, SIGNING_KEYS.timeoutMs);
-    if (answer.status < 200 || answer.status >= 300) {
-      const said = o.scrub(readErrorBody(answer.text).message);
-      throw channelFault(id, answer.status, answer.headers, said, who) ?? new ChannelError(`${who} refused the query of its webhook signing secret (HTTP ${answer.status})${said ? `: ${said}` : ''}`);
-    }
-    let key: unknown;
-    try {
-      key = (JSON.parse(answer.text) as { key?: unknown } | null)?.key;
-    } catch {
-      throw ChannelError.of(malformedReply(id, 'a webhook secret answer that is not JSON', who));
-    }
-    if (typeof key !== 'string' || !SECRET.test(key)) throw ChannelError.of(malformedReply(id, 'a webhook secret answer without a "key" of the form whsec_<base64>', who));
-    return key;
-  }, { ...SIGNING_KEYS, ...(o.now && { now: o.now }) });
+  const secret = new RefreshingValue(
+    async () => {
+      const answer = await o.http.send('GET', '/webhooks/default/secret', undefined, new AbortController().signal, SIGNING_KEYS.timeoutMs);
+      if (answer.status < 200 || answer.status >= 300) {
+        const said = o.scrub(readErrorBody(answer.text).message);
+        throw (
+          channelFault(id, answer.status, answer.headers, said, who) ??
+          new ChannelError(`${who} refused the query of its webhook signing secret (HTTP ${answer.status})${said ? `: ${said}` : ''}`)
+        );
+      }
+      let key: unknown;
+      try {
+        key = (JSON.parse(answer.text) as { key?: unknown } | null)?.key;
+      } catch {
+        throw ChannelError.of(malformedReply(id, 'a webhook secret answer that is not JSON', who));
+      }
+      if (typeof key !== 'string' || !SECRET.test(key))
+        throw ChannelError.of(malformedReply(id, 'a webhook secret answer without a "key" of the form whsec_<base64>', who));
+      return key;
+    },
+    { ...SIGNING_KEYS, ...(o.now && { now: o.now }) },
+  );
 
   return {
     async verify(delivery: CallbackDelivery, now: number): Promise<CallbackCheck> {
@@ -53,14 +60,21 @@ export function replicateCallbacks(o: ReplicateCallbackOptions): ProviderCallbac
         const fresh = await secret.refresh().catch(() => undefined);
         valid = fresh !== undefined && signedWith(signed, delivery.body, fresh);
       }
-      if (!valid) return { valid: false, kind: 'forged', header: 'webhook-signature', message: `webhook-signature: no signature is the one ${who}'s webhook signing secret makes of this delivery` };
+      if (!valid)
+        return {
+          valid: false,
+          kind: 'forged',
+          header: 'webhook-signature',
+          message: `webhook-signature: no signature is the one ${who}'s webhook signing secret makes of this delivery`,
+        };
       let predictionId: unknown;
       try {
         predictionId = (JSON.parse(delivery.body.toString('utf8')) as { id?: unknown } | null)?.id;
       } catch {
         predictionId = undefined;
       }
-      if (typeof predictionId !== 'string' || predictionId === '') return { valid: false, kind: 'malformed', header: 'body', message: 'body: a signed delivery that is not a prediction (no id)' };
+      if (typeof predictionId !== 'string' || predictionId === '')
+        return { valid: false, kind: 'malformed', header: 'body', message: 'body: a signed delivery that is not a prediction (no id)' };
       return { valid: true, upstreamId: predictionId, deliveryId: signed.id };
     },
   };

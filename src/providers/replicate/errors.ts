@@ -15,7 +15,11 @@ import { labelOf } from './models.js';
 
 export const whoOf = (id: string): string => `the Replicate upstream "${id}"`;
 
-interface InvalidField { type?: string; field?: string; description?: string }
+interface InvalidField {
+  type?: string;
+  field?: string;
+  description?: string;
+}
 
 /** `invalid_fields` of a 422 problem, when there are any. */
 function invalidFieldsOf(text: string): InvalidField[] {
@@ -34,7 +38,8 @@ export function createFailure(id: string, status: number, headers: Headers, text
   const fault = channelFault(id, status, headers, said, who);
   if (fault) return fault;
   const label = labelOf(call.spec);
-  if (status === 404) return new ChannelError(`${who} has no model ${label} (route model "${upstreamModel}", HTTP 404); check its models entry in providers.json`);
+  if (status === 404)
+    return new ChannelError(`${who} has no model ${label} (route model "${upstreamModel}", HTTP 404); check its models entry in providers.json`);
   if (status === 422) {
     for (const f of invalidFieldsOf(text)) {
       const name = /^input\.([A-Za-z0-9_]+)/.exec(f.field ?? '')?.[1];
@@ -42,7 +47,9 @@ export function createFailure(id: string, status: number, headers: Headers, text
       if (field !== undefined) return new UnrecoverableError(`${field}: ${scrub(f.description) || `${label} refused it`}`, { param: field });
     }
     // what the mapping itself sends (constants, a required input nothing maps to, the version): the configuration's
-    return new ChannelError(`${who} refused the input this gateway's mapping for "${upstreamModel}" sends to ${label} (HTTP 422)${said ? `: ${said}` : ''}; check its models entry in providers.json`);
+    return new ChannelError(
+      `${who} refused the input this gateway's mapping for "${upstreamModel}" sends to ${label} (HTTP 422)${said ? `: ${said}` : ''}; check its models entry in providers.json`,
+    );
   }
   return new UnrecoverableError(said || `${who} refused the request (HTTP ${status})`);
 }

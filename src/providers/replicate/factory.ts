@@ -12,13 +12,22 @@ import { createReplicateProvider, REPLICATE_DEFAULTS } from './provider.js';
 export const replicateFactory = registerFactory({
   type: 'replicate',
   families: [...FAMILIES],
-  optionsSchema: Type.Object({
-    baseUrl: BaseUrl(REPLICATE_DEFAULTS.baseUrl), ...TimeBounds, pollSeconds: PollSecondsOption,
-    models: ModelsOption('an object of model name -> { model or version, output, input, constants? }'),
-  }, { additionalProperties: false }),
+  optionsSchema: Type.Object(
+    {
+      baseUrl: BaseUrl(REPLICATE_DEFAULTS.baseUrl),
+      ...TimeBounds,
+      pollSeconds: PollSecondsOption,
+      models: ModelsOption('an object of model name -> { model or version, output, input, constants? }'),
+    },
+    { additionalProperties: false },
+  ),
   resolve(options, ctx) {
     const baseUrl = checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl ?? REPLICATE_DEFAULTS.baseUrl);
-    if (!options.models || Object.keys(options.models).length === 0) throw new ConfigError(ctx.setting, `${ctx.where}.models is required for type replicate: an object of model name -> { model or version, output, input, constants? }`);
+    if (!options.models || Object.keys(options.models).length === 0)
+      throw new ConfigError(
+        ctx.setting,
+        `${ctx.where}.models is required for type replicate: an object of model name -> { model or version, output, input, constants? }`,
+      );
     const models = checkConfigJson(ctx.setting, ReplicateModels, options.models, `${ctx.at}/models`);
     for (const [name, model] of Object.entries(models)) {
       const problem = entryProblem(model);
@@ -29,7 +38,10 @@ export const replicateFactory = registerFactory({
   checkRoute(options, route) {
     const mapped = route.upstreamModel ?? (route.model === '*' ? undefined : route.model);
     if (mapped !== undefined && !Object.hasOwn(options.models, mapped)) {
-      throw new ConfigError(route.setting, `${route.where}: provider "${route.provider}" (type replicate) has no models entry "${mapped}" (it has ${Object.keys(options.models).join(', ')})`);
+      throw new ConfigError(
+        route.setting,
+        `${route.where}: provider "${route.provider}" (type replicate) has no models entry "${mapped}" (it has ${Object.keys(options.models).join(', ')})`,
+      );
     }
   },
   create: (options, ctx) => createReplicateProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),

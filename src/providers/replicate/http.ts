@@ -17,14 +17,20 @@ export class ReplicateHttp extends UpstreamClient {
   /** `path` below the base URL (`/predictions/abc`), with a JSON body for a POST. */
   async send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal, timeoutMs: number): Promise<ReplicateAnswer> {
     const { apiKey } = this.opts;
-    return this.request(path, {
-      method,
-      headers: {
-        accept: 'application/json',
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-        ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+    return this.request(
+      path,
+      {
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+        },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
       },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    }, signal, timeoutMs, MAX_ANSWER_BYTES);
+      signal,
+      timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
   }
 }

@@ -23,7 +23,11 @@ const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify
 export function specOf(models: ReplicateModelsSpec, job: RequestedJob): ReplicateModelSpec | Refusal {
   const spec = models[job.upstreamModel];
   if (!spec) return { field: 'model', message: `model ${job.model}: this replicate provider has no mapping for "${job.upstreamModel}"` };
-  if (spec.output !== job.output.kind) return { field: 'model', message: `model ${job.model} makes ${job.output.kind === 'image' ? 'images' : `${job.output.kind}s`}; ${labelOf(spec)} makes ${spec.output === 'image' ? 'images' : `${spec.output}s`}` };
+  if (spec.output !== job.output.kind)
+    return {
+      field: 'model',
+      message: `model ${job.model} makes ${job.output.kind === 'image' ? 'images' : `${job.output.kind}s`}; ${labelOf(spec)} makes ${spec.output === 'image' ? 'images' : `${spec.output}s`}`,
+    };
   return spec;
 }
 

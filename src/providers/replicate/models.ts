@@ -24,23 +24,48 @@ import { Type, type Static } from '@sinclair/typebox';
 const INPUT_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
 
-export const ReplicateInput = Type.Union([
-  Type.String({ pattern: INPUT_NAME, description: "the model's input name" }),
-  Type.Object({
-    name: Type.Optional(Type.String({ pattern: INPUT_NAME, description: "the model's input name" })),
-    values: Type.Optional(Type.Record(Type.String(), Scalar, { description: 'an object of request value -> value sent (null: honoured, nothing sent)' })),
-  }, { additionalProperties: false }),
-], { description: 'an input name, or { name?, values? }' });
+export const ReplicateInput = Type.Union(
+  [
+    Type.String({ pattern: INPUT_NAME, description: "the model's input name" }),
+    Type.Object(
+      {
+        name: Type.Optional(Type.String({ pattern: INPUT_NAME, description: "the model's input name" })),
+        values: Type.Optional(Type.Record(Type.String(), Scalar, { description: 'an object of request value -> value sent (null: honoured, nothing sent)' })),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: 'an input name, or { name?, values? }' },
+);
 
-export const ReplicateModel = Type.Object({
-  model: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'an official model, owner/name (POST /models/{owner}/{name}/predictions)' })),
-  version: Type.Optional(Type.String({ pattern: '^([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*:)?[0-9a-f]{64}$', description: 'a version id, 64 hex digits (POST /predictions)' })),
-  output: Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('audio')], { description: 'one of image, video, audio: what the model makes' }),
-  input: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\[\\d+\\])?$' }), ReplicateInput, { description: 'an object of request field -> input' }),
-  constants: Type.Optional(Type.Record(Type.String({ pattern: INPUT_NAME }), Type.Unknown(), { description: 'inputs always sent' })),
-}, { additionalProperties: false, description: 'an object { model or version, output, input, constants? }' });
+export const ReplicateModel = Type.Object(
+  {
+    model: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$',
+        description: 'an official model, owner/name (POST /models/{owner}/{name}/predictions)',
+      }),
+    ),
+    version: Type.Optional(
+      Type.String({
+        pattern: '^([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*:)?[0-9a-f]{64}$',
+        description: 'a version id, 64 hex digits (POST /predictions)',
+      }),
+    ),
+    output: Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('audio')], {
+      description: 'one of image, video, audio: what the model makes',
+    }),
+    input: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\[\\d+\\])?$' }), ReplicateInput, {
+      description: 'an object of request field -> input',
+    }),
+    constants: Type.Optional(Type.Record(Type.String({ pattern: INPUT_NAME }), Type.Unknown(), { description: 'inputs always sent' })),
+  },
+  { additionalProperties: false, description: 'an object { model or version, output, input, constants? }' },
+);
 
-export const ReplicateModels = Type.Record(Type.String({ pattern: '^\\S+$' }), ReplicateModel, { description: 'an object of model name (the route\'s model) -> { model or version, output, input, constants? }' });
+export const ReplicateModels = Type.Record(Type.String({ pattern: '^\\S+$' }), ReplicateModel, {
+  description: "an object of model name (the route's model) -> { model or version, output, input, constants? }",
+});
 
 export type ReplicateInputSpec = Static<typeof ReplicateInput>;
 export type ReplicateModelSpec = Static<typeof ReplicateModel>;

@@ -11,7 +11,18 @@ import { PROBE_TIMEOUT_MS, probeResult } from '../probe.js';
 import type { Dispatcher } from 'undici';
 import { FAMILIES } from '../../contract/families.js';
 import { scrubberFor } from '../toolkit/errors.js';
-import type { CheckResult, MediaProvider, PollSeconds, CallContext, ProviderContext, ProviderJob, Refusal, RemoteFile, RequestedJob, StartResult } from '../types.js';
+import type {
+  CheckResult,
+  MediaProvider,
+  PollSeconds,
+  CallContext,
+  ProviderContext,
+  ProviderJob,
+  Refusal,
+  RemoteFile,
+  RequestedJob,
+  StartResult,
+} from '../types.js';
 import type { UpstreamRef } from '../../contract/task-request.js';
 import { UnrecoverableError } from '../types.js';
 import { replicateCallbacks } from './callbacks.js';
@@ -52,7 +63,14 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
   const base = new URL(options.baseUrl ?? REPLICATE_DEFAULTS.baseUrl);
   const timeoutMs = options.timeoutMs ?? REPLICATE_DEFAULTS.timeoutMs;
   const who = whoOf(id);
-  const http = new ReplicateHttp({ id, who, baseUrl: base, apiKey, connectTimeoutMs: options.connectTimeoutMs ?? REPLICATE_DEFAULTS.connectTimeoutMs, dispatcher: options.dispatcher });
+  const http = new ReplicateHttp({
+    id,
+    who,
+    baseUrl: base,
+    apiKey,
+    connectTimeoutMs: options.connectTimeoutMs ?? REPLICATE_DEFAULTS.connectTimeoutMs,
+    dispatcher: options.dispatcher,
+  });
   const scrub = scrubberFor(apiKey, [base]);
   const trusted = (url: string): boolean => {
     try {
@@ -75,16 +93,18 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     const { spec, input } = call;
     // the end of the prediction is told to the callback URL too, where there is one (G159)
     const webhook = ctx.callbackUrl === undefined ? {} : { webhook: ctx.callbackUrl, webhook_events_filter: ['completed'] };
-    const [path, body] = spec.model !== undefined
-      ? [`/models/${spec.model}/predictions`, { input, ...webhook }]
-      : ['/predictions', { version: spec.version, input, ...webhook }];
+    const [path, body] =
+      spec.model !== undefined ? [`/models/${spec.model}/predictions`, { input, ...webhook }] : ['/predictions', { version: spec.version, input, ...webhook }];
     const answer = await http.send('POST', path, body, ctx.signal, timeoutMs);
     if (answer.status < 200 || answer.status >= 300) {
       ctx.log.info({ taskId: job.taskId, provider: id, status: answer.status, upstreamModel: job.upstreamModel }, 'replicate refused the create');
       throw createFailure(id, answer.status, answer.headers, answer.text, scrub, call, job.upstreamModel);
     }
     const prediction = predictionOf(id, answer.text);
-    ctx.log.info({ taskId: job.taskId, provider: id, predictionId: prediction.id, upstreamModel: job.upstreamModel, webhook: ctx.callbackUrl !== undefined }, 'replicate prediction created');
+    ctx.log.info(
+      { taskId: job.taskId, provider: id, predictionId: prediction.id, upstreamModel: job.upstreamModel, webhook: ctx.callbackUrl !== undefined },
+      'replicate prediction created',
+    );
     const data: ReplicateRefData = { kind: spec.output };
     return { state: 'started', ref: { id: prediction.id, data: { ...data } } };
   }
@@ -99,7 +119,8 @@ export function createReplicateProvider(options: ReplicateOptions): MediaProvide
     const prediction = predictionOf(id, answer.text);
     const kind = (ref.data as Partial<ReplicateRefData> | undefined)?.kind ?? (job.output.kind as RemoteFile['kind']);
     const result = checkResultOf(prediction, { id, kind, scrub, trusted });
-    if (result.state !== 'pending') ctx.log.info({ taskId: job.taskId, provider: id, predictionId: ref.id, status: prediction.status }, 'replicate prediction ended');
+    if (result.state !== 'pending')
+      ctx.log.info({ taskId: job.taskId, provider: id, predictionId: ref.id, status: prediction.status }, 'replicate prediction ended');
     return result;
   }
 

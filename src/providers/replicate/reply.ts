@@ -25,7 +25,8 @@ export function predictionOf(id: string, text: string): Prediction {
     throw malformedReply(id, 'an answer that is not JSON', whoOf(id));
   }
   const p = json as Partial<Prediction> | null;
-  if (!p || typeof p.id !== 'string' || p.id === '' || typeof p.status !== 'string') throw malformedReply(id, 'an answer that is not a prediction (no id or status)', whoOf(id));
+  if (!p || typeof p.id !== 'string' || p.id === '' || typeof p.status !== 'string')
+    throw malformedReply(id, 'an answer that is not a prediction (no id or status)', whoOf(id));
   return p as Prediction;
 }
 

@@ -23,10 +23,15 @@ export function sandboxWithChat(options: SandboxEntry, ctx: CreateContext): Prov
 export const sandboxFactory = registerFactory({
   type: 'sandbox',
   families: [...FAMILIES, 'chat'],
-  optionsSchema: Type.Object({
-    timing: Type.Optional(Type.Union([Type.Literal('instant'), Type.Literal('fast'), Type.Literal('realistic')], { description: 'one of instant, fast, realistic' })),
-    chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
-  }, { additionalProperties: false }),
+  optionsSchema: Type.Object(
+    {
+      timing: Type.Optional(
+        Type.Union([Type.Literal('instant'), Type.Literal('fast'), Type.Literal('realistic')], { description: 'one of instant, fast, realistic' }),
+      ),
+      chatTokensPerSecond: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'tokens per second between 0 (unlimited) and 100000' })),
+    },
+    { additionalProperties: false },
+  ),
   resolve: (options): SandboxEntry => options,
   create: sandboxWithChat,
 });

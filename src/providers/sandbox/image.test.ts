@@ -123,7 +123,12 @@ describe('renderSandboxImage', () => {
   });
 
   it('rejects sizes outside 1-4096 and unknown formats', async () => {
-    for (const [width, height] of [[0, 10], [10, 4097], [10.5, 10], [Number.NaN, 10]] as const) {
+    for (const [width, height] of [
+      [0, 10],
+      [10, 4097],
+      [10.5, 10],
+      [Number.NaN, 10],
+    ] as const) {
       await expect(renderSandboxImage(spec({ width, height }))).rejects.toThrow(RangeError);
     }
     await expect(renderSandboxImage({ ...spec(), format: 'gif' as unknown as 'png' })).rejects.toThrow(RangeError);
@@ -138,7 +143,12 @@ describe('renderSandboxImage', () => {
   });
 
   it('uses a text mask that fits the panel bounds it is given', () => {
-    for (const [width, height] of [[1024, 1024], [2048, 1152], [720, 1280], [64, 64]] as const) {
+    for (const [width, height] of [
+      [1024, 1024],
+      [2048, 1152],
+      [720, 1280],
+      [64, 64],
+    ] as const) {
       const maxWidth = Math.floor(width * 0.9);
       const maxHeight = Math.floor(height * 0.4);
       for (const prompt of [PROMPT, PROMPT.repeat(10), 'short']) {

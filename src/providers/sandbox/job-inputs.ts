@@ -17,7 +17,9 @@ export function promptOf(job: ProviderJob): string {
 
 /** A stable seed: the same model and parameters give the same media. */
 export function seedOf(job: ProviderJob): string {
-  return createHash('sha256').update(JSON.stringify([job.model, job.params, job.output])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([job.model, job.params, job.output]))
+    .digest('hex');
 }
 
 /** Fetches caller media in order; a medium that cannot be had fails the task with its field named. */
@@ -40,6 +42,7 @@ export async function fetchAll(refs: readonly MediaRef[], ctx: ProviderContext, 
  */
 export function renderFailure(err: unknown, media: MediaRefs): string {
   const ref = err instanceof ReferenceDecodeError ? media.images[err.index] : err instanceof VideoFrameDecodeError ? media[err.which] : undefined;
-  if (ref && (err instanceof ReferenceDecodeError || err instanceof VideoFrameDecodeError)) return `${ref.field} could not be decoded as an image: ${err.detail}`;
+  if (ref && (err instanceof ReferenceDecodeError || err instanceof VideoFrameDecodeError))
+    return `${ref.field} could not be decoded as an image: ${err.detail}`;
   return err instanceof Error ? err.message : String(err);
 }

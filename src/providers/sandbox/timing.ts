@@ -29,8 +29,14 @@ export async function simulateWork(ms: number, steps: number, from: number, to: 
   const step = ms / steps;
   for (let i = 1; i <= steps; i++) {
     await new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => { clearTimeout(t); reject(signal.reason); };
-      const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, step);
+      const onAbort = (): void => {
+        clearTimeout(t);
+        reject(signal.reason);
+      };
+      const t = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, step);
       signal.addEventListener('abort', onAbort, { once: true });
     });
     report(from + ((to - from) * i) / steps);

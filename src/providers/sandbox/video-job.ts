@@ -21,14 +21,24 @@ export async function renderVideoJob(job: ProviderJob, ctx: ProviderContext, pro
   const aspectSource = firstFrame ?? references[0];
   if (output.adaptiveResolution && aspectSource) {
     const sharp = await loadSharp();
-    const meta = await sharp(aspectSource).metadata().catch(() => undefined);
+    const meta = await sharp(aspectSource)
+      .metadata()
+      .catch(() => undefined);
     if (meta?.width && meta.height) ({ width, height } = adaptiveVideoSize(output.adaptiveResolution, meta.width, meta.height));
   }
   try {
     const video = await renderSandboxVideo({
-      width, height, durationSec: output.durationSec, audio: output.audio, prompt, seed: seedOf(job),
-      references, workDir: ctx.workDir, signal: ctx.signal,
-      ...(firstFrame && { firstFrame }), ...(lastFrame && { lastFrame }),
+      width,
+      height,
+      durationSec: output.durationSec,
+      audio: output.audio,
+      prompt,
+      seed: seedOf(job),
+      references,
+      workDir: ctx.workDir,
+      signal: ctx.signal,
+      ...(firstFrame && { firstFrame }),
+      ...(lastFrame && { lastFrame }),
       onProgress: (fraction) => ctx.reportProgress(68 + 31 * fraction),
     });
     return {

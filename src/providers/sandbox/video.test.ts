@@ -62,7 +62,9 @@ async function centreMean(png: Buffer): Promise<[number, number, number]> {
 }
 
 function solid(width: number, height: number, r: number, g: number, b: number): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r, g, b } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r, g, b } } })
+    .png()
+    .toBuffer();
 }
 
 /** ffmpeg processes whose parent is this process, from /proc (Linux only; empty elsewhere). */

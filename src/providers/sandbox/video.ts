@@ -93,7 +93,10 @@ function seedTraits(seed: string): { colour: Rgb; toneHz: number } {
 
 function frameCount(spec: SandboxVideoSpec): number {
   const { width, height, durationSec } = spec;
-  for (const [name, v] of [['width', width], ['height', height]] as const) {
+  for (const [name, v] of [
+    ['width', width],
+    ['height', height],
+  ] as const) {
     if (!Number.isInteger(v) || v < 16 || v > MAX_SANDBOX_VIDEO_SIDE || v % 2 !== 0) {
       throw new RangeError(`${name} must be an even integer from 16 to ${MAX_SANDBOX_VIDEO_SIDE}, got ${v}`);
     }
@@ -172,13 +175,33 @@ function ffmpegArgs(spec: SandboxVideoSpec, frames: number, plan: Plan, toneHz: 
   return [
     '-y',
     ...inputs,
-    '-filter_complex', graph.join(';'),
-    '-map', `[${out}]`,
-    '-frames:v', String(frames),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '30', '-g', String(5 * SANDBOX_VIDEO_FPS),
-    '-pix_fmt', 'yuv420p', '-threads', ENCODER_THREADS, '-flags:v', '+bitexact',
+    '-filter_complex',
+    graph.join(';'),
+    '-map',
+    `[${out}]`,
+    '-frames:v',
+    String(frames),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '30',
+    '-g',
+    String(5 * SANDBOX_VIDEO_FPS),
+    '-pix_fmt',
+    'yuv420p',
+    '-threads',
+    ENCODER_THREADS,
+    '-flags:v',
+    '+bitexact',
     ...audio,
-    '-fflags', '+bitexact', '-map_metadata', '-1', '-movflags', '+faststart',
+    '-fflags',
+    '+bitexact',
+    '-map_metadata',
+    '-1',
+    '-movflags',
+    '+faststart',
     plan.output,
   ];
 }
@@ -205,9 +228,14 @@ export async function renderSandboxVideo(spec: SandboxVideoSpec): Promise<Sandbo
     const padW = even(Math.min(width * PAN, MAX_SANDBOX_IMAGE_SIDE - width));
     const padH = even(Math.min(height * PAN, MAX_SANDBOX_IMAGE_SIDE - height));
     const prepared = await Promise.allSettled([
-      renderSandboxImage({ width: width + padW, height: height + padH, prompt: spec.prompt, seed: spec.seed, references: spec.references ?? [], format: 'png' }).then((png) =>
-        writeFile(plan.backdrop, png),
-      ),
+      renderSandboxImage({
+        width: width + padW,
+        height: height + padH,
+        prompt: spec.prompt,
+        seed: spec.seed,
+        references: spec.references ?? [],
+        format: 'png',
+      }).then((png) => writeFile(plan.backdrop, png)),
       spec.firstFrame && plan.first ? writeStill('firstFrame', spec.firstFrame, width, height, colour, plan.first) : undefined,
       spec.lastFrame && plan.last ? writeStill('lastFrame', spec.lastFrame, width, height, colour, plan.last) : undefined,
     ]);

@@ -9,12 +9,16 @@ import { chatFailure, chatParamOf, createFailure, queryFailure, readErrorBody, r
 
 const KEY = 'mg_secretsecretsecretsecret';
 const scrub = scrubberFor(KEY, [new URL('https://up.example.com/api'), new URL('http://10.0.0.7:8790')]);
-const standard = (message: string, param: string | null = null, code = 'invalid_request') => JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } });
+const standard = (message: string, param: string | null = null, code = 'invalid_request') =>
+  JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } });
 
 describe('error bodies', () => {
   it.each([
     [standard('prompt is required', 'prompt'), { message: 'prompt is required', param: 'prompt', code: 'invalid_request' }],
-    [JSON.stringify({ code: '400', msg: 'duration must be an integer from 4 to 15 (got 3)', data: null }), { message: 'duration must be an integer from 4 to 15 (got 3)', code: '400' }],
+    [
+      JSON.stringify({ code: '400', msg: 'duration must be an integer from 4 to 15 (got 3)', data: null }),
+      { message: 'duration must be an integer from 4 to 15 (got 3)', code: '400' },
+    ],
     [JSON.stringify({ code: '400', msg: 'messages is required', data: null, success: false }), { message: 'messages is required', code: '400' }],
     [JSON.stringify({ error: 'plain string' }), { message: 'plain string' }],
     [JSON.stringify({ message: 'x', param: 'size' }), { message: 'x', param: 'size' }],
@@ -36,10 +40,36 @@ describe('scrubbing quoted upstream text', () => {
 
 describe('create failures (G97)', () => {
   const retry = { 'retry-after': '7' };
-  it.each<[string, number, Record<string, string>, string, 'unrecoverable' | 'channel' | 'retryable' | 'key-conflict', RegExp, { param?: string; retryAfterMs?: number; code?: string }?]>([
+  it.each<
+    [
+      string,
+      number,
+      Record<string, string>,
+      string,
+      'unrecoverable' | 'channel' | 'retryable' | 'key-conflict',
+      RegExp,
+      { param?: string; retryAfterMs?: number; code?: string }?,
+    ]
+  >([
     ['400 with param', 400, {}, standard('prompt must not be empty', 'prompt'), 'unrecoverable', /^prompt must not be empty$/, { param: 'prompt' }],
-    ['400 whose message does not start with the field', 400, {}, standard('the value is out of range', 'duration'), 'unrecoverable', /^duration: the value is out of range$/, { param: 'duration' }],
-    ['400 exclusive pair', 400, {}, standard('size and aspect_ratio are mutually exclusive', 'size,aspect_ratio', 'exclusive_fields'), 'unrecoverable', /size and aspect_ratio/, { param: 'size,aspect_ratio' }],
+    [
+      '400 whose message does not start with the field',
+      400,
+      {},
+      standard('the value is out of range', 'duration'),
+      'unrecoverable',
+      /^duration: the value is out of range$/,
+      { param: 'duration' },
+    ],
+    [
+      '400 exclusive pair',
+      400,
+      {},
+      standard('size and aspect_ratio are mutually exclusive', 'size,aspect_ratio', 'exclusive_fields'),
+      'unrecoverable',
+      /size and aspect_ratio/,
+      { param: 'size,aspect_ratio' },
+    ],
     ['400 videos envelope', 400, {}, JSON.stringify({ code: '400', msg: 'prompt is too long', data: null }), 'unrecoverable', /^prompt is too long$/],
     ['404 on create', 404, {}, standard('No endpoint POST /v1/x', null, 'route_not_found'), 'unrecoverable', /No endpoint POST/],
     ['413', 413, {}, standard('The request body is larger than this server accepts', null, 'body_too_large'), 'unrecoverable', /larger than/],
@@ -53,8 +83,23 @@ describe('create failures (G97)', () => {
     ['503 with Retry-After', 503, retry, '', 'channel', /failed \(HTTP 503\)/, { retryAfterMs: 7000 }],
     ['503 without Retry-After', 503, {}, '', 'channel', /failed \(HTTP 503\)/, { retryAfterMs: undefined }],
     ['302 redirect', 302, {}, '', 'channel', /redirect/],
-    ['409 idempotency_in_progress', 409, { 'retry-after': '2' }, standard('still running', 'Idempotency-Key', 'idempotency_in_progress'), 'channel', /still creating/, { retryAfterMs: 2000 }],
-    ['409 idempotency_key_reused', 409, {}, standard('used with another body', 'Idempotency-Key', 'idempotency_key_reused'), 'key-conflict', /conflict \(HTTP 409 idempotency_key_reused\)/],
+    [
+      '409 idempotency_in_progress',
+      409,
+      { 'retry-after': '2' },
+      standard('still running', 'Idempotency-Key', 'idempotency_in_progress'),
+      'channel',
+      /still creating/,
+      { retryAfterMs: 2000 },
+    ],
+    [
+      '409 idempotency_key_reused',
+      409,
+      {},
+      standard('used with another body', 'Idempotency-Key', 'idempotency_key_reused'),
+      'key-conflict',
+      /conflict \(HTTP 409 idempotency_key_reused\)/,
+    ],
     ['409 of another kind', 409, {}, standard('busy', null, 'conflict'), 'retryable', /conflict \(HTTP 409 conflict\): busy/],
   ])('%s', (_name, status, headers, text, kind, message, extra = {}) => {
     const err = createFailure('primary', status, headers, text, scrub);
@@ -85,12 +130,16 @@ describe('query failures', () => {
     const r = queryFailure('primary', status, {}, standard('No task'), scrub);
     expect('gone' in r && r.gone.message).toMatch(/no longer has the generation/);
   });
-  it('400: a reply about this one task, looked at again on the same generation, not the channel\'s fault (G272)', () => {
+  it("400: a reply about this one task, looked at again on the same generation, not the channel's fault (G272)", () => {
     const r = queryFailure('primary', 400, {}, '', scrub);
     expect(r).toBeInstanceOf(UnexpectedReply);
     expect((r as UnexpectedReply).message).toMatch(/refused the status query \(HTTP 400\)/);
   });
-  it.each([[401, /credentials/], [429, /rate limiting/], [502, /failed \(HTTP 502\)/]])('%s: look again later', (status, message) => {
+  it.each([
+    [401, /credentials/],
+    [429, /rate limiting/],
+    [502, /failed \(HTTP 502\)/],
+  ])('%s: look again later', (status, message) => {
     const r = queryFailure('primary', status, { 'retry-after': '3' }, '', scrub);
     expect(r).toBeInstanceOf(ChannelError);
     expect((r as ChannelError).message).toMatch(message);
@@ -100,10 +149,34 @@ describe('query failures', () => {
 describe('chat failures', () => {
   const envelope = (code: string, msg: string) => JSON.stringify({ code, msg, data: null, success: false });
   it.each<[string, number, string, string, number, string | undefined, boolean]>([
-    ['a field of the request', 400, envelope('400', 'messages[1].content[0].type must be one of: text, image_url (got "video_url")'), 'invalid_request', 400, 'messages[1].content[0].type', false],
+    [
+      'a field of the request',
+      400,
+      envelope('400', 'messages[1].content[0].type must be one of: text, image_url (got "video_url")'),
+      'invalid_request',
+      400,
+      'messages[1].content[0].type',
+      false,
+    ],
     ['temperature', 400, envelope('400', 'temperature must be <= 2 (got 3)'), 'invalid_request', 400, 'temperature', false],
-    ['context length', 400, envelope('400', 'messages: the prompt is too long for the model context length'), 'context_length_exceeded', 400, 'messages', false],
-    ['the route\'s model name unknown there', 400, envelope('400', 'model must be one of: chat-2.5-flash (got "nope")'), 'upstream_error', 502, undefined, false],
+    [
+      'context length',
+      400,
+      envelope('400', 'messages: the prompt is too long for the model context length'),
+      'context_length_exceeded',
+      400,
+      'messages',
+      false,
+    ],
+    [
+      "the route's model name unknown there",
+      400,
+      envelope('400', 'model must be one of: chat-2.5-flash (got "nope")'),
+      'upstream_error',
+      502,
+      undefined,
+      false,
+    ],
     ['401', 401, envelope('401', 'Unknown API key'), 'upstream_error', 502, undefined, true],
     ['429', 429, envelope('429', 'Too many requests'), 'rate_limited', 429, undefined, true],
     ['503', 503, envelope('503', 'shutting down'), 'upstream_error', 502, undefined, true],

@@ -100,7 +100,8 @@ const relay = (id: string): string => `the relay upstream "${id}"`;
 export function channelFault(id: string, status: number, headers: Headers, said: string, who = relay(id)): ChannelError | undefined {
   const suffix = said ? `: ${said}` : '';
   const retryAfterMs = retryAfterMsOf(headers);
-  const make = (code: ErrorCode, message: string, extra: { headers?: Record<string, string> } = {}) => new ChannelError(message, { code, ...extra, ...(retryAfterMs !== undefined && { retryAfterMs }) });
+  const make = (code: ErrorCode, message: string, extra: { headers?: Record<string, string> } = {}) =>
+    new ChannelError(message, { code, ...extra, ...(retryAfterMs !== undefined && { retryAfterMs }) });
   if (status === 401 || status === 403 || status === 407) {
     return make('upstream_error', `${who} refused the gateway's credentials (HTTP ${status}); check the apiKey configured for it`);
   }
@@ -127,7 +128,10 @@ export function createFailure(id: string, status: number, headers: Headers, text
     // the upstream is still answering an earlier create of this generation (a retry after a crash): ask again
     const retryAfterMs = retryAfterMsOf(headers) ?? 1000;
     // about this one task, not the channel: it does not count toward the circuit (G272)
-    return new ChannelError(`${relay(id)} is still creating this task's generation (HTTP 409 idempotency_in_progress); asking again in ${Math.ceil(retryAfterMs / 1000)} s`, { retryAfterMs, countsAgainstChannel: false });
+    return new ChannelError(
+      `${relay(id)} is still creating this task's generation (HTTP 409 idempotency_in_progress); asking again in ${Math.ceil(retryAfterMs / 1000)} s`,
+      { retryAfterMs, countsAgainstChannel: false },
+    );
   }
   const conflict = `${relay(id)} refused the create with a conflict (HTTP 409${info.code ? ` ${info.code}` : ''})${said ? `: ${said}` : ''}`;
   // this generation's key holds another create there: only a new generation (a new key) goes on (G126)
@@ -143,13 +147,15 @@ export function queryFailure(id: string, status: number, headers: Headers, text:
   if (status === 404 || status === 410) return { gone: new Error(`${relay(id)} no longer has the generation (HTTP ${status})`) };
   const said = scrub(readErrorBody(text).message);
   // another 4xx is about this one task's query: checked again on the same generation, not the channel's fault (G272)
-  return channelFault(id, status, headers, said)
-    ?? new UnexpectedReply(`${relay(id)} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
+  return channelFault(id, status, headers, said) ?? new UnexpectedReply(`${relay(id)} refused the status query (HTTP ${status})${said ? `: ${said}` : ''}`);
 }
 
 /** The field a chat error message starts with (`messages[1].content[0].type must be ...`), when it names one of the request's. */
 export function chatParamOf(message: string | undefined): string | undefined {
-  const m = /^((?:model|messages|temperature|top_p|stream|max_completion_tokens|stop|presence_penalty|frequency_penalty)(?:\[\d+\]|\.[A-Za-z_]+)*)(?=[\s:,]|$)/.exec(message ?? '');
+  const m =
+    /^((?:model|messages|temperature|top_p|stream|max_completion_tokens|stop|presence_penalty|frequency_penalty)(?:\[\d+\]|\.[A-Za-z_]+)*)(?=[\s:,]|$)/.exec(
+      message ?? '',
+    );
   return m?.[1];
 }
 
@@ -165,7 +171,10 @@ export function chatFailure(id: string, status: number, headers: Headers, text: 
   const param = info.param ?? chatParamOf(info.message);
   if (param === 'model' || info.code === 'unknown_model') {
     // the caller's model is valid here; the name the route sends is not known there: the gateway's configuration
-    return new AppError('upstream_error', `${relay(id)} does not serve model "${upstreamModel}", the name this gateway's route gives it${said ? `: ${said}` : ''}`);
+    return new AppError(
+      'upstream_error',
+      `${relay(id)} does not serve model "${upstreamModel}", the name this gateway's route gives it${said ? `: ${said}` : ''}`,
+    );
   }
   if (status === 409) return new AppError('upstream_error', `${relay(id)} refused the call with a conflict (HTTP 409)${said ? `: ${said}` : ''}`);
   return new AppError('invalid_request', said || `${relay(id)} refused the request (HTTP ${status})`, { ...(param !== undefined && { param }) });
@@ -193,8 +202,10 @@ export function brokeAfterSending(err: unknown): boolean {
 export function transportFailure(id: string, err: unknown, who = relay(id)): ChannelError {
   const code = errorCodeOf(err);
   const opts = { cause: err };
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return new ChannelError(`could not connect to ${who} in time`, { ...opts, code: 'upstream_timeout' });
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new ChannelError(`${who} did not answer in time`, { ...opts, code: 'upstream_timeout' });
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT')
+    return new ChannelError(`could not connect to ${who} in time`, { ...opts, code: 'upstream_timeout' });
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return new ChannelError(`${who} did not answer in time`, { ...opts, code: 'upstream_timeout' });
   if (code === 'ECONNREFUSED') return new ChannelError(`could not connect to ${who}: connection refused (is it running, and is its address right?)`, opts);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ChannelError(`could not connect to ${who}: its host name does not resolve`, opts);
   if (BROKE_AFTER_SENDING.has(code)) {

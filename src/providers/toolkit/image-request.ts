@@ -36,6 +36,12 @@ export function imageAskOf(job: ImageJob): ImageAsk {
   const p = job.params;
   const aspectField = str(p.aspect_ratio) !== undefined ? 'aspect_ratio' : 'size';
   return {
-    prompt: p.prompt, aspectField, aspect: str(p[aspectField]), resolution: str(p.resolution), size: str(p.size), n: p.n, quality: str(p.quality),
+    prompt: p.prompt,
+    aspectField,
+    aspect: str(p[aspectField]),
+    resolution: str(p.resolution),
+    size: str(p.size),
+    n: p.n,
+    quality: str(p.quality),
   };
 }

@@ -10,14 +10,20 @@ import type { ChatContext, ChatMessage, ChatRequest, FinishReason } from '../../
 export type MaxTokensParam = 'max_completion_tokens' | 'max_tokens' | 'both';
 
 /** Our request as the upstream's `/chat/completions` body (G51, G52). */
-export function toUpstreamBody(req: ChatRequest, upstreamModel: string, stream: boolean, maxTokensParam: MaxTokensParam = 'max_completion_tokens'): Record<string, unknown> {
+export function toUpstreamBody(
+  req: ChatRequest,
+  upstreamModel: string,
+  stream: boolean,
+  maxTokensParam: MaxTokensParam = 'max_completion_tokens',
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: upstreamModel,
     messages: req.messages.map((m: ChatMessage) => ({
       role: m.role,
-      content: typeof m.content === 'string'
-        ? m.content
-        : m.content.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.image_url.url } })),
+      content:
+        typeof m.content === 'string'
+          ? m.content
+          : m.content.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.image_url.url } })),
     })),
   };
   if (req.temperature !== undefined) body.temperature = req.temperature;
@@ -52,21 +58,35 @@ export class CallGuard {
   private stall: NodeJS.Timeout | undefined;
   private readonly onCallerAbort: () => void;
 
-  constructor(private readonly ctx: ChatContext, private readonly upstream: string, timeoutMs: number) {
+  constructor(
+    private readonly ctx: ChatContext,
+    private readonly upstream: string,
+    timeoutMs: number,
+  ) {
     this.onCallerAbort = () => this.abort(ctx.signal.reason instanceof Error ? ctx.signal.reason : abortError());
     if (ctx.signal.aborted) this.onCallerAbort();
     else ctx.signal.addEventListener('abort', this.onCallerAbort, { once: true });
-    this.total = setTimeout(() => this.abort(new AppError('upstream_timeout', `The chat upstream "${upstream}" did not finish its reply within ${timeoutMs} ms`)), timeoutMs);
+    this.total = setTimeout(
+      () => this.abort(new AppError('upstream_timeout', `The chat upstream "${upstream}" did not finish its reply within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   }
 
-  get signal(): AbortSignal { return this.controller.signal; }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
 
   startStallTimer(ms: number): void {
-    this.stall = setTimeout(() => this.abort(new AppError('upstream_timeout', `The chat upstream "${this.upstream}" sent nothing for ${ms} ms in the middle of a reply`)), ms);
+    this.stall = setTimeout(
+      () => this.abort(new AppError('upstream_timeout', `The chat upstream "${this.upstream}" sent nothing for ${ms} ms in the middle of a reply`)),
+      ms,
+    );
   }
 
   /** Something arrived: the stall timer starts over. */
-  alive(): void { this.stall?.refresh(); }
+  alive(): void {
+    this.stall?.refresh();
+  }
 
   abort(reason: unknown): void {
     if (this.reason !== undefined) return;
@@ -75,7 +95,9 @@ export class CallGuard {
   }
 
   /** Why the call was cut (timeout AppError, the caller's reason), or undefined if it was not. */
-  get cut(): unknown { return this.reason; }
+  get cut(): unknown {
+    return this.reason;
+  }
 
   /** The reply is complete: no more timeouts or caller aborts, but stop reading the rest after `ms`. */
   drain(ms: number): void {

@@ -47,11 +47,15 @@ export function quote(text: string | undefined, apiKey: string | undefined): str
   if (!text) return '';
   let t = text;
   if (apiKey && apiKey.length >= 4) t = t.split(apiKey).join('[redacted]');
-  t = t.replace(/\b(sk|key|Bearer)[-_ ][A-Za-z0-9_*-]{8,}/g, '$1-[redacted]').replace(/\s+/g, ' ').trim();
+  t = t
+    .replace(/\b(sk|key|Bearer)[-_ ][A-Za-z0-9_*-]{8,}/g, '$1-[redacted]')
+    .replace(/\s+/g, ' ')
+    .trim();
   return t.length > MAX_QUOTED ? `${t.slice(0, MAX_QUOTED)}...` : t;
 }
 
-const CONTEXT_RE = /context[ _-]?(length|window)|maximum context|max(imum)?[ _-]?(model[ _-]?)?len|too many tokens|prompt is too long|input is too long|exceeds? the (model'?s? )?(maximum|max|context)/i;
+const CONTEXT_RE =
+  /context[ _-]?(length|window)|maximum context|max(imum)?[ _-]?(model[ _-]?)?len|too many tokens|prompt is too long|input is too long|exceeds? the (model'?s? )?(maximum|max|context)/i;
 
 export function isContextLengthError(info: UpstreamErrorInfo): boolean {
   if (info.code === 'context_length_exceeded' || info.code === 'string_above_max_length') return true;
@@ -87,16 +91,23 @@ export function mapHttpError(status: number, headers: Record<string, string | st
   const said = quote(info.message, c.apiKey);
   const suffix = said ? `: ${said}` : '';
   if (status === 401 || status === 403) {
-    return new AppError('upstream_error',
+    return new AppError(
+      'upstream_error',
       `The chat upstream "${c.upstream}" rejected the gateway's credentials (HTTP ${status}); check the API key configured for it (${c.keySetting}) and that it may use the upstream model mapped to ${c.model}.`,
-      { retryable: false });
+      { retryable: false },
+    );
   }
   if (status === 429) {
     if (info.code === 'insufficient_quota' || info.type === 'insufficient_quota') {
-      return new AppError('upstream_error', `The chat upstream "${c.upstream}" refused the request: the account has no quota left (HTTP 429 insufficient_quota); check its plan and billing.`, { retryable: false });
+      return new AppError(
+        'upstream_error',
+        `The chat upstream "${c.upstream}" refused the request: the account has no quota left (HTTP 429 insufficient_quota); check its plan and billing.`,
+        { retryable: false },
+      );
     }
     return new AppError('rate_limited', `The chat upstream "${c.upstream}" is rate limiting requests for ${c.model}${suffix}`, {
-      headers: { 'Retry-After': retryAfterSeconds(headers) }, retryable: true,
+      headers: { 'Retry-After': retryAfterSeconds(headers) },
+      retryable: true,
     });
   }
   if ((status === 400 || status === 413 || status === 422) && isContextLengthError(info)) {
@@ -119,13 +130,27 @@ export function mapTransportError(err: unknown, upstream: string, phase: 'connec
     return new AppError('upstream_timeout', `Could not connect to the chat upstream "${upstream}" in time`, { cause: err });
   }
   if (code === 'ECONNREFUSED') {
-    return new AppError('upstream_error', `Could not connect to the chat upstream "${upstream}": connection refused (is it running and is its baseUrl right?)`, { cause: err, retryable: true });
+    return new AppError(
+      'upstream_error',
+      `Could not connect to the chat upstream "${upstream}": connection refused (is it running and is its baseUrl right?)`,
+      { cause: err, retryable: true },
+    );
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new AppError('upstream_error', `Could not connect to the chat upstream "${upstream}": its host name does not resolve`, { cause: err, retryable: true });
+    return new AppError('upstream_error', `Could not connect to the chat upstream "${upstream}": its host name does not resolve`, {
+      cause: err,
+      retryable: true,
+    });
   }
   if (phase === 'stream') {
-    return new AppError('upstream_error', `The connection to the chat upstream "${upstream}" broke before the reply was complete (${code || e?.message || 'closed'})`, { cause: err, retryable: true });
+    return new AppError(
+      'upstream_error',
+      `The connection to the chat upstream "${upstream}" broke before the reply was complete (${code || e?.message || 'closed'})`,
+      { cause: err, retryable: true },
+    );
   }
-  return new AppError('upstream_error', `The request to the chat upstream "${upstream}" failed (${code || e?.message || 'network error'})`, { cause: err, retryable: true });
+  return new AppError('upstream_error', `The request to the chat upstream "${upstream}" failed (${code || e?.message || 'network error'})`, {
+    cause: err,
+    retryable: true,
+  });
 }

@@ -19,10 +19,18 @@ export const Url = (description: string) => Type.Optional(Type.String({ descript
 export const BaseUrl = (defaultUrl: string) => Url(`an http(s) URL, up to the API version (default ${defaultUrl})`);
 
 /** Seconds between checks of a started generation: one number, or per family. */
-export const PollSecondsOption = Type.Optional(Type.Union([
-  Seconds,
-  Type.Object(Object.fromEntries(FAMILIES.map((f) => [f, Type.Optional(Seconds)])), { additionalProperties: false, description: `an object of family -> seconds (families: ${FAMILIES.join(', ')})` }),
-], { description: 'seconds between checks (0.05-3600), or an object of family -> seconds' }));
+export const PollSecondsOption = Type.Optional(
+  Type.Union(
+    [
+      Seconds,
+      Type.Object(Object.fromEntries(FAMILIES.map((f) => [f, Type.Optional(Seconds)])), {
+        additionalProperties: false,
+        description: `an object of family -> seconds (families: ${FAMILIES.join(', ')})`,
+      }),
+    ],
+    { description: 'seconds between checks (0.05-3600), or an object of family -> seconds' },
+  ),
+);
 
 /** The time bounds of an upstream HTTP call. */
 export const TimeBounds = { timeoutMs: Milliseconds(), connectTimeoutMs: Milliseconds() };

@@ -36,7 +36,10 @@ export class SseParser {
       if (cr !== -1 && (lf === -1 || cr < lf)) {
         end = cr;
         if (cr + 1 < text.length) next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
-        else { next = cr + 1; this.afterCr = true; }
+        else {
+          next = cr + 1;
+          this.afterCr = true;
+        }
       } else if (lf !== -1) {
         end = lf;
         next = lf + 1;

@@ -112,11 +112,18 @@ export class UpstreamClient {
   }
 
   /** A call to `path` below the base URL (or to a whole `URL` the API returned). */
-  protected request(target: string | URL, request: Omit<Dispatcher.RequestOptions, 'signal' | 'origin' | 'path'>, signal: AbortSignal, timeoutMs: number, maxBytes: number): Promise<UpstreamAnswer> {
+  protected request(
+    target: string | URL,
+    request: Omit<Dispatcher.RequestOptions, 'signal' | 'origin' | 'path'>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    maxBytes: number,
+  ): Promise<UpstreamAnswer> {
     const base = this.opts.baseUrl;
-    const at = typeof target === 'string'
-      ? { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${target}` }
-      : { origin: target.origin, path: `${target.pathname}${target.search}` };
+    const at =
+      typeof target === 'string'
+        ? { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${target}` }
+        : { origin: target.origin, path: `${target.pathname}${target.search}` };
     return upstreamCall(this.dispatcher, { ...request, ...at }, { id: this.opts.id, who: this.opts.who, signal, timeoutMs, maxBytes });
   }
 

@@ -7,8 +7,8 @@ import type { ChatMessage, ChatUsage } from '../../chat/types.js';
 
 /** The upstream's usage where it gave one, counted where it did not (field by field). */
 export async function completeUsage(reported: Partial<ChatUsage> | undefined, messages: ChatMessage[], content: string): Promise<ChatUsage> {
-  const prompt = reported?.prompt_tokens ?? await countPromptTokens({ messages });
-  const completion = reported?.completion_tokens ?? await countTextTokens(content);
+  const prompt = reported?.prompt_tokens ?? (await countPromptTokens({ messages }));
+  const completion = reported?.completion_tokens ?? (await countTextTokens(content));
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

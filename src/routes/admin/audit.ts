@@ -8,11 +8,28 @@ import { ADMIN_ERRORS } from './errors.js';
 
 /** `GET /admin/v1/audit` (G302) and `GET /admin/v1/settings` (G311). */
 export function registerAdminAuditRoutes(app: FastifyInstance, admin: Pick<AdminServices, 'audit' | 'settings'>): void {
-  app.get<{ Querystring: AuditQuerystring }>('/admin/v1/audit', {
-    schema: { tags: [ADMIN_TAG], summary: 'The audit log: every change through the admin API and the CLI, newest first', querystring: AuditQuerystring, response: responses({ 200: AdminAuditLog }, [400, ...ADMIN_ERRORS]) },
-  }, async (request) => listAudit(admin.audit, request.query));
+  app.get<{ Querystring: AuditQuerystring }>(
+    '/admin/v1/audit',
+    {
+      schema: {
+        tags: [ADMIN_TAG],
+        summary: 'The audit log: every change through the admin API and the CLI, newest first',
+        querystring: AuditQuerystring,
+        response: responses({ 200: AdminAuditLog }, [400, ...ADMIN_ERRORS]),
+      },
+    },
+    async (request) => listAudit(admin.audit, request.query),
+  );
 
-  app.get('/admin/v1/settings', {
-    schema: { tags: [ADMIN_TAG], summary: 'The effective configuration of this process, every secret redacted', response: responses({ 200: AdminSettings }, ADMIN_ERRORS) },
-  }, async (): Promise<AdminSettings> => ({ object: 'settings', settings: admin.settings() }));
+  app.get(
+    '/admin/v1/settings',
+    {
+      schema: {
+        tags: [ADMIN_TAG],
+        summary: 'The effective configuration of this process, every secret redacted',
+        response: responses({ 200: AdminSettings }, ADMIN_ERRORS),
+      },
+    },
+    async (): Promise<AdminSettings> => ({ object: 'settings', settings: admin.settings() }),
+  );
 }

@@ -17,12 +17,23 @@ import { registerAdminUsageRoute } from './usage.js';
  * resource; each route calls the admin service layer (src/admin/) and nothing else: keys,
  * accounts, audit and settings (G300-G311); every tenant's tasks, usage and channels (G317-G323); tasks per minute (G370).
  */
-export async function registerAdminRoutes(app: FastifyInstance, keys: Parameters<typeof registerAuth>[1], admin: AdminServices, auth: AuthOptions): Promise<void> {
+export async function registerAdminRoutes(
+  app: FastifyInstance,
+  keys: Parameters<typeof registerAuth>[1],
+  admin: AdminServices,
+  auth: AuthOptions,
+): Promise<void> {
   await app.register(async (scope) => {
     registerAuth(scope, keys, auth);
     scope.addHook('onRequest', (request, _reply, done) => {
       if (request.apiKey.role === 'admin') done();
-      else done(new AppError('admin_only', 'This endpoint needs an admin key (mediagate keys create --role admin, or MEDIAGATE_BOOTSTRAP_ADMIN_KEY); caller keys use the public API'));
+      else
+        done(
+          new AppError(
+            'admin_only',
+            'This endpoint needs an admin key (mediagate keys create --role admin, or MEDIAGATE_BOOTSTRAP_ADMIN_KEY); caller keys use the public API',
+          ),
+        );
     });
     registerBodyBounds(scope);
     registerAdminKeyRoutes(scope, admin.keys);

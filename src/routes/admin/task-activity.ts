@@ -8,10 +8,17 @@ import { ADMIN_ERRORS } from './errors.js';
 
 /** `GET /admin/v1/task-activity` (G370). */
 export function registerAdminTaskActivityRoute(app: FastifyInstance, admin: Pick<AdminStore, 'taskMinutes'>, now: () => number): void {
-  app.get<{ Querystring: TaskActivityQuerystring }>('/admin/v1/task-activity', {
-    schema: {
-      tags: [ADMIN_TAG], summary: 'Tasks per minute by status: submitted, and each status entered (queued again, processing, completed, failed, cancelled), the last hour by default',
-      querystring: TaskActivityQuerystring, response: responses({ 200: AdminTaskActivity }, [400, ...ADMIN_ERRORS]),
+  app.get<{ Querystring: TaskActivityQuerystring }>(
+    '/admin/v1/task-activity',
+    {
+      schema: {
+        tags: [ADMIN_TAG],
+        summary:
+          'Tasks per minute by status: submitted, and each status entered (queued again, processing, completed, failed, cancelled), the last hour by default',
+        querystring: TaskActivityQuerystring,
+        response: responses({ 200: AdminTaskActivity }, [400, ...ADMIN_ERRORS]),
+      },
     },
-  }, async (request) => readTaskActivity(admin, request.query, now()));
+    async (request) => readTaskActivity(admin, request.query, now()),
+  );
 }

@@ -8,7 +8,16 @@ import { ADMIN_ERRORS } from './errors.js';
 
 /** `GET /admin/v1/usage` (G321). */
 export function registerAdminUsageRoute(app: FastifyInstance, admin: Pick<AdminStore, 'usage'>, now: () => number): void {
-  app.get<{ Querystring: UsageQuerystring }>('/admin/v1/usage', {
-    schema: { tags: [ADMIN_TAG], summary: 'Tasks submitted, completed, failed and cancelled, video seconds, images, chat tokens and credits captured, per bucket and group', querystring: UsageQuerystring, response: responses({ 200: AdminUsage }, [400, ...ADMIN_ERRORS]) },
-  }, async (request) => readUsage(admin, request.query, now()));
+  app.get<{ Querystring: UsageQuerystring }>(
+    '/admin/v1/usage',
+    {
+      schema: {
+        tags: [ADMIN_TAG],
+        summary: 'Tasks submitted, completed, failed and cancelled, video seconds, images, chat tokens and credits captured, per bucket and group',
+        querystring: UsageQuerystring,
+        response: responses({ 200: AdminUsage }, [400, ...ADMIN_ERRORS]),
+      },
+    },
+    async (request) => readUsage(admin, request.query, now()),
+  );
 }

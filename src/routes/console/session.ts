@@ -22,7 +22,12 @@ const noSession = (): AppError => new AppError('session_expired', 'No console se
  * OpenAPI document (G372) with the cookie and the CSRF header as its security schemes, so the
  * console's types (console/src/api.ts) are those of a documented contract.
  */
-export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: ConsoleSessions, keys: Pick<KeyStore, 'findActiveByHash'>, paths: RoutePaths): void {
+export function registerConsoleSessionRoutes(
+  app: FastifyInstance,
+  sessions: ConsoleSessions,
+  keys: Pick<KeyStore, 'findActiveByHash'>,
+  paths: RoutePaths,
+): void {
   const reply = (key: { id: string; name: string; role?: 'caller' | 'admin'; accountId: string }, record: SessionRecord): ConsoleSession => ({
     object: 'console_session',
     key: { id: key.id, name: key.name, role: key.role ?? 'caller', account_id: key.accountId },
@@ -31,37 +36,62 @@ export function registerConsoleSessionRoutes(app: FastifyInstance, sessions: Con
     paths: { power_prefix: paths.powerPrefix, api_prefix: paths.apiPrefix },
   });
 
-  app.post<{ Body: SignInBody }>('/console/session', {
-    schema: { tags: [CONSOLE_TAG], summary: 'Sign in to the web console: exchanges an API key for a session cookie', security: [], body: SignInBody, response: signInResponses() },
-  }, async (request, res) => {
-    const { key, record, cookieValue } = await sessions.signIn(request.body.api_key);
-    void res.header('set-cookie', sessions.setCookie(cookieValue, record)).header('cache-control', 'no-store');
-    return reply(key, record);
-  });
-
-  app.get('/console/session', {
-    schema: { tags: [CONSOLE_TAG], summary: 'The web console session of the cookie sent (the console reads its CSRF token after a reload)', security: [{ [SESSION_SCHEME]: [] }], response: responses({ 200: ConsoleSession }, [401]) },
-  }, async (request, res) => {
-    const value = sessionCookieValue(request.headers.cookie);
-    const record = value === undefined ? undefined : await sessions.find(value);
-    if (!record) throw noSession();
-    const key = await keys.findActiveByHash(record.keyHash);
-    if (!key) throw noSession();
-    void res.header('cache-control', 'no-store');
-    return reply(key, record);
-  });
-
-  app.delete('/console/session', {
-    schema: {
-      tags: [CONSOLE_TAG], summary: 'Sign out of the web console: the session cookie and its CSRF token in `x-csrf-token`', security: [{ [SESSION_SCHEME]: [], [CSRF_SCHEME]: [] }],
-      response: responses({ 204: NoBody('Signed out: the session is ended and the cookie cleared') }, [401, 403]),
+  app.post<{ Body: SignInBody }>(
+    '/console/session',
+    {
+      schema: {
+        tags: [CONSOLE_TAG],
+        summary: 'Sign in to the web console: exchanges an API key for a session cookie',
+        security: [],
+        body: SignInBody,
+        response: signInResponses(),
+      },
     },
-  }, async (request, res) => {
-    const value = sessionCookieValue(request.headers.cookie);
-    if (value === undefined) throw noSession();
-    await sessions.requestSession(value, 'DELETE', request.headers[CSRF_HEADER]);
-    await sessions.signOut(value);
-    void res.header('set-cookie', sessions.clearCookie()).code(204);
-    return null;
-  });
+    async (request, res) => {
+      const { key, record, cookieValue } = await sessions.signIn(request.body.api_key);
+      void res.header('set-cookie', sessions.setCookie(cookieValue, record)).header('cache-control', 'no-store');
+      return reply(key, record);
+    },
+  );
+
+  app.get(
+    '/console/session',
+    {
+      schema: {
+        tags: [CONSOLE_TAG],
+        summary: 'The web console session of the cookie sent (the console reads its CSRF token after a reload)',
+        security: [{ [SESSION_SCHEME]: [] }],
+        response: responses({ 200: ConsoleSession }, [401]),
+      },
+    },
+    async (request, res) => {
+      const value = sessionCookieValue(request.headers.cookie);
+      const record = value === undefined ? undefined : await sessions.find(value);
+      if (!record) throw noSession();
+      const key = await keys.findActiveByHash(record.keyHash);
+      if (!key) throw noSession();
+      void res.header('cache-control', 'no-store');
+      return reply(key, record);
+    },
+  );
+
+  app.delete(
+    '/console/session',
+    {
+      schema: {
+        tags: [CONSOLE_TAG],
+        summary: 'Sign out of the web console: the session cookie and its CSRF token in `x-csrf-token`',
+        security: [{ [SESSION_SCHEME]: [], [CSRF_SCHEME]: [] }],
+        response: responses({ 204: NoBody('Signed out: the session is ended and the cookie cleared') }, [401, 403]),
+      },
+    },
+    async (request, res) => {
+      const value = sessionCookieValue(request.headers.cookie);
+      if (value === undefined) throw noSession();
+      await sessions.requestSession(value, 'DELETE', request.headers[CSRF_HEADER]);
+      await sessions.signOut(value);
+      void res.header('set-cookie', sessions.clearCookie()).code(204);
+      return null;
+    },
+  );
 }

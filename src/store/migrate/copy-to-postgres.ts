@@ -90,14 +90,19 @@ async function refuseUnlessEmpty(client: pg.Client, url: string): Promise<void> 
     if (rows[0]!.n > seeded) holding.push(t.name);
   }
   if (holding.length > 0) {
-    throw new MigrationError(`${redactedUrl(url, 'the --to URL')} already holds data (${holding.join(', ')}); migrate-store only copies into an empty database, nothing was copied`);
+    throw new MigrationError(
+      `${redactedUrl(url, 'the --to URL')} already holds data (${holding.join(', ')}); migrate-store only copies into an empty database, nothing was copied`,
+    );
   }
 }
 
 /** The triggers that write the task timeline and the usage aggregates (G318, G321): off while copying. */
 const AGGREGATE_TRIGGERS: ReadonlyArray<readonly [string, string]> = [
-  ['tasks', 'tasks_usage_submitted'], ['tasks', 'tasks_status_events'], ['tasks', 'tasks_events_deleted'],
-  ['chat_usage', 'chat_usage_hourly'], ['ledger', 'ledger_usage_captured'],
+  ['tasks', 'tasks_usage_submitted'],
+  ['tasks', 'tasks_status_events'],
+  ['tasks', 'tasks_events_deleted'],
+  ['chat_usage', 'chat_usage_hourly'],
+  ['ledger', 'ledger_usage_captured'],
 ];
 
 async function copyAll(source: SqliteSource, client: pg.Client, url: string, onProgress: MigrateStoreOptions['onProgress']): Promise<TableCopied[]> {
@@ -112,20 +117,27 @@ async function copyAll(source: SqliteSource, client: pg.Client, url: string, onP
   for (const table of COPIED_TABLES) {
     const written = await copyTable(source, client, table, onProgress);
     if (table.identity) {
-      await client.query(`SELECT setval(pg_get_serial_sequence('${table.name}', '${table.identity}'), COALESCE(MAX(${table.identity}), 0) + 1, false) FROM ${table.name}`);
+      await client.query(
+        `SELECT setval(pg_get_serial_sequence('${table.name}', '${table.identity}'), COALESCE(MAX(${table.identity}), 0) + 1, false) FROM ${table.name}`,
+      );
     }
     const expected = source.count(table);
     const { rows } = await client.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table.name}`);
     if (written !== expected || rows[0]!.n !== expected) {
-      throw new MigrationError(`${table.name}: the SQLite snapshot holds ${expected} rows, ${written} were copied and PostgreSQL holds ${rows[0]!.n}; nothing was copied`);
+      throw new MigrationError(
+        `${table.name}: the SQLite snapshot holds ${expected} rows, ${written} were copied and PostgreSQL holds ${rows[0]!.n}; nothing was copied`,
+      );
     }
     copied.push({ table: table.name, rows: expected });
   }
   await client.query('ALTER TABLE tasks ENABLE TRIGGER tasks_notify');
   for (const [table, trigger] of AGGREGATE_TRIGGERS) await client.query(`ALTER TABLE ${table} ENABLE TRIGGER ${trigger}`);
   // workers already listening learn at commit that there is work (G184)
-  await client.query(`SELECT pg_notify($1, provider) FROM (SELECT DISTINCT provider FROM tasks
-    WHERE status = 'queued' OR (status = 'processing' AND lease_owner IS NULL)) p`, [QUEUE_CHANNEL]);
+  await client.query(
+    `SELECT pg_notify($1, provider) FROM (SELECT DISTINCT provider FROM tasks
+    WHERE status = 'queued' OR (status = 'processing' AND lease_owner IS NULL)) p`,
+    [QUEUE_CHANNEL],
+  );
   return copied;
 }
 

@@ -26,7 +26,8 @@ export interface SqliteSource {
 }
 
 export function openSqliteSource(file: string): SqliteSource {
-  if (!fs.existsSync(file)) throw new MigrationError(`no SQLite database at ${file} (set MEDIAGATE_DATA_DIR to the gateway's data directory, or give --from FILE)`);
+  if (!fs.existsSync(file))
+    throw new MigrationError(`no SQLite database at ${file} (set MEDIAGATE_DATA_DIR to the gateway's data directory, or give --from FILE)`);
   let db: Database.Database;
   try {
     db = new Database(file, { fileMustExist: true });
@@ -64,7 +65,10 @@ function checkSchema(db: Database.Database, file: string): void {
   const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name);
   if (!tables.includes('schema_migrations')) throw new MigrationError(`${file} is not a mediagate database (it has no schema_migrations table)`);
   const { v } = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
-  if ((v ?? 0) > SCHEMA_VERSION) throw new MigrationError(`${file} has schema version ${v}, newer than this mediagate knows (${SCHEMA_VERSION}): run the migration with the mediagate version that wrote it`);
+  if ((v ?? 0) > SCHEMA_VERSION)
+    throw new MigrationError(
+      `${file} has schema version ${v}, newer than this mediagate knows (${SCHEMA_VERSION}): run the migration with the mediagate version that wrote it`,
+    );
   if ((v ?? 0) < SCHEMA_VERSION) migrate(db);
   const known = new Set([...COPIED_TABLES.map((t) => t.name), ...NOT_COPIED]);
   const unknown = tables.filter((t) => !known.has(t));

@@ -1,11 +1,37 @@
 import type pg from 'pg';
 import {
-  adminTaskListSql, channelMinuteUpsert, channelStateOfRow, eventOfRow, minuteOfRow, minuteValues, PROCESSING_BY_PROVIDER_SQL, taskMinuteOfRow, taskMinutesSql, usageOfRow,
-  usageSql, type ChannelMinuteRow, type ChannelStateRow, type TaskEventRow, type TaskMinuteRow, type UsageSqlRow,
+  adminTaskListSql,
+  channelMinuteUpsert,
+  channelStateOfRow,
+  eventOfRow,
+  minuteOfRow,
+  minuteValues,
+  PROCESSING_BY_PROVIDER_SQL,
+  taskMinuteOfRow,
+  taskMinutesSql,
+  usageOfRow,
+  usageSql,
+  type ChannelMinuteRow,
+  type ChannelStateRow,
+  type TaskEventRow,
+  type TaskMinuteRow,
+  type UsageSqlRow,
 } from '../admin-rows.js';
 import { entryOfRow, LEDGER_COLUMNS, type LedgerRow } from '../ledger-rows.js';
 import { toRecord, type TaskRow } from '../task-rows.js';
-import type { AdminStore, AdminTaskQuery, ChannelMinute, ChannelStateRecord, LedgerEntry, TaskEvent, TaskMinuteCount, TaskMinutesQuery, TaskRecord, UsageQuery, UsageRow } from '../types.js';
+import type {
+  AdminStore,
+  AdminTaskQuery,
+  ChannelMinute,
+  ChannelStateRecord,
+  LedgerEntry,
+  TaskEvent,
+  TaskMinuteCount,
+  TaskMinutesQuery,
+  TaskRecord,
+  UsageQuery,
+  UsageRow,
+} from '../types.js';
 import { inTransaction } from './transaction.js';
 
 /** PostgreSQL reads of the admin API across tenants, and the channels' figures shared by every process (G317-G324). */
@@ -19,12 +45,20 @@ export class PostgresAdminStore implements AdminStore {
   }
 
   async taskEvents(taskId: string): Promise<TaskEvent[]> {
-    const { rows } = await this.pool.query<TaskEventRow>({ name: 'mg_admin_task_events', text: 'SELECT * FROM task_events WHERE task_id = $1 ORDER BY id', values: [taskId] });
+    const { rows } = await this.pool.query<TaskEventRow>({
+      name: 'mg_admin_task_events',
+      text: 'SELECT * FROM task_events WHERE task_id = $1 ORDER BY id',
+      values: [taskId],
+    });
     return rows.map(eventOfRow);
   }
 
   async taskLedger(taskId: string): Promise<LedgerEntry[]> {
-    const { rows } = await this.pool.query<LedgerRow>({ name: 'mg_admin_task_ledger', text: `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE task_id = $1 ORDER BY id`, values: [taskId] });
+    const { rows } = await this.pool.query<LedgerRow>({
+      name: 'mg_admin_task_ledger',
+      text: `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE task_id = $1 ORDER BY id`,
+      values: [taskId],
+    });
     return rows.map(entryOfRow);
   }
 
@@ -74,7 +108,11 @@ export class PostgresAdminStore implements AdminStore {
   }
 
   async channelMinutes(since: number): Promise<ChannelMinute[]> {
-    const { rows } = await this.pool.query<ChannelMinuteRow>({ name: 'mg_channel_minutes', text: 'SELECT * FROM channel_minutes WHERE minute >= $1 ORDER BY channel, minute', values: [since] });
+    const { rows } = await this.pool.query<ChannelMinuteRow>({
+      name: 'mg_channel_minutes',
+      text: 'SELECT * FROM channel_minutes WHERE minute >= $1 ORDER BY channel, minute',
+      values: [since],
+    });
     return rows.map(minuteOfRow);
   }
 

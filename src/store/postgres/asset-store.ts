@@ -36,12 +36,20 @@ export class PostgresAssetStore implements AssetStore {
 
   async getOwned(id: string, ownerKeyId: string): Promise<AssetRecord | undefined> {
     if (!storable(id)) return undefined;
-    const { rows } = await this.pool.query<AssetRow>({ name: 'mg_assets_get_owned', text: 'SELECT * FROM assets WHERE id = $1 AND owner_key_id = $2', values: [id, ownerKeyId] });
+    const { rows } = await this.pool.query<AssetRow>({
+      name: 'mg_assets_get_owned',
+      text: 'SELECT * FROM assets WHERE id = $1 AND owner_key_id = $2',
+      values: [id, ownerKeyId],
+    });
     return rows[0] && assetOfRow(rows[0]);
   }
 
   async listExpired(now: number, limit: number): Promise<AssetRecord[]> {
-    const { rows } = await this.pool.query<AssetRow>({ name: 'mg_assets_expired', text: 'SELECT * FROM assets WHERE expires_at < $1 ORDER BY expires_at LIMIT $2', values: [now, limit] });
+    const { rows } = await this.pool.query<AssetRow>({
+      name: 'mg_assets_expired',
+      text: 'SELECT * FROM assets WHERE expires_at < $1 ORDER BY expires_at LIMIT $2',
+      values: [now, limit],
+    });
     return rows.map(assetOfRow);
   }
 

@@ -11,17 +11,26 @@ import { sharedBackend, type RateLimitBackend } from '../../limits/backend.js';
 import type { WaitSlots } from '../types.js';
 
 export function postgresRateLimits(pool: pg.Pool, logger?: Logger): RateLimitBackend {
-  return sharedBackend('postgres', (options) => new RateLimiterPostgres({
-    storeClient: pool,
-    storeType: 'pool',
-    tableName: 'rate_limits',
-    tableCreated: true, // by the migrations
-    ...options,
-  }), async () => undefined, logger);
+  return sharedBackend(
+    'postgres',
+    (options) =>
+      new RateLimiterPostgres({
+        storeClient: pool,
+        storeType: 'pool',
+        tableName: 'rate_limits',
+        tableCreated: true, // by the migrations
+        ...options,
+      }),
+    async () => undefined,
+    logger,
+  );
 }
 
 export class PostgresWaitSlots implements WaitSlots {
-  constructor(private readonly pool: pg.Pool, private readonly logger?: Logger) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly logger?: Logger,
+  ) {}
 
   async take(keyId: string, max: number, untilMs: number): Promise<(() => void) | undefined> {
     const id = randomBytes(12).toString('base64url');
@@ -36,7 +45,8 @@ export class PostgresWaitSlots implements WaitSlots {
       if (released) return;
       released = true;
       // a slot that cannot be dropped now ends at its deadline anyway
-      this.pool.query({ name: 'mg_wait_slot_release', text: 'DELETE FROM wait_slots WHERE id = $1', values: [id] })
+      this.pool
+        .query({ name: 'mg_wait_slot_release', text: 'DELETE FROM wait_slots WHERE id = $1', values: [id] })
         .catch((err: unknown) => this.logger?.warn({ err }, 'PostgreSQL: a long-poll slot could not be released; it ends at its deadline'));
     };
   }

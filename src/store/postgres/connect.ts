@@ -73,10 +73,17 @@ export function clientConfig(url: string, instanceId: string): pg.ClientConfig {
  * jobs.ts). `onError` hears both kinds (idle and checked out), for the log.
  */
 export function createPool(options: PostgresStoreOptions, instanceId: string, onError: (err: Error, checkedOut: boolean) => void = () => undefined): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(options.url, instanceId), Client: boundedClient(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    ...clientConfig(options.url, instanceId),
+    Client: boundedClient(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),
+    max: options.poolSize ?? 10,
+    idleTimeoutMillis: 30_000,
+  });
   const idle = new WeakSet<pg.PoolClient>();
   pool.on('connect', (client) => {
-    client.on('error', (err) => { if (!idle.has(client)) onError(err, true); });
+    client.on('error', (err) => {
+      if (!idle.has(client)) onError(err, true);
+    });
   });
   pool.on('acquire', (client) => idle.delete(client));
   pool.on('release', (_err, client) => idle.add(client));

@@ -1,11 +1,34 @@
 import type pg from 'pg';
 import { auditInsert } from '../audit-rows.js';
 import {
-  accountListSql, accountOfRow, entryOfRow, LEDGER_COLUMNS, ledgerPageSql, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
-  RECONCILE_UNSETTLED_SQL, reconcileReport, type AccountRow, type LedgerRow, type ReconcileAccountRow, type ReconcileKeyRow,
+  accountListSql,
+  accountOfRow,
+  entryOfRow,
+  LEDGER_COLUMNS,
+  ledgerPageSql,
+  RECONCILE_ACCOUNTS_SQL,
+  RECONCILE_DOUBLED_SQL,
+  RECONCILE_KEYS_SQL,
+  RECONCILE_OPEN_SQL,
+  RECONCILE_UNSETTLED_SQL,
+  reconcileReport,
+  type AccountRow,
+  type LedgerRow,
+  type ReconcileAccountRow,
+  type ReconcileKeyRow,
 } from '../ledger-rows.js';
 import type {
-  AccountBalance, AccountListQuery, CreditStore, GrantOutcome, HoldRefusal, LedgerEntry, LedgerQuery, NewAccount, NewAuditEntry, NewTask, ReconcileReport,
+  AccountBalance,
+  AccountListQuery,
+  CreditStore,
+  GrantOutcome,
+  HoldRefusal,
+  LedgerEntry,
+  LedgerQuery,
+  NewAccount,
+  NewAuditEntry,
+  NewTask,
+  ReconcileReport,
 } from '../types.js';
 import { inTransaction } from './transaction.js';
 
@@ -33,8 +56,14 @@ export function taskHoldsQuery(tasks: readonly NewTask[]): pg.QueryConfig | unde
       FROM (SELECT account_id, SUM(amount)::bigint AS amount FROM h GROUP BY account_id) s WHERE a.id = s.account_id RETURNING a.id)
     UPDATE api_keys k SET held_micro = k.held_micro + s.amount
     FROM (SELECT key_id, SUM(amount)::bigint AS amount FROM h GROUP BY key_id) s WHERE k.id = s.key_id AND (SELECT COUNT(*) FROM a) >= 0`,
-    values: [held.map((t) => t.charge!.accountId), held.map((t) => t.charge!.holdMicro), held.map((t) => t.id), held.map((t) => t.model), held.map((t) => t.createdAt),
-      held.map((t) => t.ownerKeyId)],
+    values: [
+      held.map((t) => t.charge!.accountId),
+      held.map((t) => t.charge!.holdMicro),
+      held.map((t) => t.id),
+      held.map((t) => t.model),
+      held.map((t) => t.createdAt),
+      held.map((t) => t.ownerKeyId),
+    ],
   };
 }
 
@@ -95,13 +124,19 @@ export class PostgresCreditStore implements CreditStore {
         const { rows } = await client.query<AccountRow>({ name: 'mg_accounts_get', text: 'SELECT * FROM accounts WHERE id = $1', values: [accountId] });
         return { granted: false, refused: 'below_held', account: accountOfRow(rows[0]!) };
       }
-      const { rows: [entry] } = await client.query<LedgerRow>({
+      const {
+        rows: [entry],
+      } = await client.query<LedgerRow>({
         name: 'mg_ledger_grant_v2',
         text: `INSERT INTO ledger (account_id, kind, amount_micro, note, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${LEDGER_COLUMNS}`,
         values: [accountId, amountMicro < 0 ? 'adjust' : 'grant', amountMicro, note, now],
       });
-      const { rows: [account] } = await client.query<AccountRow>({
-        name: 'mg_accounts_grant', text: 'UPDATE accounts SET available_micro = available_micro + $2 WHERE id = $1 RETURNING *', values: [accountId, amountMicro],
+      const {
+        rows: [account],
+      } = await client.query<AccountRow>({
+        name: 'mg_accounts_grant',
+        text: 'UPDATE accounts SET available_micro = available_micro + $2 WHERE id = $1 RETURNING *',
+        values: [accountId, amountMicro],
       });
       if (audit) await client.query(auditInsert({ ...audit, details: { ...audit.details, entry_id: Number(entry!.id) } }, 'postgres'));
       return { granted: true, entry: entryOfRow(entry!), account: accountOfRow(account!) };
@@ -116,12 +151,17 @@ export class PostgresCreditStore implements CreditStore {
 
   async ledger(accountId: string): Promise<LedgerEntry[]> {
     const { rows } = await this.pool.query<LedgerRow>({
-      name: 'mg_ledger_of_account', text: `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 ORDER BY id`, values: [accountId],
+      name: 'mg_ledger_of_account',
+      text: `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 ORDER BY id`,
+      values: [accountId],
     });
     return rows.map(entryOfRow);
   }
 
-  async holdRequest(hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number }, enforce: boolean): Promise<{ held: true } | HoldRefusal> {
+  async holdRequest(
+    hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number },
+    enforce: boolean,
+  ): Promise<{ held: true } | HoldRefusal> {
     return inTransaction(this.pool, async (client): Promise<{ held: true } | HoldRefusal> => {
       if (enforce) {
         const available = await lockedAvailable(client, hold.accountId);
@@ -199,13 +239,18 @@ export class PostgresCreditStore implements CreditStore {
 
   async reconcile(): Promise<ReconcileReport> {
     // one snapshot for every query
-    return inTransaction(this.pool, async (client) => reconcileReport(
-      (await client.query<ReconcileAccountRow>(RECONCILE_ACCOUNTS_SQL)).rows,
-      (await client.query<ReconcileKeyRow>(RECONCILE_KEYS_SQL)).rows,
-      (await client.query<{ id: string }>(RECONCILE_UNSETTLED_SQL)).rows,
-      (await client.query<{ ref: string }>(RECONCILE_DOUBLED_SQL)).rows,
-      (await client.query<{ n: number }>(RECONCILE_OPEN_SQL)).rows[0]!.n,
-    ), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    return inTransaction(
+      this.pool,
+      async (client) =>
+        reconcileReport(
+          (await client.query<ReconcileAccountRow>(RECONCILE_ACCOUNTS_SQL)).rows,
+          (await client.query<ReconcileKeyRow>(RECONCILE_KEYS_SQL)).rows,
+          (await client.query<{ id: string }>(RECONCILE_UNSETTLED_SQL)).rows,
+          (await client.query<{ ref: string }>(RECONCILE_DOUBLED_SQL)).rows,
+          (await client.query<{ n: number }>(RECONCILE_OPEN_SQL)).rows[0]!.n,
+        ),
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
   }
 }
 

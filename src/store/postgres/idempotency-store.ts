@@ -2,7 +2,12 @@ import type pg from 'pg';
 import { idempotencyTaskKey, type IdempotencyBegin, type IdempotencyStore } from '../types.js';
 import { inTransaction } from './transaction.js';
 
-interface Row { fingerprint: string; status_code: number | null; response: string | null; created_at: number }
+interface Row {
+  fingerprint: string;
+  status_code: number | null;
+  response: string | null;
+  created_at: number;
+}
 
 /**
  * PostgreSQL Idempotency-Key records. `begin` reads the record with `FOR UPDATE` and decides in the
@@ -33,10 +38,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         }
         if (row.created_at >= expiredBefore) {
           const mine = row.fingerprint === fingerprint;
-          if (row.response !== null && row.status_code !== null) return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
+          if (row.response !== null && row.status_code !== null)
+            return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
           // did its request commit a task (and then die, or answer an error, G266)?
           const task = await client.query<{ id: string }>({
-            name: 'mg_idem_task', text: 'SELECT id FROM tasks WHERE idempotency_key = $1', values: [idempotencyTaskKey(keyId, idemKey, row.created_at)],
+            name: 'mg_idem_task',
+            text: 'SELECT id FROM tasks WHERE idempotency_key = $1',
+            values: [idempotencyTaskKey(keyId, idemKey, row.created_at)],
           });
           const taskId = task.rows[0]?.id;
           if (taskId !== undefined) return mine ? { state: 'recovered', taskId } : { state: 'mismatch' };
@@ -54,7 +62,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async complete(keyId: string, idemKey: string, statusCode: number, response: string): Promise<void> {
     await this.pool.query({
-      name: 'mg_idem_complete', text: 'UPDATE idempotency_keys SET status_code = $1, response = $2 WHERE key_id = $3 AND idem_key = $4',
+      name: 'mg_idem_complete',
+      text: 'UPDATE idempotency_keys SET status_code = $1, response = $2 WHERE key_id = $3 AND idem_key = $4',
       values: [statusCode, response, keyId, idemKey],
     });
   }

@@ -44,12 +44,17 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     options.logger?.warn({ err: err.message, checkedOut }, 'PostgreSQL: a pooled connection failed; it is dropped');
   });
   const tasks = new PostgresTaskStore(pool);
-  const listener = new ChangeListener(options.url, instanceId, {
-    taskChanged: (id) => tasks.changedByOther(id),
-    queueChanged: (provider) => tasks.queueChanged(provider),
-    cancelled: (id) => tasks.cancelled(id),
-    resumed: () => tasks.resumed(),
-  }, options.logger);
+  const listener = new ChangeListener(
+    options.url,
+    instanceId,
+    {
+      taskChanged: (id) => tasks.changedByOther(id),
+      queueChanged: (provider) => tasks.queueChanged(provider),
+      cancelled: (id) => tasks.cancelled(id),
+      resumed: () => tasks.resumed(),
+    },
+    options.logger,
+  );
   try {
     await migrate(pool);
     await listener.start();
@@ -75,7 +80,9 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     rateLimits: (logger) => postgresRateLimits(pool, logger),
     waitSlots: new PostgresWaitSlots(pool, options.logger),
     lastFaultAt: () => faultAt,
-    ping: async () => { await pool.query('SELECT 1'); },
+    ping: async () => {
+      await pool.query('SELECT 1');
+    },
     close: () => {
       closing ??= (async () => {
         await listener.close();

@@ -15,8 +15,9 @@ export async function runAlone(pool: pg.Pool, name: string, fn: () => Promise<vo
     try {
       await fn();
     } finally {
-      await client.query(`SELECT pg_advisory_unlock(hashtextextended('mediagate job ' || $1, 0))`, [name])
-        .catch((err: unknown) => { broken = err instanceof Error ? err : new Error(String(err)); });
+      await client.query(`SELECT pg_advisory_unlock(hashtextextended('mediagate job ' || $1, 0))`, [name]).catch((err: unknown) => {
+        broken = err instanceof Error ? err : new Error(String(err));
+      });
     }
     return true;
   } finally {

@@ -1,8 +1,6 @@
 import type pg from 'pg';
 import { auditInsert } from '../audit-rows.js';
-import {
-  INSERT_EXTRA_COLUMNS, insertExtras, KEY_COLUMNS, KEY_WITH_USAGE, keyColumnsOf, keyListSql, keyOfRow, keyUpdateSql, type KeyRow,
-} from '../key-rows.js';
+import { INSERT_EXTRA_COLUMNS, insertExtras, KEY_COLUMNS, KEY_WITH_USAGE, keyColumnsOf, keyListSql, keyOfRow, keyUpdateSql, type KeyRow } from '../key-rows.js';
 import type { ApiKeyRecord, KeyListQuery, KeyPatch, KeyStore, NewAccount, NewAuditEntry } from '../types.js';
 import { createAccountQuery } from './credit-store.js';
 import { inTransaction } from './transaction.js';
@@ -20,7 +18,10 @@ WHERE g.hash = ANY($1::text[]) AND k.revoked_at IS NULL`;
  * lookups of one event-loop turn are read in one query (G193).
  */
 export class PostgresKeyStore implements KeyStore {
-  private readonly activeByHash = new TurnBatch<string, ApiKeyRecord>((hash) => hash, (hashes) => this.readActive(hashes));
+  private readonly activeByHash = new TurnBatch<string, ApiKeyRecord>(
+    (hash) => hash,
+    (hashes) => this.readActive(hashes),
+  );
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -29,8 +30,19 @@ export class PostgresKeyStore implements KeyStore {
       name: 'mg_keys_insert_v2',
       text: `INSERT INTO api_keys (id, name, prefix, hash, created_at, revoked_at, submit_rate, query_rate, account_id, spend_cap_micro, ${INSERT_EXTRA_COLUMNS})
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      values: [key.id, key.name, key.prefix, key.hash, key.createdAt, key.revokedAt, key.submitRate ?? null, key.queryRate ?? null, key.accountId,
-        key.spendCapMicro ?? null, ...insertExtras(key)],
+      values: [
+        key.id,
+        key.name,
+        key.prefix,
+        key.hash,
+        key.createdAt,
+        key.revokedAt,
+        key.submitRate ?? null,
+        key.queryRate ?? null,
+        key.accountId,
+        key.spendCapMicro ?? null,
+        ...insertExtras(key),
+      ],
     };
     if (!account && !audit) {
       await this.pool.query(insert);
@@ -101,7 +113,8 @@ export class PostgresKeyStore implements KeyStore {
       const old = rows[0]?.hash;
       if (old === undefined) return false;
       await client.query('DELETE FROM api_key_grace WHERE valid_until <= $1', [now]);
-      if (graceUntil !== null && graceUntil > now) await client.query('INSERT INTO api_key_grace (hash, key_id, valid_until) VALUES ($1, $2, $3)', [old, id, graceUntil]);
+      if (graceUntil !== null && graceUntil > now)
+        await client.query('INSERT INTO api_key_grace (hash, key_id, valid_until) VALUES ($1, $2, $3)', [old, id, graceUntil]);
       await client.query('UPDATE api_keys SET hash = $1, prefix = $2 WHERE id = $3', [next.hash, next.prefix, id]);
       if (audit) await client.query(auditInsert(audit, 'postgres'));
       return true;

@@ -1,10 +1,21 @@
 import type pg from 'pg';
 import type { SessionRecord, SessionStore } from '../types.js';
 
-interface SessionRow { id_hash: string; key_hash: string; csrf_token: string; created_at: string; expires_at: string }
+interface SessionRow {
+  id_hash: string;
+  key_hash: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+}
 
-const ofRow = (r: SessionRow): SessionRecord =>
-  ({ idHash: r.id_hash, keyHash: r.key_hash, csrfToken: r.csrf_token, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) });
+const ofRow = (r: SessionRow): SessionRecord => ({
+  idHash: r.id_hash,
+  keyHash: r.key_hash,
+  csrfToken: r.csrf_token,
+  createdAt: Number(r.created_at),
+  expiresAt: Number(r.expires_at),
+});
 
 /** PostgreSQL console sessions (G361): every process of a cluster reads the same ones. */
 export class PostgresSessionStore implements SessionStore {
@@ -19,7 +30,11 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async find(idHash: string): Promise<SessionRecord | undefined> {
-    const { rows } = await this.pool.query<SessionRow>({ name: 'mg_session_find', text: 'SELECT * FROM console_sessions WHERE id_hash = $1', values: [idHash] });
+    const { rows } = await this.pool.query<SessionRow>({
+      name: 'mg_session_find',
+      text: 'SELECT * FROM console_sessions WHERE id_hash = $1',
+      values: [idHash],
+    });
     return rows[0] && ofRow(rows[0]);
   }
 

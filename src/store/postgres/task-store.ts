@@ -2,7 +2,19 @@ import type pg from 'pg';
 import { deliveryIdSql } from '../delivery-rows.js';
 import { storable } from './storable.js';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
-import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatchWithNote, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type {
+  InsertBounds,
+  InsertRefusal,
+  LiveTaskCount,
+  NewTask,
+  Settlement,
+  TaskGuard,
+  TaskPatchWithNote,
+  TaskListQuery,
+  TaskRecord,
+  TaskStatus,
+  TaskStore,
+} from '../types.js';
 import type { FamilyId } from '../../contract/families.js';
 import { lockedAvailables, lockedKeyCaps, settleCtes, taskHoldsQuery } from './credit-store.js';
 import { taskListSql } from '../task-list-sql.js';
@@ -85,7 +97,10 @@ JOIN api_keys k ON k.id = t.owner_key_id
 WHERE k.hash = q.hash AND k.revoked_at IS NULL`;
 
 /** A poll's task and its owner key's expiry (G305), checked against the caller's clock. */
-interface OwnedTask { task: TaskRecord; keyExpiresAt: number | null }
+interface OwnedTask {
+  task: TaskRecord;
+  keyExpiresAt: number | null;
+}
 
 const ONE_PROVIDER = 'provider = $1';
 const SOME_PROVIDERS = 'provider = ANY($1::text[])';
@@ -153,9 +168,12 @@ export class PostgresTaskStore implements TaskStore {
     const { bounds } = this.waitingInserts[0]!;
     const same = (b: InsertBounds): boolean => b.maxInFlight === bounds.maxInFlight && b.enforceCredits === bounds.enforceCredits;
     let count = 0;
-    for (let i = 0; i < this.waitingInserts.length;) {
+    for (let i = 0; i < this.waitingInserts.length; ) {
       const next = this.waitingInserts[i]!;
-      if (!same(next.bounds) || (batches.length > 0 && count + next.tasks.length > MAX_INSERT)) { i++; continue; }
+      if (!same(next.bounds) || (batches.length > 0 && count + next.tasks.length > MAX_INSERT)) {
+        i++;
+        continue;
+      }
       this.waitingInserts.splice(i, 1);
       batches.push(next);
       count += next.tasks.length;
@@ -169,7 +187,10 @@ export class PostgresTaskStore implements TaskStore {
 
   private async insertBatches(batches: WaitingInsert[], bounds: InsertBounds): Promise<void> {
     try {
-      const records = await this.insertNow(batches.flatMap((b) => b.tasks), bounds);
+      const records = await this.insertNow(
+        batches.flatMap((b) => b.tasks),
+        bounds,
+      );
       let at = 0;
       for (const b of batches) {
         b.resolve(records.slice(at, at + b.tasks.length));
@@ -207,7 +228,11 @@ export class PostgresTaskStore implements TaskStore {
         const caps = enforceCredits && accounts.length > 0 ? await lockedKeyCaps(client, keys) : new Map<string, { capMicro: number; usedMicro: number }>();
         const inFlight = new Map<string, number>();
         if (maxInFlight > 0) {
-          const { rows } = await client.query<{ key_id: string; n: number }>({ name: 'mg_in_flight_counts', text: IN_FLIGHT_COUNTS_SQL, values: [keys, maxInFlight] });
+          const { rows } = await client.query<{ key_id: string; n: number }>({
+            name: 'mg_in_flight_counts',
+            text: IN_FLIGHT_COUNTS_SQL,
+            values: [keys, maxInFlight],
+          });
           for (const r of rows) inFlight.set(r.key_id, r.n);
         }
         const out = tasks.map((t): InsertRefusal | undefined => {
@@ -251,16 +276,24 @@ export class PostgresTaskStore implements TaskStore {
 
   private async readByKeyHashes(lookups: { id: string; keyHash: string }[]): Promise<Map<string, OwnedTask>> {
     const found = new Map<string, OwnedTask>();
-    const owned = (row: TaskRow & { key_expires_at: string | number | null }): OwnedTask =>
-      ({ task: toRecord(row), keyExpiresAt: row.key_expires_at === null ? null : Number(row.key_expires_at) });
+    const owned = (row: TaskRow & { key_expires_at: string | number | null }): OwnedTask => ({
+      task: toRecord(row),
+      keyExpiresAt: row.key_expires_at === null ? null : Number(row.key_expires_at),
+    });
     if (lookups.length === 1) {
       const { id, keyHash } = lookups[0]!;
-      const { rows } = await this.pool.query<TaskRow & { key_expires_at: string | null }>({ name: 'mg_tasks_by_key_hash_v2', text: BY_KEY_HASH_SQL, values: [id, keyHash] });
+      const { rows } = await this.pool.query<TaskRow & { key_expires_at: string | null }>({
+        name: 'mg_tasks_by_key_hash_v2',
+        text: BY_KEY_HASH_SQL,
+        values: [id, keyHash],
+      });
       if (rows[0]) found.set(`${keyHash} ${id}`, owned(rows[0]));
       return found;
     }
     const { rows } = await this.pool.query<TaskRow & { i: number; key_expires_at: string | null }>({
-      name: 'mg_tasks_by_key_hashes_v2', text: BY_KEY_HASHES_SQL, values: [lookups.map((l) => l.id), lookups.map((l) => l.keyHash)],
+      name: 'mg_tasks_by_key_hashes_v2',
+      text: BY_KEY_HASHES_SQL,
+      values: [lookups.map((l) => l.id), lookups.map((l) => l.keyHash)],
     });
     for (const row of rows) {
       const { id, keyHash } = lookups[row.i - 1]!; // WITH ORDINALITY counts from 1
@@ -315,7 +348,8 @@ export class PostgresTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     const one = providers.length === 1;
     const task = await this.one({
-      name: one ? 'mg_tasks_claim_one' : 'mg_tasks_claim', text: one ? CLAIM.one : CLAIM.some,
+      name: one ? 'mg_tasks_claim_one' : 'mg_tasks_claim',
+      text: one ? CLAIM.one : CLAIM.some,
       values: [one ? providers[0] : providers, now, workerId, leaseUntil, now],
     });
     if (task) this.changed(task.id);
@@ -366,7 +400,9 @@ export class PostgresTaskStore implements TaskStore {
     if (providers.length === 0) return undefined;
     const one = providers.length === 1;
     const { rows } = await this.pool.query<{ t: number | null }>({
-      name: one ? 'mg_tasks_next_run_one' : 'mg_tasks_next_run', text: one ? NEXT_RUN.one : NEXT_RUN.some, values: [one ? providers[0] : providers],
+      name: one ? 'mg_tasks_next_run_one' : 'mg_tasks_next_run',
+      text: one ? NEXT_RUN.one : NEXT_RUN.some,
+      values: [one ? providers[0] : providers],
     });
     return rows[0]?.t ?? undefined;
   }
@@ -388,7 +424,10 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async liveCounts(): Promise<LiveTaskCount[]> {
-    const { rows } = await this.pool.query<{ family: FamilyId; model: string; status: LiveTaskCount['status']; n: string; oldest: string }>({ name: 'mg_tasks_live_counts', text: LIVE_COUNTS_SQL });
+    const { rows } = await this.pool.query<{ family: FamilyId; model: string; status: LiveTaskCount['status']; n: string; oldest: string }>({
+      name: 'mg_tasks_live_counts',
+      text: LIVE_COUNTS_SQL,
+    });
     return rows.map((r) => ({ family: r.family, model: r.model, status: r.status, count: Number(r.n), oldestCreatedAt: Number(r.oldest) }));
   }
 
@@ -404,19 +443,25 @@ export class PostgresTaskStore implements TaskStore {
   /** Writes through this instance are reported at once; other instances' writes when their NOTIFY arrives (G183). */
   watchChanges(listener: (id: string) => void): () => void {
     this.listeners.add(listener);
-    return () => { this.listeners.delete(listener); };
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   /** See TaskStore.watchQueue (G184); `''` follows a lost LISTEN connection. */
   watchQueue(listener: (provider: string) => void): () => void {
     this.queueListeners.add(listener);
-    return () => { this.queueListeners.delete(listener); };
+    return () => {
+      this.queueListeners.delete(listener);
+    };
   }
 
   /** See TaskStore.watchCancels (G184): cancels by any instance, this one's included. */
   watchCancels(listener: (id: string) => void): () => void {
     this.cancelListeners.add(listener);
-    return () => { this.cancelListeners.delete(listener); };
+    return () => {
+      this.cancelListeners.delete(listener);
+    };
   }
 
   /**
@@ -483,12 +528,25 @@ function insertQuery(tasks: readonly NewTask[]): pg.QueryConfig {
     return perKey.get(t.ownerKeyId)! - j; // the j-th task of its key takes turn end - n + j
   });
   return {
-    name: 'mg_tasks_insert', text: INSERT_SQL, values: [
-      [...perKey.keys()], [...perKey.values()],
-      tasks.map((t) => t.id), tasks.map((t) => t.ownerKeyId), tasks.map((t) => t.family), tasks.map((t) => t.form),
-      tasks.map((t) => t.model), tasks.map((t) => t.provider), tasks.map((t) => JSON.stringify(t.request)),
-      tasks.map((t) => t.amount), tasks.map((t) => t.createdAt), tasks.map((t) => t.idempotencyKey ?? null), back,
-      tasks.map((t) => t.charge?.accountId ?? null), tasks.map((t) => t.charge?.holdMicro ?? null), tasks.map((t) => t.charge?.perSecondMicro ?? null),
+    name: 'mg_tasks_insert',
+    text: INSERT_SQL,
+    values: [
+      [...perKey.keys()],
+      [...perKey.values()],
+      tasks.map((t) => t.id),
+      tasks.map((t) => t.ownerKeyId),
+      tasks.map((t) => t.family),
+      tasks.map((t) => t.form),
+      tasks.map((t) => t.model),
+      tasks.map((t) => t.provider),
+      tasks.map((t) => JSON.stringify(t.request)),
+      tasks.map((t) => t.amount),
+      tasks.map((t) => t.createdAt),
+      tasks.map((t) => t.idempotencyKey ?? null),
+      back,
+      tasks.map((t) => t.charge?.accountId ?? null),
+      tasks.map((t) => t.charge?.holdMicro ?? null),
+      tasks.map((t) => t.charge?.perSecondMicro ?? null),
       tasks.map((t) => t.callbackUrl ?? null),
     ],
   };

@@ -14,7 +14,9 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch((rollbackErr: unknown) => { broken = rollbackErr as Error; });
+      await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+        broken = rollbackErr as Error;
+      });
       throw err;
     }
   } finally {

@@ -33,7 +33,9 @@ export class TurnBatch<K, V> {
       entry.waiters.push({ resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => { this.flush(); });
+        setImmediate(() => {
+          this.flush();
+        });
       }
     });
   }
@@ -44,11 +46,14 @@ export class TurnBatch<K, V> {
     this.pending = new Map();
     for (let i = 0; i < entries.length; i += this.maxBatch) {
       const batch = entries.slice(i, i + this.maxBatch);
-      this.lookUp(batch.map(([, e]) => e.key)).then((found) => {
-        for (const [id, e] of batch) for (const w of e.waiters) w.resolve(found.get(id));
-      }, (err: unknown) => {
-        for (const [, e] of batch) for (const w of e.waiters) w.reject(err);
-      });
+      this.lookUp(batch.map(([, e]) => e.key)).then(
+        (found) => {
+          for (const [id, e] of batch) for (const w of e.waiters) w.resolve(found.get(id));
+        },
+        (err: unknown) => {
+          for (const [, e] of batch) for (const w of e.waiters) w.reject(err);
+        },
+      );
     }
   }
 }

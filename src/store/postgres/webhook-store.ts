@@ -35,7 +35,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async claimDue(workerId: string, now: number, leaseUntil: number, limit: number): Promise<WebhookDelivery[]> {
     const { rows } = await this.pool.query<DeliveryRow>({ name: 'mg_webhook_claim', text: CLAIM_SQL, values: [workerId, now, leaseUntil, limit] });
-    return rows.map(deliveryOfRow).sort((a, b) => (a.createdAt - b.createdAt) || (a.id < b.id ? -1 : 1));
+    return rows.map(deliveryOfRow).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   }
 
   async keepBody(id: string, workerId: string, body: string): Promise<string | undefined> {
@@ -59,7 +59,9 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async listForTask(taskId: string): Promise<WebhookDelivery[]> {
     const { rows } = await this.pool.query<DeliveryRow>({
-      name: 'mg_webhook_list', text: 'SELECT * FROM webhook_deliveries WHERE task_id = $1 ORDER BY created_at, id COLLATE "C"', values: [taskId],
+      name: 'mg_webhook_list',
+      text: 'SELECT * FROM webhook_deliveries WHERE task_id = $1 ORDER BY created_at, id COLLATE "C"',
+      values: [taskId],
     });
     return rows.map(deliveryOfRow);
   }

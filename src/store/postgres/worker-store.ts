@@ -21,7 +21,9 @@ export class PostgresWorkerStore implements WorkerStore {
 
   async liveByRole(since: number): Promise<Array<{ role: string; count: number }>> {
     const { rows } = await this.pool.query<{ role: string; n: number }>({
-      name: 'mg_worker_live', text: 'SELECT role, COUNT(*)::int AS n FROM worker_beats WHERE seen_at >= $1 GROUP BY role ORDER BY role', values: [since],
+      name: 'mg_worker_live',
+      text: 'SELECT role, COUNT(*)::int AS n FROM worker_beats WHERE seen_at >= $1 GROUP BY role ORDER BY role',
+      values: [since],
     });
     return rows.map((r) => ({ role: r.role, count: r.n }));
   }

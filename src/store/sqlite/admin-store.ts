@@ -1,11 +1,37 @@
 import type Database from 'better-sqlite3';
 import {
-  adminTaskListSql, channelMinuteUpsert, channelStateOfRow, eventOfRow, minuteOfRow, minuteValues, PROCESSING_BY_PROVIDER_SQL, taskMinuteOfRow, taskMinutesSql, usageOfRow,
-  usageSql, type ChannelMinuteRow, type ChannelStateRow, type TaskEventRow, type TaskMinuteRow, type UsageSqlRow,
+  adminTaskListSql,
+  channelMinuteUpsert,
+  channelStateOfRow,
+  eventOfRow,
+  minuteOfRow,
+  minuteValues,
+  PROCESSING_BY_PROVIDER_SQL,
+  taskMinuteOfRow,
+  taskMinutesSql,
+  usageOfRow,
+  usageSql,
+  type ChannelMinuteRow,
+  type ChannelStateRow,
+  type TaskEventRow,
+  type TaskMinuteRow,
+  type UsageSqlRow,
 } from '../admin-rows.js';
 import { entryOfRow, LEDGER_COLUMNS, type LedgerRow } from '../ledger-rows.js';
 import { toRecord, type TaskRow } from '../task-rows.js';
-import type { AdminStore, AdminTaskQuery, ChannelMinute, ChannelStateRecord, LedgerEntry, TaskEvent, TaskMinuteCount, TaskMinutesQuery, TaskRecord, UsageQuery, UsageRow } from '../types.js';
+import type {
+  AdminStore,
+  AdminTaskQuery,
+  ChannelMinute,
+  ChannelStateRecord,
+  LedgerEntry,
+  TaskEvent,
+  TaskMinuteCount,
+  TaskMinutesQuery,
+  TaskRecord,
+  UsageQuery,
+  UsageRow,
+} from '../types.js';
 
 /** SQLite reads of the admin API across tenants, and the channels' shared figures (G317-G324). */
 export class SqliteAdminStore implements AdminStore {
@@ -24,7 +50,10 @@ export class SqliteAdminStore implements AdminStore {
   async listTasks(query: AdminTaskQuery): Promise<TaskRecord[]> {
     const { shape, text, values } = adminTaskListSql(query, 'sqlite');
     let stmt = this.listCache.get(shape);
-    if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(shape, stmt); }
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.listCache.set(shape, stmt);
+    }
     return (stmt.all(...values) as TaskRow[]).map(toRecord);
   }
 
@@ -48,22 +77,27 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async setChannelState(channel: string, state: ChannelStateRecord['state'], since: number): Promise<void> {
-    this.db.prepare(`INSERT INTO channel_states (channel, state, since, updated_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT (channel) DO UPDATE SET state = excluded.state, since = excluded.since, updated_at = excluded.updated_at`).run(channel, state, since, since);
+    this.db
+      .prepare(`INSERT INTO channel_states (channel, state, since, updated_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (channel) DO UPDATE SET state = excluded.state, since = excluded.since, updated_at = excluded.updated_at`)
+      .run(channel, state, since, since);
   }
 
   async setChannelError(channel: string, error: string, at: number): Promise<void> {
     // a channel's first row may be its error: its circuit then never changed (since 0)
-    this.db.prepare(`INSERT INTO channel_states (channel, state, since, last_error, last_error_at, updated_at) VALUES (?, 'closed', 0, ?, ?, ?)
+    this.db
+      .prepare(`INSERT INTO channel_states (channel, state, since, last_error, last_error_at, updated_at) VALUES (?, 'closed', 0, ?, ?, ?)
       ON CONFLICT (channel) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at, updated_at = excluded.updated_at`)
       .run(channel, error, at, at);
   }
 
   async addChannelMinutes(rows: readonly ChannelMinute[], forgetBefore: number): Promise<void> {
-    this.db.transaction(() => {
-      for (const r of rows) this.minuteStmt.run(...minuteValues(r));
-      this.db.prepare('DELETE FROM channel_minutes WHERE minute < ?').run(forgetBefore);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const r of rows) this.minuteStmt.run(...minuteValues(r));
+        this.db.prepare('DELETE FROM channel_minutes WHERE minute < ?').run(forgetBefore);
+      })
+      .immediate();
   }
 
   async channelStates(): Promise<ChannelStateRecord[]> {

@@ -14,15 +14,31 @@ export class SqliteAssetStore implements AssetStore {
   constructor(db: Database.Database) {
     this.insertStmt = db.prepare(`INSERT INTO assets (id, owner_key_id, status, reason, kind, format, width, height, duration, fps,
       bytes, file, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.usedStmt = db.prepare(`SELECT COALESCE(SUM(bytes), 0) AS used FROM assets
-      WHERE owner_key_id = ? AND status = 'approved' AND expires_at > ?`).pluck();
+    this.usedStmt = db
+      .prepare(`SELECT COALESCE(SUM(bytes), 0) AS used FROM assets
+      WHERE owner_key_id = ? AND status = 'approved' AND expires_at > ?`)
+      .pluck();
     this.getOwnedStmt = db.prepare('SELECT * FROM assets WHERE id = ? AND owner_key_id = ?');
     this.expiredStmt = db.prepare('SELECT * FROM assets WHERE expires_at < ? ORDER BY expires_at LIMIT ?');
     this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
     this.insertChecked = db.transaction((a: AssetRecord, quotaBytes: number, now: number): boolean => {
       if (a.status === 'approved' && (this.usedStmt.get(a.ownerKeyId, now) as number) + a.bytes > quotaBytes) return false;
-      this.insertStmt.run(a.id, a.ownerKeyId, a.status, a.reason, a.kind, a.format, a.width, a.height, a.duration, a.fps,
-        a.bytes, a.file, a.createdAt, a.expiresAt);
+      this.insertStmt.run(
+        a.id,
+        a.ownerKeyId,
+        a.status,
+        a.reason,
+        a.kind,
+        a.format,
+        a.width,
+        a.height,
+        a.duration,
+        a.fps,
+        a.bytes,
+        a.file,
+        a.createdAt,
+        a.expiresAt,
+      );
       return true;
     });
   }

@@ -17,7 +17,10 @@ export class SqliteAuditStore implements AuditStore {
   async list(query: AuditQuery): Promise<AuditEntry[]> {
     const { shape, text, values } = auditListSql(query, 'sqlite');
     let stmt = this.listCache.get(shape);
-    if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(shape, stmt); }
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.listCache.set(shape, stmt);
+    }
     return (stmt.all(...values) as AuditRow[]).map(auditOfRow);
   }
 

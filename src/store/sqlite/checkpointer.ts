@@ -43,7 +43,13 @@ parentPort.on('message', (msg) => {
 });
 `;
 
-export function startBackgroundCheckpointer(file: string, intervalMs: number, onFailure: (err: Error) => void, logger?: Logger, startAtWalBytes = START_AT_WAL_BYTES): BackgroundCheckpointer {
+export function startBackgroundCheckpointer(
+  file: string,
+  intervalMs: number,
+  onFailure: (err: Error) => void,
+  logger?: Logger,
+  startAtWalBytes = START_AT_WAL_BYTES,
+): BackgroundCheckpointer {
   let worker: Worker | undefined;
   let stopped = false;
   const start = (): void => {

@@ -1,15 +1,44 @@
 import type Database from 'better-sqlite3';
 import {
-  accountListSql, accountOfRow, entryOfRow, LEDGER_COLUMNS, ledgerPageSql, RECONCILE_ACCOUNTS_SQL, RECONCILE_DOUBLED_SQL, RECONCILE_KEYS_SQL, RECONCILE_OPEN_SQL,
-  RECONCILE_UNSETTLED_SQL, reconcileReport, settlementMove, type AccountRow, type LedgerRow, type ReconcileAccountRow, type ReconcileKeyRow,
+  accountListSql,
+  accountOfRow,
+  entryOfRow,
+  LEDGER_COLUMNS,
+  ledgerPageSql,
+  RECONCILE_ACCOUNTS_SQL,
+  RECONCILE_DOUBLED_SQL,
+  RECONCILE_KEYS_SQL,
+  RECONCILE_OPEN_SQL,
+  RECONCILE_UNSETTLED_SQL,
+  reconcileReport,
+  settlementMove,
+  type AccountRow,
+  type LedgerRow,
+  type ReconcileAccountRow,
+  type ReconcileKeyRow,
 } from '../ledger-rows.js';
 import type {
-  AccountBalance, AccountListQuery, CreditStore, GrantOutcome, HoldRefusal, LedgerEntry, LedgerQuery, NewAccount, NewAuditEntry, ReconcileReport, Settlement,
+  AccountBalance,
+  AccountListQuery,
+  CreditStore,
+  GrantOutcome,
+  HoldRefusal,
+  LedgerEntry,
+  LedgerQuery,
+  NewAccount,
+  NewAuditEntry,
+  ReconcileReport,
+  Settlement,
 } from '../types.js';
 import { appendAudit } from './audit-store.js';
 
 /** What a hold or settlement concerns: a task, or a chat request, of a key. */
-export interface LedgerRef { keyId: string; taskId?: string; requestId?: string; model: string }
+export interface LedgerRef {
+  keyId: string;
+  taskId?: string;
+  requestId?: string;
+  model: string;
+}
 
 /**
  * The ledger's writes as statements for use inside a transaction the caller runs (the task store's
@@ -102,10 +131,12 @@ export class SqliteCreditStore implements CreditStore {
   private readonly listCache = new Map<string, Database.Statement>();
 
   async createAccount(account: NewAccount, audit?: NewAuditEntry): Promise<void> {
-    this.db.transaction(() => {
-      this.ledgerRows.createAccount(account);
-      if (audit) appendAudit(this.db, audit);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.ledgerRows.createAccount(account);
+        if (audit) appendAudit(this.db, audit);
+      })
+      .immediate();
   }
 
   async getAccount(id: string): Promise<AccountBalance | undefined> {
@@ -122,14 +153,19 @@ export class SqliteCreditStore implements CreditStore {
   }
 
   async grant(accountId: string, amountMicro: number, note: string, now: number, audit?: NewAuditEntry): Promise<GrantOutcome> {
-    return this.db.transaction((): GrantOutcome => {
-      const done = this.ledgerRows.grant(accountId, amountMicro, note, now);
-      const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow | undefined;
-      if ('refused' in done) return done.refused === 'below_held' && account ? { granted: false, refused: 'below_held', account: accountOfRow(account) } : { granted: false, refused: 'no_account' };
-      if (audit) appendAudit(this.db, { ...audit, details: { ...audit.details, entry_id: done.entryId } });
-      const entry = this.db.prepare(`SELECT ${LEDGER_COLUMNS} FROM ledger WHERE id = ?`).get(done.entryId) as LedgerRow;
-      return { granted: true, entry: entryOfRow(entry), account: accountOfRow(account!) };
-    }).immediate();
+    return this.db
+      .transaction((): GrantOutcome => {
+        const done = this.ledgerRows.grant(accountId, amountMicro, note, now);
+        const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow | undefined;
+        if ('refused' in done)
+          return done.refused === 'below_held' && account
+            ? { granted: false, refused: 'below_held', account: accountOfRow(account) }
+            : { granted: false, refused: 'no_account' };
+        if (audit) appendAudit(this.db, { ...audit, details: { ...audit.details, entry_id: done.entryId } });
+        const entry = this.db.prepare(`SELECT ${LEDGER_COLUMNS} FROM ledger WHERE id = ?`).get(done.entryId) as LedgerRow;
+        return { granted: true, entry: entryOfRow(entry), account: accountOfRow(account!) };
+      })
+      .immediate();
   }
 
   async ledger(accountId: string): Promise<LedgerEntry[]> {
@@ -143,50 +179,68 @@ export class SqliteCreditStore implements CreditStore {
   /** Runs a shared list statement, each text prepared once. */
   private cached({ text, values }: { text: string; values: unknown[] }): unknown[] {
     let stmt = this.listCache.get(text);
-    if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(text, stmt); }
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.listCache.set(text, stmt);
+    }
     return stmt.all(...values);
   }
 
-  async holdRequest(hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number }, enforce: boolean): Promise<{ held: true } | HoldRefusal> {
-    return this.db.transaction((): { held: true } | HoldRefusal => {
-      const refusal = enforce ? this.ledgerRows.refusal(hold.accountId, hold.keyId, hold.amountMicro) : undefined;
-      if (refusal) return refusal;
-      this.ledgerRows.hold(hold.accountId, hold.amountMicro, { keyId: hold.keyId, requestId: hold.requestId, model: hold.model }, hold.createdAt);
-      return { held: true };
-    }).immediate();
+  async holdRequest(
+    hold: { accountId: string; keyId: string; requestId: string; model: string; amountMicro: number; createdAt: number },
+    enforce: boolean,
+  ): Promise<{ held: true } | HoldRefusal> {
+    return this.db
+      .transaction((): { held: true } | HoldRefusal => {
+        const refusal = enforce ? this.ledgerRows.refusal(hold.accountId, hold.keyId, hold.amountMicro) : undefined;
+        if (refusal) return refusal;
+        this.ledgerRows.hold(hold.accountId, hold.amountMicro, { keyId: hold.keyId, requestId: hold.requestId, model: hold.model }, hold.createdAt);
+        return { held: true };
+      })
+      .immediate();
   }
 
   async settleRequest(requestId: string, amountMicro: number, now: number): Promise<boolean> {
-    return this.db.transaction(() => {
-      const hold = this.requestHoldStmt.get(requestId) as { account_id: string; key_id: string; amount_micro: number; model: string } | undefined;
-      if (!hold || this.requestSettledStmt.get(requestId) !== undefined) return false;
-      this.ledgerRows.settle(hold.account_id, hold.amount_micro, { kind: 'capture', amountMicro }, { keyId: hold.key_id, requestId, model: hold.model }, now);
-      return true;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const hold = this.requestHoldStmt.get(requestId) as { account_id: string; key_id: string; amount_micro: number; model: string } | undefined;
+        if (!hold || this.requestSettledStmt.get(requestId) !== undefined) return false;
+        this.ledgerRows.settle(hold.account_id, hold.amount_micro, { kind: 'capture', amountMicro }, { keyId: hold.key_id, requestId, model: hold.model }, now);
+        return true;
+      })
+      .immediate();
   }
 
   async releaseStaleRequests(before: number, now: number): Promise<number> {
-    return this.db.transaction(() => {
-      const stale = this.staleStmt.all(before) as Array<{ account_id: string; key_id: string; request_id: string; model: string; amount_micro: number }>;
-      for (const h of stale) this.ledgerRows.settle(h.account_id, h.amount_micro, { kind: 'release' }, { keyId: h.key_id, requestId: h.request_id, model: h.model }, now);
-      return stale.length;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const stale = this.staleStmt.all(before) as Array<{ account_id: string; key_id: string; request_id: string; model: string; amount_micro: number }>;
+        for (const h of stale)
+          this.ledgerRows.settle(h.account_id, h.amount_micro, { kind: 'release' }, { keyId: h.key_id, requestId: h.request_id, model: h.model }, now);
+        return stale.length;
+      })
+      .immediate();
   }
 
   async usage(accountId: string, since: number): Promise<Array<{ model: string; settled: number; spentMicro: number }>> {
-    return this.db.prepare(`SELECT model, COUNT(*) AS settled, SUM(CASE kind WHEN 'capture' THEN amount_micro ELSE 0 END) AS spentMicro
+    return this.db
+      .prepare(`SELECT model, COUNT(*) AS settled, SUM(CASE kind WHEN 'capture' THEN amount_micro ELSE 0 END) AS spentMicro
       FROM ledger WHERE account_id = ? AND created_at >= ? AND kind IN ('capture', 'release') GROUP BY model ORDER BY model`)
       .all(accountId, since) as Array<{ model: string; settled: number; spentMicro: number }>;
   }
 
   async reconcile(): Promise<ReconcileReport> {
     // one read transaction: every query sees the same snapshot
-    return this.db.transaction(() => reconcileReport(
-      this.db.prepare(RECONCILE_ACCOUNTS_SQL).all() as ReconcileAccountRow[],
-      this.db.prepare(RECONCILE_KEYS_SQL).all() as ReconcileKeyRow[],
-      this.db.prepare(RECONCILE_UNSETTLED_SQL).all() as Array<{ id: string }>,
-      this.db.prepare(RECONCILE_DOUBLED_SQL).all() as Array<{ ref: string }>,
-      (this.db.prepare(RECONCILE_OPEN_SQL).get() as { n: number }).n,
-    )).deferred();
+    return this.db
+      .transaction(() =>
+        reconcileReport(
+          this.db.prepare(RECONCILE_ACCOUNTS_SQL).all() as ReconcileAccountRow[],
+          this.db.prepare(RECONCILE_KEYS_SQL).all() as ReconcileKeyRow[],
+          this.db.prepare(RECONCILE_UNSETTLED_SQL).all() as Array<{ id: string }>,
+          this.db.prepare(RECONCILE_DOUBLED_SQL).all() as Array<{ ref: string }>,
+          (this.db.prepare(RECONCILE_OPEN_SQL).get() as { n: number }).n,
+        ),
+      )
+      .deferred();
   }
 }

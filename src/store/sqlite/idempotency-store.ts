@@ -1,7 +1,12 @@
 import type Database from 'better-sqlite3';
 import { idempotencyTaskKey, type IdempotencyBegin, type IdempotencyStore } from '../types.js';
 
-interface Row { fingerprint: string; status_code: number | null; response: string | null; created_at: number }
+interface Row {
+  fingerprint: string;
+  status_code: number | null;
+  response: string | null;
+  created_at: number;
+}
 
 /** SQLite Idempotency-Key records; `begin` reads and claims in one IMMEDIATE transaction. */
 export class SqliteIdempotencyStore implements IdempotencyStore {
@@ -11,7 +16,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly abandonStmt: Database.Statement;
   private readonly purgeStmt: Database.Statement;
   private readonly taskStmt: Database.Statement;
-  private readonly beginTx: Database.Transaction<(keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number) => IdempotencyBegin>;
+  private readonly beginTx: Database.Transaction<
+    (keyId: string, idemKey: string, fingerprint: string, now: number, staleBefore: number, expiredBefore: number) => IdempotencyBegin
+  >;
 
   constructor(db: Database.Database) {
     this.getStmt = db.prepare('SELECT fingerprint, status_code, response, created_at FROM idempotency_keys WHERE key_id = ? AND idem_key = ?');
@@ -29,7 +36,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       const current = row && row.created_at >= expiredBefore;
       if (row && current) {
         const mine = row.fingerprint === fingerprint;
-        if (row.response !== null && row.status_code !== null) return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
+        if (row.response !== null && row.status_code !== null)
+          return mine ? { state: 'replay', statusCode: row.status_code, response: row.response } : { state: 'mismatch' };
         // did its request commit a task (and then die, or answer an error, G266)?
         const taskId = this.taskStmt.get(idempotencyTaskKey(keyId, idemKey, row.created_at)) as string | undefined;
         if (taskId !== undefined) return mine ? { state: 'recovered', taskId } : { state: 'mismatch' };

@@ -67,14 +67,23 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
   let checkpointer: BackgroundCheckpointer | undefined;
   if (options.backgroundCheckpoint && file !== ':memory:') {
     db.pragma('wal_autocheckpoint = 0');
-    checkpointer = startBackgroundCheckpointer(file, options.backgroundCheckpoint.intervalMs, () => {
-      if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
-    }, options.backgroundCheckpoint.logger);
+    checkpointer = startBackgroundCheckpointer(
+      file,
+      options.backgroundCheckpoint.intervalMs,
+      () => {
+        if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+      },
+      options.backgroundCheckpoint.logger,
+    );
   }
   const ping = db.prepare('SELECT 1');
   const polls = new SqliteReadCache<OwnedTaskEntry>(db);
-  const usage = new SqliteUsageStore(db, (err, { rows, dropped }) => options.logger?.error({ err, rows },
-    dropped ? 'dropped chat usage rows: too many were waiting to be written' : 'could not write chat usage rows; they stay pending'));
+  const usage = new SqliteUsageStore(db, (err, { rows, dropped }) =>
+    options.logger?.error(
+      { err, rows },
+      dropped ? 'dropped chat usage rows: too many were waiting to be written' : 'could not write chat usage rows; they stay pending',
+    ),
+  );
   return {
     tasks: new SqliteTaskStore(db, polls),
     keys: new SqliteKeyStore(db, new SqliteReadCache(db), () => polls.clear()),
@@ -87,7 +96,9 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): Sqli
     workers: new SqliteWorkerStore(db),
     admin: new SqliteAdminStore(db),
     sessions: new SqliteSessionStore(db),
-    ping: async () => { ping.get(); },
+    ping: async () => {
+      ping.get();
+    },
     backup: async (target) => {
       usage.tryFlush();
       await db.backup(target);

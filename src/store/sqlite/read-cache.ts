@@ -19,9 +19,14 @@ export class SqliteReadCache<V> {
   private readonly entries = new Map<string, V>();
   /** True from the first lookup of an event-loop turn until the turn ends. */
   private checkedThisTurn = false;
-  private readonly endTurn = (): void => { this.checkedThisTurn = false; };
+  private readonly endTurn = (): void => {
+    this.checkedThisTurn = false;
+  };
 
-  constructor(db: Database.Database, private readonly maxEntries = 10_000) {
+  constructor(
+    db: Database.Database,
+    private readonly maxEntries = 10_000,
+  ) {
     this.others = new DataVersionWatch(db);
   }
 

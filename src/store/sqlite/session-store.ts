@@ -1,10 +1,21 @@
 import type Database from 'better-sqlite3';
 import type { SessionRecord, SessionStore } from '../types.js';
 
-interface SessionRow { id_hash: string; key_hash: string; csrf_token: string; created_at: number; expires_at: number }
+interface SessionRow {
+  id_hash: string;
+  key_hash: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
 
-const ofRow = (r: SessionRow): SessionRecord =>
-  ({ idHash: r.id_hash, keyHash: r.key_hash, csrfToken: r.csrf_token, createdAt: r.created_at, expiresAt: r.expires_at });
+const ofRow = (r: SessionRow): SessionRecord => ({
+  idHash: r.id_hash,
+  keyHash: r.key_hash,
+  csrfToken: r.csrf_token,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
 
 /** SQLite console sessions (G361). */
 export class SqliteSessionStore implements SessionStore {

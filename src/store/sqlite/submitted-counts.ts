@@ -39,7 +39,10 @@ export class SqliteSubmittedCounts {
     const days = new Map<string, { bucket: number; t: NewTask; account: string; n: number }>();
     for (const t of inserted) {
       const account = accountOf(t);
-      for (const [groups, size] of [[hours, HOUR_MS], [days, DAY_MS]] as const) {
+      for (const [groups, size] of [
+        [hours, HOUR_MS],
+        [days, DAY_MS],
+      ] as const) {
         const bucket = Math.floor(t.createdAt / size) * size;
         const id = JSON.stringify([bucket, t.model, t.ownerKeyId, account, t.provider]);
         const group = groups.get(id);

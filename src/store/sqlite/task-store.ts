@@ -1,7 +1,19 @@
 import type Database from 'better-sqlite3';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import { taskListSql } from '../task-list-sql.js';
-import type { InsertBounds, InsertRefusal, LiveTaskCount, NewTask, Settlement, TaskGuard, TaskPatchWithNote, TaskListQuery, TaskRecord, TaskStatus, TaskStore } from '../types.js';
+import type {
+  InsertBounds,
+  InsertRefusal,
+  LiveTaskCount,
+  NewTask,
+  Settlement,
+  TaskGuard,
+  TaskPatchWithNote,
+  TaskListQuery,
+  TaskRecord,
+  TaskStatus,
+  TaskStore,
+} from '../types.js';
 import type { FamilyId } from '../../contract/families.js';
 import { SqliteLedger } from './credit-store.js';
 import { SqliteOutbox } from './webhook-store.js';
@@ -10,8 +22,11 @@ import { DataVersionWatch } from './data-version.js';
 import type { SqliteReadCache } from './read-cache.js';
 
 /** A poll-path read: the task and the hash of the key it was read for. */
-export interface OwnedTaskEntry { keyHash: string; task: TaskRecord; /** The owner key's `expiresAt` (G305): a cached entry is no answer past it. */ keyExpiresAt: number | null }
-
+export interface OwnedTaskEntry {
+  keyHash: string;
+  task: TaskRecord /** The owner key's `expiresAt` (G305): a cached entry is no answer past it. */;
+  keyExpiresAt: number | null;
+}
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -78,7 +93,10 @@ export class SqliteTaskStore implements TaskStore {
   private readonly others: DataVersionWatch;
 
   /** `polls` caches `getOwnedByKeyHash`; every write below drops the task it touched and tells the watchers. */
-  constructor(private readonly db: Database.Database, private readonly polls: SqliteReadCache<OwnedTaskEntry>) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly polls: SqliteReadCache<OwnedTaskEntry>,
+  ) {
     this.others = new DataVersionWatch(db);
     this.ledger = new SqliteLedger(db);
     this.outbox = new SqliteOutbox(db);
@@ -100,7 +118,7 @@ export class SqliteTaskStore implements TaskStore {
       const inFlight = new Map<string, number>();
       const refusals = tasks.map((t): InsertRefusal | undefined => {
         const bound = t.inFlightBound ?? maxInFlight; // the key's own bound first (G306)
-        const n = bound > 0 ? inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, bound) as number) : 0;
+        const n = bound > 0 ? (inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, bound) as number)) : 0;
         if (bound > 0 && n >= bound) return { refused: 'in_flight' };
         // the balance sees this transaction's own holds (G200)
         if (t.charge && enforceCredits) {
@@ -113,8 +131,24 @@ export class SqliteTaskStore implements TaskStore {
         const vtime = Math.max(end, clock);
         turns.set(t.ownerKeyId, vtime + 1);
         const c = t.charge;
-        this.insertStmt.run(t.id, t.ownerKeyId, t.family, t.form, t.model, t.provider, JSON.stringify(t.request), t.amount, t.createdAt, t.createdAt,
-          t.idempotencyKey ?? null, vtime, c?.accountId ?? null, c?.holdMicro ?? null, c?.perSecondMicro ?? null, t.callbackUrl ?? null);
+        this.insertStmt.run(
+          t.id,
+          t.ownerKeyId,
+          t.family,
+          t.form,
+          t.model,
+          t.provider,
+          JSON.stringify(t.request),
+          t.amount,
+          t.createdAt,
+          t.createdAt,
+          t.idempotencyKey ?? null,
+          vtime,
+          c?.accountId ?? null,
+          c?.holdMicro ?? null,
+          c?.perSecondMicro ?? null,
+          t.callbackUrl ?? null,
+        );
         if (c) this.ledger.hold(c.accountId, c.holdMicro, { keyId: t.ownerKeyId, taskId: t.id, model: t.model }, t.createdAt);
         return undefined;
       });
@@ -127,7 +161,8 @@ export class SqliteTaskStore implements TaskStore {
     this.insertBatch = (tasks, bounds) => insertBatch.immediate(tasks, bounds);
     const settleUpdate = db.transaction((stmt: Database.Statement, params: unknown[], settle: Settlement) => {
       const row = stmt.get(...params) as TaskRow | undefined;
-      if (row?.account_id) this.ledger.settle(row.account_id, row.hold_micro ?? 0, settle, { keyId: row.owner_key_id, taskId: row.id, model: row.model }, row.updated_at);
+      if (row?.account_id)
+        this.ledger.settle(row.account_id, row.hold_micro ?? 0, settle, { keyId: row.owner_key_id, taskId: row.id, model: row.model }, row.updated_at);
       if (row?.callback_url) this.outbox.enqueue(row.id, row.updated_at);
       return row;
     });
@@ -146,8 +181,10 @@ export class SqliteTaskStore implements TaskStore {
       ORDER BY expires_at LIMIT ?`);
     this.queuedBeforeStmt = db.prepare("SELECT * FROM tasks WHERE status = 'queued' AND created_at < ? ORDER BY created_at LIMIT ?");
     this.deleteStmt = db.prepare('DELETE FROM tasks WHERE id = ?');
-    this.inFlightStmt = db.prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner_key_id = ?
-      AND status IN ('queued', 'processing') LIMIT ?)`).pluck();
+    this.inFlightStmt = db
+      .prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM tasks WHERE owner_key_id = ?
+      AND status IN ('queued', 'processing') LIMIT ?)`)
+      .pluck();
   }
 
   async insertWithinBound(tasks: readonly NewTask[], bounds: InsertBounds): Promise<Array<TaskRecord | InsertRefusal>> {
@@ -179,7 +216,10 @@ export class SqliteTaskStore implements TaskStore {
   async listTasks(query: TaskListQuery): Promise<TaskRecord[]> {
     const { shape, text, values } = taskListSql(query, () => '?');
     let stmt = this.listCache.get(shape);
-    if (!stmt) { stmt = this.db.prepare(text); this.listCache.set(shape, stmt); }
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.listCache.set(shape, stmt);
+    }
     return (stmt.all(...values) as TaskRow[]).map(toRecord);
   }
 
@@ -202,7 +242,7 @@ export class SqliteTaskStore implements TaskStore {
     if (guard.leaseOwner !== undefined) params.push(guard.leaseOwner);
     if (guard.leaseExpiredBefore !== undefined) params.push(guard.leaseExpiredBefore);
     if (guard.upstreamId !== undefined) params.push(guard.upstreamId);
-    const row = settle ? this.settleUpdate(stmt, params, settle) : stmt.get(...params) as TaskRow | undefined;
+    const row = settle ? this.settleUpdate(stmt, params, settle) : (stmt.get(...params) as TaskRow | undefined);
     if (!row) return undefined;
     this.changed(id);
     return toRecord(row);
@@ -273,7 +313,9 @@ export class SqliteTaskStore implements TaskStore {
 
   watchChanges(listener: (id: string) => void): () => void {
     this.listeners.add(listener);
-    return () => { this.listeners.delete(listener); };
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   changedElsewhere(): boolean {
@@ -305,8 +347,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async liveCounts(): Promise<LiveTaskCount[]> {
-    return (this.db.prepare(LIVE_COUNTS_SQL).all() as Array<{ family: FamilyId; model: string; status: LiveTaskCount['status']; n: number; oldest: number }>)
-      .map((r) => ({ family: r.family, model: r.model, status: r.status, count: r.n, oldestCreatedAt: r.oldest }));
+    return (
+      this.db.prepare(LIVE_COUNTS_SQL).all() as Array<{ family: FamilyId; model: string; status: LiveTaskCount['status']; n: number; oldest: number }>
+    ).map((r) => ({ family: r.family, model: r.model, status: r.status, count: r.n, oldestCreatedAt: r.oldest }));
   }
 }
-

@@ -24,7 +24,10 @@ export class SqliteUsageStore implements UsageStore {
   private pending: ChatUsageRecord[] = [];
   private scheduled = false;
 
-  constructor(private readonly db: Database.Database, private readonly onError: UsageWriteError = () => undefined) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly onError: UsageWriteError = () => undefined,
+  ) {
     this.insertStmt = db.prepare(`INSERT INTO chat_usage (key_id, model, request_id, prompt_tokens, completion_tokens, created_at)
       VALUES (?, ?, ?, ?, ?, ?)`);
     this.byKeyStmt = db.prepare(`SELECT model, COUNT(*) AS requests, SUM(prompt_tokens) AS promptTokens,

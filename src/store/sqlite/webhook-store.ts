@@ -40,11 +40,14 @@ export class SqliteWebhookStore implements WebhookStore {
       (due.all(now, limit) as string[]).flatMap((id) => {
         const row = take.get(workerId, leaseUntil, id, now) as DeliveryRow | undefined;
         return row ? [row] : [];
-      }));
+      }),
+    );
     const anyDue = db.prepare(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1`).pluck();
     // the write lock only when something is due: idle workers poll without taking it
     this.claim = (workerId, now, leaseUntil, limit) => (anyDue.get(now) === undefined ? [] : claim.immediate(workerId, now, leaseUntil, limit));
-    this.keepBodyStmt = db.prepare(`UPDATE webhook_deliveries SET body = COALESCE(body, ?) WHERE id = ? AND lease_owner = ? AND status = 'pending' RETURNING body`).pluck();
+    this.keepBodyStmt = db
+      .prepare(`UPDATE webhook_deliveries SET body = COALESCE(body, ?) WHERE id = ? AND lease_owner = ? AND status = 'pending' RETURNING body`)
+      .pluck();
     this.attemptStmt = db.prepare(`UPDATE webhook_deliveries SET attempts = json_insert(attempts, '$[#]', json(?)), attempt_count = attempt_count + 1,
       status = ?, next_attempt_at = ?, lease_owner = NULL WHERE id = ? AND lease_owner = ? AND status = 'pending'`);
     this.listStmt = db.prepare('SELECT * FROM webhook_deliveries WHERE task_id = ? ORDER BY created_at, id');

@@ -9,7 +9,9 @@ export class SqliteWorkerStore implements WorkerStore {
   private readonly live: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
-    this.upsert = db.prepare('INSERT INTO worker_beats (id, role, seen_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET role = excluded.role, seen_at = excluded.seen_at');
+    this.upsert = db.prepare(
+      'INSERT INTO worker_beats (id, role, seen_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET role = excluded.role, seen_at = excluded.seen_at',
+    );
     this.forget = db.prepare('DELETE FROM worker_beats WHERE seen_at < ?');
     this.remove = db.prepare('DELETE FROM worker_beats WHERE id = ?');
     this.live = db.prepare('SELECT role, COUNT(*) AS n FROM worker_beats WHERE seen_at >= ? GROUP BY role ORDER BY role');

@@ -7,8 +7,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  AdminClient, AdminOnlyError, AuthenticationError, CallerOnlyError, ConflictError, KeyExpiredError, Mediagate, type MediagateError, ModelNotAllowedError,
-  NotFoundError, PermissionDeniedError,
+  AdminClient,
+  AdminOnlyError,
+  AuthenticationError,
+  CallerOnlyError,
+  ConflictError,
+  KeyExpiredError,
+  Mediagate,
+  type MediagateError,
+  ModelNotAllowedError,
+  NotFoundError,
+  PermissionDeniedError,
 } from '../../../packages/client/src/index.js';
 import { ADMIN_KEY } from '../../helpers/admin.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
@@ -20,7 +29,9 @@ beforeAll(async () => {
   g = await listeningGateway({ workers: false, reviewMedia: false, keyClock: () => clock, env: { MEDIAGATE_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY } });
   admin = new AdminClient({ baseUrl: `${g.origin}/`, apiKey: ADMIN_KEY });
 });
-afterAll(async () => { await g?.close(); });
+afterAll(async () => {
+  await g?.close();
+});
 
 async function caught(p: Promise<unknown> | (() => Promise<unknown>)): Promise<MediagateError> {
   try {
@@ -44,7 +55,7 @@ describe('AdminClient', () => {
     expect((await admin.tasks.get(task.id)).timeline.map((e) => e.status)).toEqual(['queued']);
     const cancelled = await admin.tasks.cancel(task.id);
     expect([cancelled.status, cancelled.timeline.at(-1)?.from]).toEqual(['cancelled', 'queued']);
-    expect((await caught(admin.tasks.get('task_none')))).toBeInstanceOf(NotFoundError);
+    expect(await caught(admin.tasks.get('task_none'))).toBeInstanceOf(NotFoundError);
     const channels = await admin.channels.list();
     expect(channels.find((c) => c.id === 'sandbox')).toMatchObject({ type: 'sandbox', circuit: { state: 'closed' } });
     expect(await admin.channels.probe('sandbox')).toMatchObject({ ok: true, channel: 'sandbox' });
@@ -59,7 +70,14 @@ describe('AdminClient', () => {
   it('keys: create (the secret once), get, update, iterate, rotate with grace, revoke', async () => {
     const account = await admin.accounts.create({ name: 'sdk' });
     const created = await admin.keys.create({ name: 'sdk key', account_id: account.id, models: ['pic:*'], limits: { submits: 4 } });
-    expect(created).toMatchObject({ object: 'api_key', name: 'sdk key', account_id: account.id, models: ['pic:*'], limits: { submits: 4, queries: null }, key: expect.stringMatching(/^mg_/) });
+    expect(created).toMatchObject({
+      object: 'api_key',
+      name: 'sdk key',
+      account_id: account.id,
+      models: ['pic:*'],
+      limits: { submits: 4, queries: null },
+      key: expect.stringMatching(/^mg_/),
+    });
     const caller = new Mediagate({ baseUrl: g.origin, apiKey: created.key });
     expect((await caller.pic.create({ model: 'pic', prompt: 'x' })).object).toBe('image');
     expect(await admin.keys.get(created.id)).not.toHaveProperty('key');
@@ -83,7 +101,10 @@ describe('AdminClient', () => {
     await admin.accounts.grant(a.id, { amount: -1, note: 'back' });
     const ledger = [];
     for await (const e of admin.accounts.iterateLedger(a.id, { limit: 1 })) ledger.push([e.kind, e.amount]);
-    expect(ledger).toEqual([['adjust', -1], ['grant', 3.5]]);
+    expect(ledger).toEqual([
+      ['adjust', -1],
+      ['grant', 3.5],
+    ]);
     expect((await admin.accounts.ledger(a.id, { kind: ['adjust'] })).data.map((e) => e.amount)).toEqual([-1]);
     const over = await caught(admin.accounts.grant(a.id, { amount: -10, note: 'too much' }));
     expect(over).toBeInstanceOf(ConflictError);
@@ -91,7 +112,10 @@ describe('AdminClient', () => {
     expect((await admin.audit.list({ target: a.id })).data.map((e) => e.action)).toEqual(['account.grant', 'account.grant', 'account.create']);
     const since = Math.floor(clock / 1000) - 60;
     let n = 0;
-    for await (const e of admin.audit.iterate({ since, limit: 2 })) { expect(e.object).toBe('audit_entry'); n++; }
+    for await (const e of admin.audit.iterate({ since, limit: 2 })) {
+      expect(e.object).toBe('audit_entry');
+      n++;
+    }
     expect(n).toBeGreaterThanOrEqual(3);
     const settings = await admin.settings();
     expect(settings.settings.bootstrapAdminKey).toBe('[redacted]');
@@ -99,7 +123,7 @@ describe('AdminClient', () => {
     expect(await caught(admin.accounts.get('acct_none'))).toBeInstanceOf(NotFoundError);
   });
 
-  it('options are checked like Mediagate\'s', () => {
+  it("options are checked like Mediagate's", () => {
     expect(() => new AdminClient({ baseUrl: '', apiKey: 'x' })).toThrow(TypeError);
     expect(() => new AdminClient({ baseUrl: 'http://x', apiKey: 'two\nlines' })).toThrow(/no API key has/);
   });
@@ -112,7 +136,11 @@ describe('error classes of the key rules, in every body shape', () => {
     expect(refused).toBeInstanceOf(AdminOnlyError);
     expect(refused).toBeInstanceOf(PermissionDeniedError);
     const asAdmin = new Mediagate({ baseUrl: g.origin, apiKey: ADMIN_KEY });
-    for (const p of [() => asAdmin.pic.create({ model: 'pic', prompt: 'x' }), () => asAdmin.videos.create({ model: 'videos', prompt: 'x', duration: 5 }), () => asAdmin.chat.create({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'x' }] })]) {
+    for (const p of [
+      () => asAdmin.pic.create({ model: 'pic', prompt: 'x' }),
+      () => asAdmin.videos.create({ model: 'videos', prompt: 'x', duration: 5 }),
+      () => asAdmin.chat.create({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'x' }] }),
+    ]) {
       const err = await caught(p);
       expect(err).toBeInstanceOf(CallerOnlyError);
       expect([err.status, err.code]).toEqual([403, 'caller_only']);
@@ -122,13 +150,21 @@ describe('error classes of the key rules, in every body shape', () => {
   it('ModelNotAllowedError and KeyExpiredError, from the body or the x-error-code header', async () => {
     const k = await admin.keys.create({ name: 'narrow', models: ['pic'], expires_at: Math.floor(clock / 1000) + 60 });
     const client = new Mediagate({ baseUrl: g.origin, apiKey: k.key });
-    for (const p of [() => client.pic.create({ model: 'pic-pro', prompt: 'x' }), () => client.videos.create({ model: 'videos', prompt: 'x', duration: 5 }), () => client.chat.create({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'x' }] })]) {
+    for (const p of [
+      () => client.pic.create({ model: 'pic-pro', prompt: 'x' }),
+      () => client.videos.create({ model: 'videos', prompt: 'x', duration: 5 }),
+      () => client.chat.create({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'x' }] }),
+    ]) {
       const err = await caught(p);
       expect(err).toBeInstanceOf(ModelNotAllowedError);
       expect(err.message).toMatch(/may not use model/);
     }
     clock += 60_000;
-    for (const p of [() => client.pic.create({ model: 'pic', prompt: 'x' }), () => client.videos.create({ model: 'videos', prompt: 'x', duration: 5 }), () => client.tasks.list()]) {
+    for (const p of [
+      () => client.pic.create({ model: 'pic', prompt: 'x' }),
+      () => client.videos.create({ model: 'videos', prompt: 'x', duration: 5 }),
+      () => client.tasks.list(),
+    ]) {
       const err = await caught(p);
       expect(err).toBeInstanceOf(KeyExpiredError);
       expect(err).toBeInstanceOf(AuthenticationError);

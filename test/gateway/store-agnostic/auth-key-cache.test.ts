@@ -39,8 +39,12 @@ describe('the bearer key hash cache', () => {
 
 describe('over HTTP', () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness({ workers: false }); });
-  afterAll(async () => { await h.close(); });
+  beforeAll(async () => {
+    h = await createHarness({ workers: false });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
 
   it('a 15 KB token is a 401 invalid_api_key and is not cached; a real key still works', async () => {
     const before = keyHashCacheStats().chars;

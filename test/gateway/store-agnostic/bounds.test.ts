@@ -8,10 +8,16 @@ let h: Harness;
 beforeAll(async () => {
   h = await createHarness({ workers: false, reviewMedia: false, env: { MEDIAGATE_MAX_TASKS_IN_FLIGHT: '3', MEDIAGATE_BODY_LIMIT: '4096' } });
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
-const post = (payload: string | Record<string, unknown>, headers: Record<string, string> = { 'content-type': 'application/json' }, key = h.key, url = '/v1/pic/images') =>
-  h.app.inject({ method: 'POST', url, headers: { ...h.auth(key), ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+const post = (
+  payload: string | Record<string, unknown>,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+  key = h.key,
+  url = '/v1/pic/images',
+) => h.app.inject({ method: 'POST', url, headers: { ...h.auth(key), ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
 
 describe('tasks in flight per key', () => {
   it('past MEDIAGATE_MAX_TASKS_IN_FLIGHT queued+processing tasks a key gets a 429; others are unaffected', async () => {
@@ -65,7 +71,7 @@ describe('slow and idle clients (G78)', () => {
     expect(server.requestTimeout).toBe(120_000);
   });
 
-  it('a kept-alive connection that answered a request is told 90 s and idles out after it, not after Fastify\'s 72 s', async () => {
+  it("a kept-alive connection that answered a request is told 90 s and idles out after it, not after Fastify's 72 s", async () => {
     const url = await h.app.listen({ port: 0, host: '127.0.0.1' });
     const sockets: Socket[] = [];
     h.app.server.on('connection', (s: Socket) => sockets.push(s));

@@ -14,13 +14,19 @@ import { within } from '../../helpers/within.js';
 /** A chat provider that opens its stream, then waits for the test to hand it its only token. */
 function gatedProvider() {
   let release!: (token: string) => void;
-  const gate = new Promise<string>((resolve) => { release = resolve; });
+  const gate = new Promise<string>((resolve) => {
+    release = resolve;
+  });
   let reached!: () => void;
-  const atGate = new Promise<void>((resolve) => { reached = resolve; });
+  const atGate = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
   const state = { gateOpen: false };
   const provider: ChatProvider = {
     id: 'gated',
-    complete() { return Promise.reject(new Error('this test streams only')); },
+    complete() {
+      return Promise.reject(new Error('this test streams only'));
+    },
     async *stream(): AsyncIterable<ChatStreamEvent> {
       yield { type: 'open' };
       reached();
@@ -30,18 +36,24 @@ function gatedProvider() {
     },
   };
   return {
-    provider, atGate, state,
-    open(token: string) { state.gateOpen = true; release(token); },
+    provider,
+    atGate,
+    state,
+    open(token: string) {
+      state.gateOpen = true;
+      release(token);
+    },
   };
 }
-
 
 const gated = gatedProvider();
 let h: Harness;
 let url: string;
 beforeAll(async () => {
   h = await createHarness({
-    workers: false, chatProviders: [gated.provider], chatRoutes: { '*': 'gated' },
+    workers: false,
+    chatProviders: [gated.provider],
+    chatRoutes: { '*': 'gated' },
     // No heartbeat ping could carry the held role chunk out: only 'open' can have sent it.
     env: { MEDIAGATE_CHAT_HEARTBEAT_MS: '600000' },
   });
@@ -57,10 +69,15 @@ it('the role chunk arrives before the first token, the token once the provider y
   // While the gate is closed the provider has yielded nothing but 'open'. If 'open' did not open
   // the caller's stream, neither the response headers nor the role chunk would come: these bounds
   // only turn that hang into a failure.
-  const res = await within(fetch(`${url}/v1/chat/completions`, {
-    method: 'POST', headers: { ...h.auth(), 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }),
-  }), 10_000, 'the response headers before the first token');
+  const res = await within(
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...h.auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    }),
+    10_000,
+    'the response headers before the first token',
+  );
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const reader = res.body!.getReader();

@@ -12,7 +12,9 @@ beforeAll(async () => {
   h = await createHarness({ workers: false });
   url = await h.app.listen({ port: 0, host: '127.0.0.1' });
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 /** `length` characters drawn from `alphabet` by a seeded generator. */
 function randomRun(alphabet: string, length: number, seed: number): string {
@@ -32,10 +34,12 @@ function countedHereMs(text: string): number {
   return performance.now() - started;
 }
 
-const chat = (content: string, stream = false) => fetch(`${url}/v1/chat/completions`, {
-  method: 'POST', headers: { ...h.auth(), 'content-type': 'application/json' },
-  body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content }], stream }),
-});
+const chat = (content: string, stream = false) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...h.auth(), 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content }], stream }),
+  });
 
 describe('huge chat messages', () => {
   it('huge messages are counted off the event loop: its longest stall stays far below their counting time', async () => {
@@ -46,7 +50,11 @@ describe('huge chat messages', () => {
     const stalls = monitorEventLoopDelay({ resolution: 5 });
     stalls.enable();
     // letters that never repeat a piece (the tokenizer caches pieces it has seen), without whitespace
-    const texts = [randomRun('abcdefghijklmnopqrstuvwxyz', 1_000_000, 1), randomRun('国中人大上下山川日月水火木金土', 300_000, 2), randomRun('xyzw', 1_000_000, 3)];
+    const texts = [
+      randomRun('abcdefghijklmnopqrstuvwxyz', 1_000_000, 1),
+      randomRun('国中人大上下山川日月水火木金土', 300_000, 2),
+      randomRun('xyzw', 1_000_000, 3),
+    ];
     const replies = await Promise.all(texts.map((t) => chat(t)));
     stalls.disable();
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -69,7 +77,7 @@ describe('huge chat messages', () => {
     const text = 'a'.repeat(1_000_000);
     const whole = await chat(text);
     expect(whole.status).toBe(200);
-    expect((await whole.json() as { data: { usage: { prompt_tokens: number } } }).data.usage.prompt_tokens).toBeGreaterThan(100_000);
+    expect(((await whole.json()) as { data: { usage: { prompt_tokens: number } } }).data.usage.prompt_tokens).toBeGreaterThan(100_000);
     const streamed = await chat(text, true);
     expect(streamed.status).toBe(200);
     const events = await streamed.text();

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InsufficientCreditsError, Mediagate, PayloadTooLargeError, RateLimitError, sseData, type AnyTask, type FetchLike } from '../../../packages/client/src/index.js';
+import {
+  InsufficientCreditsError,
+  Mediagate,
+  PayloadTooLargeError,
+  RateLimitError,
+  sseData,
+  type AnyTask,
+  type FetchLike,
+} from '../../../packages/client/src/index.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 
 // The SDK's task list, its retries on 429, and its SSE reader (G231-G233). The gateways whose tasks
@@ -9,16 +17,29 @@ let g: ListeningGateway;
 beforeAll(async () => {
   g = await listeningGateway({ env: { MEDIAGATE_RATE_LIMIT: 'on', MEDIAGATE_RATE_LIMIT_QUERIES: '1' } });
 });
-afterAll(async () => { await g?.close(); });
+afterAll(async () => {
+  await g?.close();
+});
 
 describe('rate limits', () => {
   it('get answers 429 as a RateLimitError with Retry-After; waitFor waits it out and still gives the result', async () => {
     const statuses: number[] = [];
-    const recording: FetchLike = async (url, init) => { const r = await fetch(url, init); statuses.push(r.status); return r; };
+    const recording: FetchLike = async (url, init) => {
+      const r = await fetch(url, init);
+      statuses.push(r.status);
+      return r;
+    };
     const client = new Mediagate({ baseUrl: g.origin, apiKey: g.key, fetch: recording });
     const created = await client.pic.create({ model: 'pic', prompt: 'slowly' });
     // a query budget of 1/s with bursts of 2: the third query at once is over it
-    const errors = await Promise.all([0, 1, 2, 3].map(() => client.pic.get(created.id).then(() => undefined, (e: unknown) => e)));
+    const errors = await Promise.all(
+      [0, 1, 2, 3].map(() =>
+        client.pic.get(created.id).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ),
+    );
     const limited = errors.find((e) => e instanceof RateLimitError) as RateLimitError | undefined;
     expect(limited?.status).toBe(429);
     expect(limited?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
@@ -52,19 +73,36 @@ describe('address prefixes (D1)', () => {
     const h = await listeningGateway({ workers: false, env: { MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api' } });
     try {
       const asked: string[] = [];
-      const recording: FetchLike = (url, init) => { asked.push(`${init.method} ${url.slice(h.origin.length)}`); return fetch(url, init); };
+      const recording: FetchLike = (url, init) => {
+        asked.push(`${init.method} ${url.slice(h.origin.length)}`);
+        return fetch(url, init);
+      };
       const client = new Mediagate({ baseUrl: h.origin, apiKey: h.key, powerBaseUrl: `${h.origin}/power`, apiBaseUrl: `${h.origin}/api/`, fetch: recording });
       const motion = await client.motion.create({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }], duration: 4 });
       const clipA = await client.clip.create({ prompt: 'x' });
       const clipB = await client.clip.create({ model: 'clip_3_1_fast', prompt: 'x' });
       const reelA = await client.reel.create({ model: 'reel-2', prompt: 'x', duration: 10 });
       const reelB = await client.reel.create({ model: 'reelOa2Plus', prompt: 'x', duration: 4 });
-      for (const [resource, id] of [[client.motion, motion.id], [client.clip, clipA.id], [client.clip, clipB.id], [client.reel, reelA.id], [client.reel, reelB.id]] as const) {
+      for (const [resource, id] of [
+        [client.motion, motion.id],
+        [client.clip, clipA.id],
+        [client.clip, clipB.id],
+        [client.reel, reelA.id],
+        [client.reel, reelB.id],
+      ] as const) {
         expect((await resource.get(id)).id).toBe(id);
       }
       expect(asked).toEqual([
-        'POST /power/v1/motion/videos', 'POST /api/clip/videos', 'POST /clip/videos', 'POST /api/reel/videos', 'POST /reel/videos',
-        `GET /power/v1/result/${motion.id}`, `GET /v1/result/${clipA.id}`, `GET /v1/result/${clipB.id}`, `GET /api/v1/videos/${reelA.id}`, `GET /api/v1/videos/${reelB.id}`,
+        'POST /power/v1/motion/videos',
+        'POST /api/clip/videos',
+        'POST /clip/videos',
+        'POST /api/reel/videos',
+        'POST /reel/videos',
+        `GET /power/v1/result/${motion.id}`,
+        `GET /v1/result/${clipA.id}`,
+        `GET /v1/result/${clipB.id}`,
+        `GET /api/v1/videos/${reelA.id}`,
+        `GET /api/v1/videos/${reelB.id}`,
       ]);
       expect(clipA.model).toBe('clip3.1-fast');
     } finally {
@@ -73,7 +111,7 @@ describe('address prefixes (D1)', () => {
   });
 });
 
-describe('tasks.list and each family\'s list (GET /v1/tasks)', () => {
+describe("tasks.list and each family's list (GET /v1/tasks)", () => {
   it('pages newest first and iterates over every page', async () => {
     const h = await listeningGateway({ workers: false });
     try {
@@ -101,9 +139,13 @@ describe('tasks.list and each family\'s list (GET /v1/tasks)', () => {
 });
 
 describe('sseData', () => {
-  const stream = (pieces: Uint8Array[]): ReadableStream<Uint8Array> => new ReadableStream({
-    start(c) { for (const p of pieces) c.enqueue(p); c.close(); },
-  });
+  const stream = (pieces: Uint8Array[]): ReadableStream<Uint8Array> =>
+    new ReadableStream({
+      start(c) {
+        for (const p of pieces) c.enqueue(p);
+        c.close();
+      },
+    });
   const text = ': ping\r\n\r\ndata: {"a":"é€😀"}\r\n\r\ndata: one\ndata:two\n\nevent: x\rdata: three\r\rdata: [DONE]\n\ndata: unterminated';
 
   it('gives the same events whatever the chunk boundaries (split inside CRLF and inside UTF-8 characters)', async () => {
@@ -130,17 +172,26 @@ describe('sseData', () => {
     };
     await expect(read([encode(`data: ${'x'.repeat(94)}\n\n`)], 100)).resolves.toEqual(['x'.repeat(94)]);
     // an endless line, in pieces: refused once it passes the bound, not at its (never coming) end
-    await expect(read(Array.from({ length: 50 }, () => encode('y'.repeat(10))), 100)).rejects.toThrow(/line is longer than 100 characters/);
+    await expect(
+      read(
+        Array.from({ length: 50 }, () => encode('y'.repeat(10))),
+        100,
+      ),
+    ).rejects.toThrow(/line is longer than 100 characters/);
     // many short data lines of one event
     await expect(read([encode('data: 0123456789\n'.repeat(20))], 100)).rejects.toThrow(/event is longer than 100 characters/);
   });
 });
 
 describe('the API key', () => {
-  it('one no header can carry is refused at construction, never echoed (fetch\'s own error would print it)', () => {
+  it("one no header can carry is refused at construction, never echoed (fetch's own error would print it)", () => {
     for (const apiKey of ['mg_firstsecret\nmg_secondsecret', 'mg_a secret', 'mg_\u0000secret']) {
       let message = '';
-      try { new Mediagate({ baseUrl: g.origin, apiKey }); } catch (err) { message = (err as Error).message; }
+      try {
+        new Mediagate({ baseUrl: g.origin, apiKey });
+      } catch (err) {
+        message = (err as Error).message;
+      }
       expect(message, JSON.stringify(apiKey)).toMatch(/^Mediagate: apiKey /);
       expect(message).not.toContain('secret');
     }

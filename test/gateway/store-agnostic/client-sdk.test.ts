@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  AuthenticationError, BadRequestError, ConflictError, Mediagate, type MediagateError, NotFoundError, StreamError, TaskCancelledError, TaskFailedError, TimeoutError,
-  type AnyTask, type FetchLike,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  Mediagate,
+  type MediagateError,
+  NotFoundError,
+  StreamError,
+  TaskCancelledError,
+  TaskFailedError,
+  TimeoutError,
+  type AnyTask,
+  type FetchLike,
 } from '../../../packages/client/src/index.js';
 import { heldSandbox } from '../../helpers/held-sandbox.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
@@ -15,7 +25,10 @@ const sandbox = heldSandbox();
 let g: ListeningGateway;
 let idle: ListeningGateway; // no worker: its tasks stay queued, so they can be cancelled
 const asked: string[] = [];
-const recording: FetchLike = (url, init) => { asked.push(url); return fetch(url, init); };
+const recording: FetchLike = (url, init) => {
+  asked.push(url);
+  return fetch(url, init);
+};
 let client: Mediagate;
 
 beforeAll(async () => {
@@ -28,10 +41,12 @@ afterAll(async () => {
 });
 
 /** waitFor's `onProgress` that lets task `id` run once waitFor has its first reply (then calls `also`). */
-const runAfterFirstReply = (id: string, also?: (t: AnyTask) => void) => (t: AnyTask): void => {
-  sandbox.release(id);
-  also?.(t);
-};
+const runAfterFirstReply =
+  (id: string, also?: (t: AnyTask) => void) =>
+  (t: AnyTask): void => {
+    sandbox.release(id);
+    also?.(t);
+  };
 
 describe('families: create, get, waitFor', () => {
   it('pic: waitFor long-polls to completed, reports each change, and the image URL serves a PNG', async () => {
@@ -109,7 +124,7 @@ describe('families: create, get, waitFor', () => {
     await expect(c.pic.waitFor(created.id, { timeoutMs: 1500 })).rejects.toBeInstanceOf(TimeoutError);
   });
 
-  it('waitFor stops when its signal is aborted, with the signal\'s reason', async () => {
+  it("waitFor stops when its signal is aborted, with the signal's reason", async () => {
     const c = new Mediagate({ baseUrl: idle.origin, apiKey: idle.key });
     const created = await c.pic.create({ model: 'pic', prompt: 'never runs' });
     const controller = new AbortController();
@@ -146,7 +161,8 @@ describe('chat', () => {
   it('an error event inside the stream throws StreamError after the text sent before it', async () => {
     let text = '';
     const err = await (async () => {
-      for await (const chunk of client.chat.stream({ ...params, messages: [{ role: 'user', content: 'go [fail-midway]' }] })) text += chunk.choices[0]?.delta.content ?? '';
+      for await (const chunk of client.chat.stream({ ...params, messages: [{ role: 'user', content: 'go [fail-midway]' }] }))
+        text += chunk.choices[0]?.delta.content ?? '';
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamError);
     expect((err as StreamError).body).toMatchObject({ error: { code: expect.any(String) } });
@@ -178,7 +194,7 @@ describe('typed errors', () => {
     expect((err as MediagateError).code).toBe('invalid_request');
   });
 
-  it('404 for an unknown task and another key\'s task; 401 for a bad key', async () => {
+  it("404 for an unknown task and another key's task; 401 for a bad key", async () => {
     const mine = await client.pic.create({ model: 'pic', prompt: 'mine' });
     const other = new Mediagate({ baseUrl: g.origin, apiKey: g.otherKey });
     await expect(other.pic.get(mine.id)).rejects.toBeInstanceOf(NotFoundError);

@@ -9,8 +9,12 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhoo
 // receiver, and the SDK's verifier accepts it with the secret the SDK read from the gateway.
 let g: ListeningGateway;
 let receiver: WebhookReceiver;
-beforeAll(async () => { [g, receiver] = await Promise.all([listeningGateway(), startWebhookReceiver()]); });
-afterAll(async () => { await Promise.all([g?.close(), receiver?.close()]); });
+beforeAll(async () => {
+  [g, receiver] = await Promise.all([listeningGateway(), startWebhookReceiver()]);
+});
+afterAll(async () => {
+  await Promise.all([g?.close(), receiver?.close()]);
+});
 
 describe('webhooks through the SDK', () => {
   it('a delivery verifies with webhooks.secret(); after rotateSecret() the new secret verifies the next one', async () => {
@@ -21,11 +25,17 @@ describe('webhooks through the SDK', () => {
     const delivery = await waitFor(() => receiver.received.find((r) => r.body.toString().includes(task.id)), 15_000, 'the delivery');
     const body = await client.webhooks.verify<{ id: string; status: string }>(delivery.body, delivery.headers as Record<string, string>, key);
     expect(body).toMatchObject({ id: task.id, status: 'completed' });
-    await expect(client.webhooks.verify(`${delivery.body.toString()} `, delivery.headers as Record<string, string>, key)).rejects.toBeInstanceOf(WebhookVerificationError);
-    const deliveries = await waitFor(async () => {
-      const list = await client.tasks.deliveries(task.id);
-      return list.data[0]?.status === 'delivered' ? list : undefined;
-    }, 15_000, 'the delivery to be recorded');
+    await expect(client.webhooks.verify(`${delivery.body.toString()} `, delivery.headers as Record<string, string>, key)).rejects.toBeInstanceOf(
+      WebhookVerificationError,
+    );
+    const deliveries = await waitFor(
+      async () => {
+        const list = await client.tasks.deliveries(task.id);
+        return list.data[0]?.status === 'delivered' ? list : undefined;
+      },
+      15_000,
+      'the delivery to be recorded',
+    );
     expect(deliveries.data[0]).toMatchObject({ url: `${receiver.origin}/hook`, status: 'delivered' });
 
     const rotated = await client.webhooks.rotateSecret();

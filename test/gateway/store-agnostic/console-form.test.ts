@@ -17,7 +17,9 @@ beforeAll(async () => {
   h = await createHarness({ workers: false, env: { MEDIAGATE_POWER_PREFIX: '/power', MEDIAGATE_API_PREFIX: '/api' } });
   doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 describe('the playground form', () => {
   it('posts every family to a create path of the document, with models to pick', () => {
@@ -28,7 +30,7 @@ describe('the playground form', () => {
     }
   });
 
-  it('pic: the contract\'s models, resolution and size as selects of its values, image_urls as media with its limit', () => {
+  it("pic: the contract's models, resolution and size as selects of its values, image_urls as media with its limit", () => {
     const form = formOf(doc, 'pic', createPath('pic', paths));
     expect(form.models).toEqual([...PIC_MODELS]);
     expect(form.promptMax).toBe(20_000);
@@ -47,7 +49,7 @@ describe('the playground form', () => {
     expect(byName.input_reference!.exclusive).toEqual(expect.arrayContaining(['image_urls']));
   });
 
-  it('videos: duration required; motion: the prompt is the text item\'s; model-center: each described model\'s own fields', () => {
+  it("videos: duration required; motion: the prompt is the text item's; model-center: each described model's own fields", () => {
     const videos = formOf(doc, 'videos', createPath('videos', paths));
     expect(videos.models).toEqual(['videos', 'videos_fast']);
     expect(videos.fields.find((f) => f.name === 'duration')).toMatchObject({ kind: 'integer', required: true });

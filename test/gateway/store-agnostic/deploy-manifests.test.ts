@@ -36,12 +36,14 @@ const filled = (env: Record<string, string>): Record<string, string> =>
 /** The names loadConfig reads from `env` (it must accept it: a bad value throws here). */
 function settingsRead(env: Record<string, string>): Set<string> {
   const names = new Set<string>();
-  loadConfig(new Proxy(env, {
-    get(target, key) {
-      if (typeof key === 'string') names.add(key);
-      return target[key as string];
-    },
-  }));
+  loadConfig(
+    new Proxy(env, {
+      get(target, key) {
+        if (typeof key === 'string') names.add(key);
+        return target[key as string];
+      },
+    }),
+  );
   return names;
 }
 
@@ -68,9 +70,12 @@ function fetchCheck(command: string): { port: string; path: string } {
 // Gateways of each role, to ask the paths the checks ask.
 const gateways: Partial<Record<'api' | 'worker' | 'all', Harness>> = {};
 beforeAll(async () => {
-  for (const role of ['api', 'worker', 'all'] as const) gateways[role] = await createHarness({ env: { MEDIAGATE_ROLE: role, MEDIAGATE_MIN_FREE_DISK_MB: '0' } });
+  for (const role of ['api', 'worker', 'all'] as const)
+    gateways[role] = await createHarness({ env: { MEDIAGATE_ROLE: role, MEDIAGATE_MIN_FREE_DISK_MB: '0' } });
 });
-afterAll(async () => { for (const h of Object.values(gateways)) await h?.close(); });
+afterAll(async () => {
+  for (const h of Object.values(gateways)) await h?.close();
+});
 
 async function answers(role: 'api' | 'worker' | 'all', url: string): Promise<number> {
   return (await gateways[role]!.app.inject({ method: 'GET', url })).statusCode;
@@ -98,13 +103,19 @@ describe('Dockerfile (G347)', () => {
   it('labels the image with the version of package.json', () => {
     const version = JSON.parse(read('package.json')).version as string;
     expect(lines).toContain(`ARG VERSION=${version}`);
-    for (const [label, arg] of [['version', 'VERSION'], ['source', 'SOURCE_URL'], ['revision', 'REVISION']]) {
+    for (const [label, arg] of [
+      ['version', 'VERSION'],
+      ['source', 'SOURCE_URL'],
+      ['revision', 'REVISION'],
+    ]) {
       expect(dockerfile).toContain(`org.opencontainers.image.${label}="$${'{'}${arg}}"`);
     }
   });
 
   it('.dockerignore sends only what the build copies', () => {
-    const ignore = read('.dockerignore').split('\n').filter((l) => l && !l.startsWith('#'));
+    const ignore = read('.dockerignore')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
     expect(ignore[0]).toBe('*');
     for (const copied of ['package.json', 'package-lock.json', 'src/', 'bin/', 'packages/client/src/']) expect(ignore).toContain(`!${copied}`);
   });
@@ -179,7 +190,11 @@ describe('compose (G344-G346)', () => {
       expect(config.redisUrl).toMatch(/@redis:6379\//);
       expect(config.s3).toMatchObject({ bucket: 'mediagate', endpoint: 'http://minio:9000', createBucket: true });
       expect(config.signingSecret).toBeDefined(); // every process signs result URLs alike
-      expect(g.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' }, minio: { condition: 'service_healthy' } });
+      expect(g.depends_on).toEqual({
+        postgres: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+        minio: { condition: 'service_healthy' },
+      });
     }
     for (const [name, service] of Object.entries(scaled.services as Record<string, Doc>)) expect(service.healthcheck, name).toBeDefined();
     expect(lb!.depends_on).toEqual({ api: { condition: 'service_healthy' } });
@@ -217,17 +232,34 @@ describe('Kubernetes (G344, G345)', () => {
 
   it('renders: base = one pod of every role on a claim; scale-out = API pods (HPA, PDB, Ingress) and worker pods, no claim', () => {
     const kinds = (docs: Doc[]) => docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
-    expect(kinds(base)).toEqual(['ConfigMap/mediagate-config', 'Deployment/mediagate-api', 'PersistentVolumeClaim/mediagate-data', 'Secret/mediagate-secrets', 'Service/mediagate']);
+    expect(kinds(base)).toEqual([
+      'ConfigMap/mediagate-config',
+      'Deployment/mediagate-api',
+      'PersistentVolumeClaim/mediagate-data',
+      'Secret/mediagate-secrets',
+      'Service/mediagate',
+    ]);
     expect(kinds(scaleOut)).toEqual([
-      'ConfigMap/mediagate-config', 'Deployment/mediagate-api', 'Deployment/mediagate-worker', 'HorizontalPodAutoscaler/mediagate-api', 'Ingress/mediagate',
-      'PodDisruptionBudget/mediagate-api', 'PodDisruptionBudget/mediagate-worker', 'Secret/mediagate-secrets', 'Service/mediagate',
+      'ConfigMap/mediagate-config',
+      'Deployment/mediagate-api',
+      'Deployment/mediagate-worker',
+      'HorizontalPodAutoscaler/mediagate-api',
+      'Ingress/mediagate',
+      'PodDisruptionBudget/mediagate-api',
+      'PodDisruptionBudget/mediagate-worker',
+      'Secret/mediagate-secrets',
+      'Service/mediagate',
     ]);
     const api = named(base, 'Deployment', 'mediagate-api');
     expect([roleOf(api.spec.template.spec.containers[0].args), api.spec.replicas, api.spec.strategy.type]).toEqual(['all', 1, 'Recreate']);
     // SQLite in a ReadWriteOnce claim: one pod, the old one gone before the new one starts
     expect(loadConfig(environmentOf(base, api)).databaseUrl).toBeUndefined();
     const apiOut = named(scaleOut, 'Deployment', 'mediagate-api');
-    expect([roleOf(apiOut.spec.template.spec.containers[0].args), apiOut.spec.replicas, apiOut.spec.strategy.rollingUpdate]).toEqual(['api', 2, { maxUnavailable: 0, maxSurge: 1 }]);
+    expect([roleOf(apiOut.spec.template.spec.containers[0].args), apiOut.spec.replicas, apiOut.spec.strategy.rollingUpdate]).toEqual([
+      'api',
+      2,
+      { maxUnavailable: 0, maxSurge: 1 },
+    ]);
     expect(apiOut.spec.template.spec.volumes.find((v: Doc) => v.name === 'data')).toEqual({ name: 'data', emptyDir: { sizeLimit: '10Gi' } });
     expect(roleOf(named(scaleOut, 'Deployment', 'mediagate-worker').spec.template.spec.containers[0].args)).toBe('worker');
   });
@@ -244,7 +276,7 @@ describe('Kubernetes (G344, G345)', () => {
     }
   });
 
-  it('probes ask paths a gateway of the pod\'s role answers, on the port it listens on; Service and Ingress reach that port', async () => {
+  it("probes ask paths a gateway of the pod's role answers, on the port it listens on; Service and Ingress reach that port", async () => {
     for (const docs of [base, scaleOut]) {
       for (const d of of(docs, 'Deployment')) {
         const [c] = d.spec.template.spec.containers as Doc[];
@@ -266,13 +298,17 @@ describe('Kubernetes (G344, G345)', () => {
     expect(backend).toEqual({ name: 'mediagate', port: { name: 'http' } });
   });
 
-  it('pods: non-root (the image\'s uid), read-only root filesystem, no privilege escalation, a termination grace above the shutdown grace and preStop pause', () => {
+  it("pods: non-root (the image's uid), read-only root filesystem, no privilege escalation, a termination grace above the shutdown grace and preStop pause", () => {
     for (const docs of [base, scaleOut]) {
       for (const d of of(docs, 'Deployment')) {
         const pod = d.spec.template.spec;
         expect(pod.securityContext, d.metadata.name).toMatchObject({ runAsNonRoot: true, runAsUser: IMAGE_UID, runAsGroup: IMAGE_UID });
         for (const c of pod.containers as Doc[]) {
-          expect(c.securityContext, d.metadata.name).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+          expect(c.securityContext, d.metadata.name).toEqual({
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          });
           expect(c.volumeMounts.map((m: Doc) => m.mountPath).sort()).toEqual(['/data', '/tmp']);
           const pause = Number(c.lifecycle?.preStop?.exec?.command?.[1] ?? 0);
           const grace = loadConfig(environmentOf(docs, d)).shutdownGraceMs / 1000;
@@ -288,8 +324,13 @@ describe('Kubernetes (G344, G345)', () => {
     expect(target.spec.template.spec.containers[0].resources.requests.cpu).toBeDefined();
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     for (const pdb of of(scaleOut, 'PodDisruptionBudget')) {
-      const selected = of(scaleOut, 'Deployment').filter((d) => Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
-      expect(selected.map((d) => d.metadata.name), pdb.metadata.name).toEqual([pdb.metadata.name]);
+      const selected = of(scaleOut, 'Deployment').filter((d) =>
+        Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+      );
+      expect(
+        selected.map((d) => d.metadata.name),
+        pdb.metadata.name,
+      ).toEqual([pdb.metadata.name]);
     }
   });
 

@@ -96,7 +96,10 @@ describe('fal webhooks bring the check forward', () => {
     expect(missing.json.error).toMatchObject({ code: 'invalid_request', param: 'x-fal-webhook-signature' });
     await unchanged();
     expect((await postCallback(gw, 'fal', id, fal.webhooks.sign('another-request', body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
-    expect((await postCallback(gw, 'fal', 'task_AAAAAAAAnotatask0000000000', fal.webhooks.sign(requestId, body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
+    expect((await postCallback(gw, 'fal', 'task_AAAAAAAAnotatask0000000000', fal.webhooks.sign(requestId, body), body)).json).toEqual({
+      received: true,
+      outcome: 'not_waiting',
+    });
     // signed with the other provider's keys, about this task (its generation is not that provider's)
     expect((await postCallback(gw, 'polled', id, polled.webhooks.sign(requestId, body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
     await unchanged();
@@ -104,10 +107,14 @@ describe('fal webhooks bring the check forward', () => {
     const genuine = fal.webhooks.sign(requestId, body);
     expect(await postCallback(gw, 'fal', id, genuine, body)).toEqual({ status: 200, json: { received: true, outcome: 'check_sooner' } });
     // the check it brought: the request is still in progress there, so the next check is an hour away again
-    const checked = await waitFor(async () => {
-      const t = (await gw.store.tasks.get(id))!;
-      return looksAt(fal, requestId) === 1 && t.leaseOwner === null && t.runAfter > Date.now() ? t : undefined;
-    }, 15_000, 'the check the delivery brought forward');
+    const checked = await waitFor(
+      async () => {
+        const t = (await gw.store.tasks.get(id))!;
+        return looksAt(fal, requestId) === 1 && t.leaseOwner === null && t.runAfter > Date.now() ? t : undefined;
+      },
+      15_000,
+      'the check the delivery brought forward',
+    );
     expect(checked.status).toBe('processing');
     expect(checked.runAfter - Date.now()).toBeGreaterThan(NOT_BEFORE_MS - 60_000);
 
@@ -136,7 +143,7 @@ describe('fal webhooks bring the check forward', () => {
   });
 });
 
-describe('fal\'s key set', () => {
+describe("fal's key set", () => {
   it('is fetched when first needed, kept, and fetched again for a key it lacks (rotated) once 30 s have passed since the last fetch', async () => {
     const fake = await startFakeFal();
     const http = new FalHttp({ id: 'k', who: 'the fal upstream "k"', baseUrl: new URL(fake.baseUrl), connectTimeoutMs: 5000 });
@@ -180,10 +187,14 @@ describe('polling stays the fallback', () => {
     const task = await gw.waitForTask(id);
     expect(task.status, task.error ?? '').toBe('completed');
     const made = submitOf(polled, 'a garbled notice');
-    const [delivery] = await waitFor(() => {
-      const d = polled.webhooks.deliveries.filter((x) => x.requestId === made.requestId);
-      return d.length > 0 ? d : undefined;
-    }, 10_000, 'the delivery');
+    const [delivery] = await waitFor(
+      () => {
+        const d = polled.webhooks.deliveries.filter((x) => x.requestId === made.requestId);
+        return d.length > 0 ? d : undefined;
+      },
+      10_000,
+      'the delivery',
+    );
     expect(delivery!.status).toBe(401);
   });
 });

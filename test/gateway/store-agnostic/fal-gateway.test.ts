@@ -27,20 +27,26 @@ let backup: FakeFal;
 let media: MediaServer;
 let gw: ListeningGateway;
 
-const providersFile = (mainUrl: string, backupUrl: string) => file({
-  providers: {
-    fal: { type: 'fal', baseUrl: mainUrl, apiKeyEnv: 'FAL_KEY', pollSeconds: 0.05, models: FAL_MODELS },
-    falBackup: { type: 'fal', baseUrl: backupUrl, apiKeyEnv: 'FAL_BACKUP_KEY', pollSeconds: 0.05, models: FAL_MODELS },
-  },
-  routes: {
-    pic: [{ provider: 'fal', model: 'fal-ai/flux/dev' }, { provider: 'falBackup', model: 'fal-ai/flux/dev' }],
-    clip_3_1_fast: [{ provider: 'fal', model: 'fal-ai/veo3/image-to-video' }],
-  },
-});
+const providersFile = (mainUrl: string, backupUrl: string) =>
+  file({
+    providers: {
+      fal: { type: 'fal', baseUrl: mainUrl, apiKeyEnv: 'FAL_KEY', pollSeconds: 0.05, models: FAL_MODELS },
+      falBackup: { type: 'fal', baseUrl: backupUrl, apiKeyEnv: 'FAL_BACKUP_KEY', pollSeconds: 0.05, models: FAL_MODELS },
+    },
+    routes: {
+      pic: [
+        { provider: 'fal', model: 'fal-ai/flux/dev' },
+        { provider: 'falBackup', model: 'fal-ai/flux/dev' },
+      ],
+      clip_3_1_fast: [{ provider: 'fal', model: 'fal-ai/veo3/image-to-video' }],
+    },
+  });
 
 beforeAll(async () => {
   [main, backup, media] = await Promise.all([startFakeFal(), startFakeFal(), startMediaServer()]);
-  gw = await listeningGateway({ env: { MEDIAGATE_PROVIDERS: providersFile(main.baseUrl, backup.baseUrl), FAL_KEY: main.apiKey, FAL_BACKUP_KEY: backup.apiKey } });
+  gw = await listeningGateway({
+    env: { MEDIAGATE_PROVIDERS: providersFile(main.baseUrl, backup.baseUrl), FAL_KEY: main.apiKey, FAL_BACKUP_KEY: backup.apiKey },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -59,7 +65,10 @@ describe('fal in a gateway built from providers.json', () => {
     const task = await gw.waitForTask(created.json.id);
     expect(task.status, task.error ?? '').toBe('completed');
     expect(task.provider).toBe('fal');
-    expect(main.submits.at(-1)).toMatchObject({ model: 'fal-ai/flux/dev', input: { prompt: 'a harbour [queue:2]', image_size: 'landscape_16_9', num_images: 1 } });
+    expect(main.submits.at(-1)).toMatchObject({
+      model: 'fal-ai/flux/dev',
+      input: { prompt: 'a harbour [queue:2]', image_size: 'landscape_16_9', num_images: 1 },
+    });
     expect(main.submits.at(-1)?.webhook).toBeUndefined(); // provider callbacks are off: no fal_webhook (G157)
     const query = (await gw.app.inject({ method: 'GET', url: `/v1/result/${task.id}`, headers: gw.auth() })).json();
     const bytes = await download(query.image_url);
@@ -89,7 +98,7 @@ describe('fal in a gateway built from providers.json', () => {
     expect(main.submits.length + backup.submits.length).toBe(before);
   });
 
-  it('an exhausted balance at the first candidate is the channel\'s fault: the task completes at the second', async () => {
+  it("an exhausted balance at the first candidate is the channel's fault: the task completes at the second", async () => {
     main.script('submit', exhaustedBalance);
     const before = backup.submits.length;
     const created = await submit('/v1/pic/images', { model: 'pic', prompt: 'a quiet bay' });
@@ -99,12 +108,11 @@ describe('fal in a gateway built from providers.json', () => {
     expect(backup.submits.length - before).toBe(1);
   });
 
-  it('a model\'s refusal shown only on the result fails the task saying so', async () => {
+  it("a model's refusal shown only on the result fails the task saying so", async () => {
     const created = await submit('/v1/pic/images', { model: 'pic', prompt: 'a [nsfw] bay' });
     const task = await gw.waitForTask(created.json.id);
     expect(task.status).toBe('failed');
     expect(task.error).toMatch(/content checker \(content_policy_violation\)/);
-
   });
 });
 
@@ -113,9 +121,17 @@ describe('a gateway that stops after fal accepted a request', () => {
     const fal = await startFakeFal();
     const dir = tempDir('mediagate-fal-crash-');
     const env = {
-      MEDIAGATE_DATA_DIR: dir, MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_ALLOW_PRIVATE_URLS: '1', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
-      MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_LEASE_SECONDS: '2',
-      MEDIAGATE_PROVIDERS: providersFile(fal.baseUrl, fal.baseUrl), FAL_KEY: fal.apiKey, FAL_BACKUP_KEY: fal.apiKey,
+      MEDIAGATE_DATA_DIR: dir,
+      MEDIAGATE_LOG_LEVEL: 'silent',
+      MEDIAGATE_ALLOW_PRIVATE_URLS: '1',
+      MEDIAGATE_RATE_LIMIT: 'off',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+      MEDIAGATE_MIN_FREE_DISK_MB: '0',
+      MEDIAGATE_LEASE_SECONDS: '2',
+      MEDIAGATE_PROVIDERS: providersFile(fal.baseUrl, fal.baseUrl),
+      FAL_KEY: fal.apiKey,
+      FAL_BACKUP_KEY: fal.apiKey,
     };
     const open = async (): Promise<Gateway> => {
       const g = await createGateway(loadConfig(env), { store: openSqliteStore(path.join(dir, 'store.db')), runnerPollMs: 50 });
@@ -126,7 +142,12 @@ describe('a gateway that stops after fal accepted a request', () => {
     let second: Gateway | undefined;
     try {
       const key = (await createApiKey(first.store.keys, 'alice')).secret;
-      const res = await first.app.inject({ method: 'POST', url: '/v1/pic/images', headers: { authorization: `Bearer ${key}` }, payload: { model: 'pic', prompt: 'one only [hold]' } });
+      const res = await first.app.inject({
+        method: 'POST',
+        url: '/v1/pic/images',
+        headers: { authorization: `Bearer ${key}` },
+        payload: { model: 'pic', prompt: 'one only [hold]' },
+      });
       expect(res.statusCode).toBe(200);
       const taskId = res.json().id as string;
       const requestId = await waitFor(async () => (await first!.store.tasks.get(taskId))?.upstream?.ref?.id, 15_000, 'the request id saved');
@@ -137,10 +158,14 @@ describe('a gateway that stops after fal accepted a request', () => {
 
       fal.release(requestId); // the generation finishes while no gateway runs
       second = await open();
-      const task = await waitFor(async () => {
-        const t = await second!.store.tasks.get(taskId);
-        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-      }, 20_000, 'the task to end at the second gateway');
+      const task = await waitFor(
+        async () => {
+          const t = await second!.store.tasks.get(taskId);
+          return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+        },
+        20_000,
+        'the task to end at the second gateway',
+      );
       expect(task.status, task.error ?? '').toBe('completed');
       expect(fal.submits.filter((s) => String(s.input.prompt).startsWith('one only'))).toHaveLength(1);
       expect(fal.calls.filter((c) => c === `status ${requestId}`).length).toBeGreaterThan(statusLooks);

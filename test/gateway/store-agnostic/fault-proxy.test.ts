@@ -11,7 +11,9 @@ import { within } from '../../helpers/within.js';
 // front of a real mediagate: a create never heard, replayed by its Idempotency-Key; result files.
 
 const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
 
 async function setup(): Promise<{ target: Target; proxy: FaultProxy }> {
   const target = await startTarget();
@@ -22,23 +24,47 @@ async function setup(): Promise<{ target: Target; proxy: FaultProxy }> {
 }
 
 describe('fault proxy: forwarding', () => {
-  it('forwards method, path, query, body and end-to-end headers both ways; host is the target\'s; hop-by-hop headers stay behind', async () => {
+  it("forwards method, path, query, body and end-to-end headers both ways; host is the target's; hop-by-hop headers stay behind", async () => {
     const { target, proxy } = await setup();
     const res = await send(`${proxy.url}/echo/x?wait=5`, {
-      method: 'POST', body: '{"model":"m"}',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer k', 'idempotency-key': 'task_1', connection: 'close, x-hop', 'x-hop': 'drop me', 'keep-alive': 'timeout=5' },
+      method: 'POST',
+      body: '{"model":"m"}',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer k',
+        'idempotency-key': 'task_1',
+        connection: 'close, x-hop',
+        'x-hop': 'drop me',
+        'keep-alive': 'timeout=5',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.headers['x-target']).toBe('yes');
     const echoed = JSON.parse(res.text);
     expect(echoed).toMatchObject({ method: 'POST', url: '/echo/x?wait=5', body: '{"model":"m"}' });
-    expect(echoed.headers).toMatchObject({ host: new URL(target.url).host, authorization: 'Bearer k', 'idempotency-key': 'task_1', 'content-type': 'application/json' });
+    expect(echoed.headers).toMatchObject({
+      host: new URL(target.url).host,
+      authorization: 'Bearer k',
+      'idempotency-key': 'task_1',
+      'content-type': 'application/json',
+    });
     expect(echoed.headers['x-hop']).toBeUndefined();
     expect(echoed.headers['keep-alive']).toBeUndefined();
-    expect(proxy.requests).toEqual([expect.objectContaining({
-      seq: 0, method: 'POST', url: '/echo/x?wait=5', idempotencyKey: 'task_1', body: '{"model":"m"}', received: true, action: 'forwarded', status: 200, targetStatus: 200,
-      response: res.text, targetHeaders: expect.objectContaining({ 'x-target': 'yes' }),
-    })]);
+    expect(proxy.requests).toEqual([
+      expect.objectContaining({
+        seq: 0,
+        method: 'POST',
+        url: '/echo/x?wait=5',
+        idempotencyKey: 'task_1',
+        body: '{"model":"m"}',
+        received: true,
+        action: 'forwarded',
+        status: 200,
+        targetStatus: 200,
+        response: res.text,
+        targetHeaders: expect.objectContaining({ 'x-target': 'yes' }),
+      }),
+    ]);
     expect(proxy.requests[0]!.closedBy).toBeUndefined();
   });
 
@@ -46,18 +72,26 @@ describe('fault proxy: forwarding', () => {
     const { target, proxy } = await setup();
     const got: string[] = [];
     const done = new Promise<void>((resolve, reject) => {
-      http.get(`${proxy.url}/sse`, { agent: false }, (res) => {
-        expect(res.headers['content-type']).toBe('text/event-stream');
-        res.setEncoding('utf8');
-        res.on('data', (text: string) => {
-          got.push(text);
-          target.sseGates.shift()?.();
-        });
-        res.on('end', resolve);
-      }).on('error', reject);
+      http
+        .get(`${proxy.url}/sse`, { agent: false }, (res) => {
+          expect(res.headers['content-type']).toBe('text/event-stream');
+          res.setEncoding('utf8');
+          res.on('data', (text: string) => {
+            got.push(text);
+            target.sseGates.shift()?.();
+          });
+          res.on('end', resolve);
+        })
+        .on('error', reject);
     });
     // the first gate opens once the headers are through; each later one only after a chunk arrived
-    await within((async () => { while (target.sseGates.length === 0) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the stream to open');
+    await within(
+      (async () => {
+        while (target.sseGates.length === 0) await new Promise((r) => setTimeout(r, 5));
+      })(),
+      5000,
+      'the stream to open',
+    );
     target.sseGates.shift()!();
     await within(done, 5000, 'the whole stream through the proxy (a buffering proxy never delivers the first event)');
     expect(got.join('')).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\ndata: [DONE]\n\n');
@@ -101,7 +135,11 @@ describe('fault proxy: faults', () => {
     const c = await send(`${proxy.url}/echo/c`);
     expect([c.status, c.headers['retry-after'], JSON.parse(c.text).error.code]).toEqual([429, '7', 'rate_limited']);
     expect(target.seen).toEqual([]);
-    expect(proxy.requests.map((r) => [r.action, r.status])).toEqual([['status', 503], ['status', 500], ['status', 429]]);
+    expect(proxy.requests.map((r) => [r.action, r.status])).toEqual([
+      ['status', 503],
+      ['status', 500],
+      ['status', 429],
+    ]);
   });
 
   it('reset cuts the connection without an answer and without forwarding', async () => {
@@ -117,7 +155,9 @@ describe('fault proxy: faults', () => {
     const { target, proxy } = await setup();
     proxy.addRule({ match: { path: '/echo/slow' }, fault: 'hang' });
     let settled = false;
-    const hung = errorCode(send(`${proxy.url}/echo/slow`)).finally(() => { settled = true; });
+    const hung = errorCode(send(`${proxy.url}/echo/slow`)).finally(() => {
+      settled = true;
+    });
     await proxy.waitForRequest({ path: '/echo/slow' });
     expect((await send(`${proxy.url}/echo/fast`)).status).toBe(200); // answered after the hung one arrived
     expect(settled).toBe(false);
@@ -136,7 +176,13 @@ describe('fault proxy: faults', () => {
     expect(seen.closedBy).toBeUndefined();
     controller.abort();
     expect(await hung).toBe('aborted');
-    await within((async () => { while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the proxy to see the client go');
+    await within(
+      (async () => {
+        while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5));
+      })(),
+      5000,
+      'the proxy to see the client go',
+    );
     expect(seen.closedBy).toBe('client');
   });
 
@@ -167,15 +213,30 @@ describe('fault proxy: faults', () => {
   it('forwardThen hang: the target acts, its answer is held back until the client gives up', async () => {
     const { target, proxy } = await setup();
     proxy.addRule({ match: { method: 'POST', path: '/tasks' }, times: 1, fault: { forwardThen: 'hang' } });
-    const late = fetch(`${proxy.url}/tasks`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(300) }).then(() => 'answered', (err: Error) => err.name);
+    const late = fetch(`${proxy.url}/tasks`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(300) }).then(
+      () => 'answered',
+      (err: Error) => err.name,
+    );
     expect(await within(late, 5000, 'the client to give up')).toBe('TimeoutError');
     expect(target.created).toBe(1);
     const seen = proxy.requests[0]!;
-    await within((async () => { while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'the proxy to see the client go');
-    expect([seen.action, seen.targetStatus, seen.status, seen.closedBy, JSON.parse(seen.response!).id]).toEqual(['forward-then-hang', 200, undefined, 'client', 't1']);
+    await within(
+      (async () => {
+        while (seen.closedBy === undefined) await new Promise((r) => setTimeout(r, 5));
+      })(),
+      5000,
+      'the proxy to see the client go',
+    );
+    expect([seen.action, seen.targetStatus, seen.status, seen.closedBy, JSON.parse(seen.response!).id]).toEqual([
+      'forward-then-hang',
+      200,
+      undefined,
+      'client',
+      't1',
+    ]);
   });
 
-  it('rewriteJson: missingResult points a completed task\'s result URLs at a URL that answers 404; other answers unchanged', async () => {
+  it("rewriteJson: missingResult points a completed task's result URLs at a URL that answers 404; other answers unchanged", async () => {
     const { proxy } = await setup();
     const gone = proxy.goneUrl(404, 't1.mp4');
     proxy.addRule({ match: { path: /^\/task\// }, fault: missingResult(gone) });
@@ -228,7 +289,10 @@ describe('fault proxy: rules', () => {
     expect(target.created).toBe(1);
     // a body sent in pieces still matches (and is forwarded whole)
     const pieces = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${proxy.url}/echo/pieces`, { method: 'POST', agent: false }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      const req = http.request(`${proxy.url}/echo/pieces`, { method: 'POST', agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
       req.on('error', reject);
       req.write('{"prompt":"[ho');
       setTimeout(() => req.end('ld]"}'), 20);
@@ -237,7 +301,7 @@ describe('fault proxy: rules', () => {
     expect(proxy.requests.at(-1)!.body).toBe('{"prompt":"[hold]"}');
   });
 
-  it('matches headers (a later generation\'s Idempotency-Key) and can be removed', async () => {
+  it("matches headers (a later generation's Idempotency-Key) and can be removed", async () => {
     const { proxy } = await setup();
     const rule = proxy.addRule({ match: { headers: { 'idempotency-key': /\.2$/ } }, fault: { status: 503 } });
     const key = (k: string) => send(`${proxy.url}/echo`, { headers: { 'idempotency-key': k } }).then((r) => r.status);
@@ -281,24 +345,30 @@ describe('fault proxy in front of a mediagate', () => {
     const proxy = await startFaultProxy({ target: await h.app.listen({ port: 0, host: '127.0.0.1' }) });
     cleanups.push(() => proxy.close());
     proxy.addRule({ match: { method: 'POST', path: '/v1/motion/videos' }, times: 1, fault: { forwardThen: 'reset' } });
-    const create = () => send(`${proxy.url}/v1/motion/videos`, {
-      method: 'POST', body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a cat' }] }),
-      headers: { ...h.auth(), 'content-type': 'application/json', 'idempotency-key': 'task_relay_1' },
-    });
+    const create = () =>
+      send(`${proxy.url}/v1/motion/videos`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a cat' }] }),
+        headers: { ...h.auth(), 'content-type': 'application/json', 'idempotency-key': 'task_relay_1' },
+      });
     expect(await errorCode(create())).toBe('ECONNRESET');
     const again = await create();
     expect([again.status, again.headers['idempotent-replayed']]).toEqual([200, 'true']);
-    expect(proxy.requests.map((r) => [r.action, r.targetStatus])).toEqual([['forward-then-reset', 200], ['forwarded', 200]]);
+    expect(proxy.requests.map((r) => [r.action, r.targetStatus])).toEqual([
+      ['forward-then-reset', 200],
+      ['forwarded', 200],
+    ]);
 
     const chat = await send(`${proxy.url}/v1/chat/completions`, {
-      method: 'POST', body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+      method: 'POST',
+      body: JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }),
       headers: { ...h.auth(), 'content-type': 'application/json' },
     });
     expect(chat.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(chat.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 
-  it('result files pass the proxy when the upstream\'s public URL is the proxy\'s', async () => {
+  it("result files pass the proxy when the upstream's public URL is the proxy's", async () => {
     const proxy = await startFaultProxy();
     cleanups.push(() => proxy.close());
     const h = await createHarness({ env: { MEDIAGATE_PUBLIC_URL: proxy.url } });

@@ -19,7 +19,11 @@ beforeAll(async () => {
   await store.close();
   server = await startServer({
     MEDIAGATE_MIN_FREE_DISK_MB: '0',
-    PORT: '0', HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MEDIAGATE_DATA_DIR: dataDir,
+    MEDIAGATE_SANDBOX_TIMING: 'instant',
+    MEDIAGATE_LOG_LEVEL: 'silent',
   });
 });
 afterAll(async () => {
@@ -29,7 +33,8 @@ afterAll(async () => {
 
 async function api(method: string, url: string, payload?: unknown) {
   const res = await fetch(`${server.url}${url}`, {
-    method, headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(payload !== undefined && { 'content-type': 'application/json' }) },
     ...(payload !== undefined && { body: JSON.stringify(payload) }),
   });
   return { status: res.status, json: (await res.json()) as Record<string, any> };
@@ -45,10 +50,14 @@ describe('pic lifecycle over real HTTP', () => {
     const created = await api('POST', '/v1/pic/images', { model, prompt: 'a red fox', resolution, size });
     expect(created.status).toBe(200);
     expect(created.json).toMatchObject({ object: 'image', status: 'queued', error: null });
-    const done = await waitFor(async () => {
-      const q = await api('GET', `/v1/result/${created.json.id}`);
-      return q.json.status === 'completed' || q.json.status === 'failed' ? q.json : undefined;
-    }, 15_000, 'completion');
+    const done = await waitFor(
+      async () => {
+        const q = await api('GET', `/v1/result/${created.json.id}`);
+        return q.json.status === 'completed' || q.json.status === 'failed' ? q.json : undefined;
+      },
+      15_000,
+      'completion',
+    );
     expect(done).toMatchObject({ id: created.json.id, object: 'image.generation', status: 'completed', error: null, progress: 100 });
     expect(done.image_url).toMatch(new RegExp(`^${server.config.publicUrl}/files/`));
     const download = await fetch(String(done.image_url).replace(server.config.publicUrl, server.url));
@@ -62,20 +71,28 @@ describe('pic lifecycle over real HTTP', () => {
 
   it('a [fail] prompt ends failed with a clear error and a null image_url', async () => {
     const created = await api('POST', '/v1/pic/images', { model: 'pic', prompt: 'please [fail] now' });
-    const done = await waitFor(async () => {
-      const q = await api('GET', `/v1/result/${created.json.id}`);
-      return q.json.status === 'failed' ? q.json : undefined;
-    }, 15_000, 'failure');
+    const done = await waitFor(
+      async () => {
+        const q = await api('GET', `/v1/result/${created.json.id}`);
+        return q.json.status === 'failed' ? q.json : undefined;
+      },
+      15_000,
+      'failure',
+    );
     expect(done.image_url).toBeNull();
     expect(done.error).toMatch(/\[fail\]/);
   });
 
   it('range requests get 206 with the right slice', async () => {
     const created = await api('POST', '/v1/pic/images', { model: 'pic', prompt: 'range' });
-    const done = await waitFor(async () => {
-      const q = await api('GET', `/v1/result/${created.json.id}`);
-      return q.json.status === 'completed' ? q.json : undefined;
-    }, 15_000, 'completion');
+    const done = await waitFor(
+      async () => {
+        const q = await api('GET', `/v1/result/${created.json.id}`);
+        return q.json.status === 'completed' ? q.json : undefined;
+      },
+      15_000,
+      'completion',
+    );
     const url = String(done.image_url).replace(server.config.publicUrl, server.url);
     const whole = Buffer.from(await (await fetch(url)).arrayBuffer());
     const part = await fetch(url, { headers: { range: 'bytes=10-19' } });

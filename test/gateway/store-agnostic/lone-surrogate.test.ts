@@ -7,15 +7,23 @@ import { countTasksByStatus } from '../../helpers/task-rows.js';
 // A lone UTF-16 surrogate (`"\ud800"` in JSON) in any string value or key of any POST body is a 400
 // in the family's error body naming the field (G110), never a 5xx, and stores nothing.
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false, reviewMedia: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false, reviewMedia: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 const LONE = 'a\ud800b'; // JSON.stringify writes it as the escape "a\ud800b", as a client would send it
 const RULE = /contains a lone UTF-16 surrogate \(\\ud800 at position 1\); text must be well-formed Unicode/;
 
-const post = (url: string, payload: unknown) => h.app.inject({
-  method: 'POST', url, headers: { ...h.auth(), 'content-type': 'application/json' }, payload: JSON.stringify(payload),
-});
+const post = (url: string, payload: unknown) =>
+  h.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...h.auth(), 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
 
 const queued = async (): Promise<number> => (await countTasksByStatus(h.store.tasks)).queued;
 
@@ -23,7 +31,22 @@ describe('a lone surrogate in a chat message', () => {
   it.each([
     ['string content', 'messages[0].content', { messages: [{ role: 'user', content: LONE }] }],
     ['string content, streamed', 'messages[0].content', { stream: true, messages: [{ role: 'user', content: LONE }] }],
-    ['a text part', 'messages[1].content[1].text', { messages: [{ role: 'system', content: 'ok' }, { role: 'user', content: [{ type: 'text', text: 'fine' }, { type: 'text', text: LONE }] }] }],
+    [
+      'a text part',
+      'messages[1].content[1].text',
+      {
+        messages: [
+          { role: 'system', content: 'ok' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'fine' },
+              { type: 'text', text: LONE },
+            ],
+          },
+        ],
+      },
+    ],
     ['a text part, streamed', 'messages[0].content[0].text', { stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: LONE }] }] }],
     ['the stop sequence', 'stop[0]', { stop: [LONE], messages: [{ role: 'user', content: 'hi' }] }],
   ])('%s: 400 in the chat body naming %s', async (_what, field, fields) => {
@@ -48,7 +71,13 @@ describe('a lone surrogate in a task body', () => {
   it.each([
     ['pic prompt', 'prompt', '/v1/pic/images', { model: 'pic', prompt: LONE }, 'standard'],
     ['motion content text', 'content[0].text', '/v1/motion/videos', { model: 'motion_2_0', content: [{ type: 'text', text: LONE }] }, 'standard'],
-    ['a Model Center extra field, nested', 'extra.deep[1]', '/v2/model-center/tasks', { model: 'sd_2.0_fast_discount', prompt: 'x', duration: 5, extra: { deep: ['fine', LONE] } }, 'standard'],
+    [
+      'a Model Center extra field, nested',
+      'extra.deep[1]',
+      '/v2/model-center/tasks',
+      { model: 'sd_2.0_fast_discount', prompt: 'x', duration: 5, extra: { deep: ['fine', LONE] } },
+      'standard',
+    ],
     ['a videos prompt', 'prompt', '/v1/videos/videos', { model: 'videos', prompt: LONE, duration: 5 }, 'videos-create'],
     ['an ignored extra field of clip', 'note', '/clip/videos', { model: 'clip_3_1_fast', prompt: 'x', note: LONE }, 'standard'],
   ])('%s: 400 naming %s, nothing stored', async (_what, field, url, payload, style) => {
@@ -95,7 +124,12 @@ describe('a lone surrogate in a task body', () => {
 
 describe('the walk', () => {
   it('finds the first lone surrogate in document order with its path; pairs and other text pass', () => {
-    expect(findBodyProblem({ a: ['x', { b: 'ok \ud83d\ude00', c: '\udfff' }] }, 32)).toEqual({ kind: 'lone-surrogate', path: ['a', 1, 'c'], inKey: false, text: '\udfff' });
+    expect(findBodyProblem({ a: ['x', { b: 'ok \ud83d\ude00', c: '\udfff' }] }, 32)).toEqual({
+      kind: 'lone-surrogate',
+      path: ['a', 1, 'c'],
+      inKey: false,
+      text: '\udfff',
+    });
     expect(findBodyProblem({ a: 'z\ud83d' }, 32)).toMatchObject({ path: ['a'], inKey: false }); // a high surrogate at the end
     expect(findBodyProblem({ a: '\ude00\ud83d' }, 32)).toMatchObject({ path: ['a'] }); // a pair in the wrong order
     expect(findBodyProblem({ a: ['é', '你好', '\ud83d\ude00', 1, null, true], b: { c: '' } }, 32)).toBeUndefined();

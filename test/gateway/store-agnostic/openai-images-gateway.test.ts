@@ -28,7 +28,10 @@ beforeAll(async () => {
       dalle: { type: 'openai-images', baseUrl: main.baseUrl, apiKeyEnv: 'OAI_KEY', concurrency: 2 },
     },
     routes: {
-      'pic-2': [{ provider: 'oai', model: 'gpt-image-2' }, { provider: 'backup', model: 'gpt-image-2' }],
+      'pic-2': [
+        { provider: 'oai', model: 'gpt-image-2' },
+        { provider: 'backup', model: 'gpt-image-2' },
+      ],
       'imagegen-5.0': [{ provider: 'oai', model: 'gpt-image-1' }],
       pic: [{ provider: 'dalle', model: 'dall-e-3' }],
     },
@@ -94,7 +97,7 @@ describe('openai-images in a gateway built from providers.json', () => {
     expect(backup.requests.length).toBe(before);
   });
 
-  it('insufficient_quota at the first candidate is the channel\'s fault: the task completes at the second', async () => {
+  it("insufficient_quota at the first candidate is the channel's fault: the task completes at the second", async () => {
     main.script(QUOTA_ERROR);
     const before = { main: main.requests.length, backup: backup.requests.length };
     const created = await submit('/v1/pic/images', { model: 'pic-2', prompt: 'a quiet bay' });

@@ -12,9 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentOnlySerializers, requireResponseSchemas } from '../../../src/http/openapi.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 
-interface Media { schema?: Record<string, unknown> }
-interface Response { description?: string; content?: Record<string, Media> }
-interface Operation { responses?: Record<string, Response>; tags?: string[]; summary?: string }
+interface Media {
+  schema?: Record<string, unknown>;
+}
+interface Response {
+  description?: string;
+  content?: Record<string, Media>;
+}
+interface Operation {
+  responses?: Record<string, Response>;
+  tags?: string[];
+  summary?: string;
+}
 type Doc = { openapi: string; paths: Record<string, Record<string, Operation>> };
 
 let h: Harness;
@@ -25,13 +34,17 @@ beforeAll(async () => {
   expect(res.statusCode).toBe(200);
   doc = res.json() as Doc;
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 function operations(): Array<{ name: string; op: Operation }> {
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item)
-    .filter(([method]) => METHODS.includes(method))
-    .map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })));
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })),
+  );
 }
 
 const ERROR_TITLES = ['Error', 'VideosError', 'ChatError'];
@@ -54,15 +67,32 @@ describe('/openapi.json', () => {
   it('documents the routes of every family, assets, chat, the account, files and health', () => {
     const names = operations().map((o) => o.name);
     for (const want of [
-      'POST /v1/pic/images', 'POST /clip/videos', 'POST /reel/videos', 'POST /v1/reel/videos', 'POST /v1/motion/videos',
-      'POST /v1/motion/videos/{id}/cancel', 'POST /v1/videos/videos', 'POST /v2/model-center/tasks', 'GET /v2/model-center/tasks/{id}',
-      'GET /v1/result/{id}', 'GET /v1/videos/{id}', 'GET /v1/reel/videos/{id}', 'POST /v1/chat/completions',
-      'POST /v2/model-center/assets', 'GET /v2/model-center/assets/{id}', 'DELETE /v2/model-center/assets/{id}', 'GET /v1/account',
-      'GET /files/{taskId}/{name}', 'HEAD /files/{taskId}/{name}', 'GET /healthz', 'GET /readyz',
-    ]) expect(names).toContain(want);
+      'POST /v1/pic/images',
+      'POST /clip/videos',
+      'POST /reel/videos',
+      'POST /v1/reel/videos',
+      'POST /v1/motion/videos',
+      'POST /v1/motion/videos/{id}/cancel',
+      'POST /v1/videos/videos',
+      'POST /v2/model-center/tasks',
+      'GET /v2/model-center/tasks/{id}',
+      'GET /v1/result/{id}',
+      'GET /v1/videos/{id}',
+      'GET /v1/reel/videos/{id}',
+      'POST /v1/chat/completions',
+      'POST /v2/model-center/assets',
+      'GET /v2/model-center/assets/{id}',
+      'DELETE /v2/model-center/assets/{id}',
+      'GET /v1/account',
+      'GET /files/{taskId}/{name}',
+      'HEAD /files/{taskId}/{name}',
+      'GET /healthz',
+      'GET /readyz',
+    ])
+      expect(names).toContain(want);
   });
 
-  it('documents the web console\'s sign-in, session and sign-out, with the cookie and the CSRF header as security schemes (G372)', () => {
+  it("documents the web console's sign-in, session and sign-out, with the cookie and the CSRF header as security schemes (G372)", () => {
     const full = doc as Doc & { components: { securitySchemes: Record<string, unknown> } };
     expect(full.components.securitySchemes).toMatchObject({
       console_session: { type: 'apiKey', in: 'cookie', name: 'mediagate_session' },
@@ -130,10 +160,19 @@ describe('/openapi.json', () => {
 
   it('lists, per error status, exactly the catalog codes of that status', () => {
     const op = doc.paths['/v1/pic/images']!.post!;
-    const codes = (status: string) => ((op.responses![status]!.content!['application/json']!.schema as any).properties.error.properties.code.enum as string[]).sort();
+    const codes = (status: string) =>
+      ((op.responses![status]!.content!['application/json']!.schema as any).properties.error.properties.code.enum as string[]).sort();
     expect(codes('402')).toEqual(['insufficient_credits']);
     expect(codes('409')).toEqual(['grant_exceeds_available', 'idempotency_in_progress', 'idempotency_key_reused', 'invalid_task_state', 'key_revoked']);
-    expect(codes('403')).toEqual(['admin_only', 'asset_quota_exceeded', 'caller_only', 'csrf_token_invalid', 'model_not_allowed', 'result_link_expired', 'result_link_invalid']);
+    expect(codes('403')).toEqual([
+      'admin_only',
+      'asset_quota_exceeded',
+      'caller_only',
+      'csrf_token_invalid',
+      'model_not_allowed',
+      'result_link_expired',
+      'result_link_invalid',
+    ]);
     const videos = doc.paths['/v1/videos/videos']!.post!.responses!['401']!.content!['application/json']!.schema as any;
     expect(videos.title).toBe('VideosError');
     expect(videos.properties.code.enum).toEqual(['401']);

@@ -16,7 +16,9 @@ beforeAll(async () => {
   const url = new URL(await h.app.listen({ port: 0, host: '127.0.0.1' }));
   port = Number(url.port);
 });
-afterAll(async () => { await h.close(); });
+afterAll(async () => {
+  await h.close();
+});
 
 interface RawResponse {
   status: number;
@@ -46,15 +48,19 @@ function parseResponses(data: Buffer): RawResponse[] {
 
 /** Writes `bytes` on a new connection (then ends its side with `halfClose`); resolves with every response once the server closes it. */
 function raw(bytes: string, { halfClose = false } = {}): Promise<RawResponse[]> {
-  return within(new Promise<RawResponse[]>((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(parseResponses(Buffer.concat(chunks))));
-    socket.write(bytes, 'latin1');
-    if (halfClose) socket.end();
-  }), 10_000, 'the server to answer and close the connection');
+  return within(
+    new Promise<RawResponse[]>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(parseResponses(Buffer.concat(chunks))));
+      socket.write(bytes, 'latin1');
+      if (halfClose) socket.end();
+    }),
+    10_000,
+    'the server to answer and close the connection',
+  );
 }
 
 function expectStandardError(res: RawResponse, status: number, code: string, message: RegExp): void {
@@ -92,15 +98,32 @@ describe('router errors (Fastify frameworkErrors)', () => {
   });
 });
 
-describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1.1 response, then the connection closes', () => {
+describe("bytes Node's HTTP parser refuses (clientErrorHandler): a whole HTTP/1.1 response, then the connection closes", () => {
   const BODY = '{"model":"pic","prompt":"a fox"}';
-  const post = (headers: string, body: string) => `POST /v1/pic/images HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.key}\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
+  const post = (headers: string, body: string) =>
+    `POST /v1/pic/images HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.key}\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
 
   it.each([
-    ['Content-Length, then Transfer-Encoding', () => post(`Content-Length: ${BODY.length}\r\nTransfer-Encoding: chunked\r\n`, BODY), /both Content-Length and Transfer-Encoding; send one of them/],
-    ['Transfer-Encoding, then Content-Length', () => post(`Transfer-Encoding: chunked\r\nContent-Length: ${BODY.length}\r\n`, BODY), /both Content-Length and Transfer-Encoding; send one of them/],
-    ['a control byte in a header value', () => 'GET /v1/result/x HTTP/1.1\r\nHost: x\r\nX-Note: a\x01b\r\n\r\n', /a header name or value contains a character HTTP does not allow/],
-    ['a control byte in a header name', () => 'GET /v1/result/x HTTP/1.1\r\nHost: x\r\nX-N\x02ote: a\r\n\r\n', /a header name or value contains a character HTTP does not allow/],
+    [
+      'Content-Length, then Transfer-Encoding',
+      () => post(`Content-Length: ${BODY.length}\r\nTransfer-Encoding: chunked\r\n`, BODY),
+      /both Content-Length and Transfer-Encoding; send one of them/,
+    ],
+    [
+      'Transfer-Encoding, then Content-Length',
+      () => post(`Transfer-Encoding: chunked\r\nContent-Length: ${BODY.length}\r\n`, BODY),
+      /both Content-Length and Transfer-Encoding; send one of them/,
+    ],
+    [
+      'a control byte in a header value',
+      () => 'GET /v1/result/x HTTP/1.1\r\nHost: x\r\nX-Note: a\x01b\r\n\r\n',
+      /a header name or value contains a character HTTP does not allow/,
+    ],
+    [
+      'a control byte in a header name',
+      () => 'GET /v1/result/x HTTP/1.1\r\nHost: x\r\nX-N\x02ote: a\r\n\r\n',
+      /a header name or value contains a character HTTP does not allow/,
+    ],
     ['a request line with no valid version', () => 'GET /v1/result/x HTTP/9\r\n\r\n', /^The request is not valid HTTP\/1\.1: /],
   ])('%s: 400 malformed_http, nothing stored', async (_what, bytes, message) => {
     const before = (await countTasksByStatus(h.store.tasks)).queued;
@@ -122,7 +145,12 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
   it('a body shorter than its Content-Length, then the client ends its side: 400 malformed_http', async () => {
     const responses = await raw(post('Content-Length: 100\r\n', BODY), { halfClose: true });
     expect(responses).toHaveLength(1);
-    expectStandardError(responses[0]!, 400, 'malformed_http', /the connection ended before the whole request arrived \(a body shorter than its Content-Length\?\)/);
+    expectStandardError(
+      responses[0]!,
+      400,
+      'malformed_http',
+      /the connection ended before the whole request arrived \(a body shorter than its Content-Length\?\)/,
+    );
   });
 
   it('a request line with garbage after it on the connection: the request is answered first, then 400 malformed_http', async () => {
@@ -158,8 +186,11 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
     const text = clientErrorResponse(err, new Date(0));
     const [head = '', body = ''] = text.split('\r\n\r\n');
     expect(head.split('\r\n')).toEqual([
-      'HTTP/1.1 408 Request Timeout', 'Date: Thu, 01 Jan 1970 00:00:00 GMT', 'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close',
+      'HTTP/1.1 408 Request Timeout',
+      'Date: Thu, 01 Jan 1970 00:00:00 GMT',
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
     ]);
     expect(JSON.parse(body)).toEqual({ error: { message: err.message, type: 'invalid_request_error', param: null, code: 'request_timeout' } });
     // Content-Length counts bytes, not characters
@@ -175,11 +206,15 @@ describe('bytes Node\'s HTTP parser refuses (clientErrorHandler): a whole HTTP/1
 });
 
 describe('requests arriving while the server closes', () => {
-  it('a request on an open connection after close began: 503 service_unavailable in the route\'s family body, then the connection closes', async () => {
+  it("a request on an open connection after close began: 503 service_unavailable in the route's family body, then the connection closes", async () => {
     let release!: () => void;
-    const released = new Promise<void>((r) => { release = r; });
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
     let called!: () => void;
-    const calledOnce = new Promise<void>((r) => { called = r; });
+    const calledOnce = new Promise<void>((r) => {
+      called = r;
+    });
     const gated: ChatProvider = {
       id: 'gated',
       async complete() {
@@ -187,15 +222,21 @@ describe('requests arriving while the server closes', () => {
         await released;
         return { content: 'done', finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
       },
-      stream() { throw new Error('not used'); },
+      stream() {
+        throw new Error('not used');
+      },
     };
     const g = await createHarness({ workers: false, chatProviders: [gated], chatRoutes: { '*': 'gated' } });
     try {
       const address = new URL(await g.app.listen({ port: 0, host: '127.0.0.1' }));
       let received = 0;
       let secondReceived!: () => void;
-      const second = new Promise<void>((r) => { secondReceived = r; });
-      g.app.server.on('request', () => { if (++received === 2) secondReceived(); });
+      const second = new Promise<void>((r) => {
+        secondReceived = r;
+      });
+      g.app.server.on('request', () => {
+        if (++received === 2) secondReceived();
+      });
       const chat = (n: number) => {
         const payload = JSON.stringify({ model: 'chat-2.5-flash', messages: [{ role: 'user', content: `call ${n}` }] });
         return `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${g.key}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n${payload}`;

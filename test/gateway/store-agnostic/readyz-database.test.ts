@@ -18,7 +18,10 @@ let silentHost: net.Server;
 const held: net.Socket[] = [];
 beforeAll(async () => {
   // accepts connections, reads what comes, never answers
-  silentHost = net.createServer((socket) => { held.push(socket); socket.resume(); });
+  silentHost = net.createServer((socket) => {
+    held.push(socket);
+    socket.resume();
+  });
   await new Promise<void>((resolve) => silentHost.listen(0, '127.0.0.1', resolve));
 });
 afterAll(async () => {
@@ -29,7 +32,10 @@ afterAll(async () => {
 async function gatewayWithPing(ping: () => Promise<void>, storePingMs?: number): Promise<Gateway> {
   const store = openSqliteStore(':memory:');
   store.ping = ping;
-  return createGateway(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0' }), { store, ...(storePingMs !== undefined && { storePingMs }) });
+  return createGateway(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0' }), {
+    store,
+    ...(storePingMs !== undefined && { storePingMs }),
+  });
 }
 
 describe('/readyz and the database', () => {
@@ -41,7 +47,10 @@ describe('/readyz and the database', () => {
     let answered = false;
     // the route's bound, shortened through its option (G277): the default (STORE_PING_MS, 3 s) is the
     // same mechanism, waited out for nothing
-    const gateway = await gatewayWithPing(async () => { await pool.query('SELECT 1'); answered = true; }, 500);
+    const gateway = await gatewayWithPing(async () => {
+      await pool.query('SELECT 1');
+      answered = true;
+    }, 500);
     try {
       const res = await gateway.app.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);

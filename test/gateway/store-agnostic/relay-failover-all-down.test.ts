@@ -21,7 +21,9 @@ beforeAll(async () => {
     relaying: { breaker: { failuresToOpen: 2, openMs: OPEN_MS, maxOpenMs: OPEN_MS }, channelClock: () => now },
   });
 }, 60_000);
-afterAll(async () => { await r?.close(); });
+afterAll(async () => {
+  await r?.close();
+});
 
 const circuit = (id: 'a' | 'b') => r.relaying.gateway.channels.state(id);
 const storedTasks = async () => Object.values(await countTasksByStatus(r.relaying.store.tasks)).reduce((sum, n) => sum + n, 0);
@@ -50,10 +52,14 @@ describe('no candidate takes calls', () => {
     // every task tried the candidates, was refused by both, and went back to the queue (it is
     // tried again after a while: caught between two tries)
     for (const id of ids) {
-      const waiting = await waitFor(async () => {
-        const t = (await r.relaying.store.tasks.get(id))!;
-        return t.serverFaults >= 1 && t.status !== 'processing' ? t : undefined;
-      }, 20_000, `task ${id} refused by every candidate`);
+      const waiting = await waitFor(
+        async () => {
+          const t = (await r.relaying.store.tasks.get(id))!;
+          return t.serverFaults >= 1 && t.status !== 'processing' ? t : undefined;
+        },
+        20_000,
+        `task ${id} refused by every candidate`,
+      );
       // waiting for a channel, since its first refusal (G274)
       expect(waiting).toMatchObject({ status: 'queued', attempts: 0, error: null, upstream: { generation: 0, unavailableSince: expect.any(Number) } });
     }
@@ -69,10 +75,21 @@ describe('no candidate takes calls', () => {
       // both circuits opened at the same (stepped) instant: a probe is allowed in exactly OPEN_MS
       expect(refused.headers.get('retry-after'), kind).toBe(String(OPEN_MS / 1000));
       // each family's own error body: the videos envelope carries the status, the others the code
-      expect(refused.json, kind).toMatchObject(kind === 'videos'
-        ? { code: '503', msg: expect.stringMatching(/^No model provider for this model takes requests now/), data: null }
-        : { error: { code: 'upstream_unavailable', type: 'upstream_error' } });
-      for (const secret of [r.a.proxy.url, r.b.proxy.url, `:${r.a.proxy.port}`, `:${r.b.proxy.port}`, r.a.upstream.key, r.b.upstream.key, '127.0.0.1', 'ECONNREFUSED']) {
+      expect(refused.json, kind).toMatchObject(
+        kind === 'videos'
+          ? { code: '503', msg: expect.stringMatching(/^No model provider for this model takes requests now/), data: null }
+          : { error: { code: 'upstream_unavailable', type: 'upstream_error' } },
+      );
+      for (const secret of [
+        r.a.proxy.url,
+        r.b.proxy.url,
+        `:${r.a.proxy.port}`,
+        `:${r.b.proxy.port}`,
+        r.a.upstream.key,
+        r.b.upstream.key,
+        '127.0.0.1',
+        'ECONNREFUSED',
+      ]) {
         expect(refused.text, kind).not.toContain(secret);
       }
     }
@@ -86,10 +103,14 @@ describe('no candidate takes calls', () => {
     expect(chat.json).toMatchObject({ code: '503', success: false, data: null });
     // still waiting, no attempt used (each is looked at again once a second: caught between two looks)
     for (const id of ids) {
-      const waiting = await waitFor(async () => {
-        const t = (await r.relaying.store.tasks.get(id))!;
-        return t.status !== 'processing' ? t : undefined;
-      }, 10_000, `task ${id} between two looks`);
+      const waiting = await waitFor(
+        async () => {
+          const t = (await r.relaying.store.tasks.get(id))!;
+          return t.status !== 'processing' ? t : undefined;
+        },
+        10_000,
+        `task ${id} between two looks`,
+      );
       expect(waiting).toMatchObject({ status: 'queued', attempts: 0 });
     }
   });

@@ -20,13 +20,18 @@ afterEach(async () => {
   await r.a.proxy.setDown(false);
   await r.b.proxy.setDown(false);
 });
-afterAll(async () => { await r?.close(); });
+afterAll(async () => {
+  await r?.close();
+});
 
 let n = 0;
 /** A chat body whose user message marks it, so its calls can be told apart at the proxies. */
 function chatBody(extra: Record<string, unknown> = {}): { body: Record<string, unknown>; mark: string } {
   const mark = `failover call ${n++}`;
-  return { mark, body: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: `Say something about ${mark}.` }], max_completion_tokens: 12, ...extra } };
+  return {
+    mark,
+    body: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: `Say something about ${mark}.` }], max_completion_tokens: 12, ...extra },
+  };
 }
 const chatCalls = (channel: 'a' | 'b', mark: string) =>
   r[channel].proxy.requests.filter((q) => q.method === 'POST' && q.url === '/v1/chat/completions' && q.body.includes(mark));
@@ -37,7 +42,11 @@ describe('chat through two relay channels', () => {
     const { body, mark } = chatBody();
     const res = await r.call('POST', '/v1/chat/completions', body);
     expect(res.status, res.text).toBe(200);
-    expect(res.json).toMatchObject({ code: '200', success: true, data: { model: 'chat-2.5-flash', finish_reason: 'length', usage: { completion_tokens: 12 } } });
+    expect(res.json).toMatchObject({
+      code: '200',
+      success: true,
+      data: { model: 'chat-2.5-flash', finish_reason: 'length', usage: { completion_tokens: 12 } },
+    });
     expect(res.json.data.content.length).toBeGreaterThan(0);
     const atB = chatCalls('b', mark);
     expect(atB).toHaveLength(1);
@@ -73,7 +82,16 @@ describe('chat through two relay channels', () => {
       // chat's own error body: the status as `code`, the reason naming the last channel tried by its id
       expect(res.json).toMatchObject({ code: '502', success: false, data: null });
       expect(res.json.msg).toMatch(/the relay upstream "b"/);
-      for (const secret of [r.a.proxy.url, r.b.proxy.url, `:${r.a.proxy.port}`, `:${r.b.proxy.port}`, r.a.upstream.key, r.b.upstream.key, '127.0.0.1', 'ECONNREFUSED']) {
+      for (const secret of [
+        r.a.proxy.url,
+        r.b.proxy.url,
+        `:${r.a.proxy.port}`,
+        `:${r.b.proxy.port}`,
+        r.a.upstream.key,
+        r.b.upstream.key,
+        '127.0.0.1',
+        'ECONNREFUSED',
+      ]) {
         expect(res.text).not.toContain(secret);
       }
     }

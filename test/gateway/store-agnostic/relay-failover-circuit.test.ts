@@ -19,7 +19,9 @@ beforeAll(async () => {
     relaying: { breaker: { failuresToOpen: 3, openMs: OPEN_MS, maxOpenMs: 4 * OPEN_MS }, channelClock: () => now },
   });
 }, 60_000);
-afterAll(async () => { await r?.close(); });
+afterAll(async () => {
+  await r?.close();
+});
 
 const circuitOfA = () => r.relaying.gateway.channels.state('a');
 

@@ -13,8 +13,12 @@ let r: RelayCandidates;
 beforeAll(async () => {
   r = await startRelayCandidates({ relaying: { breaker: { failuresToOpen: 1_000, openMs: 60_000, maxOpenMs: 60_000 } } });
 }, 60_000);
-afterEach(() => { r.a.proxy.clearRules(); });
-afterAll(async () => { await r?.close(); });
+afterEach(() => {
+  r.a.proxy.clearRules();
+});
+afterAll(async () => {
+  await r?.close();
+});
 
 async function pic(prompt: string) {
   const created = await r.call('POST', '/v1/pic/images', { model: 'pic', prompt });
@@ -32,7 +36,10 @@ describe('the connection breaks after a create was sent', () => {
     const task = await pic('the answer was lost');
     expect(task).toMatchObject({ provider: 'a', attempts: 1, upstream: { provider: 'a', generation: 0 } });
     const creates = createsAt('a', task.id);
-    expect(creates.map((c) => [c.action, c.targetStatus])).toEqual([['forward-then-reset', 200], ['forwarded', 200]]);
+    expect(creates.map((c) => [c.action, c.targetStatus])).toEqual([
+      ['forward-then-reset', 200],
+      ['forwarded', 200],
+    ]);
     expect(creates[1]!.body).toBe(creates[0]!.body);
     expect(await r.a.upstreamTasks()).toBe(heldByA + 1); // one generation at `a`, answered twice
     expect(createsAt('b', task.id)).toEqual([]);

@@ -28,10 +28,22 @@ const heldSandbox = (): MediaProvider => {
     ...sandbox,
     async start(job, ctx) {
       await new Promise<void>((resolve, reject) => {
-        if (released.has(job.taskId)) { resolve(); return; }
-        const onAbort = (): void => { releasedNow.removeEventListener(job.taskId, onRelease); reject(ctx.signal.reason); };
-        const onRelease = (): void => { ctx.signal.removeEventListener('abort', onAbort); resolve(); };
-        if (ctx.signal.aborted) { onAbort(); return; }
+        if (released.has(job.taskId)) {
+          resolve();
+          return;
+        }
+        const onAbort = (): void => {
+          releasedNow.removeEventListener(job.taskId, onRelease);
+          reject(ctx.signal.reason);
+        };
+        const onRelease = (): void => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        if (ctx.signal.aborted) {
+          onAbort();
+          return;
+        }
         ctx.signal.addEventListener('abort', onAbort, { once: true });
         releasedNow.addEventListener(job.taskId, onRelease, { once: true });
       });
@@ -51,17 +63,23 @@ afterEach(() => {
   r.a.proxy.clearRules();
   r.b.proxy.clearRules();
 });
-afterAll(async () => { await r?.close(); });
+afterAll(async () => {
+  await r?.close();
+});
 
 /** Submits through the relaying gateway and waits until its generation was started at a channel. */
 async function started(path: string, body: Record<string, unknown>): Promise<{ id: string; channel: string; upstreamId: string }> {
   const created = await r.call('POST', path, body);
   expect(created.status, created.text).toBe(200);
   const id = created.json.id as string;
-  const upstream = await waitFor(async () => {
-    const saved = (await r.relaying.store.tasks.get(id))?.upstream;
-    return saved?.ref ? saved : undefined;
-  }, 15_000, 'the generation started');
+  const upstream = await waitFor(
+    async () => {
+      const saved = (await r.relaying.store.tasks.get(id))?.upstream;
+      return saved?.ref ? saved : undefined;
+    },
+    15_000,
+    'the generation started',
+  );
   return { id, channel: upstream.provider!, upstreamId: upstream.ref!.id };
 }
 
@@ -112,7 +130,11 @@ describe('checks and cancel stay with the channel that accepted', () => {
     const cancelled = await r.call('POST', `/v1/motion/videos/${id}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ id, status: 'cancelled' });
-    await waitFor(async () => ((await r.b.upstream.store.tasks.get(upstreamId))!.status === 'cancelled' ? true : undefined), 15_000, 'the upstream task cancelled');
+    await waitFor(
+      async () => ((await r.b.upstream.store.tasks.get(upstreamId))!.status === 'cancelled' ? true : undefined),
+      15_000,
+      'the upstream task cancelled',
+    );
     const sent = r.b.about(upstreamId).filter((q) => q.method === 'POST');
     expect(sent.map((q) => q.url)).toEqual([`/power/v1/motion/videos/${upstreamId}/cancel`]);
     // `a` saw the one refused create of this task and nothing else

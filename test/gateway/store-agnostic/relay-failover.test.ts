@@ -14,7 +14,9 @@ beforeAll(async () => {
   // circuits that never open in this file: every create tries `a` first
   r = await startRelayCandidates({ relaying: { breaker: { failuresToOpen: 1_000, openMs: 60_000, maxOpenMs: 60_000 } } });
 }, 60_000);
-afterAll(async () => { await r?.close(); });
+afterAll(async () => {
+  await r?.close();
+});
 
 /** One task of each kind: an image, a Model Center image, and two video families. */
 const TASKS: Array<[string, string, Record<string, unknown>]> = [
@@ -26,18 +28,26 @@ const TASKS: Array<[string, string, Record<string, unknown>]> = [
 
 /** Submits every kind of task through the relaying gateway (each accepted with 200) and waits for them. */
 async function submitAll(): Promise<TaskRecord[]> {
-  const ids = await Promise.all(TASKS.map(async ([kind, path, body]) => {
-    const created = await r.call('POST', path, body);
-    expect(created.status, `${kind}: ${created.text}`).toBe(200);
-    return (created.json.id ?? created.json.data?.projectId) as string;
-  }));
+  const ids = await Promise.all(
+    TASKS.map(async ([kind, path, body]) => {
+      const created = await r.call('POST', path, body);
+      expect(created.status, `${kind}: ${created.text}`).toBe(200);
+      return (created.json.id ?? created.json.data?.projectId) as string;
+    }),
+  );
   return Promise.all(ids.map((id) => r.relaying.waitForTask(id, undefined, 45_000)));
 }
 
 /** Each task completed on `b` with its first attempt, from one create there under its own key. */
 async function expectCompletedOnB(tasks: TaskRecord[]): Promise<void> {
   for (const task of tasks) {
-    expect(task, task.error ?? '').toMatchObject({ status: 'completed', provider: 'b', attempts: 1, serverFaults: 0, upstream: { provider: 'b', generation: 0 } });
+    expect(task, task.error ?? '').toMatchObject({
+      status: 'completed',
+      provider: 'b',
+      attempts: 1,
+      serverFaults: 0,
+      upstream: { provider: 'b', generation: 0 },
+    });
     const creates = r.b.creates().filter((c) => c.idempotencyKey === task.id);
     expect(creates).toHaveLength(1);
     expect(creates[0]!.targetStatus).toBe(200);

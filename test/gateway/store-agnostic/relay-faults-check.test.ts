@@ -15,8 +15,12 @@ import type { RelayPair } from '../../helpers/relay-pair.js';
 import { expectCompleted, FAMILIES, settleAll, startFaultPair, submit, upstreamIdIn, upstreamTaskCount, type FamilyName } from '../../helpers/relay-faults.js';
 
 let pair: RelayPair;
-beforeAll(async () => { pair = await startFaultPair(); }, 60_000);
-afterAll(async () => { await pair?.close(); });
+beforeAll(async () => {
+  pair = await startFaultPair();
+}, 60_000);
+afterAll(async () => {
+  await pair?.close();
+});
 // a test that failed leaves no rule behind for the next
 afterEach(() => pair?.proxy.clearRules());
 
@@ -51,7 +55,11 @@ const checkActions = (task: TaskRecord) => checksOf(task).map((r) => [r.action, 
 describe('faults at status queries, a later check goes through', () => {
   it('an upstream 500, twice', async () => {
     for (const task of await checkFault({ status: 500 }, WITH_PIC, 2, '500')) {
-      expect(checkActions(task).slice(0, 3), task.family).toEqual([['status', 500], ['status', 500], ['forwarded', 200]]);
+      expect(checkActions(task).slice(0, 3), task.family).toEqual([
+        ['status', 500],
+        ['status', 500],
+        ['forwarded', 200],
+      ]);
     }
   });
 
@@ -60,18 +68,28 @@ describe('faults at status queries, a later check goes through', () => {
     const from = pair.proxy.requests.length;
     const families = status === 429 ? WITH_VIDEOS : WITH_PIC;
     const done = checkFault({ status, retryAfter: RETRY_AFTER_S }, families, 1, `${status}`);
-    const waited = await Promise.all(families.map(async (family) => {
-      const refused = await waitFor(() => pair.proxy.requests.slice(from).find((r) => r.status === status && FAMILIES[family].query.test(r.url)), 20_000, `${family}: the ${status}`);
-      // the relaying gateway's store while the task waits for its next check
-      const id = relayingIdOf(refused);
-      const waiting = await waitFor(async () => {
-        const t = await pair.relaying.store.tasks.get(id);
-        return t?.upstream?.checkFailures === 1 ? t : undefined;
-      }, 10_000, `${family}: the check scheduled again`);
-      expect(waiting.status).toBe('processing');
-      expect(waiting.runAfter, family).toBeGreaterThanOrEqual(refused.at + RETRY_AFTER_S * 1000);
-      return refused;
-    }));
+    const waited = await Promise.all(
+      families.map(async (family) => {
+        const refused = await waitFor(
+          () => pair.proxy.requests.slice(from).find((r) => r.status === status && FAMILIES[family].query.test(r.url)),
+          20_000,
+          `${family}: the ${status}`,
+        );
+        // the relaying gateway's store while the task waits for its next check
+        const id = relayingIdOf(refused);
+        const waiting = await waitFor(
+          async () => {
+            const t = await pair.relaying.store.tasks.get(id);
+            return t?.upstream?.checkFailures === 1 ? t : undefined;
+          },
+          10_000,
+          `${family}: the check scheduled again`,
+        );
+        expect(waiting.status).toBe('processing');
+        expect(waiting.runAfter, family).toBeGreaterThanOrEqual(refused.at + RETRY_AFTER_S * 1000);
+        return refused;
+      }),
+    );
     const results = await done;
     for (const [i, task] of results.entries()) {
       const checks = checksOf(task);
@@ -83,25 +101,37 @@ describe('faults at status queries, a later check goes through', () => {
 
   it('a connection reset before any answer', async () => {
     for (const task of await checkFault('reset', WITH_PIC, 1, 'reset')) {
-      expect(checkActions(task).slice(0, 2), task.family).toEqual([['reset', 'proxy'], ['forwarded', 200]]);
+      expect(checkActions(task).slice(0, 2), task.family).toEqual([
+        ['reset', 'proxy'],
+        ['forwarded', 200],
+      ]);
     }
   });
 
-  it('a hung call: the relay\'s own timeout gives up on it', async () => {
+  it("a hung call: the relay's own timeout gives up on it", async () => {
     for (const task of await checkFault('hang', WITH_VIDEOS, 1, 'hang')) {
-      expect(checkActions(task).slice(0, 2), task.family).toEqual([['hang', 'client'], ['forwarded', 200]]);
+      expect(checkActions(task).slice(0, 2), task.family).toEqual([
+        ['hang', 'client'],
+        ['forwarded', 200],
+      ]);
     }
   });
 
   it('malformed JSON', async () => {
     for (const task of await checkFault('malformed', WITH_PIC, 1, 'malformed')) {
-      expect(checkActions(task).slice(0, 2), task.family).toEqual([['malformed', 200], ['forwarded', 200]]);
+      expect(checkActions(task).slice(0, 2), task.family).toEqual([
+        ['malformed', 200],
+        ['forwarded', 200],
+      ]);
     }
   });
 
   it('the answer lost after the upstream answered (checks change nothing there)', async () => {
     for (const task of await checkFault({ forwardThen: 'reset' }, WITH_VIDEOS, 1, 'lost')) {
-      expect(checkActions(task).slice(0, 2), task.family).toEqual([['forward-then-reset', 'proxy'], ['forwarded', 200]]);
+      expect(checkActions(task).slice(0, 2), task.family).toEqual([
+        ['forward-then-reset', 'proxy'],
+        ['forwarded', 200],
+      ]);
     }
   });
 });

@@ -16,7 +16,9 @@ let pair: RelayPair;
 beforeAll(async () => {
   pair = await startFaultPair({ relaying: { env: { MEDIAGATE_MAX_ATTEMPTS: '2', MEDIAGATE_ATTEMPT_TIMEOUT_SECONDS: String(ATTEMPT_TIMEOUT_S) } } });
 }, 60_000);
-afterAll(async () => { await pair?.close(); });
+afterAll(async () => {
+  await pair?.close();
+});
 
 const FAMILIES: FamilyName[] = ['pic', 'motion', 'model-center'];
 
@@ -28,11 +30,16 @@ async function neverAnswered(fault: Fault, text: string): Promise<void> {
     for (const task of await settleAll(pair, ids, before)) {
       expect(task.status, task.family).toBe('failed');
       // not just "did not finish": the upstream may well have finished it (the pic and Model Center ones did); it could not be asked
-      expect(task.error, task.family).toMatch(new RegExp(`^generation did not finish within ${ATTEMPT_TIMEOUT_S} s \\(attempt 2 of 2\\); the last \\d+ checks of its status at the upstream failed$`));
+      expect(task.error, task.family).toMatch(
+        new RegExp(`^generation did not finish within ${ATTEMPT_TIMEOUT_S} s \\(attempt 2 of 2\\); the last \\d+ checks of its status at the upstream failed$`),
+      );
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([2, 1]);
       const upstreamIds = upstreamTasksOf(pair, task.id);
       if (task.family !== 'motion') {
-        expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
+        expect(
+          (await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u)))).map((t) => t!.status),
+          task.family,
+        ).toEqual(['completed', 'completed']);
       }
       // a motion generation given up on is cancelled at the upstream; the others cannot be
       const cancels = pair.proxy.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/cancel'));
@@ -50,7 +57,7 @@ describe('status queries that are never answered', () => {
     await neverAnswered({ status: 500 }, 'queries always fail');
   });
 
-  it('always hung past the relay\'s timeout: the same', async () => {
+  it("always hung past the relay's timeout: the same", async () => {
     await neverAnswered('hang', 'queries always hang');
   });
 });

@@ -10,12 +10,25 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { missingResult } from '../../helpers/fault-proxy-results.js';
 import type { FaultRule, RewriteContext } from '../../helpers/fault-proxy.js';
 import type { RelayPair } from '../../helpers/relay-pair.js';
-import { ANY_QUERY, expectCompleted, settleAll, startFaultPair, submit, upstreamTaskCount, upstreamTasksOf, type FamilyName } from '../../helpers/relay-faults.js';
+import {
+  ANY_QUERY,
+  expectCompleted,
+  settleAll,
+  startFaultPair,
+  submit,
+  upstreamTaskCount,
+  upstreamTasksOf,
+  type FamilyName,
+} from '../../helpers/relay-faults.js';
 
 let pair: RelayPair;
 // two generations at most: a task whose file is gone twice fails
-beforeAll(async () => { pair = await startFaultPair({ relaying: { env: { MEDIAGATE_MAX_ATTEMPTS: '2' } } }); }, 60_000);
-afterAll(async () => { await pair?.close(); });
+beforeAll(async () => {
+  pair = await startFaultPair({ relaying: { env: { MEDIAGATE_MAX_ATTEMPTS: '2' } } });
+}, 60_000);
+afterAll(async () => {
+  await pair?.close();
+});
 
 let rule: FaultRule | undefined;
 afterEach(() => rule?.remove());
@@ -46,9 +59,15 @@ describe('a completed upstream task whose result file', () => {
       // two generations (<id>, <id>.1), each one task the upstream made and completed
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([2, 1]);
       const upstreamIds = upstreamTasksOf(pair, task.id);
-      expect((await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u)))).map((t) => t!.status), task.family).toEqual(['completed', 'completed']);
+      expect(
+        (await Promise.all(upstreamIds.map((u) => pair.upstream.store.tasks.get(u)))).map((t) => t!.status),
+        task.family,
+      ).toEqual(['completed', 'completed']);
       // one download of each generation's file, each missing
-      expect(downloadsOf(task.id), task.family).toEqual([['gone', 404], ['gone', 404]]);
+      expect(downloadsOf(task.id), task.family).toEqual([
+        ['gone', 404],
+        ['gone', 404],
+      ]);
     }
   });
 
@@ -58,7 +77,10 @@ describe('a completed upstream task whose result file', () => {
     expectCompleted(pair, tasks);
     for (const task of tasks) {
       expect([task.attempts, task.upstream!.generation], task.family).toEqual([1, 0]);
-      expect(downloadsOf(task.id), task.family).toEqual([['gone', 500], ['forwarded', 200]]);
+      expect(downloadsOf(task.id), task.family).toEqual([
+        ['gone', 500],
+        ['forwarded', 200],
+      ]);
     }
   });
 

@@ -46,7 +46,11 @@ async function upstreamTaskOf(id: string): Promise<TaskRecord> {
 }
 
 /** Submits through the relaying gateway, waits for the task there, and answers its query reply. */
-async function relayTask(createPath: string, body: Record<string, unknown>, queryPath = (id: string) => `/v1/result/${id}`): Promise<{ id: string; query: Record<string, any> }> {
+async function relayTask(
+  createPath: string,
+  body: Record<string, unknown>,
+  queryPath = (id: string) => `/v1/result/${id}`,
+): Promise<{ id: string; query: Record<string, any> }> {
   const created = await call('POST', createPath, body);
   expect(created.status, JSON.stringify(created.json)).toBe(200);
   const id = (created.json.id ?? created.json.data?.projectId) as string;
@@ -144,10 +148,20 @@ describe('video families through the relay', () => {
   });
 
   it('motion 1.5 pro with audio: created and queried under {power_base_url}', async () => {
-    const { id, query } = await relayTask('/v1/motion/videos', { model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'a dog runs' }], duration: 4 }, (i) => `/v1/result/${i}`);
+    const { id, query } = await relayTask(
+      '/v1/motion/videos',
+      { model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'a dog runs' }], duration: 4 },
+      (i) => `/v1/result/${i}`,
+    );
     expect(query).toMatchObject({ id, object: 'video', status: 'completed' });
     await expectVideo(query.video_url, 854, 480, 4, true);
-    expect(expectOneCreate(id, '/power/v1/motion/videos')).toEqual({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'a dog runs' }], ratio: 'adaptive', duration: 4, generate_audio: true });
+    expect(expectOneCreate(id, '/power/v1/motion/videos')).toEqual({
+      model: 'motion_1_5_pro_480p',
+      content: [{ type: 'text', text: 'a dog runs' }],
+      ratio: 'adaptive',
+      duration: 4,
+      generate_audio: true,
+    });
     await expectQueries(id, (u) => `/power/v1/result/${u}`);
   });
 
@@ -166,17 +180,31 @@ describe('video families through the relay', () => {
     await expectQueries(id, (u) => `/v1/result/${u}`);
   });
 
-  it('Model Center, a video model: flat task objects, audio as the table\'s default', async () => {
-    const { id, query } = await relayTask('/v2/model-center/tasks', { model: 'sd_2.0_fast_discount', prompt: 'rain', duration: 4, resolution: '480p' }, (i) => `/v2/model-center/tasks/${i}`);
+  it("Model Center, a video model: flat task objects, audio as the table's default", async () => {
+    const { id, query } = await relayTask(
+      '/v2/model-center/tasks',
+      { model: 'sd_2.0_fast_discount', prompt: 'rain', duration: 4, resolution: '480p' },
+      (i) => `/v2/model-center/tasks/${i}`,
+    );
     expect(query).toMatchObject({ id, object: 'video', model: 'sd_2.0_fast_discount', status: 'completed' });
     expect(query.result_url).toBe(query.video_url);
     await expectVideo(query.result_url, 854, 480, 4, true);
-    expect(expectOneCreate(id, '/v2/model-center/tasks')).toMatchObject({ model: 'sd_2.0_fast_discount', prompt: 'rain', duration: 4, resolution: '480p', generate_audio: true });
+    expect(expectOneCreate(id, '/v2/model-center/tasks')).toMatchObject({
+      model: 'sd_2.0_fast_discount',
+      prompt: 'rain',
+      duration: 4,
+      resolution: '480p',
+      generate_audio: true,
+    });
     await expectQueries(id, (u) => `/v2/model-center/tasks/${u}`);
   });
 
   it('Model Center, an image model: every field passed on', async () => {
-    const { id, query } = await relayTask('/v2/model-center/tasks', { model: 'imagegen-5.0', prompt: 'a cat', size: '640x480', style: 'ink' }, (i) => `/v2/model-center/tasks/${i}`);
+    const { id, query } = await relayTask(
+      '/v2/model-center/tasks',
+      { model: 'imagegen-5.0', prompt: 'a cat', size: '640x480', style: 'ink' },
+      (i) => `/v2/model-center/tasks/${i}`,
+    );
     expect(query).toMatchObject({ id, object: 'image', model: 'imagegen-5.0', status: 'completed' });
     expect(query.image_url).toBe(query.result_url);
     expect(await imageFacts(await download(query.image_url))).toMatchObject({ width: 640, height: 480 });
@@ -197,8 +225,12 @@ describe('caller media and model names', () => {
   it('an uploaded asset goes as a signed /inputs/ URL of the relaying gateway, which the upstream fetched; nested fields too', async () => {
     const form = new FormData();
     form.append('file', new Blob([await image(640, 480)], { type: 'image/png' }), 'frame.png');
-    const up = await fetch(`${pair.relaying.origin}/v2/model-center/assets`, { method: 'POST', headers: { authorization: `Bearer ${pair.relaying.key}` }, body: form });
-    const asset = await up.json() as { id: string; status: string };
+    const up = await fetch(`${pair.relaying.origin}/v2/model-center/assets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${pair.relaying.key}` },
+      body: form,
+    });
+    const asset = (await up.json()) as { id: string; status: string };
     expect(asset.status).toBe('approved');
     const ref = `assetId://${asset.id}`;
 
@@ -208,7 +240,14 @@ describe('caller media and model names', () => {
     expect((await upstreamTaskOf(pic.id)).request.media.images[0]).toMatchObject({ url: sent[0], facts: { width: 640, height: 480 } });
     expect((await pair.upstream.store.tasks.get((await upstreamTaskOf(pic.id)).id))!.request.media.images[0]!.stored).toBeDefined();
 
-    const motion = await relayTask('/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'it moves' }, { type: 'image_url', image_url: { url: ref } }], duration: 2 });
+    const motion = await relayTask('/v1/motion/videos', {
+      model: 'motion_2_0_4s_5s',
+      content: [
+        { type: 'text', text: 'it moves' },
+        { type: 'image_url', image_url: { url: ref } },
+      ],
+      duration: 2,
+    });
     const content = expectOneCreate(motion.id, '/power/v1/motion/videos').content as Array<{ image_url?: { url: string } }>;
     expect(content[1]!.image_url!.url).toMatch(new RegExp(`^${pair.relaying.origin}/inputs/${motion.id}/`));
     expect((await upstreamTaskOf(motion.id)).request.media.firstFrame).toMatchObject({ field: 'content[1].image_url.url', facts: { width: 640, height: 480 } });
@@ -216,7 +255,7 @@ describe('caller media and model names', () => {
     await expectVideo(motion.query.video_url, 960, 720, 2, false);
   });
 
-  it('a route\'s model name reaches the upstream; the caller still sees its own', async () => {
+  it("a route's model name reaches the upstream; the caller still sees its own", async () => {
     const { id, query } = await relayTask('/v1/pic/images', { model: 'pic-2-stable', prompt: 'renamed' });
     expect(query.model).toBe('pic-2-stable');
     expect(expectOneCreate(id, '/v1/pic/images')).toEqual({ model: 'pic', prompt: 'renamed' });

@@ -16,15 +16,24 @@ import { startRelayPair, type RelayPair } from '../../helpers/relay-pair.js';
 
 let p: RelayPair;
 // no workers at the relaying gateway: the test plays its worker; the upstream runs its tasks
-beforeAll(async () => { p = await startRelayPair({ relaying: { workers: false } }); }, 60_000);
-afterAll(async () => { await p?.close(); });
+beforeAll(async () => {
+  p = await startRelayPair({ relaying: { workers: false } });
+}, 60_000);
+afterAll(async () => {
+  await p?.close();
+});
 
 const PERIOD = 6 * 3600_000;
 
 function contextAt(task: TaskRecord, now: number): ProviderContext {
   return {
-    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
-    readMedia: async () => { throw new Error('not used'); },
+    signal: new AbortController().signal,
+    log: createLogger('silent'),
+    workDir: '',
+    reportProgress: () => undefined,
+    readMedia: async () => {
+      throw new Error('not used');
+    },
     mediaUrl: (ref) => mediaUrlOf(p.relaying.signer, task.id, ref, now),
   };
 }
@@ -32,13 +41,16 @@ function contextAt(task: TaskRecord, now: number): ProviderContext {
 async function queuedPicWithUpload(): Promise<TaskRecord> {
   const form = new FormData();
   form.append('file', new Blob([await image(400, 400)], { type: 'image/png' }), 'a.png');
-  const asset = await (await fetch(`${p.relaying.origin}/v2/model-center/assets`, { method: 'POST', headers: { authorization: `Bearer ${p.relaying.key}` }, body: form })).json() as { id: string };
+  const asset = (await (
+    await fetch(`${p.relaying.origin}/v2/model-center/assets`, { method: 'POST', headers: { authorization: `Bearer ${p.relaying.key}` }, body: form })
+  ).json()) as { id: string };
   const res = await fetch(`${p.relaying.origin}/v1/pic/images`, {
-    method: 'POST', headers: { authorization: `Bearer ${p.relaying.key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${p.relaying.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'pic', prompt: 'crash window', image_urls: [`assetId://${asset.id}`] }),
   });
   expect(res.status).toBe(200);
-  return (await p.relaying.store.tasks.get((await res.json() as { id: string }).id))!;
+  return (await p.relaying.store.tasks.get(((await res.json()) as { id: string }).id))!;
 }
 
 describe('a create repeated after a crash', () => {
@@ -71,7 +83,10 @@ describe('a create repeated after a crash', () => {
     const task = await queuedPicWithUpload();
     const job = jobOf(task, 'relay');
     await p.relay.start!(job, contextAt(task, Date.now()));
-    const err = await p.relay.start!(job, contextAt(task, Date.now() + PERIOD)).then(() => undefined, (e: unknown) => e);
+    const err = await p.relay.start!(job, contextAt(task, Date.now() + PERIOD)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AppError);
     expect(err).not.toBeInstanceOf(ChannelError);
     expect((err as AppError).retryable).toBe(true);

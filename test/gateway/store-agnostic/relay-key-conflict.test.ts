@@ -33,7 +33,11 @@ beforeAll(async () => {
       throw new Error('the worker died after the upstream took the create');
     },
   };
-  relaying = await listeningGateway({ providers: [crashing], routes: { '*': [{ provider: 'relay', priority: 0, weight: 1 }] }, backoffScale: RELAYING_BACKOFF_SCALE });
+  relaying = await listeningGateway({
+    providers: [crashing],
+    routes: { '*': [{ provider: 'relay', priority: 0, weight: 1 }] },
+    backoffScale: RELAYING_BACKOFF_SCALE,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -45,9 +49,13 @@ describe('a repeated create the upstream refuses as another request under its ke
   it('goes on as a new generation under <task id>.1 and completes', async () => {
     const form = new FormData();
     form.append('file', new Blob([await image(400, 400)], { type: 'image/png' }), 'a.png');
-    const asset = await (await fetch(`${relaying.origin}/v2/model-center/assets`, { method: 'POST', headers: relaying.auth(), body: form })).json() as { id: string };
+    const asset = (await (await fetch(`${relaying.origin}/v2/model-center/assets`, { method: 'POST', headers: relaying.auth(), body: form })).json()) as {
+      id: string;
+    };
     const res = await relaying.app.inject({
-      method: 'POST', url: '/v1/pic/images', headers: relaying.auth(),
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: relaying.auth(),
       payload: { model: 'pic', prompt: 'a crash across a period boundary', image_urls: [`assetId://${asset.id}`] },
     });
     expect(res.statusCode).toBe(200);

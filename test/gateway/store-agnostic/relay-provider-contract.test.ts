@@ -25,7 +25,9 @@ beforeAll(async () => {
   // never answered: the relay's call stays in flight until it is aborted (the proxy's close ends the rest)
   pair.proxy.addRule({ match: { method: 'POST', body: /\[hold\]/ }, fault: 'hang' });
 }, 60_000);
-afterAll(async () => { await pair?.close(); });
+afterAll(async () => {
+  await pair?.close();
+});
 
 /** Creates the proxy holds, and those whose connection the relay dropped (it aborted the call). */
 const held = () => pair.proxy.requests.filter((r) => r.action === 'hang');
@@ -54,7 +56,10 @@ runProviderContract('relay (to an upstream mediagate)', {
   jobs: [
     { name: 'pic image', job: relayJob(() => planPicTask(any({ model: 'pic', prompt: 'contract', size: '4:3' }))) },
     { name: 'clip Form B video with its actualDuration', job: relayJob(() => planClipTask(any({ model: 'clip_3_1_fast', prompt: 'contract' }))) },
-    { name: 'motion video with audio', job: relayJob(() => planMotionTask(any({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'contract' }], duration: 4 }))) },
+    {
+      name: 'motion video with audio',
+      job: relayJob(() => planMotionTask(any({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'contract' }], duration: 4 }))),
+    },
     { name: 'videos video', job: relayJob(() => planVideosTask(any({ model: 'videos', prompt: 'contract', duration: 4 }))) },
     { name: 'Model Center image', job: relayJob(() => planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'contract', size: '320x200' }))) },
   ],
@@ -65,14 +70,23 @@ runProviderContract('relay (to an upstream mediagate)', {
 
 describe('relay: what the contract suite does not look at', () => {
   const context = (): ProviderContext => ({
-    signal: new AbortController().signal, log: createLogger('silent'), workDir: '', reportProgress: () => undefined,
-    readMedia: async () => { throw new Error('not used'); }, mediaUrl: (ref) => ref.url,
+    signal: new AbortController().signal,
+    log: createLogger('silent'),
+    workDir: '',
+    reportProgress: () => undefined,
+    readMedia: async () => {
+      throw new Error('not used');
+    },
+    mediaUrl: (ref) => ref.url,
   });
 
   it('an abort while the create is in flight at the upstream rejects with its reason and drops the connection', async () => {
     const controller = new AbortController();
     const before = { held: held().length, dropped: dropped() };
-    const started = relay().start(relayJob(() => planPicTask(any({ model: 'pic', prompt: 'in flight [hold]' })))(), { ...context(), signal: controller.signal });
+    const started = relay().start(relayJob(() => planPicTask(any({ model: 'pic', prompt: 'in flight [hold]' })))(), {
+      ...context(),
+      signal: controller.signal,
+    });
     await waitFor(() => (held().length > before.held ? true : undefined), 5000, 'the create to reach the proxy');
     controller.abort('cancelled');
     await expect(started).rejects.toBe('cancelled');
@@ -81,7 +95,10 @@ describe('relay: what the contract suite does not look at', () => {
 
   it('the refused request names the field the upstream named', async () => {
     const job = relayJob(emptyPromptPlan)();
-    const err = await runToOutput(relay(), job, context()).then(() => undefined, (e: unknown) => e);
+    const err = await runToOutput(relay(), job, context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as UnrecoverableError).param).toBe('prompt');
     expect((err as Error).message).toMatch(/^prompt/);

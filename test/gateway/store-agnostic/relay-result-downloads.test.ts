@@ -6,13 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callRelaying, startRelayPair, type RelayPair } from '../../helpers/relay-pair.js';
 
-describe('result downloads from the relay\'s own upstream', () => {
+describe("result downloads from the relay's own upstream", () => {
   let p: RelayPair;
   // the relaying gateway fetches only public addresses, except at its configured upstream
-  beforeAll(async () => { p = await startRelayPair({ relaying: { env: { MEDIAGATE_ALLOW_PRIVATE_URLS: '0' } } }); }, 60_000);
-  afterAll(async () => { await p?.close(); });
+  beforeAll(async () => {
+    p = await startRelayPair({ relaying: { env: { MEDIAGATE_ALLOW_PRIVATE_URLS: '0' } } });
+  }, 60_000);
+  afterAll(async () => {
+    await p?.close();
+  });
 
-  it('are allowed on a private address when it is the relay\'s configured origin, with no credentials sent', async () => {
+  it("are allowed on a private address when it is the relay's configured origin, with no credentials sent", async () => {
     const created = await callRelaying(p, 'POST', '/v1/pic/images', { model: 'pic', prompt: 'private upstream' });
     const task = await p.relaying.waitForTask(created.json.id as string, undefined, 20_000);
     expect(task.status, task.error ?? '').toBe('completed');

@@ -44,7 +44,8 @@ const predictionOf = (fake: FakeReplicate, prompt: string) => {
   return made[0]!;
 };
 /** The looks (GETs) the upstream answered about a prediction: the gateway's checks. */
-const looksAt = (fake: FakeReplicate, predictionId: string) => fake.requests.filter((r) => r.method === 'GET' && r.path === `/v1/predictions/${predictionId}`).length;
+const looksAt = (fake: FakeReplicate, predictionId: string) =>
+  fake.requests.filter((r) => r.method === 'GET' && r.path === `/v1/predictions/${predictionId}`).length;
 
 describe('replicate webhooks bring the check forward', () => {
   let doneId = '';
@@ -94,7 +95,10 @@ describe('replicate webhooks bring the check forward', () => {
     await unchanged();
     const other = JSON.stringify({ id: 'another-prediction', status: 'succeeded' });
     expect((await postCallback(gw, 'rep', id, rep.webhooks.sign(other), other)).json).toEqual({ received: true, outcome: 'not_waiting' });
-    expect((await postCallback(gw, 'rep', 'task_AAAAAAAAnotatask0000000000', rep.webhooks.sign(body), body)).json).toEqual({ received: true, outcome: 'not_waiting' });
+    expect((await postCallback(gw, 'rep', 'task_AAAAAAAAnotatask0000000000', rep.webhooks.sign(body), body)).json).toEqual({
+      received: true,
+      outcome: 'not_waiting',
+    });
     // signed by another provider's upstream (another account's secret) for this task
     const elsewhere = await postCallback(gw, 'polled', id, polled.webhooks.sign(body), body);
     expect(elsewhere.json).toEqual({ received: true, outcome: 'not_waiting' });
@@ -103,10 +107,14 @@ describe('replicate webhooks bring the check forward', () => {
     const genuine = rep.webhooks.sign(body);
     expect(await postCallback(gw, 'rep', id, genuine, body)).toEqual({ status: 200, json: { received: true, outcome: 'check_sooner' } });
     // the check it brought: the prediction still runs there, so the next check is an hour away again
-    const checked = await waitFor(async () => {
-      const t = (await gw.store.tasks.get(id))!;
-      return looksAt(rep, predictionId) === 1 && t.leaseOwner === null && t.runAfter > Date.now() ? t : undefined;
-    }, 15_000, 'the check the delivery brought forward');
+    const checked = await waitFor(
+      async () => {
+        const t = (await gw.store.tasks.get(id))!;
+        return looksAt(rep, predictionId) === 1 && t.leaseOwner === null && t.runAfter > Date.now() ? t : undefined;
+      },
+      15_000,
+      'the check the delivery brought forward',
+    );
     expect(checked.status).toBe('processing');
     expect(checked.runAfter - Date.now()).toBeGreaterThan(NOT_BEFORE_MS - 60_000);
 
@@ -143,10 +151,14 @@ describe('polling stays the fallback', () => {
     const task = await gw.waitForTask(id);
     expect(task.status, task.error ?? '').toBe('completed');
     const made = predictionOf(polled, 'a garbled notice');
-    const [delivery] = await waitFor(() => {
-      const d = polled.webhooks.deliveries.filter((x) => x.predictionId === made.id);
-      return d.length > 0 ? d : undefined;
-    }, 10_000, 'the delivery');
+    const [delivery] = await waitFor(
+      () => {
+        const d = polled.webhooks.deliveries.filter((x) => x.predictionId === made.id);
+        return d.length > 0 ? d : undefined;
+      },
+      10_000,
+      'the delivery',
+    );
     expect(delivery!.status).toBe(401);
   });
 });

@@ -2,8 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ workers: false }); });
-afterAll(async () => { await h.close(); });
+beforeAll(async () => {
+  h = await createHarness({ workers: false });
+});
+afterAll(async () => {
+  await h.close();
+});
 
 describe('request ids', () => {
   it('echo a well-formed x-request-id', async () => {

@@ -12,10 +12,16 @@ import { createGateway, type Gateway } from '../../../src/main/gateway.js';
 import { tempDir, waitFor } from '../../helpers/harness.js';
 
 const dataDir = tempDir('mediagate-roles-');
-const env = (role: string) => loadConfig({
-  MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_ROLE: role, MEDIAGATE_SANDBOX_TIMING: 'instant', MEDIAGATE_LOG_LEVEL: 'silent',
-  MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_MIN_FREE_DISK_MB: '0', MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
-});
+const env = (role: string) =>
+  loadConfig({
+    MEDIAGATE_DATA_DIR: dataDir,
+    MEDIAGATE_ROLE: role,
+    MEDIAGATE_SANDBOX_TIMING: 'instant',
+    MEDIAGATE_LOG_LEVEL: 'silent',
+    MEDIAGATE_RATE_LIMIT: 'off',
+    MEDIAGATE_MIN_FREE_DISK_MB: '0',
+    MEDIAGATE_SIGNING_SECRET: 'test-secret-0123456789abcdefghijklmnop',
+  });
 let api: Gateway;
 let worker: Gateway;
 let auth: Record<string, string>;
@@ -59,10 +65,14 @@ describe('roles on one data directory', () => {
     const id = submitted.json().id as string;
     expect((await api.store.tasks.get(id))?.status).toBe('queued'); // nothing runs it here
     worker.startBackground();
-    const done = await waitFor(async () => {
-      const t = await api.store.tasks.get(id);
-      return t?.status === 'completed' ? t : undefined;
-    }, 15_000, 'the worker process to complete the task');
+    const done = await waitFor(
+      async () => {
+        const t = await api.store.tasks.get(id);
+        return t?.status === 'completed' ? t : undefined;
+      },
+      15_000,
+      'the worker process to complete the task',
+    );
     expect(done.leaseOwner).toBeNull();
     const reply = (await api.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: auth })).json();
     expect(reply.status).toBe('completed');

@@ -8,7 +8,14 @@ import { tempDir } from '../../helpers/harness.js';
 import { bytesOf, jobFor, runProviderContract, runToOutput } from '../../cases/provider-contract.case.js';
 
 const image = (width: number, height: number, format: 'png' | 'jpeg' = 'png'): OutputSpec => ({ kind: 'image', width, height, format });
-const video = (width: number, height: number, durationSec: number, audio: boolean): OutputSpec => ({ kind: 'video', width, height, durationSec, fps: 24, audio });
+const video = (width: number, height: number, durationSec: number, audio: boolean): OutputSpec => ({
+  kind: 'video',
+  width,
+  height,
+  durationSec,
+  fps: 24,
+  audio,
+});
 
 // (a) the rules every provider follows, at the default (`fast`) timing: an image waits ~0.8 s, long
 // enough to abort, reporting progress as it waits. The video is made at `instant` timing: the wait
@@ -18,7 +25,11 @@ runProviderContract('sandbox (fast timing)', {
   make: () => createSandboxProvider({ timing: 'fast' }),
   jobs: [
     { name: 'pic image', job: () => jobFor(image(640, 360)) },
-    { name: 'clip video with audio (instant timing)', job: () => jobFor(video(640, 360, 2, true), { prompt: 'a paper boat' }, 'clip'), make: () => createSandboxProvider({ timing: 'instant' }) },
+    {
+      name: 'clip video with audio (instant timing)',
+      job: () => jobFor(video(640, 360, 2, true), { prompt: 'a paper boat' }, 'clip'),
+      make: () => createSandboxProvider({ timing: 'instant' }),
+    },
   ],
   longJob: () => jobFor(image(64, 64)),
   unrecoverableJob: () => jobFor(image(64, 64), { prompt: 'x [fail]' }),
@@ -29,9 +40,16 @@ const sandbox = () => createSandboxProvider({ timing: 'instant' });
 function context(signal = new AbortController().signal): ProviderContext & { progress: number[] } {
   const progress: number[] = [];
   return {
-    signal, log: createLogger('silent'), workDir: tempDir('sandbox-provider-'), progress,
-    reportProgress: (p) => { progress.push(p); },
-    readMedia: async () => { throw new Error('no caller media here'); },
+    signal,
+    log: createLogger('silent'),
+    workDir: tempDir('sandbox-provider-'),
+    progress,
+    reportProgress: (p) => {
+      progress.push(p);
+    },
+    readMedia: async () => {
+      throw new Error('no caller media here');
+    },
     mediaUrl: (ref) => ref.url,
   };
 }
@@ -54,18 +72,21 @@ describe('sandbox provider: exact media', () => {
     { width: 640, height: 360, durationSec: 2, audio: true },
     { width: 640, height: 360, durationSec: 2, audio: false },
     { width: 360, height: 640, durationSec: 1, audio: false },
-  ])('video $width x $height, $durationSec s, audio=$audio: H.264 (yuv420p) MP4 at 24 fps, AAC exactly when asked', async ({ width, height, durationSec, audio }) => {
-    const out = await runToOutput(sandbox(), jobFor(video(width, height, durationSec, audio), { prompt: 'clip' }, 'clip'), context());
-    expect(out.files).toHaveLength(1);
-    const file = out.files[0]!;
-    expect(file).toMatchObject({ contentType: 'video/mp4', width, height, duration: durationSec });
-    expect(out.actualDuration).toBe(durationSec);
-    const facts = timedFacts(await bytesOf(file));
-    expect(facts.container).toContain('mp4');
-    expect(facts.video).toEqual({ codec: 'h264', profile: expect.any(String), pixFmt: 'yuv420p', width, height, fps: 24, frames: 24 * durationSec });
-    expect(facts.audio).toEqual(audio ? { codec: 'aac', sampleRate: 48_000, channels: 1 } : null);
-    expect(Math.abs(facts.durationSec - durationSec)).toBeLessThanOrEqual(0.05);
-  });
+  ])(
+    'video $width x $height, $durationSec s, audio=$audio: H.264 (yuv420p) MP4 at 24 fps, AAC exactly when asked',
+    async ({ width, height, durationSec, audio }) => {
+      const out = await runToOutput(sandbox(), jobFor(video(width, height, durationSec, audio), { prompt: 'clip' }, 'clip'), context());
+      expect(out.files).toHaveLength(1);
+      const file = out.files[0]!;
+      expect(file).toMatchObject({ contentType: 'video/mp4', width, height, duration: durationSec });
+      expect(out.actualDuration).toBe(durationSec);
+      const facts = timedFacts(await bytesOf(file));
+      expect(facts.container).toContain('mp4');
+      expect(facts.video).toEqual({ codec: 'h264', profile: expect.any(String), pixFmt: 'yuv420p', width, height, fps: 24, frames: 24 * durationSec });
+      expect(facts.audio).toEqual(audio ? { codec: 'aac', sampleRate: 48_000, channels: 1 } : null);
+      expect(Math.abs(facts.durationSec - durationSec)).toBeLessThanOrEqual(0.05);
+    },
+  );
 
   it('the same job gives the same bytes; another prompt other bytes (G12)', async () => {
     const job = jobFor(image(320, 240), { prompt: 'same' });
@@ -86,7 +107,12 @@ describe('sandbox provider: prompt markers (G13)', () => {
     ['on a retry as well', jobFor(image(64, 64), { prompt: '[fail]' }, 'pic', 3)],
   ])('[fail] in the %s fails at once, unrecoverably, with the documented message', async (_name, job) => {
     const ctx = context();
-    const err = await sandbox().start(job, ctx).then(() => undefined, (e: unknown) => e);
+    const err = await sandbox()
+      .start(job, ctx)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as Error).message).toBe(FAIL_MESSAGE);
     expect(ctx.progress).toEqual([]);
@@ -94,7 +120,10 @@ describe('sandbox provider: prompt markers (G13)', () => {
 
   it('[flaky] fails the first attempt with a retryable error and completes on the second', async () => {
     const first = jobFor(image(64, 64), { prompt: 'a [flaky] bird' });
-    const err = await runToOutput(sandbox(), first, context()).then(() => undefined, (e: unknown) => e);
+    const err = await runToOutput(sandbox(), first, context()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(UnrecoverableError);
     expect((err as Error).message).toMatch(/\[flaky\]/);
@@ -109,9 +138,17 @@ describe('sandbox provider: abort while encoding', () => {
     const reason = new Error('cancelled while encoding');
     const ctx = context(controller.signal);
     const report = ctx.reportProgress;
-    ctx.reportProgress = (p) => { report(p); if (p > 68) controller.abort(reason); }; // 68-99: encoding (video-job.ts)
+    ctx.reportProgress = (p) => {
+      report(p);
+      if (p > 68) controller.abort(reason);
+    }; // 68-99: encoding (video-job.ts)
     const started = performance.now();
-    const err = await sandbox().start(jobFor(video(1280, 720, 10, true), { prompt: 'long' }, 'clip'), ctx).then(() => undefined, (e: unknown) => e);
+    const err = await sandbox()
+      .start(jobFor(video(1280, 720, 10, true), { prompt: 'long' }, 'clip'), ctx)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(controller.signal.aborted).toBe(true);
     expect(err).toBe(reason);
     expect(performance.now() - started).toBeLessThan(20_000);

@@ -15,7 +15,10 @@ beforeAll(async () => {
   truncated = srv.serve('/truncated.png', png.subarray(0, Math.floor(png.length / 2)), 'image/png'); // header intact, pixels cut
   srv.serve('/ok.png', png, 'image/png');
 }, 60_000);
-afterAll(async () => { await h.close(); await srv.close(); });
+afterAll(async () => {
+  await h.close();
+  await srv.close();
+});
 
 async function failedTask(url: string, payload: Record<string, unknown>) {
   const res = await h.app.inject({ method: 'POST', url, headers: h.auth(), payload });
@@ -25,7 +28,7 @@ async function failedTask(url: string, payload: Record<string, unknown>) {
   return body(await h.app.inject({ method: 'GET', url: `/v1/result/${id}`, headers: h.auth() }));
 }
 
-describe('an undecodable caller image fails the task naming the caller\'s field', () => {
+describe("an undecodable caller image fails the task naming the caller's field", () => {
   it('pic: image_urls[1]', async () => {
     const q = await failedTask('/v1/pic/images', { model: 'pic', prompt: 'a fox', image_urls: [srv.url('/ok.png'), truncated] });
     expect(q).toMatchObject({ status: 'failed', progress: 100, image_url: null });
@@ -35,7 +38,11 @@ describe('an undecodable caller image fails the task naming the caller\'s field'
 
   it('motion: a first frame, content[1].image_url.url', async () => {
     const q = await failedTask('/v1/motion/videos', {
-      model: 'motion_2_0', content: [{ type: 'text', text: 'a fox' }, { type: 'image_url', image_url: { url: truncated }, role: 'first_frame' }],
+      model: 'motion_2_0',
+      content: [
+        { type: 'text', text: 'a fox' },
+        { type: 'image_url', image_url: { url: truncated }, role: 'first_frame' },
+      ],
     });
     expect(q).toMatchObject({ status: 'failed', progress: 100, video_url: null });
     expect(q.error).toMatch(/^sandbox: content\[1\]\.image_url\.url could not be decoded as an image: /);

@@ -21,12 +21,18 @@ const log = createLogger('silent');
 // The tests of retries give the runner a first retry delay of 50 ms instead of 1 s (G278): they are
 // about what a retry does; the delays themselves are backoff.ts's, asserted by its unit test.
 const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
 
 function setup() {
   const dir = tempDir();
   const file = path.join(dir, 'mediagate.db');
-  const open = (): Store => { const s = openSqliteStore(file); cleanups.push(() => s.close()); return s; };
+  const open = (): Store => {
+    const s = openSqliteStore(file);
+    cleanups.push(() => s.close());
+    return s;
+  };
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   return { dir, open };
 }
@@ -39,13 +45,22 @@ function countingProvider(delayMs = 20, gate?: Promise<void>) {
   const calls = new Map<string, number>();
   const aborted = new Set<string>();
   const provider: Provider = {
-    id: 'sandbox', capabilities: { families: ['pic'] },
+    id: 'sandbox',
+    capabilities: { families: ['pic'] },
     async start(job: ProviderJob, ctx) {
       calls.set(job.taskId, (calls.get(job.taskId) ?? 0) + 1);
       await new Promise<void>((resolve, reject) => {
         const t = gate ? undefined : setTimeout(resolve, delayMs);
         void gate?.then(resolve);
-        ctx.signal.addEventListener('abort', () => { aborted.add(job.taskId); clearTimeout(t); reject(new Error('aborted')); }, { once: true });
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            aborted.add(job.taskId);
+            clearTimeout(t);
+            reject(new Error('aborted'));
+          },
+          { once: true },
+        );
       });
       return { state: 'done', output: { files: [{ name: 'out.png', contentType: 'image/png', data: Buffer.from('png') }] } };
     },
@@ -58,10 +73,20 @@ function runner(store: Store, dir: string, provider: Provider, over: Partial<Con
   fs.mkdirSync(tmp, { recursive: true });
   const { blobs = new FsBlobStore(path.join(dir, 'results')), ...rest } = over;
   const r = new TaskRunner({
-    store: store.tasks, providers: new ProviderRegistry([provider]), log,
-    channels: new Channels({ log, concurrencyOf: () => 4 }), results: new ResultStorage({ blobs, tmpDir: tmp, allowPrivate: true }),
-    tmpDir: tmp, concurrency: 4, maxAttempts: 3, leaseMs: 30_000, videosResultTtlHours: 24,
-    fetchMedia: async () => Buffer.alloc(0), mediaUrl: (_taskId, ref) => ref.url, pollMs: 50, ...rest,
+    store: store.tasks,
+    providers: new ProviderRegistry([provider]),
+    log,
+    channels: new Channels({ log, concurrencyOf: () => 4 }),
+    results: new ResultStorage({ blobs, tmpDir: tmp, allowPrivate: true }),
+    tmpDir: tmp,
+    concurrency: 4,
+    maxAttempts: 3,
+    leaseMs: 30_000,
+    videosResultTtlHours: 24,
+    fetchMedia: async () => Buffer.alloc(0),
+    mediaUrl: (_taskId, ref) => ref.url,
+    pollMs: 50,
+    ...rest,
   });
   cleanups.push(() => r.stop(500));
   return r;
@@ -79,7 +104,8 @@ describe('task engine', () => {
     let running = 0;
     let most = 0;
     const provider: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'] },
+      id: 'sandbox',
+      capabilities: { families: ['pic'] },
       async start() {
         most = Math.max(most, ++running);
         await new Promise((r) => setTimeout(r, 15));
@@ -91,7 +117,11 @@ describe('task engine', () => {
     r.start();
     const waking = setInterval(() => r.wake(), 1);
     cleanups.push(() => clearInterval(waking));
-    await waitFor(async () => ((await Promise.all(ids.map((id) => store.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined), 15_000, 'all 12 done');
+    await waitFor(
+      async () => ((await Promise.all(ids.map((id) => store.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined),
+      15_000,
+      'all 12 done',
+    );
     expect(most).toBe(2);
     // a task is completed in the store before its worker lets go of its slot (the runner's last
     // steps after the terminal write): the slot is freed soon after, not necessarily by now
@@ -107,7 +137,14 @@ describe('task engine', () => {
     expect((await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 200))?.id).toBe(task.id);
     const { provider, calls } = countingProvider();
     runner(b, dir, provider, { leaseMs: 600 }).start();
-    const done = await waitFor(async () => { const t = await b.tasks.get(task.id); return t?.status === 'completed' ? t : undefined; }, 10_000, 'recovery');
+    const done = await waitFor(
+      async () => {
+        const t = await b.tasks.get(task.id);
+        return t?.status === 'completed' ? t : undefined;
+      },
+      10_000,
+      'recovery',
+    );
     expect(done.attempts).toBe(2);
     expect(calls.get(task.id)).toBe(1);
     const name = done.result!.files[0]!.name;
@@ -115,7 +152,7 @@ describe('task engine', () => {
     expect(fs.existsSync(path.join(dir, 'results', task.id, name))).toBe(true);
   });
 
-  it('the lapsed-lease sweep goes through the store\'s runAlone: while another process runs it, this one recovers nothing', async () => {
+  it("the lapsed-lease sweep goes through the store's runAlone: while another process runs it, this one recovers nothing", async () => {
     const { dir, open } = setup();
     const a = open();
     const task = await insertTask(a.tasks, newTask());
@@ -145,7 +182,14 @@ describe('task engine', () => {
     await claimNextTask(a.tasks, ['sandbox'], 'dead-worker', 100);
     const { provider, calls } = countingProvider();
     runner(open(), dir, provider, { maxAttempts: 1, leaseMs: 600 }).start();
-    const done = await waitFor(async () => { const t = await a.tasks.get(task.id); return t?.status === 'failed' ? t : undefined; }, 10_000, 'failure');
+    const done = await waitFor(
+      async () => {
+        const t = await a.tasks.get(task.id);
+        return t?.status === 'failed' ? t : undefined;
+      },
+      10_000,
+      'failure',
+    );
     expect(done.error).toMatch(/worker running it stopped responding 1 time\(s\); giving up/);
     expect(calls.size).toBe(0);
   });
@@ -159,7 +203,11 @@ describe('task engine', () => {
     const p2 = countingProvider(5);
     runner(s1, dir, p1.provider).start();
     runner(s2, dir, p2.provider).start();
-    await waitFor(async () => ((await Promise.all(ids.map((id) => s1.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined), 15_000, 'all done');
+    await waitFor(
+      async () => ((await Promise.all(ids.map((id) => s1.tasks.get(id)))).every((t) => t?.status === 'completed') ? true : undefined),
+      15_000,
+      'all done',
+    );
     for (const id of ids) expect((p1.calls.get(id) ?? 0) + (p2.calls.get(id) ?? 0)).toBe(1);
     expect(p1.calls.size).toBeGreaterThan(0);
     expect(p2.calls.size).toBeGreaterThan(0);
@@ -170,12 +218,23 @@ describe('task engine', () => {
     const s = open();
     let calls = 0;
     const hanging: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'] },
-      start: () => { calls++; return new Promise(() => undefined); }, // never settles, never looks at the signal
+      id: 'sandbox',
+      capabilities: { families: ['pic'] },
+      start: () => {
+        calls++;
+        return new Promise(() => undefined);
+      }, // never settles, never looks at the signal
     };
     const t = await insertTask(s.tasks, newTask());
     runner(s, dir, hanging, { attemptTimeoutMs: 150, maxAttempts: 2, backoffScale: 0.05 }).start();
-    const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'timeout failure');
+    const done = await waitFor(
+      async () => {
+        const r = await s.tasks.get(t.id);
+        return r?.status === 'failed' ? r : undefined;
+      },
+      10_000,
+      'timeout failure',
+    );
     expect(done.error).toMatch(/^generation did not finish within \d+ s \(attempt 2 of 2\)$/);
     expect(calls).toBe(2);
     expect(done.attempts).toBe(2);
@@ -185,21 +244,41 @@ describe('task engine', () => {
     const { dir, open } = setup();
     const s = open();
     const failing: Provider = {
-      id: 'sandbox', capabilities: { families: ['pic'] },
-      start: async () => { throw new Error('upstream answered 503'); },
+      id: 'sandbox',
+      capabilities: { families: ['pic'] },
+      start: async () => {
+        throw new Error('upstream answered 503');
+      },
     };
     const t = await insertTask(s.tasks, newTask());
     runner(s, dir, failing, { maxAttempts: 2, backoffScale: 0.05 }).start();
-    const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'failed' ? r : undefined; }, 10_000, 'failure');
+    const done = await waitFor(
+      async () => {
+        const r = await s.tasks.get(t.id);
+        return r?.status === 'failed' ? r : undefined;
+      },
+      10_000,
+      'failure',
+    );
     expect(done).toMatchObject({ status: 'failed', attempts: 2, error: 'generation failed: upstream answered 503' });
   });
 
   it('a retryable failure is retried with backoff, then completes', async () => {
     const { dir, open } = setup();
     const s = open();
-    const t = await insertTask(s.tasks, newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }));
+    const t = await insertTask(
+      s.tasks,
+      newTask({ request: { params: { prompt: 'x [flaky]' }, output: { kind: 'image', width: 64, height: 64, format: 'png' }, media: mediaRefs() } }),
+    );
     runner(s, dir, createSandboxProvider({ timing: 'instant' }), { backoffScale: 0.05 }).start();
-    const done = await waitFor(async () => { const r = await s.tasks.get(t.id); return r?.status === 'completed' || r?.status === 'failed' ? r : undefined; }, 10_000, 'retry');
+    const done = await waitFor(
+      async () => {
+        const r = await s.tasks.get(t.id);
+        return r?.status === 'completed' || r?.status === 'failed' ? r : undefined;
+      },
+      10_000,
+      'retry',
+    );
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);
   });
@@ -235,7 +314,12 @@ describe('task engine', () => {
     const t = await insertTask(s.tasks, newTask());
     // The late worker generates until the test lets it finish: after the takeover below.
     let finishGenerating!: () => void;
-    const slow = countingProvider(0, new Promise<void>((resolve) => { finishGenerating = resolve; }));
+    const slow = countingProvider(
+      0,
+      new Promise<void>((resolve) => {
+        finishGenerating = resolve;
+      }),
+    );
     // The late worker's blob store, observed: what it stores and what it removes again.
     const blobs = new FsBlobStore(path.join(dir, 'results'));
     const put = vi.spyOn(blobs, 'put');
@@ -248,9 +332,16 @@ describe('task engine', () => {
     const winnerFile = path.join(dir, 'results', t.id, 'out.winner.png');
     fs.mkdirSync(path.dirname(winnerFile), { recursive: true });
     fs.writeFileSync(winnerFile, 'winner');
-    await s.tasks.updateIf(t.id, { statusIn: ['processing'], leaseOwner: 'winner' }, {
-      status: 'completed', result: { files: [{ name: 'out.winner.png', contentType: 'image/png', bytes: 6 }] }, leaseOwner: null, finishedAt: Date.now(),
-    });
+    await s.tasks.updateIf(
+      t.id,
+      { statusIn: ['processing'], leaseOwner: 'winner' },
+      {
+        status: 'completed',
+        result: { files: [{ name: 'out.winner.png', contentType: 'image/png', bytes: 6 }] },
+        leaseOwner: null,
+        finishedAt: Date.now(),
+      },
+    );
     expect(taken.leaseOwner).toBe('winner');
     await waitFor(() => (slow.calls.get(t.id) === 1 ? true : undefined), 10_000, 'the late worker to run');
     finishGenerating();

@@ -32,9 +32,16 @@ describe('tracing through OTLP/HTTP', () => {
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     const { port } = collector.address() as AddressInfo;
     const server = await startServer({
-      PORT: '0', HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_MIN_FREE_DISK_MB: '0',
-      MEDIAGATE_BOOTSTRAP_KEY: KEY, MEDIAGATE_SANDBOX_TIMING: 'instant',
-      MEDIAGATE_OTEL: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: 'mediagate-otlp-test',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_LOG_LEVEL: 'silent',
+      MEDIAGATE_MIN_FREE_DISK_MB: '0',
+      MEDIAGATE_BOOTSTRAP_KEY: KEY,
+      MEDIAGATE_SANDBOX_TIMING: 'instant',
+      MEDIAGATE_OTEL: 'on',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_SERVICE_NAME: 'mediagate-otlp-test',
     });
     const res = await fetch(`${server.url}/v1/result/task_missing`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(404);

@@ -42,7 +42,10 @@ describe('tracing', () => {
     // the caller's own trace context is continued
     const callerTrace = '0af7651916cd43dd8448eb211c80319c';
     const created = await gw.app.inject({
-      method: 'POST', url: '/v1/pic/images', headers: { ...gw.auth(), traceparent: `00-${callerTrace}-b7ad6b7169203331-01` }, payload: { model: 'pic', prompt: 'a traced lighthouse' },
+      method: 'POST',
+      url: '/v1/pic/images',
+      headers: { ...gw.auth(), traceparent: `00-${callerTrace}-b7ad6b7169203331-01` },
+      payload: { model: 'pic', prompt: 'a traced lighthouse' },
     });
     expect(created.statusCode, created.body).toBe(200);
     const id = created.json().id as string;
@@ -70,7 +73,12 @@ describe('tracing', () => {
     const http = spans().filter((s) => s.kind === SpanKind.CLIENT && parentOf(s) === channel!.spanContext().spanId);
     expect(http.map((s) => s.name)).toEqual(['POST oai']);
     const sent = upstream.requests.at(-1)!;
-    expect(http[0]!.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 200, 'mediagate.provider': 'oai', 'mediagate.upstream.request_id': sent.requestId });
+    expect(http[0]!.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'mediagate.provider': 'oai',
+      'mediagate.upstream.request_id': sent.requestId,
+    });
     // no address, path or key in any attribute
     const everything = JSON.stringify(spans().map((s) => s.attributes));
     expect(everything).not.toContain(upstream.apiKey);
@@ -92,10 +100,22 @@ describe('tracing', () => {
       c.res.setHeader('x-request-id', 'req_chat_upstream_42');
       return reply({ content: 'Hello from upstream' })(c);
     });
-    const h = await createHarness({ env: { MEDIAGATE_OTEL: 'on', MEDIAGATE_CHAT_UPSTREAM_URL: chat.baseUrl, MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-upstream-0123456789', MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=tiny-llm' } });
+    const h = await createHarness({
+      env: {
+        MEDIAGATE_OTEL: 'on',
+        MEDIAGATE_CHAT_UPSTREAM_URL: chat.baseUrl,
+        MEDIAGATE_CHAT_UPSTREAM_KEY: 'sk-upstream-0123456789',
+        MEDIAGATE_CHAT_UPSTREAM_MODELS: 'chat-2.5-flash=tiny-llm',
+      },
+    });
     try {
       exporter.reset();
-      const res = await h.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: h.auth(), payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: h.auth(),
+        payload: { model: 'chat-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      });
       expect(res.statusCode).toBe(200);
       expect(res.body).toContain('"content":"upstream"');
       expect(res.body).toContain('[DONE]');
@@ -103,7 +123,11 @@ describe('tracing', () => {
       const upstreamSpan = exporter.getFinishedSpans().find((s) => s.name.startsWith('upstream '))!;
       expect(parentOf(upstreamSpan)).toBe(request.spanContext().spanId);
       expect(upstreamSpan.kind).toBe(SpanKind.CLIENT);
-      expect(upstreamSpan.attributes).toMatchObject({ 'mediagate.upstream.outcome': 'ok', 'http.response.status_code': 200, 'mediagate.upstream.request_id': 'req_chat_upstream_42' });
+      expect(upstreamSpan.attributes).toMatchObject({
+        'mediagate.upstream.outcome': 'ok',
+        'http.response.status_code': 200,
+        'mediagate.upstream.request_id': 'req_chat_upstream_42',
+      });
       expect(request.attributes['mediagate.upstream.request_id']).toBeUndefined();
     } finally {
       await h.close();
