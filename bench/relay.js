@@ -137,7 +137,7 @@ for (const row of rows) {
   const t = ref ? upstream.tasks.get(ref.id) : undefined;
   if (!t || row.finished_at === null) continue;
   checks += t.queryMs.length;
-  for (let i = 1; i < t.queryMs.length; i++) gaps.push(/** @type {number} */ (t.queryMs[i] - /** @type {number} */ (t.queryMs[i - 1])) / 1000);
+  for (let i = 1; i < t.queryMs.length; i++) gaps.push((Number(t.queryMs[i]) - Number(t.queryMs[i - 1])) / 1000);
   const delay = (row.finished_at - toEpoch(t.finishMs)) / 1000;
   delays.push(delay);
   // against its configured check interval (the longest the jitter allows), not the gap the checks
