@@ -141,6 +141,8 @@ export function StackedColumns({ title, keys, columns }: { title: string; keys: 
   const h = 160;
   const col = Math.min(w / columns.length, 48); // a few buckets stay narrow columns, not slabs
   const every = Math.ceil(columns.length / 8); // at most 8 labels under the columns
+  // narrow columns: the labels start half a step in, so the first is not cut by the edge and all are evenly spaced
+  const first = col < 32 ? Math.floor(every / 2) : 0;
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
@@ -154,16 +156,11 @@ export function StackedColumns({ title, keys, columns }: { title: string; keys: 
                 y -= bar;
                 return bar > 0 ? <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={COLORS[n % COLORS.length]} /> : null;
               })}
-              {i % every === 0 &&
-                (i === 0 && col < 32 ? (
-                  <text x={0} y={h + 14} textAnchor="start" className="chart-label">
-                    {c.label}
-                  </text> // narrow columns: the first label starts at the edge, not cut by it
-                ) : (
-                  <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">
-                    {c.label}
-                  </text>
-                ))}
+              {i >= first && (i - first) % every === 0 && (
+                <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">
+                  {c.label}
+                </text>
+              )}
             </g>
           );
         })}

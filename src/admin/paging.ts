@@ -8,12 +8,16 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_ADMIN_LIMIT, MAX_ADMIN_LIMIT } from '../contract/admin-common.js';
 import { invalidField } from '../errors.js';
 
-export function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_ADMIN_LIMIT;
+/** A whole-number query parameter from 1 to `max` (`fallback` when absent); else a 400 naming it. */
+export function parseWholeParam(name: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!/^[0-9]{1,3}$/.test(raw) || n < 1 || n > MAX_ADMIN_LIMIT)
-    throw invalidField('limit', `limit must be a whole number from 1 to ${MAX_ADMIN_LIMIT} (got "${raw}")`);
+  if (!/^[0-9]{1,9}$/.test(raw) || n < 1 || n > max) throw invalidField(name, `${name} must be a whole number from 1 to ${max} (got "${raw}")`);
   return n;
+}
+
+export function parseLimit(raw: string | undefined): number {
+  return parseWholeParam('limit', raw, DEFAULT_ADMIN_LIMIT, MAX_ADMIN_LIMIT);
 }
 
 /** A digest of the filters a page was read with, so its cursor only continues that list. */

@@ -10,22 +10,14 @@ import {
   type TaskActivityMinute,
   type TaskActivityQuerystring,
 } from '../contract/admin-task-activity.js';
-import { invalidField } from '../errors.js';
 import type { AdminStore } from '../store/types.js';
 import { parseTimeParam } from '../tasks/task-list.js';
+import { parseWholeParam } from './paging.js';
 
 const MINUTE = 60_000;
 
-function parseMinutes(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_ACTIVITY_MINUTES;
-  const n = Number(raw);
-  if (!/^[0-9]{1,4}$/.test(raw) || n < 1 || n > MAX_ACTIVITY_MINUTES)
-    throw invalidField('minutes', `minutes must be a whole number from 1 to ${MAX_ACTIVITY_MINUTES} (got "${raw}")`);
-  return n;
-}
-
 export async function readTaskActivity(admin: Pick<AdminStore, 'taskMinutes'>, query: TaskActivityQuerystring, now: number): Promise<AdminTaskActivity> {
-  const minutes = parseMinutes(query.minutes);
+  const minutes = parseWholeParam('minutes', query.minutes, DEFAULT_ACTIVITY_MINUTES, MAX_ACTIVITY_MINUTES);
   // the end: `to` rounded up to a whole minute, or the end of the current minute (which holds `now`)
   const to = query.to === undefined ? Math.floor(now / MINUTE) * MINUTE + MINUTE : Math.ceil(parseTimeParam('to', query.to) / MINUTE) * MINUTE;
   const from = to - minutes * MINUTE;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FfmpegError } from '../media/ffmpeg.js';
 import { UnrecoverableError } from '../providers/types.js';
-import { RETRY_BASE_MS, retryDelayMs, serverFaultDelayMs, serverFaultOf } from './backoff.js';
+import { retryDelayMs, serverFaultDelayMs, serverFaultOf } from './backoff.js';
 
 const errno = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: something`), { code });
 
@@ -29,7 +29,6 @@ describe("the gateway's own faults (G84)", () => {
 
 describe('retries of failed attempts', () => {
   it('wait ~1 s, 2 s, 4 s ... at most 60 s, give or take a quarter (the jitter)', () => {
-    expect(RETRY_BASE_MS).toBe(1000);
     expect([1, 2, 3, 7, 8, 20].map((n) => retryDelayMs(n, () => 0.5))).toEqual([1000, 2000, 4000, 60_000, 60_000, 60_000]);
     expect([retryDelayMs(1, () => 0), retryDelayMs(1, () => 1)]).toEqual([750, 1250]);
   });

@@ -14,7 +14,7 @@ export function shouldRetry(err: unknown, attempt: number, maxAttempts: number):
 }
 
 /** The first retry's delay before jitter, ms. */
-export const RETRY_BASE_MS = 1000;
+const RETRY_BASE_MS = 1000;
 
 /** Exponential backoff with jitter: ~1 s, 2 s, 4 s ... capped at 60 s (tests scale it: G267). */
 export function retryDelayMs(attempt: number, random = Math.random): number {

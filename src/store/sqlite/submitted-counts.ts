@@ -35,21 +35,18 @@ export class SqliteSubmittedCounts {
       }
       return account;
     };
-    const hours = new Map<string, { bucket: number; t: NewTask; account: string; n: number }>();
-    const days = new Map<string, { bucket: number; t: NewTask; account: string; n: number }>();
-    for (const t of inserted) {
-      const account = accountOf(t);
-      for (const [groups, size] of [
-        [hours, HOUR_MS],
-        [days, DAY_MS],
-      ] as const) {
-        const bucket = Math.floor(t.createdAt / size) * size;
-        const id = JSON.stringify([bucket, t.model, t.ownerKeyId, account, t.provider]);
-        const group = groups.get(id);
-        if (group) group.n++;
-        else groups.set(id, { bucket, t, account, n: 1 });
-      }
-    }
+    type Group = { bucket: number; t: NewTask; account: string; n: number };
+    const add = (groups: Map<string, Group>, bucket: number, t: NewTask, account: string, n: number): void => {
+      const id = `${bucket}\u0000${t.model}\u0000${t.ownerKeyId}\u0000${account}\u0000${t.provider}`;
+      const group = groups.get(id);
+      if (group) group.n += n;
+      else groups.set(id, { bucket, t, account, n });
+    };
+    const hours = new Map<string, Group>();
+    for (const t of inserted) add(hours, Math.floor(t.createdAt / HOUR_MS) * HOUR_MS, t, accountOf(t), 1);
+    // a day's groups are its hours' groups added up
+    const days = new Map<string, Group>();
+    for (const g of hours.values()) add(days, Math.floor(g.bucket / DAY_MS) * DAY_MS, g.t, g.account, g.n);
     for (const g of hours.values()) this.hourlyStmt.run(g.bucket, g.t.model, g.t.ownerKeyId, g.account, g.t.provider, g.n);
     for (const g of days.values()) this.dailyStmt.run(g.bucket, g.t.model, g.t.ownerKeyId, g.account, g.t.provider, g.n);
   }

@@ -116,6 +116,7 @@ export class SqliteTaskStore implements TaskStore {
       const turns = new Map<string, number>();
       /** Each key's tasks in flight: counted once per batch (the write lock keeps other processes out), then kept up here (G198). */
       const inFlight = new Map<string, number>();
+      const inserted: NewTask[] = [];
       const refusals = tasks.map((t): InsertRefusal | undefined => {
         const bound = t.inFlightBound ?? maxInFlight; // the key's own bound first (G306)
         const n = bound > 0 ? (inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, bound) as number)) : 0;
@@ -150,10 +151,11 @@ export class SqliteTaskStore implements TaskStore {
           t.callbackUrl ?? null,
         );
         if (c) this.ledger.hold(c.accountId, c.holdMicro, { keyId: t.ownerKeyId, taskId: t.id, model: t.model }, t.createdAt);
+        inserted.push(t);
         return undefined;
       });
       for (const [key, vtime] of turns) setKeyTurnStmt.run(key, vtime);
-      submitted.count(tasks.filter((_, i) => refusals[i] === undefined));
+      submitted.count(inserted);
       return refusals;
     });
     // IMMEDIATE: the write lock from the start, so the reads above are never of a snapshot another

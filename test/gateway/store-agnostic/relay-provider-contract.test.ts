@@ -6,7 +6,6 @@
  * unrecoverable job is a request the upstream refuses with a 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
 import { planClipTask } from '../../../src/contract/clip.js';
 import { planModelCenterTask } from '../../../src/contract/model-center.js';
 import { planMotionTask } from '../../../src/contract/motion.js';
@@ -16,6 +15,7 @@ import { planVideosTask } from '../../../src/contract/videos.js';
 import { createLogger } from '../../../src/logger.js';
 import { UnrecoverableError, type CheckResult, type MediaProvider, type ProviderContext, type ProviderJob } from '../../../src/providers/types.js';
 import { waitFor } from '../../helpers/harness.js';
+import { asBody, jobOfPlan } from '../../helpers/provider-jobs.js';
 import { startRelayPair, type RelayPair } from '../../helpers/relay-pair.js';
 import { runProviderContract, runToOutput } from '../../cases/provider-contract.case.js';
 
@@ -33,19 +33,17 @@ afterAll(async () => {
 const held = () => pair.proxy.requests.filter((r) => r.action === 'hang');
 const dropped = () => held().filter((r) => r.closedBy === 'client').length;
 
-const any = (body: unknown) => body as never;
-
 /** A job as the runner makes it from a stored task: a new task id each time (so a new Idempotency-Key). */
 function relayJob(plan: () => SubmitPlan): () => ProviderJob {
   return () => {
-    const { amount: _amount, route: _route, traceparent: _traceparent, ...request } = plan();
-    return { ...request, taskId: `task_contract_${randomUUID()}`, upstreamModel: request.model, attempt: 1, generation: 0 };
+    const p = plan();
+    return jobOfPlan(p, p.model);
   };
 }
 
 /** A pic plan whose stored prompt is empty: one no gateway's validation passes. */
 function emptyPromptPlan(): SubmitPlan {
-  const plan = planPicTask(any({ model: 'pic', prompt: 'x' }));
+  const plan = planPicTask(asBody({ model: 'pic', prompt: 'x' }));
   return { ...plan, params: { ...plan.params, prompt: '' } };
 }
 
@@ -54,16 +52,16 @@ const relay = (): MediaProvider => pair.relay as MediaProvider;
 runProviderContract('relay (to an upstream mediagate)', {
   make: relay,
   jobs: [
-    { name: 'pic image', job: relayJob(() => planPicTask(any({ model: 'pic', prompt: 'contract', size: '4:3' }))) },
-    { name: 'clip Form B video with its actualDuration', job: relayJob(() => planClipTask(any({ model: 'clip_3_1_fast', prompt: 'contract' }))) },
+    { name: 'pic image', job: relayJob(() => planPicTask(asBody({ model: 'pic', prompt: 'contract', size: '4:3' }))) },
+    { name: 'clip Form B video with its actualDuration', job: relayJob(() => planClipTask(asBody({ model: 'clip_3_1_fast', prompt: 'contract' }))) },
     {
       name: 'motion video with audio',
-      job: relayJob(() => planMotionTask(any({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'contract' }], duration: 4 }))),
+      job: relayJob(() => planMotionTask(asBody({ model: 'motion_1_5_pro_480p', content: [{ type: 'text', text: 'contract' }], duration: 4 }))),
     },
-    { name: 'videos video', job: relayJob(() => planVideosTask(any({ model: 'videos', prompt: 'contract', duration: 4 }))) },
-    { name: 'Model Center image', job: relayJob(() => planModelCenterTask(any({ model: 'imagegen-5.0', prompt: 'contract', size: '320x200' }))) },
+    { name: 'videos video', job: relayJob(() => planVideosTask(asBody({ model: 'videos', prompt: 'contract', duration: 4 }))) },
+    { name: 'Model Center image', job: relayJob(() => planModelCenterTask(asBody({ model: 'imagegen-5.0', prompt: 'contract', size: '320x200' }))) },
   ],
-  longJob: relayJob(() => planPicTask(any({ model: 'pic', prompt: 'contract [hold]' }))),
+  longJob: relayJob(() => planPicTask(asBody({ model: 'pic', prompt: 'contract [hold]' }))),
   // an empty prompt passes no gateway's validation: the upstream answers 400 naming prompt
   unrecoverableJob: relayJob(emptyPromptPlan),
 });
@@ -83,7 +81,7 @@ describe('relay: what the contract suite does not look at', () => {
   it('an abort while the create is in flight at the upstream rejects with its reason and drops the connection', async () => {
     const controller = new AbortController();
     const before = { held: held().length, dropped: dropped() };
-    const started = relay().start(relayJob(() => planPicTask(any({ model: 'pic', prompt: 'in flight [hold]' })))(), {
+    const started = relay().start(relayJob(() => planPicTask(asBody({ model: 'pic', prompt: 'in flight [hold]' })))(), {
       ...context(),
       signal: controller.signal,
     });
@@ -105,7 +103,7 @@ describe('relay: what the contract suite does not look at', () => {
   });
 
   it('a check after the task completed upstream answers the same file again (checks are idempotent)', async () => {
-    const job = relayJob(() => planPicTask(any({ model: 'pic', prompt: 'twice' })))();
+    const job = relayJob(() => planPicTask(asBody({ model: 'pic', prompt: 'twice' })))();
     const started = await relay().start(job, context());
     expect(started.state).toBe('started');
     const ref = (started as Extract<typeof started, { state: 'started' }>).ref;
