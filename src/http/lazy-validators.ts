@@ -4,6 +4,11 @@
  * is compiled by the same compiler (`@fastify/ajv-compiler` with the app's Ajv options and shared
  * schemas, what Fastify uses by default) the first time a request needs it, so a start pays for
  * none (nor for loading Ajv) and a route for its own once.
+ *
+ * One compiler pool per process (G413): `@fastify/ajv-compiler` keeps one Ajv instance per set of
+ * shared schemas and options, and Ajv keeps each schema object's validator, so a second app in the
+ * same process (the tests start hundreds; a process running a gateway and its admin tools) reuses
+ * the validators already compiled instead of compiling Ajv's meta-schema and every route again.
  */
 import { createRequire } from 'node:module';
 import type ajvCompiler from '@fastify/ajv-compiler';
@@ -12,6 +17,9 @@ import type { FastifyServerOptions } from 'fastify';
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 type BuildValidator = NonNullable<CompilersFactory['buildValidator']>;
 type Validate = ReturnType<ReturnType<ReturnType<typeof ajvCompiler>>>;
+
+type Pool = ReturnType<typeof ajvCompiler>;
+let pool: Pool | undefined;
 
 /** A `schemaController.compilersFactory.buildValidator` whose validators compile on their first call. */
 export function lazyValidators(): BuildValidator {
@@ -23,10 +31,8 @@ export function lazyValidators(): BuildValidator {
       // Fastify reads a failed validation's errors from the function it called
       const validate = Object.assign(
         (data: unknown): unknown => {
-          compile ??= (createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof ajvCompiler)()(
-            externalSchemas,
-            ajvOptions as Parameters<ReturnType<typeof ajvCompiler>>[1],
-          );
+          pool ??= (createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof ajvCompiler)();
+          compile ??= pool(externalSchemas, ajvOptions as Parameters<Pool>[1]);
           compiled ??= compile(route);
           const result = compiled(data);
           validate.errors = compiled.errors;

@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createGateway } from '../../src/main/gateway.js';
-import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { ADMIN_KEY, adminOptions, CREATE_CALLS, errorCodeOf, isErrorBody, withAdmin, type AdminHarness } from '../helpers/admin.js';
 import { createHarness, tempDir } from '../helpers/harness.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
+import { openMemoryStore } from '../helpers/memory-store.js';
 
 let h: AdminHarness;
 beforeAll(async () => {
@@ -112,7 +112,7 @@ describe('admin keys on the public API', () => {
 describe('bootstrap admin key at start', () => {
   it('an admin key naming an existing caller key stops the start; restarting with it again is idempotent', async () => {
     const dataDir = tempDir();
-    const store = openSqliteStore(':memory:');
+    const store = openMemoryStore();
     const env = {
       MEDIAGATE_DATA_DIR: dataDir,
       MEDIAGATE_LOG_LEVEL: 'silent',

@@ -13,7 +13,6 @@ import type { MediaProvider } from '../../src/providers/types.js';
 import { loadConfig } from '../../src/config.js';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import { createGateway } from '../../src/main/gateway.js';
-import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { LedgerEntry, NewTask } from '../../src/store/types.js';
 import { expireQueuedTasks, queueExpiredError } from '../../src/tasks/queue-ttl.js';
 import { claimNextTask } from '../../src/tasks/states.js';
@@ -21,6 +20,7 @@ import { configFiles } from '../helpers/config-files.js';
 import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
 import { insertTasks } from '../helpers/task-rows.js';
+import { openMemoryStore } from '../helpers/memory-store.js';
 
 const C = 1_000_000;
 const HOUR = 3_600_000;
@@ -160,7 +160,7 @@ describe('the queue TTL (MEDIAGATE_QUEUE_TTL_HOURS) and an operator price', () =
 
 describe('the queue TTL in a started gateway', () => {
   it('the retention sweeper of a gateway started with MEDIAGATE_QUEUE_TTL_HOURS=2 fails a task queued 3 h ago, not one queued now', async () => {
-    const store = openSqliteStore(':memory:');
+    const store = openMemoryStore();
     const task = (id: string, createdAt: number): NewTask => ({
       id,
       ownerKeyId: 'key_ttl',

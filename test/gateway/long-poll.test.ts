@@ -7,6 +7,7 @@ import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harnes
 import { newTask } from '../cases/store-contract.case.js';
 import { within } from '../helpers/within.js';
 import { insertTask } from '../helpers/task-rows.js';
+import { openMemoryStore } from '../helpers/memory-store.js';
 
 // Long-poll: `?wait=N` on every query path (G74-G75).
 //
@@ -139,7 +140,7 @@ describe('TaskWatch', () => {
   });
 
   it('is bounded per key and in all: past the bound a wait ends at once; a client that leaves frees its place', async () => {
-    const store = openSqliteStore(':memory:');
+    const store = openMemoryStore();
     const watch = new TaskWatch(store.tasks, { maxWaitersPerKey: 2, maxWaiters: 3 });
     const t = await insertTask(store.tasks, newTask());
     const gone = new AbortController();

@@ -9,11 +9,11 @@ import { hashApiKey } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { mediaRefs } from '../../src/contract/media-refs.js';
 import { createGateway } from '../../src/main/gateway.js';
-import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { submitPic } from '../helpers/gateway-calls.js';
 import { countOf, labelValues, scrape, sampleSum } from '../helpers/prometheus.js';
 import { insertTask } from '../helpers/task-rows.js';
+import { openMemoryStore } from '../helpers/memory-store.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const WATCHED = { id: 'key_watched01', secret: 'mg-watched-key-0123456789abcdef' };
@@ -160,7 +160,7 @@ describe('/metrics counts', () => {
 
 describe('task durations observe every terminal transition', () => {
   it('a task failed by the queue TTL (the retention sweeper) is in mediagate_task_duration_seconds', async () => {
-    const store = openSqliteStore(':memory:');
+    const store = openMemoryStore();
     const request = { params: { prompt: 'x' }, output: { kind: 'image' as const, width: 8, height: 8, format: 'png' as const }, media: mediaRefs() };
     await insertTask(store.tasks, {
       id: 'task_ttl_metric',

@@ -19,6 +19,7 @@ import { SseReader } from '../helpers/sse-events.js';
 import { newTask } from '../cases/store-contract.case.js';
 import { within } from '../helpers/within.js';
 import { insertTask } from '../helpers/task-rows.js';
+import { openMemoryStore } from '../helpers/memory-store.js';
 
 const GENEROUS_MS = 10_000;
 let h: Harness;
@@ -169,7 +170,7 @@ describe('heartbeat', () => {
 
 describe('TaskStreams bounds', () => {
   it("per key (in this process and through the store's slots); closing frees the slot; a full key is refused", async () => {
-    const store = openSqliteStore(':memory:');
+    const store = openMemoryStore();
     const held = new Map<string, number>();
     const slots: WaitSlots = {
       take: async (keyId, max) => {
@@ -218,7 +219,7 @@ describe('TaskStreams bounds', () => {
   });
 
   it('renews its cross-process slot (a new one before the old is dropped) while open; closed, it holds none', async () => {
-    const store = openSqliteStore(':memory:');
+    const store = openMemoryStore();
     const live = new Set<number>();
     let taken = 0;
     const slots: WaitSlots = {

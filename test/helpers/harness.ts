@@ -12,10 +12,10 @@ import { createGateway, type Gateway, type GatewayOptions } from '../../src/main
 import type { BreakerSettings } from '../../src/providers/channels.js';
 import type { RouteCandidate } from '../../src/contract/task-request.js';
 import type { Provider } from '../../src/providers/types.js';
-import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { harnessOnPostgres, openTestPostgresStore } from './postgres.js';
 import type { Store, TaskRecord, TaskStatus } from '../../src/store/types.js';
 import type { TaskRunner } from '../../src/tasks/runner.js';
+import { openMemoryStore } from './memory-store.js';
 
 export interface Harness {
   app: FastifyInstance;
@@ -96,7 +96,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...options.env,
   });
   const gateway = await createGateway(config, {
-    store: options.store ?? (harnessOnPostgres ? await openTestPostgresStore() : openSqliteStore(':memory:')),
+    store: options.store ?? (harnessOnPostgres ? await openTestPostgresStore() : openMemoryStore()),
     runnerPollMs: 50,
     ...(options.backoffScale !== undefined && { runnerBackoffScale: options.backoffScale }),
     drainLingerMs: 0, // closes at once: no test sends on an idle connection while its gateway stops

@@ -5,9 +5,9 @@ import { createApiKey } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createGateway, type Gateway } from '../../src/main/gateway.js';
-import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { tempDir } from '../helpers/harness.js';
 import { ensureBuilt, startServerProcess } from '../helpers/process.js';
+import { openMemoryStore } from '../helpers/memory-store.js';
 
 // One access-log line per request (issue 11): method, route template, status, time, request id;
 // never the key, never a signed URL's query.
@@ -25,7 +25,7 @@ let key: string;
 beforeAll(async () => {
   dataDir = tempDir();
   const config = loadConfig({ MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_WORKERS: '0', MEDIAGATE_RATE_LIMIT: 'off', MEDIAGATE_SIGNING_SECRET: 's'.repeat(40) });
-  gw = await createGateway(config, { store: openSqliteStore(':memory:'), logger: createLogger('info', sink) });
+  gw = await createGateway(config, { store: openMemoryStore(), logger: createLogger('info', sink) });
   key = (await createApiKey(gw.store.keys, 'logged')).secret;
 });
 afterAll(async () => {

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createGateway, type Gateway } from '../../../src/main/gateway.js';
 import { CONNECT_TIMEOUT_MS, createPool } from '../../../src/store/postgres/connect.js';
-import { openSqliteStore } from '../../../src/store/sqlite/open.js';
 import { tempDir } from '../../helpers/harness.js';
+import { openMemoryStore } from '../../helpers/memory-store.js';
 
 let silentHost: net.Server;
 const held: net.Socket[] = [];
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 async function gatewayWithPing(ping: () => Promise<void>, storePingMs?: number): Promise<Gateway> {
-  const store = openSqliteStore(':memory:');
+  const store = openMemoryStore();
   store.ping = ping;
   return createGateway(loadConfig({ MEDIAGATE_DATA_DIR: tempDir(), MEDIAGATE_LOG_LEVEL: 'silent', MEDIAGATE_WORKERS: '0', MEDIAGATE_MIN_FREE_DISK_MB: '0' }), {
     store,

@@ -6,10 +6,10 @@ import { loadConfig } from '../../../src/config.js';
 import { createGateway, type Gateway } from '../../../src/main/gateway.js';
 import type { Provider } from '../../../src/providers/types.js';
 import { ResourceMonitor } from '../../../src/resources.js';
-import { openSqliteStore } from '../../../src/store/sqlite/open.js';
 import { MAX_SERVER_FAULTS } from '../../../src/tasks/backoff.js';
 import { tempDir, waitFor } from '../../helpers/harness.js';
 import { within } from '../../helpers/within.js';
+import { openMemoryStore } from '../../helpers/memory-store.js';
 
 // Issue 12, item 3: the gateway's own faults (disk full, descriptors exhausted) are not the task's
 // attempts; /readyz reports them; connections are capped and silent ones closed (G84).
@@ -29,7 +29,7 @@ async function gateway(env: Record<string, string>, options: Parameters<typeof c
     MEDIAGATE_MIN_FREE_DISK_MB: '0',
     ...env,
   });
-  const gw = await createGateway(config, { store: openSqliteStore(':memory:'), runnerPollMs: 20, ...options });
+  const gw = await createGateway(config, { store: openMemoryStore(), runnerPollMs: 20, ...options });
   cleanups.push(async () => {
     await gw.close(500);
     fs.rmSync(dataDir, { recursive: true, force: true });
