@@ -60,6 +60,19 @@ export type ChatErrorBody = Static<typeof ChatErrorBody>;
  * codes of that status with what each means.
  */
 export function errorBodySchema(style: ErrorStyle, status: number): TSchema {
+  const key = `${style} ${status}`;
+  let schema = errorBodies.get(key);
+  if (!schema) {
+    schema = buildErrorBodySchema(style, status);
+    errorBodies.set(key, schema);
+  }
+  return schema;
+}
+
+/** Built once per style and status (G415): every route of an app asks for the same few, and every app of a process again. */
+const errorBodies = new Map<string, TSchema>();
+
+function buildErrorBodySchema(style: ErrorStyle, status: number): TSchema {
   const codes = codesOfStatus(status);
   if (codes.length === 0) throw new Error(`no error code of the catalog has status ${status}`);
   const description = codes.map((c) => `\`${c}\`: ${ERROR_CATALOG[c].description}`).join(' ');
