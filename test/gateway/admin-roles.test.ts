@@ -10,7 +10,7 @@ import { createGateway } from '../../src/main/gateway.js';
 import { ADMIN_KEY, adminOptions, CREATE_CALLS, errorCodeOf, isErrorBody, withAdmin, type AdminHarness } from '../helpers/admin.js';
 import { createHarness, tempDir } from '../helpers/harness.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
-import { openMemoryStore } from '../helpers/memory-store.js';
+import { openMemoryStore } from '../helpers/migrated-store.js';
 
 let h: AdminHarness;
 beforeAll(async () => {

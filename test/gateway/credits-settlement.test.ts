@@ -20,7 +20,7 @@ import { configFiles } from '../helpers/config-files.js';
 import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
 import { insertTasks } from '../helpers/task-rows.js';
-import { openMemoryStore } from '../helpers/memory-store.js';
+import { openMemoryStore } from '../helpers/migrated-store.js';
 
 const C = 1_000_000;
 const HOUR = 3_600_000;

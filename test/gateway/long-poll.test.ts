@@ -7,7 +7,7 @@ import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harnes
 import { newTask } from '../cases/store-contract.case.js';
 import { within } from '../helpers/within.js';
 import { insertTask } from '../helpers/task-rows.js';
-import { openMemoryStore } from '../helpers/memory-store.js';
+import { openMemoryStore } from '../helpers/migrated-store.js';
 
 // Long-poll: `?wait=N` on every query path (G74-G75).
 //

@@ -13,7 +13,7 @@ import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harnes
 import { submitPic } from '../helpers/gateway-calls.js';
 import { countOf, labelValues, scrape, sampleSum } from '../helpers/prometheus.js';
 import { insertTask } from '../helpers/task-rows.js';
-import { openMemoryStore } from '../helpers/memory-store.js';
+import { openMemoryStore } from '../helpers/migrated-store.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const WATCHED = { id: 'key_watched01', secret: 'mg-watched-key-0123456789abcdef' };

@@ -19,7 +19,7 @@ import { SseReader } from '../helpers/sse-events.js';
 import { newTask } from '../cases/store-contract.case.js';
 import { within } from '../helpers/within.js';
 import { insertTask } from '../helpers/task-rows.js';
-import { openMemoryStore } from '../helpers/memory-store.js';
+import { openMemoryStore } from '../helpers/migrated-store.js';
 
 const GENEROUS_MS = 10_000;
 let h: Harness;

@@ -15,7 +15,7 @@ import type { Provider } from '../../src/providers/types.js';
 import { harnessOnPostgres, openTestPostgresStore } from './postgres.js';
 import type { Store, TaskRecord, TaskStatus } from '../../src/store/types.js';
 import type { TaskRunner } from '../../src/tasks/runner.js';
-import { openMemoryStore } from './memory-store.js';
+import { openMemoryStore } from './migrated-store.js';
 
 export interface Harness {
   app: FastifyInstance;

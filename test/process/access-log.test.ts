@@ -7,7 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { createGateway, type Gateway } from '../../src/main/gateway.js';
 import { tempDir } from '../helpers/harness.js';
 import { ensureBuilt, startServerProcess } from '../helpers/process.js';
-import { openMemoryStore } from '../helpers/memory-store.js';
+import { openMemoryStore } from '../helpers/migrated-store.js';
 
 // One access-log line per request (issue 11): method, route template, status, time, request id;
 // never the key, never a signed URL's query.

@@ -12,7 +12,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createGateway, type Gateway } from '../../../src/main/gateway.js';
 import { CONNECT_TIMEOUT_MS, createPool } from '../../../src/store/postgres/connect.js';
 import { tempDir } from '../../helpers/harness.js';
-import { openMemoryStore } from '../../helpers/memory-store.js';
+import { openMemoryStore } from '../../helpers/migrated-store.js';
 
 let silentHost: net.Server;
 const held: net.Socket[] = [];

@@ -9,7 +9,7 @@ import { ResourceMonitor } from '../../../src/resources.js';
 import { MAX_SERVER_FAULTS } from '../../../src/tasks/backoff.js';
 import { tempDir, waitFor } from '../../helpers/harness.js';
 import { within } from '../../helpers/within.js';
-import { openMemoryStore } from '../../helpers/memory-store.js';
+import { openMemoryStore } from '../../helpers/migrated-store.js';
 
 // Issue 12, item 3: the gateway's own faults (disk full, descriptors exhausted) are not the task's
 // attempts; /readyz reports them; connections are capped and silent ones closed (G84).
