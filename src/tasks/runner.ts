@@ -12,7 +12,7 @@ import { applyDecision } from './apply-decision.js';
 import { patientTaskStore } from './patient-store.js';
 import { claimNextTask, isFinished } from './states.js';
 import type { RunnerOptions } from './runner-options.js';
-import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StopReason } from './step-outcome.js';
+import { decide, stepLimitsOf, type StopReason } from './step-outcome.js';
 import { checkTask, deferForServerFault, jobOf, startTask, type Work } from './task-work.js';
 
 interface Running {
@@ -359,14 +359,8 @@ export class TaskRunner {
    * attempts; a task with a generation at an upstream goes back to waiting for its check (G86).
    */
   async recoverLapsedLeases(now = Date.now()): Promise<number> {
-    const { store, maxAttempts, videosResultTtlHours, log, unavailableFailMs = DEFAULT_UNAVAILABLE_FAIL_MS } = this.opts;
-    const limits = {
-      now,
-      maxAttempts,
-      attemptTimeoutMs: this.attemptTimeoutMs,
-      unavailableFailMs,
-      ...(this.opts.backoffScale !== undefined && { backoffScale: this.opts.backoffScale }),
-    };
+    const { store, videosResultTtlHours, log } = this.opts;
+    const limits = stepLimitsOf({ ...this.opts, attemptTimeoutMs: this.attemptTimeoutMs }, now);
     let recovered = 0;
     for (const task of await store.listLapsedLeases(now, 100)) {
       // the one decision table (G397): back to the queue (or to its check), or failed when out of attempts

@@ -67,6 +67,25 @@ export interface StepLimits {
   backoffScale?: number;
 }
 
+/** The settings the limits come from: the runner's (its attempt timeout resolved). */
+export interface LimitSettings {
+  maxAttempts: number;
+  attemptTimeoutMs: number;
+  unavailableFailMs?: number | undefined;
+  backoffScale?: number | undefined;
+}
+
+/** The limits of `settings` at `now`: the one place a runner's settings become {@link StepLimits}. */
+export function stepLimitsOf(settings: LimitSettings, now: number): StepLimits {
+  return {
+    now,
+    maxAttempts: settings.maxAttempts,
+    attemptTimeoutMs: settings.attemptTimeoutMs,
+    unavailableFailMs: settings.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
+    ...(settings.backoffScale !== undefined && { backoffScale: settings.backoffScale }),
+  };
+}
+
 /** A line for the log that says what was decided. */
 export interface DecisionNote {
   level: 'info' | 'warn' | 'error';

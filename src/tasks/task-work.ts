@@ -29,7 +29,7 @@ import { storeResultPatiently } from './patient-upload.js';
 import { RemoteFileGone } from './result-storage.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { RunnerOptions } from './runner-options.js';
-import { decide, DEFAULT_UNAVAILABLE_FAIL_MS, type StepOutcome, type StopReason } from './step-outcome.js';
+import { decide, stepLimitsOf, type StepOutcome, type StopReason } from './step-outcome.js';
 import { routeOf } from './task-route.js';
 
 /** What a piece of work uses of the runner's options (G402). */
@@ -94,12 +94,8 @@ async function settle(w: Work, outcome: StepOutcome, extras: SettleExtras = {}):
   const { pollSeconds, cancelUpstream, ...applyExtras } = extras;
   const now = Date.now();
   const decision = decide(outcome, w.task, {
-    now,
-    maxAttempts: w.deps.maxAttempts,
-    attemptTimeoutMs: w.attemptTimeoutMs,
-    unavailableFailMs: w.deps.unavailableFailMs ?? DEFAULT_UNAVAILABLE_FAIL_MS,
+    ...stepLimitsOf({ ...w.deps, attemptTimeoutMs: w.attemptTimeoutMs }, now),
     ...(pollSeconds !== undefined && { pollSeconds }),
-    ...(w.deps.backoffScale !== undefined && { backoffScale: w.deps.backoffScale }),
   });
   let at = now;
   if (decision.type === 'fail' && decision.cancelUpstream && cancelUpstream) {
