@@ -47,6 +47,8 @@ export interface ResponseOptions {
   style?: ErrorStyle;
   /** A create route: honours `Idempotency-Key` (documents `Idempotent-Replayed`). */
   idempotent?: boolean;
+  /** Headers of the route's own that its 2xx replies carry (the console sign-in's `Set-Cookie`). */
+  successHeaders?: Record<string, TSchema>;
 }
 
 /**
@@ -56,7 +58,11 @@ export interface ResponseOptions {
 export function responses(success: Record<number, SuccessSchema>, errors: readonly number[], options: ResponseOptions = {}): Record<number, unknown> {
   const out: Record<number, unknown> = {};
   for (const [status, schema] of Object.entries(success)) {
-    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...(options.idempotent && /^2/.test(status) && REPLAYED) } };
+    const success = /^2/.test(status);
+    out[Number(status)] = {
+      ...schema,
+      headers: { ...REQUEST_ID, ...(options.idempotent && success && REPLAYED), ...(success && options.successHeaders) },
+    };
   }
   for (const status of errors) {
     const retry = status === 429 || status === 503 || status === 409;

@@ -6,13 +6,6 @@ import { AppError } from '../../errors.js';
 import type { KeyStore, SessionRecord } from '../../console/sessions.js';
 import type { RoutePaths } from '../route-types.js';
 
-/** The sign-in's replies: its 200 also names the cookie it sets. */
-function signInResponses(): Record<number, unknown> {
-  const out = responses({ 200: ConsoleSession }, [400, 401, 413]) as Record<number, { headers: Record<string, unknown> }>;
-  out[200]!.headers = { ...out[200]!.headers, ...SIGN_IN_COOKIE };
-  return out;
-}
-
 const noSession = (): AppError => new AppError('session_expired', 'No console session: sign in with an API key');
 
 /**
@@ -44,7 +37,7 @@ export function registerConsoleSessionRoutes(
         summary: 'Sign in to the web console: exchanges an API key for a session cookie',
         security: [],
         body: SignInBody,
-        response: signInResponses(),
+        response: responses({ 200: ConsoleSession }, [400, 401, 413], { successHeaders: SIGN_IN_COOKIE }),
       },
     },
     async (request, res) => {
