@@ -2,6 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { NEEDS_ISOLATION } from './test/helpers/needs-isolation.js';
+import { POSTGRES_ADMIN_URL } from './test/helpers/postgres-url.js';
 
 /**
  * Tests are chosen by folder (G292): `test/unit/` (no gateway, no child process, no ffmpeg, no
@@ -20,7 +21,7 @@ import { NEEDS_ISOLATION } from './test/helpers/needs-isolation.js';
  * `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite (`main` and
  * `main-isolated`).
  */
-const POSTGRES_URL = new URL(process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const POSTGRES_URL = new URL(POSTGRES_ADMIN_URL);
 
 function postgresAnswers(): Promise<string | undefined> {
   return new Promise((resolve) => {

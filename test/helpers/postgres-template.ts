@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { POSTGRES_ADMIN_URL } from './postgres-url.js';
 
 export default function setup(): () => Promise<void> {
   const run = `mediagate_test_${randomBytes(6).toString('hex')}`;
@@ -14,7 +15,7 @@ export default function setup(): () => Promise<void> {
   return async () => {
     // the server of test/helpers/postgres.ts (not imported: it loads the store, which this process never needs)
     const client = new pg.Client({
-      connectionString: process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+      connectionString: POSTGRES_ADMIN_URL,
       connectionTimeoutMillis: 2000,
     });
     try {

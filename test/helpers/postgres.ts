@@ -12,8 +12,9 @@ import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { migrate } from '../../src/store/postgres/migrations.js';
 import type { Store } from '../../src/store/types.js';
 
-/** The server's administrative database; override with MEDIAGATE_TEST_POSTGRES_URL. */
-export const POSTGRES_ADMIN_URL = process.env.MEDIAGATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { POSTGRES_ADMIN_URL } from './postgres-url.js';
+
+export { POSTGRES_ADMIN_URL };
 
 /**
  * Why PostgreSQL cannot be used (undefined when it can). Throws instead when the environment
