@@ -7,55 +7,18 @@
  * (G268: the order is caused, not timed).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSandboxProvider } from '../../../src/providers/sandbox/index.js';
-import type { MediaProvider } from '../../../src/providers/types.js';
 import { waitFor } from '../../helpers/harness.js';
+import { heldSandbox } from '../../helpers/held-sandbox.js';
 import { within } from '../../helpers/within.js';
 import { startRelayCandidates, type RelayCandidates } from '../../helpers/relay-candidates.js';
 
-/** Upstream task ids of `b` whose generation may go on; the others wait (a cancel stops them). */
-const released = new Set<string>();
-const releasedNow = new EventTarget();
-const release = (upstreamId: string): void => {
-  released.add(upstreamId);
-  releasedNow.dispatchEvent(new Event(upstreamId));
-};
-
 /** `b`'s sandbox (instant once let go): a generation runs only after its `release`, or stops at a cancel. */
-const heldSandbox = (): MediaProvider => {
-  const sandbox = createSandboxProvider({ timing: 'instant' });
-  return {
-    ...sandbox,
-    async start(job, ctx) {
-      await new Promise<void>((resolve, reject) => {
-        if (released.has(job.taskId)) {
-          resolve();
-          return;
-        }
-        const onAbort = (): void => {
-          releasedNow.removeEventListener(job.taskId, onRelease);
-          reject(ctx.signal.reason);
-        };
-        const onRelease = (): void => {
-          ctx.signal.removeEventListener('abort', onAbort);
-          resolve();
-        };
-        if (ctx.signal.aborted) {
-          onAbort();
-          return;
-        }
-        ctx.signal.addEventListener('abort', onAbort, { once: true });
-        releasedNow.addEventListener(job.taskId, onRelease, { once: true });
-      });
-      return sandbox.start(job, ctx);
-    },
-  };
-};
+const held = heldSandbox();
 
 let r: RelayCandidates;
 beforeAll(async () => {
   r = await startRelayCandidates({
-    upstream: (id) => (id === 'b' ? { providers: [heldSandbox()] } : {}),
+    upstream: (id) => (id === 'b' ? { providers: [held.provider] } : {}),
     relaying: { breaker: { failuresToOpen: 1_000, openMs: 60_000, maxOpenMs: 60_000 } },
   });
 }, 60_000);
@@ -110,7 +73,7 @@ describe('checks and cancel stay with the channel that accepted', () => {
     refuse.remove();
     await checks('b', upstreamId, 6);
     expect((await r.b.upstream.store.tasks.get(upstreamId))!.status).toBe('processing');
-    release(upstreamId);
+    held.release(upstreamId);
     const done = await r.relaying.waitForTask(id, undefined, 45_000);
     expect(done).toMatchObject({ status: 'completed', provider: 'b', attempts: 1 });
     expect((await r.b.upstream.store.tasks.get(upstreamId))!.status).toBe('completed');
