@@ -25,11 +25,18 @@ export type ImageResolution = keyof typeof IMAGE_LONG_SIDE;
  * ratio asked (21:9 at 1024 gives 1024x439: 2.3326 vs 2.3333).
  */
 export function sizeForAspect(aspect: string, longSide: number, evenSides = false): { width: number; height: number } {
-  const [w, h] = aspect.split(':').map(Number) as [number, number];
-  const round = (n: number): number => (evenSides ? Math.max(2, Math.round(n / 2) * 2) : Math.max(1, Math.round(n)));
-  if (w >= h) return { width: longSide, height: round((longSide * h) / w) };
-  return { width: round((longSide * w) / h), height: longSide };
+  // the two numbers read without split/map arrays or a closure: this runs on every submit (issue 25);
+  // the same values as `aspect.split(':').map(Number)`'s first two (no colon: no height, NaN sizes)
+  const colon = aspect.indexOf(':');
+  const w = Number(colon === -1 ? aspect : aspect.slice(0, colon));
+  const next = colon === -1 ? -1 : aspect.indexOf(':', colon + 1);
+  const h = colon === -1 ? Number.NaN : Number(next === -1 ? aspect.slice(colon + 1) : aspect.slice(colon + 1, next));
+  if (w >= h) return { width: longSide, height: roundSide((longSide * h) / w, evenSides) };
+  return { width: roundSide((longSide * w) / h, evenSides), height: longSide };
 }
+
+/** A side in whole pixels, at least 1 (or even, at least 2, as H.264 needs). */
+const roundSide = (n: number, evenSides: boolean): number => (evenSides ? Math.max(2, Math.round(n / 2) * 2) : Math.max(1, Math.round(n)));
 
 /** Video pixel sizes by resolution for landscape 16:9 (D19); portrait swaps them. */
 export const VIDEO_RESOLUTIONS = {

@@ -112,6 +112,83 @@ export function creditsContract(open: OpenStore): void {
       await expectReconciled(store);
     });
 
+    it('a batch of several tasks per account and key refuses exactly where one call per task would; the totals match (G407)', async () => {
+      const store = s();
+      // two identical worlds: the batch's (acct_a, acct_c) and the one-by-one's (acct_b, acct_d)
+      const worlds = [
+        { big: 'acct_a', small: 'acct_c', capped: 'key_a1', open: 'key_a2', smallKey: 'key_c' },
+        { big: 'acct_b', small: 'acct_d', capped: 'key_b1', open: 'key_b2', smallKey: 'key_d' },
+      ];
+      for (const w of worlds) {
+        await account(store, 7, w.big);
+        await account(store, 3, w.small);
+        for (const [id, accountId] of [
+          [w.capped, w.big],
+          [w.open, w.big],
+          [w.smallKey, w.small],
+        ] as const)
+          await store.keys.insert({ id, name: id, accountId, prefix: `mg_${id}`, createdAt: T, revokedAt: null, hash: `hash-${id}` });
+        expect(await store.keys.setSpendCap(w.capped, 4 * C)).toBe(true);
+      }
+      type Who = 'capped' | 'open' | 'smallKey';
+      const plan: Array<[Who, number]> = [
+        ['capped', 2],
+        ['open', 2],
+        ['capped', 3], // the key's cap: 2 + 3 > 4
+        ['smallKey', 2],
+        ['capped', 2],
+        ['open', 2], // the account's balance: 1 left
+        ['smallKey', 2], // the small account's: 1 left
+        ['capped', 1], // the cap again: 4 used
+        ['open', 1],
+        ['smallKey', 1],
+        ['open', 0.5], // nothing left
+      ];
+      const tasksOf = (w: (typeof worlds)[number]): NewTask[] =>
+        plan.map(([who, credits], i) =>
+          newTask({
+            ownerKeyId: w[who],
+            createdAt: T + i,
+            charge: { accountId: who === 'smallKey' ? w.small : w.big, holdMicro: credits * C, perSecondMicro: null },
+          }),
+        );
+      const refusalsOf = (records: Array<TaskRecord | InsertRefusal>) => records.map((r) => ('refused' in r ? r : 'inserted'));
+      const batched = refusalsOf(await store.tasks.insertWithinBound(tasksOf(worlds[0]!), ENFORCE));
+      const single: Array<InsertRefusal | 'inserted'> = [];
+      for (const t of tasksOf(worlds[1]!)) single.push(...refusalsOf(await store.tasks.insertWithinBound([t], ENFORCE)));
+      expect(batched).toEqual([
+        'inserted',
+        'inserted',
+        { refused: 'key_cap', capMicro: 4 * C, usedMicro: 2 * C },
+        'inserted',
+        'inserted',
+        { refused: 'credits', availableMicro: C },
+        { refused: 'credits', availableMicro: C },
+        { refused: 'key_cap', capMicro: 4 * C, usedMicro: 4 * C },
+        'inserted',
+        'inserted',
+        { refused: 'credits', availableMicro: 0 },
+      ]);
+      expect(single).toEqual(batched);
+      const totals = async (id: string) => {
+        const a = await store.credits.getAccount(id);
+        return [a?.availableMicro, a?.heldMicro, a?.spentMicro];
+      };
+      expect(await totals('acct_a')).toEqual([0, 7 * C, 0]);
+      expect(await totals('acct_c')).toEqual([0, 3 * C, 0]);
+      expect(await totals('acct_b')).toEqual(await totals('acct_a'));
+      expect(await totals('acct_d')).toEqual(await totals('acct_c'));
+      // the keys' totals: what the capped key has used shows in its next refusal, in both worlds
+      for (const w of worlds) {
+        await store.credits.grant(w.big, 5 * C, 'top-up', T + 100);
+        expect(refusalsOf(await store.tasks.insertWithinBound(tasksOf(w).slice(0, 1), ENFORCE))).toEqual([
+          { refused: 'key_cap', capMicro: 4 * C, usedMicro: 4 * C },
+        ]);
+      }
+      expect((await store.credits.reconcile()).keysMismatched).toEqual([]);
+      await expectReconciled(store);
+    });
+
     it('concurrent batches against a balance covering exactly half: exactly half are inserted, the balance ends at zero', async () => {
       const store = s();
       await account(store, 40);

@@ -78,7 +78,7 @@ export class SqliteLedger {
   refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
     const available = this.available(accountId);
     if (amountMicro > available) return { refused: 'credits', availableMicro: available };
-    const key = this.keyCapStmt.get(keyId) as { cap: number | null; used: number } | undefined;
+    const key = this.keyCap(keyId);
     if (key?.cap != null && key.used + amountMicro > key.cap) return { refused: 'key_cap', capMicro: key.cap, usedMicro: key.used };
     return undefined;
   }
@@ -99,9 +99,34 @@ export class SqliteLedger {
   }
 
   hold(accountId: string, amountMicro: number, ref: LedgerRef, now: number): void {
+    this.appendHold(accountId, amountMicro, ref, now);
+    this.moveAccountHeld(accountId, amountMicro);
+    this.moveKeyHeld(ref.keyId, amountMicro);
+  }
+
+  /** A hold's ledger entry alone; its totals are moved by {@link moveAccountHeld} and {@link moveKeyHeld} (at once, or summed per batch: G407). */
+  appendHold(accountId: string, amountMicro: number, ref: LedgerRef, now: number): void {
     this.appendStmt.run(accountId, 'hold', amountMicro, null, ref.taskId ?? null, ref.requestId ?? null, ref.model, null, now, ref.keyId);
+  }
+
+  /** Moves `amountMicro` of the account's available credit to its held total. */
+  moveAccountHeld(accountId: string, amountMicro: number): void {
     this.moveStmt.run(-amountMicro, amountMicro, 0, accountId);
-    this.moveKeyStmt.run(amountMicro, 0, ref.keyId);
+  }
+
+  /** Adds `amountMicro` to the key's held total (G207). */
+  moveKeyHeld(keyId: string, amountMicro: number): void {
+    this.moveKeyStmt.run(amountMicro, 0, keyId);
+  }
+
+  /** The key's spending cap and what its holds and charges come to, as stored; undefined for an unknown key. */
+  keyCap(keyId: string): { cap: number | null; used: number } | undefined {
+    return this.keyCapStmt.get(keyId) as { cap: number | null; used: number } | undefined;
+  }
+
+  /** The holds of one insert batch, to be written inside its transaction (G407). */
+  batch(): BatchHolds {
+    return new BatchHolds(this);
   }
 
   settle(accountId: string, holdMicro: number, settle: Settlement, ref: LedgerRef, now: number): void {
@@ -109,6 +134,73 @@ export class SqliteLedger {
     this.appendStmt.run(accountId, move.kind, move.amountMicro, holdMicro, ref.taskId ?? null, ref.requestId ?? null, ref.model, null, now, ref.keyId);
     this.moveStmt.run(holdMicro - move.chargedMicro, -holdMicro, move.chargedMicro, accountId);
     this.moveKeyStmt.run(-holdMicro, move.chargedMicro, ref.keyId);
+  }
+}
+
+/**
+ * The holds of one task insert batch (G407), in its transaction. Each account's balance and each
+ * key's cap are read once, at the batch's first refusal check of it; the batch's own holds are kept
+ * here and counted in every later check (as the stored totals, moved hold by hold, counted them
+ * before: the same refusals), and each account's and key's totals are written once, by {@link write}
+ * (the same totals). Each hold's ledger entry is still appended as it is made. Nothing else in the
+ * insert transaction reads or writes these totals, so the reads stay exact until {@link write}.
+ */
+export class BatchHolds {
+  /** Per account: its stored available credit (once read) and what the batch has held of it so far. */
+  private readonly accounts = new Map<string, { stored: number | undefined; held: number; holds: number }>();
+  /** Per key: its stored cap and use (once read; null: an unknown key) and what the batch has held for it so far. */
+  private readonly keys = new Map<string, { stored: { cap: number | null; used: number } | null | undefined; held: number; holds: number }>();
+
+  constructor(private readonly ledger: SqliteLedger) {}
+
+  private account(id: string): { stored: number | undefined; held: number; holds: number } {
+    let a = this.accounts.get(id);
+    if (!a) {
+      a = { stored: undefined, held: 0, holds: 0 };
+      this.accounts.set(id, a);
+    }
+    return a;
+  }
+
+  private key(id: string): { stored: { cap: number | null; used: number } | null | undefined; held: number; holds: number } {
+    let k = this.keys.get(id);
+    if (!k) {
+      k = { stored: undefined, held: 0, holds: 0 };
+      this.keys.set(id, k);
+    }
+    return k;
+  }
+
+  /** As {@link SqliteLedger.refusal}, with this batch's holds so far counted; throws for an unknown account. */
+  refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
+    const account = this.account(accountId);
+    account.stored ??= this.ledger.available(accountId);
+    const available = account.stored - account.held;
+    if (amountMicro > available) return { refused: 'credits', availableMicro: available };
+    const key = this.key(keyId);
+    if (key.stored === undefined) key.stored = this.ledger.keyCap(keyId) ?? null;
+    const cap = key.stored?.cap;
+    if (cap == null) return undefined;
+    const used = key.stored!.used + key.held;
+    if (used + amountMicro > cap) return { refused: 'key_cap', capMicro: cap, usedMicro: used };
+    return undefined;
+  }
+
+  /** The hold's ledger entry now; its totals counted here until {@link write}. */
+  hold(accountId: string, amountMicro: number, ref: LedgerRef, now: number): void {
+    this.ledger.appendHold(accountId, amountMicro, ref, now);
+    const account = this.account(accountId);
+    account.held += amountMicro;
+    account.holds++;
+    const key = this.key(ref.keyId);
+    key.held += amountMicro;
+    key.holds++;
+  }
+
+  /** Moves the totals of every account and key the batch held for, once each; call it last in the transaction. */
+  write(): void {
+    for (const [id, a] of this.accounts) if (a.holds > 0) this.ledger.moveAccountHeld(id, a.held);
+    for (const [id, k] of this.keys) if (k.holds > 0) this.ledger.moveKeyHeld(id, k.held);
   }
 }
 

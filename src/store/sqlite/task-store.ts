@@ -117,13 +117,15 @@ export class SqliteTaskStore implements TaskStore {
       /** Each key's tasks in flight: counted once per batch (the write lock keeps other processes out), then kept up here (G198). */
       const inFlight = new Map<string, number>();
       const inserted: NewTask[] = [];
+      // the holds' balance and cap reads and totals once per account and key (G407)
+      const holds = this.ledger.batch();
       const refusals = tasks.map((t): InsertRefusal | undefined => {
         const bound = t.inFlightBound ?? maxInFlight; // the key's own bound first (G306)
         const n = bound > 0 ? (inFlight.get(t.ownerKeyId) ?? (this.inFlightStmt.get(t.ownerKeyId, bound) as number)) : 0;
         if (bound > 0 && n >= bound) return { refused: 'in_flight' };
         // the balance sees this transaction's own holds (G200)
         if (t.charge && enforceCredits) {
-          const refusal = this.ledger.refusal(t.charge.accountId, t.ownerKeyId, t.charge.holdMicro);
+          const refusal = holds.refusal(t.charge.accountId, t.ownerKeyId, t.charge.holdMicro);
           if (refusal) return refusal;
         }
         inFlight.set(t.ownerKeyId, n + 1);
@@ -150,10 +152,11 @@ export class SqliteTaskStore implements TaskStore {
           c?.perSecondMicro ?? null,
           t.callbackUrl ?? null,
         );
-        if (c) this.ledger.hold(c.accountId, c.holdMicro, { keyId: t.ownerKeyId, taskId: t.id, model: t.model }, t.createdAt);
+        if (c) holds.hold(c.accountId, c.holdMicro, { keyId: t.ownerKeyId, taskId: t.id, model: t.model }, t.createdAt);
         inserted.push(t);
         return undefined;
       });
+      holds.write();
       for (const [key, vtime] of turns) setKeyTurnStmt.run(key, vtime);
       submitted.count(inserted);
       return refusals;
