@@ -34,9 +34,13 @@ const TASKS = 300;
 const SLOW_PIC = 'pic-pro';
 const SLOW_MOTION = 'motion_2_0_fast';
 
-/** One create call per kind; the burst takes them in turn. Pictures weigh most (cheap); every family is in. */
+/**
+ * One create call per kind; the burst takes them in turn. Pictures weigh most (cheap): the test is
+ * about records (each task completed once, across the kill), not pixels, and a 720p video costs the
+ * workers 5-10 times a picture's CPU; every family is in (60 videos of 300 tasks).
+ */
 const KINDS: Array<{ route: string; body: (i: number) => Record<string, unknown> }> = [
-  ...Array.from({ length: 10 }, () => ({ route: '/v1/pic/images', body: (i: number) => ({ model: 'pic', prompt: `burst ${i}`, size: '21:9' }) })),
+  ...Array.from({ length: 20 }, () => ({ route: '/v1/pic/images', body: (i: number) => ({ model: 'pic', prompt: `burst ${i}`, size: '21:9' }) })),
   { route: '/clip/videos', body: (i) => ({ model: 'clip_3_1_fast', prompt: `burst ${i}` }) },
   { route: '/reel/videos', body: (i) => ({ model: 'reelOa2Plus', prompt: `burst ${i}`, duration: 4 }) },
   { route: '/v1/motion/videos', body: (i) => ({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: `burst ${i}` }], duration: 1 }) },
