@@ -92,10 +92,6 @@ export class TaskService {
   constructor(private readonly deps: TaskServiceDeps) {}
 
   /**
-   * Stores a new task; resolves once it is committed, so an answered submit is never lost.
-   * Concurrent submits share one transaction: one WAL commit for many tasks.
-   */
-  /**
    * A create endpoint's submit: the webhook URL is taken out of the body (G208) before the family
    * plans the task from it, then {@link submitTask}.
    */
@@ -107,6 +103,10 @@ export class TaskService {
     return this.submitTask(request.apiKey, plan(request.body), request.idempotency, callbackUrl);
   }
 
+  /**
+   * Stores a new task; resolves once it is committed, so an answered submit is never lost.
+   * Concurrent submits share one transaction: one WAL commit for many tasks.
+   */
   async submitTask(owner: ApiKeyRecord, plan: SubmitPlan, claim?: IdempotencyClaim, callbackUrl: string | null = null): Promise<TaskRecord> {
     // every create path comes here: admin keys and models off the key's list stop before anything (G301, G304)
     requireMayCreate(owner, plan.family, plan.model);

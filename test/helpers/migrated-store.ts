@@ -28,11 +28,11 @@ export function openMemoryStore(options: Omit<SqliteOptions, 'image'> = {}): Sql
 }
 
 /**
- * A new store in the file `mediagate.db` of `dir` (default: a new temp folder), in WAL mode as a
+ * A new store in the file `mediagate.db` of the folder `dir`, in WAL mode as a
  * server's: what `openSqliteStore(file)` on a new file gives, cheaper. The migrations themselves
  * still run on new files in the tests that start servers and CLIs.
  */
-export function openFileStore(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-test-')), options: Omit<SqliteOptions, 'image'> = {}): SqliteStore {
+export function openFileStore(dir: string, options: Omit<SqliteOptions, 'image'> = {}): SqliteStore {
   if (!templateFile) {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-template-')), 'mediagate.db');
     fs.writeFileSync(file, migratedImage());

@@ -28,6 +28,24 @@ export interface CopiedTable {
 
 const col = (name: string, type: ColumnType, from?: string): CopiedColumn => ({ name, type, ...(from !== undefined && { from }) });
 
+/** The usage aggregates' group and count columns after their bucket, the same in `usage_hourly` and `usage_daily` (G321). */
+const USAGE_GROUP_AND_COUNTS: readonly CopiedColumn[] = [
+  col('model', 'text'),
+  col('key_id', 'text'),
+  col('account_id', 'text'),
+  col('provider', 'text'),
+  col('submitted', 'bigint'),
+  col('completed', 'bigint'),
+  col('failed', 'bigint'),
+  col('cancelled', 'bigint'),
+  col('video_seconds', 'float8'),
+  col('images', 'bigint'),
+  col('chat_requests', 'bigint'),
+  col('prompt_tokens', 'bigint'),
+  col('completion_tokens', 'bigint'),
+  col('captured_micro', 'bigint'),
+];
+
 /** In dependency-free order; keys first, so a reader of the progress sees them first. */
 export const COPIED_TABLES: readonly CopiedTable[] = [
   {
@@ -220,43 +238,11 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
   // after chat_usage and the ledger, whose rows they sum (G321): a row PostgreSQL refuses is reported in its own table first
   {
     name: 'usage_hourly',
-    columns: [
-      col('hour', 'bigint'),
-      col('model', 'text'),
-      col('key_id', 'text'),
-      col('account_id', 'text'),
-      col('provider', 'text'),
-      col('submitted', 'bigint'),
-      col('completed', 'bigint'),
-      col('failed', 'bigint'),
-      col('cancelled', 'bigint'),
-      col('video_seconds', 'float8'),
-      col('images', 'bigint'),
-      col('chat_requests', 'bigint'),
-      col('prompt_tokens', 'bigint'),
-      col('completion_tokens', 'bigint'),
-      col('captured_micro', 'bigint'),
-    ],
+    columns: [col('hour', 'bigint'), ...USAGE_GROUP_AND_COUNTS],
   },
   {
     name: 'usage_daily',
-    columns: [
-      col('day', 'bigint'),
-      col('model', 'text'),
-      col('key_id', 'text'),
-      col('account_id', 'text'),
-      col('provider', 'text'),
-      col('submitted', 'bigint'),
-      col('completed', 'bigint'),
-      col('failed', 'bigint'),
-      col('cancelled', 'bigint'),
-      col('video_seconds', 'float8'),
-      col('images', 'bigint'),
-      col('chat_requests', 'bigint'),
-      col('prompt_tokens', 'bigint'),
-      col('completion_tokens', 'bigint'),
-      col('captured_micro', 'bigint'),
-    ],
+    columns: [col('day', 'bigint'), ...USAGE_GROUP_AND_COUNTS],
   },
   {
     name: 'channel_states',

@@ -147,61 +147,53 @@ export class SqliteLedger {
  */
 export class BatchHolds {
   /** Per account: its stored available credit (once read) and what the batch has held of it so far. */
-  private readonly accounts = new Map<string, { stored: number | undefined; held: number; holds: number }>();
+  private readonly accounts = new Map<string, Tally<number>>();
   /** Per key: its stored cap and use (once read; null: an unknown key) and what the batch has held for it so far. */
-  private readonly keys = new Map<string, { stored: { cap: number | null; used: number } | null | undefined; held: number; holds: number }>();
+  private readonly keys = new Map<string, Tally<{ cap: number | null; used: number } | null>>();
 
   constructor(private readonly ledger: SqliteLedger) {}
 
-  private account(id: string): { stored: number | undefined; held: number; holds: number } {
-    let a = this.accounts.get(id);
-    if (!a) {
-      a = { stored: undefined, held: 0, holds: 0 };
-      this.accounts.set(id, a);
-    }
-    return a;
-  }
-
-  private key(id: string): { stored: { cap: number | null; used: number } | null | undefined; held: number; holds: number } {
-    let k = this.keys.get(id);
-    if (!k) {
-      k = { stored: undefined, held: 0, holds: 0 };
-      this.keys.set(id, k);
-    }
-    return k;
-  }
-
   /** As {@link SqliteLedger.refusal}, with this batch's holds so far counted; throws for an unknown account. */
   refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
-    const account = this.account(accountId);
+    const account = tallyOf(this.accounts, accountId);
     account.stored ??= this.ledger.available(accountId);
     const available = account.stored - account.held;
     if (amountMicro > available) return { refused: 'credits', availableMicro: available };
-    const key = this.key(keyId);
+    const key = tallyOf(this.keys, keyId);
     if (key.stored === undefined) key.stored = this.ledger.keyCap(keyId) ?? null;
-    const cap = key.stored?.cap;
-    if (cap == null) return undefined;
-    const used = key.stored!.used + key.held;
-    if (used + amountMicro > cap) return { refused: 'key_cap', capMicro: cap, usedMicro: used };
+    if (key.stored?.cap == null) return undefined;
+    const used = key.stored.used + key.held;
+    if (used + amountMicro > key.stored.cap) return { refused: 'key_cap', capMicro: key.stored.cap, usedMicro: used };
     return undefined;
   }
 
   /** The hold's ledger entry now; its totals counted here until {@link write}. */
   hold(accountId: string, amountMicro: number, ref: LedgerRef, now: number): void {
     this.ledger.appendHold(accountId, amountMicro, ref, now);
-    const account = this.account(accountId);
-    account.held += amountMicro;
-    account.holds++;
-    const key = this.key(ref.keyId);
-    key.held += amountMicro;
-    key.holds++;
+    tallyOf(this.accounts, accountId).held += amountMicro;
+    tallyOf(this.keys, ref.keyId).held += amountMicro;
   }
 
   /** Moves the totals of every account and key the batch held for, once each; call it last in the transaction. */
   write(): void {
-    for (const [id, a] of this.accounts) if (a.holds > 0) this.ledger.moveAccountHeld(id, a.held);
-    for (const [id, k] of this.keys) if (k.holds > 0) this.ledger.moveKeyHeld(id, k.held);
+    for (const [id, a] of this.accounts) if (a.held !== 0) this.ledger.moveAccountHeld(id, a.held);
+    for (const [id, k] of this.keys) if (k.held !== 0) this.ledger.moveKeyHeld(id, k.held);
   }
+}
+
+/** What a batch knows of one account or key: the stored value (undefined until read) and its own holds' sum. */
+interface Tally<T> {
+  stored: T | undefined;
+  held: number;
+}
+
+function tallyOf<T>(tallies: Map<string, Tally<T>>, id: string): Tally<T> {
+  let t = tallies.get(id);
+  if (!t) {
+    t = { stored: undefined, held: 0 };
+    tallies.set(id, t);
+  }
+  return t;
 }
 
 /** SQLite accounts and ledger (G200-G205); the write lock serialises every change of a balance. */
