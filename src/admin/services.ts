@@ -1,5 +1,5 @@
 /** The admin service layer (G300-G311), built once per process by main/gateway.ts and by the CLI on the server. */
-import type { Config } from '../config.js';
+import type { SettingsConfig } from '../settings-config.js';
 import type { AdminStore, AuditStore, Store } from '../store/types.js';
 import { AccountAdmin } from './account-admin.js';
 import { ChannelAdmin, type ChannelAdminDeps } from './channel-admin.js';
@@ -33,7 +33,7 @@ export interface AdminServiceOptions {
 }
 
 export function createAdminServices(
-  config: Config,
+  config: SettingsConfig,
   store: Pick<Store, 'keys' | 'credits' | 'audit' | 'admin' | 'webhooks'>,
   options: AdminServiceOptions = {},
 ): AdminServices {

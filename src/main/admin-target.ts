@@ -26,7 +26,7 @@ import {
 } from '../../packages/client/dist/index.js';
 import { CLI_ACTOR } from '../admin/actor.js';
 import { createAdminServices } from '../admin/services.js';
-import { loadConfig } from '../config.js';
+import { loadSettingsConfig } from '../settings-config.js';
 import { AppError } from '../errors.js';
 import { createStore } from '../store/create-store.js';
 import { UsageError } from './cli-args.js';
@@ -77,7 +77,7 @@ function remoteTarget(url: string): AdminTarget {
 
 /** The database of this server's settings, through the admin services (actor `cli`). */
 async function localTarget(): Promise<AdminTarget> {
-  const config = loadConfig();
+  const config = loadSettingsConfig();
   const store = await createStore(config);
   const admin = createAdminServices(config, store);
   return {

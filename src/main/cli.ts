@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { ConfigError } from '../config-error.js';
-import { loadConfig } from '../config.js';
+import { loadSettingsConfig } from '../settings-config.js';
 import { createStore } from '../store/create-store.js';
 import { parse, UsageError } from './cli-args.js';
 import type { Store } from '../store/types.js';
@@ -8,7 +8,8 @@ import type { Store } from '../store/types.js';
 /**
  * The usage text. It names every command, so it loads their modules: each command's module is
  * loaded only when that command runs (G296; `serve` loads none of them, and the client commands and
- * `migrate-store` would bring the SDK and `pg`).
+ * `migrate-store` would bring the SDK and `pg`), and this text only when it is shown (a usage
+ * error, `help`): the commands get it as a function (G420).
  */
 async function usage(): Promise<string> {
   const [{ KEYS_USAGE }, { ACCOUNTS_USAGE, CREDITS_USAGE }, { CLIENT_USAGE }] = await Promise.all([
@@ -35,7 +36,7 @@ Settings come from the environment; see README.md.`;
 }
 
 function openStore(): Promise<Store> {
-  return createStore(loadConfig());
+  return createStore(loadSettingsConfig());
 }
 
 // The gateway (serve.ts) and the store copier are loaded by the commands that use them, so the
@@ -73,7 +74,7 @@ async function backup(args: string[]): Promise<number> {
       return 1;
     }
     await store.backup(file);
-    const { s3 } = loadConfig();
+    const { s3 } = loadSettingsConfig();
     const files = s3
       ? `signing-secret of the data directory; results and assets are in s3://${s3.bucket}/${s3.prefix}`
       : 'results/, assets/ and signing-secret of the data directory';
@@ -89,15 +90,15 @@ async function main(argv: string[]): Promise<void> {
   try {
     if (command === 'serve' || command === undefined) return await serve(args);
     if (command === 'keys') {
-      process.exitCode = await (await import('./keys-cli.js')).keysCommand(args, await usage());
+      process.exitCode = await (await import('./keys-cli.js')).keysCommand(args, usage);
       return;
     }
     if (command === 'accounts') {
-      process.exitCode = await (await import('./credits-cli.js')).accountsCommand(args, await usage());
+      process.exitCode = await (await import('./credits-cli.js')).accountsCommand(args, usage);
       return;
     }
     if (command === 'credits') {
-      process.exitCode = await (await import('./credits-cli.js')).creditsCommand(args, await usage());
+      process.exitCode = await (await import('./credits-cli.js')).creditsCommand(args, usage);
       return;
     }
     if (command === 'backup') {

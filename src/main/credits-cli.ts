@@ -4,7 +4,7 @@
  * `credits reconcile` reads the database, so it runs on the server only.
  */
 import type { AdminLedgerEntry } from '../../packages/client/dist/index.js';
-import { loadConfig } from '../config.js';
+import { loadSettingsConfig } from '../settings-config.js';
 import { parseCredits, toCredits } from '../credits/money.js';
 import { reconciled } from '../store/ledger-rows.js';
 import { createStore } from '../store/create-store.js';
@@ -48,7 +48,7 @@ async function onTarget(args: string[], fn: (target: AdminTarget) => Promise<num
   }
 }
 
-export async function accountsCommand(args: string[], usage: string): Promise<number> {
+export async function accountsCommand(args: string[], usage: () => Promise<string>): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'create': {
@@ -83,11 +83,11 @@ export async function accountsCommand(args: string[], usage: string): Promise<nu
       });
     }
     default:
-      throw new UsageError(usage);
+      throw new UsageError(await usage());
   }
 }
 
-export async function creditsCommand(args: string[], usage: string): Promise<number> {
+export async function creditsCommand(args: string[], usage: () => Promise<string>): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'grant': {
@@ -124,12 +124,12 @@ export async function creditsCommand(args: string[], usage: string): Promise<num
       return reconcile();
     }
     default:
-      throw new UsageError(usage);
+      throw new UsageError(await usage());
   }
 }
 
 async function reconcile(): Promise<number> {
-  const store = await createStore(loadConfig());
+  const store = await createStore(loadSettingsConfig());
   try {
     const report = await store.credits.reconcile();
     for (const m of report.mismatched) {

@@ -95,7 +95,7 @@ const limitsLine = (id: string, l: KeyLimits): string =>
   `${id}: submits ${l.submits ?? 'default'}/s, queries ${l.queries ?? 'default'}/s (bursts of twice that; in effect within 10 s); ` +
   `spending cap ${l.credits === null ? 'none' : `${l.credits} credits`}; tasks in flight ${l.tasks_in_flight ?? 'default'}`;
 
-async function run(target: AdminTarget, sub: string | undefined, rest: string[], usage: string): Promise<number> {
+async function run(target: AdminTarget, sub: string | undefined, rest: string[], usage: () => Promise<string>): Promise<number> {
   switch (sub) {
     case 'create': {
       const { values } = parse(
@@ -220,14 +220,14 @@ async function run(target: AdminTarget, sub: string | undefined, rest: string[],
       return ADMIN_EXIT.ok;
     }
     default:
-      throw new UsageError(usage);
+      throw new UsageError(await usage());
   }
 }
 
 /** `mediagate keys ...`: answers the exit code. */
-export async function keysCommand(args: string[], usage: string): Promise<number> {
+export async function keysCommand(args: string[], usage: () => Promise<string>): Promise<number> {
   const [sub, ...rest] = args;
-  if (!['create', 'list', 'get', 'update', 'revoke', 'rotate', 'limit', 'webhook'].includes(sub ?? '')) throw new UsageError(usage);
+  if (!['create', 'list', 'get', 'update', 'revoke', 'rotate', 'limit', 'webhook'].includes(sub ?? '')) throw new UsageError(await usage());
   const target = await openTarget(urlFlagOf(rest));
   try {
     return await run(target, sub, rest, usage);

@@ -4,7 +4,8 @@
  * table (and every 100,000 rows of a long one), then one summary line; a problem is one line on
  * stderr and exit code 1, with nothing written to the target database.
  */
-import { isPostgresUrl, loadConfig } from '../config.js';
+import { loadSettingsConfig } from '../settings-config.js';
+import { isPostgresUrl } from '../settings/values.js';
 import { copyLocalFiles } from '../media/copy-local-files.js';
 import { openBlobStores } from '../media/blob-stores.js';
 import { migrateSqliteToPostgres } from '../store/migrate/copy-to-postgres.js';
@@ -14,7 +15,7 @@ import { parse, UsageError } from './cli-args.js';
 
 export async function migrateStoreCommand(args: string[]): Promise<number> {
   const { values } = parse(args, { to: { type: 'string' }, from: { type: 'string' }, files: { type: 'boolean' } }, 0);
-  const config = loadConfig();
+  const config = loadSettingsConfig();
   const to = values.to ?? config.databaseUrl;
   if (to === undefined) throw new UsageError('migrate-store needs --to postgres://user:password@host:5432/database (or MEDIAGATE_DATABASE_URL)');
   if (!isPostgresUrl(to))

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { SettingsConfig } from '../settings-config.js';
 import type { BlobStore } from './blob-store.js';
 import { FsBlobStore } from './fs-blob-store.js';
 
@@ -35,7 +35,7 @@ export interface BlobStoresOptions {
 }
 
 /** Opens the storage; the AWS SDK is loaded only when a bucket is configured (it adds ~200 ms and ~20 MiB to a start). */
-export async function openBlobStores(config: Config, options: BlobStoresOptions = {}): Promise<BlobStores> {
+export async function openBlobStores(config: Pick<SettingsConfig, 's3' | 'dataDir'>, options: BlobStoresOptions = {}): Promise<BlobStores> {
   const { cacheMs = 5000, now = Date.now, log } = options;
   let stores: Record<(typeof AREAS)[number], BlobStore>;
   let close = (): void => undefined;

@@ -1,10 +1,10 @@
 /**
  * Which packages a gateway process loads (G295-G299): a spawned `node` registers an ESM loader hook
  * (every specifier it resolves, on the hooks thread, posted back) before it runs the built CLI's
- * `serve` (dist/main/cli.js, what `npm start` runs) with the given environment on a free port,
+ * `serve` (dist/main/cli.js, what `npm start` runs; or another command: `args`) with the given environment on a free port,
  * optionally runs `then` (code
  * with `url` and `key` in scope, e.g. a request; what it returns is reported), and prints the packages of every module resolved
- * through ESM or required through CommonJS on the main thread.
+ * through ESM or required through CommonJS on the main thread, and the gateway's own modules (paths under dist/).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,7 +34,7 @@ const port = await new Promise((resolve) => {
   const srv = net.createServer().listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
 });
 process.env.PORT = String(port);
-process.argv = [process.argv[0], process.argv[1], 'serve'];
+process.argv = [process.argv[0], process.argv[1], ...JSON.parse(process.env.PROBE_ARGS)];
 let error;
 let result;
 try {
@@ -52,20 +52,27 @@ for (const f of files) {
   const m = /node_modules[\\\\/]((?:@[^\\\\/]+[\\\\/])?[^\\\\/]+)/.exec(f);
   if (m) packages.add(m[1].replace('\\\\', '/'));
 }
-process.stdout.write(JSON.stringify({ packages: [...packages].sort(), error, result }) + '\\n');
+const dist = 'file://' + process.env.PROBE_DIST;
+const modules = [...resolved].filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length)).sort();
+process.stdout.write(JSON.stringify({ packages: [...packages].sort(), modules, error, result }) + '\\n');
 process.exit(0);
 `;
 
 export interface LoadedPackages {
   packages: string[];
+  /** The gateway's own modules it loaded, as paths under dist/ (`main/cli.js`). */
+  modules: string[];
   /** The start's (or `then`'s) error, when it failed (a store that is not there). */
   error?: string;
   /** What `then` returned (JSON). */
   result?: unknown;
 }
 
-/** Starts the built gateway in a child process with `env` (over a fresh data directory's defaults) and reports what it loaded. */
-export function loadedPackages(env: Record<string, string>, then = ''): Promise<LoadedPackages> {
+/**
+ * Starts the built gateway in a child process with `env` (over a fresh data directory's defaults)
+ * and reports what it loaded; `args`: another CLI command than `serve` (run to its end; `then` is run after it).
+ */
+export function loadedPackages(env: Record<string, string>, then = '', args = ['serve']): Promise<LoadedPackages> {
   // a file, not `--input-type=module -e`: worker threads inherit that flag, and the gateway's run CommonJS
   const probe = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-probe-')), 'probe.mjs');
   fs.writeFileSync(probe, PROBE.replace('/*THEN*/', then));
@@ -79,6 +86,8 @@ export function loadedPackages(env: Record<string, string>, then = ''): Promise<
       ...env,
       PROBE_HOOKS: HOOKS,
       PROBE_CLI: path.join(ROOT, 'dist', 'main', 'cli.js'),
+      PROBE_DIST: `${path.join(ROOT, 'dist')}/`,
+      PROBE_ARGS: JSON.stringify(args),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 60_000,

@@ -1,5 +1,5 @@
 /**
- * Start light (G295-G299): a gateway loads only what its configuration uses. A spawned process
+ * Start light (G295-G299, G420): a gateway loads only what its configuration uses; an operator command only what it needs. A spawned process
  * starts the built gateway and reports the packages loaded on its main thread (loaded-packages.ts).
  */
 import fs from 'node:fs';
@@ -67,6 +67,16 @@ describe('start light (G295-G299)', () => {
       ]),
     );
     expect(packages.filter((p) => ['pg', 'gpt-tokenizer', 'sharp'].includes(p))).toEqual([]);
+  }, 60_000);
+
+  it('an operator command loads no provider adapter, no chat upstream and no usage text (G420)', async () => {
+    const { modules, error } = await loadedPackages({ MEDIAGATE_DATA_DIR: dataDir() }, '', ['keys', 'list']);
+    expect(error).toBeUndefined();
+    expect(modules).toContain('main/keys-cli.js'); // the probe sees what the command loads
+    expect(modules).toContain('store/sqlite/open.js');
+    // the adapters (a folder each, their toolkit), their list, providers.json's and the chat upstreams' readers, the usage text's modules
+    const upstreams = (m: string): boolean => /^providers\/.+\//.test(m) || ['providers/factories.js', 'providers/providers-file.js'].includes(m);
+    expect(modules.filter((m) => upstreams(m) || m.startsWith('chat/') || m === 'config.js' || m === 'main/client-commands.js')).toEqual([]);
   }, 60_000);
 
   it('a PostgreSQL URL loads pg', async () => {
