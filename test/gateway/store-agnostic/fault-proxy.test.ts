@@ -348,7 +348,8 @@ describe('fault proxy in front of a mediagate', () => {
     const create = () =>
       send(`${proxy.url}/v1/motion/videos`, {
         method: 'POST',
-        body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a cat' }] }),
+        // the smallest video the family accepts (G417): the sandbox renders it once the create went through
+        body: JSON.stringify({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a cat' }], duration: 1, ratio: '1:1' }),
         headers: { ...h.auth(), 'content-type': 'application/json', 'idempotency-key': 'task_relay_1' },
       });
     expect(await errorCode(create())).toBe('ECONNRESET');

@@ -30,7 +30,7 @@ const storedTasks = async () => Object.values(await countTasksByStatus(r.relayin
 
 const TASKS: Array<[string, string, Record<string, unknown>]> = [
   ['pic', '/v1/pic/images', { model: 'pic', prompt: 'waiting' }],
-  ['motion', '/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'waiting' }], duration: 2 }],
+  ['motion', '/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'waiting' }], duration: 1, ratio: '1:1' }], // the smallest video the family accepts (G417)
   ['videos', '/v1/videos/videos', { model: 'videos_fast', prompt: 'waiting', duration: 4, ratio: '9:16' }],
 ];
 

@@ -22,7 +22,7 @@ afterAll(async () => {
 const TASKS: Array<[string, string, Record<string, unknown>]> = [
   ['pic', '/v1/pic/images', { model: 'pic', prompt: 'a fox in the snow' }],
   ['Model Center image', '/v2/model-center/tasks', { model: 'imagegen-5.0', prompt: 'a cat', size: '640x480' }],
-  ['motion', '/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a dog runs' }], duration: 2 }],
+  ['motion', '/v1/motion/videos', { model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'a dog runs' }], duration: 1, ratio: '1:1' }], // the smallest video the family accepts (G417)
   ['videos', '/v1/videos/videos', { model: 'videos_fast', prompt: 'a lake', duration: 4, ratio: '9:16' }],
 ];
 
