@@ -47,8 +47,9 @@ export default defineConfig(async () => {
       hookTimeout: 30_000,
       pool: 'forks',
       // Vitest's default for a run is one worker per core less one: a single worker on 2 cores,
-      // idle while its tests wait for sockets, processes and ffmpeg. One per core (G293).
-      maxWorkers: Math.max(2, os.availableParallelism()),
+      // idle while its tests wait for sockets, processes and ffmpeg. Two per core (G293, G421): a
+      // worker spends about half its time waiting on the timers its tests are about.
+      maxWorkers: 2 * os.availableParallelism(),
       globalSetup: ['test/helpers/build-once.ts', 'test/helpers/postgres-template.ts'],
       projects: [
         // One module graph per worker for the files whose tests hold no module state (G287): the
