@@ -4,7 +4,7 @@
  * engines read alike).
  */
 import { placeholderOf, type Dialect } from './key-rows.js';
-import type { AccountBalance, AccountListQuery, LedgerEntry, LedgerKind, LedgerQuery, ReconcileReport, Settlement } from './types.js';
+import type { AccountBalance, AccountListQuery, HoldRefusal, LedgerEntry, LedgerKind, LedgerQuery, ReconcileReport, Settlement } from './types.js';
 
 export interface AccountRow {
   id: string;
@@ -53,6 +53,22 @@ export const entryOfRow = (r: LedgerRow): LedgerEntry => ({
   note: r.note,
   createdAt: Number(r.created_at),
 });
+
+/** A key's spending cap and what its holds and charges already come to (G207). */
+export interface KeyCapUse {
+  capMicro: number;
+  usedMicro: number;
+}
+
+/**
+ * Whether `amountMicro` more may be held (G200, G207): the account's available credit first, then
+ * the key's spending cap (undefined: the key has none). Every store's holds, task and chat, ask here.
+ */
+export function holdRefusal(amountMicro: number, availableMicro: number, key: KeyCapUse | undefined): HoldRefusal | undefined {
+  if (amountMicro > availableMicro) return { refused: 'credits', availableMicro };
+  if (key && key.usedMicro + amountMicro > key.capMicro) return { refused: 'key_cap', capMicro: key.capMicro, usedMicro: key.usedMicro };
+  return undefined;
+}
 
 /** How settling a hold of `holdMicro` moves money: the entry to append and the account's changes. */
 export interface SettlementMove {

@@ -4,6 +4,7 @@ import {
   accountListSql,
   accountOfRow,
   entryOfRow,
+  holdRefusal,
   LEDGER_COLUMNS,
   ledgerPageSql,
   RECONCILE_ACCOUNTS_SQL,
@@ -165,9 +166,10 @@ export class PostgresCreditStore implements CreditStore {
     return inTransaction(this.pool, async (client): Promise<{ held: true } | HoldRefusal> => {
       if (enforce) {
         const available = await lockedAvailable(client, hold.accountId);
-        if (hold.amountMicro > available) return { refused: 'credits', availableMicro: available };
-        const key = (await lockedKeyCaps(client, [hold.keyId])).get(hold.keyId);
-        if (key && key.usedMicro + hold.amountMicro > key.capMicro) return { refused: 'key_cap', ...key };
+        // the key's cap is read (and locked) only when the balance allows the hold
+        const key = hold.amountMicro > available ? undefined : (await lockedKeyCaps(client, [hold.keyId])).get(hold.keyId);
+        const refusal = holdRefusal(hold.amountMicro, available, key);
+        if (refusal) return refusal;
       }
       await client.query({
         name: 'mg_ledger_request_hold',

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { deliveryIdSql } from '../delivery-rows.js';
+import { holdRefusal } from '../ledger-rows.js';
 import { storable } from './storable.js';
 import { LIVE_COUNTS_SQL, PATCH_COLUMNS, columnValue, insertedRecord, toRecord, type TaskRow } from '../task-rows.js';
 import type {
@@ -241,9 +242,9 @@ export class PostgresTaskStore implements TaskStore {
           if (t.charge && enforceCredits) {
             const left = available.get(t.charge.accountId);
             if (left === undefined) throw new Error(`no account ${t.charge.accountId}`);
-            if (t.charge.holdMicro > left) return { refused: 'credits', availableMicro: left };
             const cap = caps.get(t.ownerKeyId);
-            if (cap && cap.usedMicro + t.charge.holdMicro > cap.capMicro) return { refused: 'key_cap', ...cap };
+            const refusal = holdRefusal(t.charge.holdMicro, left, cap);
+            if (refusal) return refusal;
             available.set(t.charge.accountId, left - t.charge.holdMicro);
             if (cap) caps.set(t.ownerKeyId, { ...cap, usedMicro: cap.usedMicro + t.charge.holdMicro });
           }

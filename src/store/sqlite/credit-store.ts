@@ -3,6 +3,7 @@ import {
   accountListSql,
   accountOfRow,
   entryOfRow,
+  holdRefusal,
   LEDGER_COLUMNS,
   ledgerPageSql,
   RECONCILE_ACCOUNTS_SQL,
@@ -13,6 +14,7 @@ import {
   reconcileReport,
   settlementMove,
   type AccountRow,
+  type KeyCapUse,
   type LedgerRow,
   type ReconcileAccountRow,
   type ReconcileKeyRow,
@@ -57,7 +59,8 @@ export class SqliteLedger {
     this.appendStmt = db.prepare(`INSERT INTO ledger (account_id, kind, amount_micro, settled_micro, task_id, request_id, model, note, created_at, key_id)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.moveKeyStmt = db.prepare('UPDATE api_keys SET held_micro = held_micro + ?, spent_micro = spent_micro + ? WHERE id = ?');
-    this.keyCapStmt = db.prepare('SELECT spend_cap_micro AS cap, held_micro + spent_micro AS used FROM api_keys WHERE id = ?');
+    this.keyCapStmt = db.prepare(`SELECT spend_cap_micro AS capMicro, held_micro + spent_micro AS usedMicro FROM api_keys
+      WHERE id = ? AND spend_cap_micro IS NOT NULL`);
     this.moveStmt = db.prepare(`UPDATE accounts SET available_micro = available_micro + ?, held_micro = held_micro + ?, spent_micro = spent_micro + ?
       WHERE id = ?`);
     this.availableStmt = db.prepare('SELECT available_micro FROM accounts WHERE id = ?').pluck();
@@ -71,16 +74,9 @@ export class SqliteLedger {
     return n;
   }
 
-  /**
-   * Whether `amountMicro` more may be held: the account's balance and the key's spending cap
-   * (G207); the refusal says which and how much is left.
-   */
+  /** Whether `amountMicro` more may be held, as stored now ({@link holdRefusal}). */
   refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
-    const available = this.available(accountId);
-    if (amountMicro > available) return { refused: 'credits', availableMicro: available };
-    const key = this.keyCap(keyId);
-    if (key?.cap != null && key.used + amountMicro > key.cap) return { refused: 'key_cap', capMicro: key.cap, usedMicro: key.used };
-    return undefined;
+    return holdRefusal(amountMicro, this.available(accountId), this.keyCap(keyId));
   }
 
   createAccount(account: NewAccount): void {
@@ -119,9 +115,9 @@ export class SqliteLedger {
     this.moveKeyStmt.run(amountMicro, 0, keyId);
   }
 
-  /** The key's spending cap and what its holds and charges come to, as stored; undefined for an unknown key. */
-  keyCap(keyId: string): { cap: number | null; used: number } | undefined {
-    return this.keyCapStmt.get(keyId) as { cap: number | null; used: number } | undefined;
+  /** The key's spending cap and what its holds and charges come to, as stored; undefined when it has no cap (or is unknown). */
+  keyCap(keyId: string): KeyCapUse | undefined {
+    return this.keyCapStmt.get(keyId) as KeyCapUse | undefined;
   }
 
   /** The holds of one insert batch, to be written inside its transaction (G407). */
@@ -148,8 +144,8 @@ export class SqliteLedger {
 export class BatchHolds {
   /** Per account: its stored available credit (once read) and what the batch has held of it so far. */
   private readonly accounts = new Map<string, Tally<number>>();
-  /** Per key: its stored cap and use (once read; null: an unknown key) and what the batch has held for it so far. */
-  private readonly keys = new Map<string, Tally<{ cap: number | null; used: number } | null>>();
+  /** Per key: its stored cap and use (once read; null: no cap) and what the batch has held for it so far. */
+  private readonly keys = new Map<string, Tally<KeyCapUse | null>>();
 
   constructor(private readonly ledger: SqliteLedger) {}
 
@@ -157,14 +153,10 @@ export class BatchHolds {
   refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
     const account = tallyOf(this.accounts, accountId);
     account.stored ??= this.ledger.available(accountId);
-    const available = account.stored - account.held;
-    if (amountMicro > available) return { refused: 'credits', availableMicro: available };
     const key = tallyOf(this.keys, keyId);
     if (key.stored === undefined) key.stored = this.ledger.keyCap(keyId) ?? null;
-    if (key.stored?.cap == null) return undefined;
-    const used = key.stored.used + key.held;
-    if (used + amountMicro > key.stored.cap) return { refused: 'key_cap', capMicro: key.stored.cap, usedMicro: used };
-    return undefined;
+    const cap = key.stored === null ? undefined : { capMicro: key.stored.capMicro, usedMicro: key.stored.usedMicro + key.held };
+    return holdRefusal(amountMicro, account.stored - account.held, cap);
   }
 
   /** The hold's ledger entry now; its totals counted here until {@link write}. */
