@@ -141,7 +141,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const scratch = openScratchDir(path.join(config.dataDir, 'tmp'));
   const tmpDir = scratch.dir;
 
-  const setup = setUpProviders(config, options);
+  const setup = await setUpProviders(config, options);
   const providers = new ProviderRegistry(setup.providers, setup.routes);
   const metrics = await createMetrics(config, Object.keys(setup.routes));
   // the channels' outcomes, circuits and last errors, shared with the other processes through the store (G322)

@@ -31,7 +31,7 @@ export interface ProviderSetup {
   types: Record<string, string>;
 }
 
-export function setUpProviders(config: Config, options: ProviderSetupOptions = {}): ProviderSetup {
+export async function setUpProviders(config: Config, options: ProviderSetupOptions = {}): Promise<ProviderSetup> {
   if (config.providers && !options.providers && !options.chat) return fromFile(config, config.providers, options.routes);
   const media = options.providers ?? [createSandboxProvider({ timing: config.sandboxTiming })];
   const mediaRoutes = options.routes ?? routesOfShorthand(config.modelRoutes);
@@ -47,9 +47,9 @@ export function setUpProviders(config: Config, options: ProviderSetupOptions = {
 }
 
 /** The providers of providers.json, each made by its type's factory; the built-in sandbox stays available (models without a route use it) unless the file defines `sandbox`. */
-function fromFile(config: Config, file: ProvidersConfig, routes?: Record<string, RouteCandidate[]>): ProviderSetup {
+async function fromFile(config: Config, file: ProvidersConfig, routes?: Record<string, RouteCandidate[]>): Promise<ProviderSetup> {
   const defaults = { sandboxTiming: config.sandboxTiming, sandboxChatTokensPerSecond: config.sandboxChatTokensPerSecond };
-  const providers = file.create(defaults);
+  const providers = await file.create(defaults);
   const types: Record<string, string> = Object.fromEntries(file.providers.map((spec) => [spec.id, spec.type]));
   if (!providers.some((p) => p.id === 'sandbox')) {
     providers.push(sandboxWithChat({}, { ...defaults, id: 'sandbox' }));

@@ -4,7 +4,8 @@
  * checked against each type's `optionsSchema` (plus the fields every type takes: `type`,
  * `concurrency`, `apiKeyEnv`), the type's `resolve` fills its defaults and checks what a schema cannot
  * (URLs, model mappings, workflow files), `checkRoute` what a route to it must name, and `create`
- * makes the provider. Nothing else names the types: adding one is a folder and a line in the list.
+ * makes the provider (importing the adapter only then: G422). Nothing else names the types: adding
+ * one is a folder and a line in the list.
  */
 import type { Static, TObject } from '@sinclair/typebox';
 import { checkConfigJson } from '../config-file.js';
@@ -62,14 +63,18 @@ export interface ProviderFactory<S extends TObject, O extends object> {
   resolve(options: Static<S>, ctx: ReadContext): O;
   /** Throws a ConfigError when a route's candidate names what this provider cannot serve (a model it has no mapping of). */
   checkRoute?(options: O, route: RouteContext): void;
-  create(options: O, ctx: CreateContext): Provider;
+  /**
+   * Makes the provider. An adapter's code is imported here, on first use (`await import('./provider.js')`),
+   * so a process loads only the adapters of the types its providers.json names (G422).
+   */
+  create(options: O, ctx: CreateContext): Provider | Promise<Provider>;
 }
 
 /** An entry of providers.json read by its type's factory: its options (resolved), bound to the checks and the maker of its type. */
 export interface ReadProvider {
   options: object;
   checkRoute(route: RouteContext): void;
-  create(ctx: CreateContext): Provider;
+  create(ctx: CreateContext): Promise<Provider>;
 }
 
 /** A factory as the list holds it: its options type closed over, so the list needs no union of types and no casts. */
@@ -91,7 +96,7 @@ export function registerFactory<S extends TObject, O extends object>(factory: Pr
       return {
         options,
         checkRoute: (route) => factory.checkRoute?.(options, route),
-        create: (createCtx) => factory.create(options, createCtx),
+        create: async (createCtx) => factory.create(options, createCtx),
       };
     },
   };

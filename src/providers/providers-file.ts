@@ -84,8 +84,8 @@ export type ProcessDefaults = Pick<CreateContext, 'sandboxTiming' | 'sandboxChat
 export interface ProvidersConfig {
   providers: ProviderSpec[];
   routes: Record<string, RouteCandidate[]>;
-  /** Makes each provider of the file, by its type's factory. */
-  create(defaults: ProcessDefaults): Provider[];
+  /** Makes each provider of the file, by its type's factory (which loads its adapter then: G422). */
+  create(defaults: ProcessDefaults): Promise<Provider[]>;
 }
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
@@ -186,6 +186,6 @@ export function readProvidersFile(env: Env): ProvidersConfig | undefined {
     providers: all.map((p) => p.spec),
     routes,
     create: (defaults) =>
-      all.map(({ spec, read }) => read.create({ ...defaults, id: spec.id, apiKey: spec.apiKey, keySetting: spec.keySetting, concurrency: spec.concurrency })),
+      Promise.all(all.map(({ spec, read }) => read.create({ ...defaults, id: spec.id, apiKey: spec.apiKey, keySetting: spec.keySetting, concurrency: spec.concurrency }))),
   };
 }

@@ -14,6 +14,9 @@ import { ensureBuilt } from '../helpers/process.js';
 const OPTIONAL = ['@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@aws-sdk/s3-request-presigner', 'pg', 'ioredis', 'gpt-tokenizer', 'sharp', 'prom-client'];
 const isOtel = (p: string): boolean => p.startsWith('@opentelemetry/');
 
+/** An upstream adapter's own code (its factory, defaults and option schemas are read with the configuration, the shared toolkit serves chat too; G422). */
+const adapterCode = (m: string): boolean => /^providers\/(?!sandbox\/|openai\/|toolkit\/|callbacks\/)[^/]+\/(?!factory\.js$|defaults\.js$|models\.js$|templates\.js$|builtin-templates\.js$)/.test(m);
+
 const dataDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-start-light-'));
 /** A port nothing listens on (the discard port): a store or Redis there fails at once. */
 const CLOSED = '127.0.0.1:9';
@@ -24,7 +27,7 @@ describe('start light (G295-G299)', () => {
   it('the default configuration loads none of the optional packages; a chat reply counts its tokens off the main thread, exactly', async () => {
     const key = `sk-start-light-${'k'.repeat(24)}`;
     const question = 'Why is the sky blue? 天空为什么是蓝色的 🤖';
-    const { packages, error, result } = await loadedPackages(
+    const { packages, modules, error, result } = await loadedPackages(
       { MEDIAGATE_DATA_DIR: dataDir(), MEDIAGATE_BOOTSTRAP_KEY: key },
       `
       const res = await fetch(url + '/v1/chat/completions', {
@@ -38,6 +41,9 @@ describe('start light (G295-G299)', () => {
     expect(error).toBeUndefined();
     expect(packages).toContain('fastify'); // the probe sees what the gateway loads
     expect(packages.filter((p) => OPTIONAL.includes(p) || isOtel(p))).toEqual([]);
+    // the sandbox serves everything: no other adapter's code is loaded (G422)
+    expect(modules).toContain('providers/sandbox/index.js');
+    expect(modules.filter(adapterCode)).toEqual([]);
     const { status, body } = result as { status: number; body: { data: { content: string; usage: { prompt_tokens: number; completion_tokens: number } } } };
     expect(status, JSON.stringify(body)).toBe(200);
     // the tokenizer thread counts what gpt-tokenizer counts (G37: priming 3, per message 3, role, text)
@@ -77,6 +83,16 @@ describe('start light (G295-G299)', () => {
     // the adapters (a folder each, their toolkit), their list, providers.json's and the chat upstreams' readers, the usage text's modules
     const upstreams = (m: string): boolean => /^providers\/.+\//.test(m) || ['providers/factories.js', 'providers/providers-file.js'].includes(m);
     expect(modules.filter((m) => upstreams(m) || m.startsWith('chat/') || m === 'config.js' || m === 'main/client-commands.js')).toEqual([]);
+  }, 60_000);
+
+  it('providers.json loads the adapters of the types it names, and no other (G422)', async () => {
+    const dir = dataDir();
+    const file = path.join(dir, 'providers.json');
+    fs.writeFileSync(file, JSON.stringify({ providers: { up: { type: 'relay', baseUrl: `http://${CLOSED}` } }, routes: { 'pic-2': [{ provider: 'up' }] } }));
+    const { modules, error } = await loadedPackages({ MEDIAGATE_DATA_DIR: dir, MEDIAGATE_PROVIDERS: file });
+    expect(error).toBeUndefined();
+    expect(modules).toContain('providers/relay/provider.js');
+    expect(modules.filter(adapterCode).filter((m) => !m.startsWith('providers/relay/'))).toEqual([]);
   }, 60_000);
 
   it('a PostgreSQL URL loads pg', async () => {

@@ -24,11 +24,11 @@ const { file } = configFiles('mediagate-provider-type-');
 const defaults = { sandboxTiming: 'instant', sandboxChatTokensPerSecond: 0 } as const;
 
 describe('a new provider type: one factory and its line in the list', () => {
-  it('is read from providers.json with its defaults, routed to and made', () => {
+  it('is read from providers.json with its defaults, routed to and made', async () => {
     const cfg = readProvidersFile({ MEDIAGATE_PROVIDERS: file({ providers: { e: { type: 'echo', concurrency: 2 } }, routes: { pic: [{ provider: 'e' }] } }) })!;
     expect(cfg.providers).toEqual([{ id: 'e', type: 'echo', loudness: 5, concurrency: 2 }]);
     expect(cfg.routes.pic).toEqual([{ provider: 'e', priority: 0, weight: 1 }]);
-    expect(cfg.create(defaults).map((p) => [p.id, p.concurrency])).toEqual([['e', 5]]);
+    expect((await cfg.create(defaults)).map((p) => [p.id, p.concurrency])).toEqual([['e', 5]]);
   });
 
   it('is checked by its own schema, and the messages name the type, the field and the rule', () => {

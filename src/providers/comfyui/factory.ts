@@ -7,7 +7,7 @@ import { registerFactory } from '../factory.js';
 import { BaseUrl, ModelsOption, PollSecondsOption, TimeBounds } from '../toolkit/options.js';
 import { checkUpstreamUrl } from '../toolkit/upstream-url.js';
 import { builtInTemplates } from './builtin-templates.js';
-import { COMFYUI_DEFAULTS, createComfyUiProvider } from './provider.js';
+import { COMFYUI_DEFAULTS } from './defaults.js';
 import { ComfyModels, loadTemplates, type ComfyTemplate } from './templates.js';
 
 /** providers.json `type: comfyui`: a ComfyUI server, its workflow templates in `models` (read relative to providers.json). */
@@ -56,6 +56,6 @@ export const comfyUiFactory = registerFactory({
       );
     }
   },
-  create: ({ models, ...options }, ctx) =>
-    createComfyUiProvider({ ...options, templates: models, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async ({ models, ...options }, ctx) =>
+    (await import('./provider.js')).createComfyUiProvider({ ...options, templates: models, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

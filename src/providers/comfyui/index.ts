@@ -1,3 +1,4 @@
-export { COMFYUI_DEFAULTS, createComfyUiProvider, type ComfyUiOptions } from './provider.js';
+export { COMFYUI_DEFAULTS } from './defaults.js';
+export { createComfyUiProvider, type ComfyUiOptions } from './provider.js';
 export { builtInTemplates, DEFAULT_TEMPLATE } from './builtin-templates.js';
 export { ComfyModels, loadTemplates, type ComfyTemplate } from './templates.js';

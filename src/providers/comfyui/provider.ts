@@ -40,6 +40,7 @@ import { historyEntryOf, outputFiles, parseJson, queuePlace, type PromptMark } f
 import type { ComfyTemplate } from './templates.js';
 import { tuningOf } from '../provider-tuning.js';
 import { FAMILIES } from '../../contract/families.js';
+import { COMFYUI_DEFAULTS } from './defaults.js';
 
 export interface ComfyUiOptions {
   id: string;
@@ -57,8 +58,6 @@ export interface ComfyUiOptions {
   pollSeconds?: PollSeconds | undefined;
   dispatcher?: Dispatcher | undefined;
 }
-
-export const COMFYUI_DEFAULTS = { baseUrl: 'http://127.0.0.1:8188', timeoutMs: 60_000, connectTimeoutMs: 10_000 } as const;
 
 /** Largest caller image uploaded (ComfyUI's own default upload limit is 100 MB). */
 const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;

@@ -6,7 +6,7 @@ import { registerFactory } from '../factory.js';
 import { BaseUrl, ModelsOption, PollSecondsOption, TimeBounds, Url } from '../toolkit/options.js';
 import { checkUpstreamUrl } from '../toolkit/upstream-url.js';
 import { FalModels } from './models.js';
-import { createFalProvider, FAL_DEFAULTS } from './provider.js';
+import { FAL_DEFAULTS } from './defaults.js';
 
 /** providers.json `type: fal`: fal.ai's queue, each model's input mapping in `models`. */
 export const falFactory = registerFactory({
@@ -40,5 +40,5 @@ export const falFactory = registerFactory({
       );
     }
   },
-  create: (options, ctx) => createFalProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async (options, ctx) => (await import('./provider.js')).createFalProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

@@ -1,1 +1,2 @@
 export * from './provider.js';
+export { FAL_DEFAULTS } from './defaults.js';

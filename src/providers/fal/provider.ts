@@ -22,9 +22,9 @@ import { falCallOf, mappingOf } from './mapping.js';
 import type { FalModels } from './models.js';
 import { queueProgress } from '../queue-progress.js';
 import { filesOf, parseJson, statusOf, submittedOf, type FalRefData } from './reply.js';
-import { FAL_JWKS_URL } from './webhook-signature.js';
 import { tuningOf } from '../provider-tuning.js';
 import { FAMILIES } from '../../contract/families.js';
+import { FAL_DEFAULTS } from './defaults.js';
 
 export interface FalOptions {
   id: string;
@@ -44,8 +44,6 @@ export interface FalOptions {
   jwksUrl?: string | undefined;
   dispatcher?: Dispatcher | undefined;
 }
-
-export const FAL_DEFAULTS = { baseUrl: 'https://queue.fal.run', timeoutMs: 60_000, connectTimeoutMs: 10_000, jwksUrl: FAL_JWKS_URL } as const;
 
 const headerOf = (a: FalAnswer, name: string): string | undefined => {
   const v = a.headers[name];

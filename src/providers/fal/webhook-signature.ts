@@ -9,9 +9,6 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { headerOf, malformed, timeRefusal, type CallbackRefusal } from '../callbacks/delivery.js';
 
-/** Where fal publishes its webhook keys. */
-export const FAL_JWKS_URL = 'https://rest.alpha.fal.ai/.well-known/jwks.json';
-
 /** The signed parts of a delivery. */
 export interface FalWebhook {
   requestId: string;

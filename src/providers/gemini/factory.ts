@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { registerFactory } from '../factory.js';
 import { BaseUrl, PollSecondsOption, TimeBounds } from '../toolkit/options.js';
 import { checkUpstreamUrl } from '../toolkit/upstream-url.js';
-import { createGeminiProvider, GEMINI_DEFAULTS } from './provider.js';
+import { GEMINI_DEFAULTS } from './defaults.js';
 
 /** providers.json `type: gemini`: Google's Gemini API (images, Veo videos). */
 export const geminiFactory = registerFactory({
@@ -10,5 +10,5 @@ export const geminiFactory = registerFactory({
   families: ['pic', 'clip', 'model-center'],
   optionsSchema: Type.Object({ baseUrl: BaseUrl(GEMINI_DEFAULTS.baseUrl), ...TimeBounds, pollSeconds: PollSecondsOption }, { additionalProperties: false }),
   resolve: (options, ctx) => ({ ...options, baseUrl: checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl ?? GEMINI_DEFAULTS.baseUrl) }),
-  create: (options, ctx) => createGeminiProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async (options, ctx) => (await import('./provider.js')).createGeminiProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

@@ -1,1 +1,2 @@
-export { createGeminiProvider, GEMINI_DEFAULTS, type GeminiOptions } from './provider.js';
+export { GEMINI_DEFAULTS } from './defaults.js';
+export { createGeminiProvider, type GeminiOptions } from './provider.js';

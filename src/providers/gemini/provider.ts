@@ -23,6 +23,7 @@ import { isVeo } from './models.js';
 import { checkResultOf, operationNameOf, type OperationReading } from './operation.js';
 import { videoCallOf, type VideoCall } from './video-mapping.js';
 import { tuningOf } from '../provider-tuning.js';
+import { GEMINI_DEFAULTS } from './defaults.js';
 
 export interface GeminiOptions {
   id: string;
@@ -38,13 +39,6 @@ export interface GeminiOptions {
   pollSeconds?: PollSeconds | undefined;
   dispatcher?: Dispatcher | undefined;
 }
-
-export const GEMINI_DEFAULTS = {
-  baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
-  timeoutMs: 300_000,
-  connectTimeoutMs: 10_000,
-  pollSeconds: 10,
-} as const;
 
 /** What an image generation typically takes, for the progress estimate (ms). */
 const TYPICAL_IMAGE_MS = 20_000;

@@ -4,7 +4,7 @@ import { findModelCenterModel } from '../../contract/model-center-catalog.js';
 import { registerFactory } from '../factory.js';
 import { BaseUrl, TimeBounds } from '../toolkit/options.js';
 import { checkUpstreamUrl } from '../toolkit/upstream-url.js';
-import { createOpenAiImagesProvider, OPENAI_IMAGES_DEFAULTS } from './provider.js';
+import { OPENAI_IMAGES_DEFAULTS } from './defaults.js';
 
 /** providers.json `type: openai-images`: OpenAI's image generations and edits. */
 export const openAiImagesFactory = registerFactory({
@@ -23,5 +23,5 @@ export const openAiImagesFactory = registerFactory({
       );
     }
   },
-  create: (options, ctx) => createOpenAiImagesProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async (options, ctx) => (await import('./provider.js')).createOpenAiImagesProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

@@ -1,1 +1,2 @@
-export { createOpenAiImagesProvider, OPENAI_IMAGES_DEFAULTS, type OpenAiImagesOptions } from './provider.js';
+export { OPENAI_IMAGES_DEFAULTS } from './defaults.js';
+export { createOpenAiImagesProvider, type OpenAiImagesOptions } from './provider.js';

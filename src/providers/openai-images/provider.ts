@@ -20,6 +20,7 @@ import { imagesCallOf, type ImagesCall } from './mapping.js';
 import { estimateProgress } from '../toolkit/progress.js';
 import { imageOfAnswer } from './reply.js';
 import { tuningOf } from '../provider-tuning.js';
+import { OPENAI_IMAGES_DEFAULTS } from './defaults.js';
 
 export interface OpenAiImagesOptions {
   id: string;
@@ -34,8 +35,6 @@ export interface OpenAiImagesOptions {
   connectTimeoutMs?: number | undefined;
   dispatcher?: Dispatcher | undefined;
 }
-
-export const OPENAI_IMAGES_DEFAULTS = { baseUrl: 'https://api.openai.com/v1', timeoutMs: 300_000, connectTimeoutMs: 10_000 } as const;
 
 /** What a generation typically takes, for the progress estimate (ms). */
 const TYPICAL_MS = 30_000;

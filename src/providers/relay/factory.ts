@@ -4,7 +4,6 @@ import { FAMILIES } from '../../contract/families.js';
 import { registerFactory } from '../factory.js';
 import { Milliseconds, PollSecondsOption, TimeBounds, Url } from '../toolkit/options.js';
 import { checkUpstreamUrl } from '../toolkit/upstream-url.js';
-import { createRelayProvider } from './provider.js';
 
 /** providers.json `type: relay`: another gateway of this interface (G90). */
 export const relayFactory = registerFactory({
@@ -28,6 +27,6 @@ export const relayFactory = registerFactory({
       options[field] !== undefined && { [field]: checkUpstreamUrl(ctx.setting, `${ctx.where}.${field}`, options[field]) };
     return { ...options, baseUrl: checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl), ...url('powerBaseUrl'), ...url('apiBaseUrl') };
   },
-  create: ({ stallTimeoutMs, ...options }, ctx) =>
-    createRelayProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency, chatStallTimeoutMs: stallTimeoutMs }),
+  create: async ({ stallTimeoutMs, ...options }, ctx) =>
+    (await import('./provider.js')).createRelayProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency, chatStallTimeoutMs: stallTimeoutMs }),
 });

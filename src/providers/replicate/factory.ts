@@ -6,7 +6,7 @@ import { registerFactory } from '../factory.js';
 import { BaseUrl, ModelsOption, PollSecondsOption, TimeBounds } from '../toolkit/options.js';
 import { checkUpstreamUrl } from '../toolkit/upstream-url.js';
 import { entryProblem, ReplicateModels } from './models.js';
-import { createReplicateProvider, REPLICATE_DEFAULTS } from './provider.js';
+import { REPLICATE_DEFAULTS } from './defaults.js';
 
 /** providers.json `type: replicate`: Replicate's predictions, each model's input mapping in `models`. */
 export const replicateFactory = registerFactory({
@@ -44,5 +44,5 @@ export const replicateFactory = registerFactory({
       );
     }
   },
-  create: (options, ctx) => createReplicateProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async (options, ctx) => (await import('./provider.js')).createReplicateProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

@@ -1,2 +1,3 @@
-export { createReplicateProvider, REPLICATE_DEFAULTS, type ReplicateOptions } from './provider.js';
+export { REPLICATE_DEFAULTS } from './defaults.js';
+export { createReplicateProvider, type ReplicateOptions } from './provider.js';
 export { entryProblem, ReplicateModels, type ReplicateModelsSpec } from './models.js';

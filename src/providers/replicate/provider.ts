@@ -32,6 +32,7 @@ import { predictionCallOf } from './mapping.js';
 import type { ReplicateModelsSpec } from './models.js';
 import { checkResultOf, predictionOf } from './reply.js';
 import { tuningOf } from '../provider-tuning.js';
+import { REPLICATE_DEFAULTS } from './defaults.js';
 
 export interface ReplicateOptions {
   id: string;
@@ -50,8 +51,6 @@ export interface ReplicateOptions {
   pollSeconds?: PollSeconds | undefined;
   dispatcher?: Dispatcher | undefined;
 }
-
-export const REPLICATE_DEFAULTS = { baseUrl: 'https://api.replicate.com/v1', timeoutMs: 60_000, connectTimeoutMs: 10_000 } as const;
 
 /** What a started prediction keeps: what its file is. */
 interface ReplicateRefData {
