@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { Value, ValueErrorType } from './typebox.js';
+import type { ValueError } from '@sinclair/typebox/value';
 import { ConfigError } from './config-error.js';
 
 /** `/upstreams/a/baseUrl` -> `upstreams.a.baseUrl`; the root is `the file`. */

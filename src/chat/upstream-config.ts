@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
 import { CHAT_MODELS } from '../contract/chat.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { readConfigJson } from '../config-file.js';

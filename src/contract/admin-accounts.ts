@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { AdminList, closed, Created, PagingQuery } from './admin-common.js';
 import { MAX_CREDITS } from './admin-keys.js';
 import { StringEnum } from './schema-helpers.js';

@@ -1,4 +1,5 @@
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static, TSchema, TUnsafe } from '@sinclair/typebox';
 import { Nullable } from './task-replies.js';
 
 /**

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { AdminList, closed, Created, PagingQuery, TimeQuery } from './admin-common.js';
 import { FAMILIES } from './families.js';
 import { StringEnum } from './schema-helpers.js';

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import type { ChatContentPart, ChatMessage, ChatRequest } from '../chat/types.js';
 import { invalidField } from '../errors.js';
 import { MediaUrl, StringEnum } from './schema-helpers.js';

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { invalidField } from '../errors.js';
 import { findModel, priceTask } from './catalog.js';
 import { mediaRefs, refsOf, type MediaRef } from './media-refs.js';

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { closed } from './admin-common.js';
 import { KEY_ROLES } from './admin-keys.js';
 import { StringEnum } from './schema-helpers.js';

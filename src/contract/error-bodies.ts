@@ -1,4 +1,5 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { type AppError, ERROR_CATALOG, type ErrorCode, type ErrorStyle } from '../errors.js';
 import { StringEnum } from './schema-helpers.js';
 import { Nullable } from './task-replies.js';

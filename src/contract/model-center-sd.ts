@@ -1,4 +1,5 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { TSchema } from '@sinclair/typebox';
 import { AppError, invalidField } from '../errors.js';
 import { mediaRefs, refsOf } from './media-refs.js';
 import { motionPromptProblem } from './motion-prompt.js';

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { findModel, priceTask } from './catalog.js';
 import { IMAGE_LONG_SIDE, sizeForAspect, type ImageResolution, type OutputSpec } from './output.js';
 import { mediaRefs, refsOf } from './media-refs.js';

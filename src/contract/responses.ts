@@ -1,4 +1,5 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { TSchema } from '@sinclair/typebox';
 import type { ErrorStyle } from '../errors.js';
 import { errorBodySchema } from './error-bodies.js';
 

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { Nullable, TaskQueryReply } from './task-replies.js';
 import { StringEnum } from './schema-helpers.js';
 

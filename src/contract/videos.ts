@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import { findModel, priceTask } from './catalog.js';
 import { mediaRefs, refsOf } from './media-refs.js';
 import { videoOutput } from './output.js';

@@ -5,7 +5,7 @@
  * API-key scope: no key, no per-key rate limit.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
 import type { FastifyInstance } from 'fastify';
 import { responses } from '../contract/responses.js';
 import { bearerToken } from '../auth/plugin.js';

@@ -6,7 +6,8 @@
  * variable) is a ConfigError naming it. Keys come from environment variables and are never quoted.
  */
 import path from 'node:path';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { familyOfModel } from '../contract/model-family.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { checkConfigJson, readConfigJson } from '../config-file.js';
@@ -186,6 +187,8 @@ export function readProvidersFile(env: Env): ProvidersConfig | undefined {
     providers: all.map((p) => p.spec),
     routes,
     create: (defaults) =>
-      Promise.all(all.map(({ spec, read }) => read.create({ ...defaults, id: spec.id, apiKey: spec.apiKey, keySetting: spec.keySetting, concurrency: spec.concurrency }))),
+      Promise.all(
+        all.map(({ spec, read }) => read.create({ ...defaults, id: spec.id, apiKey: spec.apiKey, keySetting: spec.keySetting, concurrency: spec.concurrency })),
+      ),
   };
 }

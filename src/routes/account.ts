@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { toCredits } from '../credits/money.js';
 import type { AccountView } from '../credits/account-view.js';

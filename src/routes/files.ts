@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NoBody, responses, type SuccessSchema } from '../contract/responses.js';
 import { AppError } from '../errors.js';

@@ -7,7 +7,7 @@
  * is answered 200 `{received: true, outcome}` whatever it did (tasks/callbacks.ts), so the upstream
  * does not deliver it again; refusals are 4xx (a 503 only when the upstream's keys cannot be had).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { CALLBACK_ROUTE, type CallbackReceiver } from '../tasks/callbacks.js';

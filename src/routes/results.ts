@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
 import type { ReplyContext } from '../families/reply-context.js';
 import { queryReply } from '../families/query-reply.js';
 import type { LiveRequests } from '../http/live-requests.js';

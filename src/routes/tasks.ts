@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../typebox.js';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { KEYED_ERRORS, responses } from '../contract/responses.js';
 import { TaskListReply } from '../contract/task-extras.js';

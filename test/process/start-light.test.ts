@@ -15,7 +15,8 @@ const OPTIONAL = ['@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@aws-sdk/s3-req
 const isOtel = (p: string): boolean => p.startsWith('@opentelemetry/');
 
 /** An upstream adapter's own code (its factory, defaults and option schemas are read with the configuration, the shared toolkit serves chat too; G422). */
-const adapterCode = (m: string): boolean => /^providers\/(?!sandbox\/|openai\/|toolkit\/|callbacks\/)[^/]+\/(?!factory\.js$|defaults\.js$|models\.js$|templates\.js$|builtin-templates\.js$)/.test(m);
+const adapterCode = (m: string): boolean =>
+  /^providers\/(?!sandbox\/|openai\/|toolkit\/|callbacks\/)[^/]+\/(?!factory\.js$|defaults\.js$|models\.js$|templates\.js$|builtin-templates\.js$)/.test(m);
 
 const dataDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-start-light-'));
 /** A port nothing listens on (the discard port): a store or Redis there fails at once. */

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { ConfigError } from '../../config-error.js';
 import { checkConfigJson } from '../../config-file.js';
 import { FAMILIES } from '../../contract/families.js';

@@ -17,7 +17,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
+import type { Static } from '@sinclair/typebox';
 
 export const MAX_REFERENCE_SLOTS = 16;
 

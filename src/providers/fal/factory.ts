@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { ConfigError } from '../../config-error.js';
 import { checkConfigJson } from '../../config-file.js';
 import { FAMILIES } from '../../contract/families.js';
@@ -40,5 +40,6 @@ export const falFactory = registerFactory({
       );
     }
   },
-  create: async (options, ctx) => (await import('./provider.js')).createFalProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async (options, ctx) =>
+    (await import('./provider.js')).createFalProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { ConfigError } from '../../config-error.js';
 import { findModelCenterModel } from '../../contract/model-center-catalog.js';
 import { registerFactory } from '../factory.js';
@@ -23,5 +23,6 @@ export const openAiImagesFactory = registerFactory({
       );
     }
   },
-  create: async (options, ctx) => (await import('./provider.js')).createOpenAiImagesProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
+  create: async (options, ctx) =>
+    (await import('./provider.js')).createOpenAiImagesProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency }),
 });

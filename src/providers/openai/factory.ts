@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { CHAT_UPSTREAM_DEFAULTS } from '../../chat/upstream-config.js';
 import { ConfigError } from '../../config-error.js';
 import { chatOnlyProvider } from '../registry.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { ConfigError } from '../../config-error.js';
 import { FAMILIES } from '../../contract/families.js';
 import { registerFactory } from '../factory.js';
@@ -28,5 +28,11 @@ export const relayFactory = registerFactory({
     return { ...options, baseUrl: checkUpstreamUrl(ctx.setting, `${ctx.where}.baseUrl`, options.baseUrl), ...url('powerBaseUrl'), ...url('apiBaseUrl') };
   },
   create: async ({ stallTimeoutMs, ...options }, ctx) =>
-    (await import('./provider.js')).createRelayProvider({ ...options, id: ctx.id, apiKey: ctx.apiKey, concurrency: ctx.concurrency, chatStallTimeoutMs: stallTimeoutMs }),
+    (await import('./provider.js')).createRelayProvider({
+      ...options,
+      id: ctx.id,
+      apiKey: ctx.apiKey,
+      concurrency: ctx.concurrency,
+      chatStallTimeoutMs: stallTimeoutMs,
+    }),
 });

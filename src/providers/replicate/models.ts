@@ -19,7 +19,8 @@
  * maps to (`null`: honoured without sending anything: what the model makes anyway); without `name`
  * nothing is sent. Every request field not listed is refused (G128).
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
+import type { Static } from '@sinclair/typebox';
 
 const INPUT_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);

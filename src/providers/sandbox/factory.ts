@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { createSandboxChatProvider } from '../../chat/sandbox.js';
 import { FAMILIES } from '../../contract/families.js';
 import { registerFactory, type CreateContext } from '../factory.js';

@@ -3,7 +3,7 @@
  * `description` is the rule a ConfigError states): each factory's `optionsSchema` is built of these
  * and its own fields (G403).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../typebox.js';
 import { FAMILIES } from '../../contract/families.js';
 
 const MS_RULE = 'a whole number of milliseconds between 100 and 3600000';

@@ -1,0 +1,18 @@
+/**
+ * TypeBox's values, loaded from its CommonJS build (G423). The package's ESM build is ~250 files,
+ * each resolved, read and linked on its own by Node's ESM loader: loading it took ~70 ms of CPU at
+ * every start, a tenth of the gateway's. The CommonJS build is the same code, loaded by `require`.
+ * Modules of `src/` import `Type`, `Value` and `ValueErrorType` from here and TypeBox's types with
+ * `import type` from the package (erased at build); test/unit/typebox-imports.test.ts keeps it so.
+ */
+import { createRequire } from 'node:module';
+import type * as TypeBox from '@sinclair/typebox';
+import type * as TypeBoxValue from '@sinclair/typebox/value';
+
+const require = createRequire(import.meta.url);
+const typebox = require('@sinclair/typebox') as typeof TypeBox;
+const value = require('@sinclair/typebox/value') as typeof TypeBoxValue;
+
+export const Type: typeof TypeBox.Type = typebox.Type;
+export const Value: typeof TypeBoxValue.Value = value.Value;
+export const ValueErrorType: typeof TypeBoxValue.ValueErrorType = value.ValueErrorType;
