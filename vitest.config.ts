@@ -36,6 +36,14 @@ function postgresAnswers(): Promise<string | undefined> {
   });
 }
 
+/** Test processes at once: MEDIAGATE_TEST_WORKERS (a whole number from 1), else two per core (G421). */
+function testWorkers(): number {
+  const set = process.env.MEDIAGATE_TEST_WORKERS;
+  if (set === undefined || set === '') return 2 * os.availableParallelism();
+  if (!/^[1-9][0-9]*$/.test(set)) throw new Error(`MEDIAGATE_TEST_WORKERS must be a whole number from 1, got "${set}"`);
+  return Number(set);
+}
+
 export default defineConfig(async () => {
   const down = await postgresAnswers();
   if (down && process.env.MEDIAGATE_TEST_REQUIRE_POSTGRES === '1')
@@ -49,8 +57,9 @@ export default defineConfig(async () => {
       // Vitest's default for a run is one worker per core less one: a single worker on 2 cores,
       // idle while its tests wait for sockets, processes and ffmpeg. Two per core (G293, G421): a
       // worker spends about half its time waiting on the timers its tests are about.
-      maxWorkers: 2 * os.availableParallelism(),
-      globalSetup: ['test/helpers/build-once.ts', 'test/helpers/postgres-template.ts'],
+      // MEDIAGATE_TEST_WORKERS sets another count (the command line's --maxWorkers does not reach the projects).
+      maxWorkers: testWorkers(),
+      globalSetup: ['test/helpers/temp-root.ts', 'test/helpers/build-once.ts', 'test/helpers/postgres-template.ts'],
       projects: [
         // One module graph per worker for the files whose tests hold no module state (G287): the
         // gateway is imported once per worker, not once per file. The files that mock a module,
