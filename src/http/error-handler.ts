@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import { AppError, asAppError, type ErrorStyle } from '../errors.js';
 import { renderErrorBody } from '../contract/error-bodies.js';
 
@@ -30,11 +30,23 @@ export function toAppError(err: unknown): AppError {
   return asAppError(err);
 }
 
+/**
+ * How a reply of 500 or more is logged (G425): a fault (any thrown value but an AppError, or an
+ * AppError wrapping a cause) at `error` with the error and its stack; a refusal the gateway gives
+ * on purpose (draining, no channel takes calls now, a bound says "later") at `warn`, by its code
+ * and message only, since its stack says nothing an operator needs.
+ */
+export function logServerError(log: FastifyBaseLogger, err: unknown, appErr: AppError, msg: string): void {
+  if (appErr.status < 500) return;
+  if (err instanceof AppError && err.cause === undefined) log.warn({ code: appErr.code, status: appErr.status }, `${msg}: ${appErr.message}`);
+  else log.error({ err }, msg);
+}
+
 /** One error handler for every route; it renders the route's family error body. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     const appErr = toAppError(err);
-    if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+    logServerError(request.log, err, appErr, 'request failed');
     const style = request.routeOptions.config?.errorStyle ?? 'standard';
     if (appErr.headers) void reply.headers(appErr.headers);
     // the catalog code also where the family's body carries only the status (videos, chat: G312)

@@ -10,6 +10,7 @@ import { finished } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { renderErrorBody } from '../contract/error-bodies.js';
+import { logServerError } from './error-handler.js';
 
 /** Fastify's router limit on one path parameter (its `maxParamLength` default); task ids are 35 characters. */
 export const MAX_PARAM_LENGTH = 100;
@@ -39,7 +40,7 @@ export function frameworkError(err: Error & { code?: string }, path: string): Ap
 /** Fastify's `frameworkErrors` option: the request has no route yet, so the body is the standard one. */
 export function handleFrameworkError(err: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
   const appErr = frameworkError(err, request.raw.url ?? '');
-  if (appErr.status >= 500) request.log.error({ err }, 'request failed before routing');
+  logServerError(request.log, err, appErr, 'request failed before routing');
   void reply.header('x-request-id', request.id).status(appErr.status).send(renderErrorBody('standard', appErr));
 }
 
