@@ -10,10 +10,16 @@ import os from 'node:os';
 import path from 'node:path';
 
 export default function setup(): () => void {
+  // vitest runs a global setup once for the run and once per project that extends the config: one folder is enough
+  if (process.env.MEDIAGATE_TEST_TMP_ROOT !== undefined) return () => {};
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-test-run-'));
+  // others may pass through, not list: the private PostgreSQL servers' folders below belong to the postgres user
+  fs.chmodSync(root, 0o711);
   const before = process.env.TMPDIR;
   process.env.TMPDIR = root;
+  process.env.MEDIAGATE_TEST_TMP_ROOT = root;
   return () => {
+    delete process.env.MEDIAGATE_TEST_TMP_ROOT;
     if (before === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = before;
     if (process.env.MEDIAGATE_TEST_KEEP_TMP === '1') console.log(`the test run's temporary files are in ${root}`);
