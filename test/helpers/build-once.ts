@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { BIN, ROOT } from './process.js';
 
 export default function setup(): void {
-  if (process.env.MEDIAGATE_TEST_NO_BUILD === '1') return;
+  // vitest runs a global setup for the run and again for each project that extends the config: once is enough
+  if (process.env.MEDIAGATE_TEST_NO_BUILD === '1' || process.env.MEDIAGATE_TEST_DIST_BUILT === '1') return;
   const r = spawnSync(process.execPath, [BIN, 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) throw new Error(`building dist/ failed: ${r.stderr}`);
   process.env.MEDIAGATE_TEST_DIST_BUILT = '1'; // the test processes, started after this, inherit it

@@ -10,9 +10,12 @@ import pg from 'pg';
 import { POSTGRES_ADMIN_URL } from './postgres-url.js';
 
 export default function setup(): () => Promise<void> {
+  // vitest runs a global setup for the run and again for each project that extends the config: the first names the run
+  if (process.env.MEDIAGATE_TEST_POSTGRES_RUN !== undefined) return async () => {};
   const run = `mediagate_test_${randomBytes(6).toString('hex')}`;
   process.env.MEDIAGATE_TEST_POSTGRES_RUN = run; // the test processes, started after this, inherit it
   return async () => {
+    delete process.env.MEDIAGATE_TEST_POSTGRES_RUN;
     // the server of test/helpers/postgres.ts (not imported: it loads the store, which this process never needs)
     const client = new pg.Client({
       connectionString: POSTGRES_ADMIN_URL,
