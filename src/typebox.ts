@@ -3,7 +3,7 @@
  * each resolved, read and linked on its own by Node's ESM loader: loading it took ~70 ms of CPU at
  * every start, a tenth of the gateway's. The CommonJS build is the same code, loaded by `require`.
  * Modules of `src/` import `Type`, `Value` and `ValueErrorType` from here and TypeBox's types with
- * `import type` from the package (erased at build); test/unit/typebox-imports.test.ts keeps it so.
+ * `import type` from the package (erased at build); a rule of test/unit/layers.test.ts keeps it so.
  */
 import { createRequire } from 'node:module';
 import type * as TypeBox from '@sinclair/typebox';
