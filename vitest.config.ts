@@ -59,7 +59,7 @@ export default defineConfig(async () => {
       // worker spends about half its time waiting on the timers its tests are about.
       // MEDIAGATE_TEST_WORKERS sets another count (the command line's --maxWorkers does not reach the projects).
       maxWorkers: testWorkers(),
-      globalSetup: ['test/helpers/temp-root.ts', 'test/helpers/build-once.ts', 'test/helpers/postgres-template.ts'],
+      globalSetup: ['test/helpers/run-setup.ts'],
       projects: [
         // One module graph per worker for the files whose tests hold no module state (G287): the
         // gateway is imported once per worker, not once per file. The files that mock a module,

@@ -1,5 +1,5 @@
 /**
- * Vitest global setup (G279): names this run's PostgreSQL databases (`<run>_template`, the migrated
+ * Part of the run's global setup (run-setup.ts, G279): names this run's PostgreSQL databases (`<run>_template`, the migrated
  * template the harness's stores are copied from, which test/helpers/postgres.ts builds when the
  * first store needs it, and `<run>_<random>`, the stores), and drops whatever of them is left when
  * the run ends: the template, and stores whose drop had not finished. A run that uses no
@@ -9,13 +9,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { POSTGRES_ADMIN_URL } from './postgres-url.js';
 
-export default function setup(): () => Promise<void> {
-  // vitest runs a global setup for the run and again for each project that extends the config: the first names the run
-  if (process.env.MEDIAGATE_TEST_POSTGRES_RUN !== undefined) return async () => {};
+export function setUpPostgresRun(): () => Promise<void> {
   const run = `mediagate_test_${randomBytes(6).toString('hex')}`;
   process.env.MEDIAGATE_TEST_POSTGRES_RUN = run; // the test processes, started after this, inherit it
   return async () => {
-    delete process.env.MEDIAGATE_TEST_POSTGRES_RUN;
     // the server of test/helpers/postgres.ts (not imported: it loads the store, which this process never needs)
     const client = new pg.Client({
       connectionString: POSTGRES_ADMIN_URL,
