@@ -6,9 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Static, TSchema } from '@sinclair/typebox';
-import { Value, ValueErrorType } from './typebox.js';
-import type { ValueError } from '@sinclair/typebox/value';
+import { Value, ValueErrorType, type Static, type TSchema, type ValueError } from './typebox.js';
 import { ConfigError } from './config-error.js';
 
 /** `/upstreams/a/baseUrl` -> `upstreams.a.baseUrl`; the root is `the file`. */

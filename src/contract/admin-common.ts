@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static, TSchema, TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from '../typebox.js';
 import { Nullable } from './task-replies.js';
 
 /**

@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../typebox.js';
 import { closed, TimeQuery } from './admin-common.js';
 import { StringEnum } from './schema-helpers.js';
 import { Nullable } from './task-replies.js';

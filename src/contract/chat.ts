@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../typebox.js';
 import type { ChatContentPart, ChatMessage, ChatRequest } from '../chat/types.js';
 import { invalidField } from '../errors.js';
 import { MediaUrl, StringEnum } from './schema-helpers.js';

@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '../typebox.js';
 import { AppError, invalidField } from '../errors.js';
 import { mediaRefs, refsOf } from './media-refs.js';
 import { motionPromptProblem } from './motion-prompt.js';

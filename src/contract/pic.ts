@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../typebox.js';
 import { findModel, priceTask } from './catalog.js';
 import { IMAGE_LONG_SIDE, sizeForAspect, type ImageResolution, type OutputSpec } from './output.js';
 import { mediaRefs, refsOf } from './media-refs.js';

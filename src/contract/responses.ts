@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '../typebox.js';
 import type { ErrorStyle } from '../errors.js';
 import { errorBodySchema } from './error-bodies.js';
 

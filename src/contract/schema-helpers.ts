@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { TString, TUnsafe } from '@sinclair/typebox';
+import { Type, type TString, type TUnsafe } from '../typebox.js';
 
 /** A string enum as a plain JSON Schema `enum` (clear validation errors, typed as the union). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {

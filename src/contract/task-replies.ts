@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '../typebox.js';
 import { StringEnum } from './schema-helpers.js';
 
 /**

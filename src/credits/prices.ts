@@ -3,8 +3,7 @@
  * file (`MEDIAGATE_PRICES`) overrides a model; chat per 1,000 prompt and completion tokens. What a
  * task holds is computed here at submit and stored with it (`TaskCharge`).
  */
-import { Type } from '../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../typebox.js';
 import { findModel } from '../contract/catalog.js';
 import type { SubmitPlan } from '../contract/submit-plan.js';
 import { ConfigError } from '../config-error.js';

@@ -7,7 +7,7 @@
  * makes the provider (importing the adapter only then: G422). Nothing else names the types: adding
  * one is a folder and a line in the list.
  */
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static, TObject } from '../typebox.js';
 import { checkConfigJson } from '../config-file.js';
 import type { SandboxTiming } from './sandbox/timing.js';
 import type { Provider, ServiceFamily } from './types.js';

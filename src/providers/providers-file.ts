@@ -6,8 +6,7 @@
  * variable) is a ConfigError naming it. Keys come from environment variables and are never quoted.
  */
 import path from 'node:path';
-import { Type } from '../typebox.js';
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '../typebox.js';
 import { familyOfModel } from '../contract/model-family.js';
 import { ConfigError, type Env } from '../config-error.js';
 import { checkConfigJson, readConfigJson } from '../config-file.js';

@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../typebox.js';
 import type { FastifyInstance } from 'fastify';
 import { toCredits } from '../credits/money.js';
 import type { AccountView } from '../credits/account-view.js';

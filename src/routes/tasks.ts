@@ -1,5 +1,4 @@
-import { Type } from '../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../typebox.js';
 import type { FastifyInstance } from 'fastify';
 import { KEYED_ERRORS, responses } from '../contract/responses.js';
 import { TaskListReply } from '../contract/task-extras.js';

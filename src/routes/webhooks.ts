@@ -1,4 +1,4 @@
-import type { Static } from '@sinclair/typebox';
+import type { Static } from '../typebox.js';
 import type { FastifyInstance } from 'fastify';
 import { KEYED_ERRORS, QUERY_ERRORS, responses } from '../contract/responses.js';
 import { DeliveryListReply, WebhookSecretReply } from '../contract/task-extras.js';

@@ -17,8 +17,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Type } from '../../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../../typebox.js';
 
 export const MAX_REFERENCE_SLOTS = 16;
 

@@ -4,8 +4,7 @@
  * the constant inputs always sent, and where the model's answer holds the result files. A request
  * field the mapping does not name is refused (G128), never dropped.
  */
-import { Type } from '../../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../../typebox.js';
 
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 

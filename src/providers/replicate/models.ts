@@ -19,8 +19,7 @@
  * maps to (`null`: honoured without sending anything: what the model makes anyway); without `name`
  * nothing is sent. Every request field not listed is refused (G128).
  */
-import { Type } from '../../typebox.js';
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '../../typebox.js';
 
 const INPUT_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
