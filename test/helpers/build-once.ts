@@ -1,6 +1,6 @@
 /**
- * Part of the run's global setup (run-setup.ts, G293): builds dist/ (and the client package's) once before any test file
- * runs, with the launcher's own staleness check, so the process tests find it built instead of
+ * Part of the run's global setup (run-setup.ts, G293): builds dist/ (and the client package's)
+ * once before any test file runs, with the launcher's own staleness check, so the process tests find it built instead of
  * each starting a compiler of its own. `npm run test:fast` sets MEDIAGATE_TEST_NO_BUILD=1: its
  * folders start no process. Test-only.
  */

@@ -1,6 +1,6 @@
 /**
- * Part of the run's global setup (run-setup.ts, G279): names this run's PostgreSQL databases (`<run>_template`, the migrated
- * template the harness's stores are copied from, which test/helpers/postgres.ts builds when the
+ * Part of the run's global setup (run-setup.ts, G279): names this run's PostgreSQL databases
+ * (`<run>_template`, the migrated template the harness's stores are copied from, which test/helpers/postgres.ts builds when the
  * first store needs it, and `<run>_<random>`, the stores), and drops whatever of them is left when
  * the run ends: the template, and stores whose drop had not finished. A run that uses no
  * PostgreSQL creates none; the teardown then finds nothing (or no server). Test-only.

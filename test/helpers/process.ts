@@ -7,8 +7,8 @@ export const BIN = path.join(ROOT, 'bin', 'mediagate.js');
 
 /**
  * dist/ built and current, so process tests start quickly afterwards: done once for the whole run
- * by the global setup (build-once.ts, from run-setup.ts); without it (MEDIAGATE_TEST_NO_BUILD=1 with a process test
- * in the run) built here, if stale, as the launcher does.
+ * by the global setup (run-setup.ts, build-once.ts); without it (MEDIAGATE_TEST_NO_BUILD=1 with
+ * a process test in the run) built here, if stale, as the launcher does.
  */
 export function ensureBuilt(): void {
   if (process.env.MEDIAGATE_TEST_DIST_BUILT === '1') return;
