@@ -76,7 +76,9 @@ export class SqliteLedger {
 
   /** Whether `amountMicro` more may be held, as stored now ({@link holdRefusal}). */
   refusal(accountId: string, keyId: string, amountMicro: number): HoldRefusal | undefined {
-    return holdRefusal(amountMicro, this.available(accountId), this.keyCap(keyId));
+    const available = this.available(accountId);
+    // the key's cap is read only when the balance allows the hold, as on PostgreSQL
+    return holdRefusal(amountMicro, available, amountMicro > available ? undefined : this.keyCap(keyId));
   }
 
   createAccount(account: NewAccount): void {
