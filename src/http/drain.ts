@@ -16,17 +16,24 @@ import net, { type Socket } from 'node:net';
 export class HttpDrain {
   private draining = false;
   /**
-   * Each open connection's latest reply, finished or not (only kept while not draining; a drain
-   * reads them once). Kept per connection, not per request: a Set that gains and loses every reply
-   * keeps the replies it held alive until V8's next full collection (its obsolete hash tables still
-   * point at them), which tripled the cost of garbage collection per request (G426).
+   * Each open connection's reply under way, or null between replies (only kept while not draining;
+   * a drain reads them once). An entry per connection, not per request: a Set that gains and loses
+   * every reply keeps the replies it held alive until V8's next full collection (its obsolete hash
+   * tables still point at them), which tripled the cost of garbage collection per request (G426).
    */
-  private readonly latest = new Map<Socket, ServerResponse>();
+  private readonly latest = new Map<Socket, ServerResponse | null>();
 
   constructor(private readonly server: Server) {
     server.on('connection', (socket: Socket) => socket.once('close', () => this.latest.delete(socket)));
     // first: a reply made while draining must know it before anything writes its headers
     server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => this.onRequest(req, res));
+  }
+
+  /** How many replies are under way now (before the drain; 0 once it has begun). */
+  get repliesUnderWay(): number {
+    let n = 0;
+    for (const res of this.latest.values()) if (res) n++;
+    return n;
   }
 
   /** Whether the drain has begun. */
@@ -39,8 +46,13 @@ export class HttpDrain {
       res.shouldKeepAlive = false; // Node writes `Connection: close` and closes after the reply
       return;
     }
-    // the request's socket (a pipelined reply has none yet); overwriting an entry allocates nothing
-    this.latest.set(req.socket, res);
+    // the request's socket (a pipelined reply has none yet); the entry is overwritten, never
+    // deleted and added again, and a finished reply is let go of at once (an idle connection holds none)
+    const socket = req.socket;
+    this.latest.set(socket, res);
+    res.once('finish', () => {
+      if (this.latest.get(socket) === res) this.latest.set(socket, null);
+    });
   }
 
   /** Stops listening; from now on every reply closes its connection (idle connections stay open). */
@@ -50,7 +62,7 @@ export class HttpDrain {
     // net's close, not http's: http's also destroys the idle keep-alive connections at once
     if (this.server.listening) net.Server.prototype.close.call(this.server);
     for (const res of this.latest.values()) {
-      if (res.writableFinished) continue; // an idle connection: closed at the end of the drain
+      if (!res || res.writableFinished) continue; // an idle connection: closed at the end of the drain
       if (!res.headersSent) {
         res.shouldKeepAlive = false;
         continue;

@@ -1,0 +1,115 @@
+/**
+ * The HTTP drain (G341, G426) on a plain Node server: at its start, a reply whose headers are not
+ * out yet says `Connection: close`, a reply already streaming closes its connection after its last
+ * byte, an idle kept-alive connection stays open (a request on it is answered with `Connection:
+ * close`) until the drain's end closes the idle ones. What it keeps is one entry per connection.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpDrain } from '../../src/http/drain.js';
+
+interface Reply {
+  status: number;
+  connection: string | undefined;
+  body: string;
+  socket: Socket;
+}
+
+/** A request on `agent`'s one kept-alive connection; `onHeaders` is told when the reply's headers arrive. */
+function get(agent: http.Agent, port: number, path: string, onHeaders?: () => void): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ agent, host: '127.0.0.1', port, path }, (res) => {
+      onHeaders?.();
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body, socket: req.socket! }));
+    });
+    req.on('error', reject);
+  });
+}
+
+const closed = (socket: Socket): Promise<void> => (socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve())));
+
+let server: http.Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+});
+
+describe('the HTTP drain (G341, G426)', () => {
+  it('closes each connection after its reply under way, keeps idle ones until its end, and answers late requests with Connection: close', async () => {
+    const held = new Map<string, ServerResponse>();
+    let arrived: (path: string) => void = () => undefined;
+    server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/streaming') res.writeHead(200, { 'content-type': 'text/plain' }).write('first ');
+      if (req.url === '/quick') res.end('quick');
+      else held.set(req.url!, res);
+      arrived(req.url!);
+    });
+    const drain = new HttpDrain(server);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const agents = Array.from({ length: 3 }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    const [idleAgent, headAgent, streamAgent] = agents as [http.Agent, http.Agent, http.Agent];
+
+    // an idle kept-alive connection: its one reply is over
+    const first = await get(idleAgent, port, '/quick');
+    expect(first.connection).toBe('keep-alive');
+    // a reply whose headers are not out, and a reply already streaming
+    const both = new Promise<void>((resolve) => {
+      let n = 0;
+      arrived = () => {
+        if (++n === 2) resolve();
+      };
+    });
+    const waiting = get(headAgent, port, '/waiting');
+    let streamingHeaders!: () => void;
+    const headersOut = new Promise<void>((resolve) => {
+      streamingHeaders = resolve;
+    });
+    const streaming = get(streamAgent, port, '/streaming', streamingHeaders);
+    await both;
+    await headersOut;
+    expect(drain.repliesUnderWay).toBe(2); // the idle connection's finished reply is not held
+
+    drain.start();
+    expect(drain.active).toBe(true);
+    expect(server.listening).toBe(false);
+
+    held.get('/waiting')!.end('waited');
+    const waited = await waiting;
+    expect([waited.status, waited.connection, waited.body]).toEqual([200, 'close', 'waited']);
+    await closed(waited.socket);
+
+    held.get('/streaming')!.end('last');
+    const streamed = await streaming;
+    expect([streamed.connection, streamed.body]).toEqual(['keep-alive', 'first last']); // said before the drain began
+    await closed(streamed.socket); // closed after its last byte
+
+    // the idle connection is still open; a request on it is answered, with Connection: close
+    expect(first.socket.destroyed).toBe(false);
+    const late = await get(idleAgent, port, '/quick');
+    expect(late.socket).toBe(first.socket);
+    expect([late.status, late.connection, late.body]).toEqual([200, 'close', 'quick']);
+    await closed(late.socket);
+    for (const a of agents) a.destroy();
+  });
+
+  it('an idle connection is closed at the end of the drain', async () => {
+    server = http.createServer((_req, res) => res.end('ok'));
+    const drain = new HttpDrain(server);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const reply = await get(agent, port, '/');
+    drain.start();
+    expect(reply.socket.destroyed).toBe(false);
+    drain.closeIdle();
+    await closed(reply.socket);
+    agent.destroy();
+  });
+});
