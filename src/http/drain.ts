@@ -13,26 +13,51 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 
+/** An open connection, in the drain's list: its reply under way, or null between replies. */
+interface Connection {
+  reply: ServerResponse | null;
+  prev: Connection | null;
+  next: Connection | null;
+}
+
+/** Where a socket keeps its {@link Connection}. */
+const CONNECTION = Symbol('mediagate.drain.connection');
+type TrackedSocket = Socket & { [CONNECTION]?: Connection };
+
 export class HttpDrain {
   private draining = false;
   /**
-   * Each open connection's reply under way, or null between replies (only kept while not draining;
-   * a drain reads them once). An entry per connection, not per request: a Set that gains and loses
-   * every reply keeps the replies it held alive until V8's next full collection (its obsolete hash
-   * tables still point at them), which tripled the cost of garbage collection per request (G426).
+   * The open connections, each with its reply under way (G426): a list linked through the
+   * connections themselves, so a request only sets its connection's reply, and a connection
+   * links and unlinks itself once. No hash table gains and loses an entry per request or per
+   * connection: a Set that did kept the replies it had held alive until V8's next full collection
+   * (its obsolete tables still point at them), which tripled the cost of garbage collection per request.
    */
-  private readonly latest = new Map<Socket, ServerResponse | null>();
+  private first: Connection | null = null;
 
   constructor(private readonly server: Server) {
-    server.on('connection', (socket: Socket) => socket.once('close', () => this.latest.delete(socket)));
+    server.on('connection', (socket: TrackedSocket) => {
+      const c: Connection = { reply: null, prev: null, next: this.first };
+      if (this.first) this.first.prev = c;
+      this.first = c;
+      socket[CONNECTION] = c;
+      socket.once('close', () => this.unlink(c));
+    });
     // first: a reply made while draining must know it before anything writes its headers
     server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => this.onRequest(req, res));
+  }
+
+  /** How many connections are open now. */
+  get openConnections(): number {
+    let n = 0;
+    for (let c = this.first; c; c = c.next) n++;
+    return n;
   }
 
   /** How many replies are under way now (before the drain; 0 once it has begun). */
   get repliesUnderWay(): number {
     let n = 0;
-    for (const res of this.latest.values()) if (res) n++;
+    for (let c = this.first; c; c = c.next) if (c.reply) n++;
     return n;
   }
 
@@ -46,13 +71,23 @@ export class HttpDrain {
       res.shouldKeepAlive = false; // Node writes `Connection: close` and closes after the reply
       return;
     }
-    // the request's socket (a pipelined reply has none yet); the entry is overwritten, never
-    // deleted and added again, and a finished reply is let go of at once (an idle connection holds none)
-    const socket = req.socket;
-    this.latest.set(socket, res);
+    // the request's socket (a pipelined reply has none yet); none for a request injected without one
+    const c = (req.socket as TrackedSocket | undefined)?.[CONNECTION];
+    if (!c) return;
+    c.reply = res;
+    // a finished reply is let go of at once: an idle connection holds none
     res.once('finish', () => {
-      if (this.latest.get(socket) === res) this.latest.set(socket, null);
+      if (c.reply === res) c.reply = null;
     });
+  }
+
+  private unlink(c: Connection): void {
+    if (c.prev) c.prev.next = c.next;
+    else if (this.first === c) this.first = c.next;
+    if (c.next) c.next.prev = c.prev;
+    c.prev = null;
+    c.next = null;
+    c.reply = null;
   }
 
   /** Stops listening; from now on every reply closes its connection (idle connections stay open). */
@@ -61,7 +96,9 @@ export class HttpDrain {
     this.draining = true;
     // net's close, not http's: http's also destroys the idle keep-alive connections at once
     if (this.server.listening) net.Server.prototype.close.call(this.server);
-    for (const res of this.latest.values()) {
+    for (let c = this.first; c; c = c.next) {
+      const res = c.reply;
+      c.reply = null;
       if (!res || res.writableFinished) continue; // an idle connection: closed at the end of the drain
       if (!res.headersSent) {
         res.shouldKeepAlive = false;
@@ -71,7 +108,6 @@ export class HttpDrain {
       const socket = res.socket;
       if (socket) res.once('finish', () => socket.destroySoon());
     }
-    this.latest.clear();
   }
 
   /** The end of the drain: closes the connections that are idle now (those with a reply under way close after it). */

@@ -6,7 +6,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpDrain } from '../../src/http/drain.js';
 
 interface Reply {
@@ -75,6 +75,7 @@ describe('the HTTP drain (G341, G426)', () => {
     await both;
     await headersOut;
     expect(drain.repliesUnderWay).toBe(2); // the idle connection's finished reply is not held
+    expect(drain.openConnections).toBe(3);
 
     drain.start();
     expect(drain.active).toBe(true);
@@ -96,6 +97,9 @@ describe('the HTTP drain (G341, G426)', () => {
     expect(late.socket).toBe(first.socket);
     expect([late.status, late.connection, late.body]).toEqual([200, 'close', 'quick']);
     await closed(late.socket);
+    // every connection has closed, and has left the drain's list
+    await Promise.all([waited.socket, streamed.socket, late.socket].map(closed));
+    await vi.waitFor(() => expect(drain.openConnections).toBe(0));
     for (const a of agents) a.destroy();
   });
 
