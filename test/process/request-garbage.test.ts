@@ -23,37 +23,34 @@ interface GcLog {
 
 const BODY = JSON.stringify({ model: 'pic-2', prompt: 'a red fox', resolution: '2k', size: '16:9' });
 
-/** One submit on a kept-alive connection of `agent`: its status code. */
-function submit(agent: http.Agent, port: number, key: string): Promise<number> {
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+/** One call on a kept-alive connection of `agent`: its status code. */
+function send(agent: http.Agent, port: number, key: string, call: Call): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        path: '/v1/pic/images',
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
+    const headers = { authorization: `Bearer ${key}`, ...(call.body !== undefined && { 'content-type': 'application/json' }) };
+    const req = http.request({ agent, host: '127.0.0.1', port, path: call.path, method: call.method, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
     req.on('error', reject);
-    req.end(BODY);
+    req.end(call.body);
   });
 }
 
-/** `amount` submits by 100 callers at once, each sending its next when its last is answered (as autocannon does); the statuses other than 200. */
-async function submits(port: number, key: string, amount: number): Promise<number[]> {
+/** `amount` calls by 100 callers at once, each sending its next when its last is answered (as autocannon does); the statuses other than 200. */
+async function load(port: number, key: string, amount: number, call: Call): Promise<number[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   const refused: number[] = [];
   let left = amount;
   const caller = async (): Promise<void> => {
     while (left > 0) {
       left--;
-      const status = await submit(agent, port, key);
+      const status = await send(agent, port, key, call);
       if (status !== 200) refused.push(status);
     }
   };
@@ -62,8 +59,18 @@ async function submits(port: number, key: string, amount: number): Promise<numbe
   return refused;
 }
 
+/** Mean KiB promoted per young collection in `promoted`, after checking there were enough of them to judge. */
+function meanKiB(promoted: number[]): number {
+  // 30,000 calls allocate far more than the young generation holds: it was collected many times
+  expect(promoted.length).toBeGreaterThanOrEqual(5);
+  expect(promoted.every(Number.isFinite)).toBe(true);
+  return promoted.reduce((a, b) => a + b, 0) / promoted.length / 1024;
+}
+
+const listed = (promoted: number[]): string => `promoted per young collection, KiB: ${promoted.map((b) => Math.round(b / 1024)).join(', ')}`;
+
 describe('what a request leaves behind (G426)', () => {
-  it('young collections promote almost nothing while 100 connections submit', async () => {
+  it('young collections promote almost nothing while 100 connections submit, then poll', async () => {
     // the benchmark's gateway: workers off (tasks stay queued), logs silent, rate limits lifted
     const child = spawn(process.execPath, ['--trace-gc-nvp', path.join(ROOT, 'bench', 'gateway-server.js')], {
       cwd: ROOT,
@@ -72,24 +79,28 @@ describe('what a request leaves behind (G426)', () => {
     });
     try {
       const gc: GcLog = { promoted: [] };
-      const started = new Promise<{ port: number; key: string }>((resolve, reject) => {
+      const started = new Promise<{ port: number; key: string; taskId: string }>((resolve, reject) => {
         child.once('exit', (code) => reject(new Error(`gateway exited (${code})`)));
         readline.createInterface({ input: child.stdout }).on('line', (line) => {
-          if (line.startsWith('{"port"')) resolve(JSON.parse(line) as { port: number; key: string });
+          if (line.startsWith('{"port"')) resolve(JSON.parse(line) as { port: number; key: string; taskId: string });
           else if (line.includes(' gc=s ')) gc.promoted.push(Number(/ promoted=(\d+)/.exec(line)?.[1] ?? Number.NaN));
         });
       });
-      const { port, key } = await started;
-      expect(await submits(port, key, 3000)).toEqual([]); // code optimised, pools and caches filled
-      const from = gc.promoted.length;
-      expect(await submits(port, key, 30_000)).toEqual([]);
-      const during = gc.promoted.slice(from);
-      // 30,000 submits allocate far more than the young generation holds: it was collected many times
-      expect(during.length).toBeGreaterThanOrEqual(5);
-      expect(during.every(Number.isFinite)).toBe(true);
-      const meanKiB = during.reduce((a, b) => a + b, 0) / during.length / 1024;
-      // measured: ~5 KiB per collection; ~1,500 KiB with a Set of the replies under way
-      expect(meanKiB, `promoted per young collection, KiB: ${during.map((b) => Math.round(b / 1024)).join(', ')}`).toBeLessThan(200);
+      const { port, key, taskId } = await started;
+      const submit: Call = { method: 'POST', path: '/v1/pic/images', body: BODY };
+      const poll: Call = { method: 'GET', path: `/v1/result/${taskId}` };
+      // code optimised, pools and caches filled
+      expect(await load(port, key, 3000, submit)).toEqual([]);
+      expect(await load(port, key, 3000, poll)).toEqual([]);
+      let from = gc.promoted.length;
+      expect(await load(port, key, 30_000, submit)).toEqual([]);
+      const submits = gc.promoted.slice(from);
+      from = gc.promoted.length;
+      expect(await load(port, key, 30_000, poll)).toEqual([]);
+      const polls = gc.promoted.slice(from);
+      // measured: ~5 KiB per collection for submits (~1,500 KiB with a Set of the replies under way), ~0 for polls
+      expect(meanKiB(submits), listed(submits)).toBeLessThan(200);
+      expect(meanKiB(polls), listed(polls)).toBeLessThan(200);
     } finally {
       child.kill('SIGTERM');
     }
