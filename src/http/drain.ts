@@ -13,8 +13,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 
-/** An open connection, in the drain's list: its reply under way, or null between replies. */
+/** An open connection, in the drain's list: its socket, and its latest reply under way, or null between replies. */
 interface Connection {
+  socket: Socket;
   reply: ServerResponse | null;
   prev: Connection | null;
   next: Connection | null;
@@ -37,7 +38,7 @@ export class HttpDrain {
 
   constructor(private readonly server: Server) {
     server.on('connection', (socket: TrackedSocket) => {
-      const c: Connection = { reply: null, prev: null, next: this.first };
+      const c: Connection = { socket, reply: null, prev: null, next: this.first };
       if (this.first) this.first.prev = c;
       this.first = c;
       socket[CONNECTION] = c;
@@ -54,7 +55,7 @@ export class HttpDrain {
     return n;
   }
 
-  /** How many replies are under way now (before the drain; 0 once it has begun). */
+  /** How many connections have a reply under way now (pipelined replies on one connection count once; 0 once the drain has begun). */
   get repliesUnderWay(): number {
     let n = 0;
     for (let c = this.first; c; c = c.next) if (c.reply) n++;
@@ -67,13 +68,15 @@ export class HttpDrain {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    // the request's connection (plain HTTP: the socket of its 'connection' event); none for a request injected without one
+    const c = (req.socket as TrackedSocket | undefined)?.[CONNECTION];
     if (this.draining) {
       res.shouldKeepAlive = false; // Node writes `Connection: close` and closes after the reply
+      if (c) c.reply = res; // a later reply on a streaming one's connection: it closes the connection (see start)
       return;
     }
-    // the request's socket (a pipelined reply has none yet); none for a request injected without one
-    const c = (req.socket as TrackedSocket | undefined)?.[CONNECTION];
     if (!c) return;
+    // the latest reply: a pipelined one is answered after those before it, so it speaks for the connection
     c.reply = res;
     // a finished reply is let go of at once: an idle connection holds none
     res.once('finish', () => {
@@ -98,15 +101,19 @@ export class HttpDrain {
     if (this.server.listening) net.Server.prototype.close.call(this.server);
     for (let c = this.first; c; c = c.next) {
       const res = c.reply;
-      c.reply = null;
       if (!res || res.writableFinished) continue; // an idle connection: closed at the end of the drain
       if (!res.headersSent) {
         res.shouldKeepAlive = false;
         continue;
       }
-      // headers went out saying keep-alive (a stream, a long download): close after the last byte
-      const socket = res.socket;
-      if (socket) res.once('finish', () => socket.destroySoon());
+      // headers made saying keep-alive (a stream, a long download, a pipelined reply waiting its
+      // turn): close after the last byte, unless a request sent meanwhile has a reply of its own,
+      // which closes the connection after it
+      const connection = c;
+      res.once('finish', () => {
+        // null: its own 'finish' listener (registered first) let go of it, and no request came since
+        if (connection.reply === null || connection.reply === res) connection.socket.destroySoon();
+      });
     }
   }
 

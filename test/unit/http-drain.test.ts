@@ -5,7 +5,7 @@
  * close`) until the drain's end closes the idle ones. What it keeps is one entry per connection.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpDrain } from '../../src/http/drain.js';
 
@@ -115,5 +115,70 @@ describe('the HTTP drain (G341, G426)', () => {
     drain.closeIdle();
     await closed(reply.socket);
     agent.destroy();
+  });
+
+  describe('pipelined requests (two on one connection before the first is answered)', () => {
+    /** A server that holds `/held` and `/streaming` until released; `arrived` resolves with each path as its request comes in. */
+    async function pipelineServer(): Promise<{ drain: HttpDrain; port: number; held: Map<string, ServerResponse>; arrival: (path: string) => Promise<void> }> {
+      const held = new Map<string, ServerResponse>();
+      const waiters = new Map<string, () => void>();
+      const seen = new Set<string>();
+      server = http.createServer((req, res) => {
+        const url = req.url!;
+        if (url === '/streaming') res.writeHead(200, { 'content-type': 'text/plain' }).write('first ');
+        if (url === '/quick') res.end('quick');
+        else held.set(url, res);
+        seen.add(url);
+        waiters.get(url)?.();
+      });
+      const drain = new HttpDrain(server);
+      await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+      const arrival = (path: string): Promise<void> => (seen.has(path) ? Promise.resolve() : new Promise((resolve) => waiters.set(path, resolve)));
+      return { drain, port: (server.address() as AddressInfo).port, held, arrival };
+    }
+
+    /** A raw connection: what it has read so far, and a promise of everything it read until the server closed it. */
+    function connect(port: number): { socket: net.Socket; text: () => string; closedWith: Promise<string> } {
+      const socket = net.connect(port, '127.0.0.1');
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      const closedWith = new Promise<string>((resolve) => socket.once('close', () => resolve(text)));
+      return { socket, text: () => text, closedWith };
+    }
+    const request = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+
+    it('a reply waiting behind a held one: both are answered, then the connection closes', async () => {
+      const { drain, port, held, arrival } = await pipelineServer();
+      const client = connect(port);
+      client.socket.write(request('/held') + request('/quick'));
+      await arrival('/held');
+      await arrival('/quick');
+      drain.start();
+      held.get('/held')!.end('held');
+      const text = await client.closedWith; // closed by the server, not by the drain's end
+      expect(text.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+      expect(text.indexOf('held')).toBeLessThan(text.lastIndexOf('quick'));
+    });
+
+    it('a request sent after the signal behind a streaming reply is answered with Connection: close, then the connection closes', async () => {
+      const { drain, port, held, arrival } = await pipelineServer();
+      const client = connect(port);
+      client.socket.write(request('/streaming'));
+      await arrival('/streaming');
+      await vi.waitFor(() => expect(client.text()).toContain('first '));
+      drain.start();
+      client.socket.write(request('/quick'));
+      await arrival('/quick');
+      held.get('/streaming')!.end('last');
+      const text = await client.closedWith;
+      const [first, second] = text.split(/(?=HTTP\/1\.1 )/);
+      expect(first).toMatch(/first .*last/s);
+      expect(second).toMatch(/^HTTP\/1\.1 200/);
+      expect(second).toMatch(/connection: close/i);
+      expect(second).toMatch(/quick$/);
+    });
   });
 });
