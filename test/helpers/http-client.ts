@@ -4,6 +4,7 @@
  * whether the connection ended cleanly or was reset. Test-only.
  */
 import http from 'node:http';
+import type { Socket } from 'node:net';
 
 export interface HttpReply {
   status: number;
@@ -11,6 +12,8 @@ export interface HttpReply {
   body: string;
   /** The request went out on a connection kept alive from an earlier one. */
   reusedSocket: boolean;
+  /** The connection it went out on (to see whether the server closes it). */
+  socket: Socket;
 }
 
 export interface HttpCall {
@@ -50,7 +53,7 @@ export function httpCall(url: string, call: HttpCall = {}): Promise<HttpReply> {
         });
         res.on('error', reject);
         res.on('aborted', () => reject(Object.assign(new Error('the reply was cut short'), { code: 'ECONNRESET' })));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, reusedSocket: req.reusedSocket }));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, reusedSocket: req.reusedSocket, socket: req.socket! }));
       },
     );
     req.on('error', reject);

@@ -12,6 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { httpCall } from '../helpers/http-client.js';
 import { ensureBuilt, ROOT } from '../helpers/process.js';
 
 beforeAll(() => ensureBuilt(), 180_000);
@@ -21,36 +22,20 @@ interface GcLog {
   promoted: number[];
 }
 
-const BODY = JSON.stringify({ model: 'pic-2', prompt: 'a red fox', resolution: '2k', size: '16:9' });
+const PIC = { model: 'pic-2', prompt: 'a red fox', resolution: '2k', size: '16:9' };
 
-interface Call {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
-
-/** One call on a kept-alive connection of `agent`: its status code. */
-function send(agent: http.Agent, port: number, key: string, call: Call): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const headers = { authorization: `Bearer ${key}`, ...(call.body !== undefined && { 'content-type': 'application/json' }) };
-    const req = http.request({ agent, host: '127.0.0.1', port, path: call.path, method: call.method, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(call.body);
-  });
-}
-
-/** `amount` calls by 100 callers at once, each sending its next when its last is answered (as autocannon does); the statuses other than 200. */
-async function load(port: number, key: string, amount: number, call: Call): Promise<number[]> {
+/**
+ * `amount` calls of `url` (a POST of `json` when given, else a GET) by 100 callers at once, each
+ * sending its next when its last is answered (as autocannon does); the statuses other than 200.
+ */
+async function load(url: string, key: string, amount: number, json?: unknown): Promise<number[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   const refused: number[] = [];
   let left = amount;
   const caller = async (): Promise<void> => {
     while (left > 0) {
       left--;
-      const status = await send(agent, port, key, call);
+      const { status } = await httpCall(url, { agent, key, ...(json !== undefined && { json }) });
       if (status !== 200) refused.push(status);
     }
   };
@@ -87,16 +72,16 @@ describe('what a request leaves behind (G426)', () => {
         });
       });
       const { port, key, taskId } = await started;
-      const submit: Call = { method: 'POST', path: '/v1/pic/images', body: BODY };
-      const poll: Call = { method: 'GET', path: `/v1/result/${taskId}` };
+      const submitUrl = `http://127.0.0.1:${port}/v1/pic/images`;
+      const pollUrl = `http://127.0.0.1:${port}/v1/result/${taskId}`;
       // code optimised, pools and caches filled
-      expect(await load(port, key, 3000, submit)).toEqual([]);
-      expect(await load(port, key, 3000, poll)).toEqual([]);
+      expect(await load(submitUrl, key, 3000, PIC)).toEqual([]);
+      expect(await load(pollUrl, key, 3000)).toEqual([]);
       let from = gc.promoted.length;
-      expect(await load(port, key, 30_000, submit)).toEqual([]);
+      expect(await load(submitUrl, key, 30_000, PIC)).toEqual([]);
       const submits = gc.promoted.slice(from);
       from = gc.promoted.length;
-      expect(await load(port, key, 30_000, poll)).toEqual([]);
+      expect(await load(pollUrl, key, 30_000)).toEqual([]);
       const polls = gc.promoted.slice(from);
       // measured: ~5 KiB per collection for submits (~1,500 KiB with a Set of the replies under way), ~0 for polls
       expect(meanKiB(submits), listed(submits)).toBeLessThan(200);
