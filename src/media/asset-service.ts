@@ -131,13 +131,17 @@ export class AssetService {
   private async receive(stream: Readable & { truncated?: boolean }): Promise<ReceivedFile> {
     const file = path.join(this.deps.tmpDir, `upload-${randomUUID()}.part`);
     const meter = new UploadMeter(this.deps.maxBytes);
+    // the file is made before anything is read: a stream's lazy open could otherwise make it after
+    // the removal below, when the upload fails at once (a body cut short)
+    const handle = await fs.promises.open(file, 'wx');
     try {
-      await pipeline(stream, meter, fs.createWriteStream(file, { flags: 'wx' }));
+      await pipeline(stream, meter, handle.createWriteStream());
       if (meter.over || stream.truncated) {
         throw new AppError('body_too_large', `file: the upload is larger than ${this.deps.maxBytes} bytes (MEDIAGATE_ASSET_MAX_BYTES)`, { param: 'file' });
       }
       return { path: file, bytes: meter.total, head: meter.head() };
     } catch (err) {
+      await handle.close().catch(() => undefined); // closed already unless the pipeline failed before it was used
       await fs.promises.rm(file, { force: true });
       throw err;
     }

@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import { requireCaller } from '../auth/key-rules.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError, invalidField } from '../errors.js';
+import { UPLOAD_LIMITS, withUploadedFile } from '../http/multipart-upload.js';
 import { assetReply } from '../families/asset.js';
 import type { AssetService } from '../media/asset-service.js';
 import type { RoutePaths } from './route-types.js';
@@ -20,7 +21,7 @@ const HTTP_URL = /^https?:\/\/\S+$/i;
 export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, paths: RoutePaths, maxBytes: number): void {
   const base = `${paths.basePrefix}/v2/model-center/assets`;
   void app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 } });
+    await scope.register(multipart, { limits: { fileSize: maxBytes, ...UPLOAD_LIMITS } });
     scope.post(
       base,
       {
@@ -33,17 +34,19 @@ export function registerAssetRoutes(app: FastifyInstance, assets: AssetService, 
       async (request) => {
         requireCaller(request.apiKey); // admin keys upload nothing (G301)
         if (request.isMultipart()) {
-          const file = await request.file();
-          if (file?.fieldname !== 'file') throw invalidField('file', 'file is required: send the medium as the multipart field "file"');
           const declared = Number(request.headers['content-length']);
-          return assetReply(await assets.upload(request.apiKey.id, file.file, Number.isFinite(declared) ? declared : undefined));
+          return assetReply(
+            await withUploadedFile(request, (file) => assets.upload(request.apiKey.id, file.file, Number.isFinite(declared) ? declared : undefined)),
+          );
         }
         const body = request.body as { url?: unknown } | undefined;
         if (body === null || typeof body !== 'object')
           throw new AppError('invalid_json', 'Send a multipart upload (field "file") or a JSON object {"url": "https://..."}');
-        if (typeof body.url !== 'string' || !HTTP_URL.test(body.url) || body.url.length > 4096) {
-          throw invalidField('url', 'url is required: a public http(s) URL of the image, video or audio to upload (or send a multipart field "file")');
-        }
+        const wanted = 'a public http(s) URL of the image, video or audio to upload (or send a multipart field "file")';
+        if (body.url === undefined) throw invalidField('url', `url is required: ${wanted}`);
+        if (typeof body.url !== 'string') throw invalidField('url', `url must be a string: ${wanted} (got ${body.url === null ? 'null' : typeof body.url})`);
+        if (body.url.length > 4096) throw invalidField('url', `url must be at most 4096 characters (got ${body.url.length})`);
+        if (!HTTP_URL.test(body.url)) throw invalidField('url', `url must be ${wanted}`);
         return assetReply(await assets.fromUrl(request.apiKey.id, body.url));
       },
     );

@@ -88,6 +88,43 @@ describe('asset upload', () => {
     expect(wrongField.body.error?.param).toBe('file');
   });
 
+  it('a malformed multipart body is a 400 naming what is wrong, never a 500 (D8)', async () => {
+    const send = async (payload: Buffer | string, contentType: string) => {
+      const res = await h.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: { ...h.auth(), 'content-type': contentType }, payload });
+      return { status: res.statusCode, error: (res.json() as { error: { code: string; message: string; param: string | null } }).error };
+    };
+    // cut short inside the file part: the parser finds no closing boundary
+    const cut = await send('--XX\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nabc', 'multipart/form-data; boundary=XX');
+    expect(cut).toMatchObject({ status: 400, error: { code: 'invalid_request', param: 'file' } });
+    expect(cut.error.message).toMatch(/^The multipart body is malformed: .*unexpected end/i);
+    expect(fs.readdirSync(h.tmpDir)).toEqual([]);
+    // no boundary at all
+    const noBoundary = await send('abc', 'multipart/form-data');
+    expect(noBoundary).toMatchObject({ status: 400, error: { code: 'invalid_request', param: 'file' } });
+    expect(noBoundary.error.message).toMatch(/^The multipart body is malformed: .*boundary/i);
+    // more small fields than an upload carries: the rule, not "too large"
+    const boundary = 'YY';
+    const fields = Array.from({ length: 20 }, (_, i) => `--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`).join('');
+    const file = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nabc\r\n--${boundary}--\r\n`;
+    const many = await send(fields + file, `multipart/form-data; boundary=${boundary}`);
+    expect(many).toMatchObject({ status: 400, error: { code: 'invalid_request', param: 'file' } });
+    expect(many.error.message).toBe('A multipart upload carries one file, in the field "file", and at most 10 other fields of at most 1024 bytes each');
+    // a file part under another name first: named in the answer
+    const other = await upload(await image(40, 40), 'image/png', h.key, 'other');
+    expect(other.status).toBe(400);
+    expect(other.body.error?.message).toBe('file is required: send the medium as the multipart field "file" (the file part is named "other")');
+  });
+
+  it('JSON {url}: a url that is no string says so', async () => {
+    const post = (payload: unknown) => h.app.inject({ method: 'POST', url: '/v2/model-center/assets', headers: h.auth(), payload: payload as object });
+    expect((await post({ url: 5 })).json().error).toMatchObject({ param: 'url', message: expect.stringMatching(/^url must be a string: .* \(got number\)$/) });
+    expect((await post({})).json().error).toMatchObject({ param: 'url', message: expect.stringMatching(/^url is required: /) });
+    expect((await post({ url: 'ftp://example.com/a.png' })).json().error).toMatchObject({
+      param: 'url',
+      message: expect.stringMatching(/^url must be a public http\(s\) URL/),
+    });
+  });
+
   it('a key past its storage quota gets a 403; another key is unaffected', async () => {
     const bmp = await image(700, 700, 'bmp'); // ~1.47 MB
     const first = await upload(bmp, 'image/bmp', h.otherKey);
