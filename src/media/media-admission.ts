@@ -78,6 +78,11 @@ export class MediaAdmission {
     if (limits.keyBytes > limits.bytes) throw new RangeError(`keyBytes (${limits.keyBytes}) must not exceed bytes (${limits.bytes})`);
   }
 
+  /** The most media one key can have admitted or waiting at once: one request with more could never be admitted whole. */
+  get keyMost(): number {
+    return this.limits.keySlots + this.limits.keyQueue;
+  }
+
   /**
    * Runs `fn` once `key` may have one more medium of `bytes` in flight, and gives the slot and the
    * bytes back when it settles. Rejects with {@link AdmissionQueueFull} when the key's queue is

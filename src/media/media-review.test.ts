@@ -3,6 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/harness.js';
 import { image } from '../../test/helpers/media-fixtures.js';
 import type { MediaLimits } from '../contract/media-limits.js';
 import { mediaRefs, refsOf } from '../contract/media-refs.js';
@@ -100,13 +101,18 @@ describe('MediaReviewer: byte reservations', () => {
 describe('MediaReviewer: the per-key queue bound', () => {
   it('one medium more than a key may have waiting is a 429 naming its field; the request stops and keeps nothing', async () => {
     let requests = 0;
+    const held: http.ServerResponse[] = [];
     const url = await serve((_req, res) => {
       requests++;
+      held.push(res);
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': 100_000 });
-      res.flushHeaders(); // and never a body
+      res.flushHeaders(); // and no body until the test ends it
     });
     const { reviewer: r, admission } = reviewer({ keySlots: 1, keyQueue: 1 });
-    const media = mediaRefs({ images: refsOf('image_urls', [url('/a.png'), url('/b.png'), url('/c.png')]) });
+    // a first request of the key holds its slot and its one waiting place
+    const first = r.review('task1', 'keyA', mediaRefs({ images: refsOf('image_urls', [url('/a.png'), url('/b.png')]) }), LIMITS).catch((e: unknown) => e);
+    await waitFor(() => (admission.snapshot().queued === 1 && held.length === 1) || undefined, 5_000, 'the first request fetching and waiting');
+    const media = mediaRefs({ images: refsOf('image_urls', [url('/c.png')]) });
     const err = await r.review('task2', 'keyA', media, LIMITS).then(
       () => undefined,
       (e: unknown) => e,
@@ -115,13 +121,38 @@ describe('MediaReviewer: the per-key queue bound', () => {
     expect(err).toMatchObject({
       code: 'rate_limited',
       status: 429,
-      param: 'image_urls[2]',
+      param: 'image_urls[0]',
       headers: { 'retry-after': '5' },
-      message: 'image_urls[2]: this API key already has 1 media waiting to be fetched and checked; retry after 5 s',
+      message: 'image_urls[0]: this API key already has 1 media waiting to be fetched and checked; retry after 5 s',
     });
-    expect(requests).toBeLessThanOrEqual(1);
-    expect(admission.snapshot()).toEqual({ active: 0, bytes: 0, queued: 0, keys: {} }); // the hanging fetch was stopped
-    expect(fs.readdirSync(tmp)).toEqual([]);
+    expect(requests).toBe(1); // the first request's fetch only
     expect(fs.existsSync(path.join(inputs.root, 'task2'))).toBe(false);
+    for (const res of held) res.destroy(); // the first request's fetch fails, and the request with it
+    expect(await first).toBeInstanceOf(Error);
+    expect(admission.snapshot()).toEqual({ active: 0, bytes: 0, queued: 0, keys: {} });
+    expect(fs.readdirSync(tmp)).toEqual([]);
+  });
+
+  it('one request with more media URLs than a key may have at once is a 400 naming the first beyond, before any fetch', async () => {
+    let requests = 0;
+    const url = await serve((_req, res) => {
+      requests++;
+      res.writeHead(404).end();
+    });
+    const { reviewer: r, admission } = reviewer({ keySlots: 1, keyQueue: 1 });
+    const media = mediaRefs({ images: refsOf('image_urls', [url('/a.png'), url('/b.png'), url('/c.png')]) });
+    const err = await r.review('task3', 'keyA', media, LIMITS).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+      param: 'image_urls[2]',
+      message:
+        'image_urls[2]: one request may carry at most 2 media URLs to fetch (this one has 3); send the others as uploaded assets (assetId://) or in another request',
+    });
+    expect(requests).toBe(0);
+    expect(admission.snapshot()).toEqual({ active: 0, bytes: 0, queued: 0, keys: {} });
   });
 });

@@ -111,6 +111,17 @@ export class MediaReviewer {
   async review(taskId: string, ownerKeyId: string, media: MediaRefs, limits: MediaLimits): Promise<MediaRefs> {
     const items = allRefs(media);
     if (items.length === 0) return media;
+    // more URLs than the key may have fetched or waiting at once would be a 429 on every retry: a 400
+    const fetched = items.filter(({ ref }) => !ref.url.startsWith(ASSET_SCHEME));
+    const most = this.deps.admission.keyMost;
+    if (fetched.length > most) {
+      const field = fetched[most]!.ref.field;
+      throw new AppError(
+        'invalid_request',
+        `${field}: one request may carry at most ${most} media URLs to fetch (this one has ${fetched.length}); send the others as uploaded assets (assetId://) or in another request`,
+        { param: field },
+      );
+    }
     const timeout = AbortSignal.timeout(this.deps.timeoutMs);
     const failFast = new AbortController();
     const signal = AbortSignal.any([timeout, failFast.signal]);
