@@ -5,6 +5,7 @@
  * errors say what is wrong instead of "not valid JSON": the key and where it is, or the JSON
  * syntax error with its position.
  */
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { MAX_JSON_DEPTH } from './body-bounds.js';
@@ -67,12 +68,35 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
-/** Replaces Fastify's `application/json` parser for every route of `app` (body limit as configured). */
+/**
+ * The body's bytes as text: well-formed UTF-8 only. Decoding replaces a bad sequence with U+FFFD,
+ * which would reach the task (and an upstream) as a different prompt than the one sent.
+ */
+export function jsonText(body: Buffer): string {
+  if (!isUtf8(body)) throw new AppError('invalid_json', 'The body is not well-formed UTF-8 text; send JSON encoded as UTF-8');
+  return body.toString('utf8');
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's body schema is optional: an empty JSON body is no body (as a route without a body schema takes it). */
+    optionalBody?: boolean;
+  }
+}
+
+/**
+ * Replaces Fastify's `application/json` parser for every route of `app` (body limit as
+ * configured). A route that declares no body (or an optional one) takes an empty body sent as
+ * JSON as no body: clients that always send the header get the same answer as those that do not.
+ */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      const buffer = body as Buffer;
+      const route = request.routeOptions;
+      if (buffer.length === 0 && (route.schema?.body === undefined || route.config?.optionalBody === true)) done(null, undefined);
+      else done(null, parseJsonBody(jsonText(buffer)));
     } catch (err) {
       done(err as Error, undefined);
     }
@@ -86,8 +110,14 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
  */
 export function registerOptionalJsonObjectParser(scope: FastifyInstance, hint: string): void {
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    let text: string;
+    try {
+      text = jsonText(body as Buffer);
+    } catch (err) {
+      done(err as Error, undefined);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;

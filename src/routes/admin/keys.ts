@@ -107,6 +107,7 @@ export function registerAdminKeyRoutes(app: FastifyInstance, keys: KeyAdmin): vo
         response: responses({ 200: AdminKeyRotated }, [400, 404, 409, 413, 414, ...ADMIN_ERRORS]),
       },
       // the body is optional: no body is `{}`
+      config: { optionalBody: true },
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {};
       },
