@@ -37,11 +37,25 @@ function listOf<T extends string>(param: string, value: string | undefined, allo
   return [...new Set(words)] as T[];
 }
 
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
+
+/** An ISO-8601 date-time with a zone that names a real moment: no February 30th, no 24:00 (`Date.parse` rolls both over). */
+function isCalendarDateTime(value: string): boolean {
+  const m = ISO_DATE_TIME.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second = 0, zoneHours = 0, zoneMinutes = 0] = m
+    .slice(1)
+    .map((v) => (v === undefined ? undefined : Number(v))) as number[];
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate(); // day 0 of the next month
+  return (
+    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59
+  );
+}
+
 /** A time parameter (`param`): Unix seconds (digits) or an ISO-8601 date-time with a time zone; Unix ms out. */
 export function parseTimeParam(param: string, value: string): number {
   if (/^[0-9]{1,12}$/.test(value)) return Number(value) * 1000;
-  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-  const ms = iso.test(value) ? Date.parse(value) : NaN;
+  const ms = isCalendarDateTime(value) ? Date.parse(value) : NaN;
   if (!Number.isFinite(ms))
     throw bad(param, `${param} must be Unix seconds (such as 1700000000) or an ISO-8601 date-time with a time zone (such as 2026-01-31T12:00:00Z)`);
   return ms;

@@ -148,6 +148,13 @@ describe('GET /v1/tasks', () => {
       ['?created_after=yesterday', 'created_after'],
       ['?created_after=2026-01-01', 'created_after'],
       ['?created_after=-5', 'created_after'],
+      // dates that do not exist (Date.parse rolls them over into the next month or day)
+      ['?created_after=2026-02-30T00:00:00Z', 'created_after'],
+      ['?created_after=2026-02-29T00:00:00Z', 'created_after'],
+      ['?created_after=2026-04-31T00:00:00Z', 'created_after'],
+      ['?created_after=2026-01-01T24:00:00Z', 'created_after'],
+      ['?created_after=2026-01-01T12:60:00Z', 'created_after'],
+      ['?created_after=2026-01-01T12:00:00%2B24:00', 'created_after'],
       ['?cursor=%25%25', 'cursor'],
       ['?cursor=abc', 'cursor'],
       [`?cursor=${tampered}`, 'cursor'],
@@ -164,6 +171,10 @@ describe('GET /v1/tasks', () => {
       expect(res.json().error, query).toMatchObject({ code: 'invalid_request', param });
     }
     expect((await list(`?limit=2&cursor=${cursor}`)).statusCode).toBe(200);
+    // the real ones, a leap day and a zone among them
+    for (const date of ['2028-02-29T00:00:00Z', '2026-12-31T23:59:59.999Z', '2026-06-30T12:00:00%2B05:30', '2026-01-01T00:00-08:00']) {
+      expect((await list(`?created_after=${date}`)).statusCode, date).toBe(200);
+    }
     expect((await h.app.inject({ method: 'GET', url: '/v1/tasks' })).statusCode).toBe(401);
   });
 
