@@ -9,6 +9,8 @@
 export const MOTION_PROMPT_MAX_CJK = 500;
 /** Most words a motion prompt may hold (text without CJK characters). */
 export const MOTION_PROMPT_MAX_WORDS = 1000;
+/** Most characters of a motion prompt whatever it counts as: one 500,000-letter "word" is still a prompt no model reads (G16). */
+export const MOTION_PROMPT_MAX_CHARS = 20_000;
 /** Word units one CJK character uses in mixed text (1000 / 500). */
 export const CJK_WEIGHT = MOTION_PROMPT_MAX_WORDS / MOTION_PROMPT_MAX_CJK;
 
@@ -42,6 +44,7 @@ export function countMotionPrompt(text: string): PromptCount {
 
 /** The reason a prompt is too long, or null when it fits. */
 export function motionPromptProblem(text: string): string | null {
+  if (text.length > MOTION_PROMPT_MAX_CHARS) return `is too long: at most ${MOTION_PROMPT_MAX_CHARS} characters are allowed (got ${text.length})`;
   const { cjk, words, units } = countMotionPrompt(text);
   if (units <= MOTION_PROMPT_MAX_WORDS) return null;
   if (words === 0) return `is too long: at most ${MOTION_PROMPT_MAX_CJK} Chinese (CJK) characters are allowed (got ${cjk})`;

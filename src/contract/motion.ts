@@ -2,7 +2,7 @@ import { Type, type Static } from '../typebox.js';
 import { AppError, invalidField } from '../errors.js';
 import { findModel, priceTask } from './catalog.js';
 import { mediaRefs, type MediaRef } from './media-refs.js';
-import { motionPromptProblem } from './motion-prompt.js';
+import { MOTION_PROMPT_MAX_CHARS, motionPromptProblem } from './motion-prompt.js';
 import { videoOutput } from './output.js';
 import { assertRange } from './rules.js';
 import { IntegerLike, MediaUrl, StringEnum, toInteger, CallbackUrlField } from './schema-helpers.js';
@@ -57,7 +57,13 @@ export function motionResolution(model: string): string {
 const MotionContentItem = Type.Object(
   {
     type: StringEnum(['text', 'image_url'] as const, { description: 'text or image_url' }),
-    text: Type.Optional(Type.String({ minLength: 1, description: 'Prompt (text objects): Chinese up to 500 characters, English up to 1000 words' })),
+    text: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MOTION_PROMPT_MAX_CHARS,
+        description: 'Prompt (text objects): Chinese up to 500 characters, English up to 1000 words, 20,000 characters in all',
+      }),
+    ),
     image_url: Type.Optional(Type.Object({ url: MediaUrl('image URL') }, { additionalProperties: true })),
     role: Type.Optional(StringEnum(MOTION_IMAGE_ROLES, { description: 'Image role; omitted = first_frame' })),
   },

@@ -302,6 +302,7 @@ describe.each(SD_IDS)('%s: table defaults, enums and bounds', (id) => {
     await bad({ model: id, prompt: '猫'.repeat(501) }, 'prompt', /prompt is too long: at most 500/);
     await ok({ model: id, prompt: 'fox '.repeat(1000) });
     await bad({ model: id, prompt: 'fox '.repeat(1001) }, 'prompt', /prompt is too long: at most 1000 words/);
+    await bad({ model: id, prompt: 'f'.repeat(20_001) }, 'prompt', /prompt is too long: at most 20000 characters are allowed \(got 20001\)/);
   });
 
   it('scenarios cannot be mixed; last_image requires first_image', async () => {

@@ -311,6 +311,12 @@ describe('motion create: prompt length (D15)', () => {
       );
     }
   });
+  it('a prompt of one long run counts as one word, and is still at most 20,000 characters (G16)', async () => {
+    expect((await submit({ model: 'motion_2_0', content: [text('c'.repeat(20_000))] })).statusCode).toBe(200);
+    const res = await submit({ model: 'motion_2_0', content: [text('c'.repeat(20_001))] });
+    expect(res.statusCode).toBe(400);
+    expect(body(res).error).toMatchObject({ param: 'content[0].text', message: 'content[0].text must be at most 20000 characters long (got 20001)' });
+  });
   it.each([
     ['a red fox', { cjk: 0, words: 3, units: 3 }],
     ['一只红狐狸', { cjk: 5, words: 0, units: 10 }],
