@@ -147,6 +147,12 @@ export const ERROR_CATALOG = {
     description:
       'A negative grant would take back more than the account has available: credits held by tasks and chat requests under way cannot be taken back (G310); the message names both amounts.',
   },
+  grant_exceeds_maximum: {
+    status: 409,
+    type: 'conflict_error',
+    description:
+      'A grant would take the account over the most credit an account may have available (999999999.999999 credits, G442); the message names both amounts.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', description: 'The request body is larger than the configured limit.' },
   uri_too_long: { status: 414, type: 'invalid_request_error', description: 'A path segment (an id) is longer than 100 characters; no id is that long.' },
   too_many_tasks_in_flight: {

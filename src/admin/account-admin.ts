@@ -17,7 +17,7 @@ import { LEDGER_KINDS } from '../contract/admin-accounts.js';
 import { parseCredits, toCredits } from '../credits/money.js';
 import { AppError, invalidField } from '../errors.js';
 import { newAccountId } from '../ids.js';
-import type { AccountBalance, CreditStore, LedgerKind } from '../store/types.js';
+import { MAX_AVAILABLE_MICRO, type AccountBalance, type CreditStore, type LedgerKind } from '../store/types.js';
 import { auditEntry, type Actor } from './actor.js';
 import { checkName } from './key-input.js';
 import { decodeCursor, filtersDigest, pageOf, parseLimit } from './paging.js';
@@ -87,6 +87,14 @@ export class AccountAdmin {
     if (outcome.granted) return { object: 'grant', entry: ledgerEntryReply(outcome.entry), account: accountReply(outcome.account) };
     if (outcome.refused === 'no_account') throw notFound(id);
     const a = outcome.account;
+    if (outcome.refused === 'above_maximum') {
+      throw new AppError(
+        'grant_exceeds_maximum',
+        `amount ${toCredits(micro)} would take account ${id}'s available credit (${toCredits(a.availableMicro)}) over the most an account may have ` +
+          `available (${toCredits(MAX_AVAILABLE_MICRO)} credits)`,
+        { param: 'amount' },
+      );
+    }
     throw new AppError(
       'grant_exceeds_available',
       `amount ${toCredits(micro)} would take back more than account ${id} has available (${toCredits(a.availableMicro)} credits; ` +

@@ -65,7 +65,16 @@ export type GrantOutcome =
   | { granted: true; entry: LedgerEntry; account: AccountBalance }
   | { granted: false; refused: 'no_account' }
   /** A negative amount larger than what the account has available: nothing held may be taken back. */
-  | { granted: false; refused: 'below_held'; account: AccountBalance };
+  | { granted: false; refused: 'below_held'; account: AccountBalance }
+  /** An amount that would take the account's available credit over {@link MAX_AVAILABLE_MICRO}. */
+  | { granted: false; refused: 'above_maximum'; account: AccountBalance };
+
+/**
+ * The most credit an account may have available, in micro-credits (999,999,999.999999 credits,
+ * the largest single grant): balances stay whole numbers a JavaScript number holds exactly (below
+ * 2^53), so no sum of grants and holds is ever rounded (G442).
+ */
+export const MAX_AVAILABLE_MICRO = 999_999_999_999_999;
 
 /** What `CreditStore.listAccountsPage` reads: accounts newest first (keyset pagination on (createdAt, id)). */
 export interface AccountListQuery {

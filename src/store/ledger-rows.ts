@@ -4,6 +4,7 @@
  * engines read alike).
  */
 import { placeholderOf, type Dialect } from './key-rows.js';
+import { MAX_AVAILABLE_MICRO } from './credit-types.js';
 import type { AccountBalance, AccountListQuery, HoldRefusal, LedgerEntry, LedgerKind, LedgerQuery, ReconcileReport, Settlement } from './types.js';
 
 export interface AccountRow {
@@ -58,6 +59,13 @@ export const entryOfRow = (r: LedgerRow): LedgerEntry => ({
 export interface KeyCapUse {
   capMicro: number;
   usedMicro: number;
+}
+
+/** Why a grant of `amountMicro` (negative: an adjustment) to an account with `availableMicro` is refused (G310, G442), or undefined. */
+export function grantRefusal(amountMicro: number, availableMicro: number): 'below_held' | 'above_maximum' | undefined {
+  if (amountMicro < 0 && availableMicro + amountMicro < 0) return 'below_held';
+  if (amountMicro > 0 && availableMicro + amountMicro > MAX_AVAILABLE_MICRO) return 'above_maximum';
+  return undefined;
 }
 
 /**

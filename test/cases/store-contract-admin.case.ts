@@ -6,7 +6,7 @@
  * filters; the poll lookup refusing an expired key's tasks.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApiKeyRecord, NewAuditEntry, Store } from '../../src/store/types.js';
+import { MAX_AVAILABLE_MICRO, type ApiKeyRecord, type NewAuditEntry, type Store } from '../../src/store/types.js';
 import { DAY, MINUTE, T, newTask, useStore, type OpenStore } from './store-contract-helpers.js';
 import { insertTask } from '../helpers/task-rows.js';
 
@@ -267,6 +267,26 @@ export function adminStoreContract(open: OpenStore): void {
         at: T + 2,
         details: { asked: 'account.grant', entry_id: taken.granted ? taken.entry.id : -1 },
       });
+      expect((await store.credits.reconcile()).mismatched).toEqual([]);
+    });
+
+    it('a grant may take what is available up to MAX_AVAILABLE_MICRO exactly, never past it; the refusal writes nothing (G442)', async () => {
+      const store = s();
+      await withAccount(store, 10);
+      const fill = await store.credits.grant('acct_a', MAX_AVAILABLE_MICRO - 10 * C, 'to the top', T + 1);
+      expect(fill).toMatchObject({ granted: true, account: { availableMicro: MAX_AVAILABLE_MICRO } });
+      expect(Number.isSafeInteger(MAX_AVAILABLE_MICRO * 2)).toBe(true); // held and available together stay exact
+      const over = await store.credits.grant('acct_a', 1, 'one micro-credit more', T + 2, audit('account.grant', 'acct_a', T + 2));
+      expect(over).toEqual({
+        granted: false,
+        refused: 'above_maximum',
+        account: { id: 'acct_a', name: 'account acct_a', createdAt: T, availableMicro: MAX_AVAILABLE_MICRO, heldMicro: 0, spentMicro: 0 },
+      });
+      expect(await store.audit.list({ limit: 10 })).toEqual([]);
+      expect((await store.credits.ledger('acct_a')).map((e) => e.amountMicro)).toEqual([10 * C, MAX_AVAILABLE_MICRO - 10 * C]);
+      // taking some back makes room again
+      expect(await store.credits.grant('acct_a', -C, 'back', T + 3)).toMatchObject({ granted: true });
+      expect(await store.credits.grant('acct_a', C, 'again', T + 4)).toMatchObject({ granted: true, account: { availableMicro: MAX_AVAILABLE_MICRO } });
       expect((await store.credits.reconcile()).mismatched).toEqual([]);
     });
 

@@ -128,6 +128,20 @@ describe('grants', () => {
     expect((await h.admin('POST', `/admin/v1/accounts/${a.id}/grants`, { amount: -0.000001, note: 'one more' })).status).toBe(409);
   });
 
+  it('grants stop at 999999999.999999 credits available: balances stay exact (G442)', async () => {
+    const a = (await h.admin('POST', '/admin/v1/accounts', { name: 'rich' })).json;
+    const room = Math.round((999999999.999999 - a.balance) * 1e6) / 1e6; // what the starting credit left
+    expect((await h.admin('POST', `/admin/v1/accounts/${a.id}/grants`, { amount: room, note: 'all' })).status).toBe(200);
+    const over = await h.admin('POST', `/admin/v1/accounts/${a.id}/grants`, { amount: 0.000001, note: 'tiny' });
+    expect(over.status).toBe(409);
+    expect(over.json.error).toMatchObject({ code: 'grant_exceeds_maximum', param: 'amount' });
+    expect(over.json.error.message).toBe(
+      `amount 0.000001 would take account ${a.id}'s available credit (999999999.999999) over the most an account may have available (999999999.999999 credits)`,
+    );
+    expect((await h.admin('GET', `/admin/v1/accounts/${a.id}`)).json).toMatchObject({ balance: 999999999.999999, held: 0 });
+    expect((await h.admin('GET', `/admin/v1/accounts/${a.id}/ledger?limit=100`)).json.data.map((e: { note: string }) => e.note)).not.toContain('tiny');
+  });
+
   it('the ledger: newest first, in pages, filtered by kind', async () => {
     const a = await createAccount('ledger');
     for (let i = 1; i <= 3; i++) await h.admin('POST', `/admin/v1/accounts/${a.id}/grants`, { amount: i, note: `grant ${i}` });

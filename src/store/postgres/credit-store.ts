@@ -4,6 +4,7 @@ import {
   accountListSql,
   accountOfRow,
   entryOfRow,
+  grantRefusal,
   holdRefusal,
   LEDGER_COLUMNS,
   ledgerPageSql,
@@ -121,9 +122,10 @@ export class PostgresCreditStore implements CreditStore {
       // the account's row locked, as holds lock it: what is available cannot change until the commit (G310)
       const available = (await lockedAvailables(client, [accountId])).get(accountId);
       if (available === undefined) return { granted: false, refused: 'no_account' };
-      if (amountMicro < 0 && available + amountMicro < 0) {
+      const refused = grantRefusal(amountMicro, available);
+      if (refused) {
         const { rows } = await client.query<AccountRow>({ name: 'mg_accounts_get', text: 'SELECT * FROM accounts WHERE id = $1', values: [accountId] });
-        return { granted: false, refused: 'below_held', account: accountOfRow(rows[0]!) };
+        return { granted: false, refused, account: accountOfRow(rows[0]!) };
       }
       const {
         rows: [entry],

@@ -3,6 +3,7 @@ import {
   accountListSql,
   accountOfRow,
   entryOfRow,
+  grantRefusal,
   holdRefusal,
   LEDGER_COLUMNS,
   ledgerPageSql,
@@ -87,10 +88,11 @@ export class SqliteLedger {
   }
 
   /** A grant, or a negative adjustment of at most what is available (G310); the entry's id, or why not. */
-  grant(accountId: string, amountMicro: number, note: string, now: number): { entryId: number } | { refused: 'no_account' | 'below_held' } {
+  grant(accountId: string, amountMicro: number, note: string, now: number): { entryId: number } | { refused: 'no_account' | 'below_held' | 'above_maximum' } {
     const available = this.availableStmt.get(accountId) as number | undefined;
     if (available === undefined) return { refused: 'no_account' };
-    if (amountMicro < 0 && available + amountMicro < 0) return { refused: 'below_held' };
+    const refused = grantRefusal(amountMicro, available);
+    if (refused) return { refused };
     const { lastInsertRowid } = this.appendStmt.run(accountId, amountMicro < 0 ? 'adjust' : 'grant', amountMicro, null, null, null, null, note, now, null);
     this.moveStmt.run(amountMicro, 0, 0, accountId);
     return { entryId: Number(lastInsertRowid) };
@@ -236,8 +238,8 @@ export class SqliteCreditStore implements CreditStore {
         const done = this.ledgerRows.grant(accountId, amountMicro, note, now);
         const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow | undefined;
         if ('refused' in done)
-          return done.refused === 'below_held' && account
-            ? { granted: false, refused: 'below_held', account: accountOfRow(account) }
+          return done.refused !== 'no_account' && account
+            ? { granted: false, refused: done.refused, account: accountOfRow(account) }
             : { granted: false, refused: 'no_account' };
         if (audit) appendAudit(this.db, { ...audit, details: { ...audit.details, entry_id: done.entryId } });
         const entry = this.db.prepare(`SELECT ${LEDGER_COLUMNS} FROM ledger WHERE id = ?`).get(done.entryId) as LedgerRow;

@@ -163,7 +163,14 @@ describe('/openapi.json', () => {
     const codes = (status: string) =>
       ((op.responses![status]!.content!['application/json']!.schema as any).properties.error.properties.code.enum as string[]).sort();
     expect(codes('402')).toEqual(['insufficient_credits']);
-    expect(codes('409')).toEqual(['grant_exceeds_available', 'idempotency_in_progress', 'idempotency_key_reused', 'invalid_task_state', 'key_revoked']);
+    expect(codes('409')).toEqual([
+      'grant_exceeds_available',
+      'grant_exceeds_maximum',
+      'idempotency_in_progress',
+      'idempotency_key_reused',
+      'invalid_task_state',
+      'key_revoked',
+    ]);
     expect(codes('403')).toEqual([
       'admin_only',
       'asset_quota_exceeded',
