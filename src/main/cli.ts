@@ -29,7 +29,7 @@ ${CREDITS_USAGE}
                                 copy the SQLite database (of MEDIAGATE_DATA_DIR, or FILE) into an empty
                                 PostgreSQL database (--to defaults to MEDIAGATE_DATABASE_URL); --files
                                 also copies local result and asset files into MEDIAGATE_S3_BUCKET.
-                                Stop the gateways first (docs/OPERATIONS.md)
+                                Stop the gateways first (docs/guides/upgrading.md)
 ${CLIENT_USAGE}
 
 Settings come from the environment; see README.md.`;
@@ -76,9 +76,9 @@ async function backup(args: string[]): Promise<number> {
     await store.backup(file);
     const { s3 } = loadSettingsConfig();
     const files = s3
-      ? `signing-secret of the data directory; results and assets are in s3://${s3.bucket}/${s3.prefix}`
-      : 'results/, assets/ and signing-secret of the data directory';
-    console.log(`database copied to ${file} (also copy ${files}; see docs/OPERATIONS.md)`);
+      ? `signing-secret of the data directory; results, assets and inputs are in s3://${s3.bucket}/${s3.prefix}`
+      : 'results/, assets/, inputs/ and signing-secret of the data directory';
+    console.log(`database copied to ${file} (also copy ${files}; see docs/guides/backup-restore.md)`);
     return 0;
   } finally {
     await store.close();

@@ -48,7 +48,7 @@ export async function migrateStoreCommand(args: string[]): Promise<number> {
     console.log(`migrated to ${target}, counts verified: ${copied.map((c) => `${c.table} ${c.rows}`).join(', ')}`);
     if (!config.s3) {
       console.log(
-        `result and asset files stay in ${config.dataDir} (results/, inputs/, assets/): gateways on PostgreSQL must see this data directory, or use a bucket (see docs/OPERATIONS.md)`,
+        `result and asset files stay in ${config.dataDir} (results/, inputs/, assets/): gateways on PostgreSQL must see this data directory, or use a bucket (see docs/guides/upgrading.md)`,
       );
     }
     return 0;

@@ -38,7 +38,7 @@ const SERVER = group('Server', {
     default: '`http://localhost:<PORT>`',
     rule: 'absolute http(s) URL; trailing slashes are dropped',
     description:
-      'Public origin of the gateway: `{base_url}`, used in every URL it hands out (results, signed inputs for upstreams, provider callbacks). Set it to the address callers (and upstreams) reach, e.g. `https://media.example.com`.',
+      'Public base URL of the gateway (its origin, with a path prefix when a proxy serves it under one): `{base_url}`, used in every URL it hands out (results, signed inputs for upstreams, provider callbacks). Set it to the address callers (and upstreams) reach, e.g. `https://media.example.com`.',
     parse: publicUrl,
   }),
   MEDIAGATE_POWER_PREFIX: custom({
