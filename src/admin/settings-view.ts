@@ -1,14 +1,15 @@
 /**
  * `GET /admin/v1/settings` (G311): the effective configuration as JSON with every secret replaced
  * by {@link REDACTED}. Redaction is by shape, so a setting added later is covered without a list
- * to keep: any field named like a secret (`...Key`, `key`, `...secret...`, `...token...`,
+ * to keep: any field named like a secret (`...Key`, `key`, `...secret...`, `...token...` but not `...tokens...`,
  * `...password...`, `...credential...`, `authorization`) whatever its value; every value of a
  * `headers` map; and in any string that is a URL, its password and the values of query
  * parameters named like a secret. Sets and maps become arrays and objects; functions are left out.
  */
 export const REDACTED = '[redacted]';
 
-const SECRET_NAME = /(^key$|Key$|secret|token|password|passphrase|credential|authorization|^auth$)/i;
+// `token` but not `tokens`: counts of model tokens (`chatHoldTokens`, `sandboxChatTokensPerSecond`) are no secret
+const SECRET_NAME = /(^key$|Key$|secret|token(?!s)|password|passphrase|credential|authorization|^auth$)/i;
 const SECRET_PARAM = /(key|secret|token|password|passwd|pwd|sig|signature|credential|auth)/i;
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 

@@ -195,6 +195,9 @@ describe('settings', () => {
       `postgres://mediagate:${encodeURIComponent(REDACTED)}@db.internal:5432/mg?sslmode=require&password=${encodeURIComponent(REDACTED)}`,
     );
     expect(view.workerConcurrency).toBe(7);
+    // counts of model tokens are shown (the metrics token, a secret, is not: checked above)
+    expect(view.credits.chatHoldTokens).toEqual(expect.any(Number));
+    expect(view.sandboxChatTokensPerSecond).toEqual(expect.any(Number));
     expect(view.observability.tracing.headers).toEqual({ authorization: REDACTED, 'x-team': REDACTED });
     expect(view.providers.providers).toEqual(
       expect.arrayContaining([
