@@ -143,6 +143,7 @@ export class TaskAdmin {
     return {
       ...adminTaskReply(task, accounts.get(task.ownerKeyId) ?? null),
       view: queryReply(task, this.deps.links),
+      cancellable: (task.status === 'queued' || task.status === 'processing') && this.cancelRefusal(task) === undefined,
       request: JSON.parse(JSON.stringify(task.request)) as Record<string, unknown>,
       upstream:
         task.upstream === null
@@ -174,16 +175,19 @@ export class TaskAdmin {
    * finished task, a 409. Audited when it cancelled the task (G325).
    */
   async cancel(id: string, actor: Actor): Promise<AdminTaskDetail> {
-    const { task, cancelled } = await this.deps.tasks.cancelAnyTask(id, (t) => {
-      if (t.status !== 'processing') return undefined;
-      const provider = this.deps.providers.get(t.provider);
-      return provider?.cancel ? undefined : `Task ${t.id} is processing at ${t.provider}, which cannot stop a generation; it ends on its own`;
-    });
+    const { task, cancelled } = await this.deps.tasks.cancelAnyTask(id, (t) => this.cancelRefusal(t));
     if (cancelled)
       await this.deps.audit.append(
         auditEntry(actor, 'task.cancel', task.id, { key_id: task.ownerKeyId, provider: task.provider, model: task.model }, this.now()),
       );
     return this.get(task.id);
+  }
+
+  /** Why the operator may not cancel an unfinished task (G319): a generation its provider cannot stop; undefined: it may. */
+  private cancelRefusal(t: TaskRecord): string | undefined {
+    if (t.status !== 'processing') return undefined;
+    const provider = this.deps.providers.get(t.provider);
+    return provider?.cancel ? undefined : `Task ${t.id} is processing at ${t.provider}, which cannot stop a generation; it ends on its own`;
   }
 
   private async task(id: string): Promise<TaskRecord> {

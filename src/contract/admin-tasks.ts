@@ -98,6 +98,10 @@ export const AdminTaskDetail = Type.Object(
     ...AdminTask.properties,
     object: Type.Literal('admin_task'),
     view: TaskQueryReply,
+    cancellable: Type.Boolean({
+      description:
+        'Whether the operator cancel (POST /admin/v1/tasks/{id}/cancel) would cancel it now: queued, or processing where its provider can stop a generation (G319)',
+    }),
     request: Type.Record(Type.String(), Type.Unknown(), { description: 'The request as accepted: validated and normalised, defaults applied' }),
     upstream: Nullable(
       Type.Object(

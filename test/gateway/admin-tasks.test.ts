@@ -154,8 +154,10 @@ describe('admin tasks', () => {
     const k = await h.newKey({ name: 'cancel' });
     const running = await submit(k.secret, 'pic-pro');
     await h.waitForTask(running, ['processing'], 10_000);
+    expect((await h.admin('GET', `/admin/v1/tasks/${running}`)).json.cancellable).toBe(true);
     const res = await h.admin('POST', `/admin/v1/tasks/${running}/cancel`);
     expect([res.status, res.json.status], JSON.stringify(res.json)).toEqual([200, 'cancelled']);
+    expect(res.json.cancellable).toBe(false); // nothing left to cancel
     expect(res.json.hold.settlement.kind).toBe('release');
     expect(res.json.timeline.at(-1)).toMatchObject({ from: 'processing', status: 'cancelled' });
     const again = await h.admin('POST', `/admin/v1/tasks/${running}/cancel`);
@@ -167,12 +169,14 @@ describe('admin tasks', () => {
 
     const unstoppable = await submit(k.secret, 'pic-pro-stable');
     await h.waitForTask(unstoppable, ['processing'], 10_000);
+    expect((await h.admin('GET', `/admin/v1/tasks/${unstoppable}`)).json.cancellable).toBe(false); // the console offers no cancel
     const refused = await h.admin('POST', `/admin/v1/tasks/${unstoppable}/cancel`);
     expect([refused.status, refused.json.error.code]).toEqual([409, 'invalid_task_state']);
     expect(refused.json.error.message).toMatch(/stuck/);
 
     const done = await submit(k.secret, 'pic-2');
     await h.waitForTask(done, ['completed'], 15_000);
+    expect((await h.admin('GET', `/admin/v1/tasks/${done}`)).json.cancellable).toBe(false);
     const finished = await h.admin('POST', `/admin/v1/tasks/${done}/cancel`);
     expect([finished.status, finished.json.error.code]).toEqual([409, 'invalid_task_state']);
     expect((await h.admin('GET', `/admin/v1/audit?action=task.cancel&target=${done}`)).json.data).toEqual([]);
