@@ -27,7 +27,7 @@ const PAGES: Page[] = [
   { path: 'chat', name: 'Chat', admin: false, render: () => <ChatPage /> },
   { path: 'account', name: 'Account', admin: false, render: () => <AccountPage /> },
   { path: 'overview', name: 'Overview', admin: true, render: () => <OverviewPage /> },
-  { path: 'keys', name: 'Keys', admin: true, render: () => <KeysPage /> },
+  { path: 'keys', name: 'Keys', admin: true, render: (s) => <KeysPage session={s} /> },
   { path: 'accounts', name: 'Accounts', admin: true, render: () => <AccountsPage /> },
   { path: 'all-tasks', name: 'All tasks', admin: true, render: () => <AdminTasksPage /> },
   { path: 'channels', name: 'Channels', admin: true, render: () => <ChannelsPage /> },

@@ -1,14 +1,31 @@
 import { type FormEvent, useState } from 'react';
 import type { AdminKey, AdminKeyCreated, AdminKeyList, AdminKeyRotated, KeyCreateBody, KeyPatchBody } from '../../../src/contract/admin-keys.js';
-import { api, when } from '../api.js';
+import { api, type ConsoleSession, when } from '../api.js';
 import { CopyButton, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
 
-/** A secret shown once, with its copy button. */
-function Secret({ title, secret }: { title: string; secret: string }) {
+interface ShownSecret {
+  title: string;
+  secret: string;
+  /** The key was the session's own and its old secret is no longer accepted: the session has ended. */
+  sessionEnded?: boolean;
+}
+
+/** A secret shown once, with its copy button; after rotating the session's own key, how to go on. */
+function Secret({ title, secret, sessionEnded }: ShownSecret) {
   return (
     <div className="secret" role="status">
       <p>{title} It is shown only now: copy it.</p>
       <code>{secret}</code> <CopyButton text={secret} label="Copy secret" />
+      {sessionEnded && (
+        <>
+          <p className="session-ended">
+            This was the key of this session, which has ended with the old secret: copy the new secret; then sign in again with it.
+          </p>
+          <button type="button" onClick={() => window.dispatchEvent(new Event('mediagate:signed-out'))}>
+            Sign in again
+          </button>
+        </>
+      )}
     </div>
   );
 }
@@ -143,28 +160,38 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
 }
 
 /** API keys: create (the secret once), change models, expiry and limits, revoke with a confirmation, rotate. */
-export function KeysPage() {
+export function KeysPage({ session }: { session: ConsoleSession }) {
   const { data, error, reload } = useLoad(() => api<AdminKeyList>('GET', '/admin/v1/keys?limit=100'), []);
   const [creating, setCreating] = useState(false);
-  const [secret, setSecret] = useState<{ title: string; secret: string }>();
+  const [secret, setSecret] = useState<ShownSecret>();
   const [confirm, setConfirm] = useState<AdminKey>();
   const [editing, setEditing] = useState<AdminKey>();
   const [actionError, setActionError] = useState<string>();
 
+  /** The key this console is signed in with: revoking it ends the session, rotating it too once its grace is over. */
+  const own = (key: AdminKey): boolean => key.id === session.key.id;
+
   const revoke = async (key: AdminKey): Promise<void> => {
     setConfirm(undefined);
+    setActionError(undefined);
     try {
       await api('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, {});
-      reload();
+      // the session's own key: the session has ended, back to the sign-in (a reload would only get a 401)
+      if (own(key)) window.dispatchEvent(new Event('mediagate:signed-out'));
+      else reload();
     } catch (err) {
       setActionError(messageOf(err));
     }
   };
   const rotate = async (key: AdminKey): Promise<void> => {
+    setActionError(undefined);
     try {
       const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, {});
-      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key });
-      reload();
+      // the secret is shown first; the session's own key rotated with no grace has ended the
+      // session, so the list is not loaded again (its 401 would drop to the sign-in and lose the secret)
+      const sessionEnded = own(key) && r.previous_valid_until === null;
+      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key, sessionEnded });
+      if (!sessionEnded) reload();
     } catch (err) {
       setActionError(messageOf(err));
     }
@@ -191,7 +218,7 @@ export function KeysPage() {
           }}
         />
       )}
-      {secret && <Secret title={secret.title} secret={secret.secret} />}
+      {secret && <Secret {...secret} />}
       <ErrorNote error={error ?? actionError} />
       {editing && (
         <EditKey
@@ -208,6 +235,7 @@ export function KeysPage() {
           <p id="confirm-title">
             Revoke {confirm.name} ({confirm.id})? Every request with it fails from now on.
           </p>
+          {own(confirm) && <p className="own-key">This is the key you are signed in with: revoking it ends this session.</p>}
           <button type="button" className="danger" onClick={() => void revoke(confirm)}>
             Revoke
           </button>
