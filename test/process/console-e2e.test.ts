@@ -81,6 +81,21 @@ async function open(page: Page, name: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
 }
 
+/** A key made through the admin API with the bootstrap admin key: its id and secret. */
+async function newKey(name: string, role: 'caller' | 'admin' = 'caller'): Promise<{ id: string; secret: string }> {
+  const res = await fetch(`${g.origin}/admin/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, role }),
+  });
+  expect(res.status).toBe(200);
+  const made = (await res.json()) as { id: string; key: string };
+  return { id: made.id, secret: made.key };
+}
+
+/** The status of a public API call with `secret` (an admin key reads the public API too). */
+const statusWith = (secret: string): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
+
 describe('the built console', () => {
   it('loads under 300 KB of gzipped JavaScript at first (G366), from relative URLs (G364), with no inline script (G365)', () => {
     const html = fs.readFileSync(path.join(CONSOLE_DIR, 'dist', 'index.html'), 'utf8');
@@ -410,6 +425,40 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await use()).toBe(401);
     });
 
+    it('rotates a key only after a confirmation, with the grace period chosen there: both secrets work during it', async () => {
+      const { page } = s;
+      const made = await newKey('rotated in the console');
+      await open(page, 'Overview'); // the Keys page lists the key made just now when it is opened again
+      await open(page, 'Keys');
+      const row = page.getByRole('row', { name: /rotated in the console/ });
+      // asked first; keeping the current secret sends nothing
+      let rotates = 0;
+      page.on('request', (r) => {
+        if (r.method() === 'POST' && /\/rotate$/.test(new URL(r.url()).pathname)) rotates++;
+      });
+      await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+      const dialog = page.getByRole('alertdialog');
+      await expect(dialog.textContent()).resolves.toContain(`Rotate rotated in the console (${made.id})?`);
+      await expect(dialog.getByText('This is the key you are signed in with', { exact: false }).count()).resolves.toBe(0);
+      await dialog.getByRole('button', { name: 'Keep the current secret' }).click();
+      await expect(dialog.count()).resolves.toBe(0);
+      expect(rotates).toBe(0);
+      // then rotated with an hour of grace
+      await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+      await dialog.getByRole('combobox', { name: 'Old secret still accepted for' }).selectOption({ label: '1 hour' });
+      const [request] = await Promise.all([
+        page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === `/admin/v1/keys/${made.id}/rotate`),
+        dialog.getByRole('button', { name: 'Rotate', exact: true }).click(),
+      ]);
+      expect(request.postDataJSON()).toEqual({ grace_seconds: 3600 });
+      const secret = (await page.locator('.secret code').textContent())!;
+      expect(secret).toMatch(/^mg_/);
+      expect(secret).not.toBe(made.secret);
+      expect(await statusWith(secret)).toBe(200);
+      expect(await statusWith(made.secret)).toBe(200); // the old one, in its hour of grace
+      expect(rotates).toBe(1);
+    });
+
     it('grants credits and sees the balance', async () => {
       const { page } = s;
       await open(page, 'Accounts');
@@ -485,6 +534,45 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await seriousViolations(page)).toEqual([]);
       expect(await page.evaluate(() => fetch('../console/session').then((r) => r.status))).toBe(401);
       expect(s.errors.errors).toEqual([]);
+    });
+  });
+
+  describe('an admin rotating the key of its own session', () => {
+    it('is warned first; then the new secret is shown with how to go on, not the sign-in; the new secret signs in', async () => {
+      const made = await newKey('own session key', 'admin');
+      const s = await signIn(made.secret);
+      try {
+        const { page } = s;
+        await open(page, 'Keys');
+        const refused = s.errors.failedStatuses.filter((st) => st === 401).length; // the sign-in page's own session check
+        const row = page.getByRole('row', { name: /own session key/ });
+        // revoking it is warned of too (and kept here)
+        await row.getByRole('button', { name: 'Revoke' }).click();
+        await page.getByRole('alertdialog').getByText('This is the key you are signed in with: revoking it ends this session.').waitFor();
+        await page.getByRole('alertdialog').getByRole('button', { name: 'Keep the key' }).click();
+        await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+        const dialog = page.getByRole('alertdialog');
+        await dialog.getByText('This is the key you are signed in with', { exact: false }).waitFor();
+        await dialog.getByRole('button', { name: 'Rotate', exact: true }).click(); // no grace: the session ends at once
+        const shown = page.locator('.secret');
+        await shown.getByText('copy the new secret; then sign in again with it', { exact: false }).waitFor();
+        const secret = (await shown.locator('code').textContent())!;
+        expect(secret).toMatch(/^mg_/);
+        expect(await statusWith(made.secret)).toBe(401);
+        expect(await statusWith(secret)).toBe(200);
+        // still the page with the secret: no reload of the list, no drop to the sign-in
+        await page.waitForLoadState('networkidle');
+        await expect(page.getByRole('textbox', { name: 'API key' }).count()).resolves.toBe(0);
+        expect(s.errors.failedStatuses.filter((st) => st === 401).length).toBe(refused);
+        await shown.getByRole('button', { name: 'Sign in again' }).click();
+        await page.getByRole('textbox', { name: 'API key' }).fill(secret);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign out' }).waitFor();
+        await page.getByText('own session key (admin)').waitFor();
+        expect(s.errors.errors).toEqual([]);
+      } finally {
+        await s.context.close();
+      }
     });
   });
 });

@@ -1,24 +1,36 @@
 import { type FormEvent, useState } from 'react';
-import type { AdminKey, AdminKeyCreated, AdminKeyList, AdminKeyRotated, KeyCreateBody, KeyPatchBody } from '../../../src/contract/admin-keys.js';
+import type {
+  AdminKey,
+  AdminKeyCreated,
+  AdminKeyList,
+  AdminKeyRotated,
+  KeyCreateBody,
+  KeyPatchBody,
+  KeyRotateBody,
+  MAX_GRACE_SECONDS,
+} from '../../../src/contract/admin-keys.js';
 import { api, type ConsoleSession, when } from '../api.js';
 import { CopyButton, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
 
 interface ShownSecret {
   title: string;
   secret: string;
-  /** The key was the session's own and its old secret is no longer accepted: the session has ended. */
-  sessionEnded?: boolean;
+  /**
+   * The key was the session's own: `ended`, its old secret is refused and the session with it;
+   * a number, the old secret (and the session) is accepted until then, Unix seconds.
+   */
+  session?: 'ended' | number;
 }
 
 /** A secret shown once, with its copy button; after rotating the session's own key, how to go on. */
-function Secret({ title, secret, sessionEnded }: ShownSecret) {
+function Secret({ title, secret, session }: ShownSecret) {
   return (
     <div className="secret" role="status">
       <p>{title} It is shown only now: copy it.</p>
       <code>{secret}</code> <CopyButton text={secret} label="Copy secret" />
-      {sessionEnded && (
+      {session === 'ended' && (
         <>
-          <p className="session-ended">
+          <p className="session-note">
             This was the key of this session, which has ended with the old secret: copy the new secret; then sign in again with it.
           </p>
           <button type="button" onClick={() => window.dispatchEvent(new Event('mediagate:signed-out'))}>
@@ -26,6 +38,87 @@ function Secret({ title, secret, sessionEnded }: ShownSecret) {
           </button>
         </>
       )}
+      {typeof session === 'number' && (
+        <p className="session-note">
+          This is the key of this session, which lasts as long as the old secret, until {when(session)}: copy the new secret; then sign in again with it.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The grace periods offered for a rotated-out secret, seconds (the contract's bounds: 0 to MAX_GRACE_SECONDS, G307). */
+const MAX_GRACE: typeof MAX_GRACE_SECONDS = 2_592_000;
+const GRACES: { seconds: number; label: string }[] = [
+  { seconds: 0, label: 'not at all (default)' },
+  { seconds: 300, label: '5 minutes' },
+  { seconds: 3600, label: '1 hour' },
+  { seconds: 86_400, label: '1 day' },
+  { seconds: 604_800, label: '7 days' },
+  { seconds: MAX_GRACE, label: '30 days (the longest)' },
+];
+
+/** Asks before a rotation, with the grace period of the replaced secret. */
+function ConfirmRotate({
+  apiKey,
+  own,
+  onRotate,
+  onCancel,
+}: {
+  apiKey: AdminKey;
+  own: boolean;
+  onRotate: (graceSeconds: number) => void;
+  onCancel: () => void;
+}) {
+  const [grace, setGrace] = useState(0);
+  return (
+    <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby={own ? 'confirm-own' : undefined} className="panel confirm">
+      <p id="confirm-title">
+        Rotate {apiKey.name} ({apiKey.id})? It gets a new secret, shown once.
+      </p>
+      <div className="field inline">
+        <label htmlFor="rotate-grace">Old secret still accepted for</label>
+        <select id="rotate-grace" value={grace} onChange={(e) => setGrace(Number(e.target.value))}>
+          {GRACES.map((g) => (
+            <option key={g.seconds} value={g.seconds}>
+              {g.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      {own && (
+        <p id="confirm-own" className="own-key">
+          This is the key you are signed in with: this session ends with the old secret{grace === 0 ? ', at once' : ''}; sign in again with the new one.
+        </p>
+      )}
+      <button type="button" className="danger" onClick={() => onRotate(grace)}>
+        Rotate
+      </button>
+      <button type="button" onClick={onCancel}>
+        Keep the current secret
+      </button>
+    </div>
+  );
+}
+
+/** Asks before a revocation; its button is also named "Revoke" (G368). */
+function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; own: boolean; onRevoke: () => void; onCancel: () => void }) {
+  return (
+    <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby={own ? 'confirm-own' : undefined} className="panel confirm">
+      <p id="confirm-title">
+        Revoke {apiKey.name} ({apiKey.id})? Every request with it fails from now on.
+      </p>
+      {own && (
+        <p id="confirm-own" className="own-key">
+          This is the key you are signed in with: revoking it ends this session.
+        </p>
+      )}
+      <button type="button" className="danger" onClick={onRevoke}>
+        Revoke
+      </button>
+      <button type="button" onClick={onCancel}>
+        Keep the key
+      </button>
     </div>
   );
 }
@@ -164,7 +257,7 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
   const { data, error, reload } = useLoad(() => api<AdminKeyList>('GET', '/admin/v1/keys?limit=100'), []);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<ShownSecret>();
-  const [confirm, setConfirm] = useState<AdminKey>();
+  const [confirm, setConfirm] = useState<{ action: 'revoke' | 'rotate'; key: AdminKey }>();
   const [editing, setEditing] = useState<AdminKey>();
   const [actionError, setActionError] = useState<string>();
 
@@ -183,15 +276,17 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
       setActionError(messageOf(err));
     }
   };
-  const rotate = async (key: AdminKey): Promise<void> => {
+  const rotate = async (key: AdminKey, graceSeconds: number): Promise<void> => {
+    setConfirm(undefined);
     setActionError(undefined);
     try {
-      const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, {});
+      const body: KeyRotateBody = { grace_seconds: graceSeconds };
+      const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, body);
       // the secret is shown first; the session's own key rotated with no grace has ended the
       // session, so the list is not loaded again (its 401 would drop to the sign-in and lose the secret)
-      const sessionEnded = own(key) && r.previous_valid_until === null;
-      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key, sessionEnded });
-      if (!sessionEnded) reload();
+      const session = own(key) ? (r.previous_valid_until ?? 'ended') : undefined;
+      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key, ...(session !== undefined && { session }) });
+      if (session !== 'ended') reload();
     } catch (err) {
       setActionError(messageOf(err));
     }
@@ -230,19 +325,23 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
           }}
         />
       )}
-      {confirm && (
-        <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" className="panel confirm">
-          <p id="confirm-title">
-            Revoke {confirm.name} ({confirm.id})? Every request with it fails from now on.
-          </p>
-          {own(confirm) && <p className="own-key">This is the key you are signed in with: revoking it ends this session.</p>}
-          <button type="button" className="danger" onClick={() => void revoke(confirm)}>
-            Revoke
-          </button>
-          <button type="button" onClick={() => setConfirm(undefined)}>
-            Keep the key
-          </button>
-        </div>
+      {confirm?.action === 'revoke' && (
+        <ConfirmRevoke
+          key={`revoke-${confirm.key.id}`}
+          apiKey={confirm.key}
+          own={own(confirm.key)}
+          onRevoke={() => void revoke(confirm.key)}
+          onCancel={() => setConfirm(undefined)}
+        />
+      )}
+      {confirm?.action === 'rotate' && (
+        <ConfirmRotate
+          key={`rotate-${confirm.key.id}`}
+          apiKey={confirm.key}
+          own={own(confirm.key)}
+          onRotate={(grace) => void rotate(confirm.key, grace)}
+          onCancel={() => setConfirm(undefined)}
+        />
       )}
       <TableWrap>
         <table>
@@ -280,12 +379,12 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
                 <td>{k.revoked ? 'revoked' : 'active'}</td>
                 <td className="row-actions">
                   {!k.revoked && (
-                    <button type="button" onClick={() => setConfirm(k)} aria-label="Revoke" title={`Revoke ${k.name}`}>
+                    <button type="button" onClick={() => setConfirm({ action: 'revoke', key: k })} aria-label="Revoke" title={`Revoke ${k.name}`}>
                       Revoke
                     </button>
                   )}
                   {!k.revoked && (
-                    <button type="button" onClick={() => void rotate(k)}>
+                    <button type="button" onClick={() => setConfirm({ action: 'rotate', key: k })}>
                       Rotate
                     </button>
                   )}
