@@ -459,6 +459,65 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(rotates).toBe(1);
     });
 
+    it('sends one request for a double click on Create, Grant or the confirmation of Rotate; the controls are disabled meanwhile', async () => {
+      const { page } = s;
+      const posts: string[] = [];
+      const count = (r: { method(): string; url(): string }): void => {
+        if (r.method() === 'POST') posts.push(new URL(r.url()).pathname);
+      };
+      page.on('request', count);
+      try {
+        // Create key: one key made, its form disabled while the request is pending
+        await open(page, 'Keys');
+        await page.getByRole('button', { name: 'Create key' }).click();
+        await page.getByRole('textbox', { name: 'Name' }).fill('double-clicked');
+        let release: () => void = () => undefined;
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        await page.route('**/admin/v1/keys', async (route) => {
+          if (route.request().method() === 'POST') await held;
+          await route.continue();
+        });
+        await page.getByRole('button', { name: 'Create', exact: true }).dblclick();
+        await expect.poll(() => page.getByRole('button', { name: 'Create', exact: true }).isDisabled()).toBe(true);
+        await expect(page.getByRole('textbox', { name: 'Name' }).isDisabled()).resolves.toBe(true);
+        release();
+        await page.locator('.secret code').waitFor();
+        await page.unroute('**/admin/v1/keys');
+        await page.waitForLoadState('networkidle');
+        expect(posts.filter((p) => p === '/admin/v1/keys')).toHaveLength(1);
+        const listed = await fetch(`${g.origin}/admin/v1/keys?q=double-clicked`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+        expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(1);
+
+        // Rotate's confirmation: one rotation
+        const row = page.getByRole('row', { name: /double-clicked/ });
+        await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+        await page.getByRole('alertdialog').getByRole('button', { name: 'Rotate', exact: true }).dblclick();
+        await page.getByText('The new secret of double-clicked.', { exact: false }).waitFor();
+        await page.waitForLoadState('networkidle');
+        expect(posts.filter((p) => /\/rotate$/.test(p))).toHaveLength(1);
+
+        // Grant: credits added once
+        await open(page, 'Accounts');
+        const account = page
+          .getByRole('row')
+          .filter({ has: page.getByRole('button', { name: /^Manage / }) })
+          .first();
+        const before = Number(await account.locator('td').nth(2).textContent());
+        await account.getByRole('button', { name: /^Manage / }).click();
+        await page.getByRole('spinbutton', { name: 'Credits' }).fill('7');
+        await page.getByRole('textbox', { name: 'Note' }).fill('double-clicked grant');
+        await page.getByRole('button', { name: 'Grant' }).dblclick();
+        await expect.poll(async () => Number(await account.locator('td').nth(2).textContent())).toBe(before + 7);
+        await page.waitForLoadState('networkidle');
+        expect(posts.filter((p) => p.endsWith('/grants'))).toHaveLength(1);
+        expect(Number(await account.locator('td').nth(2).textContent())).toBe(before + 7);
+      } finally {
+        page.off('request', count);
+      }
+    });
+
     it('grants credits and sees the balance', async () => {
       const { page } = s;
       await open(page, 'Accounts');

@@ -10,7 +10,7 @@ import type {
   MAX_GRACE_SECONDS,
 } from '../../../src/contract/admin-keys.js';
 import { api, type ConsoleSession, when } from '../api.js';
-import { CopyButton, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
+import { CopyButton, ErrorNote, messageOf, Pending, TableWrap, useLoad, usePending } from '../ui.js';
 
 interface ShownSecret {
   title: string;
@@ -67,42 +67,46 @@ function ConfirmRotate({
 }: {
   apiKey: AdminKey;
   own: boolean;
-  onRotate: (graceSeconds: number) => void;
+  onRotate: (graceSeconds: number) => Promise<void>;
   onCancel: () => void;
 }) {
   const [grace, setGrace] = useState(0);
+  const { pending, run } = usePending();
   return (
     <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby={own ? 'confirm-own' : undefined} className="panel confirm">
       <p id="confirm-title">
         Rotate {apiKey.name} ({apiKey.id})? It gets a new secret, shown once.
       </p>
-      <div className="field inline">
-        <label htmlFor="rotate-grace">Old secret still accepted for</label>
-        <select id="rotate-grace" value={grace} onChange={(e) => setGrace(Number(e.target.value))}>
-          {GRACES.map((g) => (
-            <option key={g.seconds} value={g.seconds}>
-              {g.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      {own && (
-        <p id="confirm-own" className="own-key">
-          This is the key you are signed in with: this session ends with the old secret{grace === 0 ? ', at once' : ''}; sign in again with the new one.
-        </p>
-      )}
-      <button type="button" className="danger" onClick={() => onRotate(grace)}>
-        Rotate
-      </button>
-      <button type="button" onClick={onCancel}>
-        Keep the current secret
-      </button>
+      <Pending pending={pending}>
+        <div className="field inline">
+          <label htmlFor="rotate-grace">Old secret still accepted for</label>
+          <select id="rotate-grace" value={grace} onChange={(e) => setGrace(Number(e.target.value))}>
+            {GRACES.map((g) => (
+              <option key={g.seconds} value={g.seconds}>
+                {g.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        {own && (
+          <p id="confirm-own" className="own-key">
+            This is the key you are signed in with: this session ends with the old secret{grace === 0 ? ', at once' : ''}; sign in again with the new one.
+          </p>
+        )}
+        <button type="button" className="danger" onClick={() => void run(() => onRotate(grace))}>
+          Rotate
+        </button>
+        <button type="button" onClick={onCancel}>
+          Keep the current secret
+        </button>
+      </Pending>
     </div>
   );
 }
 
 /** Asks before a revocation; its button is also named "Revoke" (G368). */
-function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; own: boolean; onRevoke: () => void; onCancel: () => void }) {
+function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; own: boolean; onRevoke: () => Promise<void>; onCancel: () => void }) {
+  const { pending, run } = usePending();
   return (
     <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby={own ? 'confirm-own' : undefined} className="panel confirm">
       <p id="confirm-title">
@@ -113,12 +117,14 @@ function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; 
           This is the key you are signed in with: revoking it ends this session.
         </p>
       )}
-      <button type="button" className="danger" onClick={onRevoke}>
-        Revoke
-      </button>
-      <button type="button" onClick={onCancel}>
-        Keep the key
-      </button>
+      <Pending pending={pending}>
+        <button type="button" className="danger" onClick={() => void run(onRevoke)}>
+          Revoke
+        </button>
+        <button type="button" onClick={onCancel}>
+          Keep the key
+        </button>
+      </Pending>
     </div>
   );
 }
@@ -131,8 +137,12 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
   const [submits, setSubmits] = useState('');
   const [credits, setCredits] = useState('');
   const [error, setError] = useState<string>();
-  const submit = async (e: FormEvent): Promise<void> => {
+  const { pending, run } = usePending();
+  const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
+    return run(() => create());
+  };
+  const create = async (): Promise<void> => {
     setError(undefined);
     const body: KeyCreateBody = {
       name,
@@ -150,39 +160,41 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
   return (
     <form className="panel" onSubmit={submit}>
       <h2>New key</h2>
-      <div className="fields">
-        <div className="field">
-          <label htmlFor="key-name">Name</label>
-          <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required />
+      <Pending pending={pending}>
+        <div className="fields">
+          <div className="field">
+            <label htmlFor="key-name">Name</label>
+            <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required />
+          </div>
+          <div className="field">
+            <label htmlFor="key-role">Role</label>
+            <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}>
+              <option value="caller">caller</option>
+              <option value="admin">admin</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="key-models">Models (empty: all)</label>
+            <input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" />
+          </div>
+          <div className="field">
+            <label htmlFor="key-expires">Expires</label>
+            <input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="key-submits">Submits per second</label>
+            <input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="key-credits">Credit cap</label>
+            <input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+          </div>
         </div>
-        <div className="field">
-          <label htmlFor="key-role">Role</label>
-          <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}>
-            <option value="caller">caller</option>
-            <option value="admin">admin</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="key-models">Models (empty: all)</label>
-          <input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" />
-        </div>
-        <div className="field">
-          <label htmlFor="key-expires">Expires</label>
-          <input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="key-submits">Submits per second</label>
-          <input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="key-credits">Credit cap</label>
-          <input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
-        </div>
-      </div>
-      <ErrorNote error={error} />
-      <button type="submit" className="primary">
-        Create
-      </button>
+        <ErrorNote error={error} />
+        <button type="submit" className="primary">
+          Create
+        </button>
+      </Pending>
     </form>
   );
 }
@@ -198,8 +210,12 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
   const [inFlight, setInFlight] = useState(apiKey.limits.tasks_in_flight === null ? '' : String(apiKey.limits.tasks_in_flight));
   const [credits, setCredits] = useState(apiKey.limits.credits === null ? '' : String(apiKey.limits.credits));
   const [error, setError] = useState<string>();
-  const submit = async (e: FormEvent): Promise<void> => {
+  const { pending, run } = usePending();
+  const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
+    return run(() => save());
+  };
+  const save = async (): Promise<void> => {
     setError(undefined);
     const orNull = (v: string): number | null => (v.trim() === '' ? null : Number(v));
     const body: KeyPatchBody = {
@@ -217,37 +233,39 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
   return (
     <form className="panel" onSubmit={submit}>
       <h2>Change {apiKey.name}</h2>
-      <div className="fields">
-        <div className="field">
-          <label htmlFor="edit-models">Models (empty: all)</label>
-          <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} />
+      <Pending pending={pending}>
+        <div className="fields">
+          <div className="field">
+            <label htmlFor="edit-models">Models (empty: all)</label>
+            <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-expires">Expires (empty: never)</label>
+            <input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-submits">Submits per second (empty: default)</label>
+            <input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
+            <input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-credits">Credit cap (empty: none)</label>
+            <input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+          </div>
         </div>
-        <div className="field">
-          <label htmlFor="edit-expires">Expires (empty: never)</label>
-          <input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+        <ErrorNote error={error} />
+        <div className="actions">
+          <button type="submit" className="primary">
+            Save
+          </button>
+          <button type="button" onClick={onDone}>
+            Cancel
+          </button>
         </div>
-        <div className="field">
-          <label htmlFor="edit-submits">Submits per second (empty: default)</label>
-          <input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
-          <input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="edit-credits">Credit cap (empty: none)</label>
-          <input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
-        </div>
-      </div>
-      <ErrorNote error={error} />
-      <div className="actions">
-        <button type="submit" className="primary">
-          Save
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      </Pending>
     </form>
   );
 }
@@ -264,30 +282,33 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
   /** The key this console is signed in with: revoking it ends the session, rotating it too once its grace is over. */
   const own = (key: AdminKey): boolean => key.id === session.key.id;
 
+  // each confirmation stays open, its buttons disabled, until the answer (a second click sends nothing)
   const revoke = async (key: AdminKey): Promise<void> => {
-    setConfirm(undefined);
     setActionError(undefined);
     try {
       await api('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, {});
+      setConfirm(undefined);
       // the session's own key: the session has ended, back to the sign-in (a reload would only get a 401)
       if (own(key)) window.dispatchEvent(new Event('mediagate:signed-out'));
       else reload();
     } catch (err) {
+      setConfirm(undefined);
       setActionError(messageOf(err));
     }
   };
   const rotate = async (key: AdminKey, graceSeconds: number): Promise<void> => {
-    setConfirm(undefined);
     setActionError(undefined);
     try {
       const body: KeyRotateBody = { grace_seconds: graceSeconds };
       const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, body);
+      setConfirm(undefined);
       // the secret is shown first; the session's own key rotated with no grace has ended the
       // session, so the list is not loaded again (its 401 would drop to the sign-in and lose the secret)
       const session = own(key) ? (r.previous_valid_until ?? 'ended') : undefined;
       setSecret({ title: `The new secret of ${key.name}.`, secret: r.key, ...(session !== undefined && { session }) });
       if (session !== 'ended') reload();
     } catch (err) {
+      setConfirm(undefined);
       setActionError(messageOf(err));
     }
   };
@@ -330,7 +351,7 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
           key={`revoke-${confirm.key.id}`}
           apiKey={confirm.key}
           own={own(confirm.key)}
-          onRevoke={() => void revoke(confirm.key)}
+          onRevoke={() => revoke(confirm.key)}
           onCancel={() => setConfirm(undefined)}
         />
       )}
@@ -339,7 +360,7 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
           key={`rotate-${confirm.key.id}`}
           apiKey={confirm.key}
           own={own(confirm.key)}
-          onRotate={(grace) => void rotate(confirm.key, grace)}
+          onRotate={(grace) => rotate(confirm.key, grace)}
           onCancel={() => setConfirm(undefined)}
         />
       )}
