@@ -585,6 +585,22 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor({ timeout: 10_000 });
     });
 
+    it('skips to the content from the keyboard without leaving the page: the URL stays, <main> has the focus', async () => {
+      const { page } = s;
+      await page.goto(`${g.origin}/console/#/keys`);
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor();
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.innerText)).resolves.toBe('Skip to content');
+      await page.keyboard.press('Enter');
+      await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
+      expect(new URL(page.url()).hash).toBe('#/keys');
+      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Keys');
+      // the next Tab goes on inside the page, not back to the navigation
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.closest('main') !== null)).resolves.toBe(true);
+    });
+
     it('signs out', async () => {
       const { page } = s;
       await page.getByRole('button', { name: 'Sign out' }).click();
