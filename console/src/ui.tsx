@@ -60,6 +60,40 @@ export function usePending(): { pending: boolean; run: (work: () => Promise<void
   return { pending, run };
 }
 
+const FOCUSABLE = 'input:not([disabled]), select:not([disabled]), textarea:not([disabled]), button:not([disabled]), [href], [tabindex]';
+
+/**
+ * Focus for a panel or a confirmation that opens in the page (G428): on opening it takes the focus
+ * (its `[data-autofocus]` element, else its first control), Escape closes it (`onClose`), and on
+ * closing the focus goes back to what had it before, the button that opened it, while that is
+ * still in the page and the focus was in the panel (not moved on to another control meanwhile).
+ * The ref goes on the panel's element.
+ */
+export function usePanelFocus<T extends HTMLElement>(onClose: () => void): React.RefObject<T | null> {
+  const ref = useRef<T>(null);
+  const close = useRef(onClose);
+  close.current = onClose;
+  useEffect(() => {
+    const panel = ref.current;
+    if (!panel) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    (panel.querySelector<HTMLElement>('[data-autofocus]') ?? panel.querySelector<HTMLElement>(FOCUSABLE) ?? panel).focus();
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key !== 'Escape') return;
+      e.preventDefault();
+      close.current();
+    };
+    panel.addEventListener('keydown', onKey);
+    return () => {
+      panel.removeEventListener('keydown', onKey);
+      const now = document.activeElement;
+      const inPanel = now === null || now === document.body || panel.contains(now);
+      if (inPanel && opener?.isConnected) opener.focus();
+    };
+  }, []);
+  return ref;
+}
+
 /** The controls of a form or a confirmation, disabled while its request is pending (a fieldset without a box of its own). */
 export function Pending({ pending, children }: { pending: boolean; children: React.ReactNode }) {
   return (

@@ -518,6 +518,57 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       }
     });
 
+    it('moves the focus into each confirmation and panel as it opens; Escape closes it and the focus is back on the button that opened it', async () => {
+      const { page } = s;
+      const hasFocus = (locator: ReturnType<Page['locator']>): Promise<boolean> => locator.evaluate((el: any) => el === document.activeElement);
+      /** Opens with the keyboard (Enter on the button), checks where the focus went, Escape, checks it is closed and the focus back. */
+      const roundTrip = async (
+        opener: ReturnType<Page['locator']>,
+        focusedInside: ReturnType<Page['locator']>,
+        panel: ReturnType<Page['locator']>,
+      ): Promise<void> => {
+        await opener.focus();
+        await page.keyboard.press('Enter');
+        await expect.poll(() => hasFocus(focusedInside)).toBe(true);
+        await page.keyboard.press('Escape');
+        await expect.poll(() => panel.count()).toBe(0);
+        await expect.poll(() => hasFocus(opener)).toBe(true);
+      };
+      const made = await newKey('focus round trip');
+      await open(page, 'Overview');
+      await open(page, 'Keys');
+      const row = page.getByRole('row', { name: /focus round trip/ });
+      const dialog = page.getByRole('alertdialog');
+      // Revoke's confirmation focuses its safe choice
+      await roundTrip(row.getByRole('button', { name: 'Revoke' }), dialog.getByRole('button', { name: 'Keep the key' }), dialog);
+      await roundTrip(
+        row.getByRole('button', { name: 'Rotate', exact: true }),
+        dialog.getByRole('combobox', { name: 'Old secret still accepted for' }),
+        dialog,
+      );
+      await roundTrip(
+        row.getByRole('button', { name: 'Change focus round trip' }),
+        page.getByRole('textbox', { name: 'Models (empty: all)' }).last(),
+        page.getByRole('heading', { name: 'Change focus round trip' }),
+      );
+      await roundTrip(
+        page.getByRole('button', { name: 'Create key' }),
+        page.getByRole('textbox', { name: 'Name' }),
+        page.getByRole('heading', { name: 'New key' }),
+      );
+      expect(await statusWith(made.secret)).toBe(200); // nothing was revoked or rotated
+      await open(page, 'Accounts');
+      const manage = page.getByRole('button', { name: /^Manage / }).first();
+      await roundTrip(manage, page.getByRole('spinbutton', { name: 'Credits' }), page.getByRole('region', { name: /: balance / }));
+      // the Manage panel's Close does the same
+      await manage.click();
+      await page
+        .getByRole('region', { name: /: balance / })
+        .getByRole('button', { name: 'Close' })
+        .click();
+      await expect.poll(() => hasFocus(manage)).toBe(true);
+    });
+
     it('grants credits and sees the balance', async () => {
       const { page } = s;
       await open(page, 'Accounts');

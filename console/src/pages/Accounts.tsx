@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import type { AdminAccount, AdminAccountList, AdminLedger } from '../../../src/contract/admin-accounts.js';
 import { api, when } from '../api.js';
-import { ErrorNote, messageOf, Pending, TableWrap, useLoad, usePending } from '../ui.js';
+import { ErrorNote, messageOf, Pending, TableWrap, useLoad, usePanelFocus, usePending } from '../ui.js';
 
 function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void }) {
   const [amount, setAmount] = useState('');
@@ -80,6 +80,23 @@ function Ledger({ account }: { account: AdminAccount }) {
   );
 }
 
+/** One account's grants and ledger, in a panel that takes the focus and closes on Escape or Close. */
+function Manage({ account, onGranted, onClose }: { account: AdminAccount; onGranted: () => void; onClose: () => void }) {
+  const panel = usePanelFocus<HTMLElement>(onClose);
+  return (
+    <section className="panel" aria-labelledby="account-title" ref={panel}>
+      <h2 id="account-title">
+        {account.name}: balance {account.balance}
+      </h2>
+      <Grant account={account} onDone={onGranted} />
+      <Ledger account={account} />
+      <button type="button" onClick={onClose}>
+        Close
+      </button>
+    </section>
+  );
+}
+
 /** Accounts: balances, grants, the ledger. */
 export function AccountsPage() {
   const { data, error, reload } = useLoad(() => api<AdminAccountList>('GET', '/admin/v1/accounts?limit=100'), []);
@@ -121,15 +138,7 @@ export function AccountsPage() {
           </tbody>
         </table>
       </TableWrap>
-      {open && (
-        <section className="panel" aria-labelledby="account-title">
-          <h2 id="account-title">
-            {open.name}: balance {open.balance}
-          </h2>
-          <Grant account={open} onDone={reload} />
-          <Ledger account={open} />
-        </section>
-      )}
+      {open && <Manage key={open.id} account={open} onGranted={reload} onClose={() => setOpenId(undefined)} />}
     </div>
   );
 }

@@ -10,7 +10,7 @@ import type {
   MAX_GRACE_SECONDS,
 } from '../../../src/contract/admin-keys.js';
 import { api, type ConsoleSession, when } from '../api.js';
-import { CopyButton, ErrorNote, messageOf, Pending, TableWrap, useLoad, usePending } from '../ui.js';
+import { CopyButton, ErrorNote, messageOf, Pending, TableWrap, useLoad, usePanelFocus, usePending } from '../ui.js';
 
 interface ShownSecret {
   title: string;
@@ -72,8 +72,16 @@ function ConfirmRotate({
 }) {
   const [grace, setGrace] = useState(0);
   const { pending, run } = usePending();
+  const panel = usePanelFocus<HTMLDivElement>(onCancel);
   return (
-    <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby={own ? 'confirm-own' : undefined} className="panel confirm">
+    <div
+      ref={panel}
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby="confirm-title"
+      aria-describedby={own ? 'confirm-own' : undefined}
+      className="panel confirm"
+    >
       <p id="confirm-title">
         Rotate {apiKey.name} ({apiKey.id})? It gets a new secret, shown once.
       </p>
@@ -107,8 +115,16 @@ function ConfirmRotate({
 /** Asks before a revocation; its button is also named "Revoke" (G368). */
 function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; own: boolean; onRevoke: () => Promise<void>; onCancel: () => void }) {
   const { pending, run } = usePending();
+  const panel = usePanelFocus<HTMLDivElement>(onCancel);
   return (
-    <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby={own ? 'confirm-own' : undefined} className="panel confirm">
+    <div
+      ref={panel}
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby="confirm-title"
+      aria-describedby={own ? 'confirm-own' : undefined}
+      className="panel confirm"
+    >
       <p id="confirm-title">
         Revoke {apiKey.name} ({apiKey.id})? Every request with it fails from now on.
       </p>
@@ -121,7 +137,7 @@ function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; 
         <button type="button" className="danger" onClick={() => void run(onRevoke)}>
           Revoke
         </button>
-        <button type="button" onClick={onCancel}>
+        <button type="button" onClick={onCancel} data-autofocus>
           Keep the key
         </button>
       </Pending>
@@ -129,7 +145,8 @@ function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; 
   );
 }
 
-function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
+function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => void; onClose: () => void }) {
+  const panel = usePanelFocus<HTMLFormElement>(onClose);
   const [name, setName] = useState('');
   const [role, setRole] = useState<'caller' | 'admin'>('caller');
   const [models, setModels] = useState('');
@@ -158,8 +175,8 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
     }
   };
   return (
-    <form className="panel" onSubmit={submit}>
-      <h2>New key</h2>
+    <form className="panel" onSubmit={submit} ref={panel} aria-labelledby="new-key-title">
+      <h2 id="new-key-title">New key</h2>
       <Pending pending={pending}>
         <div className="fields">
           <div className="field">
@@ -204,6 +221,7 @@ const localTime = (seconds: number | null): string =>
 
 /** Changes a key's models, expiry and limits (its role and account never change, G300). */
 function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
+  const panel = usePanelFocus<HTMLFormElement>(onDone);
   const [models, setModels] = useState(apiKey.models === null ? '' : apiKey.models.join(', '));
   const [expires, setExpires] = useState(localTime(apiKey.expires_at));
   const [submits, setSubmits] = useState(apiKey.limits.submits === null ? '' : String(apiKey.limits.submits));
@@ -231,8 +249,8 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
     }
   };
   return (
-    <form className="panel" onSubmit={submit}>
-      <h2>Change {apiKey.name}</h2>
+    <form className="panel" onSubmit={submit} ref={panel} aria-labelledby="edit-key-title">
+      <h2 id="edit-key-title">Change {apiKey.name}</h2>
       <Pending pending={pending}>
         <div className="fields">
           <div className="field">
@@ -327,6 +345,7 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
       </button>
       {creating && (
         <CreateKey
+          onClose={() => setCreating(false)}
           onCreated={(k) => {
             setCreating(false);
             setSecret({ title: `The secret of ${k.name}.`, secret: k.key });
