@@ -591,6 +591,12 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('table').getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Timeline' }).waitFor();
       await page.getByRole('table', { name: 'Attempts' }).waitFor();
+      // at 375 px the detail's heading (a long task id) wraps inside its panel instead of overflowing it
+      await page.setViewportSize({ width: 375, height: 900 });
+      const title = page.locator('#admin-task-title');
+      await expect(title.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).resolves.toBe(true);
+      await expect(title.evaluate((el: any) => el.getBoundingClientRect().right <= document.documentElement.clientWidth)).resolves.toBe(true);
+      await page.setViewportSize({ width: 1440, height: 900 });
       await open(page, 'Channels');
       await page
         .getByRole('button', { name: /^Probe / })
