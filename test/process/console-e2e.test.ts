@@ -446,6 +446,8 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       // then rotated with an hour of grace
       await row.getByRole('button', { name: 'Rotate', exact: true }).click();
       await dialog.getByRole('combobox', { name: 'Old secret still accepted for' }).selectOption({ label: '1 hour' });
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-rotate-confirm-1440.png'), fullPage: true });
       const [request] = await Promise.all([
         page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === `/admin/v1/keys/${made.id}/rotate`),
         dialog.getByRole('button', { name: 'Rotate', exact: true }).click(),
@@ -685,6 +687,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         await row.getByRole('button', { name: 'Rotate', exact: true }).click();
         const dialog = page.getByRole('alertdialog');
         await dialog.getByText('This is the key you are signed in with', { exact: false }).waitFor();
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-own-rotate-confirm-1440.png'), fullPage: true });
         await dialog.getByRole('button', { name: 'Rotate', exact: true }).click(); // no grace: the session ends at once
         const shown = page.locator('.secret');
         await shown.getByText('copy the new secret; then sign in again with it', { exact: false }).waitFor();
@@ -692,6 +695,8 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         expect(secret).toMatch(/^mg_/);
         expect(await statusWith(made.secret)).toBe(401);
         expect(await statusWith(secret)).toBe(200);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-own-rotated-1440.png'), fullPage: true });
         // still the page with the secret: no reload of the list, no drop to the sign-in
         await page.waitForLoadState('networkidle');
         await expect(page.getByRole('textbox', { name: 'API key' }).count()).resolves.toBe(0);
