@@ -706,6 +706,21 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page.getByRole('button', { name: 'Sign out' }).waitFor();
         await page.getByText('own session key (admin)').waitFor();
+        // rotated again with a grace period: the session lasts as long as the old secret, so it stays signed in
+        await open(page, 'Keys');
+        await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+        await dialog.getByRole('combobox', { name: 'Old secret still accepted for' }).selectOption({ label: '5 minutes' });
+        await dialog.getByText('this session ends with the old secret; sign in again', { exact: false }).waitFor();
+        await dialog.getByRole('button', { name: 'Rotate', exact: true }).click();
+        await shown.getByText('which lasts as long as the old secret, until', { exact: false }).waitFor();
+        const third = (await shown.locator('code').textContent())!;
+        expect(third).not.toBe(secret);
+        expect(await statusWith(secret)).toBe(200);
+        expect(await statusWith(third)).toBe(200);
+        await expect(shown.getByRole('button', { name: 'Sign in again' }).count()).resolves.toBe(0);
+        await page.waitForLoadState('networkidle');
+        await expect(page.getByRole('button', { name: 'Sign out' }).isVisible()).resolves.toBe(true);
+        expect(s.errors.failedStatuses.filter((st) => st === 401).length).toBe(refused); // no request of the page was refused
         expect(s.errors.errors).toEqual([]);
       } finally {
         await s.context.close();
