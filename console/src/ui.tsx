@@ -1,4 +1,4 @@
-import { type DependencyList, useCallback, useEffect, useState } from 'react';
+import { type DependencyList, useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError } from './api.js';
 
 export const messageOf = (err: unknown): string =>
@@ -27,6 +27,80 @@ export function useLoad<T>(load: () => Promise<T>, deps: DependencyList): { data
   }, [...deps, round]);
   const reload = useCallback(() => setRound((r) => r + 1), []);
   return { data, error, reload };
+}
+
+/**
+ * One request at a time for a form or a button: `run(work)` does nothing while an earlier run is
+ * pending (a double click sends one request, checked before React renders the disabled button),
+ * and `pending` disables the controls meanwhile (see {@link Pending}).
+ */
+export function usePending(): { pending: boolean; run: (work: () => Promise<void>) => Promise<void> } {
+  const busy = useRef(false);
+  const focused = useRef<Element | null>(null);
+  const [pending, setPending] = useState(false);
+  useEffect(() => {
+    // the button pressed lost the focus when it was disabled: it gets it back once enabled again
+    const el = focused.current;
+    if (pending || !(el instanceof HTMLElement)) return;
+    focused.current = null;
+    if (el.isConnected && (document.activeElement === null || document.activeElement === document.body)) el.focus();
+  }, [pending]);
+  const run = useCallback(async (work: () => Promise<void>): Promise<void> => {
+    if (busy.current) return;
+    busy.current = true;
+    focused.current = document.activeElement;
+    setPending(true);
+    try {
+      await work();
+    } finally {
+      busy.current = false;
+      setPending(false);
+    }
+  }, []);
+  return { pending, run };
+}
+
+const FOCUSABLE = 'input:not([disabled]), select:not([disabled]), textarea:not([disabled]), button:not([disabled]), [href], [tabindex]';
+
+/**
+ * Focus for a panel or a confirmation that opens in the page (G428): on opening it takes the focus
+ * (its `[data-autofocus]` element, else its first control), Escape closes it (`onClose`), and on
+ * closing the focus goes back to what had it before, the button that opened it, while that is
+ * still in the page and the focus was in the panel (not moved on to another control meanwhile).
+ * The ref goes on the panel's element.
+ */
+export function usePanelFocus<T extends HTMLElement>(onClose: () => void): React.RefObject<T | null> {
+  const ref = useRef<T>(null);
+  const close = useRef(onClose);
+  close.current = onClose;
+  useEffect(() => {
+    const panel = ref.current;
+    if (!panel) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    (panel.querySelector<HTMLElement>('[data-autofocus]') ?? panel.querySelector<HTMLElement>(FOCUSABLE) ?? panel).focus();
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key !== 'Escape') return;
+      e.preventDefault();
+      close.current();
+    };
+    panel.addEventListener('keydown', onKey);
+    return () => {
+      panel.removeEventListener('keydown', onKey);
+      const now = document.activeElement;
+      const inPanel = now === null || now === document.body || panel.contains(now);
+      if (inPanel && opener?.isConnected) opener.focus();
+    };
+  }, []);
+  return ref;
+}
+
+/** The controls of a form or a confirmation, disabled while its request is pending (a fieldset without a box of its own). */
+export function Pending({ pending, children }: { pending: boolean; children: React.ReactNode }) {
+  return (
+    <fieldset className="pending" disabled={pending} aria-busy={pending}>
+      {children}
+    </fieldset>
+  );
 }
 
 export function ErrorNote({ error }: { error: string | undefined }) {

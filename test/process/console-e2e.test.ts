@@ -81,6 +81,21 @@ async function open(page: Page, name: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
 }
 
+/** A key made through the admin API with the bootstrap admin key: its id and secret. */
+async function newKey(name: string, role: 'caller' | 'admin' = 'caller'): Promise<{ id: string; secret: string }> {
+  const res = await fetch(`${g.origin}/admin/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, role }),
+  });
+  expect(res.status).toBe(200);
+  const made = (await res.json()) as { id: string; key: string };
+  return { id: made.id, secret: made.key };
+}
+
+/** The status of a public API call with `secret` (an admin key reads the public API too). */
+const statusWith = (secret: string): Promise<number> => fetch(`${g.origin}/v1/tasks`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status);
+
 describe('the built console', () => {
   it('loads under 300 KB of gzipped JavaScript at first (G366), from relative URLs (G364), with no inline script (G365)', () => {
     const html = fs.readFileSync(path.join(CONSOLE_DIR, 'dist', 'index.html'), 'utf8');
@@ -410,6 +425,152 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await use()).toBe(401);
     });
 
+    it('rotates a key only after a confirmation, with the grace period chosen there: both secrets work during it', async () => {
+      const { page } = s;
+      const made = await newKey('rotated in the console');
+      await open(page, 'Overview'); // the Keys page lists the key made just now when it is opened again
+      await open(page, 'Keys');
+      const row = page.getByRole('row', { name: /rotated in the console/ });
+      // asked first; keeping the current secret sends nothing
+      let rotates = 0;
+      page.on('request', (r) => {
+        if (r.method() === 'POST' && /\/rotate$/.test(new URL(r.url()).pathname)) rotates++;
+      });
+      await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+      const dialog = page.getByRole('alertdialog');
+      await expect(dialog.textContent()).resolves.toContain(`Rotate rotated in the console (${made.id})?`);
+      await expect(dialog.getByText('This is the key you are signed in with', { exact: false }).count()).resolves.toBe(0);
+      await dialog.getByRole('button', { name: 'Keep the current secret' }).click();
+      await expect(dialog.count()).resolves.toBe(0);
+      expect(rotates).toBe(0);
+      // then rotated with an hour of grace
+      await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+      await dialog.getByRole('combobox', { name: 'Old secret still accepted for' }).selectOption({ label: '1 hour' });
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-rotate-confirm-1440.png'), fullPage: true });
+      const [request] = await Promise.all([
+        page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === `/admin/v1/keys/${made.id}/rotate`),
+        dialog.getByRole('button', { name: 'Rotate', exact: true }).click(),
+      ]);
+      expect(request.postDataJSON()).toEqual({ grace_seconds: 3600 });
+      const secret = (await page.locator('.secret code').textContent())!;
+      expect(secret).toMatch(/^mg_/);
+      expect(secret).not.toBe(made.secret);
+      expect(await statusWith(secret)).toBe(200);
+      expect(await statusWith(made.secret)).toBe(200); // the old one, in its hour of grace
+      expect(rotates).toBe(1);
+    });
+
+    it('sends one request for a double click on Create, Grant or the confirmation of Rotate; the controls are disabled meanwhile', async () => {
+      const { page } = s;
+      const posts: string[] = [];
+      const count = (r: { method(): string; url(): string }): void => {
+        if (r.method() === 'POST') posts.push(new URL(r.url()).pathname);
+      };
+      page.on('request', count);
+      try {
+        // Create key: one key made, its form disabled while the request is pending
+        await open(page, 'Keys');
+        await page.getByRole('button', { name: 'Create key' }).click();
+        await page.getByRole('textbox', { name: 'Name' }).fill('double-clicked');
+        let release: () => void = () => undefined;
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        await page.route('**/admin/v1/keys', async (route) => {
+          if (route.request().method() === 'POST') await held;
+          await route.continue();
+        });
+        await page.getByRole('button', { name: 'Create', exact: true }).dblclick();
+        await expect.poll(() => page.getByRole('button', { name: 'Create', exact: true }).isDisabled()).toBe(true);
+        await expect(page.getByRole('textbox', { name: 'Name' }).isDisabled()).resolves.toBe(true);
+        release();
+        await page.locator('.secret code').waitFor();
+        await page.unroute('**/admin/v1/keys');
+        await page.waitForLoadState('networkidle');
+        expect(posts.filter((p) => p === '/admin/v1/keys')).toHaveLength(1);
+        const listed = await fetch(`${g.origin}/admin/v1/keys?q=double-clicked`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+        expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(1);
+
+        // Rotate's confirmation: one rotation
+        const row = page.getByRole('row', { name: /double-clicked/ });
+        await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+        await page.getByRole('alertdialog').getByRole('button', { name: 'Rotate', exact: true }).dblclick();
+        await page.getByText('The new secret of double-clicked.', { exact: false }).waitFor();
+        await page.waitForLoadState('networkidle');
+        expect(posts.filter((p) => /\/rotate$/.test(p))).toHaveLength(1);
+
+        // Grant: credits added once
+        await open(page, 'Accounts');
+        const account = page
+          .getByRole('row')
+          .filter({ has: page.getByRole('button', { name: /^Manage / }) })
+          .first();
+        const before = Number(await account.locator('td').nth(2).textContent());
+        await account.getByRole('button', { name: /^Manage / }).click();
+        await page.getByRole('spinbutton', { name: 'Credits' }).fill('7');
+        await page.getByRole('textbox', { name: 'Note' }).fill('double-clicked grant');
+        await page.getByRole('button', { name: 'Grant' }).dblclick();
+        await expect.poll(async () => Number(await account.locator('td').nth(2).textContent())).toBe(before + 7);
+        await page.waitForLoadState('networkidle');
+        expect(posts.filter((p) => p.endsWith('/grants'))).toHaveLength(1);
+        expect(Number(await account.locator('td').nth(2).textContent())).toBe(before + 7);
+      } finally {
+        page.off('request', count);
+      }
+    });
+
+    it('moves the focus into each confirmation and panel as it opens; Escape closes it and the focus is back on the button that opened it', async () => {
+      const { page } = s;
+      const hasFocus = (locator: ReturnType<Page['locator']>): Promise<boolean> => locator.evaluate((el: any) => el === document.activeElement);
+      /** Opens with the keyboard (Enter on the button), checks where the focus went, Escape, checks it is closed and the focus back. */
+      const roundTrip = async (
+        opener: ReturnType<Page['locator']>,
+        focusedInside: ReturnType<Page['locator']>,
+        panel: ReturnType<Page['locator']>,
+      ): Promise<void> => {
+        await opener.focus();
+        await page.keyboard.press('Enter');
+        await expect.poll(() => hasFocus(focusedInside)).toBe(true);
+        await page.keyboard.press('Escape');
+        await expect.poll(() => panel.count()).toBe(0);
+        await expect.poll(() => hasFocus(opener)).toBe(true);
+      };
+      const made = await newKey('focus round trip');
+      await open(page, 'Overview');
+      await open(page, 'Keys');
+      const row = page.getByRole('row', { name: /focus round trip/ });
+      const dialog = page.getByRole('alertdialog');
+      // Revoke's confirmation focuses its safe choice
+      await roundTrip(row.getByRole('button', { name: 'Revoke' }), dialog.getByRole('button', { name: 'Keep the key' }), dialog);
+      await roundTrip(
+        row.getByRole('button', { name: 'Rotate', exact: true }),
+        dialog.getByRole('combobox', { name: 'Old secret still accepted for' }),
+        dialog,
+      );
+      await roundTrip(
+        row.getByRole('button', { name: 'Change focus round trip' }),
+        page.getByRole('textbox', { name: 'Models (empty: all)' }).last(),
+        page.getByRole('heading', { name: 'Change focus round trip' }),
+      );
+      await roundTrip(
+        page.getByRole('button', { name: 'Create key' }),
+        page.getByRole('textbox', { name: 'Name' }),
+        page.getByRole('heading', { name: 'New key' }),
+      );
+      expect(await statusWith(made.secret)).toBe(200); // nothing was revoked or rotated
+      await open(page, 'Accounts');
+      const manage = page.getByRole('button', { name: /^Manage / }).first();
+      await roundTrip(manage, page.getByRole('spinbutton', { name: 'Credits' }), page.getByRole('region', { name: /: balance / }));
+      // the Manage panel's Close does the same
+      await manage.click();
+      await page
+        .getByRole('region', { name: /: balance / })
+        .getByRole('button', { name: 'Close' })
+        .click();
+      await expect.poll(() => hasFocus(manage)).toBe(true);
+    });
+
     it('grants credits and sees the balance', async () => {
       const { page } = s;
       await open(page, 'Accounts');
@@ -432,6 +593,12 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('table').getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Timeline' }).waitFor();
       await page.getByRole('table', { name: 'Attempts' }).waitFor();
+      // at 375 px the detail's heading (a long task id) wraps inside its panel instead of overflowing it
+      await page.setViewportSize({ width: 375, height: 900 });
+      const title = page.locator('#admin-task-title');
+      await expect(title.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).resolves.toBe(true);
+      await expect(title.evaluate((el: any) => el.getBoundingClientRect().right <= document.documentElement.clientWidth)).resolves.toBe(true);
+      await page.setViewportSize({ width: 1440, height: 900 });
       await open(page, 'Channels');
       await page
         .getByRole('button', { name: /^Probe / })
@@ -477,6 +644,22 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor({ timeout: 10_000 });
     });
 
+    it('skips to the content from the keyboard without leaving the page: the URL stays, <main> has the focus', async () => {
+      const { page } = s;
+      await page.goto(`${g.origin}/console/#/keys`);
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor();
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.innerText)).resolves.toBe('Skip to content');
+      await page.keyboard.press('Enter');
+      await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
+      expect(new URL(page.url()).hash).toBe('#/keys');
+      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Keys');
+      // the next Tab goes on inside the page, not back to the navigation
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.closest('main') !== null)).resolves.toBe(true);
+    });
+
     it('signs out', async () => {
       const { page } = s;
       await page.getByRole('button', { name: 'Sign out' }).click();
@@ -485,6 +668,63 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await seriousViolations(page)).toEqual([]);
       expect(await page.evaluate(() => fetch('../console/session').then((r) => r.status))).toBe(401);
       expect(s.errors.errors).toEqual([]);
+    });
+  });
+
+  describe('an admin rotating the key of its own session', () => {
+    it('is warned first; then the new secret is shown with how to go on, not the sign-in; the new secret signs in', async () => {
+      const made = await newKey('own session key', 'admin');
+      const s = await signIn(made.secret);
+      try {
+        const { page } = s;
+        await open(page, 'Keys');
+        const refused = s.errors.failedStatuses.filter((st) => st === 401).length; // the sign-in page's own session check
+        const row = page.getByRole('row', { name: /own session key/ });
+        // revoking it is warned of too (and kept here)
+        await row.getByRole('button', { name: 'Revoke' }).click();
+        await page.getByRole('alertdialog').getByText('This is the key you are signed in with: revoking it ends this session.').waitFor();
+        await page.getByRole('alertdialog').getByRole('button', { name: 'Keep the key' }).click();
+        await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+        const dialog = page.getByRole('alertdialog');
+        await dialog.getByText('This is the key you are signed in with', { exact: false }).waitFor();
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-own-rotate-confirm-1440.png'), fullPage: true });
+        await dialog.getByRole('button', { name: 'Rotate', exact: true }).click(); // no grace: the session ends at once
+        const shown = page.locator('.secret');
+        await shown.getByText('copy the new secret; then sign in again with it', { exact: false }).waitFor();
+        const secret = (await shown.locator('code').textContent())!;
+        expect(secret).toMatch(/^mg_/);
+        expect(await statusWith(made.secret)).toBe(401);
+        expect(await statusWith(secret)).toBe(200);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-keys-own-rotated-1440.png'), fullPage: true });
+        // still the page with the secret: no reload of the list, no drop to the sign-in
+        await page.waitForLoadState('networkidle');
+        await expect(page.getByRole('textbox', { name: 'API key' }).count()).resolves.toBe(0);
+        expect(s.errors.failedStatuses.filter((st) => st === 401).length).toBe(refused);
+        await shown.getByRole('button', { name: 'Sign in again' }).click();
+        await page.getByRole('textbox', { name: 'API key' }).fill(secret);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign out' }).waitFor();
+        await page.getByText('own session key (admin)').waitFor();
+        // rotated again with a grace period: the session lasts as long as the old secret, so it stays signed in
+        await open(page, 'Keys');
+        await row.getByRole('button', { name: 'Rotate', exact: true }).click();
+        await dialog.getByRole('combobox', { name: 'Old secret still accepted for' }).selectOption({ label: '5 minutes' });
+        await dialog.getByText('this session ends with the old secret; sign in again', { exact: false }).waitFor();
+        await dialog.getByRole('button', { name: 'Rotate', exact: true }).click();
+        await shown.getByText('which lasts as long as the old secret, until', { exact: false }).waitFor();
+        const third = (await shown.locator('code').textContent())!;
+        expect(third).not.toBe(secret);
+        expect(await statusWith(secret)).toBe(200);
+        expect(await statusWith(third)).toBe(200);
+        await expect(shown.getByRole('button', { name: 'Sign in again' }).count()).resolves.toBe(0);
+        await page.waitForLoadState('networkidle');
+        await expect(page.getByRole('button', { name: 'Sign out' }).isVisible()).resolves.toBe(true);
+        expect(s.errors.failedStatuses.filter((st) => st === 401).length).toBe(refused); // no request of the page was refused
+        expect(s.errors.errors).toEqual([]);
+      } finally {
+        await s.context.close();
+      }
     });
   });
 });

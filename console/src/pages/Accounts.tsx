@@ -1,14 +1,18 @@
 import { type FormEvent, useState } from 'react';
 import type { AdminAccount, AdminAccountList, AdminLedger } from '../../../src/contract/admin-accounts.js';
 import { api, when } from '../api.js';
-import { ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
+import { ErrorNote, messageOf, Pending, TableWrap, useLoad, usePanelFocus, usePending } from '../ui.js';
 
 function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void }) {
   const [amount, setAmount] = useState('');
   const [note, setNote] = useState('');
   const [error, setError] = useState<string>();
-  const submit = async (e: FormEvent): Promise<void> => {
+  const { pending, run } = usePending();
+  const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
+    return run(() => grant());
+  };
+  const grant = async (): Promise<void> => {
     setError(undefined);
     try {
       await api('POST', `/admin/v1/accounts/${encodeURIComponent(account.id)}/grants`, { amount: Number(amount), note });
@@ -21,18 +25,20 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
   };
   return (
     <form onSubmit={submit} className="inline-form">
-      <div className="field">
-        <label htmlFor="grant-amount">Credits</label>
-        <input id="grant-amount" type="number" step="any" value={amount} onChange={(e) => setAmount(e.target.value)} required />
-      </div>
-      <div className="field">
-        <label htmlFor="grant-note">Note</label>
-        <input id="grant-note" value={note} onChange={(e) => setNote(e.target.value)} required />
-      </div>
-      <button type="submit" className="primary">
-        Grant
-      </button>
-      <ErrorNote error={error} />
+      <Pending pending={pending}>
+        <div className="field">
+          <label htmlFor="grant-amount">Credits</label>
+          <input id="grant-amount" type="number" step="any" value={amount} onChange={(e) => setAmount(e.target.value)} required />
+        </div>
+        <div className="field">
+          <label htmlFor="grant-note">Note</label>
+          <input id="grant-note" value={note} onChange={(e) => setNote(e.target.value)} required />
+        </div>
+        <button type="submit" className="primary">
+          Grant
+        </button>
+        <ErrorNote error={error} />
+      </Pending>
     </form>
   );
 }
@@ -71,6 +77,23 @@ function Ledger({ account }: { account: AdminAccount }) {
         </tbody>
       </table>
     </TableWrap>
+  );
+}
+
+/** One account's grants and ledger, in a panel that takes the focus and closes on Escape or Close. */
+function Manage({ account, onGranted, onClose }: { account: AdminAccount; onGranted: () => void; onClose: () => void }) {
+  const panel = usePanelFocus<HTMLElement>(onClose);
+  return (
+    <section className="panel" aria-labelledby="account-title" ref={panel}>
+      <h2 id="account-title">
+        {account.name}: balance {account.balance}
+      </h2>
+      <Grant account={account} onDone={onGranted} />
+      <Ledger account={account} />
+      <button type="button" onClick={onClose}>
+        Close
+      </button>
+    </section>
   );
 }
 
@@ -115,15 +138,7 @@ export function AccountsPage() {
           </tbody>
         </table>
       </TableWrap>
-      {open && (
-        <section className="panel" aria-labelledby="account-title">
-          <h2 id="account-title">
-            {open.name}: balance {open.balance}
-          </h2>
-          <Grant account={open} onDone={reload} />
-          <Ledger account={open} />
-        </section>
-      )}
+      {open && <Manage key={open.id} account={open} onGranted={reload} onClose={() => setOpenId(undefined)} />}
     </div>
   );
 }

@@ -1,19 +1,152 @@
 import { type FormEvent, useState } from 'react';
-import type { AdminKey, AdminKeyCreated, AdminKeyList, AdminKeyRotated, KeyCreateBody, KeyPatchBody } from '../../../src/contract/admin-keys.js';
-import { api, when } from '../api.js';
-import { CopyButton, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
+import type {
+  AdminKey,
+  AdminKeyCreated,
+  AdminKeyList,
+  AdminKeyRotated,
+  KeyCreateBody,
+  KeyPatchBody,
+  KeyRotateBody,
+  MAX_GRACE_SECONDS,
+} from '../../../src/contract/admin-keys.js';
+import { api, type ConsoleSession, when } from '../api.js';
+import { CopyButton, ErrorNote, messageOf, Pending, TableWrap, useLoad, usePanelFocus, usePending } from '../ui.js';
 
-/** A secret shown once, with its copy button. */
-function Secret({ title, secret }: { title: string; secret: string }) {
+interface ShownSecret {
+  title: string;
+  secret: string;
+  /**
+   * The key was the session's own: `ended`, its old secret is refused and the session with it;
+   * a number, the old secret (and the session) is accepted until then, Unix seconds.
+   */
+  session?: 'ended' | number;
+}
+
+/** A secret shown once, with its copy button; after rotating the session's own key, how to go on. */
+function Secret({ title, secret, session }: ShownSecret) {
   return (
     <div className="secret" role="status">
       <p>{title} It is shown only now: copy it.</p>
       <code>{secret}</code> <CopyButton text={secret} label="Copy secret" />
+      {session === 'ended' && (
+        <>
+          <p className="session-note">
+            This was the key of this session, which has ended with the old secret: copy the new secret; then sign in again with it.
+          </p>
+          <button type="button" onClick={() => window.dispatchEvent(new Event('mediagate:signed-out'))}>
+            Sign in again
+          </button>
+        </>
+      )}
+      {typeof session === 'number' && (
+        <p className="session-note">
+          This is the key of this session, which lasts as long as the old secret, until {when(session)}: copy the new secret; then sign in again with it.
+        </p>
+      )}
     </div>
   );
 }
 
-function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
+/** The grace periods offered for a rotated-out secret, seconds (the contract's bounds: 0 to MAX_GRACE_SECONDS, G307). */
+const MAX_GRACE: typeof MAX_GRACE_SECONDS = 2_592_000;
+const GRACES: { seconds: number; label: string }[] = [
+  { seconds: 0, label: 'not at all (default)' },
+  { seconds: 300, label: '5 minutes' },
+  { seconds: 3600, label: '1 hour' },
+  { seconds: 86_400, label: '1 day' },
+  { seconds: 604_800, label: '7 days' },
+  { seconds: MAX_GRACE, label: '30 days (the longest)' },
+];
+
+/** Asks before a rotation, with the grace period of the replaced secret. */
+function ConfirmRotate({
+  apiKey,
+  own,
+  onRotate,
+  onCancel,
+}: {
+  apiKey: AdminKey;
+  own: boolean;
+  onRotate: (graceSeconds: number) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const [grace, setGrace] = useState(0);
+  const { pending, run } = usePending();
+  const panel = usePanelFocus<HTMLDivElement>(onCancel);
+  return (
+    <div
+      ref={panel}
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby="confirm-title"
+      aria-describedby={own ? 'confirm-own' : undefined}
+      className="panel confirm"
+    >
+      <p id="confirm-title">
+        Rotate {apiKey.name} ({apiKey.id})? It gets a new secret, shown once.
+      </p>
+      <Pending pending={pending}>
+        <div className="field inline">
+          <label htmlFor="rotate-grace">Old secret still accepted for</label>
+          <select id="rotate-grace" value={grace} onChange={(e) => setGrace(Number(e.target.value))}>
+            {GRACES.map((g) => (
+              <option key={g.seconds} value={g.seconds}>
+                {g.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        {own && (
+          <p id="confirm-own" className="own-key">
+            This is the key you are signed in with: this session ends with the old secret{grace === 0 ? ', at once' : ''}; sign in again with the new one.
+          </p>
+        )}
+        <button type="button" className="danger" onClick={() => void run(() => onRotate(grace))}>
+          Rotate
+        </button>
+        <button type="button" onClick={onCancel}>
+          Keep the current secret
+        </button>
+      </Pending>
+    </div>
+  );
+}
+
+/** Asks before a revocation; its button is also named "Revoke" (G368). */
+function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; own: boolean; onRevoke: () => Promise<void>; onCancel: () => void }) {
+  const { pending, run } = usePending();
+  const panel = usePanelFocus<HTMLDivElement>(onCancel);
+  return (
+    <div
+      ref={panel}
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby="confirm-title"
+      aria-describedby={own ? 'confirm-own' : undefined}
+      className="panel confirm"
+    >
+      <p id="confirm-title">
+        Revoke {apiKey.name} ({apiKey.id})? Every request with it fails from now on.
+      </p>
+      {own && (
+        <p id="confirm-own" className="own-key">
+          This is the key you are signed in with: revoking it ends this session.
+        </p>
+      )}
+      <Pending pending={pending}>
+        <button type="button" className="danger" onClick={() => void run(onRevoke)}>
+          Revoke
+        </button>
+        <button type="button" onClick={onCancel} data-autofocus>
+          Keep the key
+        </button>
+      </Pending>
+    </div>
+  );
+}
+
+function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => void; onClose: () => void }) {
+  const panel = usePanelFocus<HTMLFormElement>(onClose);
   const [name, setName] = useState('');
   const [role, setRole] = useState<'caller' | 'admin'>('caller');
   const [models, setModels] = useState('');
@@ -21,8 +154,12 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
   const [submits, setSubmits] = useState('');
   const [credits, setCredits] = useState('');
   const [error, setError] = useState<string>();
-  const submit = async (e: FormEvent): Promise<void> => {
+  const { pending, run } = usePending();
+  const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
+    return run(() => create());
+  };
+  const create = async (): Promise<void> => {
     setError(undefined);
     const body: KeyCreateBody = {
       name,
@@ -38,41 +175,43 @@ function CreateKey({ onCreated }: { onCreated: (k: AdminKeyCreated) => void }) {
     }
   };
   return (
-    <form className="panel" onSubmit={submit}>
-      <h2>New key</h2>
-      <div className="fields">
-        <div className="field">
-          <label htmlFor="key-name">Name</label>
-          <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required />
+    <form className="panel" onSubmit={submit} ref={panel} aria-labelledby="new-key-title">
+      <h2 id="new-key-title">New key</h2>
+      <Pending pending={pending}>
+        <div className="fields">
+          <div className="field">
+            <label htmlFor="key-name">Name</label>
+            <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required />
+          </div>
+          <div className="field">
+            <label htmlFor="key-role">Role</label>
+            <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}>
+              <option value="caller">caller</option>
+              <option value="admin">admin</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="key-models">Models (empty: all)</label>
+            <input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" />
+          </div>
+          <div className="field">
+            <label htmlFor="key-expires">Expires</label>
+            <input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="key-submits">Submits per second</label>
+            <input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="key-credits">Credit cap</label>
+            <input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+          </div>
         </div>
-        <div className="field">
-          <label htmlFor="key-role">Role</label>
-          <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}>
-            <option value="caller">caller</option>
-            <option value="admin">admin</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="key-models">Models (empty: all)</label>
-          <input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" />
-        </div>
-        <div className="field">
-          <label htmlFor="key-expires">Expires</label>
-          <input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="key-submits">Submits per second</label>
-          <input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="key-credits">Credit cap</label>
-          <input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
-        </div>
-      </div>
-      <ErrorNote error={error} />
-      <button type="submit" className="primary">
-        Create
-      </button>
+        <ErrorNote error={error} />
+        <button type="submit" className="primary">
+          Create
+        </button>
+      </Pending>
     </form>
   );
 }
@@ -82,14 +221,19 @@ const localTime = (seconds: number | null): string =>
 
 /** Changes a key's models, expiry and limits (its role and account never change, G300). */
 function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
+  const panel = usePanelFocus<HTMLFormElement>(onDone);
   const [models, setModels] = useState(apiKey.models === null ? '' : apiKey.models.join(', '));
   const [expires, setExpires] = useState(localTime(apiKey.expires_at));
   const [submits, setSubmits] = useState(apiKey.limits.submits === null ? '' : String(apiKey.limits.submits));
   const [inFlight, setInFlight] = useState(apiKey.limits.tasks_in_flight === null ? '' : String(apiKey.limits.tasks_in_flight));
   const [credits, setCredits] = useState(apiKey.limits.credits === null ? '' : String(apiKey.limits.credits));
   const [error, setError] = useState<string>();
-  const submit = async (e: FormEvent): Promise<void> => {
+  const { pending, run } = usePending();
+  const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
+    return run(() => save());
+  };
+  const save = async (): Promise<void> => {
     setError(undefined);
     const orNull = (v: string): number | null => (v.trim() === '' ? null : Number(v));
     const body: KeyPatchBody = {
@@ -105,67 +249,84 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
     }
   };
   return (
-    <form className="panel" onSubmit={submit}>
-      <h2>Change {apiKey.name}</h2>
-      <div className="fields">
-        <div className="field">
-          <label htmlFor="edit-models">Models (empty: all)</label>
-          <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} />
+    <form className="panel" onSubmit={submit} ref={panel} aria-labelledby="edit-key-title">
+      <h2 id="edit-key-title">Change {apiKey.name}</h2>
+      <Pending pending={pending}>
+        <div className="fields">
+          <div className="field">
+            <label htmlFor="edit-models">Models (empty: all)</label>
+            <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-expires">Expires (empty: never)</label>
+            <input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-submits">Submits per second (empty: default)</label>
+            <input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
+            <input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="edit-credits">Credit cap (empty: none)</label>
+            <input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+          </div>
         </div>
-        <div className="field">
-          <label htmlFor="edit-expires">Expires (empty: never)</label>
-          <input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+        <ErrorNote error={error} />
+        <div className="actions">
+          <button type="submit" className="primary">
+            Save
+          </button>
+          <button type="button" onClick={onDone}>
+            Cancel
+          </button>
         </div>
-        <div className="field">
-          <label htmlFor="edit-submits">Submits per second (empty: default)</label>
-          <input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
-          <input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="edit-credits">Credit cap (empty: none)</label>
-          <input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
-        </div>
-      </div>
-      <ErrorNote error={error} />
-      <div className="actions">
-        <button type="submit" className="primary">
-          Save
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      </Pending>
     </form>
   );
 }
 
 /** API keys: create (the secret once), change models, expiry and limits, revoke with a confirmation, rotate. */
-export function KeysPage() {
+export function KeysPage({ session }: { session: ConsoleSession }) {
   const { data, error, reload } = useLoad(() => api<AdminKeyList>('GET', '/admin/v1/keys?limit=100'), []);
   const [creating, setCreating] = useState(false);
-  const [secret, setSecret] = useState<{ title: string; secret: string }>();
-  const [confirm, setConfirm] = useState<AdminKey>();
+  const [secret, setSecret] = useState<ShownSecret>();
+  const [confirm, setConfirm] = useState<{ action: 'revoke' | 'rotate'; key: AdminKey }>();
   const [editing, setEditing] = useState<AdminKey>();
   const [actionError, setActionError] = useState<string>();
 
+  /** The key this console is signed in with: revoking it ends the session, rotating it too once its grace is over. */
+  const own = (key: AdminKey): boolean => key.id === session.key.id;
+
+  // each confirmation stays open, its buttons disabled, until the answer (a second click sends nothing)
   const revoke = async (key: AdminKey): Promise<void> => {
-    setConfirm(undefined);
+    setActionError(undefined);
     try {
       await api('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, {});
-      reload();
+      setConfirm(undefined);
+      // the session's own key: the session has ended, back to the sign-in (a reload would only get a 401)
+      if (own(key)) window.dispatchEvent(new Event('mediagate:signed-out'));
+      else reload();
     } catch (err) {
+      setConfirm(undefined);
       setActionError(messageOf(err));
     }
   };
-  const rotate = async (key: AdminKey): Promise<void> => {
+  const rotate = async (key: AdminKey, graceSeconds: number): Promise<void> => {
+    setActionError(undefined);
     try {
-      const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, {});
-      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key });
-      reload();
+      const body: KeyRotateBody = { grace_seconds: graceSeconds };
+      const r = await api<AdminKeyRotated>('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, body);
+      setConfirm(undefined);
+      // the secret is shown first; the session's own key rotated with no grace has ended the
+      // session, so the list is not loaded again (its 401 would drop to the sign-in and lose the secret)
+      const session = own(key) ? (r.previous_valid_until ?? 'ended') : undefined;
+      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key, ...(session !== undefined && { session }) });
+      if (session !== 'ended') reload();
     } catch (err) {
+      setConfirm(undefined);
       setActionError(messageOf(err));
     }
   };
@@ -184,6 +345,7 @@ export function KeysPage() {
       </button>
       {creating && (
         <CreateKey
+          onClose={() => setCreating(false)}
           onCreated={(k) => {
             setCreating(false);
             setSecret({ title: `The secret of ${k.name}.`, secret: k.key });
@@ -191,7 +353,7 @@ export function KeysPage() {
           }}
         />
       )}
-      {secret && <Secret title={secret.title} secret={secret.secret} />}
+      {secret && <Secret {...secret} />}
       <ErrorNote error={error ?? actionError} />
       {editing && (
         <EditKey
@@ -203,18 +365,23 @@ export function KeysPage() {
           }}
         />
       )}
-      {confirm && (
-        <div role="alertdialog" aria-modal="false" aria-labelledby="confirm-title" className="panel confirm">
-          <p id="confirm-title">
-            Revoke {confirm.name} ({confirm.id})? Every request with it fails from now on.
-          </p>
-          <button type="button" className="danger" onClick={() => void revoke(confirm)}>
-            Revoke
-          </button>
-          <button type="button" onClick={() => setConfirm(undefined)}>
-            Keep the key
-          </button>
-        </div>
+      {confirm?.action === 'revoke' && (
+        <ConfirmRevoke
+          key={`revoke-${confirm.key.id}`}
+          apiKey={confirm.key}
+          own={own(confirm.key)}
+          onRevoke={() => revoke(confirm.key)}
+          onCancel={() => setConfirm(undefined)}
+        />
+      )}
+      {confirm?.action === 'rotate' && (
+        <ConfirmRotate
+          key={`rotate-${confirm.key.id}`}
+          apiKey={confirm.key}
+          own={own(confirm.key)}
+          onRotate={(grace) => rotate(confirm.key, grace)}
+          onCancel={() => setConfirm(undefined)}
+        />
       )}
       <TableWrap>
         <table>
@@ -252,12 +419,12 @@ export function KeysPage() {
                 <td>{k.revoked ? 'revoked' : 'active'}</td>
                 <td className="row-actions">
                   {!k.revoked && (
-                    <button type="button" onClick={() => setConfirm(k)} aria-label="Revoke" title={`Revoke ${k.name}`}>
+                    <button type="button" onClick={() => setConfirm({ action: 'revoke', key: k })} aria-label="Revoke" title={`Revoke ${k.name}`}>
                       Revoke
                     </button>
                   )}
                   {!k.revoked && (
-                    <button type="button" onClick={() => void rotate(k)}>
+                    <button type="button" onClick={() => setConfirm({ action: 'rotate', key: k })}>
                       Rotate
                     </button>
                   )}
