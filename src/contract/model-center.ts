@@ -106,28 +106,55 @@ function genericMedia(body: Record<string, unknown>): MediaRefs {
 const RATIO = /^([1-9][0-9]?):([1-9][0-9]?)$/;
 const PIXELS = /^([0-9]{2,4})[x*]([0-9]{2,4})$/i;
 
+/** `W:H` with a ratio from 1:4 to 4:1, as [w, h]; undefined when `text` is no such ratio. */
+function ratioOf(text: string): [number, number] | undefined {
+  const m = RATIO.exec(text);
+  if (!m) return undefined;
+  const [w, h] = [Number(m[1]), Number(m[2])];
+  return w / h >= 0.25 && w / h <= 4 ? [w, h] : undefined;
+}
+
+/** An optional string field of an imagegen request, trimmed; another type is a 400 naming it. */
+function imagegenField(body: Record<string, unknown>, field: string): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw invalidField(field, `${field} must be a string (got ${typeof v})`);
+  return v.trim();
+}
+
+const SIZE_RULE = 'WxH pixels, each 64 to 4096 (such as 1536x1024), or a ratio W:H from 1:4 to 4:1 (such as 16:9)';
+
 /**
  * Pixel size of an imagegen result from the optional `size`, `aspect_ratio` and `resolution`
- * fields: `size` as `WxH` pixels (64-4096 each) wins; else the ratio of `aspect_ratio` or `size`
- * (`W:H`, 1:4 to 4:1) at the long side of `resolution` (1k/2k/4k); else 1024x1024.
+ * fields: `size` as `WxH` pixels (64-4096 each) wins; else the ratio of `size` or `aspect_ratio`
+ * (`W:H`, 1:4 to 4:1) at the long side of `resolution` (1k/2k/4k, default 1k); else 1024x1024. A
+ * value of none of these forms is a 400 naming its field (G34): the gateway checks what it must
+ * produce, as for the video models, instead of making a square the caller did not ask for.
  */
 export function imagegenOutput(body: Record<string, unknown>): OutputSpec {
-  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v.trim() : undefined);
-  const pixels = PIXELS.exec(str(body.size) ?? '');
-  if (pixels) {
-    const [w, h] = [Number(pixels[1]), Number(pixels[2])];
-    if (w >= 64 && h >= 64 && w <= 4096 && h <= 4096) return { kind: 'image', format: 'png', width: w, height: h };
+  const size = imagegenField(body, 'size');
+  const resolution = imagegenField(body, 'resolution')?.toLowerCase();
+  const aspect = imagegenField(body, 'aspect_ratio');
+  if (resolution !== undefined && !(resolution in IMAGE_LONG_SIDE)) {
+    throw invalidField('resolution', `resolution must be one of: 1k, 2k, 4k (got "${body.resolution as string}")`);
   }
-  const resolution = str(body.resolution)?.toLowerCase();
-  const longSide = resolution !== undefined && resolution in IMAGE_LONG_SIDE ? IMAGE_LONG_SIDE[resolution as ImageResolution] : 1024;
-  const ratio = [str(body.aspect_ratio), str(body.size)]
-    .map((v) => RATIO.exec(v ?? ''))
-    .find((m) => {
-      if (!m) return false;
-      const r = Number(m[1]) / Number(m[2]);
-      return r >= 0.25 && r <= 4;
-    });
-  return { kind: 'image', format: 'png', ...sizeForAspect(ratio ? `${ratio[1]}:${ratio[2]}` : '1:1', longSide) };
+  const aspectRatio = aspect === undefined ? undefined : ratioOf(aspect);
+  if (aspect !== undefined && !aspectRatio)
+    throw invalidField('aspect_ratio', `aspect_ratio must be a ratio W:H from 1:4 to 4:1, such as 16:9 (got "${aspect}")`);
+  let sizeRatio: [number, number] | undefined;
+  if (size !== undefined) {
+    const pixels = PIXELS.exec(size);
+    if (pixels) {
+      const [w, h] = [Number(pixels[1]), Number(pixels[2])];
+      if (w < 64 || h < 64 || w > 4096 || h > 4096) throw invalidField('size', `size must be ${SIZE_RULE} (got "${size}")`);
+      return { kind: 'image', format: 'png', width: w, height: h };
+    }
+    sizeRatio = ratioOf(size);
+    if (!sizeRatio) throw invalidField('size', `size must be ${SIZE_RULE} (got "${size}")`);
+  }
+  const longSide = resolution === undefined ? 1024 : IMAGE_LONG_SIDE[resolution as ImageResolution];
+  const ratio = aspectRatio ?? sizeRatio;
+  return { kind: 'image', format: 'png', ...sizeForAspect(ratio ? `${ratio[0]}:${ratio[1]}` : '1:1', longSide) };
 }
 
 /**

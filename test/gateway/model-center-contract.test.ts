@@ -408,11 +408,26 @@ describe('models whose parameters are not shown', () => {
     [{ aspect_ratio: '16:9', resolution: '2k' }, 2048, 1152],
     [{ size: '3:4' }, 768, 1024],
     [{ resolution: '4K' }, 4096, 4096],
-    [{ size: 'large' }, 1024, 1024],
-    [{ size: '9000x10' }, 1024, 1024],
+    [{ size: '16:9', aspect_ratio: '1:1', resolution: '1k' }, 1024, 1024], // aspect_ratio before size's ratio
+    [{ size: '512x512', aspect_ratio: '16:9', resolution: '4k' }, 512, 512], // pixels win
   ] as const)('imagegen: %j -> %dx%d png', async (fields, width, height) => {
     const b = await ok({ model: 'imagegen_5.0Pro', prompt: 'x', ...fields });
     expect((await stored(b.id)).output).toEqual({ kind: 'image', format: 'png', width, height });
+  });
+  it.each([
+    [
+      { size: 'large' },
+      'size',
+      /^size must be WxH pixels, each 64 to 4096 \(such as 1536x1024\), or a ratio W:H from 1:4 to 4:1 \(such as 16:9\) \(got "large"\)$/,
+    ],
+    [{ size: '9000x10' }, 'size', /size must be WxH pixels, each 64 to 4096 .* \(got "9000x10"\)$/],
+    [{ size: '63x64' }, 'size', /\(got "63x64"\)$/],
+    [{ size: '1:10', resolution: '4k' }, 'size', /\(got "1:10"\)$/],
+    [{ size: 7 }, 'size', /^size must be a string \(got number\)$/],
+    [{ resolution: '8k' }, 'resolution', /^resolution must be one of: 1k, 2k, 4k \(got "8k"\)$/],
+    [{ aspect_ratio: 'bogus' }, 'aspect_ratio', /^aspect_ratio must be a ratio W:H from 1:4 to 4:1, such as 16:9 \(got "bogus"\)$/],
+  ] as const)('imagegen: %j -> 400 naming %s', async (fields, param, message) => {
+    await bad({ model: 'imagegen_5.0Pro', prompt: 'x', ...fields }, param, message);
   });
   it.each([
     [{ image_urls: 'https://example.com/a.png' }, 'image_urls', /image_urls must be an array/],
