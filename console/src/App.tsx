@@ -1,5 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
-import { ApiError, type ConsoleSession, currentSession, setCsrf, signIn, signOut } from './api.js';
+import { ApiError, type ConsoleSession, currentSession, SIGNED_OUT, setCsrf, signIn, signOut, UnreachableError } from './api.js';
 import { AccountPage } from './pages/Account.js';
 import { AccountsPage } from './pages/Accounts.js';
 import { AdminTasksPage } from './pages/AdminTasks.js';
@@ -12,6 +12,7 @@ import { PlaygroundPage } from './pages/Playground.js';
 import { SettingsPage } from './pages/Settings.js';
 import { TasksPage } from './pages/Tasks.js';
 import { UsagePage } from './pages/Usage.js';
+import { usePending } from './ui.js';
 
 interface Page {
   path: string;
@@ -48,7 +49,10 @@ function useRoute(): string {
   return route;
 }
 
-function SignIn({ onSession }: { onSession: (s: ConsoleSession) => void }) {
+/** Why the sign-in is shown, when the page knows: the session ended while the page was open. */
+const EXPIRED = 'Your session has ended; sign in again.';
+
+function SignIn({ onSession, expired }: { onSession: (s: ConsoleSession) => void; expired: boolean }) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const input = useRef<HTMLInputElement>(null);
@@ -70,7 +74,12 @@ function SignIn({ onSession }: { onSession: (s: ConsoleSession) => void }) {
   return (
     <main className="signin">
       <h1>mediagate console</h1>
-      <form onSubmit={submit} aria-describedby="signin-help">
+      {expired && (
+        <p id="signin-ended" role="alert" className="notice">
+          {EXPIRED}
+        </p>
+      )}
+      <form onSubmit={submit} aria-describedby={expired ? 'signin-ended signin-help' : 'signin-help'}>
         <label htmlFor="api-key">API key</label>
         <input
           id="api-key"
@@ -97,12 +106,23 @@ function SignIn({ onSession }: { onSession: (s: ConsoleSession) => void }) {
   );
 }
 
+/** Why a sign-out failed: the session and its cookie are still valid, so the page stays signed in. */
+const signOutError = (err: unknown): string =>
+  err instanceof UnreachableError
+    ? 'Could not sign out: the gateway did not answer. Try again.'
+    : `Could not sign out: ${err instanceof Error ? err.message : String(err)}. Try again.`;
+
 export function App() {
   const [session, setSession] = useState<ConsoleSession | null | undefined>(undefined);
+  const [expired, setExpired] = useState(false);
+  const [outError, setOutError] = useState<string>();
+  const signingOut = usePending();
   const route = useRoute();
 
-  const accept = useCallback((s: ConsoleSession | null) => {
+  const accept = useCallback((s: ConsoleSession | null, ended = false) => {
     if (s) setCsrf(s.csrf_token);
+    setExpired(s === null && ended);
+    setOutError(undefined);
     setSession(s);
   }, []);
 
@@ -112,9 +132,9 @@ export function App() {
 
   useEffect(() => {
     // a session that ends while the page is open (expiry, revoked key) brings the sign-in back
-    const onExpired = (): void => accept(null);
-    window.addEventListener('mediagate:signed-out', onExpired);
-    return () => window.removeEventListener('mediagate:signed-out', onExpired);
+    const onEnded = (e: Event): void => accept(null, e instanceof CustomEvent && (e.detail as { expired?: boolean } | null)?.expired === true);
+    window.addEventListener(SIGNED_OUT, onEnded);
+    return () => window.removeEventListener(SIGNED_OUT, onEnded);
   }, [accept]);
 
   if (session === undefined)
@@ -123,16 +143,27 @@ export function App() {
         <p>Loading...</p>
       </main>
     );
-  if (session === null) return <SignIn onSession={accept} />;
+  if (session === null) return <SignIn onSession={accept} expired={expired} />;
 
   const isAdmin = session.key.role === 'admin';
   const pages = PAGES.filter((p) => !p.admin || isAdmin);
   const fallback = isAdmin ? 'overview' : 'playground';
   const page = pages.find((p) => p.path === route) ?? pages.find((p) => p.path === fallback)!;
-  const out = async (): Promise<void> => {
-    await signOut().catch(() => undefined);
-    accept(null);
-  };
+  // signed out only once the gateway says so (or says the session had already ended): a sign-out
+  // that did not reach it leaves the cookie and the session valid, and the page says so
+  const out = (): Promise<void> =>
+    signingOut.run(async () => {
+      setOutError(undefined);
+      try {
+        await signOut();
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 401)) {
+          setOutError(signOutError(err));
+          return;
+        }
+      }
+      accept(null);
+    });
 
   return (
     <div className="layout">
@@ -165,10 +196,15 @@ export function App() {
           <span>
             {session.key.name} ({session.key.role})
           </span>
-          <button type="button" onClick={out}>
+          <button type="button" onClick={() => void out()} disabled={signingOut.pending}>
             Sign out
           </button>
         </div>
+        {outError && (
+          <p role="alert" className="error sign-out-error">
+            {outError}
+          </p>
+        )}
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{page.name}</h1>

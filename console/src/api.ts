@@ -10,6 +10,12 @@ export type { ConsoleSession };
 /** The gateway's root as seen by the browser (the page is `<root>/console/`). */
 export const ROOT = new URL('../', document.baseURI);
 
+/**
+ * The event that brings the sign-in back; `detail.expired` when a request found the session ended
+ * (a 401), so the sign-in says so.
+ */
+export const SIGNED_OUT = 'mediagate:signed-out';
+
 let csrfToken = '';
 export function setCsrf(token: string): void {
   csrfToken = token;
@@ -26,6 +32,26 @@ export class ApiError extends Error {
     readonly param: string | undefined,
   ) {
     super(message);
+  }
+}
+
+/**
+ * No answer at all: the gateway is down or the network failed (fetch's own TypeError, "Failed to
+ * fetch", replaced by what it means here).
+ */
+export class UnreachableError extends Error {
+  constructor() {
+    super('Cannot reach the gateway');
+  }
+}
+
+/** `fetch`, its network failure an {@link UnreachableError} (an abort stays an abort). */
+async function send(input: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(input, init);
+  } catch (err) {
+    if (err instanceof TypeError) throw new UnreachableError();
+    throw err;
   }
 }
 
@@ -57,11 +83,11 @@ export async function api<T>(method: Method, path: string, body?: unknown, init:
     headers['content-type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const res = await fetch(url(path), { method, headers, credentials: 'same-origin', ...(payload !== undefined && { body: payload }), ...init });
+  const res = await send(url(path), { method, headers, credentials: 'same-origin', ...(payload !== undefined && { body: payload }), ...init });
   if (!res.ok) {
     const err = await errorOf(res);
-    // the session ended (expiry, sign-out elsewhere, key revoked): back to the sign-in
-    if (res.status === 401 && path !== 'console/session') window.dispatchEvent(new Event('mediagate:signed-out'));
+    // the session ended (expiry, sign-out elsewhere, key revoked): back to the sign-in, which says why
+    if (res.status === 401 && path !== 'console/session') window.dispatchEvent(new CustomEvent(SIGNED_OUT, { detail: { expired: true } }));
     throw err;
   }
   if (res.status === 204) return undefined as T;
@@ -70,7 +96,7 @@ export async function api<T>(method: Method, path: string, body?: unknown, init:
 
 /** A streamed POST (chat): the response, after the status is checked. */
 export async function stream(path: string, body: unknown, signal: AbortSignal): Promise<Response> {
-  const res = await fetch(url(path), {
+  const res = await send(url(path), {
     method: 'POST',
     signal,
     credentials: 'same-origin',

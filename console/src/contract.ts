@@ -12,7 +12,7 @@ import type { MotionCreateBody } from '../../src/contract/motion.js';
 import type { PicCreateBody } from '../../src/contract/pic.js';
 import type { ReelCreateBody } from '../../src/contract/reel.js';
 import type { VideosCreateBody } from '../../src/contract/videos.js';
-import { url } from './api.js';
+import { UnreachableError, url } from './api.js';
 import { createPath } from './contract-paths.js';
 
 export { createPath, FAMILY_IDS, FAMILY_NAMES } from './contract-paths.js';
@@ -33,7 +33,16 @@ export type CreateBody = CreateBodies[FamilyId];
 
 let documentPromise: Promise<Json> | undefined;
 const openApi = (): Promise<Json> => {
-  documentPromise ??= fetch(url('openapi.json')).then((r) => r.json() as Promise<Json>);
+  // a failure is not kept: the next call (Retry) asks again
+  documentPromise ??= fetch(url('openapi.json'))
+    .then((r) => {
+      if (!r.ok) throw new Error(`The gateway's OpenAPI document: HTTP ${r.status}`);
+      return r.json() as Promise<Json>;
+    })
+    .catch((err: unknown) => {
+      documentPromise = undefined;
+      throw err instanceof TypeError ? new UnreachableError() : err;
+    });
   return documentPromise;
 };
 

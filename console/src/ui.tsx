@@ -103,12 +103,162 @@ export function Pending({ pending, children }: { pending: boolean; children: Rea
   );
 }
 
-export function ErrorNote({ error }: { error: string | undefined }) {
-  return error ? (
+/** An error, as an alert; with `onRetry` (a load that failed), a **Retry** button beside it. */
+export function ErrorNote({ error, onRetry }: { error: string | undefined; onRetry?: () => void }) {
+  if (!error) return null;
+  const note = (
     <p role="alert" className="error">
       {error}
     </p>
+  );
+  if (!onRetry) return note;
+  return (
+    <div className="load-error">
+      {note}
+      <button type="button" onClick={onRetry}>
+        Retry
+      </button>
+    </div>
+  );
+}
+
+/**
+ * The field an error answer names, by the form's own field keys: `error.param` as it is
+ * (`limits.credits`), else its top-level name (`models[0]` -> `models`); undefined when it names
+ * none the form has (the message is then the form's general one).
+ */
+export function fieldOfError(err: unknown, fields: readonly string[]): string | undefined {
+  const param = err instanceof ApiError ? err.param : undefined;
+  if (!param) return undefined;
+  const bare = param.replace(/\[\d+\]/g, '');
+  const top = param.replace(/[[.].*$/, '');
+  return [param, bare, top].find((name) => fields.includes(name));
+}
+
+/**
+ * The errors of a form whose fields are keyed by the names the API gives in `error.param`: `fail`
+ * puts an error next to its field (see {@link fieldOfError}) or, naming none, as the form's general
+ * message; `invalid(name, id)` gives a field's `aria-invalid` and `aria-describedby`, and
+ * {@link FieldError} the message with that id.
+ */
+export function useFormErrors(fields: readonly string[]): {
+  field: Record<string, string>;
+  form: string | undefined;
+  clear: () => void;
+  fail: (err: unknown) => void;
+  invalid: (name: string, errorId: string) => { 'aria-invalid': boolean; 'aria-describedby'?: string };
+} {
+  const [field, setField] = useState<Record<string, string>>({});
+  const [form, setForm] = useState<string>();
+  const clear = useCallback(() => {
+    setField({});
+    setForm(undefined);
+  }, []);
+  const fail = (err: unknown): void => {
+    const name = fieldOfError(err, fields);
+    if (name && err instanceof ApiError) setField({ [name]: err.message });
+    else setForm(messageOf(err));
+  };
+  const invalid = (name: string, errorId: string) => ({
+    'aria-invalid': field[name] !== undefined,
+    ...(field[name] !== undefined && { 'aria-describedby': errorId }),
+  });
+  return { field, form, clear, fail, invalid };
+}
+
+/** A field's own error message, next to it (its id is the field's `aria-describedby`). */
+export function FieldError({ id, error }: { id: string; error: string | undefined }) {
+  return error ? (
+    <p id={id} role="alert" className="error">
+      {error}
+    </p>
   ) : null;
+}
+
+/**
+ * Cursor paging of a list (`limit`, `cursor`; `has_more`, `next_cursor`): the cursors of the pages
+ * seen, so Previous goes back though the API only pages forwards. When `filters` (any string
+ * standing for the list's filters) changes, back to the first page: a cursor holds only with the
+ * filters it was given with.
+ */
+export function useCursor(filters = ''): { cursor: string | undefined; index: number; next: (c: string) => void; previous: () => void } {
+  const [seen, setSeen] = useState<(string | undefined)[]>([undefined]);
+  const [pagedFilters, setPagedFilters] = useState(filters);
+  if (filters !== pagedFilters) {
+    // set while rendering: React renders again at once, before any load with the old cursor starts
+    setPagedFilters(filters);
+    setSeen([undefined]);
+  }
+  const next = useCallback((c: string) => setSeen((s) => (s.at(-1) === c ? s : [...s, c])), []); // a second click before the page loads: once
+  const previous = useCallback(() => setSeen((s) => (s.length > 1 ? s.slice(0, -1) : s)), []);
+  const stale = filters !== pagedFilters;
+  return { cursor: stale ? undefined : seen.at(-1), index: stale ? 0 : seen.length - 1, next, previous };
+}
+
+/**
+ * **Previous page** and **Next page** of a list (see {@link useCursor}); shown once there is more
+ * than one page, a button disabled where there is no page that way. A button that becomes disabled
+ * gives the focus to the other. `what` names the list where a page has two (the ledger in Accounts).
+ */
+export function Pager({
+  page,
+  list,
+  what,
+}: {
+  page: ReturnType<typeof useCursor>;
+  list: { has_more: boolean; next_cursor: string | null } | undefined;
+  what?: string;
+}) {
+  const prevRef = useRef<HTMLButtonElement>(null);
+  const nextRef = useRef<HTMLButtonElement>(null);
+  const more = list?.has_more === true && list.next_cursor !== null;
+  const first = page.index === 0;
+  const pressed = useRef<'previous' | 'next'>(undefined);
+  useEffect(() => {
+    // the button pressed, now disabled, has lost the focus (or holds it, disabled): the other takes it
+    const active = document.activeElement;
+    const lost = active === null || active === document.body;
+    if (pressed.current === 'previous' && first && (lost || active === prevRef.current)) nextRef.current?.focus();
+    if (pressed.current === 'next' && !more && (lost || active === nextRef.current)) prevRef.current?.focus();
+  }, [first, more]);
+  if (first && !more) return null;
+  const of = what ? ` of ${what}` : '';
+  return (
+    <div className="actions pager">
+      <button
+        type="button"
+        ref={prevRef}
+        disabled={first}
+        onClick={() => {
+          pressed.current = 'previous';
+          page.previous();
+        }}
+      >
+        Previous page{of}
+      </button>
+      <span className="hint">Page {page.index + 1}</span>
+      <button
+        type="button"
+        ref={nextRef}
+        disabled={!more}
+        onClick={() => {
+          pressed.current = 'next';
+          if (list?.next_cursor) page.next(list.next_cursor);
+        }}
+      >
+        Next page{of}
+      </button>
+    </div>
+  );
+}
+
+/** A table body's row for an empty list: `text` across its `columns`. */
+export function EmptyRow({ columns, text }: { columns: number; text: string }) {
+  return (
+    <tr>
+      <td colSpan={columns}>{text}</td>
+    </tr>
+  );
 }
 
 export interface Bar {

@@ -24,6 +24,7 @@ declare const sessionStorage: any;
 declare const navigator: any;
 declare const DataTransfer: any;
 declare const Blob: any;
+declare const getComputedStyle: any;
 
 const WIDTHS = [375, 1440] as const;
 const CALLER_PAGES = ['Playground', 'Tasks', 'Chat', 'Account'];
@@ -79,6 +80,12 @@ async function signIn(key: string, width = 1440): Promise<Signed> {
 async function open(page: Page, name: string): Promise<void> {
   await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
   await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+}
+
+/** Drops the console's log of requests a test failed on purpose (`route.abort`): they are not errors of the page. */
+function dropAborted(errors: ReturnType<typeof collectErrors>): void {
+  const kept = errors.errors.filter((e) => !/net::ERR_FAILED/.test(e));
+  errors.errors.splice(0, errors.errors.length, ...kept);
 }
 
 /** A key made through the admin API with the bootstrap admin key: its id and secret. */
@@ -318,6 +325,40 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         .getByRole('region')
         .getByRole('heading', { name: /^Task / })
         .waitFor();
+    });
+
+    it('pages its tasks forwards and back: Next page sends the cursor, Previous page shows the first page again', async () => {
+      const { page } = s;
+      // one task a page (the console asks for 20): the paging of the real API with the tasks made above
+      const list = (u: URL): boolean => u.pathname === '/v1/tasks';
+      await page.route(list, (route) => {
+        const u = new URL(route.request().url());
+        u.searchParams.set('limit', '1');
+        return route.continue({ url: u.toString() });
+      });
+      try {
+        await open(page, 'Account'); // Tasks opened again: its first page, no filter
+        await open(page, 'Tasks');
+        const firstId = (): Promise<string | null> => page.getByRole('table').getByRole('button').first().textContent();
+        await expect.poll(() => page.getByRole('table').getByRole('button').count()).toBe(1);
+        const one = await firstId();
+        await expect(page.getByRole('button', { name: 'Previous page' }).isDisabled()).resolves.toBe(true);
+        const [next] = await Promise.all([
+          page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/tasks' && new URL(r.url()).searchParams.has('cursor')),
+          page.getByRole('button', { name: 'Next page' }).click(),
+        ]);
+        expect(new URL(next.url()).searchParams.get('cursor')).toMatch(/\S/);
+        await expect.poll(firstId).not.toBe(one);
+        await page.getByText('Page 2', { exact: true }).waitFor();
+        await page.getByRole('button', { name: 'Previous page' }).click();
+        await expect.poll(firstId).toBe(one);
+        await expect.poll(() => page.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+        // Previous, now disabled, gave the focus to Next
+        await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Next page');
+        expect(await seriousViolations(page)).toEqual([]);
+      } finally {
+        await page.unroute(list);
+      }
     });
 
     it('gets 403 from admin routes, and a change without the CSRF token is refused', async () => {
@@ -660,6 +701,161 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(page.evaluate(() => document.activeElement?.closest('main') !== null)).resolves.toBe(true);
     });
 
+    it('wraps the audit details at 1440 px (no sideways scroll); the Keys actions cell stays a table cell (its row borders)', async () => {
+      const { page } = s;
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await open(page, 'Audit log');
+      await page
+        .getByRole('cell', { name: /"name":/ })
+        .first()
+        .waitFor();
+      const wrap = page.locator('.table-wrap');
+      await expect(wrap.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).resolves.toBe(true);
+      await open(page, 'Keys');
+      const actions = page.locator('td:has(.row-actions)').first();
+      await actions.waitFor();
+      await expect(actions.evaluate((el: any) => getComputedStyle(el).display)).resolves.toBe('table-cell');
+    });
+
+    it('offers Cancel task only when the cancel would work (cancellable), else says why not', async () => {
+      const { page } = s;
+      await open(page, 'All tasks');
+      // the sandbox stops every generation: the detail is answered as a provider that cannot stop one would be (G319)
+      let cancellable = false;
+      const detail = (u: URL): boolean => /^\/admin\/v1\/tasks\/[^/]+$/.test(u.pathname);
+      await page.route(detail, async (route) => {
+        if (route.request().method() !== 'GET') return route.continue();
+        const res = await route.fetch();
+        const detail = { ...((await res.json()) as object), status: 'processing', cancellable };
+        return route.fulfill({ response: res, json: detail });
+      });
+      try {
+        await page.getByRole('table').getByRole('button').first().click();
+        await page.getByText('This generation cannot be stopped at its provider; it ends on its own.').waitFor();
+        await expect(page.getByRole('button', { name: 'Cancel task' }).count()).resolves.toBe(0);
+        expect(await seriousViolations(page)).toEqual([]);
+        cancellable = true;
+        await page.getByRole('table').getByRole('button').nth(1).click();
+        await page.getByRole('button', { name: 'Cancel task' }).waitFor();
+        await expect(page.getByText('This generation cannot be stopped', { exact: false }).count()).resolves.toBe(0);
+      } finally {
+        await page.unroute(detail);
+      }
+    });
+
+    it('shows an empty row for a list with nothing in it (All tasks filtered, Audit log)', async () => {
+      const { page } = s;
+      await open(page, 'All tasks');
+      await page.getByRole('textbox', { name: 'Key id' }).fill('key_matches_nothing');
+      await page.getByRole('cell', { name: 'No tasks.' }).waitFor();
+      await open(page, 'Audit log');
+      await page.getByRole('textbox', { name: 'Target' }).fill('target_matches_nothing');
+      await page.getByRole('cell', { name: 'No changes to this target.' }).waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+
+    it('pages Keys forwards and back with the cursors of the pages seen', async () => {
+      const { page } = s;
+      // two keys a page (the console asks for 100): the real API's paging with the keys made above
+      const list = (u: URL): boolean => u.pathname === '/admin/v1/keys';
+      await page.route(list, (route) => {
+        const u = new URL(route.request().url());
+        u.searchParams.set('limit', '2');
+        return route.continue({ url: u.toString() });
+      });
+      try {
+        await open(page, 'Overview');
+        await open(page, 'Keys');
+        const ids = (): Promise<string[]> => page.locator('tbody tr td:nth-child(2) code').allTextContents();
+        await expect.poll(async () => (await ids()).length).toBe(2);
+        const first = await ids();
+        await expect(page.getByRole('button', { name: 'Previous page' }).isDisabled()).resolves.toBe(true);
+        await page.getByRole('button', { name: 'Next page' }).click();
+        await page.getByText('Page 2', { exact: true }).waitFor();
+        await expect.poll(async () => (await ids()).some((id) => first.includes(id))).toBe(false);
+        const second = await ids();
+        await page.getByRole('button', { name: 'Next page' }).click();
+        await page.getByText('Page 3', { exact: true }).waitFor();
+        await expect.poll(async () => (await ids()).some((id) => second.includes(id) || first.includes(id))).toBe(false);
+        await page.getByRole('button', { name: 'Previous page' }).click();
+        await expect.poll(ids).toEqual(second);
+        await page.getByRole('button', { name: 'Previous page' }).click();
+        await expect.poll(ids).toEqual(first);
+        expect(await seriousViolations(page)).toEqual([]);
+      } finally {
+        await page.unroute(list);
+      }
+    });
+
+    it("puts a key form's 400 next to the field it names (aria-invalid, aria-describedby); others stay the form's", async () => {
+      const { page } = s;
+      await open(page, 'Keys');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByRole('textbox', { name: 'Name' }).fill('bad models');
+      const models = page.getByRole('textbox', { name: 'Models (empty: all)' });
+      await models.fill('pic-2, no-such-model');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      const modelsField = page.locator('.field', { has: models });
+      await modelsField.getByRole('alert').waitFor();
+      await expect(modelsField.getByRole('alert').textContent()).resolves.toMatch(/models\[1\] must be a model of this gateway/);
+      await expect(models.getAttribute('aria-invalid')).resolves.toBe('true');
+      const described = (await models.getAttribute('aria-describedby'))!;
+      await expect(page.locator(`#${described}`).textContent()).resolves.toMatch(/models\[1\]/);
+      await expect(page.getByRole('textbox', { name: 'Name' }).getAttribute('aria-invalid')).resolves.toBe('false');
+      expect(await seriousViolations(page)).toEqual([]);
+      // an expiry in the past: the message moves to Expires
+      await models.fill('');
+      await page.getByLabel('Expires', { exact: true }).fill('2001-01-01T00:00');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      const expires = page.locator('.field', { has: page.getByLabel('Expires', { exact: true }) });
+      await expires.getByRole('alert').waitFor();
+      await expect(expires.getByRole('alert').textContent()).resolves.toMatch(/expires_at must be in the future/);
+      await expect(modelsField.getByRole('alert').count()).resolves.toBe(0);
+      await expect(models.getAttribute('aria-invalid')).resolves.toBe('false');
+      await page.keyboard.press('Escape');
+    });
+
+    it('says "Cannot reach the gateway" with Retry when a load gets no answer, and no empty state beside it', async () => {
+      const { page } = s;
+      await open(page, 'Overview');
+      const usage = (u: URL): boolean => u.pathname === '/admin/v1/usage';
+      await page.route(usage, (route) => route.abort('failed'));
+      try {
+        await open(page, 'Usage');
+        await page.getByRole('alert').filter({ hasText: 'Cannot reach the gateway' }).waitFor();
+        await expect(page.getByText('Failed to fetch', { exact: false }).count()).resolves.toBe(0);
+        await expect(page.getByText('Nothing yet.').count()).resolves.toBe(0);
+        await expect(page.getByRole('table').count()).resolves.toBe(0);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-usage-unreachable-1440.png'), fullPage: true });
+      } finally {
+        await page.unroute(usage);
+      }
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await page.getByRole('table').waitFor();
+      await expect(page.getByRole('alert').count()).resolves.toBe(0);
+      dropAborted(s.errors);
+    });
+
+    it('stays signed in when the sign-out gets no answer, says so, and can sign out again', async () => {
+      const { page } = s;
+      const session = (u: URL): boolean => u.pathname === '/console/session';
+      await page.route(session, (route) => (route.request().method() === 'DELETE' ? route.abort('failed') : route.continue()));
+      try {
+        await page.getByRole('button', { name: 'Sign out' }).click();
+        await page.getByRole('alert').filter({ hasText: 'Could not sign out: the gateway did not answer. Try again.' }).waitFor();
+        await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isEnabled()).toBe(true);
+        await expect(page.getByRole('textbox', { name: 'API key' }).count()).resolves.toBe(0);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-sign-out-failed-1440.png') });
+        // the session is still valid: a reload is still signed in
+        expect(await page.evaluate(() => fetch('../console/session').then((r) => r.status))).toBe(200);
+      } finally {
+        await page.unroute(session);
+      }
+      dropAborted(s.errors);
+    });
+
     it('signs out', async () => {
       const { page } = s;
       await page.getByRole('button', { name: 'Sign out' }).click();
@@ -668,6 +864,36 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await seriousViolations(page)).toEqual([]);
       expect(await page.evaluate(() => fetch('../console/session').then((r) => r.status))).toBe(401);
       expect(s.errors.errors).toEqual([]);
+    });
+  });
+
+  describe('a session that ends while the page is open', () => {
+    it('brings the sign-in back with "Your session has ended; sign in again."', async () => {
+      const made = await newKey('ended mid-session');
+      const s = await signIn(made.secret);
+      try {
+        const { page } = s;
+        await expect(page.getByText('Your session has ended', { exact: false }).count()).resolves.toBe(0);
+        const res = await fetch(`${g.origin}/admin/v1/keys/${made.id}/revoke`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        expect(res.status).toBe(200);
+        await page.getByRole('navigation').getByRole('link', { name: 'Tasks', exact: true }).click(); // its list gets a 401: the sign-in comes back
+        await page.getByRole('textbox', { name: 'API key' }).waitFor();
+        const said = page.getByRole('alert').filter({ hasText: 'Your session has ended; sign in again.' });
+        await said.waitFor();
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in-session-ended-1440.png') });
+        expect(s.errors.failedStatuses).toContain(401);
+        // a sign-in of its own (a fresh page) says nothing of it
+        await page.reload();
+        await page.getByRole('textbox', { name: 'API key' }).waitFor();
+        await expect(page.getByText('Your session has ended', { exact: false }).count()).resolves.toBe(0);
+      } finally {
+        await s.context.close();
+      }
     });
   });
 

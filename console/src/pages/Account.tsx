@@ -28,11 +28,11 @@ async function daily(): Promise<{ now: AccountReply; series: Daily }> {
 
 /** The caller's account: balance, held, spent, and usage per model over the last days, as charts. */
 export function AccountPage() {
-  const { data, error } = useLoad(daily, []);
+  const { data, error, reload } = useLoad(daily, []);
   return (
     <div>
-      <ErrorNote error={error} />
-      {data && (
+      <ErrorNote error={error} onRetry={reload} />
+      {data && !error && (
         <>
           <dl className="stats">
             <div>

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import type { AdminAccount, AdminAccountList, AdminLedger } from '../../../src/contract/admin-accounts.js';
 import { api, when } from '../api.js';
-import { ErrorNote, messageOf, Pending, TableWrap, useLoad, usePanelFocus, usePending } from '../ui.js';
+import { EmptyRow, ErrorNote, messageOf, Pager, Pending, TableWrap, useCursor, useLoad, usePanelFocus, usePending } from '../ui.js';
 
 function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void }) {
   const [amount, setAmount] = useState('');
@@ -44,39 +44,46 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
 }
 
 function Ledger({ account }: { account: AdminAccount }) {
-  const { data, error } = useLoad(
-    () => api<AdminLedger>('GET', `/admin/v1/accounts/${encodeURIComponent(account.id)}/ledger?limit=50`),
-    [account.id, account.balance],
+  // a grant (a new balance) shows the first page, where its entry is
+  const page = useCursor(`${account.id} ${account.balance}`);
+  const query = new URLSearchParams({ limit: '50', ...(page.cursor && { cursor: page.cursor }) });
+  const { data, error, reload } = useLoad(
+    () => api<AdminLedger>('GET', `/admin/v1/accounts/${encodeURIComponent(account.id)}/ledger?${query}`),
+    [account.id, account.balance, query.toString()],
   );
   return (
-    <TableWrap>
-      <ErrorNote error={error} />
-      <table>
-        <caption>Ledger of {account.name}</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Model</th>
-            <th scope="col">Task</th>
-            <th scope="col">Note</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data?.data.map((e) => (
-            <tr key={e.id}>
-              <td>{when(e.created)}</td>
-              <td>{e.kind}</td>
-              <td>{e.amount}</td>
-              <td>{e.model ?? ''}</td>
-              <td>{e.task_id ?? ''}</td>
-              <td>{e.note ?? ''}</td>
+    <>
+      <ErrorNote error={error} onRetry={reload} />
+      <TableWrap>
+        <table>
+          <caption>Ledger of {account.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Amount</th>
+              <th scope="col">Model</th>
+              <th scope="col">Task</th>
+              <th scope="col">Note</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+          </thead>
+          <tbody>
+            {data?.data.map((e) => (
+              <tr key={e.id}>
+                <td>{when(e.created)}</td>
+                <td>{e.kind}</td>
+                <td>{e.amount}</td>
+                <td>{e.model ?? ''}</td>
+                <td>{e.task_id ?? ''}</td>
+                <td>{e.note ?? ''}</td>
+              </tr>
+            ))}
+            {data && data.data.length === 0 && !error && <EmptyRow columns={6} text="No entries." />}
+          </tbody>
+        </table>
+      </TableWrap>
+      <Pager page={page} list={data} what="the ledger" />
+    </>
   );
 }
 
@@ -99,12 +106,14 @@ function Manage({ account, onGranted, onClose }: { account: AdminAccount; onGran
 
 /** Accounts: balances, grants, the ledger. */
 export function AccountsPage() {
-  const { data, error, reload } = useLoad(() => api<AdminAccountList>('GET', '/admin/v1/accounts?limit=100'), []);
+  const page = useCursor();
+  const query = new URLSearchParams({ limit: '100', ...(page.cursor && { cursor: page.cursor }) });
+  const { data, error, reload } = useLoad(() => api<AdminAccountList>('GET', `/admin/v1/accounts?${query}`), [query.toString()]);
   const [openId, setOpenId] = useState<string>();
   const open = data?.data.find((a) => a.id === openId);
   return (
     <div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={reload} />
       <TableWrap>
         <table>
           <caption>Accounts</caption>
@@ -135,9 +144,11 @@ export function AccountsPage() {
                 </td>
               </tr>
             ))}
+            {data && data.data.length === 0 && !error && <EmptyRow columns={6} text="No accounts." />}
           </tbody>
         </table>
       </TableWrap>
+      <Pager page={page} list={data} />
       {open && <Manage key={open.id} account={open} onGranted={reload} onClose={() => setOpenId(undefined)} />}
     </div>
   );

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { AdminTaskDetail, AdminTaskList } from '../../../src/contract/admin-tasks.js';
 import { api, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
-import { ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
+import { EmptyRow, ErrorNote, messageOf, Pager, TableWrap, useCursor, useLoad, usePending } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
@@ -11,6 +11,7 @@ const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
 function Detail({ id, onChanged }: { id: string; onChanged: () => void }) {
   const { data, error, reload } = useLoad(() => api<AdminTaskDetail>('GET', `/admin/v1/tasks/${encodeURIComponent(id)}`), [id]);
   const [actionError, setActionError] = useState<string>();
+  const { pending, run } = usePending();
   const cancel = async (): Promise<void> => {
     setActionError(undefined);
     try {
@@ -21,8 +22,7 @@ function Detail({ id, onChanged }: { id: string; onChanged: () => void }) {
       setActionError(messageOf(err));
     }
   };
-  if (!data) return <ErrorNote error={error} />;
-  const open = data.status === 'queued' || data.status === 'processing';
+  if (!data) return <ErrorNote error={error} onRetry={reload} />;
   return (
     <section className="panel" aria-labelledby="admin-task-title">
       <h2 id="admin-task-title">Task {data.id}</h2>
@@ -54,10 +54,12 @@ function Detail({ id, onChanged }: { id: string; onChanged: () => void }) {
           {data.hold ? `; held ${data.hold.amount}${data.hold.settlement ? `, ${data.hold.settlement.kind} ${data.hold.settlement.amount}` : ''}` : ''}
         </dd>
       </dl>
-      {open && (
-        <button type="button" onClick={() => void cancel()}>
+      {data.cancellable ? (
+        <button type="button" disabled={pending} onClick={() => void run(cancel)}>
           Cancel task
         </button>
+      ) : (
+        data.status === 'processing' && <p className="hint">This generation cannot be stopped at its provider; it ends on its own.</p>
       )}
       <ErrorNote error={actionError} />
       <TaskPreview task={data.view} />
@@ -119,7 +121,9 @@ export function AdminTasksPage() {
   const [family, setFamily] = useState('');
   const [keyId, setKeyId] = useState('');
   const [selected, setSelected] = useState<string>();
-  const query = new URLSearchParams({ limit: '50', ...(status && { status }), ...(family && { family }), ...(keyId && { key_id: keyId }) });
+  const filters = new URLSearchParams({ ...(status && { status }), ...(family && { family }), ...(keyId && { key_id: keyId }) });
+  const page = useCursor(filters.toString());
+  const query = new URLSearchParams({ limit: '50', ...Object.fromEntries(filters), ...(page.cursor && { cursor: page.cursor }) });
   const { data, error, reload } = useLoad(() => api<AdminTaskList>('GET', `/admin/v1/tasks?${query}`), [query.toString()]);
   return (
     <div>
@@ -158,7 +162,7 @@ export function AdminTasksPage() {
         </div>
         <button type="submit">Refresh</button>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={reload} />
       <TableWrap>
         <table>
           <caption>Every tenant's tasks, newest first</caption>
@@ -191,9 +195,11 @@ export function AdminTasksPage() {
                 <td>{when(t.created)}</td>
               </tr>
             ))}
+            {data && data.data.length === 0 && !error && <EmptyRow columns={8} text="No tasks." />}
           </tbody>
         </table>
       </TableWrap>
+      <Pager page={page} list={data} />
       {selected && <Detail id={selected} onChanged={reload} />}
     </div>
   );

@@ -1,20 +1,21 @@
 import { useState } from 'react';
 import type { AdminAuditLog } from '../../../src/contract/admin-audit.js';
 import { api, when } from '../api.js';
-import { ErrorNote, TableWrap, useLoad } from '../ui.js';
+import { EmptyRow, ErrorNote, Pager, TableWrap, useCursor, useLoad } from '../ui.js';
 
 /** The audit log, newest first, filtered by actor, action or target. */
 export function AuditPage() {
   const [target, setTarget] = useState('');
-  const query = new URLSearchParams({ limit: '100', ...(target && { target }) });
-  const { data, error } = useLoad(() => api<AdminAuditLog>('GET', `/admin/v1/audit?${query}`), [query.toString()]);
+  const page = useCursor(target);
+  const query = new URLSearchParams({ limit: '100', ...(target && { target }), ...(page.cursor && { cursor: page.cursor }) });
+  const { data, error, reload } = useLoad(() => api<AdminAuditLog>('GET', `/admin/v1/audit?${query}`), [query.toString()]);
   return (
     <div>
       <div className="field inline">
         <label htmlFor="audit-target">Target</label>
         <input id="audit-target" value={target} onChange={(e) => setTarget(e.target.value)} />
       </div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={reload} />
       <TableWrap>
         <table>
           <caption>Changes made through the admin API and the CLI</caption>
@@ -35,13 +36,15 @@ export function AuditPage() {
                 <td>{e.action}</td>
                 <td>{e.target}</td>
                 <td>
-                  <code>{JSON.stringify(e.details)}</code>
+                  <code className="details">{JSON.stringify(e.details)}</code>
                 </td>
               </tr>
             ))}
+            {data && data.data.length === 0 && !error && <EmptyRow columns={5} text={target ? 'No changes to this target.' : 'No changes yet.'} />}
           </tbody>
         </table>
       </TableWrap>
+      <Pager page={page} list={data} />
     </div>
   );
 }

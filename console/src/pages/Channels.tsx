@@ -21,7 +21,7 @@ export function ChannelsPage() {
   };
   return (
     <div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={reload} />
       {probe && <p role="status">{probe}</p>}
       {data && <BarChart title="Mean latency of the last hour, ms" bars={data.data.map((c) => ({ label: c.id, value: c.last_hour.latency_ms ?? 0 }))} />}
       <TableWrap>

@@ -9,8 +9,22 @@ import type {
   KeyRotateBody,
   MAX_GRACE_SECONDS,
 } from '../../../src/contract/admin-keys.js';
-import { api, type ConsoleSession, when } from '../api.js';
-import { CopyButton, ErrorNote, messageOf, Pending, TableWrap, useLoad, usePanelFocus, usePending } from '../ui.js';
+import { api, type ConsoleSession, SIGNED_OUT, when } from '../api.js';
+import {
+  CopyButton,
+  EmptyRow,
+  ErrorNote,
+  FieldError,
+  messageOf,
+  Pager,
+  Pending,
+  TableWrap,
+  useCursor,
+  useFormErrors,
+  useLoad,
+  usePanelFocus,
+  usePending,
+} from '../ui.js';
 
 interface ShownSecret {
   title: string;
@@ -33,7 +47,7 @@ function Secret({ title, secret, session }: ShownSecret) {
           <p className="session-note">
             This was the key of this session, which has ended with the old secret: copy the new secret; then sign in again with it.
           </p>
-          <button type="button" onClick={() => window.dispatchEvent(new Event('mediagate:signed-out'))}>
+          <button type="button" onClick={() => window.dispatchEvent(new Event(SIGNED_OUT))}>
             Sign in again
           </button>
         </>
@@ -145,6 +159,10 @@ function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; 
   );
 }
 
+/** The fields of each form by the names the API gives them in `error.param`. */
+const CREATE_FIELDS = ['name', 'role', 'models', 'expires_at', 'limits.submits', 'limits.credits'] as const;
+const EDIT_FIELDS = ['models', 'expires_at', 'limits.submits', 'limits.tasks_in_flight', 'limits.credits'] as const;
+
 function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => void; onClose: () => void }) {
   const panel = usePanelFocus<HTMLFormElement>(onClose);
   const [name, setName] = useState('');
@@ -153,14 +171,14 @@ function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => 
   const [expires, setExpires] = useState('');
   const [submits, setSubmits] = useState('');
   const [credits, setCredits] = useState('');
-  const [error, setError] = useState<string>();
+  const errors = useFormErrors(CREATE_FIELDS);
   const { pending, run } = usePending();
   const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
     return run(() => create());
   };
   const create = async (): Promise<void> => {
-    setError(undefined);
+    errors.clear();
     const body: KeyCreateBody = {
       name,
       role,
@@ -171,7 +189,7 @@ function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => 
     try {
       onCreated(await api<AdminKeyCreated>('POST', '/admin/v1/keys', body));
     } catch (err) {
-      setError(messageOf(err));
+      errors.fail(err);
     }
   };
   return (
@@ -181,33 +199,66 @@ function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => 
         <div className="fields">
           <div className="field">
             <label htmlFor="key-name">Name</label>
-            <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required />
+            <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required {...errors.invalid('name', 'key-name-error')} />
+            <FieldError id="key-name-error" error={errors.field.name} />
           </div>
           <div className="field">
             <label htmlFor="key-role">Role</label>
-            <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')}>
+            <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')} {...errors.invalid('role', 'key-role-error')}>
               <option value="caller">caller</option>
               <option value="admin">admin</option>
             </select>
+            <FieldError id="key-role-error" error={errors.field.role} />
           </div>
           <div className="field">
             <label htmlFor="key-models">Models (empty: all)</label>
-            <input id="key-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="pic-2, clip:*" />
+            <input
+              id="key-models"
+              value={models}
+              onChange={(e) => setModels(e.target.value)}
+              placeholder="pic-2, clip:*"
+              {...errors.invalid('models', 'key-models-error')}
+            />
+            <FieldError id="key-models-error" error={errors.field.models} />
           </div>
           <div className="field">
             <label htmlFor="key-expires">Expires</label>
-            <input id="key-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+            <input
+              id="key-expires"
+              type="datetime-local"
+              value={expires}
+              onChange={(e) => setExpires(e.target.value)}
+              {...errors.invalid('expires_at', 'key-expires-error')}
+            />
+            <FieldError id="key-expires-error" error={errors.field.expires_at} />
           </div>
           <div className="field">
             <label htmlFor="key-submits">Submits per second</label>
-            <input id="key-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+            <input
+              id="key-submits"
+              type="number"
+              min={1}
+              value={submits}
+              onChange={(e) => setSubmits(e.target.value)}
+              {...errors.invalid('limits.submits', 'key-submits-error')}
+            />
+            <FieldError id="key-submits-error" error={errors.field['limits.submits']} />
           </div>
           <div className="field">
             <label htmlFor="key-credits">Credit cap</label>
-            <input id="key-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+            <input
+              id="key-credits"
+              type="number"
+              min={0}
+              step="any"
+              value={credits}
+              onChange={(e) => setCredits(e.target.value)}
+              {...errors.invalid('limits.credits', 'key-credits-error')}
+            />
+            <FieldError id="key-credits-error" error={errors.field['limits.credits']} />
           </div>
         </div>
-        <ErrorNote error={error} />
+        <ErrorNote error={errors.form} />
         <button type="submit" className="primary">
           Create
         </button>
@@ -227,14 +278,14 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
   const [submits, setSubmits] = useState(apiKey.limits.submits === null ? '' : String(apiKey.limits.submits));
   const [inFlight, setInFlight] = useState(apiKey.limits.tasks_in_flight === null ? '' : String(apiKey.limits.tasks_in_flight));
   const [credits, setCredits] = useState(apiKey.limits.credits === null ? '' : String(apiKey.limits.credits));
-  const [error, setError] = useState<string>();
+  const errors = useFormErrors(EDIT_FIELDS);
   const { pending, run } = usePending();
   const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
     return run(() => save());
   };
   const save = async (): Promise<void> => {
-    setError(undefined);
+    errors.clear();
     const orNull = (v: string): number | null => (v.trim() === '' ? null : Number(v));
     const body: KeyPatchBody = {
       models: models.trim() === '' ? null : models.split(/[\s,]+/).filter(Boolean),
@@ -245,7 +296,7 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
       await api('PATCH', `/admin/v1/keys/${encodeURIComponent(apiKey.id)}`, body);
       onDone();
     } catch (err) {
-      setError(messageOf(err));
+      errors.fail(err);
     }
   };
   return (
@@ -255,26 +306,59 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
         <div className="fields">
           <div className="field">
             <label htmlFor="edit-models">Models (empty: all)</label>
-            <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} />
+            <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} {...errors.invalid('models', 'edit-models-error')} />
+            <FieldError id="edit-models-error" error={errors.field.models} />
           </div>
           <div className="field">
             <label htmlFor="edit-expires">Expires (empty: never)</label>
-            <input id="edit-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+            <input
+              id="edit-expires"
+              type="datetime-local"
+              value={expires}
+              onChange={(e) => setExpires(e.target.value)}
+              {...errors.invalid('expires_at', 'edit-expires-error')}
+            />
+            <FieldError id="edit-expires-error" error={errors.field.expires_at} />
           </div>
           <div className="field">
             <label htmlFor="edit-submits">Submits per second (empty: default)</label>
-            <input id="edit-submits" type="number" min={1} value={submits} onChange={(e) => setSubmits(e.target.value)} />
+            <input
+              id="edit-submits"
+              type="number"
+              min={1}
+              value={submits}
+              onChange={(e) => setSubmits(e.target.value)}
+              {...errors.invalid('limits.submits', 'edit-submits-error')}
+            />
+            <FieldError id="edit-submits-error" error={errors.field['limits.submits']} />
           </div>
           <div className="field">
             <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
-            <input id="edit-inflight" type="number" min={1} value={inFlight} onChange={(e) => setInFlight(e.target.value)} />
+            <input
+              id="edit-inflight"
+              type="number"
+              min={1}
+              value={inFlight}
+              onChange={(e) => setInFlight(e.target.value)}
+              {...errors.invalid('limits.tasks_in_flight', 'edit-inflight-error')}
+            />
+            <FieldError id="edit-inflight-error" error={errors.field['limits.tasks_in_flight']} />
           </div>
           <div className="field">
             <label htmlFor="edit-credits">Credit cap (empty: none)</label>
-            <input id="edit-credits" type="number" min={0} step="any" value={credits} onChange={(e) => setCredits(e.target.value)} />
+            <input
+              id="edit-credits"
+              type="number"
+              min={0}
+              step="any"
+              value={credits}
+              onChange={(e) => setCredits(e.target.value)}
+              {...errors.invalid('limits.credits', 'edit-credits-error')}
+            />
+            <FieldError id="edit-credits-error" error={errors.field['limits.credits']} />
           </div>
         </div>
-        <ErrorNote error={error} />
+        <ErrorNote error={errors.form} />
         <div className="actions">
           <button type="submit" className="primary">
             Save
@@ -290,7 +374,9 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
 
 /** API keys: create (the secret once), change models, expiry and limits, revoke with a confirmation, rotate. */
 export function KeysPage({ session }: { session: ConsoleSession }) {
-  const { data, error, reload } = useLoad(() => api<AdminKeyList>('GET', '/admin/v1/keys?limit=100'), []);
+  const page = useCursor();
+  const query = new URLSearchParams({ limit: '100', ...(page.cursor && { cursor: page.cursor }) });
+  const { data, error, reload } = useLoad(() => api<AdminKeyList>('GET', `/admin/v1/keys?${query}`), [query.toString()]);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<ShownSecret>();
   const [confirm, setConfirm] = useState<{ action: 'revoke' | 'rotate'; key: AdminKey }>();
@@ -307,7 +393,7 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
       await api('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, {});
       setConfirm(undefined);
       // the session's own key: the session has ended, back to the sign-in (a reload would only get a 401)
-      if (own(key)) window.dispatchEvent(new Event('mediagate:signed-out'));
+      if (own(key)) window.dispatchEvent(new Event(SIGNED_OUT));
       else reload();
     } catch (err) {
       setConfirm(undefined);
@@ -354,7 +440,8 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
         />
       )}
       {secret && <Secret {...secret} />}
-      <ErrorNote error={error ?? actionError} />
+      <ErrorNote error={error} onRetry={reload} />
+      <ErrorNote error={actionError} />
       {editing && (
         <EditKey
           key={editing.id}
@@ -417,28 +504,32 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
                 </td>
                 <td>{when(k.last_used)}</td>
                 <td>{k.revoked ? 'revoked' : 'active'}</td>
-                <td className="row-actions">
-                  {!k.revoked && (
-                    <button type="button" onClick={() => setConfirm({ action: 'revoke', key: k })} aria-label="Revoke" title={`Revoke ${k.name}`}>
-                      Revoke
-                    </button>
-                  )}
-                  {!k.revoked && (
-                    <button type="button" onClick={() => setConfirm({ action: 'rotate', key: k })}>
-                      Rotate
-                    </button>
-                  )}
-                  {!k.revoked && (
-                    <button type="button" onClick={() => setEditing(k)} aria-label={`Change ${k.name}`}>
-                      Change
-                    </button>
-                  )}
+                <td>
+                  <div className="row-actions">
+                    {!k.revoked && (
+                      <button type="button" onClick={() => setConfirm({ action: 'revoke', key: k })} aria-label="Revoke" title={`Revoke ${k.name}`}>
+                        Revoke
+                      </button>
+                    )}
+                    {!k.revoked && (
+                      <button type="button" onClick={() => setConfirm({ action: 'rotate', key: k })}>
+                        Rotate
+                      </button>
+                    )}
+                    {!k.revoked && (
+                      <button type="button" onClick={() => setEditing(k)} aria-label={`Change ${k.name}`}>
+                        Change
+                      </button>
+                    )}
+                  </div>
                 </td>
               </tr>
             ))}
+            {data && data.data.length === 0 && !error && <EmptyRow columns={9} text="No keys." />}
           </tbody>
         </table>
       </TableWrap>
+      <Pager page={page} list={data} />
     </div>
   );
 }

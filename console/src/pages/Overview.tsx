@@ -18,7 +18,7 @@ export const EVERY_COUNT: [Exclude<ActivityCount, (typeof ACTIVITY_COUNTS)[numbe
  * credits spent, each channel's circuit, the latest changes.
  */
 export function OverviewPage() {
-  const { data, error } = useLoad(async () => {
+  const { data, error, reload } = useLoad(async () => {
     const [activity, usage, processing, queued, channels, accounts, audit] = await Promise.all([
       api<AdminTaskActivity>('GET', '/admin/v1/task-activity?minutes=60'),
       api<AdminUsage>('GET', '/admin/v1/usage?group_by=model&interval=hour'),
@@ -30,7 +30,7 @@ export function OverviewPage() {
     ]);
     return { activity, usage, processing, queued, channels, accounts, audit };
   }, []);
-  if (!data) return <ErrorNote error={error} />;
+  if (!data) return <ErrorNote error={error} onRetry={reload} />;
   const minutes: Column[] = data.activity.data.map((m) => ({
     label: new Date(m.minute * 1000).toISOString().slice(11, 16),
     parts: Object.fromEntries(ACTIVITY_COUNTS.map((k) => [k, m[k]])),

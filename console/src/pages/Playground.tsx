@@ -227,6 +227,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
   const [family, setFamily] = useState<FamilyId>('pic');
   const [form, setForm] = useState<FamilyForm>();
   const [loadError, setLoadError] = useState<string>();
+  const [loadRound, setLoadRound] = useState(0);
   const [model, setModel] = useState('');
   const [prompt, setPrompt] = useState('');
   const [values, setValues] = useState<Values>({});
@@ -236,6 +237,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
   const [run, setRun] = useState<Run>();
   const events = useRef<EventSource | null>(null);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loadRound is Retry's: the same load again
   useEffect(() => {
     let live = true;
     setForm(undefined);
@@ -253,7 +255,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
     return () => {
       live = false;
     };
-  }, [family, session.paths]);
+  }, [family, session.paths, loadRound]);
 
   useEffect(() => () => events.current?.close(), []);
 
@@ -346,7 +348,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
             )}
           </div>
         </div>
-        <ErrorNote error={loadError} />
+        <ErrorNote error={loadError} onRetry={() => setLoadRound((r) => r + 1)} />
         <div className="field">
           <label htmlFor="prompt">Prompt</label>
           <textarea

@@ -4,10 +4,10 @@ import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 
 /** The effective settings of the answering process, secrets redacted; read-only. */
 export function SettingsPage() {
-  const { data, error } = useLoad(() => api<AdminSettings>('GET', '/admin/v1/settings'), []);
+  const { data, error, reload } = useLoad(() => api<AdminSettings>('GET', '/admin/v1/settings'), []);
   return (
     <div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={reload} />
       <TableWrap>
         <table>
           <caption>Effective settings (read-only; secrets redacted)</caption>

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { TaskQueryReply } from '../../../src/contract/task-replies.js';
 import { api, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
-import { ErrorNote, TableWrap, useLoad } from '../ui.js';
+import { ErrorNote, Pager, TableWrap, useCursor, useLoad } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
 interface TaskList {
@@ -19,9 +19,10 @@ export function TasksPage() {
   const [status, setStatus] = useState('');
   const [family, setFamily] = useState('');
   const [model, setModel] = useState('');
-  const [cursor, setCursor] = useState<string>();
   const [selected, setSelected] = useState<TaskQueryReply>();
-  const query = new URLSearchParams({ limit: '20', ...(status && { status }), ...(family && { family }), ...(model && { model }), ...(cursor && { cursor }) });
+  const filters = new URLSearchParams({ ...(status && { status }), ...(family && { family }), ...(model && { model }) });
+  const page = useCursor(filters.toString());
+  const query = new URLSearchParams({ limit: '20', ...Object.fromEntries(filters), ...(page.cursor && { cursor: page.cursor }) });
   const { data, error, reload } = useLoad(() => api<TaskList>('GET', `/v1/tasks?${query}`), [query.toString()]);
   return (
     <div>
@@ -29,20 +30,12 @@ export function TasksPage() {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setCursor(undefined);
           reload();
         }}
       >
         <div className="field">
           <label htmlFor="task-status">Status</label>
-          <select
-            id="task-status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.target.value);
-              setCursor(undefined);
-            }}
-          >
+          <select id="task-status" value={status} onChange={(e) => setStatus(e.target.value)}>
             <option value="">any</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -53,14 +46,7 @@ export function TasksPage() {
         </div>
         <div className="field">
           <label htmlFor="task-family">Family filter</label>
-          <select
-            id="task-family"
-            value={family}
-            onChange={(e) => {
-              setFamily(e.target.value);
-              setCursor(undefined);
-            }}
-          >
+          <select id="task-family" value={family} onChange={(e) => setFamily(e.target.value)}>
             <option value="">any</option>
             {FAMILY_IDS.map((f) => (
               <option key={f} value={f}>
@@ -75,7 +61,7 @@ export function TasksPage() {
         </div>
         <button type="submit">Refresh</button>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={error} onRetry={reload} />
       <TableWrap>
         <table>
           <caption>Your tasks, newest first</caption>
@@ -102,7 +88,7 @@ export function TasksPage() {
                 <td>{when(t.created)}</td>
               </tr>
             ))}
-            {data && data.data.length === 0 && (
+            {data && data.data.length === 0 && !error && (
               <tr>
                 <td colSpan={5}>No tasks.</td>
               </tr>
@@ -110,11 +96,7 @@ export function TasksPage() {
           </tbody>
         </table>
       </TableWrap>
-      {data?.has_more && data.next_cursor && (
-        <button type="button" onClick={() => setCursor(data.next_cursor!)}>
-          Next page
-        </button>
-      )}
+      <Pager page={page} list={data} />
       {selected && (
         <section className="panel" aria-labelledby="task-detail">
           <h2 id="task-detail">Task {selected.id}</h2>

@@ -35,7 +35,7 @@ export function UsagePage() {
   const [groupBy, setGroupBy] = useState<(typeof GROUPS)[number]>('model');
   const [interval, setSpan] = useState<'day' | 'hour'>('day');
   const [field, setField] = useState<(typeof FIELDS)[number]>('credits_captured');
-  const { data, error } = useLoad(() => api<AdminUsage>('GET', `/admin/v1/usage?group_by=${groupBy}&interval=${interval}`), [groupBy, interval]);
+  const { data, error, reload } = useLoad(() => api<AdminUsage>('GET', `/admin/v1/usage?group_by=${groupBy}&interval=${interval}`), [groupBy, interval]);
   const groups = [...new Set((data?.data ?? []).map((r) => r.group ?? '(none)'))];
   const columns: Column[] = [];
   for (const r of data?.data ?? []) {
@@ -89,35 +89,40 @@ export function UsagePage() {
           Export CSV
         </button>
       </div>
-      <ErrorNote error={error} />
-      <StackedColumns title={`${field} by ${groupBy} per ${interval}`} keys={groups} columns={columns} />
-      <TableWrap>
-        <table>
-          <caption>
-            {field} by {groupBy} per {interval}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">{interval}</th>
-              {groups.map((g) => (
-                <th key={g} scope="col">
-                  {g}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {columns.map((c) => (
-              <tr key={c.label}>
-                <th scope="row">{c.label}</th>
-                {groups.map((g) => (
-                  <td key={g}>{c.parts[g] ?? 0}</td>
+      <ErrorNote error={error} onRetry={reload} />
+      {/* the charts and the table only with the numbers: an error is no "Nothing yet." */}
+      {data && !error && (
+        <>
+          <StackedColumns title={`${field} by ${groupBy} per ${interval}`} keys={groups} columns={columns} />
+          <TableWrap>
+            <table>
+              <caption>
+                {field} by {groupBy} per {interval}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">{interval}</th>
+                  {groups.map((g) => (
+                    <th key={g} scope="col">
+                      {g}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {columns.map((c) => (
+                  <tr key={c.label}>
+                    <th scope="row">{c.label}</th>
+                    {groups.map((g) => (
+                      <td key={g}>{c.parts[g] ?? 0}</td>
+                    ))}
+                  </tr>
                 ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableWrap>
+              </tbody>
+            </table>
+          </TableWrap>
+        </>
+      )}
     </div>
   );
 }
