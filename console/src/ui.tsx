@@ -1,4 +1,4 @@
-import { type DependencyList, useCallback, useEffect, useRef, useState } from 'react';
+import { type DependencyList, type InputHTMLAttributes, useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError } from './api.js';
 
 export const messageOf = (err: unknown): string =>
@@ -141,13 +141,15 @@ export function fieldOfError(err: unknown, fields: readonly string[]): string | 
  * message; `invalid(name, id)` gives a field's `aria-invalid` and `aria-describedby`, and
  * {@link FieldError} the message with that id.
  */
-export function useFormErrors(fields: readonly string[]): {
+export interface FormErrors {
   field: Record<string, string>;
   form: string | undefined;
   clear: () => void;
   fail: (err: unknown) => void;
   invalid: (name: string, errorId: string) => { 'aria-invalid': boolean; 'aria-describedby'?: string };
-} {
+}
+
+export function useFormErrors(fields: readonly string[]): FormErrors {
   const [field, setField] = useState<Record<string, string>>({});
   const [form, setForm] = useState<string>();
   const clear = useCallback(() => {
@@ -173,6 +175,27 @@ export function FieldError({ id, error }: { id: string; error: string | undefine
       {error}
     </p>
   ) : null;
+}
+
+/**
+ * A labelled input of a form of {@link useFormErrors}: `param` is the name the API gives the field
+ * in `error.param`; its error sits next to it, tied by `aria-describedby`.
+ */
+export function InputField({
+  id,
+  label,
+  param,
+  errors,
+  ...input
+}: { id: string; label: string; param: string; errors: FormErrors } & Omit<InputHTMLAttributes<HTMLInputElement>, 'id'>) {
+  const errorId = `${id}-error`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} {...input} {...errors.invalid(param, errorId)} />
+      <FieldError id={errorId} error={errors.field[param]} />
+    </div>
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, type ReactNode, useState } from 'react';
 import type {
   AdminKey,
   AdminKeyCreated,
@@ -15,6 +15,8 @@ import {
   EmptyRow,
   ErrorNote,
   FieldError,
+  type FormErrors,
+  InputField,
   messageOf,
   Pager,
   Pending,
@@ -72,6 +74,42 @@ const GRACES: { seconds: number; label: string }[] = [
   { seconds: MAX_GRACE, label: '30 days (the longest)' },
 ];
 
+/**
+ * A confirmation of a change to a key: an alertdialog titled by its question, with a warning when
+ * the key is the session's own (G428), taking the focus while it is open.
+ */
+function ConfirmPanel({
+  question,
+  ownWarning,
+  onCancel,
+  children,
+}: {
+  question: string;
+  ownWarning: string | undefined;
+  onCancel: () => void;
+  children: ReactNode;
+}) {
+  const panel = usePanelFocus<HTMLDivElement>(onCancel);
+  return (
+    <div
+      ref={panel}
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby="confirm-title"
+      aria-describedby={ownWarning ? 'confirm-own' : undefined}
+      className="panel confirm"
+    >
+      <p id="confirm-title">{question}</p>
+      {ownWarning && (
+        <p id="confirm-own" className="own-key">
+          {ownWarning}
+        </p>
+      )}
+      {children}
+    </div>
+  );
+}
+
 /** Asks before a rotation, with the grace period of the replaced secret. */
 function ConfirmRotate({
   apiKey,
@@ -86,19 +124,11 @@ function ConfirmRotate({
 }) {
   const [grace, setGrace] = useState(0);
   const { pending, run } = usePending();
-  const panel = usePanelFocus<HTMLDivElement>(onCancel);
+  const ownWarning = own
+    ? `This is the key you are signed in with: this session ends with the old secret${grace === 0 ? ', at once' : ''}; sign in again with the new one.`
+    : undefined;
   return (
-    <div
-      ref={panel}
-      role="alertdialog"
-      aria-modal="false"
-      aria-labelledby="confirm-title"
-      aria-describedby={own ? 'confirm-own' : undefined}
-      className="panel confirm"
-    >
-      <p id="confirm-title">
-        Rotate {apiKey.name} ({apiKey.id})? It gets a new secret, shown once.
-      </p>
+    <ConfirmPanel question={`Rotate ${apiKey.name} (${apiKey.id})? It gets a new secret, shown once.`} ownWarning={ownWarning} onCancel={onCancel}>
       <Pending pending={pending}>
         <div className="field inline">
           <label htmlFor="rotate-grace">Old secret still accepted for</label>
@@ -110,11 +140,6 @@ function ConfirmRotate({
             ))}
           </select>
         </div>
-        {own && (
-          <p id="confirm-own" className="own-key">
-            This is the key you are signed in with: this session ends with the old secret{grace === 0 ? ', at once' : ''}; sign in again with the new one.
-          </p>
-        )}
         <button type="button" className="danger" onClick={() => void run(() => onRotate(grace))}>
           Rotate
         </button>
@@ -122,31 +147,19 @@ function ConfirmRotate({
           Keep the current secret
         </button>
       </Pending>
-    </div>
+    </ConfirmPanel>
   );
 }
 
 /** Asks before a revocation; its button is also named "Revoke" (G368). */
 function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; own: boolean; onRevoke: () => Promise<void>; onCancel: () => void }) {
   const { pending, run } = usePending();
-  const panel = usePanelFocus<HTMLDivElement>(onCancel);
   return (
-    <div
-      ref={panel}
-      role="alertdialog"
-      aria-modal="false"
-      aria-labelledby="confirm-title"
-      aria-describedby={own ? 'confirm-own' : undefined}
-      className="panel confirm"
+    <ConfirmPanel
+      question={`Revoke ${apiKey.name} (${apiKey.id})? Every request with it fails from now on.`}
+      ownWarning={own ? 'This is the key you are signed in with: revoking it ends this session.' : undefined}
+      onCancel={onCancel}
     >
-      <p id="confirm-title">
-        Revoke {apiKey.name} ({apiKey.id})? Every request with it fails from now on.
-      </p>
-      {own && (
-        <p id="confirm-own" className="own-key">
-          This is the key you are signed in with: revoking it ends this session.
-        </p>
-      )}
       <Pending pending={pending}>
         <button type="button" className="danger" onClick={() => void run(onRevoke)}>
           Revoke
@@ -155,7 +168,71 @@ function ConfirmRevoke({ apiKey, own, onRevoke, onCancel }: { apiKey: AdminKey; 
           Keep the key
         </button>
       </Pending>
-    </div>
+    </ConfirmPanel>
+  );
+}
+
+type RuleField = 'models' | 'expires' | 'submits' | 'credits';
+
+/**
+ * The fields a new key and a key's change share: its models, expiry, submit rate and credit cap.
+ * `changing` labels what an empty one means in a change (never, the default, none).
+ */
+function KeyRuleFields({
+  prefix,
+  changing,
+  errors,
+  values,
+  set,
+}: {
+  prefix: 'key' | 'edit';
+  changing: boolean;
+  errors: FormErrors;
+  values: Record<RuleField, string>;
+  set: Record<RuleField, (value: string) => void>;
+}) {
+  return (
+    <>
+      <InputField
+        id={`${prefix}-models`}
+        label="Models (empty: all)"
+        param="models"
+        errors={errors}
+        value={values.models}
+        onChange={(e) => set.models(e.target.value)}
+        placeholder={changing ? undefined : 'pic-2, clip:*'}
+      />
+      <InputField
+        id={`${prefix}-expires`}
+        label={changing ? 'Expires (empty: never)' : 'Expires'}
+        param="expires_at"
+        errors={errors}
+        type="datetime-local"
+        value={values.expires}
+        onChange={(e) => set.expires(e.target.value)}
+      />
+      <InputField
+        id={`${prefix}-submits`}
+        label={changing ? 'Submits per second (empty: default)' : 'Submits per second'}
+        param="limits.submits"
+        errors={errors}
+        type="number"
+        min={1}
+        value={values.submits}
+        onChange={(e) => set.submits(e.target.value)}
+      />
+      <InputField
+        id={`${prefix}-credits`}
+        label={changing ? 'Credit cap (empty: none)' : 'Credit cap'}
+        param="limits.credits"
+        errors={errors}
+        type="number"
+        min={0}
+        step="any"
+        value={values.credits}
+        onChange={(e) => set.credits(e.target.value)}
+      />
+    </>
   );
 }
 
@@ -197,11 +274,7 @@ function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => 
       <h2 id="new-key-title">New key</h2>
       <Pending pending={pending}>
         <div className="fields">
-          <div className="field">
-            <label htmlFor="key-name">Name</label>
-            <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} required {...errors.invalid('name', 'key-name-error')} />
-            <FieldError id="key-name-error" error={errors.field.name} />
-          </div>
+          <InputField id="key-name" label="Name" param="name" errors={errors} value={name} onChange={(e) => setName(e.target.value)} required />
           <div className="field">
             <label htmlFor="key-role">Role</label>
             <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as 'caller' | 'admin')} {...errors.invalid('role', 'key-role-error')}>
@@ -210,53 +283,13 @@ function CreateKey({ onCreated, onClose }: { onCreated: (k: AdminKeyCreated) => 
             </select>
             <FieldError id="key-role-error" error={errors.field.role} />
           </div>
-          <div className="field">
-            <label htmlFor="key-models">Models (empty: all)</label>
-            <input
-              id="key-models"
-              value={models}
-              onChange={(e) => setModels(e.target.value)}
-              placeholder="pic-2, clip:*"
-              {...errors.invalid('models', 'key-models-error')}
-            />
-            <FieldError id="key-models-error" error={errors.field.models} />
-          </div>
-          <div className="field">
-            <label htmlFor="key-expires">Expires</label>
-            <input
-              id="key-expires"
-              type="datetime-local"
-              value={expires}
-              onChange={(e) => setExpires(e.target.value)}
-              {...errors.invalid('expires_at', 'key-expires-error')}
-            />
-            <FieldError id="key-expires-error" error={errors.field.expires_at} />
-          </div>
-          <div className="field">
-            <label htmlFor="key-submits">Submits per second</label>
-            <input
-              id="key-submits"
-              type="number"
-              min={1}
-              value={submits}
-              onChange={(e) => setSubmits(e.target.value)}
-              {...errors.invalid('limits.submits', 'key-submits-error')}
-            />
-            <FieldError id="key-submits-error" error={errors.field['limits.submits']} />
-          </div>
-          <div className="field">
-            <label htmlFor="key-credits">Credit cap</label>
-            <input
-              id="key-credits"
-              type="number"
-              min={0}
-              step="any"
-              value={credits}
-              onChange={(e) => setCredits(e.target.value)}
-              {...errors.invalid('limits.credits', 'key-credits-error')}
-            />
-            <FieldError id="key-credits-error" error={errors.field['limits.credits']} />
-          </div>
+          <KeyRuleFields
+            prefix="key"
+            changing={false}
+            errors={errors}
+            values={{ models, expires, submits, credits }}
+            set={{ models: setModels, expires: setExpires, submits: setSubmits, credits: setCredits }}
+          />
         </div>
         <ErrorNote error={errors.form} />
         <button type="submit" className="primary">
@@ -304,59 +337,23 @@ function EditKey({ apiKey, onDone }: { apiKey: AdminKey; onDone: () => void }) {
       <h2 id="edit-key-title">Change {apiKey.name}</h2>
       <Pending pending={pending}>
         <div className="fields">
-          <div className="field">
-            <label htmlFor="edit-models">Models (empty: all)</label>
-            <input id="edit-models" value={models} onChange={(e) => setModels(e.target.value)} {...errors.invalid('models', 'edit-models-error')} />
-            <FieldError id="edit-models-error" error={errors.field.models} />
-          </div>
-          <div className="field">
-            <label htmlFor="edit-expires">Expires (empty: never)</label>
-            <input
-              id="edit-expires"
-              type="datetime-local"
-              value={expires}
-              onChange={(e) => setExpires(e.target.value)}
-              {...errors.invalid('expires_at', 'edit-expires-error')}
-            />
-            <FieldError id="edit-expires-error" error={errors.field.expires_at} />
-          </div>
-          <div className="field">
-            <label htmlFor="edit-submits">Submits per second (empty: default)</label>
-            <input
-              id="edit-submits"
-              type="number"
-              min={1}
-              value={submits}
-              onChange={(e) => setSubmits(e.target.value)}
-              {...errors.invalid('limits.submits', 'edit-submits-error')}
-            />
-            <FieldError id="edit-submits-error" error={errors.field['limits.submits']} />
-          </div>
-          <div className="field">
-            <label htmlFor="edit-inflight">Tasks in flight (empty: default)</label>
-            <input
-              id="edit-inflight"
-              type="number"
-              min={1}
-              value={inFlight}
-              onChange={(e) => setInFlight(e.target.value)}
-              {...errors.invalid('limits.tasks_in_flight', 'edit-inflight-error')}
-            />
-            <FieldError id="edit-inflight-error" error={errors.field['limits.tasks_in_flight']} />
-          </div>
-          <div className="field">
-            <label htmlFor="edit-credits">Credit cap (empty: none)</label>
-            <input
-              id="edit-credits"
-              type="number"
-              min={0}
-              step="any"
-              value={credits}
-              onChange={(e) => setCredits(e.target.value)}
-              {...errors.invalid('limits.credits', 'edit-credits-error')}
-            />
-            <FieldError id="edit-credits-error" error={errors.field['limits.credits']} />
-          </div>
+          <KeyRuleFields
+            prefix="edit"
+            changing
+            errors={errors}
+            values={{ models, expires, submits, credits }}
+            set={{ models: setModels, expires: setExpires, submits: setSubmits, credits: setCredits }}
+          />
+          <InputField
+            id="edit-inflight"
+            label="Tasks in flight (empty: default)"
+            param="limits.tasks_in_flight"
+            errors={errors}
+            type="number"
+            min={1}
+            value={inFlight}
+            onChange={(e) => setInFlight(e.target.value)}
+          />
         </div>
         <ErrorNote error={errors.form} />
         <div className="actions">
