@@ -12,7 +12,7 @@ import { PlaygroundPage } from './pages/Playground.js';
 import { SettingsPage } from './pages/Settings.js';
 import { TasksPage } from './pages/Tasks.js';
 import { UsagePage } from './pages/Usage.js';
-import { usePending } from './ui.js';
+import { ErrorNote, messageOf, usePending } from './ui.js';
 
 interface Page {
   path: string;
@@ -49,6 +49,29 @@ function useRoute(): string {
   return route;
 }
 
+/** The document's title: the page shown, then the console's name (G430). */
+const TITLE = 'mediagate console';
+
+/**
+ * A page change is said (G430): the document's title names the page, and the focus moves to its
+ * `<h1>` (a screen reader reads it; the next Tab goes on inside the page). Not on the first load of
+ * the document, whose focus starts at the top as on any page; after a sign-in, yes (the focus was
+ * on the form, gone). `page` is undefined while no page is shown (loading, the sign-in).
+ */
+function usePageChange(page: string | undefined, heading: React.RefObject<HTMLHeadingElement | null>): void {
+  // the page last shown; null before any was, on this document's first load
+  const shown = useRef<string | null>(null);
+  useEffect(() => {
+    document.title = page ? `${page} — ${TITLE}` : TITLE;
+    if (page === undefined) {
+      if (shown.current !== null) shown.current = '';
+      return;
+    }
+    if (shown.current !== null && shown.current !== page) heading.current?.focus();
+    shown.current = page;
+  }, [page, heading]);
+}
+
 /** Why the sign-in is shown, when the page knows: the session ended while the page was open. */
 const EXPIRED = 'Your session has ended; sign in again.';
 
@@ -73,7 +96,7 @@ function SignIn({ onSession, expired }: { onSession: (s: ConsoleSession) => void
   };
   return (
     <main className="signin">
-      <h1>mediagate console</h1>
+      <h1>{TITLE}</h1>
       {expired && (
         <p id="signin-ended" role="alert" className="notice">
           {EXPIRED}
@@ -117,7 +140,10 @@ export function App() {
   const [expired, setExpired] = useState(false);
   const [outError, setOutError] = useState<string>();
   const signingOut = usePending();
+  // the first session check got no answer (or an error that is no 401): said, with Retry
+  const [checkError, setCheckError] = useState<string>();
   const route = useRoute();
+  const heading = useRef<HTMLHeadingElement>(null);
 
   const accept = useCallback((s: ConsoleSession | null, ended = false) => {
     if (s) setCsrf(s.csrf_token);
@@ -126,9 +152,15 @@ export function App() {
     setSession(s);
   }, []);
 
-  useEffect(() => {
-    currentSession().then(accept, () => accept(null));
+  // only a 401 means signed out: a gateway that does not answer is no reason to ask for a key
+  const check = useCallback(() => {
+    setCheckError(undefined);
+    currentSession().then(accept, (err: unknown) => {
+      if (err instanceof ApiError && err.status === 401) accept(null);
+      else setCheckError(messageOf(err));
+    });
   }, [accept]);
+  useEffect(check, [check]);
 
   useEffect(() => {
     // a session that ends while the page is open (expiry, revoked key) brings the sign-in back
@@ -137,18 +169,27 @@ export function App() {
     return () => window.removeEventListener(SIGNED_OUT, onEnded);
   }, [accept]);
 
+  const isAdmin = session?.key.role === 'admin';
+  const pages = PAGES.filter((p) => !p.admin || isAdmin);
+  const fallback = isAdmin ? 'overview' : 'playground';
+  const page = session ? (pages.find((p) => p.path === route) ?? pages.find((p) => p.path === fallback)!) : undefined;
+  usePageChange(page?.name, heading);
+
   if (session === undefined)
     return (
       <main className="signin">
-        <p>Loading...</p>
+        {checkError ? (
+          <>
+            <h1>{TITLE}</h1>
+            <ErrorNote error={checkError} onRetry={check} />
+          </>
+        ) : (
+          <p>Loading...</p>
+        )}
       </main>
     );
-  if (session === null) return <SignIn onSession={accept} expired={expired} />;
+  if (session === null || page === undefined) return <SignIn onSession={accept} expired={expired} />;
 
-  const isAdmin = session.key.role === 'admin';
-  const pages = PAGES.filter((p) => !p.admin || isAdmin);
-  const fallback = isAdmin ? 'overview' : 'playground';
-  const page = pages.find((p) => p.path === route) ?? pages.find((p) => p.path === fallback)!;
   // signed out only once the gateway says so (or says the session had already ended): a sign-out
   // that did not reach it leaves the cookie and the session valid, and the page says so
   const out = (): Promise<void> =>
@@ -207,7 +248,9 @@ export function App() {
         )}
       </header>
       <main id="main" tabIndex={-1}>
-        <h1>{page.name}</h1>
+        <h1 ref={heading} tabIndex={-1}>
+          {page.name}
+        </h1>
         {page.render(session)}
       </main>
     </div>

@@ -701,6 +701,25 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(page.evaluate(() => document.activeElement?.closest('main') !== null)).resolves.toBe(true);
     });
 
+    it('says a page change: the title names the page, its heading takes the focus; not on the first load (G430)', async () => {
+      const { page } = s;
+      await page.goto(`${g.origin}/console/#/keys`);
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor();
+      await expect.poll(() => page.title()).toBe('Keys — mediagate console');
+      // the first load: the focus stays at the top of the document, as on any page
+      await expect(page.evaluate(() => document.activeElement?.tagName)).resolves.toBe('BODY');
+      for (const name of ['Usage', 'Audit log']) {
+        await open(page, name);
+        await expect.poll(() => page.title()).toBe(`${name} — mediagate console`);
+        await expect.poll(() => page.evaluate(() => `${document.activeElement?.tagName} ${document.activeElement?.textContent}`)).toBe(`H1 ${name}`);
+      }
+      // the next Tab goes on inside the page
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.closest('main') !== null)).resolves.toBe(true);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+
     it('wraps the audit details at 1440 px (no sideways scroll); the Keys actions cell stays a table cell (its row borders)', async () => {
       const { page } = s;
       await page.setViewportSize({ width: 1440, height: 900 });
@@ -864,6 +883,47 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await seriousViolations(page)).toEqual([]);
       expect(await page.evaluate(() => fetch('../console/session').then((r) => r.status))).toBe(401);
       expect(s.errors.errors).toEqual([]);
+    });
+  });
+
+  describe('a gateway that does not answer when the console opens', () => {
+    it('says "Cannot reach the gateway" with Retry, not the sign-in; Retry finds the session (G430)', async () => {
+      const { context, page, errors } = await signIn(ADMIN_KEY);
+      const session = (u: URL): boolean => u.pathname === '/console/session';
+      try {
+        await page.route(session, (route) => route.abort('failed'));
+        await page.goto(`${g.origin}/console/#/usage`);
+        await page.reload();
+        await page.getByRole('alert').filter({ hasText: 'Cannot reach the gateway' }).waitFor();
+        await expect(page.getByRole('textbox', { name: 'API key' }).count()).resolves.toBe(0);
+        await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('mediagate console');
+        for (const width of WIDTHS) {
+          await page.setViewportSize({ width, height: 900 });
+          expect(await seriousViolations(page), `at ${width} px`).toEqual([]);
+          await page.screenshot({ path: path.join(SCREENSHOTS, `unreachable-at-open-${width}.png`) });
+        }
+        await page.unroute(session);
+        await page.getByRole('button', { name: 'Retry' }).click();
+        await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
+        await page.getByRole('button', { name: 'Sign out' }).waitFor();
+        dropAborted(errors);
+        expect(errors.errors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('shows the sign-in for a 401, as before', async () => {
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        await page.goto(`${g.origin}/console/`);
+        await page.getByRole('textbox', { name: 'API key' }).waitFor();
+        await expect(page.getByRole('alert').count()).resolves.toBe(0);
+        await expect(page.title()).resolves.toBe('mediagate console');
+      } finally {
+        await context.close();
+      }
     });
   });
 
