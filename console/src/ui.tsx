@@ -366,34 +366,61 @@ export function TableWrap({ children }: { children: React.ReactNode }) {
   );
 }
 
+/** Colours of the keys of a chart that are no status (Usage's models, accounts ...), in turn; each at least 3:1 on white. */
 const COLORS = ['#0b5cad', '#c2410c', '#15803d', '#7e22ce', '#a16207', '#be123c', '#0e7490', '#4d7c0f'];
+
+/**
+ * One colour per task status in every chart (G430), each at least 3:1 on white (a chart's marks,
+ * WCAG 1.4.11) and told apart by more than hue: the legend names each, in the order of the stack
+ * (bottom first), a white line parts two stacked segments, and each segment's title names it.
+ */
+export const STATUS_COLORS: Readonly<Record<string, string>> = {
+  submitted: '#7e22ce', // purple
+  queued: '#a16207', // amber
+  processing: '#0e7490', // teal
+  completed: '#0b5cad', // blue
+  failed: '#a4161a', // red
+  cancelled: '#4a5360', // grey
+};
+
+const colorOf = (key: string, n: number): string => STATUS_COLORS[key] ?? COLORS[n % COLORS.length]!;
 
 export interface Column {
   label: string;
   parts: Record<string, number>;
 }
 
-/** Stacked SVG columns: one per bucket, one color per key, with a legend (the numbers go in a table beside it). */
+/**
+ * Stacked SVG columns: one per bucket, one colour per key (a status has its own, {@link STATUS_COLORS}),
+ * with a legend (the numbers go in a table beside it). No data at all says "Nothing yet.".
+ */
 export function StackedColumns({ title, keys, columns }: { title: string; keys: string[]; columns: Column[] }) {
-  if (columns.length === 0)
+  const totals = columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0));
+  if (totals.every((t) => t === 0))
     return (
       <figure className="chart">
         <figcaption>{title}</figcaption>
         <p className="hint">Nothing yet.</p>
       </figure>
     );
-  const totals = columns.map((c) => Object.values(c.parts).reduce((a, b) => a + b, 0));
   const max = Math.max(...totals, 1e-9);
   const w = 360;
   const h = 160;
   const col = Math.min(w / columns.length, 48); // a few buckets stay narrow columns, not slabs
-  const every = Math.ceil(columns.length / 8); // at most 8 labels under the columns
-  // narrow columns: the labels start half a step in, so the first is not cut by the edge and all are evenly spaced
-  const first = col < 32 ? Math.floor(every / 2) : 0;
+  const every = Math.ceil(columns.length / 6); // at most 6 labels under the columns: apart at 375 px too
+  // counted from the latest column, which is always labelled (the newest bucket, where the data is
+  // likeliest): the first label then falls a step or so in, not cut by the left edge
+  const labelled = (i: number): boolean => (columns.length - 1 - i) % every === 0;
+  const last = columns.length - 1;
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`${title}: ${columns.map((c, i) => `${c.label} ${round(totals[i]!)}`).join(', ')}`}>
+      <svg
+        className="columns"
+        viewBox={`0 0 ${w} ${h + 20}`}
+        role="img"
+        aria-label={`${title}: ${columns.map((c, i) => `${c.label} ${round(totals[i]!)}`).join(', ')}`}
+      >
         {columns.map((c, i) => {
           let y = h;
           return (
@@ -401,10 +428,15 @@ export function StackedColumns({ title, keys, columns }: { title: string; keys: 
               {keys.map((k, n) => {
                 const bar = ((c.parts[k] ?? 0) / max) * (h - 10);
                 y -= bar;
-                return bar > 0 ? <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={COLORS[n % COLORS.length]} /> : null;
+                return bar > 0 ? (
+                  <rect key={k} x={col * 0.15} y={y} width={col * 0.7} height={bar} fill={colorOf(k, n)} stroke="#fff" strokeWidth={0.75}>
+                    <title>{`${c.label} ${k}: ${round(c.parts[k] ?? 0)}`}</title>
+                  </rect>
+                ) : null;
               })}
-              {i >= first && (i - first) % every === 0 && (
-                <text x={col / 2} y={h + 14} textAnchor="middle" className="chart-label">
+              {labelled(i) && (
+                // the last label of narrow columns ends at the right edge rather than past it
+                <text x={i === last && col < 32 ? col : col / 2} y={h + 14} textAnchor={i === last && col < 32 ? 'end' : 'middle'} className="chart-label">
                   {c.label}
                 </text>
               )}
@@ -412,10 +444,10 @@ export function StackedColumns({ title, keys, columns }: { title: string; keys: 
           );
         })}
       </svg>
-      <ul className="legend">
+      <ul className="legend" aria-label="Legend, from the bottom of each column up">
         {keys.map((k, n) => (
           <li key={k}>
-            <span className="swatch" style={{ background: COLORS[n % COLORS.length] }} />
+            <span className="swatch" style={{ background: colorOf(k, n) }} />
             {k}
           </li>
         ))}

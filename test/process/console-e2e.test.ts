@@ -655,6 +655,55 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(csv.split('\n').length).toBeGreaterThan(2);
     });
 
+    it('gives a status one colour in both Overview charts, named in each legend; every hour of the day a column (G430)', async () => {
+      const { page } = s;
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await open(page, 'Overview');
+      const charts = page.locator('figure.chart:has(svg.columns)');
+      await expect.poll(() => charts.count()).toBe(2);
+      // per chart: each legend entry's name and swatch colour, and each segment's status and fill
+      const seen = await charts.evaluateAll((figs: any[]) =>
+        figs.map((f) => ({
+          legend: Object.fromEntries(
+            [...f.querySelectorAll('.legend li')].map((li: any) => [li.textContent, getComputedStyle(li.querySelector('.swatch')).backgroundColor]),
+          ),
+          fills: [...f.querySelectorAll('svg rect')].map((r: any) => [/ (\w+): /.exec(r.querySelector('title').textContent)![1], getComputedStyle(r).fill]),
+          columns: f.querySelectorAll('svg.columns > g').length,
+        })),
+      );
+      const [minutes, hours] = seen as { legend: Record<string, string>; fills: [string, string][]; columns: number }[];
+      expect(Object.keys(hours!.legend)).toEqual(['completed', 'failed', 'cancelled']);
+      for (const status of ['completed', 'failed', 'cancelled']) expect(hours!.legend[status], status).toBe(minutes!.legend[status]);
+      // the six statuses, six colours; a segment is the colour its legend says
+      expect(new Set(Object.values(minutes!.legend)).size).toBe(6);
+      for (const { legend, fills } of [minutes!, hours!]) {
+        expect(fills.length).toBeGreaterThan(0);
+        for (const [status, fill] of fills) expect(fill, status).toBe(legend[status]);
+      }
+      // the tasks of the caller's tests ended in the last hour or two: the other hours are columns of zeros
+      expect(hours!.columns).toBe(24);
+      await open(page, 'Usage');
+      await page.getByRole('combobox', { name: 'Interval' }).selectOption('hour');
+      await expect.poll(() => page.locator('table tbody tr').count()).toBe(24);
+      await expect(page.locator('svg.columns > g').count()).resolves.toBe(24);
+      await page.getByRole('combobox', { name: 'Interval' }).selectOption('day');
+      await expect.poll(() => page.locator('table tbody tr').count()).toBe(30);
+      // the chart keeps a readable height at both widths
+      for (const width of WIDTHS) {
+        await page.setViewportSize({ width, height: 900 });
+        const box = (await page.locator('svg.columns').boundingBox())!;
+        expect(box.height, `at ${width} px`).toBeLessThanOrEqual(280);
+        expect(box.height, `at ${width} px`).toBeGreaterThan(120);
+      }
+      await page.getByRole('combobox', { name: 'Interval' }).selectOption('hour');
+      for (const width of WIDTHS) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.screenshot({ path: path.join(SCREENSHOTS, `admin-usage-hour-${width}.png`), fullPage: true });
+      }
+      await page.getByRole('combobox', { name: 'Interval' }).selectOption('day');
+      await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
     it('passes axe on every page at 375 px and 1440 px; screenshots of each', async () => {
       const { page } = s;
       for (const width of WIDTHS) {

@@ -6,6 +6,7 @@ import type { AdminTaskList } from '../../../src/contract/admin-tasks.js';
 import type { AdminUsage } from '../../../src/contract/admin-usage.js';
 import { api, when } from '../api.js';
 import { BarChart, type Column, ErrorNote, StackedColumns, useLoad } from '../ui.js';
+import { usageColumns } from '../usage-columns.js';
 
 const STATUS_PARTS = ['completed', 'failed', 'cancelled'] as const;
 /** The counts of a minute (type-only import: no schema code in the bundle); a count the contract adds fails the type check. */
@@ -35,16 +36,10 @@ export function OverviewPage() {
     label: new Date(m.minute * 1000).toISOString().slice(11, 16),
     parts: Object.fromEntries(ACTIVITY_COUNTS.map((k) => [k, m[k]])),
   }));
-  const hours: Column[] = [];
-  for (const r of data.usage.data) {
-    const label = new Date(r.bucket * 1000).toISOString().slice(11, 16);
-    let c = hours.find((h) => h.label === label);
-    if (!c) {
-      c = { label, parts: {} };
-      hours.push(c);
-    }
-    for (const s of STATUS_PARTS) c.parts[s] = (c.parts[s] ?? 0) + r[s];
-  }
+  // every hour of the last 24, those where nothing ended at zero (G430)
+  const hours = usageColumns(data.usage, (parts, r) => {
+    for (const st of STATUS_PARTS) parts[st] = (parts[st] ?? 0) + r[st];
+  });
   const sum = (f: 'failed' | 'completed' | 'submitted' | 'credits_captured'): number => data.usage.data.reduce((a, r) => a + r[f], 0);
   const inFlight = new Map<string, number>();
   for (const t of [...data.processing.data, ...data.queued.data]) inFlight.set(t.family, (inFlight.get(t.family) ?? 0) + 1);

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { AdminUsage } from '../../../src/contract/admin-usage.js';
 import { api } from '../api.js';
 import { type Column, ErrorNote, StackedColumns, TableWrap, useLoad } from '../ui.js';
+import { usageColumns } from '../usage-columns.js';
 
 const GROUPS = ['model', 'account', 'provider', 'key'] as const;
 const FIELDS = [
@@ -16,11 +17,6 @@ const FIELDS = [
   'completion_tokens',
   'credits_captured',
 ] as const;
-
-const label = (bucket: number, interval: string): string => {
-  const iso = new Date(bucket * 1000).toISOString();
-  return interval === 'day' ? iso.slice(5, 10) : iso.slice(11, 16);
-};
 
 /** The usage rows as CSV, one line per bucket and group. */
 function csvOf(usage: AdminUsage): string {
@@ -37,16 +33,12 @@ export function UsagePage() {
   const [field, setField] = useState<(typeof FIELDS)[number]>('credits_captured');
   const { data, error, reload } = useLoad(() => api<AdminUsage>('GET', `/admin/v1/usage?group_by=${groupBy}&interval=${interval}`), [groupBy, interval]);
   const groups = [...new Set((data?.data ?? []).map((r) => r.group ?? '(none)'))];
-  const columns: Column[] = [];
-  for (const r of data?.data ?? []) {
-    const name = label(r.bucket, interval);
-    let c = columns.find((x) => x.label === name);
-    if (!c) {
-      c = { label: name, parts: {} };
-      columns.push(c);
-    }
-    c.parts[r.group ?? '(none)'] = (c.parts[r.group ?? '(none)'] ?? 0) + r[field];
-  }
+  // every bucket of the range, those with nothing at zero (G430)
+  const columns: Column[] = data
+    ? usageColumns(data, (parts, r) => {
+        parts[r.group ?? '(none)'] = (parts[r.group ?? '(none)'] ?? 0) + r[field];
+      })
+    : [];
   const download = (): void => {
     if (!data) return;
     const link = document.createElement('a');
