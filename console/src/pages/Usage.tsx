@@ -104,7 +104,9 @@ export function UsagePage() {
               <tbody>
                 {columns.map((c) => (
                   <tr key={c.label}>
-                    <th scope="row">{c.label}</th>
+                    <th scope="row" className="bucket">
+                      {c.label}
+                    </th>
                     {groups.map((g) => (
                       <td key={g}>{c.parts[g] ?? 0}</td>
                     ))}
