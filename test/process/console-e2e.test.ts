@@ -327,6 +327,38 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         .waitFor();
     });
 
+    it("keeps a task's detail current: a queued task turns to completed by itself, from its status stream (G431)", async () => {
+      const { page } = s;
+      // the list answers its first task as still queued (the snapshot the detail starts from); its status stream comes a second later
+      const list = (u: URL): boolean => u.pathname === '/v1/tasks';
+      const events = (u: URL): boolean => /^\/v1\/tasks\/[^/]+\/events$/.test(u.pathname);
+      await page.route(list, async (route) => {
+        const res = await route.fetch();
+        const body = (await res.json()) as { data: { status: string; progress: number }[] };
+        body.data = body.data.map((t, i) => (i === 0 ? { ...t, status: 'queued', progress: 0 } : t));
+        await route.fulfill({ response: res, json: body });
+      });
+      await page.route(events, async (route) => {
+        await new Promise((done) => setTimeout(done, 1000));
+        await route.continue();
+      });
+      try {
+        await open(page, 'Account');
+        await open(page, 'Tasks');
+        await Promise.all([
+          page.waitForResponse((r) => list(new URL(r.url())) && new URL(r.url()).searchParams.get('status') === 'completed'),
+          page.getByRole('combobox', { name: 'Status' }).selectOption('completed'),
+        ]);
+        await page.getByRole('table').getByRole('button').first().click();
+        const status = page.getByRole('region', { name: /^Task / }).locator('dd[aria-live="polite"]');
+        await expect(status.textContent()).resolves.toBe('queued (0%)');
+        await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('completed (100%)');
+      } finally {
+        await page.unroute(list);
+        await page.unroute(events);
+      }
+    });
+
     it('pages its tasks forwards and back: Next page sends the cursor, Previous page shows the first page again', async () => {
       const { page } = s;
       // one task a page (the console asks for 20): the paging of the real API with the tasks made above

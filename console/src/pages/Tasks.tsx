@@ -1,8 +1,8 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { TaskQueryReply } from '../../../src/contract/task-replies.js';
-import { api, when } from '../api.js';
+import { api, url, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
-import { ErrorNote, Pager, TableWrap, useCursor, useLoad } from '../ui.js';
+import { ErrorNote, messageOf, Pager, TableWrap, useCursor, useLoad } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
 interface TaskList {
@@ -13,6 +13,52 @@ interface TaskList {
 }
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
+const FINISHED = ['completed', 'failed', 'cancelled'];
+
+/**
+ * The task shown, kept current (G431): while it is not finished, its status stream (one event at
+ * each change of status or progress, ending with the final state) replaces it; the stream closes
+ * when it is finished, another task is shown or the detail closes. `onFinished` once it ends.
+ */
+function useFollowedTask(
+  task: TaskQueryReply | undefined,
+  setTask: (update: (t: TaskQueryReply | undefined) => TaskQueryReply | undefined) => void,
+  onFinished: () => void,
+): string | undefined {
+  const [error, setError] = useState<string>();
+  const id = task?.id;
+  const finished = task === undefined || FINISHED.includes(task.status);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: follows the task by its id while it is not finished
+  useEffect(() => {
+    setError(undefined);
+    if (id === undefined || finished) return;
+    const source = new EventSource(url(`/v1/tasks/${encodeURIComponent(id)}/events`), { withCredentials: true });
+    source.onmessage = (e) => {
+      const next = JSON.parse(e.data as string) as TaskQueryReply;
+      setTask((t) => (t?.id === id ? next : t));
+      if (FINISHED.includes(next.status)) {
+        source.close();
+        onFinished();
+      }
+    };
+    source.addEventListener('error', (e) => {
+      // an error event of the gateway's (its data) ends the stream; a lost connection is tried again by EventSource
+      const data = (e as MessageEvent).data as string | undefined;
+      if (data) {
+        let message = data;
+        try {
+          message = (JSON.parse(data) as { error?: { message?: string } }).error?.message ?? data;
+        } catch {
+          /* not JSON: the text is the message */
+        }
+        setError(messageOf(message));
+      }
+      if (data || source.readyState === EventSource.CLOSED) source.close();
+    });
+    return () => source.close();
+  }, [id, finished]);
+  return error;
+}
 
 /** The caller's tasks (the task list API), with filters and a detail view. */
 export function TasksPage() {
@@ -24,6 +70,7 @@ export function TasksPage() {
   const page = useCursor(filters.toString());
   const query = new URLSearchParams({ limit: '20', ...Object.fromEntries(filters), ...(page.cursor && { cursor: page.cursor }) });
   const { data, error, reload } = useLoad(() => api<TaskList>('GET', `/v1/tasks?${query}`), [query.toString()]);
+  const followError = useFollowedTask(selected, setSelected, reload);
   return (
     <div>
       <form
@@ -104,12 +151,13 @@ export function TasksPage() {
             <dt>Model</dt>
             <dd>{selected.model}</dd>
             <dt>Status</dt>
-            <dd>
+            <dd aria-live="polite">
               {selected.status} ({selected.progress}%)
             </dd>
             <dt>Created</dt>
             <dd>{when(selected.created)}</dd>
           </dl>
+          <ErrorNote error={followError} />
           <TaskPreview task={selected} />
           <button type="button" onClick={() => setSelected(undefined)}>
             Close
