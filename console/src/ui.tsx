@@ -30,6 +30,30 @@ export function useLoad<T>(load: () => Promise<T>, deps: DependencyList): { data
 }
 
 /**
+ * A text filter's value once typing has paused for `ms` (G431): a list loads with it, so typing
+ * "pic-2" sends one request, not five. `settle()` takes the typed value at once (a submitted
+ * filter form) and says whether that changed it (then the change loads; else the caller reloads).
+ */
+export function useDebounced<T>(value: T, ms = 300): [T, () => boolean] {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    if (Object.is(value, settled)) return;
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, settled, ms]);
+  const latest = useRef(value);
+  latest.current = value;
+  const settledRef = useRef(settled);
+  settledRef.current = settled;
+  const settle = useCallback((): boolean => {
+    if (Object.is(latest.current, settledRef.current)) return false;
+    setSettled(latest.current);
+    return true;
+  }, []);
+  return [settled, settle];
+}
+
+/**
  * One request at a time for a form or a button: `run(work)` does nothing while an earlier run is
  * pending (a double click sends one request, checked before React renders the disabled button),
  * and `pending` disables the controls meanwhile (see {@link Pending}).

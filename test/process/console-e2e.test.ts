@@ -359,6 +359,27 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       }
     });
 
+    it('sends one request for a model filter typed, once the typing pauses (G431)', async () => {
+      const { page } = s;
+      await open(page, 'Account');
+      await open(page, 'Tasks');
+      await page.getByRole('table').getByRole('button').first().waitFor();
+      const sent: string[] = [];
+      const onRequest = (r: { url: () => string }): void => {
+        const u = new URL(r.url());
+        if (u.pathname === '/v1/tasks') sent.push(u.searchParams.get('model') ?? '');
+      };
+      page.on('request', onRequest);
+      try {
+        await page.getByRole('textbox', { name: 'Model filter' }).pressSequentially('pic-2', { delay: 60 });
+        await expect.poll(() => sent).toEqual(['pic-2']);
+        await page.waitForTimeout(600);
+        expect(sent).toEqual(['pic-2']);
+      } finally {
+        page.off('request', onRequest);
+      }
+    });
+
     it('pages its tasks forwards and back: Next page sends the cursor, Previous page shows the first page again', async () => {
       const { page } = s;
       // one task a page (the console asks for 20): the paging of the real API with the tasks made above

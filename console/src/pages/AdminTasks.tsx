@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { AdminTaskDetail, AdminTaskList } from '../../../src/contract/admin-tasks.js';
 import { api, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
-import { EmptyRow, ErrorNote, messageOf, Pager, TableWrap, useCursor, useLoad, usePending } from '../ui.js';
+import { EmptyRow, ErrorNote, messageOf, Pager, TableWrap, useCursor, useLoad, useDebounced, usePending } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
@@ -120,8 +120,9 @@ export function AdminTasksPage() {
   const [status, setStatus] = useState('');
   const [family, setFamily] = useState('');
   const [keyId, setKeyId] = useState('');
+  const [keyFilter, settleKey] = useDebounced(keyId.trim());
   const [selected, setSelected] = useState<string>();
-  const filters = new URLSearchParams({ ...(status && { status }), ...(family && { family }), ...(keyId && { key_id: keyId }) });
+  const filters = new URLSearchParams({ ...(status && { status }), ...(family && { family }), ...(keyFilter && { key_id: keyFilter }) });
   const page = useCursor(filters.toString());
   const query = new URLSearchParams({ limit: '50', ...Object.fromEntries(filters), ...(page.cursor && { cursor: page.cursor }) });
   const { data, error, reload } = useLoad(() => api<AdminTaskList>('GET', `/admin/v1/tasks?${query}`), [query.toString()]);
@@ -131,7 +132,7 @@ export function AdminTasksPage() {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          reload();
+          if (!settleKey()) reload();
         }}
       >
         <div className="field">

@@ -1,13 +1,14 @@
 import { useState } from 'react';
 import type { AdminAuditLog } from '../../../src/contract/admin-audit.js';
 import { api, when } from '../api.js';
-import { EmptyRow, ErrorNote, Pager, TableWrap, useCursor, useLoad } from '../ui.js';
+import { EmptyRow, ErrorNote, Pager, TableWrap, useCursor, useDebounced, useLoad } from '../ui.js';
 
 /** The audit log, newest first, filtered by actor, action or target. */
 export function AuditPage() {
   const [target, setTarget] = useState('');
-  const page = useCursor(target);
-  const query = new URLSearchParams({ limit: '100', ...(target && { target }), ...(page.cursor && { cursor: page.cursor }) });
+  const [targetFilter] = useDebounced(target.trim());
+  const page = useCursor(targetFilter);
+  const query = new URLSearchParams({ limit: '100', ...(targetFilter && { target: targetFilter }), ...(page.cursor && { cursor: page.cursor }) });
   const { data, error, reload } = useLoad(() => api<AdminAuditLog>('GET', `/admin/v1/audit?${query}`), [query.toString()]);
   return (
     <div>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import type { TaskQueryReply } from '../../../src/contract/task-replies.js';
 import { api, url, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
-import { ErrorNote, messageOf, Pager, TableWrap, useCursor, useLoad } from '../ui.js';
+import { ErrorNote, messageOf, Pager, TableWrap, useCursor, useDebounced, useLoad } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
 
 interface TaskList {
@@ -65,8 +65,9 @@ export function TasksPage() {
   const [status, setStatus] = useState('');
   const [family, setFamily] = useState('');
   const [model, setModel] = useState('');
+  const [modelFilter, settleModel] = useDebounced(model.trim());
   const [selected, setSelected] = useState<TaskQueryReply>();
-  const filters = new URLSearchParams({ ...(status && { status }), ...(family && { family }), ...(model && { model }) });
+  const filters = new URLSearchParams({ ...(status && { status }), ...(family && { family }), ...(modelFilter && { model: modelFilter }) });
   const page = useCursor(filters.toString());
   const query = new URLSearchParams({ limit: '20', ...Object.fromEntries(filters), ...(page.cursor && { cursor: page.cursor }) });
   const { data, error, reload } = useLoad(() => api<TaskList>('GET', `/v1/tasks?${query}`), [query.toString()]);
@@ -77,7 +78,7 @@ export function TasksPage() {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          reload();
+          if (!settleModel()) reload();
         }}
       >
         <div className="field">
