@@ -519,6 +519,27 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(await use()).toBe(401);
     });
 
+    it('opens and closes the new key form with Create key (aria-expanded); the secret shown goes when its key is revoked (G431)', async () => {
+      const { page } = s;
+      await open(page, 'Keys');
+      const toggle = page.getByRole('button', { name: 'Create key' });
+      await toggle.click();
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('true');
+      await page.getByRole('heading', { name: 'New key' }).waitFor();
+      await toggle.click();
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+      await expect(page.getByRole('heading', { name: 'New key' }).count()).resolves.toBe(0);
+      await toggle.click();
+      await page.getByRole('textbox', { name: 'Name' }).fill('gone with its secret');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      await page.locator('.secret code').waitFor();
+      const row = page.getByRole('row', { name: /gone with its secret/ });
+      await row.getByRole('button', { name: 'Revoke', exact: true }).click();
+      await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke' }).click();
+      await row.getByText('revoked', { exact: true }).waitFor();
+      await expect(page.locator('.secret').count()).resolves.toBe(0);
+    });
+
     it('rotates a key only after a confirmation, with the grace period chosen there: both secrets work during it', async () => {
       const { page } = s;
       const made = await newKey('rotated in the console');
@@ -679,6 +700,20 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.getByRole('button', { name: 'Grant' }).click();
       await expect.poll(async () => Number(await row.locator('td').nth(2).textContent())).toBe(before + 25);
       await page.getByRole('cell', { name: 'from the end-to-end test' }).waitFor();
+    });
+
+    it('says "Granted N credits" in a status region after a grant (G431)', async () => {
+      const { page } = s;
+      await open(page, 'Overview');
+      await open(page, 'Accounts');
+      await page
+        .getByRole('button', { name: /^Manage / })
+        .first()
+        .click();
+      await page.getByRole('spinbutton', { name: 'Credits' }).fill('7');
+      await page.getByRole('textbox', { name: 'Note' }).fill('said when granted');
+      await page.getByRole('button', { name: 'Grant' }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Granted' }).textContent()).toBe('Granted 7 credits');
     });
 
     it("sees every tenant's tasks with a timeline, probes a channel, exports usage as CSV", async () => {

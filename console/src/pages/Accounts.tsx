@@ -7,6 +7,7 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
   const [amount, setAmount] = useState('');
   const [note, setNote] = useState('');
   const [error, setError] = useState<string>();
+  const [granted, setGranted] = useState('');
   const { pending, run } = usePending();
   const submit = (e: FormEvent): Promise<void> => {
     e.preventDefault();
@@ -14,8 +15,10 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
   };
   const grant = async (): Promise<void> => {
     setError(undefined);
+    setGranted('');
     try {
       await api('POST', `/admin/v1/accounts/${encodeURIComponent(account.id)}/grants`, { amount: Number(amount), note });
+      setGranted(`Granted ${Number(amount)} credits`);
       setAmount('');
       setNote('');
       onDone();
@@ -39,6 +42,10 @@ function Grant({ account, onDone }: { account: AdminAccount; onDone: () => void 
         </button>
         <ErrorNote error={error} />
       </Pending>
+      {/* in the page before it says anything, so that screen readers announce it (G431) */}
+      <p role="status" className="granted">
+        {granted}
+      </p>
     </form>
   );
 }

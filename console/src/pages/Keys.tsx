@@ -29,6 +29,8 @@ import {
 } from '../ui.js';
 
 interface ShownSecret {
+  /** The key whose secret it is: revoking it takes the secret away (G431). */
+  keyId: string;
   title: string;
   secret: string;
   /**
@@ -39,7 +41,7 @@ interface ShownSecret {
 }
 
 /** A secret shown once, with its copy button; after rotating the session's own key, how to go on. */
-function Secret({ title, secret, session }: ShownSecret) {
+function Secret({ title, secret, session }: Omit<ShownSecret, 'keyId'>) {
   return (
     <div className="secret" role="status">
       <p>{title} It is shown only now: copy it.</p>
@@ -389,6 +391,8 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
     try {
       await api('POST', `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`, {});
       setConfirm(undefined);
+      // its secret, if shown, is of no use now
+      setSecret((shown) => (shown?.keyId === key.id ? undefined : shown));
       // the session's own key: the session has ended, back to the sign-in (a reload would only get a 401)
       if (own(key)) window.dispatchEvent(new Event(SIGNED_OUT));
       else reload();
@@ -406,7 +410,7 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
       // the secret is shown first; the session's own key rotated with no grace has ended the
       // session, so the list is not loaded again (its 401 would drop to the sign-in and lose the secret)
       const session = own(key) ? (r.previous_valid_until ?? 'ended') : undefined;
-      setSecret({ title: `The new secret of ${key.name}.`, secret: r.key, ...(session !== undefined && { session }) });
+      setSecret({ keyId: key.id, title: `The new secret of ${key.name}.`, secret: r.key, ...(session !== undefined && { session }) });
       if (session !== 'ended') reload();
     } catch (err) {
       setConfirm(undefined);
@@ -419,8 +423,9 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
       <button
         type="button"
         onClick={() => {
-          setCreating(true);
-          setSecret(undefined);
+          // a toggle: pressed again, the form closes (G431); opened, the secret shown before goes
+          if (!creating) setSecret(undefined);
+          setCreating(!creating);
         }}
         aria-expanded={creating}
       >
@@ -431,12 +436,12 @@ export function KeysPage({ session }: { session: ConsoleSession }) {
           onClose={() => setCreating(false)}
           onCreated={(k) => {
             setCreating(false);
-            setSecret({ title: `The secret of ${k.name}.`, secret: k.key });
+            setSecret({ keyId: k.id, title: `The secret of ${k.name}.`, secret: k.key });
             reload();
           }}
         />
       )}
-      {secret && <Secret {...secret} />}
+      {secret && <Secret key={secret.secret} {...secret} />}
       <ErrorNote error={error} onRetry={reload} />
       <ErrorNote error={actionError} />
       {editing && (
