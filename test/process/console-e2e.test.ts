@@ -716,6 +716,55 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect.poll(() => page.getByRole('status').filter({ hasText: 'Granted' }).textContent()).toBe('Granted 7 credits');
     });
 
+    it('draws a focus ring of at least 3:1 against the white panels and the dark header (G431)', async () => {
+      const { page } = s;
+      const luminance = (rgb: string): number => {
+        const [r, g, b] = rgb
+          .match(/\d+(\.\d+)?/g)!
+          .slice(0, 3)
+          .map((c) => {
+            const v = Number(c) / 255;
+            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+          });
+        return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+      };
+      const contrast = (a: string, b: string): number => {
+        const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+        return (x! + 0.05) / (y! + 0.05);
+      };
+      /** The ring of the control focused from the keyboard, and the background it is drawn on (its nearest opaque one). */
+      const ring = () =>
+        page.evaluate(() => {
+          const el = document.activeElement;
+          const style = getComputedStyle(el);
+          let bg = el.parentElement;
+          while (bg && /rgba\(0, 0, 0, 0\)|transparent/.test(getComputedStyle(bg).backgroundColor)) bg = bg.parentElement;
+          return {
+            visible: el.matches(':focus-visible') as boolean,
+            style: style.outlineStyle as string,
+            width: Number.parseFloat(style.outlineWidth),
+            color: style.outlineColor as string,
+            background: (bg ? getComputedStyle(bg).backgroundColor : 'rgb(255, 255, 255)') as string,
+            panel: bg?.classList.contains('panel') === true,
+          };
+        });
+      await open(page, 'Keys');
+      const toggle = page.getByRole('button', { name: 'Create key' });
+      await toggle.click();
+      await page.keyboard.press('Tab'); // the Name field has the focus; Role takes it from the keyboard
+      const inPanel = await ring();
+      expect(inPanel).toMatchObject({ visible: true, style: 'solid', panel: true, background: 'rgb(255, 255, 255)' });
+      expect(inPanel.width).toBeGreaterThanOrEqual(2);
+      expect(contrast(inPanel.color, inPanel.background)).toBeGreaterThanOrEqual(3);
+      await toggle.click();
+      await page.getByRole('button', { name: 'Sign out' }).focus();
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      const inHeader = await ring();
+      expect(inHeader).toMatchObject({ visible: true, style: 'solid', background: 'rgb(20, 33, 61)' });
+      expect(contrast(inHeader.color, inHeader.background)).toBeGreaterThanOrEqual(3);
+    });
+
     it("sees every tenant's tasks with a timeline, probes a channel, exports usage as CSV", async () => {
       const { page } = s;
       await open(page, 'All tasks');
