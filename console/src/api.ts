@@ -4,6 +4,7 @@
  * CSRF token (G362). No key is ever kept here.
  */
 import type { ConsoleSession, SignInBody } from '../../src/contract/console.js';
+import type { TaskQueryReply } from '../../src/contract/task-replies.js';
 
 export type { ConsoleSession };
 
@@ -22,6 +23,38 @@ export function setCsrf(token: string): void {
 }
 
 export const url = (path: string): string => new URL(path.replace(/^\//, ''), ROOT).toString();
+
+/** The statuses a task ends in. */
+export const isFinished = (status: string): boolean => status === 'completed' || status === 'failed' || status === 'cancelled';
+
+/**
+ * Follows a task's status stream (`GET /v1/tasks/{id}/events`): `onTask` with the task at each
+ * change of status or progress, the stream closed after a finished one; `onError` with the
+ * gateway's message when it ends the stream with an error (a lost connection EventSource tries
+ * again by itself). Returns what closes the stream.
+ */
+export function followTask(id: string, onTask: (task: TaskQueryReply) => void, onError: (message: string) => void): () => void {
+  const source = new EventSource(url(`/v1/tasks/${encodeURIComponent(id)}/events`), { withCredentials: true });
+  source.onmessage = (e) => {
+    const task = JSON.parse(e.data as string) as TaskQueryReply;
+    if (isFinished(task.status)) source.close();
+    onTask(task);
+  };
+  source.addEventListener('error', (e) => {
+    const data = (e as MessageEvent).data as string | undefined;
+    if (data) {
+      let message = data;
+      try {
+        message = (JSON.parse(data) as { error?: { message?: string } }).error?.message ?? data;
+      } catch {
+        /* not JSON: the text is the message */
+      }
+      onError(message);
+    }
+    if (data || source.readyState === EventSource.CLOSED) source.close();
+  });
+  return () => source.close();
+}
 
 /** An error answer of the gateway: its status, catalog code, message and the field it names. */
 export class ApiError extends Error {

@@ -126,7 +126,7 @@ const SIZE_RULE = 'WxH pixels, each 64 to 4096 (such as 1536x1024), or a ratio W
 
 /**
  * Pixel size of an imagegen result from the optional `size`, `aspect_ratio` and `resolution`
- * fields: `size` as `WxH` pixels (64-4096 each) wins; else the ratio of `size` or `aspect_ratio`
+ * fields: `size` as `WxH` pixels (64-4096 each) wins; else the ratio of `aspect_ratio`, else of `size`
  * (`W:H`, 1:4 to 4:1) at the long side of `resolution` (1k/2k/4k, default 1k); else 1024x1024. A
  * value of none of these forms is a 400 naming its field (G34): the gateway checks what it must
  * produce, as for the video models, instead of making a square the caller did not ask for.

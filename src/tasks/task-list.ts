@@ -43,13 +43,10 @@ const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\
 function isCalendarDateTime(value: string): boolean {
   const m = ISO_DATE_TIME.exec(value);
   if (!m) return false;
-  const [year, month, day, hour, minute, second = 0, zoneHours = 0, zoneMinutes = 0] = m
-    .slice(1)
-    .map((v) => (v === undefined ? undefined : Number(v))) as number[];
-  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate(); // day 0 of the next month
-  return (
-    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59
-  );
+  // absent parts (seconds, a Z zone's offset) are 0
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, zoneHours = 0, zoneMinutes = 0] = m.slice(1).map((v) => Number(v ?? 0));
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate(); // day 0 of the next month
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59;
 }
 
 /** A time parameter (`param`): Unix seconds (digits) or an ISO-8601 date-time with a time zone; Unix ms out. */

@@ -2,7 +2,7 @@ import { type DragEvent, type FormEvent, useEffect, useRef, useState } from 'rea
 import type { AssetReply } from '../../../src/contract/gateway-replies.js';
 import type { TaskCreateReply, TaskQueryReply } from '../../../src/contract/task-replies.js';
 import type { FamilyId } from '../../../src/contract/families.js';
-import { api, ApiError, type ConsoleSession, ROOT, url } from '../api.js';
+import { api, ApiError, type ConsoleSession, followTask, ROOT, url } from '../api.js';
 import { FAMILY_IDS, FAMILY_NAMES, type Field, type FamilyForm, familyForm } from '../contract.js';
 import { CopyButton, ErrorNote, messageOf } from '../ui.js';
 import { TaskPreview, resultOf } from './TaskPreview.js';
@@ -235,7 +235,7 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
   const [formError, setFormError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [run, setRun] = useState<Run>();
-  const events = useRef<EventSource | null>(null);
+  const events = useRef<(() => void) | null>(null); // closes the status stream followed
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: loadRound is Retry's: the same load again
   useEffect(() => {
@@ -257,26 +257,19 @@ export function PlaygroundPage({ session }: { session: ConsoleSession }) {
     };
   }, [family, session.paths, loadRound]);
 
-  useEffect(() => () => events.current?.close(), []);
+  useEffect(() => () => events.current?.(), []);
 
   const fields = form ? mergeFields(form.fields, form.modelFields[model] ?? []) : [];
   const blockedBy = (f: Field): string | undefined => f.exclusive.find((other) => (values[other] ?? '').trim() !== '');
   const body = form ? bodyOf(form, model, prompt, fields, values) : {};
 
   const watch = (id: string, fam: FamilyId): void => {
-    events.current?.close();
-    const source = new EventSource(url(`/v1/tasks/${encodeURIComponent(id)}/events`), { withCredentials: true });
-    events.current = source;
-    source.onmessage = (e) => {
-      const task = JSON.parse(e.data as string) as TaskQueryReply;
-      setRun((r) => (r && r.id === id ? { ...r, task, progressSeen: [...r.progressSeen, task.progress] } : r));
-      if (['completed', 'failed', 'cancelled'].includes(task.status)) source.close();
-    };
-    source.addEventListener('error', (e) => {
-      const data = (e as MessageEvent).data as string | undefined;
-      if (data) setRun((r) => r && { ...r, error: messageOf(JSON.parse(data).error?.message ?? data) });
-      if (source.readyState === EventSource.CLOSED || data) source.close();
-    });
+    events.current?.();
+    events.current = followTask(
+      id,
+      (task) => setRun((r) => (r && r.id === id ? { ...r, task, progressSeen: [...r.progressSeen, task.progress] } : r)),
+      (message) => setRun((r) => r && { ...r, error: messageOf(message) }),
+    );
     setRun({ id, family: fam, progressSeen: [] });
   };
 

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { TaskQueryReply } from '../../../src/contract/task-replies.js';
-import { api, url, when } from '../api.js';
+import { api, followTask, isFinished, when } from '../api.js';
 import { FAMILY_IDS } from '../contract.js';
 import { ErrorNote, messageOf, Pager, TableWrap, useCursor, useDebounced, useLoad } from '../ui.js';
 import { TaskPreview } from './TaskPreview.js';
@@ -13,7 +13,6 @@ interface TaskList {
 }
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
-const FINISHED = ['completed', 'failed', 'cancelled'];
 
 /**
  * The task shown, kept current (G431): while it is not finished, its status stream (one event at
@@ -27,35 +26,19 @@ function useFollowedTask(
 ): string | undefined {
   const [error, setError] = useState<string>();
   const id = task?.id;
-  const finished = task === undefined || FINISHED.includes(task.status);
+  const finished = task === undefined || isFinished(task.status);
   // biome-ignore lint/correctness/useExhaustiveDependencies: follows the task by its id while it is not finished
   useEffect(() => {
     setError(undefined);
     if (id === undefined || finished) return;
-    const source = new EventSource(url(`/v1/tasks/${encodeURIComponent(id)}/events`), { withCredentials: true });
-    source.onmessage = (e) => {
-      const next = JSON.parse(e.data as string) as TaskQueryReply;
-      setTask((t) => (t?.id === id ? next : t));
-      if (FINISHED.includes(next.status)) {
-        source.close();
-        onFinished();
-      }
-    };
-    source.addEventListener('error', (e) => {
-      // an error event of the gateway's (its data) ends the stream; a lost connection is tried again by EventSource
-      const data = (e as MessageEvent).data as string | undefined;
-      if (data) {
-        let message = data;
-        try {
-          message = (JSON.parse(data) as { error?: { message?: string } }).error?.message ?? data;
-        } catch {
-          /* not JSON: the text is the message */
-        }
-        setError(messageOf(message));
-      }
-      if (data || source.readyState === EventSource.CLOSED) source.close();
-    });
-    return () => source.close();
+    return followTask(
+      id,
+      (next) => {
+        setTask((t) => (t?.id === id ? next : t));
+        if (isFinished(next.status)) onFinished();
+      },
+      (message) => setError(messageOf(message)),
+    );
   }, [id, finished]);
   return error;
 }
