@@ -3,6 +3,7 @@ import type { Env } from './config-error.js';
 import type { PriceBook } from './credits/prices.js';
 import { readObservability, type ObservabilitySettings } from './metrics/settings.js';
 import { readSettings, type SettingValues } from './settings/read-settings.js';
+import { settingVariables, type SettingVariable } from './settings/variables.js';
 
 /**
  * What the settings table (src/settings/table.ts, G290: each setting's type, default, bounds and
@@ -18,6 +19,8 @@ type S = SettingValues;
 export type SandboxTiming = S['MEDIAGATE_SANDBOX_TIMING'];
 
 export interface SettingsConfig {
+  /** Every server setting by its environment variable, as read (G447): what the admin settings view shows operators, secrets redacted there. Holds secrets: never log it. */
+  variables: readonly SettingVariable[];
   host: S['HOST'];
   port: S['PORT'];
   /** Absolute directory holding the SQLite database, result files and the signing secret. */
@@ -232,5 +235,6 @@ export function loadSettingsConfig(env: Env = process.env): SettingsConfig {
       retryForMs: s.MEDIAGATE_WEBHOOK_RETRY_HOURS * MS_PER_HOUR,
     },
     observability: readObservability(env),
+    variables: settingVariables(env, s),
   };
 }

@@ -4,7 +4,7 @@ import type { AdminStore, AuditStore, Store } from '../store/types.js';
 import { AccountAdmin } from './account-admin.js';
 import { ChannelAdmin, type ChannelAdminDeps } from './channel-admin.js';
 import { KeyAdmin } from './key-admin.js';
-import { settingsView } from './settings-view.js';
+import { settingsView, type SettingVariableView } from './settings-view.js';
 import { TaskAdmin, type TaskAdminDeps } from './task-admin.js';
 
 export type { AdminStore } from '../store/types.js';
@@ -16,8 +16,8 @@ export interface AdminServices {
   /** The cross-tenant reads and the usage aggregates (G317-G324). */
   store: AdminStore;
   now: () => number;
-  /** The effective configuration, secrets redacted (G311). */
-  settings(): Record<string, unknown>;
+  /** The effective configuration, secrets redacted (G311), and each setting by its environment variable (G447). */
+  settings(): { settings: Record<string, unknown>; variables: SettingVariableView[] };
   /** Every tenant's tasks (G317-G320): in a gateway process only (not the CLI). */
   tasks?: TaskAdmin;
   /** The channels (G322, G323): in a gateway process only. */

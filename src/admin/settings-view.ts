@@ -1,6 +1,8 @@
+import type { SettingsConfig } from '../settings-config.js';
+
 /**
- * `GET /admin/v1/settings` (G311): the effective configuration as JSON with every secret replaced
- * by {@link REDACTED}. Redaction is by shape, so a setting added later is covered without a list
+ * `GET /admin/v1/settings` (G311, G447): the effective configuration as JSON with every secret replaced
+ * by {@link REDACTED}, and each setting by its environment variable (secret rows redacted as well). Redaction is by shape, so a setting added later is covered without a list
  * to keep: any field named like a secret (`...Key`, `key`, `...secret...`, `...token...` but not `...tokens...`,
  * `...password...`, `...credential...`, `authorization`) whatever its value; every value of a
  * `headers` map; and in any string that is a URL, its password and the values of query
@@ -22,8 +24,9 @@ function redactUrl(text: string): string {
   } catch {
     return text;
   }
-  if (!url.password && ![...url.searchParams.keys()].some((k) => SECRET_PARAM.test(k))) return text;
+  if (!url.password && !url.username && ![...url.searchParams.keys()].some((k) => SECRET_PARAM.test(k))) return text;
   if (url.password) url.password = REDACTED;
+  else if (url.username) url.username = REDACTED; // a user name alone in a URL is a token's place (https://TOKEN@host)
   for (const k of [...url.searchParams.keys()]) if (SECRET_PARAM.test(k)) url.searchParams.set(k, REDACTED);
   return url.toString();
 }
@@ -46,7 +49,32 @@ function view(value: unknown, name: string, depth: number): unknown {
   return out;
 }
 
-/** The configuration (any object) as JSON-ready data with every secret redacted. */
-export function settingsView(config: object): Record<string, unknown> {
-  return view(config, '', 0) as Record<string, unknown>;
+/** A setting by its environment variable, as the admin API shows it (G447). */
+export interface SettingVariableView {
+  name: string;
+  group: string;
+  /** The value in force, JSON-ready; `null` when unset and without default; a secret's `[redacted]` (a URL keeps all but its credentials). */
+  value: unknown;
+  set: boolean;
+}
+
+/** The configuration as JSON-ready data with every secret redacted: as the process holds it, and by environment variable. */
+export function settingsView(config: SettingsConfig): { settings: Record<string, unknown>; variables: SettingVariableView[] } {
+  const { variables, ...rest } = config;
+  return {
+    settings: view(rest, '', 0) as Record<string, unknown>,
+    variables: variables.map((v) => ({
+      name: v.name,
+      group: v.group,
+      value:
+        v.value === undefined
+          ? null
+          : v.secret
+            ? typeof v.value === 'string' && URL_LIKE.test(v.value)
+              ? redactUrl(v.value)
+              : REDACTED
+            : (view(v.value, v.name, 0) ?? null),
+      set: v.set,
+    })),
+  };
 }

@@ -49,6 +49,21 @@ export const AdminSettings = Type.Object(
     settings: Type.Record(Type.String(), Type.Unknown(), {
       description: 'The effective configuration of the answering process; every secret replaced by "[redacted]" (G311)',
     }),
+    variables: Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ description: 'The environment variable, e.g. `MEDIAGATE_BODY_LIMIT`' }),
+          group: Type.String({ description: 'Its section of the settings reference, e.g. `Server`' }),
+          value: Type.Unknown({
+            description:
+              'The value in force (the default when unset); null when unset without default; a secret\'s "[redacted]" (a URL keeps all but its credentials)',
+          }),
+          set: Type.Boolean({ description: 'Whether the environment set it; else the default applies' }),
+        },
+        closed,
+      ),
+      { description: "Every setting of the server by its environment variable, in the settings reference's order (G447)" },
+    ),
   },
   { ...closed, title: 'AdminSettings', description: 'The effective configuration, secrets redacted' },
 );

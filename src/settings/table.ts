@@ -678,7 +678,9 @@ const METRICS = group('Metrics and tracing', {
 });
 
 const CLIENT = 'src/main/client-commands.ts';
-const CLIENT_COMMANDS = group('Client commands', {
+/** The section of the variables `mediagate generate` and `mediagate tasks` read: the client's, not the server's. */
+export const CLIENT_GROUP = 'Client commands';
+const CLIENT_COMMANDS = group(CLIENT_GROUP, {
   MEDIAGATE_URL: readElsewhere({
     type: 'URL',
     default: 'unset (then `--url` is required)',
@@ -744,5 +746,5 @@ export const GROUP_NOTES: Readonly<Record<string, string>> = {
   'Result storage in a bucket':
     'The AWS SDK also reads its own variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_PROFILE`, `AWS_REGION`, `AWS_REQUEST_CHECKSUM_CALCULATION`); the gateway never reads or logs them.',
   Chat: 'The `MEDIAGATE_CHAT_*` upstream settings are the shorthand of a providers.json provider of type `openai-chat`; they are checked together by the chat upstream configuration.',
-  'Client commands': 'Read by `mediagate generate` and `mediagate tasks`, which talk to a running gateway over HTTP; the server never reads them.',
+  [CLIENT_GROUP]: 'Read by `mediagate generate` and `mediagate tasks`, which talk to a running gateway over HTTP; the server never reads them.',
 };

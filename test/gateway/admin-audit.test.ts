@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDACTED, settingsView } from '../../src/admin/settings-view.js';
 import { loadConfig } from '../../src/config.js';
+import { CLIENT_GROUP, SETTINGS } from '../../src/settings/table.js';
 import { ADMIN_KEY, adminOptions, withAdmin, type AdminHarness } from '../helpers/admin.js';
 import { configFiles } from '../helpers/config-files.js';
 import { createHarness } from '../helpers/harness.js';
@@ -149,7 +150,13 @@ describe('settings', () => {
       signingSecret: REDACTED,
       observability: { metrics: { token: REDACTED } },
     });
-    const text = JSON.stringify(settings);
+    const variables = new Map((res.json.variables as Array<Record<string, any>>).map((v) => [v.name, v]));
+    // by environment variable too (G447): the value in force, and whether the environment set it
+    expect(variables.get('MEDIAGATE_API_PREFIX')).toEqual({ name: 'MEDIAGATE_API_PREFIX', group: 'Server', value: '/api', set: true });
+    expect(variables.get('MEDIAGATE_METRICS_TOKEN')).toMatchObject({ value: REDACTED, set: true });
+    expect(variables.get('MEDIAGATE_BOOTSTRAP_ADMIN_KEY')).toMatchObject({ value: REDACTED, set: true });
+    expect(variables.get('MEDIAGATE_CHAT_UPSTREAM_KEY')).toMatchObject({ value: null, set: false });
+    const text = JSON.stringify(res.json);
     for (const secret of [METRICS_TOKEN, ADMIN_KEY, 'bootstrap-caller-key-0123456789', h.config.signingSecret!]) expect(text).not.toContain(secret);
   });
 
@@ -188,8 +195,9 @@ describe('settings', () => {
       MEDIAGATE_WORKER_CONCURRENCY: '7',
       MEDIAGATE_PRICES: file({ models: { pic: 3 } }),
     });
-    const view = settingsView(config) as Record<string, any>;
-    const text = JSON.stringify(view);
+    const both = settingsView(config);
+    const view = both.settings as Record<string, any>;
+    const text = JSON.stringify(both);
     for (const [what, secret] of Object.entries(secrets)) expect(text, what).not.toContain(secret);
     expect(view.databaseUrl).toBe(
       `postgres://mediagate:${encodeURIComponent(REDACTED)}@db.internal:5432/mg?sslmode=require&password=${encodeURIComponent(REDACTED)}`,
@@ -206,5 +214,29 @@ describe('settings', () => {
       ]),
     );
     expect(view.credits.prices).toMatchObject({ models: { pic: 3 } });
+    // by environment variable (G447): every server setting in the table's order, the client commands' left out
+    const serverRows = Object.entries(SETTINGS).filter(([, row]) => row.group !== CLIENT_GROUP);
+    expect(both.variables.map((v) => v.name)).toEqual(serverRows.map(([name]) => name));
+    expect(both.variables.map((v) => v.name)).not.toContain('MEDIAGATE_API_KEY');
+    const variable = (name: string) => both.variables.find((v) => v.name === name);
+    expect(variable('MEDIAGATE_DATABASE_URL')).toEqual({
+      name: 'MEDIAGATE_DATABASE_URL',
+      group: 'Store',
+      value: view.databaseUrl, // the host and database kept, the credentials not
+      set: true,
+    });
+    expect(variable('MEDIAGATE_REDIS_URL')?.value).toBe(`redis://:${encodeURIComponent(REDACTED)}@cache.internal:6379/0`);
+    expect(variable('MEDIAGATE_WORKER_CONCURRENCY')).toMatchObject({ value: 7, set: true });
+    expect(variable('MEDIAGATE_BODY_LIMIT')).toMatchObject({ value: config.bodyLimit, set: false }); // the default, in force
+    expect(variable('OTEL_EXPORTER_OTLP_HEADERS')).toMatchObject({ value: REDACTED, set: true });
+    expect(variable('MEDIAGATE_SIGNING_SECRET')).toMatchObject({ value: REDACTED, set: true });
+    expect(variable('MEDIAGATE_PRICES')?.value).toMatchObject({ models: { pic: 3 } });
+  });
+
+  it('a URL whose user name stands alone (a token in that place) has it redacted', () => {
+    const config = loadConfig({ MEDIAGATE_REDIS_URL: 'rediss://tok-53cr3t-user@cache.internal:6380' });
+    const both = settingsView(config);
+    expect(JSON.stringify(both)).not.toContain('tok-53cr3t-user');
+    expect(both.settings.redisUrl).toBe(`rediss://${encodeURIComponent(REDACTED)}@cache.internal:6380`);
   });
 });

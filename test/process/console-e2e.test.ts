@@ -928,6 +928,29 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(actions.evaluate((el: any) => getComputedStyle(el).display)).resolves.toBe('table-cell');
     });
 
+    it('shows each setting by its environment variable in its section, where it came from, secrets redacted (G447)', async () => {
+      const { page } = s;
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await open(page, 'Settings');
+      const server = page.getByRole('table', { name: 'Server', exact: true });
+      const row = (table: typeof server, name: string) => table.getByRole('row', { name: new RegExp(`^${name} `) });
+      await expect(row(server, 'MEDIAGATE_SANDBOX_TIMING').count()).resolves.toBe(0); // in its own section
+      await expect(row(page.getByRole('table', { name: 'Sandbox', exact: true }), 'MEDIAGATE_SANDBOX_TIMING').textContent()).resolves.toContain(
+        'fastenvironment',
+      );
+      await expect(row(server, 'MEDIAGATE_LOG_LEVEL').getByRole('cell').last().textContent()).resolves.toMatch(/^(environment|default)$/);
+      const admin = row(page.getByRole('table', { name: 'Keys and caller URLs', exact: true }), 'MEDIAGATE_BOOTSTRAP_ADMIN_KEY');
+      await expect(admin.textContent()).resolves.toContain('[redacted]environment');
+      await expect(page.locator('main').textContent()).resolves.not.toContain(ADMIN_KEY);
+      // the configuration as the process holds it, folded until asked for
+      const held = page.getByRole('table', { name: 'Effective settings (read-only; secrets redacted)' });
+      await expect(held.isVisible()).resolves.toBe(false);
+      await page.getByText('The configuration as the process holds it').click();
+      await expect(held.getByRole('row', { name: /^sandboxTiming / }).textContent()).resolves.toContain('fast');
+      const wrap = page.locator('.table-wrap').first();
+      await expect(wrap.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).resolves.toBe(true);
+    });
+
     it('offers Cancel task only when the cancel would work (cancellable), else says why not', async () => {
       const { page } = s;
       await open(page, 'All tasks');

@@ -165,6 +165,20 @@ export interface AdminSettings {
   object: 'settings';
   /** The effective configuration, every secret `[redacted]`. */
   settings: Record<string, unknown>;
+  /** Every server setting by its environment variable, in the settings reference's order; secrets `[redacted]`. */
+  variables: AdminSettingVariable[];
+}
+
+/** A server setting by its environment variable (`GET /admin/v1/settings`). */
+export interface AdminSettingVariable {
+  /** e.g. `MEDIAGATE_BODY_LIMIT`. */
+  name: string;
+  /** Its section of the settings reference, e.g. `Server`. */
+  group: string;
+  /** The value in force (the default when unset); `null` when unset without default; a secret's `[redacted]`. */
+  value: unknown;
+  /** Whether the environment set it; else the default applies. */
+  set: boolean;
 }
 
 /** A task of any tenant (`GET /admin/v1/tasks`). Times in Unix seconds. */

@@ -30,6 +30,6 @@ export function registerAdminAuditRoutes(app: FastifyInstance, admin: Pick<Admin
         response: responses({ 200: AdminSettings }, ADMIN_ERRORS),
       },
     },
-    async (): Promise<AdminSettings> => ({ object: 'settings', settings: admin.settings() }),
+    async (): Promise<AdminSettings> => ({ object: 'settings', ...admin.settings() }),
   );
 }
