@@ -10,7 +10,9 @@
  * - `GET response_url`: 400 while not completed; the model's output `{images: [...]}` / `{video}`
  *   with CDN-like file URLs (`/files/...`, no auth), or the model's error: 422 `{detail: [{loc,
  *   msg, type}]}` for an input it refuses (validated when it runs, not at submit), 422
- *   `content_policy_violation` for a prompt with `[nsfw]`, 500 for `[crash]`.
+ *   `content_policy_violation` for a prompt with `[nsfw]`, 500 for `[crash]`; an image model's
+ *   safety checker (`enable_safety_checker`, on unless sent false) fails nothing: for
+ *   `[nsfw-output]` it answers 200 with black images and `has_nsfw_concepts: [true, ...]`.
  * - `PUT cancel_url`: 202 `CANCELLATION_REQUESTED`, or 400 `ALREADY_COMPLETED`.
  * - Prompt markers: `[queue:N]` starts at queue position N, `[hold]` stays IN_PROGRESS until
  *   cancelled. `expire(id)` forgets a request and its files (404 `Request not found`).
@@ -162,7 +164,10 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
     const made = model.made(r.input);
     if (model.kind === 'image') {
       const n = typeof r.input.num_images === 'number' ? r.input.num_images : 1;
-      const bytes = await sharp({ create: { width: made.width, height: made.height, channels: 3, background: { r: 90, g: 40, b: 160 } } })
+      // the safety checker (enable_safety_checker, on unless sent false) fails nothing: a flagged image is answered black, flagged in has_nsfw_concepts
+      const flagged = prompt.includes('[nsfw-output]') && r.input.enable_safety_checker !== false;
+      const background = flagged ? { r: 0, g: 0, b: 0 } : { r: 90, g: 40, b: 160 };
+      const bytes = await sharp({ create: { width: made.width, height: made.height, channels: 3, background } })
         .png()
         .toBuffer();
       const images = Array.from({ length: n }, (_, i) => {
@@ -170,7 +175,7 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
         files.set(path, { type: 'image/png', bytes });
         return { url: `${origin}${path}`, width: made.width, height: made.height, content_type: 'image/png' };
       });
-      r.outcome = { status: 200, body: { images, timings: { inference: 1.2 }, seed: 42, has_nsfw_concepts: images.map(() => false), prompt } };
+      r.outcome = { status: 200, body: { images, timings: { inference: 1.2 }, seed: 42, has_nsfw_concepts: images.map(() => flagged), prompt } };
     } else {
       const bytes = await video(made.width, made.height, made.seconds ?? 1);
       const path = `/files/${r.id}/output.mp4`;

@@ -114,6 +114,15 @@ describe('fal in a gateway built from providers.json', () => {
     expect(task.status).toBe('failed');
     expect(task.error).toMatch(/content checker \(content_policy_violation\)/);
   });
+
+  it('an image the safety checker blacked out (200, has_nsfw_concepts [true]) fails the task; no other generation is made (G436)', async () => {
+    const before = main.submits.length + backup.submits.length;
+    const created = await submit('/v1/pic/images', { model: 'pic', prompt: 'a bay [nsfw-output]' });
+    const task = await gw.waitForTask(created.json.id);
+    expect(task.status).toBe('failed');
+    expect(task.error).toMatch(/held back by the upstream model's safety checker: the fal model fal-ai\/flux\/dev flagged every image it made/);
+    expect(main.submits.length + backup.submits.length - before).toBe(1);
+  });
 });
 
 describe('a gateway that stops after fal accepted a request', () => {
