@@ -192,6 +192,23 @@ describe('fal: failures', () => {
     expect(() => filesOf('fal', answer([true, true, true]), 'images[].url', 'image', 'm')).toThrow(/flagged every image/);
   });
 
+  it('a result answered inline (sync_mode: data: URIs, nothing on the CDN) completes with those files', async () => {
+    const models = { ...FAL_MODELS, 'fal-ai/flux/dev': { ...FAL_MODELS['fal-ai/flux/dev']!, constants: { num_images: 1, sync_mode: true } } };
+    const inline = createFalProvider({ id: 'falq', baseUrl: fake.baseUrl, apiKey: fake.apiKey, models, timeoutMs: 10_000 });
+    try {
+      const job = pic({ size: '16:9' });
+      const out = await inline.start!(job, context());
+      const ref = (out as Extract<typeof out, { state: 'started' }>).ref;
+      let end: CheckResult = { state: 'pending' };
+      for (let i = 0; i < 20 && end.state === 'pending'; i++) end = await inline.check!(ref, job, context());
+      expect(end.state).toBe('completed');
+      const [file] = (end as Extract<CheckResult, { state: 'completed' }>).output.files;
+      expect(file).toMatchObject({ kind: 'image', url: expect.stringMatching(/^data:image\/png;base64,iVBOR/) });
+    } finally {
+      await inline.close?.();
+    }
+  });
+
   it("a model that crashed is a failed generation (a new one may start), not the caller's fault", async () => {
     const job = pic({ prompt: 'a [crash] fox' });
     const { end } = await finish(job, await started(job));

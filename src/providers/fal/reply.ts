@@ -48,8 +48,8 @@ export function statusOf(id: string, who: string, json: unknown): FalStatus {
 }
 
 /**
- * The files at `path` of a result: http(s) URLs (fal's CDN) of the task's kind; none is a failed
- * generation. An image the model's safety checker flagged (`has_nsfw_concepts[i]` true: fal then
+ * The files at `path` of a result: http(s) URLs (fal's CDN), or `data:` URLs (what a model answers
+ * with `sync_mode`, on by default for some), of the task's kind; none is a failed generation. An image the model's safety checker flagged (`has_nsfw_concepts[i]` true: fal then
  * answers 200 with that image blacked out) is no result: it is left out, and a result whose every
  * file was flagged is the upstream's refusal of the request (G436).
  */
@@ -60,7 +60,7 @@ export function filesOf(who: string, json: unknown, path: string, kind: RemoteFi
   // flags name the files in order; a list that does not line up with them holds back every file if it flags any
   const aligned = flagged.length === values.length;
   const held = (i: number): boolean => (aligned ? flagged[i] === true : flagged.includes(true));
-  const isUrl = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\//i.test(v);
+  const isUrl = (v: unknown): v is string => typeof v === 'string' && /^(https?:\/\/|data:)/i.test(v);
   const urls = values.filter((v, i): v is string => isUrl(v) && !held(i));
   if (urls.length === 0 && values.some((v, i) => isUrl(v) && held(i))) {
     throw new UnrecoverableError(
