@@ -2,18 +2,21 @@
  * Storing what a provider made as the task's result (G88). Files made here are moved
  * into the result store. Files at an upstream are downloaded at once, streamed to disk, bounded in
  * size and time, checked to be what was asked (the first bytes, then a probe: pixel size,
- * duration), and moved in; callers only ever get the gateway's own signed URLs, and the upstream's
- * URLs stay on the task (`result.sourceUrls`). Each attempt stores its files under names of its
+ * duration), and moved in (a file an upstream answered inline, as a `data:` URL, is written out and
+ * checked the same way); callers only ever get the gateway's own signed URLs, and the upstream's
+ * URLs stay on the task (`result.sourceUrls`; a data: URL by its media type only). Each attempt stores its files under names of its
  * own, so a late worker can never overwrite the result of the one that completed the task.
  */
 import fs from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { BlobStore } from '../media/blob-store.js';
 import { MEDIA_FORMATS } from '../media/formats.js';
 import { probeFile, ProbeError } from '../media/probe.js';
 import type { MediaKind } from '../media/media-facts.js';
-import { AddressNotAllowed, fetchMediaToFile, HttpStatusError } from '../media/safe-fetch.js';
+import { decodeDataUrl, DataUrlError, dataUrlLabel, isDataUrl } from '../media/data-url.js';
+import { AddressNotAllowed, fetchMediaToFile, HttpStatusError, SNIFF_BYTES } from '../media/safe-fetch.js';
 import { looksLike } from '../media/sniff.js';
 import { UnrecoverableError, type LocalFile, type ProviderOutput, type RemoteFile } from '../providers/types.js';
 import type { ResultFile, TaskResult } from '../store/types.js';
@@ -67,6 +70,7 @@ function refusedResultUrl(err: AppError): UnrecoverableError {
 }
 
 const isRemote = (f: LocalFile | RemoteFile): f is RemoteFile => 'url' in f;
+const whatOf = (kind: MediaKind): string => (kind === 'image' ? 'an image' : `a ${kind}`);
 
 export class ResultStorage {
   constructor(private readonly opts: ResultStorageOptions) {}
@@ -83,7 +87,8 @@ export class ResultStorage {
       for (const f of output.files) {
         if (isRemote(f)) {
           files.push(await this.download(taskId, f, token, files.length, signal));
-          sourceUrls.push(f.url);
+          // a data: URL is recorded by its media type only (its bytes are the file)
+          sourceUrls.push(isDataUrl(f.url) ? dataUrlLabel(f.url) : f.url);
         } else {
           const name = attemptFileName(f.name, token);
           const bytes = await this.opts.blobs.put(taskId, name, 'data' in f ? { data: f.data } : { path: f.path }, { contentType: f.contentType });
@@ -109,12 +114,11 @@ export class ResultStorage {
     };
   }
 
-  /** Downloads one remote file, checks it is what was asked, and moves it in as `<kind>[-n].<token>.<ext>`. */
-  private async download(taskId: string, file: RemoteFile, token: string, index: number, signal: AbortSignal): Promise<ResultFile> {
-    const maxBytes = this.opts.maxBytes?.[file.kind] ?? DEFAULT_MAX_BYTES[file.kind];
-    let fetched: Awaited<ReturnType<typeof fetchMediaToFile>>;
+  /** Fetches a result file at an upstream's URL into the temporary folder (bounded, checked by its first bytes). */
+  private async fetchRemote(file: RemoteFile, maxBytes: number, signal: AbortSignal): Promise<{ path: string }> {
+    const what = whatOf(file.kind);
     try {
-      fetched = await fetchMediaToFile(file.url, {
+      return await fetchMediaToFile(file.url, {
         // trust is per origin and per hop (G270): the provider's own origin may be private, a redirect off it may not
         field: 'result',
         maxBytes,
@@ -132,7 +136,6 @@ export class ResultStorage {
       if (status === 404 || status === 410) throw new RemoteFileGone(status);
       // asking again gets the same URL: the task fails at once, naming no address (G271)
       if (err instanceof AppError && err.code === 'url_not_allowed') throw refusedResultUrl(err);
-      const what = file.kind === 'image' ? 'an image' : `a ${file.kind}`;
       if (err instanceof AppError && /is not an accepted kind of file/.test(err.message)) {
         throw new UnrecoverableError(`the upstream's result is not ${what} (its first bytes say otherwise)`, { cause: err });
       }
@@ -142,6 +145,36 @@ export class ResultStorage {
       // the URL stays out of the message (it may carry a signature); the log has the cause
       throw new Error(`could not fetch the upstream's result file${status ? ` (HTTP ${status})` : ''}`, { cause: err });
     }
+  }
+
+  /** Writes out a result file an upstream answered inline as a data: URL (bounded, checked by its first bytes as a download is). */
+  private async writeDataUrl(file: RemoteFile, maxBytes: number): Promise<{ path: string }> {
+    const what = whatOf(file.kind);
+    let bytes: Buffer;
+    try {
+      bytes = decodeDataUrl(file.url, maxBytes).bytes;
+    } catch (err) {
+      if (err instanceof DataUrlError && err.tooLarge) {
+        throw new UnrecoverableError(`the upstream's result is larger than ${maxBytes} bytes, the most the gateway keeps of ${what}`, { cause: err });
+      }
+      throw new UnrecoverableError(`the upstream's result ${(err as Error).message}`, { cause: err });
+    }
+    if (!looksLike(file.kind, bytes.subarray(0, SNIFF_BYTES)))
+      throw new UnrecoverableError(`the upstream's result is not ${what} (its first bytes say otherwise)`);
+    const path = join(this.opts.tmpDir, `inline-${randomBytes(8).toString('hex')}.part`);
+    try {
+      await fs.promises.writeFile(path, bytes, { flag: 'wx' });
+    } catch (err) {
+      await fs.promises.rm(path, { force: true });
+      throw err;
+    }
+    return { path };
+  }
+
+  /** Downloads one remote file (or writes out one answered inline), checks it is what was asked, and moves it in as `<kind>[-n].<token>.<ext>`. */
+  private async download(taskId: string, file: RemoteFile, token: string, index: number, signal: AbortSignal): Promise<ResultFile> {
+    const maxBytes = this.opts.maxBytes?.[file.kind] ?? DEFAULT_MAX_BYTES[file.kind];
+    const fetched = isDataUrl(file.url) ? await this.writeDataUrl(file, maxBytes) : await this.fetchRemote(file, maxBytes, signal);
     try {
       const facts = await probeFile(fetched.path, file.kind, { signal, tmpDir: this.opts.tmpDir });
       const format = MEDIA_FORMATS[facts.format];

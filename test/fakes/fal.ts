@@ -10,7 +10,10 @@
  * - `GET response_url`: 400 while not completed; the model's output `{images: [...]}` / `{video}`
  *   with CDN-like file URLs (`/files/...`, no auth), or the model's error: 422 `{detail: [{loc,
  *   msg, type}]}` for an input it refuses (validated when it runs, not at submit), 422
- *   `content_policy_violation` for a prompt with `[nsfw]`, 500 for `[crash]`.
+ *   `content_policy_violation` for a prompt with `[nsfw]`, 500 for `[crash]`; an image model's
+ *   safety checker (`enable_safety_checker`, on unless sent false) fails nothing: for
+ *   `[nsfw-output]` it answers 200 with black images and `has_nsfw_concepts: [true, ...]`. With
+ *   `sync_mode: true` the files are answered inline as `data:` URIs (nothing on the CDN).
  * - `PUT cancel_url`: 202 `CANCELLATION_REQUESTED`, or 400 `ALREADY_COMPLETED`.
  * - Prompt markers: `[queue:N]` starts at queue position N, `[hold]` stays IN_PROGRESS until
  *   cancelled. `expire(id)` forgets a request and its files (404 `Request not found`).
@@ -162,20 +165,28 @@ export async function startFakeFal(apiKey = `fal-key-${randomBytes(8).toString('
     const made = model.made(r.input);
     if (model.kind === 'image') {
       const n = typeof r.input.num_images === 'number' ? r.input.num_images : 1;
-      const bytes = await sharp({ create: { width: made.width, height: made.height, channels: 3, background: { r: 90, g: 40, b: 160 } } })
+      // the safety checker (enable_safety_checker, on unless sent false) fails nothing: a flagged image is answered black, flagged in has_nsfw_concepts
+      const flagged = prompt.includes('[nsfw-output]') && r.input.enable_safety_checker !== false;
+      const background = flagged ? { r: 0, g: 0, b: 0 } : { r: 90, g: 40, b: 160 };
+      const bytes = await sharp({ create: { width: made.width, height: made.height, channels: 3, background } })
         .png()
         .toBuffer();
+      // `sync_mode: true`: the files come inline, as data URIs, and are not kept on the CDN
+      const inline = r.input.sync_mode === true;
       const images = Array.from({ length: n }, (_, i) => {
         const path = `/files/${r.id}/${i}.png`;
-        files.set(path, { type: 'image/png', bytes });
-        return { url: `${origin}${path}`, width: made.width, height: made.height, content_type: 'image/png' };
+        if (!inline) files.set(path, { type: 'image/png', bytes });
+        const url = inline ? `data:image/png;base64,${bytes.toString('base64')}` : `${origin}${path}`;
+        return { url, width: made.width, height: made.height, content_type: 'image/png' };
       });
-      r.outcome = { status: 200, body: { images, timings: { inference: 1.2 }, seed: 42, has_nsfw_concepts: images.map(() => false), prompt } };
+      r.outcome = { status: 200, body: { images, timings: { inference: 1.2 }, seed: 42, has_nsfw_concepts: images.map(() => flagged), prompt } };
     } else {
       const bytes = await video(made.width, made.height, made.seconds ?? 1);
       const path = `/files/${r.id}/output.mp4`;
-      files.set(path, { type: 'video/mp4', bytes });
-      r.outcome = { status: 200, body: { video: { url: `${origin}${path}`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length } } };
+      const inline = r.input.sync_mode === true;
+      if (!inline) files.set(path, { type: 'video/mp4', bytes });
+      const url = inline ? `data:video/mp4;base64,${bytes.toString('base64')}` : `${origin}${path}`;
+      r.outcome = { status: 200, body: { video: { url, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length } } };
     }
   }
 

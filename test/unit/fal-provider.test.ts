@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planClipTask } from '../../src/contract/clip.js';
 import { planPicTask } from '../../src/contract/pic.js';
 import { createFalProvider } from '../../src/providers/fal/index.js';
+import { filesOf } from '../../src/providers/fal/reply.js';
 import { ChannelError, UnrecoverableError, type CheckResult, type MediaProvider, type ProviderContext, type ProviderJob } from '../../src/providers/types.js';
 import type { UpstreamRef } from '../../src/contract/task-request.js';
 import { FAL_MODELS } from '../helpers/fal-mapping.js';
@@ -169,6 +170,43 @@ describe('fal: failures', () => {
     const err = (end as Extract<CheckResult, { state: 'failed' }>).error;
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect(err.message).toMatch(/refused by the upstream's content checker \(content_policy_violation\) on prompt/);
+  });
+
+  it('an image the safety checker flagged (200, blacked out, has_nsfw_concepts [true]) is a refusal of the prompt, not a result (G436)', async () => {
+    const job = pic({ prompt: 'a fox [nsfw-output]' });
+    const { end } = await finish(job, await started(job));
+    expect(end.state).toBe('failed');
+    const err = (end as Extract<CheckResult, { state: 'failed' }>).error;
+    expect(err).toBeInstanceOf(UnrecoverableError);
+    expect(err).toMatchObject({ param: 'prompt' });
+    expect(err.message).toMatch(/held back by the upstream model's safety checker: the fal model fal-ai\/flux\/dev flagged every image it made/);
+  });
+
+  it('a flagged image among others is left out; flags that do not line up with the files hold back every one', () => {
+    const img = (n: number) => ({ url: `https://v3.fal.media/files/${n}.png` });
+    const answer = (flags: unknown) => ({ images: [img(0), img(1), img(2)], has_nsfw_concepts: flags });
+    expect(filesOf('fal', answer([false, true, false]), 'images[].url', 'image', 'm').map((f) => f.url)).toEqual([img(0).url, img(2).url]);
+    expect(filesOf('fal', answer([false, false, false]), 'images[].url', 'image', 'm')).toHaveLength(3);
+    expect(filesOf('fal', answer(undefined), 'images[].url', 'image', 'm')).toHaveLength(3);
+    expect(() => filesOf('fal', answer([true]), 'images[].url', 'image', 'm')).toThrow(UnrecoverableError);
+    expect(() => filesOf('fal', answer([true, true, true]), 'images[].url', 'image', 'm')).toThrow(/flagged every image/);
+  });
+
+  it('a result answered inline (sync_mode: data: URIs, nothing on the CDN) completes with those files', async () => {
+    const models = { ...FAL_MODELS, 'fal-ai/flux/dev': { ...FAL_MODELS['fal-ai/flux/dev']!, constants: { num_images: 1, sync_mode: true } } };
+    const inline = createFalProvider({ id: 'falq', baseUrl: fake.baseUrl, apiKey: fake.apiKey, models, timeoutMs: 10_000 });
+    try {
+      const job = pic({ size: '16:9' });
+      const out = await inline.start!(job, context());
+      const ref = (out as Extract<typeof out, { state: 'started' }>).ref;
+      let end: CheckResult = { state: 'pending' };
+      for (let i = 0; i < 20 && end.state === 'pending'; i++) end = await inline.check!(ref, job, context());
+      expect(end.state).toBe('completed');
+      const [file] = (end as Extract<CheckResult, { state: 'completed' }>).output.files;
+      expect(file).toMatchObject({ kind: 'image', url: expect.stringMatching(/^data:image\/png;base64,iVBOR/) });
+    } finally {
+      await inline.close?.();
+    }
   });
 
   it("a model that crashed is a failed generation (a new one may start), not the caller's fault", async () => {

@@ -121,6 +121,8 @@ describe('replicate: the mapping table', () => {
     expect(urlsOfOutput('https://replicate.delivery/a.mp4')).toEqual(['https://replicate.delivery/a.mp4']);
     expect(urlsOfOutput(['https://r.d/0.png', 'https://r.d/1.png'])).toEqual(['https://r.d/0.png', 'https://r.d/1.png']);
     expect(urlsOfOutput({ video: 'https://r.d/v.mp4', seed: 42, text: 'not a url' })).toEqual(['https://r.d/v.mp4']);
+    // a file answered inline, as the official client takes it too (G437)
+    expect(urlsOfOutput(['data:image/webp;base64,UklGR', 'https://r.d/1.png'])).toEqual(['data:image/webp;base64,UklGR', 'https://r.d/1.png']);
   });
 });
 

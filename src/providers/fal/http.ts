@@ -7,8 +7,8 @@
  */
 import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../toolkit/upstream-call.js';
 
-/** Largest answer read (queue replies and model results are JSON of a few KB). */
-const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+/** Largest answer read: queue replies are JSON of a few KB, but a result answered with `sync_mode` holds its files as base64 data: URLs. */
+const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
 
 export type FalHttpOptions = UpstreamClientOptions;
 

@@ -135,7 +135,7 @@ export function createFalProvider(options: FalOptions): MediaProvider {
     const mapping = mappingOf(models, job);
     if ('field' in mapping) return { state: 'failed', error: new UnrecoverableError(`${mapping.field}: ${mapping.message}`) };
     try {
-      return { state: 'completed', output: { files: filesOf(who, parseJson(id, who, result.text), mapping.output, job.output.kind) } };
+      return { state: 'completed', output: { files: filesOf(who, parseJson(id, who, result.text), mapping.output, job.output.kind, job.upstreamModel) } };
     } catch (err) {
       // an answer that cannot be read is read again, on the same generation (G272)
       if (err instanceof ChannelError || err instanceof UnexpectedReply) throw err;

@@ -5,7 +5,7 @@
  * mapping's `output` path. Anything else is the channel's fault (ChannelError).
  */
 import { malformedReply } from '../toolkit/errors.js';
-import type { RemoteFile } from '../types.js';
+import { UnrecoverableError, type RemoteFile } from '../types.js';
 import type { FalHttp } from './http.js';
 import { valuesAt } from './models.js';
 
@@ -47,9 +47,27 @@ export function statusOf(id: string, who: string, json: unknown): FalStatus {
   throw malformedReply(id, `a status that is not IN_QUEUE, IN_PROGRESS or COMPLETED (${JSON.stringify(status)?.slice(0, 40)})`, who);
 }
 
-/** The files at `path` of a result: http(s) URLs (fal's CDN) of the task's kind; none is a failed generation. */
-export function filesOf(who: string, json: unknown, path: string, kind: RemoteFile['kind']): RemoteFile[] {
-  const urls = valuesAt(json, path).filter((v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v));
+/**
+ * The files at `path` of a result: http(s) URLs (fal's CDN), or `data:` URLs (what a model answers
+ * with `sync_mode`, on by default for some), of the task's kind; none is a failed generation. An image the model's safety checker flagged (`has_nsfw_concepts[i]` true: fal then
+ * answers 200 with that image blacked out) is no result: it is left out, and a result whose every
+ * file was flagged is the upstream's refusal of the request (G436).
+ */
+export function filesOf(who: string, json: unknown, path: string, kind: RemoteFile['kind'], model: string): RemoteFile[] {
+  const values = valuesAt(json, path);
+  const flags = field(json, 'has_nsfw_concepts');
+  const flagged: boolean[] = Array.isArray(flags) ? flags.map((f) => f === true) : [];
+  // flags name the files in order; a list that does not line up with them holds back every file if it flags any
+  const aligned = flagged.length === values.length;
+  const held = (i: number): boolean => (aligned ? flagged[i] === true : flagged.includes(true));
+  const isUrl = (v: unknown): v is string => typeof v === 'string' && /^(https?:\/\/|data:)/i.test(v);
+  const urls = values.filter((v, i): v is string => isUrl(v) && !held(i));
+  if (urls.length === 0 && values.some((v, i) => isUrl(v) && held(i))) {
+    throw new UnrecoverableError(
+      `the output was held back by the upstream model's safety checker: the fal model ${model} flagged every image it made (has_nsfw_concepts)`,
+      { param: 'prompt' },
+    );
+  }
   if (urls.length === 0) throw new Error(`${who} answered a result without files at ${path}`);
   return urls.map((url) => ({ url, kind }));
 }

@@ -3,11 +3,13 @@
  * the bearer token, a bound on the whole call, the caller's signal (whose reason the call rejects
  * with). Never `Prefer: wait`: a create answers at once with the prediction, and the engine checks
  * on it later. Failures below HTTP and timeouts are ChannelErrors; an HTTP answer of any status is
- * returned for errors.ts to classify. Answers are read up to 1 MB (a prediction with its logs).
+ * returned for errors.ts to classify. Answers are read up to 64 MB (a prediction with its logs, and
+ * any output file inline as a data: URL).
  */
 import { UpstreamClient, type UpstreamAnswer, type UpstreamClientOptions } from '../toolkit/upstream-call.js';
 
-const MAX_ANSWER_BYTES = 1024 * 1024;
+/** Largest answer read: a prediction with its logs, and its output files where they come inline as data: URLs. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export type ReplicateHttpOptions = UpstreamClientOptions;
 

@@ -41,9 +41,9 @@ export function progressOfLogs(logs: unknown): number | undefined {
   return undefined;
 }
 
-/** Every http(s) URL of an output, in order: a string, a list, or an object of them. */
+/** Every file URL of an output, in order: a string, a list, or an object of them; http(s), or `data:` (a file answered inline, as the official client takes them too). */
 export function urlsOfOutput(output: unknown): string[] {
-  if (typeof output === 'string') return /^https?:\/\//i.test(output) ? [output] : [];
+  if (typeof output === 'string') return /^(https?:\/\/|data:)/i.test(output) ? [output] : [];
   if (Array.isArray(output)) return output.flatMap(urlsOfOutput);
   if (output && typeof output === 'object') return Object.values(output).flatMap(urlsOfOutput);
   return [];

@@ -114,6 +114,45 @@ describe('fal in a gateway built from providers.json', () => {
     expect(task.status).toBe('failed');
     expect(task.error).toMatch(/content checker \(content_policy_violation\)/);
   });
+
+  it('an image the safety checker blacked out (200, has_nsfw_concepts [true]) fails the task; no other generation is made (G436)', async () => {
+    const before = main.submits.length + backup.submits.length;
+    const created = await submit('/v1/pic/images', { model: 'pic', prompt: 'a bay [nsfw-output]' });
+    const task = await gw.waitForTask(created.json.id);
+    expect(task.status).toBe('failed');
+    expect(task.error).toMatch(/held back by the upstream model's safety checker: the fal model fal-ai\/flux\/dev flagged every image it made/);
+    expect(main.submits.length + backup.submits.length - before).toBe(1);
+  });
+});
+
+describe('a fal model that answers its files inline (sync_mode)', () => {
+  it('pic: the data: URI image is stored and served by the gateway, the task keeping only its media type as the source', async () => {
+    const fal = await startFakeFal();
+    const models = { ...FAL_MODELS, 'fal-ai/flux/dev': { ...FAL_MODELS['fal-ai/flux/dev']!, constants: { num_images: 1, sync_mode: true } } };
+    const inline = await listeningGateway({
+      env: {
+        MEDIAGATE_PROVIDERS: file({
+          providers: { fal: { type: 'fal', baseUrl: fal.baseUrl, apiKeyEnv: 'FAL_KEY', pollSeconds: 0.05, models } },
+          routes: { pic: [{ provider: 'fal', model: 'fal-ai/flux/dev' }] },
+        }),
+        FAL_KEY: fal.apiKey,
+      },
+    });
+    try {
+      const created = await submitJson(inline, '/v1/pic/images', { model: 'pic', prompt: 'a quiet bay', size: '16:9' });
+      const task = await inline.waitForTask(created.json.id);
+      expect(task.status, task.error ?? '').toBe('completed');
+      expect(fal.submits).toHaveLength(1);
+      expect(task.result?.sourceUrls).toEqual(['data:image/png']);
+      const query = (await inline.app.inject({ method: 'GET', url: `/v1/result/${task.id}`, headers: inline.auth() })).json();
+      const got = await downloadServed(inline.origin, query.image_url);
+      expect(sniffContentType(got)).toBe('image/png');
+      expect(await imageFacts(got)).toMatchObject({ width: 1024, height: 576 });
+    } finally {
+      await inline.close();
+      await fal.close();
+    }
+  });
 });
 
 describe('a gateway that stops after fal accepted a request', () => {
