@@ -69,6 +69,8 @@ function usePageChange(page: string | undefined, heading: React.RefObject<HTMLHe
     }
     if (shown.current !== null && shown.current !== page) heading.current?.focus();
     shown.current = page;
+    // on a narrow screen the pages scroll sideways: the current one in view (G448)
+    document.querySelector('nav [aria-current="page"]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [page, heading]);
 }
 

@@ -951,6 +951,21 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await expect(wrap.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).resolves.toBe(true);
     });
 
+    it('keeps the header to two lines at 375 px: the pages scroll sideways, the current one scrolled into view (G448)', async () => {
+      const { page } = s;
+      await page.setViewportSize({ width: 375, height: 700 });
+      await open(page, 'Settings'); // the last of the operator's pages
+      expect((await page.locator('header').boundingBox())!.height).toBeLessThan(100); // was ~190 px on three lines of links
+      const nav = page.getByRole('navigation', { name: 'Pages' });
+      await expect(nav.evaluate((el: any) => el.scrollWidth > el.clientWidth)).resolves.toBe(true);
+      const box = (await nav.boundingBox())!;
+      const current = (await nav.getByRole('link', { name: 'Settings', exact: true }).boundingBox())!;
+      expect(current.x).toBeGreaterThanOrEqual(box.x - 1);
+      expect(current.x + current.width).toBeLessThanOrEqual(box.x + box.width + 1);
+      await expect(page.getByRole('button', { name: 'Sign out' }).isVisible()).resolves.toBe(true);
+      await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
     it('offers Cancel task only when the cancel would work (cancellable), else says why not', async () => {
       const { page } = s;
       await open(page, 'All tasks');
