@@ -66,6 +66,7 @@ export function auditReply(e: AuditEntry): AdminAuditEntry {
     object: 'audit_entry',
     created: seconds(e.at),
     actor: e.actor,
+    actor_name: e.actorName,
     action: e.action,
     target: e.target,
     request_id: e.requestId,

@@ -22,6 +22,7 @@ export const AdminAuditEntry = Type.Object(
     object: Type.Literal('audit_entry'),
     created: Created,
     actor: Type.String({ description: "The admin key's id; `cli` for the mediagate command on the server; `bootstrap` for a key of the settings" }),
+    actor_name: Nullable(Type.String({ description: "The actor key's name as it is now (G449); null for `cli`, `bootstrap` and a key no longer stored" })),
     action: StringEnum(AUDIT_ACTIONS),
     target: Type.String({ description: 'The id of the key, account or task changed, or of the channel probed' }),
     request_id: Nullable(Type.String({ description: "The admin request's x-request-id; null for the CLI and the bootstrap" })),

@@ -9,6 +9,8 @@ export interface AuditRow {
   id: number;
   at: number;
   actor: string;
+  /** The actor key's name, joined from api_keys as the entries are read (G449). */
+  actor_name: string | null;
   action: AuditAction;
   target: string;
   request_id: string | null;
@@ -19,6 +21,7 @@ export const auditOfRow = (r: AuditRow): AuditEntry => ({
   id: Number(r.id),
   at: Number(r.at),
   actor: r.actor,
+  actorName: r.actor_name ?? null,
   action: r.action,
   target: r.target,
   requestId: r.request_id,
@@ -43,15 +46,21 @@ export function auditListSql(query: AuditQuery, dialect: Dialect): { shape: stri
     return mark(values.length);
   };
   const filters: Array<[unknown, () => string]> = [
-    [query.actor, () => `actor = ${next(query.actor)}`],
-    [query.action, () => `action = ${next(query.action)}`],
-    [query.target, () => `target = ${next(query.target)}`],
-    [query.since, () => `at >= ${next(query.since)}`],
-    [query.until, () => `at < ${next(query.until)}`],
-    [query.beforeId, () => `id < ${next(query.beforeId)}`],
+    [query.actor, () => `a.actor = ${next(query.actor)}`],
+    [query.action, () => `a.action = ${next(query.action)}`],
+    [query.target, () => `a.target = ${next(query.target)}`],
+    [query.since, () => `a.at >= ${next(query.since)}`],
+    [query.until, () => `a.at < ${next(query.until)}`],
+    [query.beforeId, () => `a.id < ${next(query.beforeId)}`],
   ];
   const where = filters.filter(([v]) => v !== undefined).map(([, sql]) => sql());
   const limit = next(query.limit);
   const shape = filters.map(([v]) => (v === undefined ? 0 : 1)).join('');
-  return { shape, text: `SELECT * FROM audit_log${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`, values };
+  // the actor's name as it is now (G449): an admin key's id names a row of api_keys; cli and bootstrap none
+  const from = 'audit_log a LEFT JOIN api_keys k ON k.id = a.actor';
+  return {
+    shape,
+    text: `SELECT a.*, k.name AS actor_name FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY a.id DESC LIMIT ${limit}`,
+    values,
+  };
 }

@@ -8,6 +8,8 @@ export interface AuditEntry {
   at: number;
   /** The admin key's id, `cli` (the `mediagate` command on the server) or `bootstrap` (a key from the settings at start). */
   actor: string;
+  /** The actor key's name as it is now (read with the entry, G449); null for `cli`, `bootstrap` and a key no longer stored. */
+  actorName: string | null;
   action: AuditAction;
   /** The id of the key or account changed. */
   target: string;
@@ -19,7 +21,7 @@ export interface AuditEntry {
 
 export type { AuditAction } from '../contract/admin-audit.js';
 
-export type NewAuditEntry = Omit<AuditEntry, 'id'>;
+export type NewAuditEntry = Omit<AuditEntry, 'id' | 'actorName'>;
 
 /** What `AuditStore.list` reads: entries newest first (keyset pagination on id). */
 export interface AuditQuery {

@@ -111,6 +111,20 @@ describe('every change is audited once, with the request id and no secret', () =
     expect(await entries()).toEqual(before);
   });
 
+  it('names the actor key as it is now (actor_name, G449); none for bootstrap and cli', async () => {
+    const bootstrapped = await entries('&actor=bootstrap');
+    expect(bootstrapped.map((e) => e.actor_name)).toEqual([null, null]);
+    const mine = await entries(`&actor=${adminId}`);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(new Set(mine.map((e) => e.actor_name))).toEqual(new Set(['bootstrap-admin']));
+    // renamed: every entry of the key reads the new name (the log itself is append-only)
+    expect((await h.admin('PATCH', `/admin/v1/keys/${adminId}`, { name: 'ops-renamed' })).status).toBe(200);
+    const after = await entries(`&actor=${adminId}`);
+    expect(after).toHaveLength(mine.length + 1); // the rename is one more change of the key
+    expect(new Set(after.map((e) => e.actor_name))).toEqual(new Set(['ops-renamed']));
+    expect((await h.admin('PATCH', `/admin/v1/keys/${adminId}`, { name: 'bootstrap-admin' })).status).toBe(200);
+  });
+
   it('filters by actor, action, target and time; pages by cursor', async () => {
     const all = await entries();
     expect(all.length).toBeGreaterThanOrEqual(6);

@@ -966,6 +966,27 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       await page.setViewportSize({ width: 1440, height: 900 });
     });
 
+    it("names each change's actor beside its key id, and filters by action and actor (G449)", async () => {
+      const { page } = s;
+      const admins = await fetch(`${g.origin}/admin/v1/keys?role=admin`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      const admin = ((await admins.json()) as { data: Array<{ id: string; name: string }> }).data.find((k) => k.name === 'bootstrap-admin')!;
+      await open(page, 'Audit log');
+      const table = page.getByRole('table', { name: 'Changes made through the admin API and the CLI' });
+      const actors = async (): Promise<string[]> => table.locator('tbody tr td:nth-child(2)').allTextContents();
+      await page.getByRole('combobox', { name: 'Action' }).selectOption('key.create');
+      await page.getByRole('textbox', { name: 'Actor' }).fill(admin.id);
+      // the keys this admin made in the tests above: each row says who by name and id
+      await expect.poll(async () => [...new Set(await actors())]).toEqual([`bootstrap-admin${admin.id}`]);
+      await expect(new Set(await table.locator('tbody tr td:nth-child(3)').allTextContents())).toEqual(new Set(['key.create']));
+      await page.getByRole('textbox', { name: 'Actor' }).fill('bootstrap'); // the keys of the settings: no key made them
+      await expect.poll(async () => [...new Set(await actors())]).toEqual(['bootstrap']);
+      await page.getByRole('combobox', { name: 'Action' }).selectOption('account.grant');
+      await page.getByRole('cell', { name: 'No changes match these filters.' }).waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.getByRole('combobox', { name: 'Action' }).selectOption('');
+      await page.getByRole('textbox', { name: 'Actor' }).fill('');
+    });
+
     it('offers Cancel task only when the cancel would work (cancellable), else says why not', async () => {
       const { page } = s;
       await open(page, 'All tasks');

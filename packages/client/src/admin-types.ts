@@ -146,6 +146,8 @@ export interface AdminAuditEntry {
   created: number;
   /** The admin key's id, `cli` or `bootstrap`. */
   actor: string;
+  /** The actor key's name as it is now; null for `cli`, `bootstrap` and a key no longer stored. */
+  actor_name: string | null;
   action: AuditAction;
   target: string;
   request_id: string | null;
