@@ -21,7 +21,7 @@ import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { registerRequestMetrics } from './metrics/http-hooks.js';
 import { registerMetricsRoute } from './metrics/route.js';
 import { registerRequestSpans } from './tracing/http-spans.js';
-import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/protocol-errors.js';
+import { handleClientError, handleFrameworkError, MAX_PARAM_LENGTH, REQUEST_TIMEOUT_MS } from './http/protocol-errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { lazyValidators } from './http/lazy-validators.js';
 import type { RateLimitBackend } from './limits/backend.js';
@@ -123,15 +123,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Errors before routing answer the standard error body too (G111).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
-    clientErrorHandler: handleClientError,
+    clientErrorHandler: (err, socket) => handleClientError(err, socket, { headersTimeoutMs: config.headersTimeoutMs }),
     logController: new AccessLog(), // one access-log line per request
     connectionTimeout: 90_000, // idle sockets; above the longest long-poll (60 s)
     keepAliveTimeout: 90_000, // idle keep-alive connections between requests (G75, G78; Fastify's default is 72 s)
-    requestTimeout: 120_000,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Node reads these when the server is made (assigning them later has no effect): a connection
     // must send a request's headers within MEDIAGATE_HEADERS_TIMEOUT_SECONDS (10), so clients that
     // send nothing cannot hold sockets (G84); the check runs every second.
-    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: 120_000, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
+    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
   });
   app.server.maxConnections = config.maxConnections; // more are closed at once (G84)
   // first: the request's span is the context of every hook and handler after it (G228)

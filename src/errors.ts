@@ -123,7 +123,8 @@ export const ERROR_CATALOG = {
   request_timeout: {
     status: 408,
     type: 'invalid_request_error',
-    description: 'The request did not arrive whole in time (headers within 60 s, the whole request within 120 s); the connection is closed after this answer.',
+    description:
+      'The request did not arrive whole in time (headers within `MEDIAGATE_HEADERS_TIMEOUT_SECONDS`, 10 s by default; the whole request within 120 s); the connection is closed after this answer.',
   },
   invalid_task_state: {
     status: 409,

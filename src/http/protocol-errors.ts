@@ -15,6 +15,14 @@ import { logServerError } from './error-handler.js';
 /** Fastify's router limit on one path parameter (its `maxParamLength` default); task ids are 35 characters. */
 export const MAX_PARAM_LENGTH = 100;
 
+/** Node's bound on the arrival of a whole request (its `requestTimeout`): a 408 past it. */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
+/** The connection bounds a 408 names: the headers bound is `MEDIAGATE_HEADERS_TIMEOUT_SECONDS` (G84). */
+export interface ConnectionBounds {
+  headersTimeoutMs: number;
+}
+
 const shortPath = (path: string): string => (path.length > 80 ? `${path.slice(0, 77)}...` : path);
 
 /** Fastify's routing errors -> the error a caller gets. */
@@ -61,12 +69,14 @@ const PARSER_WORDS: ReadonlyArray<[RegExp, string]> = [
   [/^HPE_INVALID_EOF_STATE/, 'the connection ended before the whole request arrived (a body shorter than its Content-Length?)'],
 ];
 
-/** The error a connection gets for a `clientError` of Node's HTTP server. */
-export function clientError(err: Error & { code?: string; reason?: string }): AppError {
+const seconds = (ms: number): string => `${ms / 1000} s`;
+
+/** The error a connection gets for a `clientError` of Node's HTTP server; a 408 names the bounds this server applies. */
+export function clientError(err: Error & { code?: string; reason?: string }, bounds: ConnectionBounds): AppError {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return new AppError(
       'request_timeout',
-      'The request did not arrive whole in time (headers within 60 s, the whole request within 120 s); the connection is closed',
+      `The request did not arrive whole in time (headers within ${seconds(bounds.headersTimeoutMs)}, the whole request within ${seconds(REQUEST_TIMEOUT_MS)}); the connection is closed`,
     );
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
@@ -105,10 +115,10 @@ type ServerSocket = Socket & { _httpMessage?: ServerResponse | null };
  * are inside the body of the request being answered, that request cannot be answered: the error
  * goes out at once if nothing of its response has, else the connection is just closed (as Node does).
  */
-export function handleClientError(err: Error & { code?: string; reason?: string }, socket: Socket): void {
+export function handleClientError(err: Error & { code?: string; reason?: string }, socket: Socket, bounds: ConnectionBounds): void {
   if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
   answered.add(socket);
-  const response = clientErrorResponse(clientError(err));
+  const response = clientErrorResponse(clientError(err, bounds));
   const answerWhenIdle = (): void => {
     if (socket.destroyed) return;
     const current = (socket as ServerSocket)._httpMessage;

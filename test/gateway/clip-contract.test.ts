@@ -329,6 +329,14 @@ describe('clip paths: the form follows model, never the path (D2)', () => {
   it('Form A paths are not served at the wrong prefix', async () => {
     expect((await post(base(undefined), '/api/clip/videos', h)).statusCode).toBe(404);
   });
+
+  it('the overview families clipu and xvid are not served: a guessed path is a 404 route_not_found (G432)', async () => {
+    for (const url of ['/clipu/videos', '/v1/clipu/videos', '/xvid/videos', '/v1/xvid/videos']) {
+      const res = await post(base(undefined), url);
+      expect(res.statusCode).toBe(404);
+      expect(body(res)).toMatchObject({ error: { code: 'route_not_found' } });
+    }
+  });
 });
 
 describe('clip query replies (endpoint 5) by form and status', () => {

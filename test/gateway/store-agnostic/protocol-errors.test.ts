@@ -181,8 +181,9 @@ describe("bytes Node's HTTP parser refuses (clientErrorHandler): a whole HTTP/1.
   });
 
   it('a request that times out: 408 request_timeout (the response the handler writes)', () => {
-    const err = clientError(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }));
+    const err = clientError(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), { headersTimeoutMs: 7000 });
     expect(err).toMatchObject({ code: 'request_timeout', status: 408 });
+    expect(err.message).toBe('The request did not arrive whole in time (headers within 7 s, the whole request within 120 s); the connection is closed');
     const text = clientErrorResponse(err, new Date(0));
     const [head = '', body = ''] = text.split('\r\n\r\n');
     expect(head.split('\r\n')).toEqual([

@@ -194,5 +194,9 @@ describe('connections', () => {
     await within(new Promise((resolve) => silent.on('close', resolve)), 10_000, 'the silent connection to be closed');
     expect(Date.now() - opened).toBeGreaterThanOrEqual(900); // not before the timeout (causal lower bound)
     expect(received).toMatch(/^HTTP\/1\.1 408/);
+    // the message names the bound this gateway applies, not a default of another setting
+    const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('request_timeout');
+    expect(body.error.message).toMatch(/\(headers within 1 s, the whole request within 120 s\)/);
   });
 });
