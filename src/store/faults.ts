@@ -33,9 +33,16 @@ const SOCKET_CODES = new Set([
  */
 const PG_STATES = new Set(['57P01', '57P02', '57P03', '57P05', '53300']);
 
-/** node-postgres' own messages for a connection that is gone or never came (it gives them no code). */
+/**
+ * node-postgres' own messages for a connection that is gone or never came (it gives them no code).
+ * "timeout expired" is the client's connect bound (connectionTimeoutMillis on the client, which is
+ * where the store sets it: connect.ts), the error a host that takes the connection and never answers
+ * (a partition, a hung server) gives; pg-pool's own bound would say "Connection terminated due to
+ * connection timeout".
+ */
 const PG_MESSAGES = [
   /^Connection terminated/,
+  /^timeout expired$/,
   /^Client has encountered a connection error and is not queryable/,
   /^Client was closed and is not queryable/,
   /^timeout exceeded when trying to connect/,

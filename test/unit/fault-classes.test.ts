@@ -3,11 +3,13 @@
  * either answers 503 `service_unavailable` with `Retry-After`, its message naming no host, port,
  * bucket or path. Errors that are not the database's or the bucket's reachability stay 500.
  */
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { asAppError } from '../../src/errors.js';
 import { S3StorageError } from '../../src/media/s3-storage-error.js';
 import { isStorageUnavailable } from '../../src/media/storage-faults.js';
 import { isStoreUnavailable } from '../../src/store/faults.js';
+import { createPool } from '../../src/store/postgres/connect.js';
 import { failureMessage } from '../../src/tasks/backoff.js';
 
 const coded = (message: string, code: string): Error => Object.assign(new Error(message), { code });
@@ -18,6 +20,7 @@ describe('isStoreUnavailable', () => {
     ['a reset connection', coded('read ECONNRESET', 'ECONNRESET')],
     ['pg: a connection that ended', new Error('Connection terminated unexpectedly')],
     ['pg: a connect that timed out', new Error('Connection terminated due to connection timeout')],
+    ["pg: the client's connect bound", new Error('timeout expired')],
     ['pg: a client whose connection failed', new Error('Client has encountered a connection error and is not queryable')],
     ['pg: a terminated backend (57P01)', coded('terminating connection due to administrator command', '57P01')],
     ['pg: a server starting up (57P03)', coded('the database system is starting up', '57P03')],
@@ -40,6 +43,40 @@ describe('isStoreUnavailable', () => {
     ['not an error', 'Connection terminated unexpectedly'],
   ])('%s: not unavailable', (_what, err) => {
     expect(isStoreUnavailable(err)).toBe(false);
+  });
+});
+
+describe("the store's pool and a database host that never answers", () => {
+  // A partition or a hung server: the host takes the connection and says nothing. The store bounds
+  // the connect on the client (connect.ts), whose error is what requests and workers meet: it must
+  // be the database unreachable (a 503, a worker's patient write), not a bug (a 500, an attempt used).
+  it("the pool's error is the database unreachable: 503 with Retry-After", async () => {
+    const held: net.Socket[] = [];
+    const silent = net.createServer((socket) => {
+      held.push(socket);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    const pool = createPool({ url: `postgres://mediagate@127.0.0.1:${port}/mediagate`, poolSize: 1, connectTimeoutMs: 300 }, 'fault-classes');
+    try {
+      const err = await pool.query('SELECT 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(Error);
+      expect(held.length).toBeGreaterThan(0); // the host was reached and kept silent
+      expect(isStoreUnavailable(err)).toBe(true);
+      const reply = asAppError(err);
+      expect(reply.code).toBe('service_unavailable');
+      expect(reply.status).toBe(503);
+      expect(Number(reply.headers?.['retry-after'])).toBeGreaterThan(0);
+      expect(reply.message).not.toContain(String(port));
+    } finally {
+      for (const s of held) s.destroy();
+      await pool.end().catch(() => undefined);
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 
