@@ -131,8 +131,9 @@ export interface Gateway {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const sqliteLog = logger.child({ component: 'sqlite' });
-  const store = options.store ?? (await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: sqliteLog }, logger: sqliteLog }));
+  // the store's log lines name its engine (a PostgreSQL store's said `sqlite` until 2026-11-29)
+  const storeLog = logger.child({ component: config.databaseUrl === undefined ? 'sqlite' : 'postgres' });
+  const store = options.store ?? (await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: storeLog }, logger: storeLog }));
   await ensureBootstrapKeys(config, store);
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config, { log: logger.child({ component: 'storage' }) });
