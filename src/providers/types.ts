@@ -203,6 +203,13 @@ export interface Provider {
   start?(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
   /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */
   check?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult>;
+  /**
+   * A create repeated for the same generation is answered with that generation, never a second one
+   * (the upstream honours `Idempotency-Key`, or the adapter finds the earlier one before creating).
+   * Absent: a repeat makes (and bills) another generation there, so an answer to a create that
+   * could not be read ({@link UnexpectedReply}) fails the task instead of being tried again (G453).
+   */
+  idempotentCreates?: boolean;
   /** Asks the upstream to stop a started generation (best effort). */
   cancel?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<void>;
   /**
@@ -282,7 +289,9 @@ export class ChannelError extends AppError {
  * status query. A problem of the one task's reply, not of the channel (G272): it never counts
  * toward the channel's circuit. At a check the same generation is checked again, a bounded number
  * of times ({@link MAX_REPLY_PROBLEMS}), then the task fails with this message; at a start it is a
- * failed attempt of the same generation (same `Idempotency-Key`).
+ * failed attempt of the same generation (same `Idempotency-Key`) where the provider's creates are
+ * idempotent ({@link Provider.idempotentCreates}), else the task fails: the upstream may have
+ * started that generation, and a repeat would be a second one (G453).
  */
 export class UnexpectedReply extends AppError {
   constructor(message: string) {

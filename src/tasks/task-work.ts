@@ -160,7 +160,7 @@ export async function startTask(w: Work): Promise<number | undefined> {
       }
       // the upstream refuses every repeat of this generation's create: a new generation goes on (G126)
       if (err instanceof GenerationKeyConflict && !w.controller.signal.aborted) return settled(w, { kind: 'generation-failed', error: err });
-      return failedAttempt(w, err);
+      return failedAttempt(w, err instanceof UnexpectedReply && !provider.idempotentCreates ? unreadableCreate(err) : err);
     } finally {
       aborted.release();
     }
@@ -174,6 +174,18 @@ export async function startTask(w: Work): Promise<number | undefined> {
   // no channel could take it (G91, G274): it waits, at least until a channel takes calls again
   const channelWaitMs = Math.max(w.deps.channels.retryAfterMs(route), refusedBy?.retryAfterMs ?? 0);
   return settled(w, { kind: 'unavailable', channelWaitMs }, { logFields: { err: refusedBy?.message } });
+}
+
+/**
+ * An answer to a create that could not be read, from an upstream where a repeat would be a second
+ * generation (G453): that upstream may well have started (and billed) this one, which cannot be
+ * followed without its answer; the task fails rather than starting another.
+ */
+function unreadableCreate(err: UnexpectedReply): UnrecoverableError {
+  return new UnrecoverableError(
+    `${err.message}; the generation it may have started cannot be followed, and it is not created again there (that would be a second, billed, generation)`,
+    { cause: err },
+  );
 }
 
 /** Saves a started generation's reference under the lease, then waits for its first check. */

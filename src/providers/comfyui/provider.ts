@@ -225,6 +225,8 @@ export function createComfyUiProvider(options: ComfyUiOptions): MediaProvider {
 
   return {
     id,
+    // a start finds this generation's prompt before queueing it again (G155, G453)
+    idempotentCreates: true,
     // the queue's state: a status call of ComfyUI's API
     probe: async (signal) => probeResult('GET /queue', await http.send('GET', '/queue', undefined, signal, PROBE_TIMEOUT_MS)),
     capabilities: { families: FAMILIES },

@@ -5,7 +5,7 @@
  * rule (`finishReason` SAFETY, PROHIBITED_CONTENT, IMAGE_SAFETY, ...) without an image fails the
  * task saying so (UnrecoverableError); a candidate that ends without an image for another reason
  * (text only, NO_IMAGE) is a plain failure, so another attempt may be made; an answer that is not
- * the API's is the channel's fault.
+ * the API's (not JSON, a field of another type) is an UnexpectedReply (G272, G453).
  */
 import { probeImage } from '../../media/probe.js';
 import type { MediaFacts } from '../../media/media-facts.js';
@@ -27,39 +27,48 @@ export const BLOCKING_FINISH = new Set([
   'IMAGE_RECITATION',
 ]);
 
-interface Part {
-  text?: string;
-  inlineData?: { mimeType?: string; data?: string };
-  thought?: boolean;
-}
-interface Answer {
-  candidates?: { content?: { parts?: Part[] }; finishReason?: string; finishMessage?: string }[];
-  promptFeedback?: { blockReason?: string; blockReasonMessage?: string };
+const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A list field: absent is empty; anything else than a list is not the API's answer. */
+function listOf(id: string, who: string, v: unknown, what: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw malformedReply(id, `an answer whose ${what} is not a list`, who);
+  return v;
 }
 
-export function imageOfAnswer(id: string, who: string, text: string, scrub: Scrub): LocalFile {
-  let json: Answer;
+export function imageOfAnswer(id: string, who: string, answer: string, scrub: Scrub): LocalFile {
+  let parsed: unknown;
   try {
-    json = JSON.parse(text) as Answer;
+    parsed = JSON.parse(answer);
   } catch {
     throw malformedReply(id, 'an answer that is not JSON', who);
   }
-  if (!json || typeof json !== 'object') throw malformedReply(id, 'an answer that is not a GenerateContentResponse', who);
-  const block = json.promptFeedback?.blockReason;
+  const json = obj(parsed);
+  if (!json) throw malformedReply(id, 'an answer that is not a GenerateContentResponse', who);
+  const block = text(obj(json.promptFeedback)?.blockReason);
   if (block) throw new UnrecoverableError(`the prompt was refused by the upstream's safety system (blockReason ${block})`, { param: 'prompt' });
-  const candidate = json.candidates?.[0];
-  const image = candidate?.content?.parts?.find((p) => !p.thought && typeof p.inlineData?.data === 'string' && p.inlineData.data !== '')?.inlineData;
+  const candidates = listOf(id, who, json.candidates, 'candidates');
+  const candidate = obj(candidates[0]);
+  const content = obj(candidate?.content);
+  const parts = listOf(id, who, content?.parts, 'candidates[0].content.parts').map(obj);
+  if (parts.some((p) => p === undefined)) throw malformedReply(id, 'a part that is not an object', who);
+  // inline data of the answer's own (thought images are drafts); one without bytes is not the API's
+  const inline = parts.filter((p) => p!.thought !== true && p!.inlineData !== undefined).map((p) => obj(p!.inlineData));
+  const image = inline.find((d) => typeof d?.data === 'string' && d.data !== '');
+  if (!image && inline.length > 0) throw malformedReply(id, 'an inlineData part without image data', who);
   if (!image) {
-    const finish = candidate?.finishReason ?? 'none';
+    const finish = text(candidate?.finishReason) ?? 'none';
     if (BLOCKING_FINISH.has(finish))
       throw new UnrecoverableError(`the image was refused by the upstream's safety system (finishReason ${finish})`, { param: 'prompt' });
     if (!candidate) throw malformedReply(id, 'no candidates', who);
-    const said = scrub(candidate.finishMessage ?? candidate.content?.parts?.find((p) => p.text)?.text);
+    const said = scrub(text(candidate.finishMessage) ?? parts.map((p) => text(p?.text)).find(Boolean));
     throw new Error(`${who} made no image (finishReason ${finish})${said ? `: ${said.slice(0, 200)}` : ''}`);
   }
-  const bytes = Buffer.from(image.data!, 'base64');
+  const mimeType = text(image.mimeType);
+  const bytes = Buffer.from(image.data as string, 'base64');
   const type = isImageBytes(bytes);
-  if (!type || !EXT[type]) throw malformedReply(id, `bytes that are not an image where ${image.mimeType ?? 'an image'} was declared`, who);
+  if (!type || !EXT[type]) throw malformedReply(id, `bytes that are not an image where ${mimeType?.slice(0, 40) ?? 'an image'} was declared`, who);
   let facts: MediaFacts;
   try {
     facts = probeImage(bytes);

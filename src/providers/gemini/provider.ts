@@ -100,7 +100,7 @@ export function createGeminiProvider(options: GeminiOptions): MediaProvider {
     dispatcher: options.dispatcher,
   });
   const scrub = scrubberFor(apiKey, [base]);
-  const reading: OperationReading = { id, who, scrub, origin: base.origin, keyHeaders: http.keyHeaders };
+  const reading: OperationReading = { id, who, scrub, base, keyHeaders: http.keyHeaders };
 
   function callOf(job: RequestedJob): { image: ImageCall } | { video: VideoCall } | Refusal {
     const video = job.output.kind === 'video';

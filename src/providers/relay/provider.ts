@@ -141,6 +141,8 @@ export function createRelayProvider(options: RelayProviderOptions): Provider {
 
   return {
     id,
+    // an upstream mediagate answers a repeated create of the same Idempotency-Key with the same task (G71, G453)
+    idempotentCreates: true,
     // the key's own account: a status call of the interface (GET /v1/account)
     probe: async (signal) =>
       probeResult('GET /v1/account', await http.send({ endpoint: { base: 'base', path: '/v1/account' }, method: 'GET' }, signal, PROBE_TIMEOUT_MS)),

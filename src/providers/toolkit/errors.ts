@@ -24,7 +24,8 @@ export function scrubberFor(apiKey: string | undefined, urls: readonly URL[]): S
   // longest first, so a whole URL goes before its host
   const ordered = [...needles].sort((a, b) => b.length - a.length);
   return (text) => {
-    if (!text) return '';
+    // upstream JSON read without a schema may hold a number or an object where text was expected
+    if (typeof text !== 'string' || text === '') return '';
     let t = text;
     for (const n of ordered) t = t.split(n).join('[upstream]');
     t = t.replace(/([?&]sig=)[^&\s"'<>]+/g, '$1[redacted]');
