@@ -23,6 +23,7 @@ import {
 export type { TaskRecord } from '../store/types.js';
 import { insufficientCredits } from '../credits/refusal.js';
 import { PriceBook } from '../credits/prices.js';
+import { toCredits } from '../credits/money.js';
 import type { FamilyId } from '../contract/families.js';
 import { takeCallbackUrl } from '../webhooks/callback-url.js';
 import { expiryOf } from './expiry.js';
@@ -146,7 +147,8 @@ export class TaskService {
         ...((route.length > 1 || route[0]!.model !== undefined) && { route }),
         ...(traceparent !== undefined && { traceparent }),
       },
-      amount: plan.amount,
+      // the price in force, as held: the operator's (MEDIAGATE_PRICES) where it differs from the contract's (G450)
+      amount: toCredits(charge.holdMicro),
       // the price in force now is held with the task, in its transaction (G201)
       charge,
       createdAt,

@@ -327,6 +327,7 @@ export function adminStoreContract(open: OpenStore): void {
         id: expect.any(Number),
         at: T + 3000,
         actor: 'cli',
+        actorName: null,
         action: 'key.revoke',
         target: 'key_2',
         requestId: 'req-key.revoke-key_2',
@@ -337,6 +338,10 @@ export function adminStoreContract(open: OpenStore): void {
       expect(await list({ target: 'key_1' })).toEqual(['key.update key_1', 'key.create key_1']);
       expect(await list({ since: T + 1000, until: T + 3000 })).toEqual(['key.update key_1', 'key.create key_2']);
       expect(await list({ limit: 1, beforeId: all[1]!.id })).toEqual(['key.create key_2']);
+      // the actor's name as the key is named now (G449): key_1 was renamed "x" above; no key is named key_admin
+      await store.audit.append(audit('task.cancel', 'task_1', T + 4000, 'key_1'));
+      expect((await store.audit.list({ limit: 1, actor: 'key_1' }))[0]).toMatchObject({ actor: 'key_1', actorName: 'x' });
+      expect((await store.audit.list({ limit: 10, actor: 'key_admin' })).map((e) => e.actorName)).toEqual([null, null]);
     });
   });
 }

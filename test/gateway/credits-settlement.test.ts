@@ -95,15 +95,15 @@ describe('the queue TTL (MEDIAGATE_QUEUE_TTL_HOURS) and an operator price', () =
       payload: JSON.stringify({ model: 'sd_2.0_fast_discount', prompt, duration: 4, resolution: '480p', generate_audio: false }),
     });
 
-  it("holds the operator's price while the reply's amount stays the contract's", async () => {
+  it("holds the operator's price, which the reply's amount says (credits consumed, G450)", async () => {
     const account = await accountOf(h);
     await h.store.credits.grant(account, 3 * C, 'one task at the operator price', Date.now());
     const res = await modelCenter('priced');
     expect(res.statusCode, res.body).toBe(200);
     const created = body(res);
-    expect(created.amount).toBe(10);
+    expect(created.amount).toBe(3); // the contract's price is 10
     const query = await h.app.inject({ method: 'GET', url: `/v2/model-center/tasks/${created.id as string}`, headers: h.auth() });
-    expect(body(query).amount).toBe(10);
+    expect(body(query).amount).toBe(3);
     expect((await entriesOf(h, account, created.id as string)).map((e) => [e.kind, e.amountMicro])).toEqual([['hold', 3 * C]]);
     // 3 credits were all there was: the next one is refused, naming the operator's price
     const refused = await modelCenter('over');
