@@ -29,6 +29,8 @@ export interface SettingsConfig {
   databaseFile: string;
   /** `MEDIAGATE_DATABASE_URL`: a PostgreSQL database instead of the SQLite file (G177). Holds credentials: never log it. */
   databaseUrl?: string;
+  /** `MEDIAGATE_DATABASE_QUERY_TIMEOUT_SECONDS` in ms: a gateway process's bound on one PostgreSQL statement (G451); 0 none. */
+  databaseQueryTimeoutMs: number;
   /** `MEDIAGATE_REDIS_URL`: rate-limit counts in Redis, shared by every process (G196). Holds credentials: never log it. */
   redisUrl?: string;
   /** `full` fsyncs every SQLite commit (survives power loss); `normal` survives process crashes. */
@@ -167,6 +169,7 @@ export function loadSettingsConfig(env: Env = process.env): SettingsConfig {
     dataDir,
     databaseFile: path.join(dataDir, 'mediagate.db'),
     ...(s.MEDIAGATE_DATABASE_URL !== undefined && { databaseUrl: s.MEDIAGATE_DATABASE_URL }),
+    databaseQueryTimeoutMs: s.MEDIAGATE_DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
     ...(s.MEDIAGATE_REDIS_URL !== undefined && { redisUrl: s.MEDIAGATE_REDIS_URL }),
     sqliteSync: s.MEDIAGATE_SQLITE_SYNC,
     publicUrl: s.MEDIAGATE_PUBLIC_URL,

@@ -133,7 +133,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   fs.mkdirSync(config.dataDir, { recursive: true });
   // the store's log lines name its engine (a PostgreSQL store's said `sqlite` until 2026-11-29)
   const storeLog = logger.child({ component: config.databaseUrl === undefined ? 'sqlite' : 'postgres' });
-  const store = options.store ?? (await createStore(config, { backgroundCheckpoint: { intervalMs: 500, logger: storeLog }, logger: storeLog }));
+  const store =
+    options.store ??
+    (await createStore(config, {
+      backgroundCheckpoint: { intervalMs: 500, logger: storeLog },
+      logger: storeLog,
+      queryTimeoutMs: config.databaseQueryTimeoutMs,
+    }));
   await ensureBootstrapKeys(config, store);
   const signer = new ResultUrlSigner(loadSigningSecret(config.dataDir, config.signingSecret), config.publicUrl);
   const storage = await openBlobStores(config, { log: logger.child({ component: 'storage' }) });

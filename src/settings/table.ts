@@ -246,6 +246,17 @@ const STORAGE = group('Store', {
       'must be a PostgreSQL URL like postgres://user:password@host:5432/mediagate (scheme postgres:// or postgresql://, no #fragment)',
     ),
   }),
+  MEDIAGATE_DATABASE_QUERY_TIMEOUT_SECONDS: onlyWith(
+    'MEDIAGATE_DATABASE_URL',
+    int({
+      default: 30,
+      min: 0,
+      max: 3600,
+      unit: 'seconds',
+      description:
+        "The longest a gateway process waits for one PostgreSQL statement's answer; then the call fails as the database unreachable (503 with `Retry-After`; a worker writes again later), and its connection is dropped. Bounds the wait on a database host that keeps connections open but stops answering (a partition, a hung server), which TCP keepalive does not end. `0`: no bound. The operator commands (`mediagate keys`, `credits reconcile` ...) and migrations never have one (G451).",
+    }),
+  ),
   MEDIAGATE_SQLITE_SYNC: choice(['normal', 'full'] as const, {
     default: 'normal',
     description: '`full` fsyncs every SQLite commit (survives power loss, slower submits); `normal` survives any crash of the process.',

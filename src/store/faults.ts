@@ -42,6 +42,8 @@ const PG_STATES = new Set(['57P01', '57P02', '57P03', '57P05', '53300']);
  */
 const PG_MESSAGES = [
   /^Connection terminated/,
+  // a statement past the pool's query bound (G451): the host keeps the connection and does not answer
+  /^Query read timeout$/,
   /^timeout expired$/,
   /^Client has encountered a connection error and is not queryable/,
   /^Client was closed and is not queryable/,

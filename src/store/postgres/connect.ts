@@ -8,7 +8,19 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Longest a new connection may take to be ready (default {@link CONNECT_TIMEOUT_MS}); tests shorten it (G288). */
   connectTimeoutMs?: number;
+  /**
+   * Longest one statement's answer may take (pg's `query_timeout`), then it fails with
+   * {@link QUERY_TIMEOUT_MESSAGE} and its connection is dropped (G451). Unset or 0: no bound (the
+   * operator commands; migrations never have one).
+   */
+  queryTimeoutMs?: number;
 }
+
+/** pg's error when a statement's answer did not come within `query_timeout` (G451). */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** Whether `err` is a statement that went past the pool's bound: its connection is in an unknown state (still waiting on that answer). */
+export const isQueryTimeout = (err: unknown): boolean => err instanceof Error && err.message === QUERY_TIMEOUT_MESSAGE;
 
 /**
  * Column types as the store reads them: `bigint` (timestamps in Unix ms, counts) as a JS number
@@ -76,6 +88,7 @@ export function createPool(options: PostgresStoreOptions, instanceId: string, on
   const pool = new pg.Pool({
     ...clientConfig(options.url, instanceId),
     Client: boundedClient(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS),
+    ...(options.queryTimeoutMs !== undefined && options.queryTimeoutMs > 0 && { query_timeout: options.queryTimeoutMs }),
     max: options.poolSize ?? 10,
     idleTimeoutMillis: 30_000,
   });

@@ -56,7 +56,14 @@ export async function openPostgresStore(options: PostgresStoreOptions & { logger
     options.logger,
   );
   try {
-    await migrate(pool);
+    // migrations (an index built over a large table, the wait for another process's migration)
+    // never have the query bound: on a pool of their own, ended once they are done (G451)
+    const migrations = createPool({ ...options, queryTimeoutMs: undefined, poolSize: 1 }, instanceId);
+    try {
+      await migrate(migrations);
+    } finally {
+      await migrations.end().catch(() => undefined);
+    }
     await listener.start();
   } catch (err) {
     await listener.close();
