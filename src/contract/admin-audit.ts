@@ -2,19 +2,11 @@ import { Type, type Static } from '../typebox.js';
 import { AdminList, closed, Created, PagingQuery, TimeQuery } from './admin-common.js';
 import { StringEnum } from './schema-helpers.js';
 import { Nullable } from './task-replies.js';
+import { AUDIT_ACTIONS } from './audit-actions.js';
 
 /** The audit log (G302) and the effective settings (G311) of the admin API. */
 
-export const AUDIT_ACTIONS = [
-  'key.create',
-  'key.update',
-  'key.revoke',
-  'key.rotate',
-  'account.create',
-  'account.grant',
-  'task.cancel',
-  'channel.probe',
-] as const;
+export { AUDIT_ACTIONS } from './audit-actions.js';
 
 export const AdminAuditEntry = Type.Object(
   {

@@ -1,21 +1,8 @@
 import { useState } from 'react';
-import type { AdminAuditLog, AuditAction } from '../../../src/contract/admin-audit.js';
+import type { AdminAuditLog } from '../../../src/contract/admin-audit.js';
+import { AUDIT_ACTIONS } from '../../../src/contract/audit-actions.js';
 import { api, when } from '../api.js';
 import { EmptyRow, ErrorNote, Pager, TableWrap, useCursor, useDebounced, useLoad } from '../ui.js';
-
-const ACTIONS = [
-  'key.create',
-  'key.update',
-  'key.revoke',
-  'key.rotate',
-  'account.create',
-  'account.grant',
-  'task.cancel',
-  'channel.probe',
-] as const satisfies readonly AuditAction[];
-type Missing = Exclude<AuditAction, (typeof ACTIONS)[number]>;
-/** Fails to compile when the audit log gains an action the filter does not offer. */
-export const EVERY_ACTION: [Missing] extends [never] ? true : never = true;
 
 /** Who made a change: the key's name with its id (G449), or `cli` / `bootstrap`. */
 function Actor({ id, name }: { id: string; name: string | null }) {
@@ -49,7 +36,7 @@ export function AuditPage() {
           <label htmlFor="audit-action">Action</label>
           <select id="audit-action" value={action} onChange={(e) => setAction(e.target.value)}>
             <option value="">any</option>
-            {ACTIONS.map((a) => (
+            {AUDIT_ACTIONS.map((a) => (
               <option key={a} value={a}>
                 {a}
               </option>
