@@ -8,10 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planVideosTask } from '../../src/contract/videos.js';
 import { createRelayProvider } from '../../src/providers/relay/index.js';
+import { AppError } from '../../src/errors.js';
 import type { Provider, ProviderJob } from '../../src/providers/types.js';
 import { classifyCheck, classifyStart, malformedVariants, said, startScriptedUpstream, type ScriptedUpstream } from '../helpers/malformed-replies.js';
 import { asBody, jobOfPlan } from '../helpers/provider-jobs.js';
-import { context, KEY, picJob } from '../helpers/relay-unit.js';
+import { chatContext, chatRequest, context, KEY, picJob } from '../helpers/relay-unit.js';
 
 let upstream: ScriptedUpstream;
 let relay: Provider;
@@ -62,6 +63,31 @@ describe('relay: checks answered 200 with the wrong shape', () => {
       next.query = body;
       const r = await classifyCheck(() => relay.check!(ref, job, context()));
       if (r.class === 'checked again (unbounded)') wrong.push(`${name}: ${said(r)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
+
+describe('relay: chat envelopes answered 200 with the wrong shape', () => {
+  it("each is a reply in whole tokens or a 502 (the channel's fault: G98), never a TypeError", async () => {
+    const wrong: string[] = [];
+    const valid = {
+      code: '200',
+      msg: 'ok',
+      data: { content: 'Hi', usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 }, model: 'x', id: 'chatcmpl-1', finish_reason: 'stop' },
+      success: true,
+    };
+    for (const [name, body] of malformedVariants(valid)) {
+      next.create = body;
+      try {
+        const { content, usage } = await relay.chat!.complete(chatRequest, chatContext());
+        const counts = [usage.prompt_tokens, usage.completion_tokens, usage.total_tokens];
+        if (typeof content !== 'string' || !counts.every((n) => Number.isSafeInteger(n) && n >= 0))
+          wrong.push(`${name}: ${JSON.stringify({ content, usage })}`);
+      } catch (err) {
+        // a code other than "200" is the upstream's error in the envelope (G98): its status
+        if (!(err instanceof AppError) || err.name === 'TypeError') wrong.push(`${name}: ${(err as Error).name} ${(err as Error).message}`);
+      }
     }
     expect(wrong).toEqual([]);
   });
