@@ -201,7 +201,11 @@ export interface Provider {
   refuse?(job: RequestedJob): Refusal | undefined;
   /** Makes the result (the signal stops it) or starts a generation elsewhere. Required for media families. */
   start?(job: ProviderJob, ctx: ProviderContext): Promise<StartResult>;
-  /** One look at a started generation (one upstream call). Throwing means the look failed: the runner looks again later. */
+  /**
+   * One look at a started generation (one upstream call). Throwing means the look failed: the runner
+   * looks again later; an {@link UnexpectedReply} a bounded number of times (G272), an
+   * {@link UnrecoverableError} never (the generation can never be followed: the task fails, G464).
+   */
   check?(ref: UpstreamRef, job: ProviderJob, ctx: CallContext): Promise<CheckResult>;
   /**
    * A create repeated for the same generation is answered with that generation, never a second one

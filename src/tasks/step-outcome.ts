@@ -29,6 +29,8 @@ export type StepOutcome =
   | { kind: 'result-not-ready' }
   /** A check answered with something the gateway cannot use (G272). */
   | { kind: 'reply-problem'; error: UnexpectedReply }
+  /** A check that can never be made: the provider cannot follow the saved reference any more (G464). */
+  | { kind: 'unfollowable'; error: UnrecoverableError }
   /** A start (or storing its result) failed. */
   | { kind: 'failed'; error: unknown }
   /** The generation at the upstream failed (its answer, its file gone, its key refused). */
@@ -163,6 +165,10 @@ export function decide(outcome: StepOutcome, task: TaskRecord, limits: StepLimit
     }
     case 'reply-problem':
       return replyProblem(outcome.error, upstream, checkDelay);
+    case 'unfollowable':
+      // checking again would say the same until the attempt time limit: the task fails now, its
+      // generation stopped at the upstream where that can still be done (G464)
+      return { ...failForGood(outcome.error), cancelUpstream: true };
     case 'stopped':
       return stopped(outcome, task, limits);
     case 'failed':

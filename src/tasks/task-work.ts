@@ -211,7 +211,8 @@ async function saveStarted(w: Work, provider: Provider, job: ProviderJob, result
 /**
  * One check of the task's generation at its upstream (G87): pending waits again (with the
  * upstream's progress); completed is stored; failed may start a new generation; a check that could
- * not be made waits longer each time. A generation older than the attempt time limit is stopped.
+ * not be made waits longer each time, one that never can (an UnrecoverableError) fails the task
+ * (G464). A generation older than the attempt time limit is stopped.
  */
 export async function checkTask(w: Work): Promise<number | undefined> {
   const upstream = w.task.upstream as UpstreamState & { ref: UpstreamRef };
@@ -240,8 +241,11 @@ export async function checkTask(w: Work): Promise<number | undefined> {
     if (w.controller.signal.aborted) return settled(w, { kind: 'stopped', reason: w.controller.signal.reason as StopReason, checking: true });
     // an answer the gateway cannot use (G272): not the channel's fault, no reason for a new
     // generation; the same one is checked again up to MAX_REPLY_PROBLEMS times, then cancelled
-    if (err instanceof UnexpectedReply)
-      return settled(w, { kind: 'reply-problem', error: err }, { ...poll, cancelUpstream: () => cancelAtUpstream(provider, upstream.ref, job, w.log) });
+    const cancelUpstream = () => cancelAtUpstream(provider, upstream.ref, job, w.log);
+    if (err instanceof UnexpectedReply) return settled(w, { kind: 'reply-problem', error: err }, { ...poll, cancelUpstream });
+    // the provider can never follow this generation (its saved reference no longer matches the
+    // configuration): the task fails, not checked again until the attempt time limit (G464)
+    if (err instanceof UnrecoverableError) return settled(w, { kind: 'unfollowable', error: err }, { cancelUpstream });
     const retryAfterMs = err instanceof ChannelError ? err.retryAfterMs : undefined;
     return settled(
       w,

@@ -127,7 +127,7 @@ export async function classifyStart(run: () => Promise<StartResult>): Promise<{ 
 }
 
 /** What the task engine does with how a check ended. */
-export type CheckClass = 'pending' | 'completed' | 'failed' | 'checked again (bounded)' | 'checked again (unbounded)';
+export type CheckClass = 'pending' | 'completed' | 'failed' | 'unfollowable' | 'checked again (bounded)' | 'checked again (unbounded)';
 
 export async function classifyCheck(run: () => Promise<CheckResult>): Promise<{ class: CheckClass; error?: unknown }> {
   try {
@@ -136,6 +136,8 @@ export async function classifyCheck(run: () => Promise<CheckResult>): Promise<{ 
   } catch (err) {
     // a reply problem: the same generation checked again, at most MAX_REPLY_PROBLEMS times in a row (G272)
     if (err instanceof UnexpectedReply) return { class: 'checked again (bounded)', error: err };
+    // the generation can never be followed: the task fails (G464)
+    if (err instanceof UnrecoverableError) return { class: 'unfollowable', error: err };
     // anything else: a check that could not be made, looked at again until the attempt time limit
     return { class: 'checked again (unbounded)', error: err };
   }

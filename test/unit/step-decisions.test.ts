@@ -141,6 +141,13 @@ const ROWS: Row[] = [
     want: { type: 'fail', message: `not JSON (at ${MAX_REPLY_PROBLEMS} checks in a row); the task was given up`, cancelUpstream: true },
     delay: 0,
   },
+  {
+    name: 'a check that can never be made (the reference cannot be followed): cancelled at the upstream, failed at once',
+    outcome: { kind: 'unfollowable', error: new UnrecoverableError('cannot follow request r1') },
+    task: { upstream: { ...CHECKING, checkFailures: 3 } },
+    want: { type: 'fail', message: 'cannot follow request r1', cancelUpstream: true },
+    delay: 0,
+  },
   // a failed start (or storing its result)
   {
     name: 'failed, attempt 1 of 3: requeued after ~1 s',
@@ -442,6 +449,7 @@ describe('the decision table of the task engine (G397)', () => {
       'check-unanswered',
       'result-not-ready',
       'reply-problem',
+      'unfollowable',
       'failed',
       'generation-failed',
       'generation-timed-out',

@@ -6,7 +6,8 @@
  * status: {status_str: success | error, completed, messages: [[event, data], ...]}}}`. Only files
  * of `type: "output"` are results (`temp` ones are previews ComfyUI deletes), and only those of the
  * task's kind, told by their extension (the core SaveVideo lists its mp4 under `images` with
- * `animated: [true]`). Anything else is the channel's fault (ChannelError).
+ * `animated: [true]`). An answer of another shape (not JSON, a queue without its lists, a history
+ * entry, its outputs or its status of another type) is an UnexpectedReply (G272).
  */
 import { malformedReply } from '../toolkit/errors.js';
 import type { RemoteFile } from '../types.js';
@@ -64,10 +65,21 @@ export interface HistoryEntry {
 export function historyEntryOf(id: string, who: string, json: unknown, promptId: string): HistoryEntry | undefined {
   const h = obj(json);
   if (!h) throw malformedReply(id, 'a history that is not an object', who);
+  if (h[promptId] === undefined) return undefined;
+  // an entry, its outputs or its status of another shape is an answer to read again, not a failed prompt (G272)
   const entry = obj(h[promptId]);
-  if (!entry) return undefined;
-  return { outputs: obj(entry.outputs) ?? {}, ...(obj(entry.status) && { status: obj(entry.status)! }) };
+  if (!entry) throw malformedReply(id, 'a history entry that is not an object', who);
+  const outputs = obj(entry.outputs);
+  if (!outputs) throw malformedReply(id, 'a history entry without an outputs object', who);
+  const status = obj(entry.status);
+  const said = status?.status_str;
+  if (said !== undefined && !STATUSES.includes(said as string))
+    throw malformedReply(id, `a history entry with a status ComfyUI does not have (${JSON.stringify(said).slice(0, 40)})`, who);
+  return { outputs, ...(status && { status }) };
 }
+
+/** The `status_str` values of a prompt that left the queue (ComfyUI's execution.py). */
+const STATUSES: readonly string[] = ['success', 'error'];
 
 const EXTENSIONS: Record<RemoteFile['kind'], readonly string[]> = {
   image: ['png', 'jpg', 'jpeg', 'webp'],

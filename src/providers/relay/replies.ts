@@ -39,8 +39,12 @@ export function createdOf(
 ): { upstreamId: string; progress?: number } {
   let upstreamId: unknown;
   if (family === 'videos') {
-    // `{code: "0", msg, data: {projectId}}`; a non-zero code is a refusal even with a 2xx status
-    const code = json.code === undefined || json.code === null ? undefined : String(json.code);
+    // `{code: "0", msg, data: {projectId}}`; a non-zero code is a refusal even with a 2xx status;
+    // a code that is neither text nor a number is not the envelope's: an unreadable answer (G272)
+    const raw = json.code;
+    if (raw !== undefined && raw !== null && typeof raw !== 'string' && typeof raw !== 'number')
+      throw malformedReply(relayId, 'an envelope whose code is neither a string nor a number');
+    const code = raw === undefined || raw === null ? undefined : String(raw);
     if (code !== undefined && code !== '0') {
       const status = /^[1-5]\d\d$/.test(code) ? Number(code) : 400;
       throw createFailure(relayId, status, headers, JSON.stringify({ code, msg: json.msg ?? null }), scrub);

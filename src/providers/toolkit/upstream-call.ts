@@ -1,7 +1,8 @@
 /**
  * One HTTP call to a provider's upstream, for every provider that speaks HTTP: a bound on the whole
  * call (connect, headers and body), the caller's signal (whose reason the call rejects with, also
- * before anything was sent), the answer read whole up to a size. Failures below HTTP and timeouts
+ * before anything was sent), the answer read whole up to a size (an answer other than 2xx is cut
+ * there, its status is what counts). Failures below HTTP and timeouts
  * are ChannelErrors naming the upstream only as `who` (toolkit/errors.ts, G99); an HTTP answer of any
  * status is returned for the provider to classify.
  */
@@ -23,7 +24,7 @@ export interface UpstreamCallOptions {
   who?: string | undefined;
   signal: AbortSignal;
   timeoutMs: number;
-  /** Largest answer read; a larger one is a malformed reply (the connection is dropped). */
+  /** Largest answer read; a larger 2xx one is a malformed reply, of another status cut there (the connection is dropped either way). */
   maxBytes: number;
 }
 
@@ -60,7 +61,12 @@ async function callOnce(dispatcher: Dispatcher, request: Omit<Dispatcher.Request
   }, timeoutMs);
   try {
     const res = await dispatcher.request({ ...request, signal: controller.signal });
-    const text = await readBounded(res, maxBytes, () => malformedReply(id, `an answer larger than ${maxBytes} bytes`, who));
+    // a 2xx answer larger than the bound cannot be read (G272); another status says what it is by
+    // itself (a proxy's 502 page, a 429): its first bytes are enough to quote from
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    const text = ok
+      ? await readBounded(res, maxBytes, () => malformedReply(id, `an answer larger than ${maxBytes} bytes`, who))
+      : await readStart(res, maxBytes);
     return { status: res.statusCode, headers: res.headers, text };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
@@ -85,6 +91,22 @@ export async function readBounded(res: Dispatcher.ResponseData, limit: number, t
       throw tooLarge();
     }
     parts.push(b);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** The body's first `limit` bytes as text (the rest is not read: the connection is dropped). */
+async function readStart(res: Dispatcher.ResponseData, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    const b = chunk as Buffer;
+    parts.push(size + b.length > limit ? b.subarray(0, limit - size) : b);
+    size += b.length;
+    if (size >= limit) {
+      res.body.destroy();
+      break;
+    }
   }
   return Buffer.concat(parts).toString('utf8');
 }

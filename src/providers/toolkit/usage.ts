@@ -12,11 +12,15 @@ export async function completeUsage(reported: Partial<ChatUsage> | undefined, me
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-/** `usage` of an upstream JSON object, or undefined when absent or not numbers. */
+/**
+ * `usage` of an upstream JSON object, or undefined when absent or not numbers. A count that is not
+ * a whole number of tokens a charge can be computed from exactly (negative, or beyond 2^53: `1e308`)
+ * is not one: counted by the gateway instead, like a missing one (G465).
+ */
 export function readUsage(value: unknown): Partial<ChatUsage> | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const u = value as Record<string, unknown>;
-  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined);
+  const n = (v: unknown) => (typeof v === 'number' && v >= 0 && Number.isSafeInteger(Math.round(v)) ? Math.round(v) : undefined);
   const out: Partial<ChatUsage> = {};
   const p = n(u.prompt_tokens);
   const c = n(u.completion_tokens);
