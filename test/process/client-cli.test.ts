@@ -130,6 +130,17 @@ describe('exit codes', () => {
     const r = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: `http://127.0.0.1:${port}`, MEDIAGATE_API_KEY: 'k' });
     expect(r.status).toBe(5);
   });
+
+  it('5: a chat stream the upstream broke after it opened (an error event in a 200 stream), as a 5xx would be (G456)', async () => {
+    const r = await cli(['generate', 'chat', '--model', 'chat-2.5-flash', '--prompt', 'go [fail-midway]']);
+    expect(r.status, r.stderr).toBe(5);
+    expect(r.stdout.length).toBeGreaterThan(0); // the text before the break
+    expect(r.stderr).toMatch(/^mediagate: the chat stream ended with an error: upstream_error: .*\[fail-midway\]/);
+    // an envelope error names its catalog code (x-error-code), as the standard body's do (G238)
+    const refused = await cli(['generate', 'chat', '--model', 'chat-2.5-flash', '--prompt', 'x [fail]']);
+    expect(refused.status).toBe(5);
+    expect(refused.stderr).toMatch(/^mediagate: 502 upstream_error: /);
+  });
 });
 
 describe('on a terminal', () => {
