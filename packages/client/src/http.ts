@@ -13,6 +13,8 @@ export interface HttpOptions {
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   body?: unknown;
+  /** A multipart body (an upload), sent as is: fetch sets its content type and boundary. */
+  form?: FormData;
   signal?: AbortSignal;
   /** Added to the timeout (long-poll waits). */
   extraTimeoutMs?: number;
@@ -77,6 +79,7 @@ export async function send(http: HttpOptions, url: string, options: CallOptions 
       headers,
       signal: guard.signal,
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+      ...(options.form !== undefined && { body: options.form }),
     });
   } catch (err) {
     guard.done();

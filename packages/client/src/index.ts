@@ -1,3 +1,4 @@
+import { AccountResource, AssetsResource } from './assets.js';
 import { ChatResource } from './chat.js';
 import type { FetchLike, HttpOptions } from './http.js';
 import { familyResources, TasksResource, type Urls, WebhooksResource } from './resources.js';
@@ -29,6 +30,8 @@ export class Mediagate {
   readonly tasks: TasksResource;
   readonly chat: ChatResource;
   readonly webhooks: WebhooksResource;
+  readonly assets: AssetsResource;
+  readonly account: AccountResource;
 
   constructor(options: MediagateOptions) {
     if (!options.baseUrl) throw new TypeError('Mediagate: baseUrl is required');
@@ -52,11 +55,14 @@ export class Mediagate {
     this.tasks = new TasksResource(http, () => urls);
     this.webhooks = new WebhooksResource(http, () => urls);
     this.chat = new ChatResource(http, () => `${urls.base}/v1/chat/completions`);
+    this.assets = new AssetsResource(http, () => `${urls.base}/v2/model-center/assets`);
+    this.account = new AccountResource(http, () => `${urls.base}/v1/account`);
   }
 }
 
 export * from './errors.js';
 export { StreamError } from './chat.js';
+export { AccountResource, AssetsResource } from './assets.js';
 export { sseData } from './sse.js';
 export { POLL_INTERVAL_MS, type RequestOptions } from './resources.js';
 export type { WaitOptions } from './wait.js';
