@@ -15,3 +15,12 @@ export function parse<const O extends Record<string, { type: 'string' | 'boolean
   if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
   return parsed;
 }
+
+/**
+ * Whether the command line asks for the usage (`--help` or `-h` before any `--`): then the usage is
+ * the answer, on stdout with exit 0, where a mistake gets it on stderr with exit 2 (G458).
+ */
+export function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}

@@ -1,5 +1,5 @@
 import { Mediagate, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
-import { parse, UsageError } from './cli-args.js';
+import { asksForHelp, parse, UsageError } from './cli-args.js';
 import { download, EXIT, progressFor, reportError, resultUrlOf } from './client-output.js';
 import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
 
@@ -239,6 +239,10 @@ async function tasksCommand(args: string[]): Promise<number> {
 
 /** `mediagate generate ...` and `mediagate tasks ...`: answers the exit code (G238). */
 export async function clientCommand(command: 'generate' | 'tasks', args: string[]): Promise<number> {
+  if (asksForHelp(args)) {
+    process.stdout.write(`Usage: mediagate generate|tasks ...\n${CLIENT_USAGE}\n`);
+    return EXIT.ok;
+  }
   const json = args.includes('--json');
   try {
     if (command === 'tasks') return await tasksCommand(args);
