@@ -151,11 +151,13 @@ export interface VideosCreateReply {
 }
 
 export interface TaskListParams {
-  status?: TaskStatus;
-  family?: Family;
+  /** One status, or several (any of them). */
+  status?: TaskStatus | TaskStatus[];
+  /** One family, or several (any of them). */
+  family?: Family | Family[];
   model?: string;
-  /** Unix seconds. */
-  created_after?: number;
+  /** Tasks created strictly after: Unix seconds, or an ISO-8601 date-time with a time zone. */
+  created_after?: number | string;
   limit?: number;
   cursor?: string;
 }

@@ -126,14 +126,22 @@ describe("tasks.list and each family's list (GET /v1/tasks)", () => {
       expect(page.data.map((t) => t.id)).toEqual([newest[0], newest[1]]);
       expect(typeof page.next_cursor).toBe('string');
       const all: AnyTask[] = [];
-      for await (const t of client.tasks.iterate({ family: 'pic', limit: 2 })) all.push(t);
+      let later = '';
+      for await (const t of client.tasks.iterate({ family: 'pic', limit: 2 })) {
+        all.push(t);
+        // tasks created while the pages are read come before the cursor: none repeated, none missed
+        if (all.length === 1) later = (await client.pic.create({ model: 'pic', prompt: 'made while paging' })).id;
+      }
       expect(all.map((t) => t.id)).toEqual(newest);
+      // lists of statuses and families are sent comma-separated; a time may be an ISO date-time
+      const both = await client.tasks.list({ status: ['queued', 'processing'], family: ['pic', 'clip'], created_after: '2000-01-01T00:00:00Z', limit: 100 });
+      expect(both.data.length).toBe(6);
       const other = new Mediagate({ baseUrl: h.origin, apiKey: h.otherKey });
       expect((await other.tasks.list()).data).toEqual([]);
       // each family lists its own tasks only
       const clip = await client.clip.create({ model: 'clip_3_1_fast', prompt: 'a boat' });
       expect((await client.clip.list()).data.map((t) => t.id)).toEqual([clip.id]);
-      expect((await client.pic.list({ limit: 1 })).data.map((t) => t.id)).toEqual([newest[0]]);
+      expect((await client.pic.list({ limit: 1 })).data.map((t) => t.id)).toEqual([later]);
       expect((await client.motion.list()).data).toEqual([]);
     } finally {
       await h.close();
