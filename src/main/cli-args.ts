@@ -24,3 +24,13 @@ export function asksForHelp(args: string[]): boolean {
   const end = args.indexOf('--');
   return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
 }
+
+/** Whether a URL carries a user name or password (`https://user:pass@host`): never sent, never echoed (G459). */
+export function hasCredentials(raw: string): boolean {
+  try {
+    const url = new URL(raw);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,5 +1,5 @@
 import { Mediagate, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
-import { asksForHelp, parse, UsageError } from './cli-args.js';
+import { asksForHelp, hasCredentials, parse, UsageError } from './cli-args.js';
 import { download, EXIT, progressFor, reportError, resultUrlOf } from './client-output.js';
 import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
 
@@ -29,6 +29,13 @@ function connect(values: { url?: string | undefined; 'api-key'?: string | undefi
   const apiKey = values['api-key'] ?? process.env.MEDIAGATE_API_KEY;
   if (!baseUrl) throw new UsageError("set MEDIAGATE_URL (or --url) to the gateway's address, e.g. http://127.0.0.1:8790");
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError(`the gateway address must be an http(s) URL, got "${baseUrl}"`);
+  for (const [name, url] of [
+    ['MEDIAGATE_URL (or --url)', baseUrl],
+    ['MEDIAGATE_POWER_URL', process.env.MEDIAGATE_POWER_URL],
+    ['MEDIAGATE_API_URL', process.env.MEDIAGATE_API_URL],
+  ] as const)
+    if (url && hasCredentials(url))
+      throw new UsageError(`${name} holds a user name or password, which no request may carry; set the gateway's URL without them`);
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
   // never echoed: fetch's own error would print the whole header, the key in it
   if (!/^[\x21-\x7e]+$/.test(apiKey.trim()))

@@ -104,6 +104,11 @@ describe('exit codes', () => {
     expect(twoLines.status).toBe(2);
     expect(twoLines.stderr).toContain('MEDIAGATE_API_KEY');
     expect(twoLines.stderr + twoLines.stdout).not.toMatch(/firstsecret|secondsecret/);
+    // a gateway URL with a password: fetch refuses it quoting the URL (exit 5); a usage error that never prints it (G459)
+    const withPassword = await cli(['tasks', 'list'], { MEDIAGATE_URL: g.origin.replace('://', '://ops:hunter2@'), MEDIAGATE_API_KEY: g.key });
+    expect(withPassword.status).toBe(2);
+    expect(withPassword.stderr).toMatch(/^MEDIAGATE_URL \(or --url\) holds a user name or password/);
+    expect(withPassword.stderr + withPassword.stdout).not.toContain('hunter2');
   });
 
   it('3: the task was cancelled; 6: --timeout passed', async () => {

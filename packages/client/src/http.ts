@@ -21,6 +21,21 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Refuses a gateway URL holding a user name or password, without echoing it: fetch would refuse
+ * every request with an error quoting the whole URL, password included (G459). The key goes in `apiKey`.
+ */
+export function checkGatewayUrl(owner: string, option: string, value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return; // relative (a page of the gateway's own origin): fetch resolves it
+  }
+  if (url.username !== '' || url.password !== '')
+    throw new TypeError(`${owner}: ${option} holds a user name or password, which no request may carry; give the gateway's URL without them`);
+}
+
 /** `Retry-After` as seconds (whole seconds or an HTTP date), or null. */
 export function retryAfterSeconds(headers: Headers): number | null {
   const raw = headers.get('retry-after');

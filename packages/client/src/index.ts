@@ -1,6 +1,6 @@
 import { AccountResource, AssetsResource } from './assets.js';
 import { ChatResource } from './chat.js';
-import type { FetchLike, HttpOptions } from './http.js';
+import { checkGatewayUrl, type FetchLike, type HttpOptions } from './http.js';
 import { familyResources, TasksResource, type Urls, WebhooksResource } from './resources.js';
 
 export interface MediagateOptions {
@@ -38,6 +38,10 @@ export class Mediagate {
     if (!options.apiKey) throw new TypeError('Mediagate: apiKey is required');
     // not echoed: fetch's own error for such a header value would print the whole key
     if (!/^[\x21-\x7e]+$/.test(options.apiKey.trim())) throw new TypeError('Mediagate: apiKey holds spaces, line breaks or other characters no API key has');
+    for (const option of ['baseUrl', 'powerBaseUrl', 'apiBaseUrl'] as const) {
+      const value = options[option];
+      if (value !== undefined) checkGatewayUrl('Mediagate', option, value);
+    }
     const urls: Urls = {
       base: trim(options.baseUrl),
       power: trim(options.powerBaseUrl ?? options.baseUrl),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AdminClient,
   InsufficientCreditsError,
   Mediagate,
   PayloadTooLargeError,
@@ -207,5 +208,32 @@ describe('the API key', () => {
       expect(message).not.toContain('secret');
     }
     expect(() => new Mediagate({ baseUrl: g.origin, apiKey: `${g.key}\n` })).not.toThrow(); // a trailing line break is no part of it
+  });
+});
+
+describe('the gateway URL', () => {
+  it('one holding a user name or password is refused at construction, never echoed (fetch would refuse every request quoting it) (G459)', () => {
+    const withPassword = 'http://ops:hunter2@127.0.0.1:8790';
+    const messageOf = (make: () => unknown): string => {
+      try {
+        make();
+      } catch (err) {
+        return err instanceof TypeError ? err.message : `not a TypeError: ${String(err)}`;
+      }
+      return 'accepted';
+    };
+    const cases: Array<[string, () => unknown]> = [
+      ['Mediagate: baseUrl', () => new Mediagate({ baseUrl: withPassword, apiKey: g.key })],
+      ['Mediagate: powerBaseUrl', () => new Mediagate({ baseUrl: g.origin, powerBaseUrl: withPassword, apiKey: g.key })],
+      ['Mediagate: apiBaseUrl', () => new Mediagate({ baseUrl: g.origin, apiBaseUrl: 'http://ops@127.0.0.1:8790', apiKey: g.key })],
+      ['AdminClient: baseUrl', () => new AdminClient({ baseUrl: withPassword, apiKey: g.key })],
+    ];
+    for (const [option, make] of cases) {
+      const message = messageOf(make);
+      expect(message).toMatch(new RegExp(`^${option} holds a user name or password`));
+      expect(message).not.toMatch(/hunter2|ops/);
+    }
+    // a relative URL (a page served by the gateway itself) is fetch's to resolve
+    expect(messageOf(() => new Mediagate({ baseUrl: '/gateway', apiKey: g.key }))).toBe('accepted');
   });
 });
