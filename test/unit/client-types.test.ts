@@ -7,7 +7,8 @@ import type { AdminTask, AdminTaskAttempt, AdminTaskDetail, AdminTaskEvent } fro
 import type { AdminTaskActivity } from '../../src/contract/admin-task-activity.js';
 import type { AdminUsage } from '../../src/contract/admin-usage.js';
 import type { AdminKey, AdminKeyCreated, AdminKeyRotated, KeyCreateBody, KeyPatchBody, KeyRotateBody } from '../../src/contract/admin-keys.js';
-import type { ChatCompletionBody } from '../../src/contract/chat.js';
+import type { ChatCompletionBody, ChatCompletionReply } from '../../src/contract/chat.js';
+import type { ChatChunk } from '../../src/chat/chunks.js';
 import type { ClipCreateBody } from '../../src/contract/clip.js';
 import type { ModelCenterCreateBody } from '../../src/contract/model-center.js';
 import type { MotionCreateBody } from '../../src/contract/motion.js';
@@ -118,6 +119,8 @@ describe("the SDK's reply types against the server's reply schemas", () => {
     expectTypeOf<TaskListReply>().toExtend<Sdk.TaskList>();
     expectTypeOf<DeliveryListReply>().toExtend<Sdk.DeliveryList>();
     expectTypeOf<WebhookSecretReply>().toExtend<Sdk.WebhookSecret>();
+    expectTypeOf<ChatCompletionReply>().toExtend<Sdk.ChatCompletion>();
+    expectTypeOf<ChatChunk>().toExtend<Sdk.ChatChunk>();
   });
 
   it('assets and the account: the same shapes both ways', () => {
