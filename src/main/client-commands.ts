@@ -1,4 +1,4 @@
-import { Mediagate, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
+import { Mediagate, TimeoutError, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
 import { asksForHelp, hasCredentials, parse, UsageError } from './cli-args.js';
 import { download, EXIT, progressFor, reportError, resultUrlOf } from './client-output.js';
 import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
@@ -75,12 +75,18 @@ async function follow(
   };
   process.once('SIGINT', interrupted);
   let task: AnyTask;
+  const started = Date.now();
   try {
     task = await client.tasks.waitFor(id, {
       pollIntervalMs: POLL_MS,
       onProgress: (t) => progress.update(t),
       ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
     });
+  } catch (err) {
+    // as for Ctrl-C: the task goes on at the gateway, and the way back to it is named
+    if (err instanceof TimeoutError && o.timeoutMs !== undefined && Date.now() - started >= o.timeoutMs)
+      throw new TimeoutError(`--timeout ${o.timeoutMs / 1000} passed; the task goes on: mediagate tasks watch ${id}`);
+    throw err;
   } finally {
     process.removeListener('SIGINT', interrupted);
     progress.end();

@@ -116,6 +116,7 @@ describe('exit codes', () => {
     const queued = await client.motion.create({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }], duration: 4 });
     const timedOut = await cli(['tasks', 'watch', queued.id, '--timeout', '1'], env(idle));
     expect(timedOut.status, timedOut.stderr).toBe(6);
+    expect(timedOut.stderr).toBe(`mediagate: --timeout 1 passed; the task goes on: mediagate tasks watch ${queued.id}\n`);
     const cancelled = await cli(['tasks', 'cancel', queued.id], env(idle));
     expect(cancelled.stdout.trim()).toBe(`cancelled ${queued.id}`);
     const r = await cli(['tasks', 'watch', queued.id], env(idle));
