@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { ConfigError } from '../config-error.js';
 import { loadSettingsConfig } from '../settings-config.js';
 import { createStore } from '../store/create-store.js';
-import { parse, UsageError } from './cli-args.js';
+import { asksForHelp, parse, UsageError } from './cli-args.js';
 import type { Store } from '../store/types.js';
 
 /**
@@ -21,6 +21,8 @@ async function usage(): Promise<string> {
 
   serve [--role api|worker|all] start the gateway (same as npm start); api: answer callers only,
                                 worker: run tasks only (HTTP: /healthz and /readyz), all (default): both
+  build                         only compile (the launcher builds when dist/ is older than src/)
+  help, --help, -h              this text (also after any command: mediagate keys --help)
 ${KEYS_USAGE}
 ${ACCOUNTS_USAGE}
 ${CREDITS_USAGE}
@@ -73,7 +75,13 @@ async function backup(args: string[]): Promise<number> {
       console.error('backup copies the embedded SQLite database; this gateway uses PostgreSQL (MEDIAGATE_DATABASE_URL): back it up with pg_dump');
       return 1;
     }
-    await store.backup(file);
+    try {
+      await store.backup(file);
+    } catch (err) {
+      // a folder that does not exist or cannot be written: the operator's to fix, not a stack trace (G458)
+      console.error(`mediagate: backup could not write ${file}: ${(err as Error).message}`);
+      return 1;
+    }
     const { s3 } = loadSettingsConfig();
     const files = s3
       ? `signing-secret of the data directory; results, assets and inputs are in s3://${s3.bucket}/${s3.prefix}`
@@ -85,8 +93,18 @@ async function backup(args: string[]): Promise<number> {
   }
 }
 
+/** An error of the system (a port taken, a folder not writable): its message says it all (G458). */
+function systemError(err: unknown): err is NodeJS.ErrnoException {
+  const e = err as NodeJS.ErrnoException | undefined;
+  return typeof e?.code === 'string' && typeof e.syscall === 'string';
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
+  if (command === 'help' || asksForHelp(argv)) {
+    process.stdout.write(`${await usage()}\n`);
+    return;
+  }
   try {
     if (command === 'serve' || command === undefined) return await serve(args);
     if (command === 'keys') {
@@ -115,7 +133,7 @@ async function main(argv: string[]): Promise<void> {
     }
     if (command === 'build') return; // the launcher already built
     console.error(await usage());
-    process.exitCode = command === '--help' || command === 'help' ? 0 : 2;
+    process.exitCode = 2;
   } catch (err) {
     if (err instanceof UsageError) {
       console.error(err.message);
@@ -124,6 +142,11 @@ async function main(argv: string[]): Promise<void> {
     }
     if (err instanceof ConfigError) {
       console.error(`mediagate: invalid setting ${err.message}`);
+      process.exit(1);
+    }
+    if (systemError(err)) {
+      const hint = err.code === 'EADDRINUSE' ? ' (another process listens there: stop it, or set PORT to a free port)' : '';
+      console.error(`mediagate: ${err.message}${hint}`);
       process.exit(1);
     }
     throw err;

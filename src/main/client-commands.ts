@@ -1,5 +1,5 @@
-import { Mediagate, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
-import { parse, UsageError } from './cli-args.js';
+import { Mediagate, TimeoutError, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
+import { asksForHelp, hasCredentials, parse, UsageError } from './cli-args.js';
 import { download, EXIT, progressFor, reportError, resultUrlOf } from './client-output.js';
 import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
 
@@ -29,6 +29,13 @@ function connect(values: { url?: string | undefined; 'api-key'?: string | undefi
   const apiKey = values['api-key'] ?? process.env.MEDIAGATE_API_KEY;
   if (!baseUrl) throw new UsageError("set MEDIAGATE_URL (or --url) to the gateway's address, e.g. http://127.0.0.1:8790");
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new UsageError(`the gateway address must be an http(s) URL, got "${baseUrl}"`);
+  for (const [name, url] of [
+    ['MEDIAGATE_URL (or --url)', baseUrl],
+    ['MEDIAGATE_POWER_URL', process.env.MEDIAGATE_POWER_URL],
+    ['MEDIAGATE_API_URL', process.env.MEDIAGATE_API_URL],
+  ] as const)
+    if (url && hasCredentials(url))
+      throw new UsageError(`${name} holds a user name or password, which no request may carry; set the gateway's URL without them`);
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
   // never echoed: fetch's own error would print the whole header, the key in it
   if (!/^[\x21-\x7e]+$/.test(apiKey.trim()))
@@ -68,12 +75,18 @@ async function follow(
   };
   process.once('SIGINT', interrupted);
   let task: AnyTask;
+  const started = Date.now();
   try {
     task = await client.tasks.waitFor(id, {
       pollIntervalMs: POLL_MS,
       onProgress: (t) => progress.update(t),
       ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
     });
+  } catch (err) {
+    // as for Ctrl-C: the task goes on at the gateway, and the way back to it is named
+    if (err instanceof TimeoutError && o.timeoutMs !== undefined && Date.now() - started >= o.timeoutMs)
+      throw new TimeoutError(`--timeout ${o.timeoutMs / 1000} passed; the task goes on: mediagate tasks watch ${id}`);
+    throw err;
   } finally {
     process.removeListener('SIGINT', interrupted);
     progress.end();
@@ -239,6 +252,10 @@ async function tasksCommand(args: string[]): Promise<number> {
 
 /** `mediagate generate ...` and `mediagate tasks ...`: answers the exit code (G238). */
 export async function clientCommand(command: 'generate' | 'tasks', args: string[]): Promise<number> {
+  if (asksForHelp(args)) {
+    process.stdout.write(`Usage: mediagate generate|tasks ...\n${CLIENT_USAGE}\n`);
+    return EXIT.ok;
+  }
   const json = args.includes('--json');
   try {
     if (command === 'tasks') return await tasksCommand(args);

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { ConnectionError, MediagateError, TaskCancelledError, TaskFailedError, TimeoutError, type AnyTask } from '../../packages/client/dist/index.js';
+import {
+  ConnectionError,
+  MediagateError,
+  StreamError,
+  TaskCancelledError,
+  TaskFailedError,
+  TimeoutError,
+  type AnyTask,
+  type StandardErrorBody,
+} from '../../packages/client/dist/index.js';
 import { UsageError } from './cli-args.js';
 
 /** Exit codes of the client commands (G238, G315). */
@@ -93,6 +102,16 @@ export async function download(url: string, taskId: string, out: string | undefi
   return file;
 }
 
+/**
+ * A chat stream that broke after it opened (status 200) on the gateway's or the upstream's side
+ * (error type `upstream_error` or `server_error`): exit 5 like a 5xx, not 4 (G456).
+ */
+function gatewaySideStreamError(err: MediagateError): boolean {
+  if (!(err instanceof StreamError)) return false;
+  const type = (err.body as StandardErrorBody).error.type;
+  return type === 'upstream_error' || type === 'server_error';
+}
+
 /** Reports an error of a client command on stderr (the task body on stdout with --json) and answers its exit code. */
 export function reportError(err: unknown, json: boolean): number {
   const say = (line: string): void => {
@@ -114,7 +133,7 @@ export function reportError(err: unknown, json: boolean): number {
       say(refusal.hint);
       return refusal.exit;
     }
-    return err.status >= 500 ? EXIT.server : EXIT.api;
+    return err.status >= 500 || gatewaySideStreamError(err) ? EXIT.server : EXIT.api;
   }
   if (err instanceof TimeoutError) {
     say(err.message);

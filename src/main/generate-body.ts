@@ -51,6 +51,11 @@ const ACCEPTED: Record<FamilyId, readonly Flag[]> = {
   videos: ['ratio', 'aspect-ratio', 'resolution', 'duration', 'image', 'first-image', 'last-image'],
   'model-center': ['aspect-ratio', 'resolution', 'duration', 'image', 'first-image', 'last-image', 'audio', 'no-audio'],
 };
+/** Model Center's image models (imagegen) take `size` (`WxH` or `W:H`), `aspect_ratio`, `resolution` and reference images. */
+const MODEL_CENTER_IMAGE: readonly Flag[] = ['size', 'aspect-ratio', 'resolution', 'image'];
+
+const acceptedBy = (family: FamilyId, model: string): readonly Flag[] =>
+  family === 'model-center' && findModelCenterModel(model)?.kind === 'image' ? MODEL_CENTER_IMAGE : ACCEPTED[family];
 
 function integer(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -66,9 +71,10 @@ const defined = <T extends Record<string, unknown>>(o: T): Partial<T> => Object.
  * images go into `content` with their roles). The gateway checks the values.
  */
 export function bodyFor(family: FamilyId, model: string, prompt: string, v: FieldValues): Record<string, unknown> {
+  const accepted = acceptedBy(family, model);
   for (const flag of Object.keys(v) as Flag[]) {
-    if (v[flag] !== undefined && !ACCEPTED[family].includes(flag)) {
-      throw new UsageError(`--${flag} is not a field of the ${family} family (${model}); it takes ${ACCEPTED[family].map((f) => `--${f}`).join(', ')}`);
+    if (v[flag] !== undefined && !accepted.includes(flag)) {
+      throw new UsageError(`--${flag} is not a field of the ${family} family (${model}); it takes ${accepted.map((f) => `--${f}`).join(', ')}`);
     }
   }
   if (v.audio && v['no-audio']) throw new UsageError('--audio and --no-audio exclude each other');
@@ -115,6 +121,7 @@ export function bodyFor(family: FamilyId, model: string, prompt: string, v: Fiel
       return defined({
         model,
         prompt,
+        size: v.size,
         duration,
         aspect_ratio: v['aspect-ratio'],
         resolution: v.resolution,

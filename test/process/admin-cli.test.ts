@@ -88,13 +88,14 @@ describe('remotely, through the admin API (--url)', () => {
 
   it("refusals exit 1 with the gateway's message (flags named as flags); usage errors exit 2 before anything is sent; no gateway exits 5", async () => {
     // each a command of its own that changes nothing: run side by side (G281)
-    const [over, badModel, asCaller, noKey, reconcile, down] = await Promise.all([
+    const [over, badModel, asCaller, noKey, reconcile, down, withPassword] = await Promise.all([
       remote(['credits', 'grant', 'acct_none', '5', '--note', 'x']),
       remote(['keys', 'create', '--name', 'x', '--models', 'pic,dall-e']),
       remote(['keys', 'list'], g.key),
       runCliAsync(['keys', 'list', '--url', g.origin], { MEDIAGATE_ADMIN_KEY: '' }),
       remote(['credits', 'reconcile']),
       runCliAsync(['accounts', 'list', '--url', 'http://127.0.0.1:9'], { MEDIAGATE_ADMIN_KEY: ADMIN_KEY }),
+      runCliAsync(['keys', 'list', '--url', g.origin.replace('://', '://ops:hunter2@')], { MEDIAGATE_ADMIN_KEY: ADMIN_KEY }),
     ]);
     expect([over.status, over.stderr]).toEqual([1, expect.stringMatching(/No account with id acct_none/)]);
     expect([badModel.status, badModel.stderr]).toEqual([1, expect.stringMatching(/^--models must be a model of this gateway .*"dall-e"/m)]);
@@ -103,6 +104,9 @@ describe('remotely, through the admin API (--url)', () => {
     expect(reconcile.status).toBe(2);
     expect(down.status).toBe(5);
     expect(down.stderr).not.toContain(ADMIN_KEY);
+    // a URL with a password: a usage error that never prints it (fetch's own error quoted it twice, exit 5) (G459)
+    expect([withPassword.status, withPassword.stderr]).toEqual([2, expect.stringMatching(/^--url holds a user name or password/)]);
+    expect(withPassword.stderr).not.toContain('hunter2');
   }, 240_000);
 });
 

@@ -104,6 +104,11 @@ describe('exit codes', () => {
     expect(twoLines.status).toBe(2);
     expect(twoLines.stderr).toContain('MEDIAGATE_API_KEY');
     expect(twoLines.stderr + twoLines.stdout).not.toMatch(/firstsecret|secondsecret/);
+    // a gateway URL with a password: fetch refuses it quoting the URL (exit 5); a usage error that never prints it (G459)
+    const withPassword = await cli(['tasks', 'list'], { MEDIAGATE_URL: g.origin.replace('://', '://ops:hunter2@'), MEDIAGATE_API_KEY: g.key });
+    expect(withPassword.status).toBe(2);
+    expect(withPassword.stderr).toMatch(/^MEDIAGATE_URL \(or --url\) holds a user name or password/);
+    expect(withPassword.stderr + withPassword.stdout).not.toContain('hunter2');
   });
 
   it('3: the task was cancelled; 6: --timeout passed', async () => {
@@ -111,6 +116,7 @@ describe('exit codes', () => {
     const queued = await client.motion.create({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: 'x' }], duration: 4 });
     const timedOut = await cli(['tasks', 'watch', queued.id, '--timeout', '1'], env(idle));
     expect(timedOut.status, timedOut.stderr).toBe(6);
+    expect(timedOut.stderr).toBe(`mediagate: --timeout 1 passed; the task goes on: mediagate tasks watch ${queued.id}\n`);
     const cancelled = await cli(['tasks', 'cancel', queued.id], env(idle));
     expect(cancelled.stdout.trim()).toBe(`cancelled ${queued.id}`);
     const r = await cli(['tasks', 'watch', queued.id], env(idle));
@@ -129,6 +135,17 @@ describe('exit codes', () => {
     const port = await freePort();
     const r = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: `http://127.0.0.1:${port}`, MEDIAGATE_API_KEY: 'k' });
     expect(r.status).toBe(5);
+  });
+
+  it('5: a chat stream the upstream broke after it opened (an error event in a 200 stream), as a 5xx would be (G456)', async () => {
+    const r = await cli(['generate', 'chat', '--model', 'chat-2.5-flash', '--prompt', 'go [fail-midway]']);
+    expect(r.status, r.stderr).toBe(5);
+    expect(r.stdout.length).toBeGreaterThan(0); // the text before the break
+    expect(r.stderr).toMatch(/^mediagate: the chat stream ended with an error: upstream_error: .*\[fail-midway\]/);
+    // an envelope error names its catalog code (x-error-code), as the standard body's do (G238)
+    const refused = await cli(['generate', 'chat', '--model', 'chat-2.5-flash', '--prompt', 'x [fail]']);
+    expect(refused.status).toBe(5);
+    expect(refused.stderr).toMatch(/^mediagate: 502 upstream_error: /);
   });
 });
 

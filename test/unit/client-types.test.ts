@@ -3,17 +3,33 @@ import type * as Sdk from '../../packages/client/src/index.js';
 import type { AccountCreateBody, AdminAccount, AdminGrant, AdminLedgerEntry, GrantBody } from '../../src/contract/admin-accounts.js';
 import type { AdminAuditEntry, AdminSettings } from '../../src/contract/admin-audit.js';
 import type { AdminChannel, AdminChannelProbe } from '../../src/contract/admin-channels.js';
-import type { AdminTask, AdminTaskAttempt, AdminTaskEvent } from '../../src/contract/admin-tasks.js';
+import type { AdminTask, AdminTaskAttempt, AdminTaskDetail, AdminTaskEvent } from '../../src/contract/admin-tasks.js';
 import type { AdminTaskActivity } from '../../src/contract/admin-task-activity.js';
 import type { AdminUsage } from '../../src/contract/admin-usage.js';
 import type { AdminKey, AdminKeyCreated, AdminKeyRotated, KeyCreateBody, KeyPatchBody, KeyRotateBody } from '../../src/contract/admin-keys.js';
-import type { ChatCompletionBody } from '../../src/contract/chat.js';
+import type { ChatCompletionBody, ChatCompletionReply } from '../../src/contract/chat.js';
+import type { ChatChunk } from '../../src/chat/chunks.js';
 import type { ClipCreateBody } from '../../src/contract/clip.js';
 import type { ModelCenterCreateBody } from '../../src/contract/model-center.js';
 import type { MotionCreateBody } from '../../src/contract/motion.js';
 import type { PicCreateBody } from '../../src/contract/pic.js';
 import type { ReelCreateBody } from '../../src/contract/reel.js';
 import type { VideosCreateBody } from '../../src/contract/videos.js';
+import type { AccountReply, AssetDeletedReply, AssetReply } from '../../src/contract/gateway-replies.js';
+import type { DeliveryListReply, TaskListReply, WebhookSecretReply } from '../../src/contract/task-extras.js';
+import type {
+  ClipCreateReply,
+  ClipQueryReply,
+  ModelCenterReply,
+  MotionCreateReply,
+  MotionQueryReply,
+  PicCreateReply,
+  PicQueryReply,
+  ReelCreateReply,
+  ReelQueryReply,
+  TaskQueryReply,
+  VideosCreateReply,
+} from '../../src/contract/task-replies.js';
 
 // The SDK's hand-written request types (packages/client/src/types.ts) kept honest against the
 // server's TypeBox schemas (G231): every request the SDK can type is one the server's
@@ -78,5 +94,38 @@ describe('AdminClient types against the admin API schemas', () => {
     expectTypeOf<AdminUsage>().toExtend<Sdk.AdminUsage>();
     expectTypeOf<Sdk.AdminUsage>().toExtend<AdminUsage>();
     expectTypeOf<AdminTaskActivity>().toEqualTypeOf<Sdk.AdminTaskActivity>();
+    // the detail's `view` is any family's query reply, which the SDK types more loosely (AnyTask)
+    expectTypeOf<AdminTaskDetail>().toExtend<Sdk.AdminTaskDetail>();
+    expectTypeOf<Omit<Sdk.AdminTaskDetail, 'view'>>().toExtend<Omit<AdminTaskDetail, 'view'>>();
+  });
+});
+
+// The caller's replies: whatever the server's reply schemas let a reply be (every field, every
+// null) is a value of the SDK's type for it, so code written against the SDK's types meets no
+// field it was told could not be there.
+describe("the SDK's reply types against the server's reply schemas", () => {
+  it('each reply the gateway can send is assignable to the type the SDK answers it as', () => {
+    expectTypeOf<PicCreateReply>().toExtend<Sdk.PicTask>();
+    expectTypeOf<PicQueryReply>().toExtend<Sdk.PicTask>();
+    expectTypeOf<ClipCreateReply>().toExtend<Sdk.VideoTask>();
+    expectTypeOf<ClipQueryReply>().toExtend<Sdk.VideoTask>();
+    expectTypeOf<ReelCreateReply>().toExtend<Sdk.VideoTask>();
+    expectTypeOf<ReelQueryReply>().toExtend<Sdk.VideoTask>();
+    expectTypeOf<MotionCreateReply>().toExtend<Sdk.VideoTask>();
+    expectTypeOf<MotionQueryReply>().toExtend<Sdk.VideoTask>();
+    expectTypeOf<VideosCreateReply>().toExtend<Sdk.VideosCreateReply>();
+    expectTypeOf<ModelCenterReply>().toExtend<Sdk.ModelCenterTask>();
+    expectTypeOf<TaskQueryReply>().toExtend<Sdk.AnyTask>();
+    expectTypeOf<TaskListReply>().toExtend<Sdk.TaskList>();
+    expectTypeOf<DeliveryListReply>().toExtend<Sdk.DeliveryList>();
+    expectTypeOf<WebhookSecretReply>().toExtend<Sdk.WebhookSecret>();
+    expectTypeOf<ChatCompletionReply>().toExtend<Sdk.ChatCompletion>();
+    expectTypeOf<ChatChunk>().toExtend<Sdk.ChatChunk>();
+  });
+
+  it('assets and the account: the same shapes both ways', () => {
+    expectTypeOf<AssetReply>().toEqualTypeOf<Sdk.Asset>();
+    expectTypeOf<AssetDeletedReply>().toEqualTypeOf<Sdk.AssetDeleted>();
+    expectTypeOf<AccountReply>().toEqualTypeOf<Sdk.Account>();
   });
 });

@@ -245,6 +245,8 @@ export interface AdminWebhookDelivery {
 export interface AdminTaskDetail extends AdminTask {
   /** The task as its caller sees it. */
   view: AnyTask;
+  /** Whether `tasks.cancel(id)` would cancel it now: queued, or processing where its provider can stop a generation. */
+  cancellable: boolean;
   /** The request as accepted (validated, normalised, defaults applied). */
   request: Record<string, unknown>;
   upstream: { provider_type: string | null; channel: string; task_id: string | null; generation: number } | null;

@@ -31,7 +31,7 @@ import type {
   TaskActivityParams,
   UsageParams,
 } from './admin-types.js';
-import { call, type CallOptions, type FetchLike, type HttpOptions } from './http.js';
+import { call, type CallOptions, checkGatewayUrl, type FetchLike, type HttpOptions } from './http.js';
 
 export interface AdminClientOptions {
   /** The gateway's public URL, e.g. `https://media.example.com`. */
@@ -205,6 +205,7 @@ export class AdminClient {
     if (!options.apiKey) throw new TypeError('AdminClient: apiKey is required');
     // not echoed: fetch's own error for such a header value would print the whole key
     if (!/^[\x21-\x7e]+$/.test(options.apiKey.trim())) throw new TypeError('AdminClient: apiKey holds spaces, line breaks or other characters no API key has');
+    checkGatewayUrl('AdminClient', 'baseUrl', options.baseUrl);
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.http = {
       apiKey: options.apiKey.trim(),

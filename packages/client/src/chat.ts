@@ -3,9 +3,17 @@ import { call, type HttpOptions, send } from './http.js';
 import { sseData } from './sse.js';
 import type { ChatChunk, ChatCompletion, ChatParams, StandardErrorBody } from './types.js';
 
-/** An error event inside an opened chat stream (`data: {"error": {...}}`), e.g. the key was revoked mid-stream. */
+/**
+ * An error event inside an opened chat stream (`data: {"error": {...}}`), e.g. the key was revoked
+ * mid-stream: `status` is the stream's (200), `code` and `body.error.type` say what went wrong.
+ */
 export class StreamError extends MediagateError {
   override name = 'StreamError';
+
+  constructor(status: number, body: StandardErrorBody, requestId: string | null) {
+    super(status, body, requestId, null);
+    this.message = `the chat stream ended with an error: ${body.error.code}: ${body.error.message}`;
+  }
 }
 
 export interface ChatRequestOptions {
@@ -47,7 +55,7 @@ export class ChatResource {
       for await (const data of sseData(response.body)) {
         if (data === '[DONE]') return;
         const event = JSON.parse(data) as ChatChunk | StandardErrorBody;
-        if ('error' in event) throw new StreamError(response.status, event, requestId, null);
+        if ('error' in event) throw new StreamError(response.status, event, requestId);
         yield event;
       }
     } catch (err) {

@@ -23,17 +23,20 @@ export class MediagateError extends Error {
     /** The `x-error-code` header, when the answer carried one. */
     headerCode: string | null = null,
   ) {
-    super(messageOf(status, body));
     const std = typeof body === 'object' && 'error' in body ? body.error : undefined;
-    this.code = std?.code ?? headerCode ?? undefined;
+    const code = std?.code ?? headerCode ?? undefined;
+    super(messageOf(status, body, code));
+    this.code = code;
     this.param = std?.param ?? null;
   }
 }
 
-function messageOf(status: number, body: ErrorBody | string): string {
-  if (typeof body === 'string') return `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ''}`;
-  if ('error' in body) return `${status} ${body.error.code}: ${body.error.message}`;
-  return `${status}: ${body.msg}`;
+/** `<status> <code>: <message>`, the code from the body or the `x-error-code` header (an envelope's `code` is only the status). */
+function messageOf(status: number, body: ErrorBody | string, code: string | undefined): string {
+  const head = code === undefined ? `${status}` : `${status} ${code}`;
+  if (typeof body === 'string') return `HTTP ${head}${body ? `: ${body.slice(0, 200)}` : ''}`;
+  if ('error' in body) return `${head}: ${body.error.message}`;
+  return `${head}: ${body.msg}`;
 }
 
 export class BadRequestError extends MediagateError {

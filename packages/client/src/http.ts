@@ -13,10 +13,27 @@ export interface HttpOptions {
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   body?: unknown;
+  /** A multipart body (an upload), sent as is: fetch sets its content type and boundary. */
+  form?: FormData;
   signal?: AbortSignal;
   /** Added to the timeout (long-poll waits). */
   extraTimeoutMs?: number;
   headers?: Record<string, string>;
+}
+
+/**
+ * Refuses a gateway URL holding a user name or password, without echoing it: fetch would refuse
+ * every request with an error quoting the whole URL, password included (G459). The key goes in `apiKey`.
+ */
+export function checkGatewayUrl(owner: string, option: string, value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return; // relative (a page of the gateway's own origin): fetch resolves it
+  }
+  if (url.username !== '' || url.password !== '')
+    throw new TypeError(`${owner}: ${option} holds a user name or password, which no request may carry; give the gateway's URL without them`);
 }
 
 /** `Retry-After` as seconds (whole seconds or an HTTP date), or null. */
@@ -77,6 +94,7 @@ export async function send(http: HttpOptions, url: string, options: CallOptions 
       headers,
       signal: guard.signal,
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+      ...(options.form !== undefined && { body: options.form }),
     });
   } catch (err) {
     guard.done();

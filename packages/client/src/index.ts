@@ -1,5 +1,6 @@
+import { AccountResource, AssetsResource } from './assets.js';
 import { ChatResource } from './chat.js';
-import type { FetchLike, HttpOptions } from './http.js';
+import { checkGatewayUrl, type FetchLike, type HttpOptions } from './http.js';
 import { familyResources, TasksResource, type Urls, WebhooksResource } from './resources.js';
 
 export interface MediagateOptions {
@@ -29,12 +30,18 @@ export class Mediagate {
   readonly tasks: TasksResource;
   readonly chat: ChatResource;
   readonly webhooks: WebhooksResource;
+  readonly assets: AssetsResource;
+  readonly account: AccountResource;
 
   constructor(options: MediagateOptions) {
     if (!options.baseUrl) throw new TypeError('Mediagate: baseUrl is required');
     if (!options.apiKey) throw new TypeError('Mediagate: apiKey is required');
     // not echoed: fetch's own error for such a header value would print the whole key
     if (!/^[\x21-\x7e]+$/.test(options.apiKey.trim())) throw new TypeError('Mediagate: apiKey holds spaces, line breaks or other characters no API key has');
+    for (const option of ['baseUrl', 'powerBaseUrl', 'apiBaseUrl'] as const) {
+      const value = options[option];
+      if (value !== undefined) checkGatewayUrl('Mediagate', option, value);
+    }
     const urls: Urls = {
       base: trim(options.baseUrl),
       power: trim(options.powerBaseUrl ?? options.baseUrl),
@@ -52,11 +59,14 @@ export class Mediagate {
     this.tasks = new TasksResource(http, () => urls);
     this.webhooks = new WebhooksResource(http, () => urls);
     this.chat = new ChatResource(http, () => `${urls.base}/v1/chat/completions`);
+    this.assets = new AssetsResource(http, () => `${urls.base}/v2/model-center/assets`);
+    this.account = new AccountResource(http, () => `${urls.base}/v1/account`);
   }
 }
 
 export * from './errors.js';
 export { StreamError } from './chat.js';
+export { AccountResource, AssetsResource } from './assets.js';
 export { sseData } from './sse.js';
 export { POLL_INTERVAL_MS, type RequestOptions } from './resources.js';
 export type { WaitOptions } from './wait.js';

@@ -48,7 +48,8 @@ function requestOptions(options: RequestOptions) {
 /** `GET {base_url}/v1/tasks` with `params`: one page of the caller's tasks, newest first. */
 function listTasks<T extends AnyTask>(http: HttpOptions, base: string, params: TaskListParams, signal: AbortSignal | undefined): Promise<TaskList<T>> {
   const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, String(value));
+  // lists are comma-separated (`status=queued,processing`)
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) query.set(name, Array.isArray(value) ? value.join(',') : String(value));
   const qs = query.toString();
   return call<TaskList<T>>(http, `${base}/v1/tasks${qs ? `?${qs}` : ''}`, signal ? { signal } : {});
 }

@@ -151,11 +151,13 @@ export interface VideosCreateReply {
 }
 
 export interface TaskListParams {
-  status?: TaskStatus;
-  family?: Family;
+  /** One status, or several (any of them). */
+  status?: TaskStatus | TaskStatus[];
+  /** One family, or several (any of them). */
+  family?: Family | Family[];
   model?: string;
-  /** Unix seconds. */
-  created_after?: number;
+  /** Tasks created strictly after: Unix seconds, or an ISO-8601 date-time with a time zone. */
+  created_after?: number | string;
   limit?: number;
   cursor?: string;
 }
@@ -181,6 +183,43 @@ export interface DeliveryList {
     attempts: Array<{ at: number; status_code: number | null; error: string | null; duration_ms: number }>;
     next_attempt_at: number | null;
   }>;
+}
+
+/** `POST /v2/model-center/assets` and `GET .../assets/{id}`: an uploaded medium as review found it; use it as `assetId://{id}`. */
+export interface Asset {
+  id: string;
+  object: 'asset';
+  /** Only an approved asset is usable; a rejected one says why in `reason`, and nothing of it is kept. */
+  status: 'approved' | 'rejected';
+  reason: string | null;
+  kind: 'image' | 'video' | 'audio' | null;
+  format: string | null;
+  width: number | null;
+  height: number | null;
+  /** Seconds (video, audio). */
+  duration: number | null;
+  bytes: number;
+  /** Unix seconds. */
+  created: number;
+  /** When the asset is removed, Unix seconds. */
+  expires_at: number;
+}
+/** `DELETE /v2/model-center/assets/{id}`. */
+export interface AssetDeleted {
+  id: string;
+  object: 'asset';
+  deleted: true;
+}
+
+/** `GET /v1/account`: the calling key's account; amounts in credits. */
+export interface Account {
+  account: { id: string; name: string };
+  balance: number;
+  held: number;
+  spent: number;
+  /** Per model over the period: tasks and chat requests settled, and what they were charged. */
+  usage: Array<{ model: string; settled: number; spent: number }>;
+  period: { since: number; days: number };
 }
 
 export type ChatModel = 'chat-3-flash-preview' | 'chat-2.5-flash-lite' | 'chat-2.5-flash' | 'chat-3.1-pro-preview' | 'chat-3-pro-preview' | 'chat-2.5-pro';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AdminClient,
   InsufficientCreditsError,
   Mediagate,
   PayloadTooLargeError,
@@ -126,14 +127,22 @@ describe("tasks.list and each family's list (GET /v1/tasks)", () => {
       expect(page.data.map((t) => t.id)).toEqual([newest[0], newest[1]]);
       expect(typeof page.next_cursor).toBe('string');
       const all: AnyTask[] = [];
-      for await (const t of client.tasks.iterate({ family: 'pic', limit: 2 })) all.push(t);
+      let later = '';
+      for await (const t of client.tasks.iterate({ family: 'pic', limit: 2 })) {
+        all.push(t);
+        // tasks created while the pages are read come before the cursor: none repeated, none missed
+        if (all.length === 1) later = (await client.pic.create({ model: 'pic', prompt: 'made while paging' })).id;
+      }
       expect(all.map((t) => t.id)).toEqual(newest);
+      // lists of statuses and families are sent comma-separated; a time may be an ISO date-time
+      const both = await client.tasks.list({ status: ['queued', 'processing'], family: ['pic', 'clip'], created_after: '2000-01-01T00:00:00Z', limit: 100 });
+      expect(both.data.length).toBe(6);
       const other = new Mediagate({ baseUrl: h.origin, apiKey: h.otherKey });
       expect((await other.tasks.list()).data).toEqual([]);
       // each family lists its own tasks only
       const clip = await client.clip.create({ model: 'clip_3_1_fast', prompt: 'a boat' });
       expect((await client.clip.list()).data.map((t) => t.id)).toEqual([clip.id]);
-      expect((await client.pic.list({ limit: 1 })).data.map((t) => t.id)).toEqual([newest[0]]);
+      expect((await client.pic.list({ limit: 1 })).data.map((t) => t.id)).toEqual([later]);
       expect((await client.motion.list()).data).toEqual([]);
     } finally {
       await h.close();
@@ -199,5 +208,32 @@ describe('the API key', () => {
       expect(message).not.toContain('secret');
     }
     expect(() => new Mediagate({ baseUrl: g.origin, apiKey: `${g.key}\n` })).not.toThrow(); // a trailing line break is no part of it
+  });
+});
+
+describe('the gateway URL', () => {
+  it('one holding a user name or password is refused at construction, never echoed (fetch would refuse every request quoting it) (G459)', () => {
+    const withPassword = 'http://ops:hunter2@127.0.0.1:8790';
+    const messageOf = (make: () => unknown): string => {
+      try {
+        make();
+      } catch (err) {
+        return err instanceof TypeError ? err.message : `not a TypeError: ${String(err)}`;
+      }
+      return 'accepted';
+    };
+    const cases: Array<[string, () => unknown]> = [
+      ['Mediagate: baseUrl', () => new Mediagate({ baseUrl: withPassword, apiKey: g.key })],
+      ['Mediagate: powerBaseUrl', () => new Mediagate({ baseUrl: g.origin, powerBaseUrl: withPassword, apiKey: g.key })],
+      ['Mediagate: apiBaseUrl', () => new Mediagate({ baseUrl: g.origin, apiBaseUrl: 'http://ops@127.0.0.1:8790', apiKey: g.key })],
+      ['AdminClient: baseUrl', () => new AdminClient({ baseUrl: withPassword, apiKey: g.key })],
+    ];
+    for (const [option, make] of cases) {
+      const message = messageOf(make);
+      expect(message).toMatch(new RegExp(`^${option} holds a user name or password`));
+      expect(message).not.toMatch(/hunter2|ops/);
+    }
+    // a relative URL (a page served by the gateway itself) is fetch's to resolve
+    expect(messageOf(() => new Mediagate({ baseUrl: '/gateway', apiKey: g.key }))).toBe('accepted');
   });
 });

@@ -166,7 +166,9 @@ describe('chat', () => {
         text += chunk.choices[0]?.delta.content ?? '';
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamError);
-    expect((err as StreamError).body).toMatchObject({ error: { code: expect.any(String) } });
+    expect((err as StreamError).body).toMatchObject({ error: { code: 'upstream_error', type: 'upstream_error' } });
+    // the stream's status is 200: the message says the stream broke and why, not "200 upstream_error"
+    expect((err as StreamError).message).toMatch(/^the chat stream ended with an error: upstream_error: .*\[fail-midway\]/);
     expect(text.length).toBeGreaterThan(0);
   });
 
@@ -174,7 +176,8 @@ describe('chat', () => {
     const err = await client.chat.create({ ...params, messages: [...params.messages], temperature: 5 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as MediagateError).body).toMatchObject({ code: '400', success: false, data: null });
-    expect((err as MediagateError).message).toContain('temperature');
+    // the envelope's code is only the status: the catalog code in the message comes from x-error-code (G238's format)
+    expect((err as MediagateError).message).toMatch(/^400 invalid_request: .*temperature/);
   });
 });
 
@@ -193,6 +196,7 @@ describe('typed errors', () => {
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as MediagateError).body).toMatchObject({ code: '400', data: null });
     expect((err as MediagateError).code).toBe('invalid_request');
+    expect((err as MediagateError).message).toMatch(/^400 invalid_request: duration/);
   });
 
   it("404 for an unknown task and another key's task; 401 for a bad key", async () => {
