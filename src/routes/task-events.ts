@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SseWriter } from '../chat/sse.js';
-import { responses } from '../contract/responses.js';
+import { NoBody, responses } from '../contract/responses.js';
 import { TaskEventStream } from '../contract/task-extras.js';
 import { AppError } from '../errors.js';
 import { renderErrorBody } from '../contract/error-bodies.js';
@@ -11,6 +11,13 @@ import type { TaskRecord, TaskService } from '../tasks/service.js';
 import { isFinished } from '../tasks/states.js';
 import type { TaskStreams } from '../tasks/task-stream.js';
 import { TaskIdParams } from './results.js';
+
+/**
+ * The id of the block written after the final state's event (an id without data: no event is
+ * dispatched, EventSource only keeps it); a reconnect that sends it back as `Last-Event-ID` to a
+ * finished task is answered 204, which stops EventSource reconnecting (G460).
+ */
+export const FINAL_EVENT_ID = 'final';
 
 /**
  * `GET /v1/tasks/{id}/events` (G219-G220): server-sent events, each `id: <n>` and `data: <the
@@ -28,13 +35,20 @@ export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService
         summary: "A task's status stream (server-sent events) up to its terminal state",
         params: TaskIdParams,
         response: responses(
-          { 200: { description: "The stream of the task's states", content: { 'text/event-stream': { schema: TaskEventStream } } } },
+          {
+            200: { description: "The stream of the task's states", content: { 'text/event-stream': { schema: TaskEventStream } } },
+            204: NoBody('The task is finished and `Last-Event-ID: final` says the client had its final state: nothing more (stops EventSource reconnecting)'),
+          },
           [401, 404, 414, 429, 500, 503],
         ),
       },
     },
     async (request, reply) => {
       const first = await tasks.getOwnedTask(request.apiKey, request.params.id);
+      if (isFinished(first.status) && request.headers['last-event-id'] === FINAL_EVENT_ID) {
+        // an EventSource reconnecting after the final state: a 204 stops it (G460)
+        return reply.code(204).send();
+      }
       const gone = live.track(reply, request.apiKeyHash, 'drain'); // a shutdown ends the stream at once (G343)
       let writer: SseWriter | undefined;
       let seq = 0;
@@ -61,7 +75,10 @@ export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService
         if (state === sent) return;
         sent = state;
         writer.sendEvent(JSON.stringify(queryReply(task, links)), ++seq);
-        if (isFinished(task.status)) finish();
+        if (isFinished(task.status)) {
+          writer.sendId(FINAL_EVENT_ID); // what a reconnect sends as Last-Event-ID, to be told there is nothing more (G460)
+          finish();
+        }
       };
       const onAbort = (): void => {
         const reason: unknown = gone.signal.reason;

@@ -77,6 +77,37 @@ describe('GET /v1/tasks/{id}/events', () => {
     expect(events).toEqual([{ id: '1', data: await queryBody(id) }]);
   });
 
+  it('after the final event an id-only block `final`; a reconnect sending it back to the finished task is a 204, another Last-Event-ID streams again (G460)', async () => {
+    const id = await createPic();
+    const task = (await claimNextTask(h.store.tasks, ['sandbox'], 'w-final', 60_000))!;
+    await completeTask(h.store.tasks, task, 'w-final', { files: [] }, Date.now() + 3_600_000);
+    const text = await within(
+      openStream(id).then((r) => r.text()),
+      GENEROUS_MS,
+      'the whole stream',
+    );
+    // the final state's event, then the id EventSource keeps (a block without data dispatches nothing)
+    expect(text).toBe(`id: 1\ndata: ${JSON.stringify(await queryBody(id))}\n\nid: final\n\n`);
+
+    const reconnect = (taskId: string, lastEventId: string, key = h.key) =>
+      fetch(`${url}/v1/tasks/${taskId}/events`, { headers: { ...h.auth(key), 'last-event-id': lastEventId } });
+    const stopped = await reconnect(id, 'final');
+    expect(stopped.status).toBe(204);
+    expect(await stopped.text()).toBe('');
+    // a client whose last event was not the final one gets the final state
+    const behind = await reconnect(id, '1');
+    expect(behind.status).toBe(200);
+    expect(await within(new SseReader(behind).rest(), GENEROUS_MS, 'the whole stream')).toEqual([{ id: '1', data: await queryBody(id) }]);
+    // the owner check comes first; a task not finished streams whatever the header says
+    expect((await reconnect(id, 'final', h.otherKey)).status).toBe(404);
+    const running = await createPic();
+    const open = await reconnect(running, 'final');
+    expect(open.status).toBe(200);
+    const r = new SseReader(open);
+    expect((await next(r, 'the current state'))!.data.status).toBe('queued');
+    await r.cancel();
+  });
+
   it("another key's task and an unknown id are 404 in the query endpoint's body", async () => {
     const id = await createPic();
     const theirs = await openStream(id, h.otherKey);
