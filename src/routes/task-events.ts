@@ -9,7 +9,7 @@ import { queryReply } from '../families/query-reply.js';
 import type { LiveRequests } from '../http/live-requests.js';
 import type { TaskRecord, TaskService } from '../tasks/service.js';
 import { isFinished } from '../tasks/states.js';
-import type { TaskStreams } from '../tasks/task-stream.js';
+import type { StreamRefusal, TaskStreams } from '../tasks/task-stream.js';
 import { TaskIdParams } from './results.js';
 
 /**
@@ -91,11 +91,7 @@ export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService
         pump();
       });
       try {
-        if (!sub) {
-          throw new AppError('rate_limited', `This API key already has ${streams.perKeyBound} status streams open, the most allowed; close one first`, {
-            headers: { 'retry-after': '5' },
-          });
-        }
+        if ('refused' in sub) throw new AppError('rate_limited', REFUSALS[sub.refused](streams), { headers: { 'retry-after': '5' } });
         reply.hijack();
         writer = new SseWriter(reply.raw, streams.heartbeatMs, headersOf(reply));
         reply.raw.once('close', finish);
@@ -106,13 +102,20 @@ export function registerTaskEventsRoute(app: FastifyInstance, tasks: TaskService
         return reply;
       } finally {
         gone.signal.removeEventListener('abort', onAbort);
-        sub?.close();
+        if (!('refused' in sub)) sub.close();
         gone.release();
         writer?.end();
       }
     },
   );
 }
+
+/** The 429's message for each bound that refuses a stream (G220): the one that did. */
+const REFUSALS: Record<StreamRefusal['refused'], (streams: TaskStreams) => string> = {
+  key: (streams) => `This API key already has ${streams.perKeyBound} status streams open, the most allowed; close one first`,
+  process: (streams) => `This gateway process has ${streams.processBound} status streams open, the most it serves; retry shortly`,
+  store: () => "The store cannot count this API key's status streams now; retry shortly",
+};
 
 /** Headers already set on the reply (x-request-id), for the hijacked response. */
 function headersOf(reply: FastifyReply): Record<string, string | number | string[]> {
