@@ -64,6 +64,11 @@ export class SseWriter {
     return this.write(`${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}data: ${json}\n\n`);
   }
 
+  /** An `id:` line alone: no event is dispatched, but EventSource sends it back as `Last-Event-ID` when it reconnects. */
+  sendId(id: string): Promise<void> | undefined {
+    return this.write(`id: ${id}\n\n`);
+  }
+
   /** One `data: <json text>` event, written with the next write (send, ping, done). */
   holdJson(json: string): void {
     this.held += `data: ${json}\n\n`;

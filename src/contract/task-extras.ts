@@ -25,7 +25,7 @@ export type TaskListReply = Static<typeof TaskListReply>;
 export const TaskEventStream = Type.String({
   title: 'TaskEventStream',
   description:
-    "Server-sent events: `id: <n>` and `data: <the task in its family's query shape>` at once and at each status or progress change, the last one the terminal state's; `: ping` comments while quiet; an `event: error` with the standard error body when the stream ends early (revoked key, task deleted, shutdown).",
+    "Server-sent events: `id: <n>` and `data: <the task in its family's query shape>` at once and at each status or progress change, the last one the terminal state's, followed by a block `id: final` without data (a reconnect sending it back as `Last-Event-ID` is answered 204); `: ping` comments while quiet; an `event: error` with the standard error body when the stream ends early (revoked key, task deleted, shutdown).",
 });
 
 /** `GET /v1/webhooks/secret`, `POST /v1/webhooks/secret/rotate` (G209). */

@@ -27,6 +27,16 @@ export const deliveryOfRow = (r: DeliveryRow): WebhookDelivery => ({
   createdAt: Number(r.created_at),
 });
 
+/**
+ * The due deliveries (`now`: the placeholder of the time), each with its turn within its key's: 1
+ * for the key's earliest due, 2 for its next, ... Claims take them by turn, then by time, so each
+ * key's earliest goes before any key's second: one key's backlog of slow receivers cannot hold
+ * every attempt slot while other keys' deliveries wait behind it (G461).
+ */
+export const dueInTurnSql = (now: string): string => `SELECT id, next_attempt_at,
+  ROW_NUMBER() OVER (PARTITION BY owner_key_id ORDER BY next_attempt_at, id) AS turn
+  FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`;
+
 /** The webhook-id of a task's terminal event: one event per task, so the task's id names it (G210). */
 export const deliveryIdSql = (taskId: string): string => `'msg_' || ${taskId}`;
 

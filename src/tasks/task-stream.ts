@@ -40,6 +40,14 @@ export interface TaskSubscription {
   close(): void;
 }
 
+/**
+ * Why a stream was not opened: this process has its most streams, the key has its most (here or,
+ * counted by the store, across processes), or the store could not count the key's slots.
+ */
+export interface StreamRefusal {
+  refused: 'process' | 'key' | 'store';
+}
+
 export class TaskStreams {
   private readonly byTask = new Map<string, Set<Subscriber>>();
   private readonly perKey = new Map<string, number>();
@@ -76,6 +84,11 @@ export class TaskStreams {
     return this.count;
   }
 
+  /** How many streams this process serves at most. */
+  get processBound(): number {
+    return this.maxStreams;
+  }
+
   /** How many streams one key may have open. */
   get perKeyBound(): number {
     return this.maxStreamsPerKey;
@@ -87,11 +100,12 @@ export class TaskStreams {
   }
 
   /**
-   * Subscribes to task `taskId` of key `keyId`; undefined when a bound is reached. After
+   * Subscribes to task `taskId` of key `keyId`; a refusal saying which bound stopped it. After
    * subscribing the task is read once, so a change made while the stream opened is not missed.
    */
-  async subscribe(taskId: string, keyId: string, onTask: (task: TaskRecord | undefined) => void): Promise<TaskSubscription | undefined> {
-    if (this.count + this.opening >= this.maxStreams || this.openFor(keyId) >= this.maxStreamsPerKey) return undefined;
+  async subscribe(taskId: string, keyId: string, onTask: (task: TaskRecord | undefined) => void): Promise<TaskSubscription | StreamRefusal> {
+    if (this.count + this.opening >= this.maxStreams) return { refused: 'process' };
+    if (this.openFor(keyId) >= this.maxStreamsPerKey) return { refused: 'key' };
     let slot: (() => void) | undefined;
     const slots = this.options.slots;
     const slotKey = `stream:${keyId}`; // counted apart from the key's long-poll slots
@@ -99,12 +113,12 @@ export class TaskStreams {
       this.opening++;
       try {
         slot = await slots.take(slotKey, this.maxStreamsPerKey, Date.now() + this.slotMs);
+        if (!slot) return { refused: 'key' }; // the key's streams in other processes fill its bound
       } catch {
-        slot = undefined; // the store cannot count slots now: refuse rather than stream unbounded
+        return { refused: 'store' }; // the store cannot count slots now: refuse rather than stream unbounded
       } finally {
         this.opening--;
       }
-      if (!slot) return undefined;
     }
     const sub: Subscriber = { taskId, keyId, onTask };
     let set = this.byTask.get(taskId);

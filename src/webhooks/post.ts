@@ -2,7 +2,8 @@
  * One webhook POST (G211): the receiver's host resolved here and every address vetted by the
  * caller-URL rule (unless MEDIAGATE_ALLOW_PRIVATE_URLS), the socket pinned to the vetted addresses
  * (no second DNS answer can point it elsewhere), connect and answer within one time bound, at most
- * {@link EXCERPT_BYTES} of the answer read (kept as an excerpt), and no redirect followed.
+ * {@link EXCERPT_BYTES} of a failed answer read (kept as an excerpt; a 2xx status line delivers,
+ * whatever its body does), and no redirect followed.
  */
 import { promises as dns } from 'node:dns';
 import { undici } from '../http/undici.js';
@@ -42,9 +43,14 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
     const refusal = await vet(target, vetted, opts, bounded.signal);
     if (refusal) return { statusCode: null, ...refusal };
     const res = await request(target, { dispatcher: agent, method: 'POST', headers, body, signal: bounded.signal });
-    const excerpt = await readExcerpt(res.body);
     const code = res.statusCode;
-    if (code >= 200 && code <= 299) return { statusCode: code, error: null };
+    if (code >= 200 && code <= 299) {
+      // the status line is the answer: a body that is slow to come (or never ends) does not undo it
+      res.body.on('error', () => undefined); // destroying a body nothing reads emits an abort error
+      res.body.destroy();
+      return { statusCode: code, error: null };
+    }
+    const excerpt = await readExcerpt(res.body);
     const why = code >= 300 && code <= 399 ? `HTTP ${code} (redirects are not followed)` : `HTTP ${code}`;
     return { statusCode: code, error: excerpt === '' ? why : `${why}: ${excerpt}`, failure: 'status' };
   } catch (err) {
@@ -115,14 +121,22 @@ function withSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** The first {@link EXCERPT_BYTES} of an answer as printable text; the rest is not read. */
+/**
+ * The first {@link EXCERPT_BYTES} of an answer as printable text; the rest is not read. Never
+ * throws: an answer cut short (the attempt's time bound, a reset) keeps what came of it, so the
+ * attempt records the status that did come.
+ */
 async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= EXCERPT_BYTES) break; // leaving the loop destroys the stream
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= EXCERPT_BYTES) break; // leaving the loop destroys the stream
+    }
+  } catch {
+    // the body ended early: the excerpt is what came
   }
   body.destroy();
   return Buffer.concat(chunks)

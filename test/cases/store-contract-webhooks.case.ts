@@ -111,6 +111,28 @@ export function webhooksContract(open: OpenStore): void {
       expect(await store.webhooks.recordAttempt(first!.id, `w${owner}`, attempt, { status: 'delivered' })).toBe(false);
     });
 
+    it("claims go in turn across keys: each key's earliest due delivery before any key's second (G461)", async () => {
+      const store = s();
+      await key(store, 'key_a');
+      await key(store, 'key_b');
+      await key(store, 'key_c');
+      // key_a's backlog is due first (a delivery is due when its task ended), key_b's and key_c's after all of it
+      const finish = async (ownerKeyId: string): Promise<string> => {
+        const task = await started(store, { callbackUrl: URL_A, ownerKeyId });
+        await completeTask(store.tasks, task, 'w1', { files: [] }, T + DAY);
+        return task.id;
+      };
+      const backlog: string[] = [];
+      for (let i = 0; i < 5; i++) backlog.push(await finish('key_a'));
+      const b = await finish('key_b');
+      const c = await finish('key_c');
+      const now = Date.now() + 1000;
+      const first = await store.webhooks.claimDue('w1', now, now + MINUTE, 3);
+      expect(first.map((d) => d.taskId).sort()).toEqual([backlog[0], b, c].sort()); // the first turn of each key
+      const rest = await store.webhooks.claimDue('w2', now, now + MINUTE, 10);
+      expect(rest.map((d) => d.taskId).sort()).toEqual(backlog.slice(1).sort()); // key_a's others, none twice
+    });
+
     it('attempts are appended; pending waits for its time, delivered and failed end it', async () => {
       const store = s();
       await key(store);

@@ -12,7 +12,7 @@ import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { WaitSlots } from '../../src/store/types.js';
 import { claimNextTask, completeTask } from '../../src/tasks/states.js';
 import { ElsewhereChanges } from '../../src/tasks/elsewhere.js';
-import { TaskStreams } from '../../src/tasks/task-stream.js';
+import { type StreamRefusal, type TaskSubscription, TaskStreams } from '../../src/tasks/task-stream.js';
 import { TaskWatch } from '../../src/tasks/task-watch.js';
 import { createHarness, tempDir, waitFor, type Harness } from '../helpers/harness.js';
 import { SseReader } from '../helpers/sse-events.js';
@@ -75,6 +75,37 @@ describe('GET /v1/tasks/{id}/events', () => {
     await completeTask(h.store.tasks, task, 'w2', { files: [] }, Date.now() + 3_600_000);
     const events = await within(new SseReader(await openStream(id)).rest(), GENEROUS_MS, 'the whole stream');
     expect(events).toEqual([{ id: '1', data: await queryBody(id) }]);
+  });
+
+  it('after the final event an id-only block `final`; a reconnect sending it back to the finished task is a 204, another Last-Event-ID streams again (G460)', async () => {
+    const id = await createPic();
+    const task = (await claimNextTask(h.store.tasks, ['sandbox'], 'w-final', 60_000))!;
+    await completeTask(h.store.tasks, task, 'w-final', { files: [] }, Date.now() + 3_600_000);
+    const text = await within(
+      openStream(id).then((r) => r.text()),
+      GENEROUS_MS,
+      'the whole stream',
+    );
+    // the final state's event, then the id EventSource keeps (a block without data dispatches nothing)
+    expect(text).toBe(`id: 1\ndata: ${JSON.stringify(await queryBody(id))}\n\nid: final\n\n`);
+
+    const reconnect = (taskId: string, lastEventId: string, key = h.key) =>
+      fetch(`${url}/v1/tasks/${taskId}/events`, { headers: { ...h.auth(key), 'last-event-id': lastEventId } });
+    const stopped = await reconnect(id, 'final');
+    expect(stopped.status).toBe(204);
+    expect(await stopped.text()).toBe('');
+    // a client whose last event was not the final one gets the final state
+    const behind = await reconnect(id, '1');
+    expect(behind.status).toBe(200);
+    expect(await within(new SseReader(behind).rest(), GENEROUS_MS, 'the whole stream')).toEqual([{ id: '1', data: await queryBody(id) }]);
+    // the owner check comes first; a task not finished streams whatever the header says
+    expect((await reconnect(id, 'final', h.otherKey)).status).toBe(404);
+    const running = await createPic();
+    const open = await reconnect(running, 'final');
+    expect(open.status).toBe(200);
+    const r = new SseReader(open);
+    expect((await next(r, 'the current state'))!.data.status).toBe('queued');
+    await r.cancel();
   });
 
   it("another key's task and an unknown id are 404 in the query endpoint's body", async () => {
@@ -168,6 +199,12 @@ describe('heartbeat', () => {
   });
 });
 
+/** The subscription, failing the test when the stream was refused. */
+function opened(sub: TaskSubscription | StreamRefusal): TaskSubscription {
+  if ('refused' in sub) throw new Error(`the stream was refused (${sub.refused})`);
+  return sub;
+}
+
 describe('TaskStreams bounds', () => {
   it("per key (in this process and through the store's slots); closing frees the slot; a full key is refused", async () => {
     const store = openMemoryStore();
@@ -191,30 +228,73 @@ describe('TaskStreams bounds', () => {
     try {
       const t = await insertTask(store.tasks, newTask());
       const seen: string[] = [];
-      const a = await streams.subscribe(t.id, 'key_a', (task) => seen.push(task!.status));
-      const b = await streams.subscribe(t.id, 'key_a', () => undefined);
-      expect(a && b).toBeTruthy();
-      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
+      const a = opened(await streams.subscribe(t.id, 'key_a', (task) => seen.push(task!.status)));
+      const b = opened(await streams.subscribe(t.id, 'key_a', () => undefined));
+      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toEqual({ refused: 'key' });
       expect(held.get('stream:key_a')).toBe(2);
-      const other = await streams.subscribe(t.id, 'key_b', () => undefined);
-      expect(other).toBeDefined();
-      a!.close();
-      a!.close();
+      const other = opened(await streams.subscribe(t.id, 'key_b', () => undefined));
+      a.close();
+      a.close();
       expect(held.get('stream:key_a')).toBe(1);
-      const c = await streams.subscribe(t.id, 'key_a', () => undefined);
-      expect(c).toBeDefined();
+      const c = opened(await streams.subscribe(t.id, 'key_a', () => undefined));
       // another process holding the key's slots: refused here though this process has room
-      c!.close();
-      b!.close();
+      c.close();
+      b.close();
       held.set('stream:key_a', 2);
-      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
-      other!.close();
+      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toEqual({ refused: 'key' });
+      other.close();
       expect(streams.size).toBe(0);
       await waitFor(() => seen.length > 0 || undefined, GENEROUS_MS, 'the read after subscribing');
       expect(seen[0]).toBe('queued');
     } finally {
       streams.close();
       await store.close();
+    }
+  });
+
+  it("says which bound refused: the process's, or the store that cannot count the key's slots (G220)", async () => {
+    const store = openMemoryStore();
+    const full = new TaskStreams(store.tasks, { maxStreams: 1 });
+    const failing = new TaskStreams(store.tasks, {
+      slots: {
+        take: async () => {
+          throw new Error('the store is unreachable');
+        },
+      },
+    });
+    try {
+      const t = await insertTask(store.tasks, newTask());
+      const first = opened(await full.subscribe(t.id, 'key_a', () => undefined));
+      expect(await full.subscribe(t.id, 'key_b', () => undefined)).toEqual({ refused: 'process' });
+      first.close();
+      expect(await failing.subscribe(t.id, 'key_a', () => undefined)).toEqual({ refused: 'store' });
+      expect(failing.size).toBe(0);
+    } finally {
+      full.close();
+      failing.close();
+      await store.close();
+    }
+  });
+
+  it('the 429 names the bound that refused the stream, with Retry-After', async () => {
+    const id = await createPic();
+    const subscribe = h.gateway.streams.subscribe.bind(h.gateway.streams);
+    try {
+      const messages: Record<string, string> = {};
+      for (const refused of ['process', 'key', 'store'] as const) {
+        h.gateway.streams.subscribe = async () => ({ refused });
+        const res = await openStream(id);
+        expect(res.status).toBe(429);
+        expect(res.headers.get('retry-after')).toBe('5');
+        const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+        expect(error.code).toBe('rate_limited');
+        messages[refused] = error.message;
+      }
+      expect(messages.key).toMatch(/This API key already has 100 status streams open/);
+      expect(messages.process).toMatch(/This gateway process has 10000 status streams open/);
+      expect(messages.store).toMatch(/cannot count this API key's status streams/);
+    } finally {
+      h.gateway.streams.subscribe = subscribe;
     }
   });
 
@@ -235,10 +315,10 @@ describe('TaskStreams bounds', () => {
     const streams = new TaskStreams(store.tasks, { maxStreamsPerKey: 1, slots, slotMs: 40 });
     try {
       const t = await insertTask(store.tasks, newTask());
-      const sub = (await streams.subscribe(t.id, 'key_a', () => undefined))!;
+      const sub = opened(await streams.subscribe(t.id, 'key_a', () => undefined));
       await waitFor(() => taken >= 4 || undefined, GENEROUS_MS, 'three renewals');
       expect(live.size).toBe(1);
-      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toBeUndefined();
+      expect(await streams.subscribe(t.id, 'key_a', () => undefined)).toEqual({ refused: 'key' });
       sub.close();
       expect(live.size).toBe(0);
       const after = taken;
@@ -262,7 +342,7 @@ describe('a SQLite file shared with another process', () => {
     try {
       const t = await insertTask(here.tasks, newTask());
       const statuses: string[] = [];
-      const sub = (await streams.subscribe(t.id, 'key_a', (task) => statuses.push(task!.status)))!;
+      const sub = opened(await streams.subscribe(t.id, 'key_a', (task) => statuses.push(task!.status)));
       await waitFor(() => statuses.length > 0 || undefined, GENEROUS_MS, 'the first read');
       const released = watch.waitForChange(t.id, 'queued', 'key_a', 60_000, new AbortController().signal);
       expect(await there.tasks.claimNext(['sandbox'], 'w-there', Date.now(), Date.now() + 60_000)).toBeDefined();

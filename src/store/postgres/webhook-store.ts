@@ -1,12 +1,16 @@
 import type pg from 'pg';
-import { SECRET_COLUMNS, deliveryOfRow, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
+import { SECRET_COLUMNS, deliveryOfRow, dueInTurnSql, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
 import type { DeliveryAttempt, DeliveryOutcome, WebhookDelivery, WebhookSecrets, WebhookStore } from '../webhook-types.js';
 
-/** Due deliveries leased in one statement; `FOR UPDATE SKIP LOCKED`: concurrent workers of any process pass over each other's rows. */
+/**
+ * Due deliveries leased in one statement, in turn across keys (G461); `FOR UPDATE SKIP LOCKED`:
+ * concurrent workers of any process pass over each other's rows.
+ */
 const CLAIM_SQL = `
 WITH due AS (
-  SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $2
-  ORDER BY next_attempt_at LIMIT $4 FOR UPDATE SKIP LOCKED
+  SELECT d.id FROM webhook_deliveries d JOIN (${dueInTurnSql('$2')}) t ON t.id = d.id
+  WHERE d.status = 'pending' AND d.next_attempt_at <= $2
+  ORDER BY t.turn, t.next_attempt_at, t.id LIMIT $4 FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d SET lease_owner = $1, next_attempt_at = $3 FROM due WHERE d.id = due.id RETURNING d.*`;
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { SECRET_COLUMNS, deliveryIdSql, deliveryOfRow, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
+import { SECRET_COLUMNS, deliveryIdSql, dueInTurnSql, deliveryOfRow, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
 import type { DeliveryAttempt, DeliveryOutcome, WebhookDelivery, WebhookSecrets, WebhookStore } from '../webhook-types.js';
 
 /**
@@ -20,7 +20,7 @@ export class SqliteOutbox {
   }
 }
 
-/** SQLite webhook secrets and deliveries; claims are conditional updates inside one IMMEDIATE transaction. */
+/** SQLite webhook secrets and deliveries; claims (in turn across keys, G461) are conditional updates inside one IMMEDIATE transaction. */
 export class SqliteWebhookStore implements WebhookStore {
   private readonly secretsStmt: Database.Statement;
   private readonly rotateStmt: Database.Statement;
@@ -33,7 +33,7 @@ export class SqliteWebhookStore implements WebhookStore {
     this.secretsStmt = db.prepare(`UPDATE api_keys SET webhook_secret = COALESCE(webhook_secret, ?) WHERE id = ? RETURNING ${SECRET_COLUMNS}`);
     this.rotateStmt = db.prepare(`UPDATE api_keys SET webhook_secret_previous = webhook_secret, webhook_secret = ?, webhook_secret_rotated_at = ?
       WHERE id = ? RETURNING ${SECRET_COLUMNS}`);
-    const due = db.prepare(`SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`).pluck();
+    const due = db.prepare(`SELECT id FROM (${dueInTurnSql('?')}) ORDER BY turn, next_attempt_at, id LIMIT ?`).pluck();
     const take = db.prepare(`UPDATE webhook_deliveries SET lease_owner = ?, next_attempt_at = ?
       WHERE id = ? AND status = 'pending' AND next_attempt_at <= ? RETURNING *`);
     const claim = db.transaction((workerId: string, now: number, leaseUntil: number, limit: number) =>
