@@ -29,7 +29,7 @@ import { createAdminServices } from '../admin/services.js';
 import { loadSettingsConfig } from '../settings-config.js';
 import { AppError } from '../errors.js';
 import { createStore } from '../store/create-store.js';
-import { hasCredentials, UsageError } from './cli-args.js';
+import { UsageError, urlExtras } from './cli-args.js';
 
 /** The operations the commands use, in the admin API's shapes (`AdminClient` has each of them). */
 export interface AdminTarget {
@@ -62,8 +62,9 @@ const stringsOf = (params: object): Record<string, string> =>
 
 /** The admin API at `url`, with the key in MEDIAGATE_ADMIN_KEY. */
 function remoteTarget(url: string): AdminTarget {
+  const extras = urlExtras(url);
+  if (extras) throw new UsageError(`--url holds ${extras}, which no request may carry; give the gateway's URL without them`);
   if (!/^https?:\/\/[^/\s]+/.test(url)) throw new UsageError(`--url must be the gateway's http(s) URL, such as https://media.example.com (got "${url}")`);
-  if (hasCredentials(url)) throw new UsageError("--url holds a user name or password, which no request may carry; give the gateway's URL without them");
   const key = process.env.MEDIAGATE_ADMIN_KEY;
   if (!key)
     throw new UsageError(

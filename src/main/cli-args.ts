@@ -25,12 +25,17 @@ export function asksForHelp(args: string[]): boolean {
   return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
 }
 
-/** Whether a URL carries a user name or password (`https://user:pass@host`): never sent, never echoed (G459). */
-export function hasCredentials(raw: string): boolean {
+/**
+ * What a gateway URL carries that no request may, for a usage error that never echoes the URL: a
+ * user name or password (`https://user:pass@host`, G459), a query string or fragment (`?key=...`, G466).
+ */
+export function urlExtras(raw: string): string | undefined {
   try {
     const url = new URL(raw);
-    return url.username !== '' || url.password !== '';
+    if (url.username !== '' || url.password !== '') return 'a user name or password';
+    if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw)) return 'a query string or fragment';
+    return undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }

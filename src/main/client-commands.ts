@@ -1,5 +1,5 @@
 import { Mediagate, TimeoutError, type AnyTask, type ChatModel } from '../../packages/client/dist/index.js';
-import { asksForHelp, hasCredentials, parse, UsageError } from './cli-args.js';
+import { asksForHelp, parse, UsageError, urlExtras } from './cli-args.js';
 import { download, EXIT, progressFor, reportError, resultUrlOf } from './client-output.js';
 import { bodyFor, familyOf, FIELD_FLAGS } from './generate-body.js';
 
@@ -33,9 +33,10 @@ function connect(values: { url?: string | undefined; 'api-key'?: string | undefi
     ['MEDIAGATE_URL (or --url)', baseUrl],
     ['MEDIAGATE_POWER_URL', process.env.MEDIAGATE_POWER_URL],
     ['MEDIAGATE_API_URL', process.env.MEDIAGATE_API_URL],
-  ] as const)
-    if (url && hasCredentials(url))
-      throw new UsageError(`${name} holds a user name or password, which no request may carry; set the gateway's URL without them`);
+  ] as const) {
+    const extras = url ? urlExtras(url) : undefined;
+    if (extras) throw new UsageError(`${name} holds ${extras}, which no request may carry; set the gateway's URL without them`);
+  }
   if (!apiKey) throw new UsageError('set MEDIAGATE_API_KEY (or --api-key) to an API key of the gateway (mediagate keys create)');
   // never echoed: fetch's own error would print the whole header, the key in it
   if (!/^[\x21-\x7e]+$/.test(apiKey.trim()))

@@ -34,6 +34,11 @@ export function checkGatewayUrl(owner: string, option: string, value: string): v
   }
   if (url.username !== '' || url.password !== '')
     throw new TypeError(`${owner}: ${option} holds a user name or password, which no request may carry; give the gateway's URL without them`);
+  // paths are appended to the URL: `?key=...` would end up in front of them and be sent, quoted in errors (G466)
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(value))
+    throw new TypeError(
+      `${owner}: ${option} holds a query string or fragment (such as ?key=...), which no request may carry; give the gateway's URL without them`,
+    );
 }
 
 /** `Retry-After` as seconds (whole seconds or an HTTP date), or null. */

@@ -236,4 +236,27 @@ describe('the gateway URL', () => {
     // a relative URL (a page served by the gateway itself) is fetch's to resolve
     expect(messageOf(() => new Mediagate({ baseUrl: '/gateway', apiKey: g.key }))).toBe('accepted');
   });
+
+  it('one holding a query string or fragment is refused at construction, never echoed (paths would follow the query, the key in it quoted by errors) (G466)', () => {
+    const messageOf = (make: () => unknown): string => {
+      try {
+        make();
+      } catch (err) {
+        return err instanceof TypeError ? err.message : `not a TypeError: ${String(err)}`;
+      }
+      return 'accepted';
+    };
+    const cases: Array<[string, () => unknown]> = [
+      ['Mediagate: baseUrl', () => new Mediagate({ baseUrl: `${g.origin}/?key=hunter2`, apiKey: g.key })],
+      ['Mediagate: powerBaseUrl', () => new Mediagate({ baseUrl: g.origin, powerBaseUrl: `${g.origin}#hunter2`, apiKey: g.key })],
+      ['Mediagate: apiBaseUrl', () => new Mediagate({ baseUrl: g.origin, apiBaseUrl: `${g.origin}/gw?token=hunter2`, apiKey: g.key })],
+      ['AdminClient: baseUrl', () => new AdminClient({ baseUrl: `${g.origin}?`, apiKey: g.key })],
+    ];
+    for (const [option, make] of cases) {
+      const message = messageOf(make);
+      expect(message).toMatch(new RegExp(`^${option} holds a query string or fragment`));
+      expect(message).not.toMatch(/hunter2/);
+    }
+    expect(messageOf(() => new Mediagate({ baseUrl: `${g.origin}/gw/`, apiKey: g.key }))).toBe('accepted');
+  });
 });
