@@ -3,7 +3,6 @@ import { ConfigError } from '../config-error.js';
 import { loadSettingsConfig } from '../settings-config.js';
 import { createStore } from '../store/create-store.js';
 import { asksForHelp, parse, UsageError } from './cli-args.js';
-import type { Store } from '../store/types.js';
 
 /**
  * The usage text. It names every command, so it loads their modules: each command's module is
@@ -37,10 +36,6 @@ ${CLIENT_USAGE}
 Settings come from the environment; see README.md.`;
 }
 
-function openStore(): Promise<Store> {
-  return createStore(loadSettingsConfig());
-}
-
 // The gateway (serve.ts) and the store copier are loaded by the commands that use them, so the
 // operator and client commands (and `build`) start without loading the HTTP app and its providers.
 async function serve(args: string[]): Promise<void> {
@@ -69,10 +64,16 @@ async function backup(args: string[]): Promise<number> {
   } = parse(args, {}, 1);
   if (!file) throw new UsageError('backup needs a FILE to write the copy to');
   if (fs.existsSync(file)) throw new UsageError(`${file} exists; choose a new file name`);
-  const store = await openStore();
+  const config = loadSettingsConfig();
+  // Said before opening the store: opening it would connect to (and migrate) the database for a command with nothing to do there (G472).
+  if (config.databaseUrl !== undefined) {
+    console.error('backup copies the embedded SQLite database; this gateway uses PostgreSQL (MEDIAGATE_DATABASE_URL): back it up with pg_dump');
+    return 1;
+  }
+  const store = await createStore(config);
   try {
     if (!store.backup) {
-      console.error('backup copies the embedded SQLite database; this gateway uses PostgreSQL (MEDIAGATE_DATABASE_URL): back it up with pg_dump');
+      console.error('backup copies the embedded SQLite database; this store has no such copy');
       return 1;
     }
     try {
@@ -97,6 +98,17 @@ async function backup(args: string[]): Promise<number> {
 function systemError(err: unknown): err is NodeJS.ErrnoException {
   const e = err as NodeJS.ErrnoException | undefined;
   return typeof e?.code === 'string' && typeof e.syscall === 'string';
+}
+
+/**
+ * The system error itself, or the error that wraps one: "could not open the PostgreSQL store at
+ * postgres://user:***@host/db: connect ECONNREFUSED ..." wraps pg's connect error as its `cause`,
+ * and its message (the URL's password redacted) says it all (G472).
+ */
+function systemFault(err: unknown): NodeJS.ErrnoException | undefined {
+  if (systemError(err)) return err;
+  const cause = (err as Error | undefined)?.cause;
+  return err instanceof Error && systemError(cause) ? cause : undefined;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -144,9 +156,10 @@ async function main(argv: string[]): Promise<void> {
       console.error(`mediagate: invalid setting ${err.message}`);
       process.exit(1);
     }
-    if (systemError(err)) {
-      const hint = err.code === 'EADDRINUSE' ? ' (another process listens there: stop it, or set PORT to a free port)' : '';
-      console.error(`mediagate: ${err.message}${hint}`);
+    const fault = systemFault(err);
+    if (fault) {
+      const hint = fault.code === 'EADDRINUSE' ? ' (another process listens there: stop it, or set PORT to a free port)' : '';
+      console.error(`mediagate: ${(err as Error).message}${hint}`);
       process.exit(1);
     }
     throw err;

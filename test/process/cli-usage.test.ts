@@ -73,3 +73,29 @@ describe('faults of the system: one line, exit 1', () => {
     }
   });
 });
+
+describe('a PostgreSQL store that cannot be reached (G472)', () => {
+  it('an operator command says so in one line, its password redacted, exit 1', async () => {
+    const port = await freePort(); // nothing listens there
+    const r = await runCliAsync(['keys', 'list'], {
+      MEDIAGATE_DATA_DIR: dir,
+      MEDIAGATE_DATABASE_URL: `postgres://ops:hunter2secret@127.0.0.1:${port}/mediagate`,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(`^mediagate: could not open the PostgreSQL store at postgres://ops:\\*\\*\\*@127\\.0\\.0\\.1:${port}/mediagate: .*ECONNREFUSED.*\\n$`),
+    );
+    expect(r.stderr).not.toContain('hunter2secret');
+    expect(r.stderr).not.toMatch(STACK);
+  });
+
+  it('backup says to use pg_dump without opening the database', async () => {
+    const port = await freePort();
+    const r = await runCliAsync(['backup', path.join(dir, 'pg-copy.db')], {
+      MEDIAGATE_DATA_DIR: dir,
+      MEDIAGATE_DATABASE_URL: `postgres://ops:hunter2secret@127.0.0.1:${port}/mediagate`,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('backup copies the embedded SQLite database; this gateway uses PostgreSQL (MEDIAGATE_DATABASE_URL): back it up with pg_dump\n');
+  });
+});

@@ -33,3 +33,12 @@ describe('settings named in the documentation exist', () => {
     expect(named.filter((name) => !known.has(name) && !name.startsWith('MEDIAGATE_TEST_'))).toEqual([]);
   });
 });
+
+describe("README's settings list", () => {
+  it('names every setting of the table, each linked to its row of the reference', () => {
+    const readme = read('README.md');
+    const section = readme.slice(readme.indexOf('\n## Settings\n'), readme.indexOf('\n## Development\n'));
+    const missing = Object.keys(SETTINGS).filter((name) => !section.includes(`[\`${name}\`](docs/reference/settings.md#${name.toLowerCase()})`));
+    expect(missing).toEqual([]);
+  });
+});
