@@ -37,6 +37,10 @@ process.env.PORT = String(port);
 process.argv = [process.argv[0], process.argv[1], ...JSON.parse(process.env.PROBE_ARGS)];
 let error;
 let result;
+// the CLI ends a start that failed for a fault of the system with one line and exit 1 (G458, G472):
+// taken here as the start's error, so the probe still reports what was loaded
+const exit = process.exit.bind(process);
+process.exit = (code) => { throw new Error('mediagate exited with ' + code); };
 try {
   await import(process.env.PROBE_CLI); // returns once the server listens
   const url = 'http://127.0.0.1:' + port;
@@ -55,7 +59,7 @@ for (const f of files) {
 const dist = 'file://' + process.env.PROBE_DIST;
 const modules = [...resolved].filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length)).sort();
 process.stdout.write(JSON.stringify({ packages: [...packages].sort(), modules, error, result }) + '\\n');
-process.exit(0);
+exit(0);
 `;
 
 export interface LoadedPackages {
