@@ -13,7 +13,7 @@ const user = (content: string) => ({ role: 'user', content });
 const providers = {
   flush: scriptedProvider('flush', [{ delta: 'first' }, { delayMs: 400, delta: 'second' }]),
   gap: scriptedProvider('gap', [{ delta: 'a' }, { delayMs: 6 * HEARTBEAT_MS, delta: 'b' }]),
-  lateStart: scriptedProvider('late-start', [{ delayMs: 6 * HEARTBEAT_MS, delta: 'late' }, { delta: ' reply' }]),
+  lateStart: scriptedProvider('late-start', [{ delayMs: 30 * HEARTBEAT_MS, delta: 'late' }, { delta: ' reply' }]),
   lateFail: scriptedProvider('late-fail', [{ delayMs: 5 * HEARTBEAT_MS, fail: new Error('connection reset by upstream') }]),
   endless: scriptedProvider(
     'endless',
@@ -64,10 +64,12 @@ async function rawPost(base: string, headers: Record<string, string>, payload: u
 }
 
 /** Reads a streamed body, noting when each piece arrived (ms since `t0`). */
-async function readTimed(res: Response, t0: number): Promise<Array<{ at: number; text: string }>> {
-  const out: Array<{ at: number; text: string }> = [];
+/** The body's chunks as they arrive, each with how many deltas `provider` had produced by then (order, not milliseconds). */
+async function readCounted(res: Response, provider: ScriptedProvider): Promise<Array<{ produced: number; text: string }>> {
+  const out: Array<{ produced: number; text: string }> = [];
   const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) out.push({ at: Date.now() - t0, text: decoder.decode(chunk, { stream: true }) });
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+    out.push({ produced: provider.pulled, text: decoder.decode(chunk, { stream: true }) });
   return out;
 }
 
@@ -97,14 +99,13 @@ describe('chat SSE over a real HTTP connection', () => {
     ).toContain('You asked: "Stream this please"');
   });
 
-  it('each event is flushed when it is produced (the first delta arrives long before the second)', async () => {
-    const t0 = Date.now();
+  it('each event is flushed when it is produced (the first delta arrives before the second is made)', async () => {
+    const before = providers.flush.pulled;
     const res = await post({ model: 'chat-3-flash-preview', messages: [user('x')], stream: true });
-    const pieces = await readTimed(res, t0);
-    const firstAt = pieces.find((p) => p.text.includes('"first"'))!.at;
-    const secondAt = pieces.find((p) => p.text.includes('"second"'))!.at;
-    expect(secondAt - firstAt).toBeGreaterThanOrEqual(300);
-    expect(firstAt).toBeLessThan(300);
+    const pieces = await readCounted(res, providers.flush);
+    // the client holds "first" while the provider still waits 400 ms before making "second"
+    expect(pieces.find((p) => p.text.includes('"first"'))!.produced - before).toBe(1);
+    expect(pieces.find((p) => p.text.includes('"second"'))!.produced - before).toBe(2);
   });
 
   it('heartbeat comments are sent while waiting for the next delta', async () => {
@@ -119,11 +120,11 @@ describe('chat SSE over a real HTTP connection', () => {
   });
 
   it('a slow first token: the stream opens after one heartbeat interval and pings until the reply comes', async () => {
-    const t0 = Date.now();
+    const before = providers.lateStart.pulled;
     const res = await post({ model: 'chat-3-pro-preview', messages: [user('x')], stream: true });
-    const headersAt = Date.now() - t0;
     expect(res.status).toBe(200);
-    expect(headersAt).toBeLessThan(5 * HEARTBEAT_MS);
+    // the stream opened (its headers here) before the first token was made, 30 heartbeats later
+    expect(providers.lateStart.pulled).toBe(before);
     const text = await res.text();
     const blocks = parseSse(text);
     expect(blocks[0]!.data).toContain('"role":"assistant"');
