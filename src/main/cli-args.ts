@@ -27,15 +27,7 @@ export function asksForHelp(args: string[]): boolean {
 
 /**
  * What a gateway URL carries that no request may, for a usage error that never echoes the URL: a
- * user name or password (`https://user:pass@host`, G459), a query string or fragment (`?key=...`, G466).
+ * user name or password (`https://user:pass@host`, G459), a query string or fragment (`?key=...`,
+ * G466). The SDK's own rule, which its constructors apply.
  */
-export function urlExtras(raw: string): string | undefined {
-  try {
-    const url = new URL(raw);
-    if (url.username !== '' || url.password !== '') return 'a user name or password';
-    if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw)) return 'a query string or fragment';
-    return undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { gatewayUrlExtras as urlExtras } from '../../packages/client/dist/http.js';

@@ -26,19 +26,28 @@ export interface CallOptions {
  * every request with an error quoting the whole URL, password included (G459). The key goes in `apiKey`.
  */
 export function checkGatewayUrl(owner: string, option: string, value: string): void {
+  const extras = gatewayUrlExtras(value);
+  if (extras === undefined) return;
+  const example = extras === 'a query string or fragment' ? ' (such as ?key=...)' : '';
+  throw new TypeError(`${owner}: ${option} holds ${extras}${example}, which no request may carry; give the gateway's URL without them`);
+}
+
+/**
+ * What a gateway URL carries that no request may: a user name or password (G459), or a query
+ * string or fragment (G466: paths are appended to the URL, so `?key=...` would end up in front of
+ * them and be sent, quoted in errors). Undefined for a clean or a relative URL (a page of the
+ * gateway's own origin: fetch resolves it). The CLI words its usage errors from it too.
+ */
+export function gatewayUrlExtras(value: string): 'a user name or password' | 'a query string or fragment' | undefined {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return; // relative (a page of the gateway's own origin): fetch resolves it
+    return undefined;
   }
-  if (url.username !== '' || url.password !== '')
-    throw new TypeError(`${owner}: ${option} holds a user name or password, which no request may carry; give the gateway's URL without them`);
-  // paths are appended to the URL: `?key=...` would end up in front of them and be sent, quoted in errors (G466)
-  if (url.search !== '' || url.hash !== '' || /[?#]/.test(value))
-    throw new TypeError(
-      `${owner}: ${option} holds a query string or fragment (such as ?key=...), which no request may carry; give the gateway's URL without them`,
-    );
+  if (url.username !== '' || url.password !== '') return 'a user name or password';
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(value)) return 'a query string or fragment';
+  return undefined;
 }
 
 /** `Retry-After` as seconds (whole seconds or an HTTP date), or null. */

@@ -212,16 +212,18 @@ describe('the API key', () => {
 });
 
 describe('the gateway URL', () => {
+  /** What a constructor said of its URL: its TypeError's message, or `accepted`. */
+  const messageOf = (make: () => unknown): string => {
+    try {
+      make();
+    } catch (err) {
+      return err instanceof TypeError ? err.message : `not a TypeError: ${String(err)}`;
+    }
+    return 'accepted';
+  };
+
   it('one holding a user name or password is refused at construction, never echoed (fetch would refuse every request quoting it) (G459)', () => {
     const withPassword = 'http://ops:hunter2@127.0.0.1:8790';
-    const messageOf = (make: () => unknown): string => {
-      try {
-        make();
-      } catch (err) {
-        return err instanceof TypeError ? err.message : `not a TypeError: ${String(err)}`;
-      }
-      return 'accepted';
-    };
     const cases: Array<[string, () => unknown]> = [
       ['Mediagate: baseUrl', () => new Mediagate({ baseUrl: withPassword, apiKey: g.key })],
       ['Mediagate: powerBaseUrl', () => new Mediagate({ baseUrl: g.origin, powerBaseUrl: withPassword, apiKey: g.key })],
@@ -238,14 +240,6 @@ describe('the gateway URL', () => {
   });
 
   it('one holding a query string or fragment is refused at construction, never echoed (paths would follow the query, the key in it quoted by errors) (G466)', () => {
-    const messageOf = (make: () => unknown): string => {
-      try {
-        make();
-      } catch (err) {
-        return err instanceof TypeError ? err.message : `not a TypeError: ${String(err)}`;
-      }
-      return 'accepted';
-    };
     const cases: Array<[string, () => unknown]> = [
       ['Mediagate: baseUrl', () => new Mediagate({ baseUrl: `${g.origin}/?key=hunter2`, apiKey: g.key })],
       ['Mediagate: powerBaseUrl', () => new Mediagate({ baseUrl: g.origin, powerBaseUrl: `${g.origin}#hunter2`, apiKey: g.key })],
