@@ -20,7 +20,8 @@ import {
 } from '../../src/providers/types.js';
 import { claimNextTask } from '../../src/tasks/states.js';
 import { jobOf } from '../../src/tasks/task-work.js';
-import { createHarness, waitFor, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import { createHarness, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { image } from '../helpers/media-fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -73,14 +74,14 @@ interface Generation {
 function scriptedUpstream(
   id: string,
   script: (g: Generation) => CheckResult | Promise<CheckResult>,
-  options: { refuse?: () => ChannelError | undefined; families?: Provider['capabilities']['families'] } = {},
+  options: { refuse?: () => ChannelError | undefined; families?: Provider['capabilities']['families']; pollSeconds?: number } = {},
 ) {
   const generations = new Map<string, Generation>();
   const creates: string[] = [];
   const provider: MediaProvider = {
     id,
     capabilities: { families: options.families ?? ['pic', 'clip'] },
-    pollSeconds: 0.05,
+    pollSeconds: options.pollSeconds ?? 0.05,
     async start(job) {
       const refusal = options.refuse?.();
       if (refusal) throw refusal;
@@ -156,8 +157,11 @@ describe('generations at an upstream', () => {
     let release = false;
     const files = await fileServer();
     files.files.set('/r.png', { body: await image(32, 32), type: 'image/png' });
-    const up = scriptedUpstream('up', () =>
-      release ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } } : { state: 'pending' },
+    // checks 1 s apart: at 50 ms, the started tasks' checks kept both slots busy on a loaded machine and the last starts waited behind them
+    const up = scriptedUpstream(
+      'up',
+      () => (release ? { state: 'completed', output: { files: [{ url: files.url('/r.png'), kind: 'image' }] } } : { state: 'pending' }),
+      { pollSeconds: 1 },
     );
     const h = await harness({
       providers: [up.provider],
@@ -167,7 +171,8 @@ describe('generations at an upstream', () => {
     const ids = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await submitPic(h, `p${i}`)).json().id as string));
     await waitFor(
       async () => ((await Promise.all(ids.map((id) => h.store.tasks.get(id)))).every((t) => t?.upstream?.ref) ? true : undefined),
-      10_000,
+      // held slots would never let all 12 start while the upstream answers pending
+      15_000,
       'all 12 started with 2 slots',
     );
     expect(up.creates.length).toBe(12);
