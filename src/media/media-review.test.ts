@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../test/helpers/harness.js';
+import { waitFor } from '../../test/helpers/wait-for.js';
 import { image } from '../../test/helpers/media-fixtures.js';
 import type { MediaLimits } from '../contract/media-limits.js';
 import { mediaRefs, refsOf } from '../contract/media-refs.js';

@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../../src/media/blob-store.js';
 import { readBlobBytes } from '../../src/media/blob-store.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 
 export interface OpenedBlobStores {
   store: BlobStore;

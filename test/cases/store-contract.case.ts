@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { adminStoreContract } from './store-contract-admin.case.js';
 import { sessionsStoreContract } from './store-contract-sessions.case.js';
 import { assetStoreContract } from './store-contract-assets.case.js';

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createGateway } from '../../src/main/gateway.js';
 import { ADMIN_KEY, adminOptions, CREATE_CALLS, errorCodeOf, isErrorBody, withAdmin, type AdminHarness } from '../helpers/admin.js';
-import { createHarness, tempDir } from '../helpers/harness.js';
+import { createHarness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 import { openMemoryStore } from '../helpers/migrated-store.js';
 

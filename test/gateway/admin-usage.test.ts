@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOptions, withAdmin, type AdminHarness } from '../helpers/admin.js';
-import { createHarness, waitFor } from '../helpers/harness.js';
+import { createHarness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let h: AdminHarness;
 beforeAll(async () => {

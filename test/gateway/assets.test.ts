@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { image, startMediaServer, video, type MediaServer } from '../helpers/media-fixtures.js';
 
 // The asset upload API and assetId:// references (G66-G68).

@@ -2,7 +2,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxChatProvider } from '../../src/chat/sandbox.js';
 import { scriptedProvider } from '../helpers/chat.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** The official client against the gateway: streaming reads as OpenAI chunks, errors map to its classes. */
 const slow = scriptedProvider(

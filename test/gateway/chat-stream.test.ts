@@ -4,7 +4,8 @@ import { hashApiKey } from '../../src/auth/keys.js';
 import { createSandboxChatProvider } from '../../src/chat/sandbox.js';
 import { countTextTokens } from '../../src/chat/tokens.js';
 import { scriptedProvider, sseData, parseSse, type ScriptedProvider } from '../helpers/chat.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const HEARTBEAT_MS = 40;
 const user = (content: string) => ({ role: 'user', content });

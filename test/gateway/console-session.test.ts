@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, adminOptions, withAdmin, type AdminHarness } from '../helpers/admin.js';
-import { createHarness, tempDir } from '../helpers/harness.js';
+import { createHarness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 
 const HOUR = 3_600_000;
 let clock = Date.now();

@@ -11,7 +11,8 @@ import { createSandboxChatProvider } from '../../src/chat/sandbox.js';
 import type { LedgerEntry } from '../../src/store/types.js';
 import { configFiles } from '../helpers/config-files.js';
 import { scriptedProvider, sseData } from '../helpers/chat.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const C = 1_000_000;
 const files = configFiles('mediagate-chat-credits-');

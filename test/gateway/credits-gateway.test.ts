@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/keys.js';
 import { claimNextTask } from '../../src/tasks/states.js';
 import type { LedgerEntry } from '../../src/store/types.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { body } from '../helpers/json.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 

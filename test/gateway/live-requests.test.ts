@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/keys.js';
 import { createSandboxChatProvider } from '../../src/chat/sandbox.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { within } from '../helpers/within.js';
 
 // Issue 12, item 6: a revoked key's open chat stream and long-poll end within a second; a shutdown

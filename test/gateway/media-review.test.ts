@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { audio, image, startMediaServer, video, type MediaServer } from '../helpers/media-fixtures.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
 

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ffmpegPath, liveFfmpegCount } from '../../src/media/ffmpeg.js';
 import { claimNextTask } from '../../src/tasks/states.js';
-import { createHarness, waitFor, type Harness, localBlobs } from '../helpers/harness.js';
+import { createHarness, type Harness, localBlobs } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { body } from '../helpers/json.js';
 
 // Every process this test file spawns, so the test can see how each ffmpeg ended: a render that

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALLBACK_BODY_LIMIT, CALLBACK_SLOTS } from '../../src/routes/provider-callbacks.js';
 import { startFakeReplicate, type FakeReplicate } from '../fakes/replicate.js';
 import { configFiles } from '../helpers/config-files.js';
-import { createHarness, waitFor } from '../helpers/harness.js';
+import { createHarness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 import { REPLICATE_MODELS } from '../helpers/replicate-models.js';
 

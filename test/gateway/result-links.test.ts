@@ -10,7 +10,8 @@ import { byteRangeOf, ifRangeHolds } from '../../src/http/conditional-get.js';
 import { registerFileRoutes } from '../../src/routes/files.js';
 import { sweepExpiredResults } from '../../src/tasks/retention.js';
 import { createLogger } from '../../src/logger.js';
-import { createHarness, tempDir, type Harness, localBlobs } from '../helpers/harness.js';
+import { createHarness, type Harness, localBlobs } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { body } from '../helpers/json.js';
 
 /** The URL with the first character of its signature changed (to one it is not). */

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, tempDir, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { body } from '../helpers/json.js';
 import { probeVideo } from '../helpers/probe-video.js';
 

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWebhook } from '../../src/webhooks/post.js';
 import { signatureHeader, newWebhookSecret } from '../../src/webhooks/signing.js';
 import { DeliveryWorker, recordDeliveryOutcome, USER_AGENT } from '../../src/webhooks/worker.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { body } from '../helpers/json.js';
 import { startScriptedReceiver, type ScriptedReceiver } from '../helpers/scripted-receiver.js';
 

@@ -7,7 +7,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mediaRefs } from '../../src/contract/media-refs.js';
-import { createHarness, waitFor, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import { createHarness, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startScriptedReceiver, type ScriptedReceiver } from '../helpers/scripted-receiver.js';
 import { insertTasks } from '../helpers/task-rows.js';
 

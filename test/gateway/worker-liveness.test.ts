@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerHeartbeat } from '../../src/tasks/worker-heartbeat.js';
-import { createHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 let h: Harness | undefined;

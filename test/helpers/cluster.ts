@@ -5,7 +5,7 @@
  * data directories; it is safe to call after a failure halfway through the start.
  */
 import fs from 'node:fs';
-import { tempDir } from './harness.js';
+import { tempDir } from './temp-root.js';
 import { startServerProcess, type ServerProcess } from './process.js';
 
 export interface ClusterProcess extends ServerProcess {

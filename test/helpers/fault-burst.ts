@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import type { ClusterProcess } from './cluster.js';
-import { waitFor } from './harness.js';
+import { waitFor } from './wait-for.js';
 
 export interface BurstResult {
   /** Accepted task id -> the API process that accepted it. */

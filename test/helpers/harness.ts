@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { ChatProvider } from '../../src/chat/types.js';
 import { createApiKey } from '../../src/auth/keys.js';
@@ -16,6 +14,8 @@ import { harnessOnPostgres, openTestPostgresStore } from './postgres.js';
 import type { Store, TaskRecord, TaskStatus } from '../../src/store/types.js';
 import type { TaskRunner } from '../../src/tasks/runner.js';
 import { openMemoryStore } from './migrated-store.js';
+import { tempDir } from './temp-root.js';
+import { waitFor } from './wait-for.js';
 
 export interface Harness {
   app: FastifyInstance;
@@ -69,10 +69,6 @@ export interface HarnessOptions {
   store?: Store;
   /** The built web console the gateway serves (default console/dist). */
   consoleDir?: string;
-}
-
-export function tempDir(prefix = 'mediagate-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
 /**
@@ -149,15 +145,4 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 export function localBlobs(h: Harness): FsBlobStore {
   if (!(h.blobs instanceof FsBlobStore)) throw new Error(`this test needs results on the local disk, not ${h.blobs.location}`);
   return h.blobs;
-}
-
-/** Polls `probe` until it returns a value, or fails after `timeoutMs`. */
-export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

@@ -5,7 +5,7 @@
  */
 import type { TaskRecord } from '../../src/store/types.js';
 import type { Harness } from './harness.js';
-import { waitFor } from './harness.js';
+import { waitFor } from './wait-for.js';
 
 export interface CallbackAnswer {
   status: number;

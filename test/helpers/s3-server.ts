@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from '@20minutes/s3rver';
-import { tempDir } from './harness.js';
+import { tempDir } from './temp-root.js';
 
 export const S3_ACCESS_KEY = 'S3RVER';
 export const S3_SECRET_KEY = 'S3RVER';

@@ -22,3 +22,8 @@ export function setUpTempRoot(): () => void {
     else fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 });
   };
 }
+
+/** A new folder under the run's temporary root (the machine's temp folder outside a run). */
+export function tempDir(prefix = 'mediagate-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}

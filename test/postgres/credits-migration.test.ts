@@ -15,7 +15,7 @@ const SQLITE_CREDITS_VERSION = 9;
 const POSTGRES_CREDITS_VERSION = 4;
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { Store } from '../../src/store/types.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 
 const KEYS = [

@@ -12,7 +12,7 @@ import { createApiKey } from '../../src/auth/keys.js';
 import { migrateSqliteToPostgres } from '../../src/store/migrate/copy-to-postgres.js';
 import { MigrationError } from '../../src/store/migrate/sqlite-source.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 
 const unavailable = await postgresUnavailable();

@@ -14,7 +14,8 @@ import { loadConfig } from '../../src/config.js';
 import { createGateway, type Gateway } from '../../src/main/gateway.js';
 import type { MediaProvider } from '../../src/providers/types.js';
 import { cancelTask } from '../../src/tasks/states.js';
-import { tempDir, waitFor } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 
 const unavailable = await postgresUnavailable();

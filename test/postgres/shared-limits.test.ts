@@ -11,7 +11,8 @@ import { createApiKey, ensureApiKey } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { createGateway, type Gateway } from '../../src/main/gateway.js';
 import { cancelTask } from '../../src/tasks/states.js';
-import { tempDir, waitFor } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { postgresDatabase, postgresUnavailable, withClient } from '../helpers/postgres.js';
 import { REDIS_URL, redisUnavailable } from '../helpers/redis.js';
 

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { postgresDatabase, postgresUnavailable, withClient } from '../helpers/postgres.js';
 
 interface Schema {

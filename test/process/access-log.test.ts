@@ -5,7 +5,7 @@ import { createApiKey } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createGateway, type Gateway } from '../../src/main/gateway.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { ensureBuilt, startServerProcess } from '../helpers/process.js';
 import { openMemoryStore } from '../helpers/migrated-store.js';
 

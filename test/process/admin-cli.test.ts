@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { ADMIN_KEY } from '../helpers/admin.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 import { ensureBuilt, runCliAsync } from '../helpers/process.js';
 

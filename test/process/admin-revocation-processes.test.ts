@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY } from '../helpers/admin.js';
 import { fetchJson } from '../helpers/gateway-calls.js';
-import { tempDir, waitFor } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../helpers/process.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { imageSize } from 'image-size';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mediagate } from '../../packages/client/src/index.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { freePort, listeningGateway, type ListeningGateway } from '../helpers/listening-gateway.js';
 import { BIN, ensureBuilt, ROOT, runCliAsync, runCollecting } from '../helpers/process.js';
 

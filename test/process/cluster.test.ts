@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster, type ClusterProcess } from '../helpers/cluster.js';
 import { configFiles } from '../helpers/config-files.js';
 import { fetchJson } from '../helpers/gateway-calls.js';
-import { waitFor } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 import { ensureBuilt, runCliAsync } from '../helpers/process.js';
 import { type S3Server, startS3Server, useS3Credentials } from '../helpers/s3-server.js';
@@ -37,10 +37,10 @@ const SLOW_MOTION = 'motion_2_0_fast';
 /**
  * One create call per kind; the burst takes them in turn. Pictures weigh most (cheap): the test is
  * about records (each task completed once, across the kill), not pixels, and a 720p video costs the
- * workers 5-10 times a picture's CPU; every family is in (60 videos of 300 tasks).
+ * workers 5-10 times a picture's CPU; every family is in (30 videos of 300 tasks: G473).
  */
 const KINDS: Array<{ route: string; body: (i: number) => Record<string, unknown> }> = [
-  ...Array.from({ length: 20 }, () => ({ route: '/v1/pic/images', body: (i: number) => ({ model: 'pic', prompt: `burst ${i}`, size: '21:9' }) })),
+  ...Array.from({ length: 45 }, () => ({ route: '/v1/pic/images', body: (i: number) => ({ model: 'pic', prompt: `burst ${i}`, size: '21:9' }) })),
   { route: '/clip/videos', body: (i) => ({ model: 'clip_3_1_fast', prompt: `burst ${i}` }) },
   { route: '/reel/videos', body: (i) => ({ model: 'reelOa2Plus', prompt: `burst ${i}`, duration: 4 }) },
   { route: '/v1/motion/videos', body: (i) => ({ model: 'motion_2_0_4s_5s', content: [{ type: 'text', text: `burst ${i}` }], duration: 1 }) },

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/keys.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { ensureBuilt, runCli, runCliAsync } from '../helpers/process.js';
 
 let dataDir: string;

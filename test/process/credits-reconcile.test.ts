@@ -15,7 +15,7 @@ import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { NewTask, Store } from '../../src/store/types.js';
 import { cancelTask } from '../../src/tasks/states.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 import { ensureBuilt, runCliAsync } from '../helpers/process.js';
 

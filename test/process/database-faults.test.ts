@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { configFiles } from '../helpers/config-files.js';
 import { alive, finishedTasks, submitBurst } from '../helpers/fault-burst.js';
-import { waitFor } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { postgresDatabase, postgresUnavailable, withClient } from '../helpers/postgres.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { ensureBuilt, runCliAsync } from '../helpers/process.js';

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson } from '../helpers/gateway-calls.js';
-import { tempDir, waitFor } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { ensureBuilt, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 const BOOTSTRAP = 'bootstrap-key-for-crash-test-0001';

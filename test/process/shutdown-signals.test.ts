@@ -16,7 +16,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { tempDir, waitFor } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { httpCall } from '../helpers/http-client.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../helpers/process.js';
 

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/keys.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite/migrations.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { ensureBuilt, ROOT } from '../helpers/process.js';
 
 // Several processes started together on a new data dir (two `mediagate serve`, or a server and the

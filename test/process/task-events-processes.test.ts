@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import type { Store } from '../../src/store/types.js';
 import { claimNextTask, completeTask } from '../../src/tasks/states.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { postgresDatabase, postgresUnavailable } from '../helpers/postgres.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { SseReader } from '../helpers/sse-events.js';

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJson } from '../helpers/gateway-calls.js';
-import { tempDir, waitFor } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { ensureBuilt, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { startScriptedReceiver, type ScriptedReceiver } from '../helpers/scripted-receiver.js';
 

@@ -10,7 +10,7 @@ import { FsBlobStore } from '../../src/media/fs-blob-store.js';
 import { S3BlobStore } from '../../src/media/s3-blob-store.js';
 import { S3StorageError } from '../../src/media/s3-storage-error.js';
 import { runBlobStoreContract } from '../cases/blob-store-contract.case.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { S3_ACCESS_KEY, type S3Server, startS3Server, useS3Credentials } from '../helpers/s3-server.js';
 
 useS3Credentials();

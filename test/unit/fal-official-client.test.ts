@@ -10,7 +10,7 @@ import { createHash, createPublicKey, verify } from 'node:crypto';
 import { ApiError, createFalClient, ValidationError } from '@fal-ai/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeFal, type FakeFal } from '../fakes/fal.js';
-import { waitFor } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let fake: FakeFal;

@@ -7,7 +7,7 @@
 import Replicate, { validateWebhook } from 'replicate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLUX_SCHNELL, startFakeReplicate, throttled, VIDEO_VERSION, type FakeReplicate } from '../fakes/replicate.js';
-import { waitFor } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let fake: FakeReplicate;

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FsBlobStore } from '../../src/media/fs-blob-store.js';
 import { UnrecoverableError } from '../../src/providers/types.js';
 import { ResultStorage } from '../../src/tasks/result-storage.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 
 const dir = tempDir();
 const tmp = path.join(dir, 'tmp');

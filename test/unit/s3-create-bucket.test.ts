@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openBlobStores } from '../../src/media/blob-stores.js';
 import { ensureBucket } from '../../src/media/s3-bucket.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { type S3Server, startS3Server, useS3Credentials } from '../helpers/s3-server.js';
 
 useS3Credentials();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { START_AT_WAL_BYTES, startBackgroundCheckpointer } from '../../src/store/sqlite/checkpointer.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { newTask } from '../cases/store-contract.case.js';
 import { insertTasks } from '../helpers/task-rows.js';
 

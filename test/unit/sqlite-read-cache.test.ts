@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import type { Store } from '../../src/store/types.js';
 import { claimNextTask, completeTask } from '../../src/tasks/states.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { newTask } from '../cases/store-contract.case.js';
 import { insertTask } from '../helpers/task-rows.js';
 

@@ -1,5 +1,5 @@
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 import { runStoreContract } from '../cases/store-contract.case.js';
 import { openFileStore, openMemoryStore } from '../helpers/migrated-store.js';
 

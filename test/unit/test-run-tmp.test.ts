@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 
 describe("the run's temporary folder (G424)", () => {
   it('is where os.tmpdir() points, passable but not listable by others, and holds the harness folders', () => {

@@ -5,7 +5,7 @@ import { migrate } from '../../src/store/sqlite/migrations.js';
 import { openSqliteStore } from '../../src/store/sqlite/open.js';
 import { SqliteUsageStore } from '../../src/store/sqlite/usage-store.js';
 import type { ChatUsageRecord, Store } from '../../src/store/types.js';
-import { tempDir } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp-root.js';
 
 // Chat usage rows are written in batches (one transaction per 20 ms, G80): readers through
 // the same store see them at once, other connections within the window, and closing writes the rest.

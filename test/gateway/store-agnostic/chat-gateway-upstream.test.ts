@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../../src/main/serve.js';
-import { tempDir } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
 import { errorReply, reply, startFakeOpenAi, type FakeOpenAi } from '../../helpers/fake-openai.js';
 
 const KEY = 'chat-e2e-key-0123456789abcdef';

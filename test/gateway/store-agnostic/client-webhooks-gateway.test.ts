@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mediagate, WebhookVerificationError } from '../../../packages/client/src/index.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.js';
 

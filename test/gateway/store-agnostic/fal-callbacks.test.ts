@@ -15,7 +15,7 @@ import { FAL_MODELS } from '../../helpers/fal-mapping.js';
 import { startFakeFal, type FakeFal } from '../../fakes/fal.js';
 import { configFiles } from '../../helpers/config-files.js';
 import { submitPic } from '../../helpers/gateway-calls.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 import { NOT_BEFORE_MS, postCallback, waitingTask } from '../../helpers/provider-callbacks.js';
 

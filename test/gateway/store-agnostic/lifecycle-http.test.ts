@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../../src/auth/keys.js';
 import { openSqliteStore } from '../../../src/store/sqlite/open.js';
 import { startServer, type RunningServer } from '../../../src/main/serve.js';
-import { tempDir, waitFor } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let server: RunningServer;
 let key: string;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createGateway, type Gateway } from '../../../src/main/gateway.js';
 import { CONNECT_TIMEOUT_MS, createPool } from '../../../src/store/postgres/connect.js';
-import { tempDir } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
 import { openMemoryStore } from '../../helpers/migrated-store.js';
 
 let silentHost: net.Server;

@@ -3,7 +3,7 @@
  * and the cancel reaches the upstream, whose task ends cancelled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { callRelaying, startRelayPair, type RelayPair } from '../../helpers/relay-pair.js';
 
 describe('motion cancel through the relay', () => {

@@ -8,7 +8,7 @@
  * The circuits' clock is stepped by the test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { startRelayCandidates, type RelayCandidates } from '../../helpers/relay-candidates.js';
 import { countTasksByStatus } from '../../helpers/task-rows.js';
 

@@ -7,7 +7,7 @@
  * (G268: the order is caused, not timed).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { heldSandbox } from '../../helpers/held-sandbox.js';
 import { within } from '../../helpers/within.js';
 import { startRelayCandidates, type RelayCandidates } from '../../helpers/relay-candidates.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SERVER_FAULTS } from '../../../src/tasks/backoff.js';
 import type { FaultRule } from '../../helpers/fault-proxy.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { startRelayCandidates, type RelayCandidates } from '../../helpers/relay-candidates.js';
 
 let r: RelayCandidates;

@@ -10,7 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../../src/store/types.js';
 import type { Fault, SeenRequest } from '../../helpers/fault-proxy.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import type { RelayPair } from '../../helpers/relay-pair.js';
 import { expectCompleted, FAMILIES, settleAll, startFaultPair, submit, upstreamIdIn, upstreamTaskCount, type FamilyName } from '../../helpers/relay-faults.js';
 

@@ -12,7 +12,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fault } from '../../helpers/fault-proxy.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import type { RelayPair } from '../../helpers/relay-pair.js';
 import {
   createActions as createActionsIn,

@@ -14,7 +14,7 @@ import type { SubmitPlan } from '../../../src/contract/submit-plan.js';
 import { planVideosTask } from '../../../src/contract/videos.js';
 import { createLogger } from '../../../src/logger.js';
 import { UnrecoverableError, type CheckResult, type MediaProvider, type ProviderContext, type ProviderJob } from '../../../src/providers/types.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { asBody, jobOfPlan } from '../../helpers/provider-jobs.js';
 import { startRelayPair, type RelayPair } from '../../helpers/relay-pair.js';
 import { runProviderContract, runToOutput } from '../../cases/provider-contract.case.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeReplicate, type FakeReplicate } from '../../fakes/replicate.js';
 import { configFiles } from '../../helpers/config-files.js';
 import { submitPic } from '../../helpers/gateway-calls.js';
-import { waitFor } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 import { NOT_BEFORE_MS, postCallback, waitingTask } from '../../helpers/provider-callbacks.js';
 import { REPLICATE_MODELS } from '../../helpers/replicate-models.js';

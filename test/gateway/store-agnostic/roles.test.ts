@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../../src/auth/keys.js';
 import { loadConfig } from '../../../src/config.js';
 import { createGateway, type Gateway } from '../../../src/main/gateway.js';
-import { tempDir, waitFor } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const dataDir = tempDir('mediagate-roles-');
 const env = (role: string) =>

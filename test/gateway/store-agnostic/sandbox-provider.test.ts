@@ -4,7 +4,7 @@ import { createLogger } from '../../../src/logger.js';
 import { createSandboxProvider } from '../../../src/providers/sandbox/index.js';
 import { UnrecoverableError, type ProviderContext } from '../../../src/providers/types.js';
 import { imageFacts, timedFacts } from '../../helpers/media-facts.js';
-import { tempDir } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
 import { bytesOf, jobFor, runProviderContract, runToOutput } from '../../cases/provider-contract.case.js';
 
 const image = (width: number, height: number, format: 'png' | 'jpeg' = 'png'): OutputSpec => ({ kind: 'image', width, height, format });

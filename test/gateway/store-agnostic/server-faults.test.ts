@@ -7,7 +7,8 @@ import { createGateway, type Gateway } from '../../../src/main/gateway.js';
 import type { Provider } from '../../../src/providers/types.js';
 import { ResourceMonitor } from '../../../src/resources.js';
 import { MAX_SERVER_FAULTS } from '../../../src/tasks/backoff.js';
-import { tempDir, waitFor } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { within } from '../../helpers/within.js';
 import { openMemoryStore } from '../../helpers/migrated-store.js';
 

@@ -13,7 +13,8 @@ import type { Store, TaskStore } from '../../../src/store/types.js';
 import { ResultStorage } from '../../../src/tasks/result-storage.js';
 import { TaskRunner } from '../../../src/tasks/runner.js';
 import { claimNextTask } from '../../../src/tasks/states.js';
-import { tempDir, waitFor } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { newTask } from '../../cases/store-contract.case.js';
 import { insertTask } from '../../helpers/task-rows.js';
 

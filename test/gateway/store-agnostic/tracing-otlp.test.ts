@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../../src/main/serve.js';
-import { tempDir } from '../../helpers/harness.js';
+import { tempDir } from '../../helpers/temp-root.js';
 
 const KEY = 'otlp-e2e-key-0123456789abcdef';
 const received: Array<{ path: string; body: string }> = [];

@@ -10,7 +10,8 @@ import { startTracing, type Tracing } from '../../../src/tracing/start.js';
 import { startFakeOpenAiImages, type FakeOpenAiImages } from '../../fakes/openai-images.js';
 import { configFiles } from '../../helpers/config-files.js';
 import { reply, startFakeOpenAi } from '../../helpers/fake-openai.js';
-import { createHarness, waitFor } from '../../helpers/harness.js';
+import { createHarness } from '../../helpers/harness.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { listeningGateway, type ListeningGateway } from '../../helpers/listening-gateway.js';
 
 const { file } = configFiles('mediagate-tracing-');
