@@ -7,5 +7,5 @@ const unavailable = await postgresUnavailable();
 
 describe.skipIf(unavailable !== undefined)(`PostgreSQL store${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
   const database = postgresDatabase();
-  runStoreContract('postgres', async () => openPostgresStore({ url: await database.empty() }));
+  runStoreContract('postgres', async () => openPostgresStore({ url: await database.migrated() }));
 });
