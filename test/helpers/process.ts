@@ -53,6 +53,7 @@ export interface ServerProcess {
   url: string;
   /** Everything the process wrote so far. */
   output(): string;
+  /** Its exit code once it has ended and its output has been read to the end. */
   exited: Promise<number | null>;
 }
 
@@ -64,7 +65,9 @@ export async function startServerProcess(env: Record<string, string>, args: stri
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process has ended and everything it wrote has been read (a log line
+  // written just before the end may still be in the pipe at 'exit')
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // a start that hangs leaves no process behind

@@ -239,16 +239,18 @@ describe.skipIf(unavailable !== undefined)(`a rolling restart under load${unavai
     const { rows } = await db!.query<{ id: string; status: string; attempts: number }>('SELECT id, status, attempts FROM tasks');
     expect(rows.map((r) => r.id).sort()).toEqual([...accepted].sort());
     expect(rows.filter((r) => r.status !== 'completed' || r.attempts !== 1)).toEqual([]);
+    // each drained process answered kept-alive connections after its signal (with Connection: close)
+    expect(proxy.backends.map((backend) => backend.closing > 0)).toEqual([true, true]);
+
+    for (const p of [a2, b2]) p.child.kill('SIGTERM');
+    expect(await Promise.all([a2.exited, b2.exited])).toEqual([0, 0]);
+    // read once every process has ended: a poll can see a task completed before the worker's log
+    // line of it has come through the pipe
     const logs = [a, b, a2, b2]
       .map((p) => p.output())
       .join('\n')
       .split('\n');
     const completions = logs.filter((l) => l.includes('"task completed"')).map((l) => /"taskId":"([^"]+)"/.exec(l)![1]!);
     expect(completions.sort()).toEqual([...accepted].sort());
-    // each drained process answered kept-alive connections after its signal (with Connection: close)
-    expect(proxy.backends.map((backend) => backend.closing > 0)).toEqual([true, true]);
-
-    for (const p of [a2, b2]) p.child.kill('SIGTERM');
-    expect(await Promise.all([a2.exited, b2.exited])).toEqual([0, 0]);
   }, 400_000);
 });
