@@ -9,18 +9,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-export function setUpTempRoot(): () => void {
+/** Makes the run's temporary root and sets TMPDIR to it; answers it and how to remove it. */
+export function setUpTempRoot(): { root: string; remove(): void } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-test-run-'));
   // others may pass through, not list: the private PostgreSQL servers' folders below belong to the postgres user
   fs.chmodSync(root, 0o711);
   const before = process.env.TMPDIR;
   process.env.TMPDIR = root;
-  return () => {
+  const remove = (): void => {
     if (before === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = before;
     if (process.env.MEDIAGATE_TEST_KEEP_TMP === '1') console.log(`the test run's temporary files are in ${root}`);
     else fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 });
   };
+  return { root, remove };
 }
 
 /** A new folder under the run's temporary root (the machine's temp folder outside a run). */
