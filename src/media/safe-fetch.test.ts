@@ -387,9 +387,8 @@ describe('fetchMedia: HTTP and network failures', () => {
     expect(err.status).toBe(400);
     expect(err.retryable).toBe(true);
     expect(err.message).toBe(`image_urls[0]: could not fetch http://127.0.0.1:${s.port}/slow: timed out after 0.3 s`);
-    expect(elapsed).toBeGreaterThanOrEqual(250); // not before the bound (a lower bound holds under any load)
-    // ended by the 0.3 s bound, not by the 15 s default (the message names the bound that fired)
-    expect(elapsed).toBeLessThan(15_000);
+    // ended by the 0.3 s bound, not by the 15 s default: the message names the bound that fired
+    expect(elapsed).toBeGreaterThanOrEqual(250); // and not before it (a lower bound holds under any load)
     await expect.poll(() => dropped).toBe(true);
     expect(s.total()).toBe(1);
   });

@@ -3,6 +3,7 @@ import { claimNextTask, completeTask, failTask } from '../../src/tasks/states.js
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { body } from '../helpers/json.js';
 import { countTasksByStatus } from '../helpers/task-rows.js';
+import { expectInWindow, openSecondsWindow } from '../helpers/seconds-window.js';
 
 // Written out from the interface's clip tables (docs/reference/api/clip.md), G20/G23 and the
 // operator's price list (G11, src/contract/catalog.ts), not imported: a wrong list, limit or
@@ -105,6 +106,7 @@ describe('clip Form A: every size / aspect_ratio is planned at its pixel size, 8
     })),
   ]);
   it.each(cases)('model=$model size=$size aspect_ratio=$aspect_ratio -> $width x $height', async ({ model, size, aspect_ratio, width, height }) => {
+    const window = openSecondsWindow();
     const res = await post({ ...base(model), ...(size && { size }), ...(aspect_ratio && { aspect_ratio }) });
     expect(res.statusCode).toBe(200);
     const b = body(res);
@@ -117,7 +119,7 @@ describe('clip Form A: every size / aspect_ratio is planned at its pixel size, 8
       progress: 0,
       error: null,
     });
-    expect(Math.abs(b.created - Date.now() / 1000)).toBeLessThan(5);
+    expectInWindow(b.created, window);
     const { task, output, params } = await plannedOf(h, b.id);
     expect(task.form).toBe('A');
     expect(task.amount).toBe(CLIP_PRICES['clip3.1-fast']);
