@@ -111,6 +111,17 @@ function systemFault(err: unknown): NodeJS.ErrnoException | undefined {
   return err instanceof Error && systemError(cause) ? cause : undefined;
 }
 
+/**
+ * An error that wraps a PostgreSQL server's refusal (node-postgres' DatabaseError: a severity and
+ * a SQLSTATE): "could not open the PostgreSQL store at postgres://...: database "x" does not
+ * exist", "... password authentication failed for user ...". Its message says it all, as for a
+ * system error (G477); a refusal that reaches here unwrapped (a bug, not a setting) keeps its stack.
+ */
+function wrapsDatabaseRefusal(err: unknown): boolean {
+  const cause = err instanceof Error ? (err.cause as { severity?: unknown; code?: unknown } | undefined) : undefined;
+  return typeof cause?.severity === 'string' && typeof cause.code === 'string' && /^[0-9A-Z]{5}$/.test(cause.code);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === 'help' || asksForHelp(argv)) {
@@ -157,8 +168,8 @@ async function main(argv: string[]): Promise<void> {
       process.exit(1);
     }
     const fault = systemFault(err);
-    if (fault) {
-      const hint = fault.code === 'EADDRINUSE' ? ' (another process listens there: stop it, or set PORT to a free port)' : '';
+    if (fault || wrapsDatabaseRefusal(err)) {
+      const hint = fault?.code === 'EADDRINUSE' ? ' (another process listens there: stop it, or set PORT to a free port)' : '';
       console.error(`mediagate: ${(err as Error).message}${hint}`);
       process.exit(1);
     }

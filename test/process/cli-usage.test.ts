@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresUnavailable } from '../helpers/postgres.js';
+import { POSTGRES_ADMIN_URL } from '../helpers/postgres-url.js';
 import { tempDir } from '../helpers/temp-root.js';
 import { freePort } from '../helpers/listening-gateway.js';
 import { ensureBuilt, runCliAsync } from '../helpers/process.js';
@@ -19,6 +21,7 @@ afterAll(() => {
 });
 
 const STACK = /^\s+at /m;
+const postgresDown = await postgresUnavailable();
 
 describe('the usage', () => {
   it('--help, -h and help print it on stdout and exit 0, after any command too (client commands included)', async () => {
@@ -86,6 +89,17 @@ describe('a PostgreSQL store that cannot be reached (G472)', () => {
       new RegExp(`^mediagate: could not open the PostgreSQL store at postgres://ops:\\*\\*\\*@127\\.0\\.0\\.1:${port}/mediagate: .*ECONNREFUSED.*\\n$`),
     );
     expect(r.stderr).not.toContain('hunter2secret');
+    expect(r.stderr).not.toMatch(STACK);
+  });
+
+  it.skipIf(postgresDown !== undefined)('a database the server refuses (it does not exist) is said in one line too, exit 1 (G477)', async () => {
+    const url = new URL(POSTGRES_ADMIN_URL);
+    url.pathname = '/mediagate_no_such_database';
+    const r = await runCliAsync(['keys', 'list'], { MEDIAGATE_DATA_DIR: dir, MEDIAGATE_DATABASE_URL: url.toString() });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /^mediagate: could not open the PostgreSQL store at postgres:\/\/[^ ]+\/mediagate_no_such_database: database "mediagate_no_such_database" does not exist\n$/,
+    );
     expect(r.stderr).not.toMatch(STACK);
   });
 
