@@ -4,6 +4,7 @@ import type { ChatContext, ChatRequest, ChatStreamEvent } from '../../src/chat/t
 import { AppError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
 import { createOpenAiChatProvider, type OpenAiChatProvider, type OpenAiChatProviderOptions } from '../../src/providers/openai/chat.js';
+import { ChannelError } from '../../src/providers/types.js';
 import {
   breakAfter,
   endless,
@@ -308,6 +309,19 @@ describe('OpenAI-compatible upstream: errors', () => {
       expect([err.code, err.status, err.retryable]).toEqual(['upstream_error', 502, true]);
       expect(err.message).toContain(`HTTP ${status}`);
     }
+  });
+
+  it('an error answer larger than the 64 KiB read is taken by its status, cut there (G478)', async () => {
+    const page = `<html>${'x'.repeat(2 * 1024 * 1024)}</html>`; // a proxy's error page
+    fake.behave(errorReply(503, page));
+    let err = await rejection(provider().complete(request(), ctx()));
+    expect(err).toBeInstanceOf(ChannelError); // the channel's fault: another channel may answer
+    expect([err.code, err.status, err.retryable]).toEqual(['upstream_error', 502, true]);
+    expect(err.message).toContain('HTTP 503');
+    fake.behave(errorReply(429, page, { 'retry-after': '17' }));
+    err = await rejection(collect(provider().stream(request(), ctx())));
+    expect(err).toBeInstanceOf(ChannelError);
+    expect([err.code, err.status, err.headers]).toEqual(['rate_limited', 429, { 'Retry-After': '17' }]);
   });
 
   it('malformed JSON -> 502 upstream_error', async () => {

@@ -3,13 +3,14 @@
  * be read: an unexpected reply (G272). Any other status says what it is by itself: a 503 proxy page
  * of any size is the channel's fault, so a create moves on to the next candidate and a check is
  * made again later; it was read as an unexpected reply before its status was looked at (at a
- * create where a repeat is a second generation, that failed the task, G453).
+ * create where a repeat is a second generation, that failed the task, G453). A chat call's error
+ * answer is read up to 64 KiB and likewise taken by its status (G478).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayProvider } from '../../src/providers/relay/index.js';
 import { ChannelError, UnexpectedReply, type Provider } from '../../src/providers/types.js';
 import { classifyCheck, classifyStart, said, startScriptedUpstream, type ScriptedUpstream } from '../helpers/malformed-replies.js';
-import { context, KEY, picJob } from '../helpers/relay-unit.js';
+import { chatContext, chatRequest, context, KEY, picJob } from '../helpers/relay-unit.js';
 
 let upstream: ScriptedUpstream;
 let relay: Provider;
@@ -38,6 +39,29 @@ describe('relay: answers larger than the bound (1 MiB)', () => {
       expect((started.error as ChannelError).message).toMatch(/failed \(HTTP 503\)/);
       const checked = await classifyCheck(() => relay.check!({ id: 'task_up1' }, picJob(), context()));
       expect(checked.error, said(checked)).toBeInstanceOf(ChannelError);
+    } finally {
+      next.status = 200;
+    }
+  });
+
+  it('chat: an error answer larger than its 64 KiB read is taken by its status, cut there (G478)', async () => {
+    const page = `<html>${'x'.repeat(2 * 1024 * 1024)}</html>`;
+    try {
+      next.status = 503; // a proxy's page: the channel's fault, the call moves to the next candidate
+      next.body = page;
+      let err = await relay.chat!.complete(chatRequest, chatContext()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ChannelError);
+      expect((err as ChannelError).message).toContain('HTTP 503');
+      next.status = 400; // the request's own fault, whatever the size of the answer: no other upstream is asked
+      err = await relay.chat!.complete(chatRequest, chatContext()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).not.toBeInstanceOf(ChannelError);
+      expect(err).toMatchObject({ status: 400, code: 'invalid_request' });
     } finally {
       next.status = 200;
     }

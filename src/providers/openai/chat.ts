@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import { undici } from '../../http/undici.js';
 import { AppError } from '../../errors.js';
 import { ChannelError } from '../types.js';
-import { readBounded, upstreamCall } from '../toolkit/upstream-call.js';
+import { readBounded, readStart, upstreamCall } from '../toolkit/upstream-call.js';
 import type { ChatCompletion, ChatContext, ChatProvider, ChatRequest, ChatStreamEvent } from '../../chat/types.js';
 import { errorInfoOf, mapHttpError, mapTransportError, quote, retryAfterSeconds, type HttpErrorContext } from '../toolkit/openai-errors.js';
 import { SseParser } from '../toolkit/sse-parse.js';
@@ -90,7 +90,8 @@ export function createOpenAiChatProvider(options: OpenAiChatProviderOptions): Op
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text = '';
       try {
-        text = await readText(res, 64 * 1024);
+        // its status says what it is, whatever its size (a proxy's 503 page): read up to the bound, cut there (G478)
+        text = await readStart(res, 64 * 1024);
       } catch (err) {
         throw guard.cut ?? mapTransportError(err, id, 'stream');
       }

@@ -15,7 +15,7 @@ import { SseParser } from '../toolkit/sse-parse.js';
 import { completeUsage, readUsage } from '../toolkit/usage.js';
 import { ChannelError } from '../types.js';
 import { chatFailure, errorInfoOf, malformedReply, transportFailure, type Scrub } from '../toolkit/errors.js';
-import { readBounded } from '../toolkit/upstream-call.js';
+import { readBounded, readStart } from '../toolkit/upstream-call.js';
 import type { RelayHttp } from './http.js';
 import { noteUpstreamAnswer } from '../../tracing/tracing.js';
 
@@ -79,7 +79,8 @@ export function relayChat(o: RelayChatOptions): ChatApi {
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let text: string;
       try {
-        text = await readBounded(res, MAX_ERROR_BYTES, () => malformedChatReply(id, `an error body larger than ${MAX_ERROR_BYTES} bytes`));
+        // its status says what it is, whatever its size (a proxy's 503 page): read up to the bound, cut there (G478)
+        text = await readStart(res, MAX_ERROR_BYTES);
       } catch (err) {
         throw failure(err, guard, ctx, true);
       }

@@ -95,8 +95,11 @@ export async function readBounded(res: Dispatcher.ResponseData, limit: number, t
   return Buffer.concat(parts).toString('utf8');
 }
 
-/** The body's first `limit` bytes as text (the rest is not read: the connection is dropped). */
-async function readStart(res: Dispatcher.ResponseData, limit: number): Promise<string> {
+/**
+ * The body's first `limit` bytes as text (the rest is not read: the connection is dropped). For an
+ * answer other than 2xx, which says what it is by its status whatever its size (a proxy's 503 page).
+ */
+export async function readStart(res: Dispatcher.ResponseData, limit: number): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of res.body) {
