@@ -142,9 +142,9 @@ export class TasksResource {
    * Follows any task to its end. The default interval follows what the first reply shows: an
    * image task 2 s, a Model Center task (it has `result_url`) 5 s, a video task 30 s.
    */
-  async waitFor(id: string, options: WaitOptions = {}): Promise<AnyTask & { status: 'completed' }> {
-    const interval = options.pollIntervalMs ?? intervalOf(await this.get(id, options.signal ? { signal: options.signal } : {}));
-    return waitForTask(this.http, this.resultUrl(id), interval, options);
+  waitFor(id: string, options: WaitOptions = {}): Promise<AnyTask & { status: 'completed' }> {
+    // the interval follows the first reply, which is the wait's own first query (under timeoutMs)
+    return waitForTask<AnyTask>(this.http, this.resultUrl(id), intervalOf, options);
   }
 
   private resultUrl(id: string): string {

@@ -15,6 +15,9 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
+/** The interval before the first reply, when the default depends on it: the shortest family's (pic, 2 s). */
+const UNTIL_FIRST_REPLY_MS = 2_000;
+
 /** Consecutive failures to reach the gateway tolerated while waiting. */
 const MAX_CONNECTION_FAILURES = 5;
 
@@ -49,11 +52,18 @@ const isTerminal = (status: string): boolean => status === 'completed' || status
 export async function waitForTask<T extends AnyTask>(
   http: HttpOptions,
   url: string,
-  defaultIntervalMs: number,
+  defaultIntervalMs: number | ((first: T) => number),
   options: WaitOptions = {},
 ): Promise<T & { status: 'completed' }> {
-  const intervalMs = Math.max(1000, options.pollIntervalMs ?? defaultIntervalMs);
-  const waitSeconds = Math.min(60, Math.round(intervalMs / 1000));
+  // A default that depends on the task (tasks.waitFor: an image's 2 s, a video's 30 s) is read off
+  // the first reply, the first query of the loop below (under `timeoutMs` like every other); until
+  // then (a 429 or 503 without Retry-After before it) the shortest family interval applies.
+  const intervalOf = (ms: number): { intervalMs: number; waitSeconds: number } => {
+    const intervalMs = Math.max(1000, ms);
+    return { intervalMs, waitSeconds: Math.min(60, Math.round(intervalMs / 1000)) };
+  };
+  const fixed = options.pollIntervalMs ?? (typeof defaultIntervalMs === 'number' ? defaultIntervalMs : undefined);
+  let { intervalMs, waitSeconds } = intervalOf(fixed ?? UNTIL_FIRST_REPLY_MS);
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
   const controller = new AbortController();
   const stop = (): void => controller.abort(options.signal?.reason);
@@ -82,6 +92,8 @@ export async function waitForTask<T extends AnyTask>(
         await sleep(after, controller.signal);
         continue;
       }
+      if (last === undefined && fixed === undefined && typeof defaultIntervalMs === 'function')
+        ({ intervalMs, waitSeconds } = intervalOf(defaultIntervalMs(task)));
       const changed = last === undefined || task.status !== last.status || task.progress !== last.progress || task.queue_reason !== last.queue_reason;
       const statusChanged = last === undefined || task.status !== last.status;
       last = task;

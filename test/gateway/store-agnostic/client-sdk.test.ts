@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
@@ -123,6 +125,30 @@ describe('families: create, get, waitFor', () => {
     const c = new Mediagate({ baseUrl: idle.origin, apiKey: idle.key });
     const created = await c.pic.create({ model: 'pic', prompt: 'never runs either' });
     await expect(c.pic.waitFor(created.id, { timeoutMs: 1500 })).rejects.toBeInstanceOf(TimeoutError);
+  });
+
+  it('tasks.waitFor follows any task to its end, its interval read off its first reply, which is its first query', async () => {
+    const created = await client.pic.create({ model: 'pic', prompt: 'followed by id alone' });
+    const from = asked.length;
+    const done = await client.tasks.waitFor(created.id, { onProgress: runAfterFirstReply(created.id) });
+    expect(done).toMatchObject({ id: created.id, status: 'completed' });
+    const queries = asked.slice(from);
+    expect(queries.length).toBeGreaterThan(1);
+    expect(queries[0]).toBe(`${g.origin}/v1/result/${created.id}`); // no query before the wait's own
+    // a picture's interval: long-polls of 2 s (a video's would be 30)
+    expect(queries.slice(1).every((u) => u === `${g.origin}/v1/result/${created.id}?wait=2`)).toBe(true);
+  });
+
+  it('tasks.waitFor: timeoutMs bounds its first query too (a gateway that never answers)', async () => {
+    const silent = http.createServer(() => undefined); // takes each request, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const c = new Mediagate({ baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, apiKey: idle.key });
+      await expect(c.tasks.waitFor('task_never_answered', { timeoutMs: 500 })).rejects.toBeInstanceOf(TimeoutError);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 
   it("waitFor stops when its signal is aborted, with the signal's reason", async () => {
