@@ -36,7 +36,10 @@ export interface ProviderContractOptions {
   jobs: ReadonlyArray<{ name: string; job: () => ProviderJob; make?: () => MediaProvider }>;
   /**
    * A job that runs long enough (a few hundred ms at least) to be aborted while it runs. For a
-   * provider that starts generations elsewhere: one whose call to the upstream is still in flight.
+   * provider that starts generations elsewhere: one whose call to the upstream is still in flight
+   * (held there: it never ends by itself). So a provider that ignored an abort would finish the job
+   * (an output where the tests expect none) or not end before the test's timeout: the abort tests
+   * show "promptly" by that, not by a bound on the time (G476).
    */
   longJob: () => ProviderJob;
   /** A job that must fail for good (a refused prompt or medium): it must end as an UnrecoverableError. */
@@ -103,8 +106,6 @@ interface Run {
   workDir: string;
   /** Files created, changed or removed outside workDir while the provider ran. */
   changes: string[];
-  /** ms from the abort to the settlement of submit, when aborted. */
-  settledAfterAbortMs?: number;
 }
 
 interface Abort {
@@ -128,10 +129,10 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
   const watched = [root, process.cwd(), ...(options.watchDirs ?? [])];
   const before = snapshotTree(watched, [workDir, ...CWD_SKIP]);
   const run: Run = { progress: [], workDir, changes: [] };
-  let abortedAt: number | undefined;
+  let fired = false;
   const fire = (): void => {
-    if (!abort || abortedAt !== undefined) return;
-    abortedAt = performance.now();
+    if (!abort || fired) return;
+    fired = true;
     if (abort.reason === undefined) abort.controller.abort();
     else abort.controller.abort(abort.reason);
   };
@@ -161,7 +162,6 @@ async function isolatedRun(options: ProviderContractOptions, job: ProviderJob, a
     run.error = err;
   } finally {
     clearTimeout(timer);
-    if (abortedAt !== undefined) run.settledAfterAbortMs = performance.now() - abortedAt;
     if (savedTmp === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = savedTmp;
   }
@@ -241,7 +241,6 @@ export function runProviderContract(name: string, options: ProviderContractOptio
       const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason });
       expect(run.out, 'the long job was aborted before it finished').toBeUndefined();
       expect(run.error).toBe(reason);
-      expect(run.settledAfterAbortMs!).toBeLessThan(5000);
       expectMonotonicProgress(run.progress);
       expect(run.changes).toEqual([]);
     });
@@ -260,7 +259,6 @@ export function runProviderContract(name: string, options: ProviderContractOptio
       const run = await isolatedRun(options, options.longJob(), { controller: new AbortController(), reason, when: 'in-report' });
       expect(run.out).toBeUndefined();
       expect(run.error).toBe(reason);
-      expect(run.settledAfterAbortMs!).toBeLessThan(5000);
     });
 
     it.each(['cancelled', 'lease-lost', 'shutdown', 'attempt-timeout'])(
@@ -276,7 +274,6 @@ export function runProviderContract(name: string, options: ProviderContractOptio
       const run = await isolatedRun(options, options.longJob(), { controller: new AbortController() });
       expect(run.out).toBeUndefined();
       expect(run.error).toMatchObject({ name: 'AbortError' });
-      expect(run.settledAfterAbortMs!).toBeLessThan(5000);
     });
 
     it('an unrecoverable failure ends as an UnrecoverableError, writing nothing outside workDir', async () => {

@@ -84,6 +84,8 @@ export function loadedPackages(env: Record<string, string>, then = '', args = ['
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
+      // the run's own temporary folder: its scratch files land there, and the run's end finds it if it is left running (G475)
+      ...(process.env.TMPDIR !== undefined && { TMPDIR: process.env.TMPDIR }),
       HOST: '127.0.0.1',
       MEDIAGATE_LOG_LEVEL: 'silent',
       MEDIAGATE_MIN_FREE_DISK_MB: '0',

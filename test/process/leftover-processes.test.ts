@@ -3,6 +3,8 @@
  * run's TMPDIR, and no other.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { leftoverProcesses, stopLeftoverProcesses } from '../helpers/leftover-processes.js';
 import { tempDir } from '../helpers/temp-root.js';
@@ -27,11 +29,21 @@ async function idle(root: string): Promise<{ child: ChildProcess; ended: Promise
 describe.skipIf(process.platform !== 'linux')('the processes a run left running', () => {
   it('are found by the run’s TMPDIR in their environment, and stopped; another run’s are left alone', async () => {
     const mine = tempDir('mediagate-run-a-');
+    fs.mkdirSync(path.join(mine, 'nested'));
     const other = tempDir('mediagate-run-b-');
     const a = await idle(mine);
     const b = await idle(other);
 
+    const inside = await idle(path.join(mine, 'nested')); // TMPDIR a folder of the run's
+    expect(
+      leftoverProcesses(mine)
+        .map((p) => p.pid)
+        .sort(),
+    ).toEqual([a.child.pid, inside.child.pid].sort());
+    stopLeftoverProcesses(`${mine}/nested`);
+    expect(await inside.ended).toBe('SIGKILL');
     expect(leftoverProcesses(mine).map((p) => p.pid)).toEqual([a.child.pid]);
+    expect(leftoverProcesses(`${mine}-other`)).toEqual([]); // a name that merely starts like it is another folder
     expect(leftoverProcesses(mine)[0]!.command).toContain('setInterval');
     const stopped = stopLeftoverProcesses(mine);
     expect(stopped.map((p) => p.pid)).toEqual([a.child.pid]);

@@ -2,7 +2,7 @@
  * How upstream failures are classified (G89, G97): table-driven over statuses and bodies in the
  * shapes the interface gives errors (the standard body, the videos and chat envelopes, text).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../errors.js';
 import { ChannelError, GenerationKeyConflict, UnexpectedReply, UnrecoverableError } from '../types.js';
 import { chatFailure, chatParamOf, createFailure, queryFailure, readErrorBody, retryAfterMsOf, scrubberFor, transportFailure } from './errors.js';
@@ -225,11 +225,21 @@ describe('Retry-After', () => {
     [{ 'retry-after': '3' }, 3000],
     [{ 'retry-after': '0.2' }, 1000],
     [{ 'retry-after-ms': '2500' }, 3000],
-    [{ 'retry-after': new Date(Date.now() + 10_500).toUTCString() }, 10_000],
     [{}, undefined],
   ])('%j', (headers, ms) => {
-    const got = retryAfterMsOf(headers);
-    if (ms === undefined) expect(got).toBeUndefined();
-    else expect(Math.abs(got! - ms)).toBeLessThanOrEqual(1000);
+    expect(retryAfterMsOf(headers)).toBe(ms);
+  });
+
+  it('an HTTP date: the whole seconds from now until it, rounded up', () => {
+    vi.useFakeTimers({ toFake: ['Date'] }); // "now" is the clock's, set here: no time passes between the header and the answer
+    try {
+      const now = Date.UTC(2026, 10, 29, 12, 0, 0, 400);
+      vi.setSystemTime(now);
+      // an HTTP date has whole seconds: 12:00:10 is 9.6 s away, rounded up to 10
+      expect(retryAfterMsOf({ 'retry-after': new Date(now + 10_000).toUTCString() })).toBe(10_000);
+      expect(retryAfterMsOf({ 'retry-after': new Date(now - 60_000).toUTCString() })).toBe(1000); // past: at least 1 s
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

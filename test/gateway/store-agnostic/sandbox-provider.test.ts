@@ -158,7 +158,7 @@ describe('sandbox provider: abort while encoding', () => {
         );
       expect(controller.signal.aborted).toBe(true);
       expect(err).toBe(reason);
-      // at once: ffmpeg was killed, and the job rejected after that, not after 30 s of video were encoded
+      // at once: ffmpeg had been killed by the time the job rejected, not left to encode 30 s of video
       const ffmpegKills = kill.mock.calls.filter((_call, i) => /ffmpeg/.test((kill.mock.contexts[i] as ChildProcess).spawnfile));
       expect(ffmpegKills).toEqual([['SIGKILL']]);
       expect(killsWhenRejected).toBeGreaterThanOrEqual(1);
