@@ -50,8 +50,8 @@ if (stale.length > 0) {
   }
   process.stderr.write('mediagate: building...\n');
   for (const p of stale) {
-    // Emit only (G473): `npm run typecheck` checks the types (part of `npm run lint` since G474, which
-    // CI runs); checking them here too cost every `npm test` about 15 s of CPU and every first start ~10 s.
+    // Emit only (G473): `npm run typecheck` checks the types (beside the suite in `npm test`, and in
+    // CI); checking them here too cost every `npm test` about 15 s of CPU and every first start ~10 s.
     execFileSync(process.execPath, [tsc, '-p', p.config, '--noCheck'], { cwd: root, stdio: ['ignore', 2, 2] });
     fs.utimesSync(p.stamp, new Date(), new Date());
   }
