@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { ConfigError } from '../config-error.js';
 import { loadSettingsConfig } from '../settings-config.js';
 import { createStore } from '../store/create-store.js';
+import { isConnectionRefusal } from '../store/faults.js';
 import { asksForHelp, parse, UsageError } from './cli-args.js';
 
 /**
@@ -111,28 +112,6 @@ function systemFault(err: unknown): NodeJS.ErrnoException | undefined {
   return err instanceof Error && systemError(cause) ? cause : undefined;
 }
 
-/**
- * SQLSTATEs of a server that refuses the connection the settings describe (G477): class 28 (the
- * user or password), 3D000 (no such database), 42501 (the role lacks a right: CONNECT, CREATE),
- * 53300 (too many connections), 57P03 (not accepting connections yet), class 08 (the connection).
- */
-const REFUSAL_STATES = /^(28...|3D000|42501|53300|57P03|08...)$/;
-/** node-postgres' own errors of a connection the settings cannot make (they carry no code). */
-const CLIENT_REFUSALS = /^(The server does not support SSL connections|SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string)$/;
-
-/**
- * An error that wraps a refusal of the connection the settings describe: "could not open the
- * PostgreSQL store at postgres://...: database "x" does not exist", "... password authentication
- * failed for user ...", "... The server does not support SSL connections". Its message says it
- * all, as for a system error (G477). Any other error of the server (a migration that failed: a bug,
- * not a setting) keeps its stack, with the server's detail and hint.
- */
-function wrapsConnectionRefusal(err: unknown): boolean {
-  const cause = err instanceof Error ? (err.cause as { severity?: unknown; code?: unknown; message?: unknown } | undefined) : undefined;
-  if (typeof cause?.severity === 'string' && typeof cause.code === 'string') return REFUSAL_STATES.test(cause.code);
-  return cause instanceof Error && (cause as { code?: unknown }).code === undefined && CLIENT_REFUSALS.test(cause.message);
-}
-
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === 'help' || asksForHelp(argv)) {
@@ -179,7 +158,8 @@ async function main(argv: string[]): Promise<void> {
       process.exit(1);
     }
     const fault = systemFault(err);
-    if (fault || wrapsConnectionRefusal(err)) {
+    // a refusal of the connection the settings describe (no such database, a wrong password): one line too (G477)
+    if (fault || (err instanceof Error && isConnectionRefusal(err.cause))) {
       const hint = fault?.code === 'EADDRINUSE' ? ' (another process listens there: stop it, or set PORT to a free port)' : '';
       console.error(`mediagate: ${(err as Error).message}${hint}`);
       process.exit(1);

@@ -69,3 +69,25 @@ export function isStoreUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * PostgreSQL SQLSTATEs of a server that refuses the connection the settings describe (G477):
+ * class 28 (the user or password), 3D000 (no such database), 42501 (the role lacks a right:
+ * CONNECT, CREATE), 53300 (too many connections), 57P03 (not accepting connections yet), class 08.
+ */
+const REFUSAL_STATES = /^(28...|3D000|42501|53300|57P03|08...)$/;
+/** node-postgres' own errors of a connection the settings cannot make (they carry no code). */
+const CLIENT_REFUSALS = /^(The server does not support SSL connections|SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string)$/;
+
+/**
+ * Whether `err` is a refusal of the connection the settings describe ("database "x" does not
+ * exist", "password authentication failed", "The server does not support SSL connections"): a
+ * setting to correct, which its message says whole. Any other server error (a migration that
+ * failed: a bug) is not one.
+ */
+export function isConnectionRefusal(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const { severity, code } = err as { severity?: unknown; code?: unknown };
+  if (typeof severity === 'string' && typeof code === 'string') return REFUSAL_STATES.test(code);
+  return code === undefined && CLIENT_REFUSALS.test(err.message);
+}

@@ -8,11 +8,37 @@ import { describe, expect, it } from 'vitest';
 import { asAppError } from '../../src/errors.js';
 import { S3StorageError } from '../../src/media/s3-storage-error.js';
 import { isStorageUnavailable } from '../../src/media/storage-faults.js';
-import { isStoreUnavailable } from '../../src/store/faults.js';
+import { isConnectionRefusal, isStoreUnavailable } from '../../src/store/faults.js';
 import { createPool } from '../../src/store/postgres/connect.js';
 import { failureMessage } from '../../src/tasks/backoff.js';
 
 const coded = (message: string, code: string): Error => Object.assign(new Error(message), { code });
+
+/** node-postgres' DatabaseError: a severity and a SQLSTATE. */
+const serverError = (message: string, code: string): Error => Object.assign(new Error(message), { severity: 'FATAL', code });
+
+describe('isConnectionRefusal (G477): a refusal of the connection the settings describe', () => {
+  it.each([
+    ['no such database', serverError('database "x" does not exist', '3D000')],
+    ['a wrong password', serverError('password authentication failed for user "ops"', '28P01')],
+    ['a role without CONNECT', serverError('permission denied for database x', '42501')],
+    ['too many connections', serverError('sorry, too many clients already', '53300')],
+    ['a server starting up', serverError('the database system is starting up', '57P03')],
+    ['no SSL where sslmode=require asks for it', new Error('The server does not support SSL connections')],
+  ])('%s', (_what, err) => {
+    expect(isConnectionRefusal(err)).toBe(true);
+  });
+
+  it.each([
+    ['a migration meeting a stray table', serverError('relation "tasks" already exists', '42P07')],
+    ['a constraint', serverError('duplicate key value violates unique constraint', '23505')],
+    ['a system error (said by G472 instead)', coded('connect ECONNREFUSED 10.0.0.7:5432', 'ECONNREFUSED')],
+    ['a bug', new TypeError('x is undefined')],
+    ['not an error', 'database "x" does not exist'],
+  ])('not %s', (_what, err) => {
+    expect(isConnectionRefusal(err)).toBe(false);
+  });
+});
 
 describe('isStoreUnavailable', () => {
   it.each([

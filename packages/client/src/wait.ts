@@ -58,12 +58,13 @@ export async function waitForTask<T extends AnyTask>(
   // A default that depends on the task (tasks.waitFor: an image's 2 s, a video's 30 s) is read off
   // the first reply, the first query of the loop below (under `timeoutMs` like every other); until
   // then (a 429 or 503 without Retry-After before it) the shortest family interval applies.
-  const intervalOf = (ms: number): { intervalMs: number; waitSeconds: number } => {
-    const intervalMs = Math.max(1000, ms);
+  const timing = (first: T | undefined): { intervalMs: number; waitSeconds: number } => {
+    const chosen =
+      options.pollIntervalMs ?? (typeof defaultIntervalMs === 'number' ? defaultIntervalMs : first ? defaultIntervalMs(first) : UNTIL_FIRST_REPLY_MS);
+    const intervalMs = Math.max(1000, chosen);
     return { intervalMs, waitSeconds: Math.min(60, Math.round(intervalMs / 1000)) };
   };
-  const fixed = options.pollIntervalMs ?? (typeof defaultIntervalMs === 'number' ? defaultIntervalMs : undefined);
-  let { intervalMs, waitSeconds } = intervalOf(fixed ?? UNTIL_FIRST_REPLY_MS);
+  let { intervalMs, waitSeconds } = timing(undefined);
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
   const controller = new AbortController();
   const stop = (): void => controller.abort(options.signal?.reason);
@@ -92,8 +93,7 @@ export async function waitForTask<T extends AnyTask>(
         await sleep(after, controller.signal);
         continue;
       }
-      if (last === undefined && fixed === undefined && typeof defaultIntervalMs === 'function')
-        ({ intervalMs, waitSeconds } = intervalOf(defaultIntervalMs(task)));
+      if (last === undefined) ({ intervalMs, waitSeconds } = timing(task));
       const changed = last === undefined || task.status !== last.status || task.progress !== last.progress || task.queue_reason !== last.queue_reason;
       const statusChanged = last === undefined || task.status !== last.status;
       last = task;
