@@ -1,4 +1,5 @@
 /** The `webhook_deliveries` table's row shape and its mapping to records, shared by the SQLite and PostgreSQL stores. */
+import type { Dialect } from './key-rows.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookSecrets } from './webhook-types.js';
 
 export interface DeliveryRow {
@@ -28,14 +29,50 @@ export const deliveryOfRow = (r: DeliveryRow): WebhookDelivery => ({
 });
 
 /**
- * The due deliveries (`now`: the placeholder of the time), each with its turn within its key's: 1
- * for the key's earliest due, 2 for its next, ... Claims take them by turn, then by time, so each
- * key's earliest goes before any key's second: one key's backlog of slow receivers cannot hold
- * every attempt slot while other keys' deliveries wait behind it (G461).
+ * The due deliveries a claim of up to `limit` may take, each with its turn within its key's: 1 for
+ * the key's earliest due, 2 for its next, ... (`now` and `limit`: the placeholders of the time and
+ * the claim's size; common table expressions for a `WITH RECURSIVE`, ending with `cand (id,
+ * next_attempt_at, turn)`). Claims take them by turn, then by time, so each key's earliest goes
+ * before any key's second: one key's backlog of slow receivers cannot hold every attempt slot while
+ * other keys' deliveries wait behind it (G461).
+ *
+ * Read without sorting every due delivery (G480): `keys` walks the keys with pending deliveries,
+ * one seek each in `webhook_deliveries_key_due`; `firsts` keeps the `limit` keys whose earliest
+ * due delivery is earliest (the only keys a claim can reach: with `limit` of them or more, the
+ * claim is their first turn); `cand` is up to `limit` of each one's earliest due deliveries, at
+ * most `limit` x `limit` rows. SQLite has no `LATERAL` and plans the correlated subqueries below
+ * as seeks; PostgreSQL turns the same `IN` into a join over every delivery, so it gets `LATERAL`,
+ * and a row comparison that only the key index can serve (its planner walked the due index by
+ * time otherwise, filtering by key).
  */
-export const dueInTurnSql = (now: string): string => `SELECT id, next_attempt_at,
-  ROW_NUMBER() OVER (PARTITION BY owner_key_id ORDER BY next_attempt_at, id) AS turn
-  FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`;
+export function dueInTurnCtes(dialect: Dialect, now: string, limit: string): string {
+  const keys = `keys (k) AS (
+  SELECT MIN(owner_key_id) FROM webhook_deliveries WHERE status = 'pending'
+  UNION ALL
+  SELECT (SELECT MIN(owner_key_id) FROM webhook_deliveries WHERE status = 'pending' AND owner_key_id > keys.k) FROM keys WHERE keys.k IS NOT NULL
+)`;
+  const turn = 'ROW_NUMBER() OVER (PARTITION BY c.owner_key_id ORDER BY c.next_attempt_at, c.id)';
+  if (dialect === 'sqlite')
+    return `${keys}, firsts (k) AS (
+  SELECT f.owner_key_id FROM keys JOIN webhook_deliveries f ON f.id = (SELECT x.id FROM webhook_deliveries x
+    WHERE x.status = 'pending' AND x.owner_key_id = keys.k AND x.next_attempt_at <= ${now} ORDER BY x.next_attempt_at, x.id LIMIT 1)
+  ORDER BY f.next_attempt_at, f.id LIMIT ${limit}
+), cand (id, next_attempt_at, turn) AS (
+  SELECT c.id, c.next_attempt_at, ${turn} FROM firsts JOIN webhook_deliveries c ON c.id IN (SELECT y.id FROM webhook_deliveries y
+    WHERE y.status = 'pending' AND y.owner_key_id = firsts.k AND y.next_attempt_at <= ${now} ORDER BY y.next_attempt_at, y.id LIMIT ${limit})
+)`;
+  const dueOf = (t: string, k: string): string =>
+    `${t}.status = 'pending' AND ${t}.owner_key_id = ${k} AND (${t}.owner_key_id, ${t}.next_attempt_at) <= (${k}, ${now})
+    ORDER BY ${t}.owner_key_id, ${t}.next_attempt_at, ${t}.id`;
+  return `${keys}, firsts (k) AS (
+  SELECT f.owner_key_id FROM keys CROSS JOIN LATERAL (SELECT x.owner_key_id, x.next_attempt_at, x.id FROM webhook_deliveries x
+    WHERE ${dueOf('x', 'keys.k')} LIMIT 1) f
+  ORDER BY f.next_attempt_at, f.id LIMIT ${limit}
+), cand (id, next_attempt_at, turn) AS MATERIALIZED (
+  SELECT c.id, c.next_attempt_at, ${turn} FROM firsts CROSS JOIN LATERAL (SELECT y.id, y.owner_key_id, y.next_attempt_at FROM webhook_deliveries y
+    WHERE ${dueOf('y', 'firsts.k')} LIMIT ${limit}) c
+)`;
+}
 
 /** The webhook-id of a task's terminal event: one event per task, so the task's id names it (G210). */
 export const deliveryIdSql = (taskId: string): string => `'msg_' || ${taskId}`;

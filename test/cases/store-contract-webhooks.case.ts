@@ -133,6 +133,87 @@ export function webhooksContract(open: OpenStore): void {
       expect(rest.map((d) => d.taskId).sort()).toEqual(backlog.slice(1).sort()); // key_a's others, none twice
     });
 
+    it('claims match the rule (by turn within the key, then by time) over keys, backlogs and times of every kind (G461, G480)', async () => {
+      const store = s();
+      const keys = ['key_a', 'key_b', 'key_c', 'key_d', 'key_e', 'key_f', 'key_g'];
+      for (const k of keys) await key(store, k);
+      // a fixed sequence: key_a a backlog, the others a few each; key_g's never due
+      let seed = 7;
+      const next = (n: number): number => {
+        seed = (seed * 48271) % 2147483647;
+        return seed % n;
+      };
+      const owners = [...Array(14).fill('key_a'), ...Array.from({ length: 16 }, () => keys[1 + next(5)]!), 'key_g', 'key_g'];
+      const taskIds: string[] = [];
+      for (const ownerKeyId of owners) {
+        const task = await started(store, { callbackUrl: URL_A, ownerKeyId });
+        await completeTask(store.tasks, task, 'w1', { files: [] }, T + DAY);
+        taskIds.push(task.id);
+      }
+      // each delivery its own time (none equal, so the order is total): key_a's backlog 1..14, the
+      // others' 15..30, each range shuffled; key_g's after every claim
+      const base = Date.now() + 1000;
+      const all = await store.webhooks.claimDue('w0', base, base + 1, 100);
+      expect(all).toHaveLength(owners.length);
+      const shuffled = (from: number, to: number): number[] => {
+        const list = Array.from({ length: to - from + 1 }, (_, i) => from + i);
+        for (let i = list.length - 1; i > 0; i--) {
+          const j = next(i + 1);
+          [list[i], list[j]] = [list[j]!, list[i]!];
+        }
+        return list;
+      };
+      const backlogTimes = shuffled(1, 14);
+      const otherTimes = shuffled(15, 30);
+      for (const d of all) {
+        const at = d.ownerKeyId === 'key_g' ? base + 10 * DAY : base + 100 + (d.ownerKeyId === 'key_a' ? backlogTimes : otherTimes).pop()!;
+        await store.webhooks.recordAttempt(
+          d.id,
+          'w0',
+          { at: base, statusCode: 500, error: 'HTTP 500', durationMs: 1 },
+          { status: 'pending', nextAttemptAt: at },
+        );
+      }
+      // the earliest ends (delivered): never claimed again
+      const [ended] = await store.webhooks.claimDue('w0', base + 10_000, base + 10_001, 1);
+      expect(await store.webhooks.recordAttempt(ended!.id, 'w0', { at: base, statusCode: 200, error: null, durationMs: 1 }, { status: 'delivered' })).toBe(
+        true,
+      );
+      /** What the rule takes at `now`, from every delivery's record. */
+      const expected = async (now: number, limit: number): Promise<string[]> => {
+        const rows = (await Promise.all(taskIds.map((id) => store.webhooks.listForTask(id)))).flat();
+        const due = rows.filter((d) => d.status === 'pending' && d.nextAttemptAt !== null && d.nextAttemptAt <= now);
+        due.sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt!);
+        const counted = new Map<string, number>();
+        const turn = new Map<string, number>();
+        for (const d of due) {
+          const n = (counted.get(d.ownerKeyId) ?? 0) + 1;
+          counted.set(d.ownerKeyId, n);
+          turn.set(d.id, n);
+        }
+        return due
+          .sort((a, b) => turn.get(a.id)! - turn.get(b.id)! || a.nextAttemptAt! - b.nextAttemptAt!)
+          .slice(0, limit)
+          .map((d) => d.id)
+          .sort();
+      };
+      let claimed = 0;
+      for (const [now, limit] of [
+        [base + 100 + 5, 3],
+        [base + 100 + 12, 4],
+        [base + 100 + 20, 2],
+        [base + 100 + 40, 5],
+        [base + 100 + 40, 16],
+        [base + 100 + 40, 16],
+      ] as const) {
+        const want = await expected(now, limit);
+        const got = await store.webhooks.claimDue(`w${now}`, now, base + DAY, limit);
+        expect(got.map((d) => d.id).sort()).toEqual(want);
+        claimed += got.length;
+      }
+      expect(claimed).toBe(owners.length - 3); // all but key_g's two and the one delivered
+    });
+
     it('attempts are appended; pending waits for its time, delivered and failed end it', async () => {
       const store = s();
       await key(store);

@@ -3,13 +3,15 @@
  * ANALYZE, and without it SQLite once sorted every queued task for each claim and read them all
  * for each `nextRunAfter`. Checked by the plans SQLite chooses on a freshly migrated database
  * holding queued tasks (no timing): no sort into a temporary B-tree, no OR over indexes, no scan
- * of the table, and the claim reads the fair-order index.
+ * of the table, and the claim reads the fair-order index. The claim of due webhook deliveries
+ * (G480) seeks each key's earliest in the key index instead of sorting every due delivery.
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/sqlite/migrations.js';
 import { taskMinutesSql } from '../../src/store/admin-rows.js';
 import { CLAIM_SQL, nextRunSql } from '../../src/store/sqlite/task-store.js';
+import { DUE_SQL } from '../../src/store/sqlite/webhook-store.js';
 
 function planOf(db: Database.Database, sql: string, params: unknown[]): string[] {
   return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
@@ -60,5 +62,22 @@ describe('SQLite queue statements without statistics', () => {
     expect(plan).toMatch(/SEARCH task_events USING COVERING INDEX task_events_at \(at>\? AND at<\?\)/);
     expect(plan).toMatch(/SEARCH tasks USING COVERING INDEX tasks_admin_created \(created_at>\? AND created_at<\?\)/);
     expect(plan).not.toMatch(/SCAN (tasks|task_events)\b/);
+  });
+
+  it('the claim of due webhook deliveries seeks per key (G480): never every due delivery read and sorted', () => {
+    const deliver = db.prepare(`INSERT INTO webhook_deliveries (id, task_id, owner_key_id, url, status, next_attempt_at, created_at)
+      VALUES (?, ?, ?, 'https://hooks.example.com/', ?, ?, 0)`);
+    db.transaction(() => {
+      for (let i = 0; i < 2000; i++) deliver.run(`msg_${i}`, `task_${i}`, i % 50 ? 'key_a' : `key_${i}`, i % 7 ? 'pending' : 'delivered', i);
+    })();
+    const plan = planOf(db, DUE_SQL, [{ now: 5000, limit: 16 }]);
+    const reads = plan.filter((line) => /^(SCAN|SEARCH) (webhook_deliveries|f|x|c|y)\b/.test(line));
+    expect(reads.length).toBeGreaterThan(0);
+    for (const line of reads)
+      expect(line).toMatch(
+        /^SEARCH \w+ USING (COVERING INDEX webhook_deliveries_key_due( \(owner_key_id[=>]\?( AND next_attempt_at<\?)?\))?|INDEX sqlite_autoindex_webhook_deliveries_1 \(id=\?\))$/,
+      );
+    // the sorts are of the few keys and candidates, not of the deliveries: none reads the due index
+    expect(plan.join(' | ')).not.toMatch(/webhook_deliveries_due\b/);
   });
 });

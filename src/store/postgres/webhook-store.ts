@@ -1,15 +1,17 @@
 import type pg from 'pg';
-import { SECRET_COLUMNS, deliveryOfRow, dueInTurnSql, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
+import { SECRET_COLUMNS, deliveryOfRow, dueInTurnCtes, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
 import type { DeliveryAttempt, DeliveryOutcome, WebhookDelivery, WebhookSecrets, WebhookStore } from '../webhook-types.js';
 
 /**
- * Due deliveries leased in one statement, in turn across keys (G461); `FOR UPDATE SKIP LOCKED`:
- * concurrent workers of any process pass over each other's rows.
+ * Due deliveries leased in one statement, in turn across keys (G461, G480; `$1` the worker, `$2`
+ * the time, `$3` the lease's end, `$4` how many); `FOR UPDATE SKIP LOCKED`:
+ * concurrent workers of any process pass over each other's rows. The `= ANY (ARRAY(...))` tells
+ * the planner the candidates are few: it read every due delivery into a hash join otherwise.
  */
-const CLAIM_SQL = `
-WITH due AS (
-  SELECT d.id FROM webhook_deliveries d JOIN (${dueInTurnSql('$2')}) t ON t.id = d.id
-  WHERE d.status = 'pending' AND d.next_attempt_at <= $2
+export const CLAIM_SQL = `
+WITH RECURSIVE ${dueInTurnCtes('postgres', '$2', '$4')}, due AS (
+  SELECT d.id FROM webhook_deliveries d JOIN cand t ON t.id = d.id
+  WHERE d.id = ANY (ARRAY(SELECT id FROM cand)) AND d.status = 'pending' AND d.next_attempt_at <= $2
   ORDER BY t.turn, t.next_attempt_at, t.id LIMIT $4 FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d SET lease_owner = $1, next_attempt_at = $3 FROM due WHERE d.id = due.id RETURNING d.*`;

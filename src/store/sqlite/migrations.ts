@@ -378,6 +378,11 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX task_events_at ON task_events (at, status);
   `,
+  // Claims in turn across keys read each key's earliest due deliveries from this index (G480), not
+  // every due delivery sorted.
+  `
+  CREATE INDEX webhook_deliveries_key_due ON webhook_deliveries (owner_key_id, next_attempt_at, id) WHERE status = 'pending';
+  `,
 ];
 
 /** The schema version the migrations below lead to. */

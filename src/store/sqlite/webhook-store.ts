@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { SECRET_COLUMNS, deliveryIdSql, dueInTurnSql, deliveryOfRow, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
+import { SECRET_COLUMNS, deliveryIdSql, dueInTurnCtes, deliveryOfRow, secretsOfRow, type DeliveryRow, type SecretRow } from '../delivery-rows.js';
 import type { DeliveryAttempt, DeliveryOutcome, WebhookDelivery, WebhookSecrets, WebhookStore } from '../webhook-types.js';
 
 /**
@@ -20,6 +20,9 @@ export class SqliteOutbox {
   }
 }
 
+/** The ids a claim takes (`@now`, `@limit`), in turn across keys (G461, G480). */
+export const DUE_SQL = `WITH RECURSIVE ${dueInTurnCtes('sqlite', '@now', '@limit')} SELECT id FROM cand ORDER BY turn, next_attempt_at, id LIMIT @limit`;
+
 /** SQLite webhook secrets and deliveries; claims (in turn across keys, G461) are conditional updates inside one IMMEDIATE transaction. */
 export class SqliteWebhookStore implements WebhookStore {
   private readonly secretsStmt: Database.Statement;
@@ -33,11 +36,11 @@ export class SqliteWebhookStore implements WebhookStore {
     this.secretsStmt = db.prepare(`UPDATE api_keys SET webhook_secret = COALESCE(webhook_secret, ?) WHERE id = ? RETURNING ${SECRET_COLUMNS}`);
     this.rotateStmt = db.prepare(`UPDATE api_keys SET webhook_secret_previous = webhook_secret, webhook_secret = ?, webhook_secret_rotated_at = ?
       WHERE id = ? RETURNING ${SECRET_COLUMNS}`);
-    const due = db.prepare(`SELECT id FROM (${dueInTurnSql('?')}) ORDER BY turn, next_attempt_at, id LIMIT ?`).pluck();
+    const due = db.prepare(DUE_SQL).pluck();
     const take = db.prepare(`UPDATE webhook_deliveries SET lease_owner = ?, next_attempt_at = ?
       WHERE id = ? AND status = 'pending' AND next_attempt_at <= ? RETURNING *`);
     const claim = db.transaction((workerId: string, now: number, leaseUntil: number, limit: number) =>
-      (due.all(now, limit) as string[]).flatMap((id) => {
+      (due.all({ now, limit }) as string[]).flatMap((id) => {
         const row = take.get(workerId, leaseUntil, id, now) as DeliveryRow | undefined;
         return row ? [row] : [];
       }),
