@@ -1,5 +1,5 @@
 import type { AdminUsage } from '../../src/contract/admin-usage.js';
-import type { Column } from './ui.js';
+import type { Column } from './charts.js';
 
 type UsageRow = AdminUsage['data'][number];
 

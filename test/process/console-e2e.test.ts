@@ -1095,6 +1095,7 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
         await page.getByRole('alert').filter({ hasText: 'Cannot reach the gateway' }).waitFor();
         await expect(page.getByText('Failed to fetch', { exact: false }).count()).resolves.toBe(0);
         await expect(page.getByText('Nothing yet.').count()).resolves.toBe(0);
+        await expect(page.getByText('Nothing in this period.').count()).resolves.toBe(0);
         await expect(page.getByRole('table').count()).resolves.toBe(0);
         expect(await seriousViolations(page)).toEqual([]);
         await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-usage-unreachable-1440.png'), fullPage: true });

@@ -1,6 +1,7 @@
 import type { AccountReply } from '../../../src/contract/gateway-replies.js';
 import { api } from '../api.js';
-import { BarChart, type Column, ErrorNote, StackedColumns, TableWrap, useLoad } from '../ui.js';
+import { BarChart, type Column, StackedColumns } from '../charts.js';
+import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 
 const DAYS = 7;
 
@@ -53,6 +54,7 @@ export function AccountPage() {
             <BarChart
               title={`Tasks and requests settled per model, last ${DAYS} days`}
               bars={data.now.usage.map((u) => ({ label: u.model, value: u.settled }))}
+              empty="Nothing in this period."
             />
           </div>
           <TableWrap>

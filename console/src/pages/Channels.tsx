@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import type { AdminChannelList, AdminChannelProbe } from '../../../src/contract/admin-channels.js';
 import { api, when } from '../api.js';
-import { BarChart, ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
+import { BarChart } from '../charts.js';
+import { ErrorNote, messageOf, TableWrap, useLoad } from '../ui.js';
 
 /** Channels: circuit state, in flight, calls and latency of the last 5 minutes and hour, the last error; probe. */
 export function ChannelsPage() {
@@ -23,7 +24,13 @@ export function ChannelsPage() {
     <div>
       <ErrorNote error={error} onRetry={reload} />
       {probe && <p role="status">{probe}</p>}
-      {data && <BarChart title="Mean latency of the last hour, ms" bars={data.data.map((c) => ({ label: c.id, value: c.last_hour.latency_ms ?? 0 }))} />}
+      {data && (
+        <BarChart
+          title="Mean latency of the last hour, ms"
+          bars={data.data.map((c) => ({ label: c.id, value: c.last_hour.latency_ms ?? 0 }))}
+          empty="No channels."
+        />
+      )}
       <TableWrap>
         <table>
           <caption>Channels</caption>

@@ -5,7 +5,8 @@ import type { ActivityCount, AdminTaskActivity } from '../../../src/contract/adm
 import type { AdminTaskList } from '../../../src/contract/admin-tasks.js';
 import type { AdminUsage } from '../../../src/contract/admin-usage.js';
 import { api, when } from '../api.js';
-import { BarChart, type Column, ErrorNote, StackedColumns, useLoad } from '../ui.js';
+import { BarChart, type Column, StackedColumns } from '../charts.js';
+import { ErrorNote, useLoad } from '../ui.js';
 import { usageColumns } from '../usage-columns.js';
 
 const STATUS_PARTS = ['completed', 'failed', 'cancelled'] as const;
@@ -73,7 +74,7 @@ export function OverviewPage() {
       <div className="charts">
         <StackedColumns title="Tasks per minute by status (last hour): submitted, and each status entered" keys={[...ACTIVITY_COUNTS]} columns={minutes} />
         <StackedColumns title="Tasks ended per hour, by outcome (24 h)" keys={[...STATUS_PARTS]} columns={hours} />
-        <BarChart title="Tasks in flight by family" bars={[...inFlight].map(([label, value]) => ({ label, value }))} />
+        <BarChart title="Tasks in flight by family" bars={[...inFlight].map(([label, value]) => ({ label, value }))} empty="Nothing in flight." />
         <BarChart
           title="Channel calls in the last hour"
           bars={data.channels.data.map((c) => ({ label: `${c.id} (${c.circuit.state})`, value: c.last_hour.calls }))}

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import type { AdminUsage } from '../../../src/contract/admin-usage.js';
 import { api } from '../api.js';
-import { type Column, ErrorNote, StackedColumns, TableWrap, useLoad } from '../ui.js';
+import { type Column, StackedColumns } from '../charts.js';
+import { ErrorNote, TableWrap, useLoad } from '../ui.js';
 import { usageColumns } from '../usage-columns.js';
 
 const GROUPS = ['model', 'account', 'provider', 'key'] as const;
@@ -82,7 +83,7 @@ export function UsagePage() {
         </button>
       </div>
       <ErrorNote error={error} onRetry={reload} />
-      {/* the charts and the table only with the numbers: an error is no "Nothing yet." */}
+      {/* the charts and the table only with the numbers: an error is no "Nothing in this period." */}
       {data && !error && (
         <>
           <StackedColumns title={`${field} by ${groupBy} per ${interval}`} keys={groups} columns={columns} />
