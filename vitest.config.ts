@@ -18,7 +18,7 @@ import { POSTGRES_ADMIN_URL } from './test/helpers/postgres-url.js';
  * `postgres-e2e-isolated` (`test/postgres/` and the gateway files of NEEDS_ISOLATION, on PostgreSQL;
  * `--project 'postgres-e2e*'` runs both). These two are left out, saying why, when no PostgreSQL answers, except under
  * MEDIAGATE_TEST_REQUIRE_POSTGRES=1 (CI), where that is an error. `--project main` runs one;
- * `npm run test:fast` runs `test/unit/`, `test/gateway/` and `src/` on SQLite (`main` and
+ * `npm run test:fast` runs `test/unit/`, `test/gateway/`, `src/` and `console/src/` on SQLite (`main` and
  * `main-isolated`).
  */
 const POSTGRES_URL = new URL(POSTGRES_ADMIN_URL);
@@ -69,7 +69,7 @@ export default defineConfig(async () => {
           extends: true,
           test: {
             name: 'main',
-            include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+            include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'console/src/**/*.test.tsx'],
             exclude: ['test/postgres/**', 'test/process/**', ...NEEDS_ISOLATION],
             isolate: false,
           },
