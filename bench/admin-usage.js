@@ -43,7 +43,17 @@ const QUERIES = [
   ['last 30 days by day and key', { group_by: 'key', interval: 'day' }],
 ];
 
-/** The aggregate rows TASKS tasks leave (seeded random: the same rows every run). */
+/**
+ * One aggregate row, in the order of `columns()`: the hour (or day) in ms, model, key, account,
+ * provider, then the counts (submitted, completed, failed, cancelled, video seconds, images,
+ * captured micro-credits).
+ * @typedef {[number, string, string, string, string, number, number, number, number, number, number, number]} Row
+ */
+
+/**
+ * The aggregate rows TASKS tasks leave (seeded random: the same rows every run).
+ * @returns {Row[]}
+ */
 function aggregates() {
   let seed = 42; // mulberry32
   const random = () => {
@@ -53,6 +63,7 @@ function aggregates() {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const models = Array.from({ length: 10 }, (_, i) => `model-${i}`);
+  /** @type {Map<string, { submitted: number, completed: number, failed: number, cancelled: number, video: number, images: number, captured: number }>} */
   const rows = new Map();
   for (let i = 0; i < TASKS; i++) {
     const key = Math.floor(random() * 100);
@@ -74,19 +85,27 @@ function aggregates() {
     } else if (end < 0.97) r.failed++;
     else r.cancelled++;
   }
-  return [...rows].map(([id, r]) => [
-    ...id.split('|').map((v, i) => (i === 0 ? Number(v) : v)),
-    r.submitted,
-    r.completed,
-    r.failed,
-    r.cancelled,
-    r.video,
-    r.images,
-    r.captured,
-  ]);
+  // the id's five parts: the hour (a number), then model, key, account and provider
+  return [...rows].map(
+    ([id, r]) =>
+      /** @type {Row} */ ([
+        ...id.split('|').map((v, i) => (i === 0 ? Number(v) : v)),
+        r.submitted,
+        r.completed,
+        r.failed,
+        r.cancelled,
+        r.video,
+        r.images,
+        r.captured,
+      ]),
+  );
 }
 
-/** The daily rows of the hourly ones (usage_daily, kept by the same triggers). */
+/**
+ * The daily rows of the hourly ones (usage_daily, kept by the same triggers).
+ * @param {Row[]} hourly
+ * @returns {Row[]}
+ */
 function daily(hourly) {
   const days = new Map();
   for (const r of hourly) {
@@ -99,15 +118,17 @@ function daily(hourly) {
   return [...days.values()];
 }
 
+/** @param {'hour' | 'day'} bucket */
 const columns = (bucket) => `${bucket}, model, key_id, account_id, provider, submitted, completed, failed, cancelled, video_seconds, images, captured_micro`;
 
+/** @param {string} file @param {Row[]} rows */
 async function seedSqlite(file, rows) {
   const Database = (await import('better-sqlite3')).default;
   const db = new Database(file);
-  for (const [table, bucket, data] of [
+  for (const [table, bucket, data] of /** @type {const} */ ([
     ['usage_hourly', 'hour', rows],
     ['usage_daily', 'day', daily(rows)],
-  ]) {
+  ])) {
     const insert = db.prepare(
       `INSERT INTO ${table} (${columns(bucket)}) VALUES (${columns(bucket)
         .split(', ')
@@ -121,14 +142,15 @@ async function seedSqlite(file, rows) {
   db.close();
 }
 
+/** @param {string} url @param {Row[]} rows */
 async function seedPostgres(url, rows) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const types = ['bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'bigint', 'float8', 'bigint', 'bigint'];
-  for (const [table, bucket, data] of [
+  for (const [table, bucket, data] of /** @type {const} */ ([
     ['usage_hourly', 'hour', rows],
     ['usage_daily', 'day', daily(rows)],
-  ]) {
+  ])) {
     for (let i = 0; i < data.length; i += 20_000) {
       const batch = data.slice(i, i + 20_000);
       await client.query(
@@ -141,8 +163,10 @@ async function seedPostgres(url, rows) {
   await client.end();
 }
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+/** @param {number[]} sorted ascending, not empty @param {number} p */
+const percentile = (sorted, p) => /** @type {number} */ (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
 
+/** @param {import('../src/store/types.js').Store} store */
 async function measure(store) {
   const out = [];
   for (const [name, query] of QUERIES) {

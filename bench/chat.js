@@ -26,6 +26,7 @@ import { Agent, request } from 'undici';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
+/** @param {string} name @param {number} fallback */
 const num = (name, fallback) => {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -72,6 +73,7 @@ const GATEWAY_NODE_ARGS = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ')
 const PROF_DIR = process.env.BENCH_PROF_DIR ?? path.join(os.tmpdir(), 'mediagate-bench-profiles');
 const TARGETS = { addedTtftMs: 1, throughputRatio: 0.95 };
 
+/** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set();
 process.on('exit', () => {
   for (const c of children)
@@ -169,6 +171,11 @@ const agent = new Agent({ connections: CONCURRENCY * 2, pipelining: 1, keepAlive
 // each request's message carries a mark the fake upstream keys its timeline by (bench/fake-openai.js)
 const messages = [{ role: 'user', content: 'Count from 0 to 199, one number per token. [bench:MARK]' }];
 let marks = 0;
+/**
+ * The three targets of one pace: straight to the fake, through the bare relay, through mediagate.
+ * @param {number} pace ms between tokens
+ * @param {number} i the pace's index (its chat model)
+ */
 const targetsFor = (pace, i) => ({
   direct: {
     url: `${upstreamBase}/chat/completions`,
@@ -191,7 +198,15 @@ const expected = Array.from({ length: TOKENS }, (_, i) => `t${i} `).join('');
 /** The machine's monotonic clock in ms (the fake upstream reads the same clock). */
 const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
-/** One streamed completion; times in ms from just before the request is sent (`t0`: on the shared clock). */
+/**
+ * Where one streamed completion goes: the body's `MARK` is replaced by the request's mark.
+ * @typedef {{ url: string, headers: Record<string, string>, body: string }} Target
+ */
+
+/**
+ * One streamed completion; times in ms from just before the request is sent (`t0`: on the shared clock).
+ * @param {Target} target
+ */
 async function one(target) {
   const mark = `m${++marks}`;
   const t0 = nowMs();
@@ -233,10 +248,14 @@ async function one(target) {
   return { mark, t0, first, ttft: first - t0, total: last - t0, stream: last - first };
 }
 
+/** @typedef {Awaited<ReturnType<typeof one>>} Sample */
+/** @typedef {{ wait: number, inLeg: number, outLeg: number, transit: number }} Timeline */
+
 /**
  * Adds the fake upstream's timeline to results: `wait` (its own time from the request's arrival to
  * the first token), `inLeg` (client send -> upstream has the request) and `outLeg` (upstream writes
  * the first token -> client has it); `transit` = TTFT - wait = inLeg + outLeg.
+ * @param {Array<Sample & Partial<Timeline>>} results
  */
 async function addTimelines(results) {
   const res = await request(`${upstreamBase.replace(/\/v1$/, '')}/bench/timings`, { dispatcher: agent });
@@ -251,8 +270,13 @@ async function addTimelines(results) {
   }
 }
 
-/** `count` requests at `CONCURRENCY`; resolves with per-request results and the wall time. */
+/**
+ * `count` requests at `CONCURRENCY`; resolves with per-request results and the wall time.
+ * @param {Target} target
+ * @param {number} count
+ */
 async function phase(target, count, spreadMs = 0) {
+  /** @type {Array<Sample & Partial<Timeline>>} */
   const results = [];
   let next = 0;
   let errors = 0;
@@ -274,10 +298,13 @@ async function phase(target, count, spreadMs = 0) {
   );
   const wallMs = performance.now() - t0;
   await addTimelines(results);
-  return { results, errors, wallMs };
+  // every result has its timeline now
+  return { results: /** @type {Array<Sample & Timeline>} */ (results), errors, wallMs };
 }
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+/** @param {number[]} sorted ascending, not empty @param {number} q */
+const quantile = (sorted, q) => /** @type {number} */ (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]);
+/** @param {number[]} xs not empty */
 const median = (xs) =>
   quantile(
     [...xs].sort((a, b) => a - b),
@@ -288,6 +315,10 @@ console.log(
   `fake upstream ${upstreamBase}, gateway ${gatewayBase}; ${REQUESTS} requests per target, concurrency ${CONCURRENCY}, ${TOKENS} tokens (first after ${FIRST_MS} ms) every ${PACES.join(' / ')} ms, ${ROUNDS} alternating rounds`,
 );
 
+/**
+ * A target's figures over all its requests.
+ * @param {Phase} s
+ */
 function summary(s) {
   const ttft = s.results.map((x) => x.ttft).sort((a, b) => a - b);
   return {
@@ -344,8 +375,10 @@ const load1 = loadAverage();
 await Promise.all([stopChild(gateway.child), stopChild(relay.child), stopChild(fake.child)]);
 await agent.close();
 
+/** @param {boolean} ok */
 const met = (ok) => (ok ? '**met**' : '**MISSED**');
 const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
+/** @param {string} name @param {ReturnType<typeof summary>} s */
 const row = (name, s) =>
   `| ${name} | ${s.n} | ${s.errors} | ${s.ttftMedian.toFixed(2)} | ${s.ttftP99.toFixed(2)} | ${s.waitMedian.toFixed(2)} | ${s.inLegMedian.toFixed(2)} | ${s.outLegMedian.toFixed(2)} | ${s.transitMedian.toFixed(2)} | ${s.totalMedian.toFixed(1)} | ${s.streamRate.toFixed(0)} | ${s.throughput.toFixed(0)} |`;
 const lines = [
@@ -365,6 +398,7 @@ const lines = [
   '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 ];
 const verdicts = ['', '| Pace | Arrivals | Target | Measured | Result |', '|---|---|---|---:|---|'];
+/** @param {number} x */
 const signed = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 for (const r of runs) {
   const label = `${r.pace} ms/token (${(1000 / r.pace).toFixed(0)} tokens/s per stream) | ${r.arrivals}`;

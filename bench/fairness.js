@@ -48,6 +48,7 @@ async function status(key, id, wait = 0) {
   return /** @type {{ status: string }} */ (await res.body.json()).status;
 }
 
+/** @type {string[]} */
 const idsA = [];
 for (let i = 0; i < BACKLOG; i += 50)
   idsA.push(...(await Promise.all(Array.from({ length: Math.min(50, BACKLOG - i) }, (_, j) => submit(info.key, `backlog ${i + j}`)))));

@@ -17,6 +17,7 @@ const TOKENS = Number(process.env.BENCH_CHAT_TOKENS ?? 200);
 const PACE_MS = Number(process.env.BENCH_CHAT_PACE_MS ?? 2);
 const FIRST_MS = Number(process.env.BENCH_CHAT_FIRST_MS ?? 5);
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 /**
@@ -26,6 +27,12 @@ const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 /** @type {Map<string, [arrivedMs: number, firstTokenMs: number]>} */
 const timings = new Map();
 const MARK = /\[bench:([\w-]+)\]/;
+/**
+ * One `data:` event of a streamed completion.
+ * @param {unknown} model the request's model, echoed
+ * @param {{ role?: string, content?: string }} delta
+ * @param {string | null} finish the finish reason
+ */
 const chunk = (model, delta, finish) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 

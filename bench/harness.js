@@ -35,9 +35,13 @@ export const NOISE_CORES = 0.25;
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
-/** Every child started, so they can be killed on any exit path. */
+/**
+ * Every child started, so they can be killed on any exit path.
+ * @type {Set<import('node:child_process').ChildProcess>}
+ */
 const children = new Set();
 
+/** @param {NodeJS.Signals} [signal] */
 function killChildren(signal = 'SIGTERM') {
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) {
@@ -50,7 +54,10 @@ function killChildren(signal = 'SIGTERM') {
   }
 }
 
-/** Asynchronous clean-ups (a benchmark database to drop), run by cleanUp() after the children are stopped. */
+/**
+ * Asynchronous clean-ups (a benchmark database to drop), run by cleanUp() after the children are stopped.
+ * @type {Set<() => Promise<unknown>>}
+ */
 const cleanups = new Set();
 
 /**
@@ -159,6 +166,10 @@ try {
   /* default */
 }
 
+/**
+ * CPU time of process `pid` so far (user + system), in clock ticks.
+ * @param {number | string} pid
+ */
 function procTicks(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -193,6 +204,10 @@ function databaseTicks() {
   return ticks;
 }
 
+/**
+ * The CPU counters of the machine, the server, this process and PostgreSQL now (undefined where there is no /proc).
+ * @param {number} serverPid
+ */
 export function cpuSnapshot(serverPid) {
   try {
     return {
@@ -207,10 +222,17 @@ export function cpuSnapshot(serverPid) {
   }
 }
 
+/** @typedef {NonNullable<ReturnType<typeof cpuSnapshot>>} CpuSnapshot */
+
+/**
+ * The cores each used between two snapshots (undefined when either is missing).
+ * @param {CpuSnapshot | undefined} a
+ * @param {CpuSnapshot | undefined} b
+ */
 export function cpuDelta(a, b) {
   if (!a || !b) return undefined;
   const secs = Number(b.at - a.at) / 1e9;
-  const cores = (ticks) => ticks / clockTicks / secs;
+  const cores = (/** @type {number} */ ticks) => ticks / clockTicks / secs;
   const server = cores(b.server - a.server);
   const loadgen = cores(b.self - a.self);
   // PostgreSQL processes alive at the end: all the ticks of those started during the run (a pool
@@ -229,7 +251,10 @@ export async function machineBusy(ms = 1000) {
   return Math.max(0, (machineTicks() - a - (procTicks(process.pid) - self0)) / clockTicks / (ms / 1000));
 }
 
-/** Waits (up to QUIET_WAIT s) until other processes use less than NOISE_CORES; returns the seconds waited. */
+/**
+ * Waits (up to QUIET_WAIT s) until other processes use less than NOISE_CORES; returns the seconds waited.
+ * @param {string} label what is about to run (for the messages)
+ */
 export async function waitForQuiet(label) {
   if (QUIET_WAIT <= 0) return 0;
   const start = Date.now();
@@ -265,7 +290,11 @@ export function cannon(opts) {
   });
 }
 
-/** Fetches `url` once and throws unless it answers 2xx; resolves with the reply's size in bytes. */
+/**
+ * Fetches `url` once and throws unless it answers 2xx; resolves with the reply's size in bytes.
+ * @param {string} url
+ * @param {RequestInit} [init]
+ */
 export async function probe(url, init) {
   const res = await fetch(url, init);
   const text = await res.text();
@@ -273,16 +302,26 @@ export async function probe(url, init) {
   return Buffer.byteLength(text);
 }
 
+/**
+ * The median of `xs` (NaN when empty).
+ * @param {number[]} xs
+ * @returns {number}
+ */
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  // (an empty list: undefined + undefined, NaN)
+  // biome-ignore format: the formatter would move the first cast's comment out of the parentheses (casting the sum, not s[mid - 1])
+  return s.length % 2 ? /** @type {number} */ (s[mid]) : (/** @type {number} */ (s[mid - 1]) + /** @type {number} */ (s[mid])) / 2;
 };
 
 /** The 1-minute load average, 2 decimals (os.loadavg() always has three entries). */
 export const loadAverage = () => /** @type {number} */ (os.loadavg()[0]).toFixed(2);
+/** @param {number} n */
 export const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
+/** @param {number | null | undefined} n milliseconds */
 export const fmtMs = (n) => (n === undefined || n === null ? 'n/a' : Number.isInteger(n) ? `${n}` : n.toFixed(1));
+/** @param {boolean} ok */
 export const verdict = (ok) => (ok ? '**met**' : '**MISSED**');
 
 /** The machine and the run's start, for a report's first line. */
@@ -301,6 +340,12 @@ export function machine() {
     loadBefore: loadAverage(),
   };
 }
+
+/**
+ * The machine (machine()), and what a benchmark adds to it for its report: the PostgreSQL server's
+ * version and the load average after the run.
+ * @typedef {ReturnType<typeof machine> & { postgres?: string, loadAfter?: string }} Machine
+ */
 
 /**
  * One measured autocannon run against `server` (after waiting for a quiet machine), with the CPU

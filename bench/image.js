@@ -15,6 +15,7 @@ const { renderSandboxImage } = /** @type {typeof import('../src/providers/sandbo
   await import(pathToFileURL(path.join(root, 'dist', 'providers', 'sandbox', 'image.js')).href)
 );
 
+/** @param {string} name @param {number} fallback @param {number} min */
 function intEnv(name, fallback, min) {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -35,10 +36,16 @@ const cases = [
   { label: '4096x2304 png, no references', spec: { width: 4096, height: 2304 } },
 ];
 
+/**
+ * @param {number[]} xs
+ * @returns {number}
+ */
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  // (an empty list: undefined + undefined, NaN)
+  // biome-ignore format: the formatter would move the first cast's comment out of the parentheses (casting the sum, not s[mid - 1])
+  return s.length % 2 ? /** @type {number} */ (s[mid]) : (/** @type {number} */ (s[mid - 1]) + /** @type {number} */ (s[mid])) / 2;
 };
 
 console.log(

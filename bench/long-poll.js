@@ -69,6 +69,10 @@ for (const key of keys) {
   }
 }
 
+/**
+ * One autocannon run polling the gateway's own task.
+ * @returns {Promise<import('autocannon').Result>}
+ */
 function poll() {
   return new Promise((resolve, reject) =>
     autocannon(
@@ -111,7 +115,9 @@ await Promise.all(waiting);
 child.kill('SIGTERM');
 
 const perWaiterKiB = ((rssWaiting - rssBefore) * 1024) / WAITERS;
+/** @param {boolean} ok */
 const met = (ok) => (ok ? '**met**' : '**MISSED**');
+/** @param {string} name @param {import('autocannon').Result} r */
 const row = (name, r) => `| ${name} | ${r.requests.average.toFixed(0)} | ${r.latency.p50} | ${r.latency.p99} | ${r.latency.max} | ${r.errors} | ${r.non2xx} |`;
 const section = [
   '## Long-poll waiters beside active pollers',

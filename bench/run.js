@@ -61,6 +61,7 @@ if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error(`BENCH_STORE mus
 const ON_POSTGRES = STORE === 'postgres';
 /** BENCH_POSTGRES_OPTIONS: session settings for the gateway's connections, for experiments (e.g. `-c synchronous_commit=off`); the docs are then left alone. */
 const PG_OPTIONS = process.env.BENCH_POSTGRES_OPTIONS ?? '';
+/** @param {string} url */
 const withSessionOptions = (url) => {
   if (!PG_OPTIONS) return url;
   const u = new URL(url);
@@ -107,6 +108,19 @@ const PIC_BODY = JSON.stringify({ model: 'pic-2', prompt: 'a red fox', resolutio
 // ---------------------------------------------------------------------------------------------
 // HTTP load
 
+/** @typedef {Awaited<ReturnType<typeof measureLoad>> & { replyBytes: number | undefined }} EndpointRow one endpoint's figures */
+/** @typedef {{ bareGet?: EndpointRow, poll?: EndpointRow, barePost?: EndpointRow, submit?: EndpointRow }} Endpoints */
+/**
+ * One round of the HTTP set: a row per endpoint measured, the gateway's log size (BENCH_CONFIG=default)
+ * and, on the round chosen as the median, every round (report() takes both out before listing the rows).
+ * @typedef {Endpoints & { logs?: { bytes: number, lines: number }, rounds?: Round[] }} Round
+ */
+/**
+ * One endpoint driven: its server, its request and (once probed) the size of its reply.
+ * @typedef {{ id: keyof Endpoints, server: import('node:child_process').ChildProcess, name: string, url: string, method: string, headers: Record<string, string>, body?: string, replyBytes?: number }} Case
+ */
+
+/** @returns {Promise<Round>} */
 async function httpBenchmarks() {
   const { child: bareChild, info: bare } = await startChild('bare-server.js', { pin: PIN });
   const db = ON_POSTGRES ? await createBenchDatabase() : undefined;
@@ -124,6 +138,7 @@ async function httpBenchmarks() {
   const auth = { authorization: `Bearer ${gw.key}` };
   const json = { 'content-type': 'application/json' };
 
+  /** @type {Case[]} */
   const allCases = [
     { id: 'bareGet', server: bareChild, name: 'GET /bare (bare Fastify)', url: `${bareUrl}/bare`, method: 'GET', headers: {} },
     { id: 'poll', server: gatewayChild, name: 'GET /v1/result/{id} (poll)', url: `${gwUrl}/v1/result/${gw.taskId}`, method: 'GET', headers: auth },
@@ -154,6 +169,7 @@ async function httpBenchmarks() {
     }
   }
 
+  /** @type {Round} */
   const results = {};
   for (const c of cases) {
     results[c.id] = {
@@ -231,18 +247,32 @@ async function renderBenchmarks() {
 // ---------------------------------------------------------------------------------------------
 // Report
 
-/** The poll/bare GET ratio of a round (NaN when it lacks one). */
+/**
+ * The poll/bare GET ratio of a round (NaN when it lacks one).
+ * @param {Round} r
+ */
 const pollRatioOf = (r) => (r.poll && r.bareGet ? r.poll.rps / r.bareGet.rps : Number.NaN);
 
-/** The round whose poll ratio is the median of all rounds (the one the targets are judged on), with the others attached. */
+/**
+ * The round whose poll ratio is the median of all rounds (the one the targets are judged on), with the others attached.
+ * @param {Round[]} rounds
+ */
 function medianRound(rounds) {
   if (rounds.length === 0) return undefined;
   const sorted = [...rounds].sort((a, b) => pollRatioOf(a) - pollRatioOf(b));
-  const chosen = sorted[Math.floor((sorted.length - 1) / 2)];
+  const chosen = /** @type {Round} */ (sorted[Math.floor((sorted.length - 1) / 2)]);
   chosen.rounds = rounds;
   return chosen;
 }
 
+/** @typedef {Awaited<ReturnType<typeof renderBenchmarks>>[number]} RenderRow one size rendered */
+
+/**
+ * The section's markdown.
+ * @param {Round | undefined} http the median round
+ * @param {Awaited<ReturnType<typeof renderBenchmarks>> | undefined} render
+ * @param {import('./harness.js').Machine} m
+ */
 function report(http, render, m) {
   const lines = [];
   const rounds = http?.rounds ?? [];
@@ -271,25 +301,28 @@ function report(http, render, m) {
       `| Endpoint | Reply bytes | Requests/s (mean) | p50 ms | p99 ms | max ms | Requests | Errors | Timeouts | Non-2xx | CPU cores: server / load gen / ${ON_POSTGRES ? 'PostgreSQL / ' : ''}other | Server CPU µs/request |`,
     );
     lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    /** @param {EndpointRow['cpu']} c */
     const cores = (c) =>
       c ? `${c.server.toFixed(2)} / ${c.loadgen.toFixed(2)} / ${ON_POSTGRES ? `${c.database.toFixed(2)} / ` : ''}${c.other.toFixed(2)}` : 'n/a';
-    for (const r of Object.values(http)) {
+    // only the endpoints' rows are left in `http` (rounds and logs taken out above)
+    for (const r of /** @type {EndpointRow[]} */ (Object.values(http))) {
       lines.push(
         `| ${r.name} | ${r.replyBytes} | ${fmtInt(r.rps)} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${fmtMs(r.max)} | ${fmtInt(r.total)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${cores(r.cpu)} | ${r.cpuUsPerReq === undefined ? 'n/a' : r.cpuUsPerReq.toFixed(0)} |`,
       );
     }
     lines.push('');
-    const noisy = Object.values(http).filter((r) => r.cpu && r.cpu.other >= NOISE_CORES);
+    const noisy = /** @type {EndpointRow[]} */ (Object.values(http)).filter((r) => r.cpu && r.cpu.other >= NOISE_CORES);
     lines.push(
       noisy.length === 0
         ? `Other processes used less than ${NOISE_CORES} core during every HTTP run.`
-        : `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.name} (${r.cpu.other.toFixed(2)})`).join(', ')}; those figures (and ratios built on them) are depressed.`,
+        : `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.name} (${/** @type {NonNullable<EndpointRow['cpu']>} */ (r.cpu).other.toFixed(2)})`).join(', ')}; those figures (and ratios built on them) are depressed.`,
     );
     lines.push('');
   }
   if (http?.poll && http.bareGet && http.submit && http.barePost) {
     const pollRatio = http.poll.rps / http.bareGet.rps;
     const submitRatio = http.submit.rps / http.barePost.rps;
+    /** @param {EndpointRow} gw @param {EndpointRow} bare */
     const cpuRatio = (gw, bare) => (gw.cpuUsPerReq && bare.cpuUsPerReq ? `${(bare.cpuUsPerReq / gw.cpuUsPerReq).toFixed(3)}x` : 'n/a');
     lines.push('| Target | Measured | Result | Cross-check: same ratio from server CPU per request |');
     lines.push('|---|---:|---|---:|');
@@ -307,7 +340,7 @@ function report(http, render, m) {
         : `| submit p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections | ${fmtMs(http.submit.p99)} ms | ${verdict(http.submit.p99 < TARGETS.p99Ms)} | |`,
     );
     if (render) {
-      const r1k = render[0];
+      const r1k = /** @type {RenderRow} */ (render[0]); // the first of the fixed sizes, 1024x1024
       lines.push(`| render 1024x1024 PNG median <= ${TARGETS.renderMs} ms | ${r1k.median.toFixed(1)} ms | ${verdict(r1k.median <= TARGETS.renderMs)} | |`);
     }
   }
@@ -325,7 +358,7 @@ function report(http, render, m) {
     });
   }
   if (http) {
-    const bad = Object.values(http).filter((r) => r.errors || r.timeouts || r.non2xx);
+    const bad = /** @type {EndpointRow[]} */ (Object.values(http)).filter((r) => r.errors || r.timeouts || r.non2xx);
     lines.push('');
     lines.push(
       bad.length === 0 ? 'No errors, timeouts or non-2xx replies in any run.' : `Errors / timeouts / non-2xx in: ${bad.map((r) => r.name).join(', ')}.`,
@@ -336,7 +369,7 @@ function report(http, render, m) {
         `${TARGETS.p99Ms} ms needs a mean well under that, i.e. well over ${fmtInt(CONNECTIONS / (TARGETS.p99Ms / 1000))} requests/s from one process; ` +
         'compare the bare Fastify rows for what this machine allows at all.',
     );
-    const capped = Object.values(http).filter((r) => r.cpu && r.cpu.loadgen >= 0.9);
+    const capped = /** @type {EndpointRow[]} */ (Object.values(http)).filter((r) => r.cpu && r.cpu.loadgen >= 0.9);
     if (capped.length > 0) {
       lines.push(`The load generator used 0.9 core or more during: ${capped.map((r) => r.name).join(', ')}; there it may be the limit, not the server.`);
     }
@@ -350,7 +383,8 @@ function report(http, render, m) {
     lines.push('| Size | Runs (after warm-up) | Median ms | Min ms | Max ms | PNG bytes | CPU cores: renderer / other |');
     lines.push('|---|---:|---:|---:|---:|---:|---:|');
     for (const r of render) {
-      const cores = r.cpu === undefined ? 'n/a' : `${r.cpu.toFixed(2)} / ${r.other.toFixed(2)}`;
+      // `other` is set whenever `cpu` is (both from one CPU delta)
+      const cores = r.cpu === undefined ? 'n/a' : `${r.cpu.toFixed(2)} / ${/** @type {number} */ (r.other).toFixed(2)}`;
       lines.push(
         `| ${r.width}x${r.height} | ${r.runs} (${r.warm}) | ${r.median.toFixed(1)} | ${r.min.toFixed(1)} | ${r.max.toFixed(1)} | ${fmtInt(r.bytes)} | ${cores} |`,
       );
@@ -359,7 +393,7 @@ function report(http, render, m) {
     if (noisy.length > 0) {
       lines.push('');
       lines.push(
-        `**Noise warning:** other processes used ${NOISE_CORES} core or more while rendering ${noisy.map((r) => `${r.width}x${r.height} (${r.other.toFixed(2)})`).join(', ')}; those times are inflated.`,
+        `**Noise warning:** other processes used ${NOISE_CORES} core or more while rendering ${noisy.map((r) => `${r.width}x${r.height} (${/** @type {number} */ (r.other).toFixed(2)})`).join(', ')}; those times are inflated.`,
       );
     }
     lines.push('');
@@ -370,10 +404,11 @@ function report(http, render, m) {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
+  /** @type {import('./harness.js').Machine} */
   const m = machine();
   if (ON_POSTGRES) m.postgres = await withClient(ADMIN_URL, async (c) => (await c.query('SHOW server_version')).rows[0].server_version.split(' ')[0]);
   process.stderr.write(`bench: nproc ${m.nproc}, node ${m.node}, ${CONNECTIONS} connections, ${DURATION} s, store ${STORE}\n`);
-  /** @type {Array<Record<string, any>>} */
+  /** @type {Round[]} */
   const rounds = [];
   for (let i = 0; i < (SKIP_HTTP ? 0 : ROUNDS); i++) {
     if (ROUNDS > 1) process.stderr.write(`round ${i + 1} of ${ROUNDS}\n`);

@@ -28,7 +28,10 @@ const BEFORE = process.env.BENCH_START_BEFORE ? path.resolve(process.env.BENCH_S
 const TIME_GOAL_MS = 1000;
 const RSS_GOAL_MB = 110;
 
-/** A port free right now on 127.0.0.1. */
+/**
+ * A port free right now on 127.0.0.1.
+ * @returns {Promise<number>}
+ */
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -40,7 +43,10 @@ function freePort() {
   });
 }
 
-/** The pids of `pid`'s process tree (Linux /proc), `pid` first. */
+/**
+ * The pids of `pid`'s process tree (Linux /proc), `pid` first.
+ * @param {number} pid
+ */
 function processTree(pid) {
   const out = [pid];
   for (let i = 0; i < out.length; i++) {
@@ -57,7 +63,10 @@ function processTree(pid) {
   return out;
 }
 
-/** The resident memory of a process, MB (MiB), or undefined when it is gone. */
+/**
+ * The resident memory of a process, MB (MiB), or undefined when it is gone.
+ * @param {number} pid
+ */
 function rssMb(pid) {
   try {
     const kiB = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -67,7 +76,10 @@ function rssMb(pid) {
   }
 }
 
-/** The gateway's node process in `root`'s tree: the one whose command line runs bin/mediagate.js. */
+/**
+ * The gateway's node process in `root`'s tree: the one whose command line runs bin/mediagate.js.
+ * @param {number} rootPid
+ */
 function gatewayPid(rootPid) {
   for (const pid of processTree(rootPid)) {
     let cmd = '';
@@ -92,6 +104,7 @@ function gatewayPid(rootPid) {
 async function oneStart(dir, how) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mediagate-bench-start-'));
+  /** @type {NodeJS.ProcessEnv} */
   const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', MEDIAGATE_DATA_DIR: dataDir };
   for (const k of Object.keys(env)) if (k.startsWith('MEDIAGATE_') && k !== 'MEDIAGATE_DATA_DIR') delete env[k];
   const [cmd, args] = how === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['bin/mediagate.js', 'serve']];

@@ -104,7 +104,13 @@ const ERROR = 'upstream_error: the provider reported a failure';
 const STEP_MS = 2000;
 const DAY_MS = 86_400_000;
 
-/** The columns every filled row sets, in INSERT order, and their value expressions (s: status, c: created_at). */
+/** @typedef {'postgres' | 'sqlite'} Dialect */
+
+/**
+ * The columns every filled row sets, in INSERT order, and their value expressions (s: status, c: created_at).
+ * @param {Dialect} dialect
+ * @param {number} now ms
+ */
 const FILL_COLUMNS = (dialect, now) => {
   const id =
     dialect === 'postgres'
@@ -141,6 +147,9 @@ const FILL_COLUMNS = (dialect, now) => {
  * The INSERT ... SELECT adding rows `$from`..`$to` like the template task `$template`, in
  * `dialect`, created from `base` on, finished ones expiring a week after `now` (the parameters are
  * spelt `$name` and bound by each store's query function).
+ * @param {Dialect} dialect
+ * @param {number} now ms
+ * @param {number} base ms
  */
 function fillSql(dialect, now, base) {
   const cols = FILL_COLUMNS(dialect, now);
@@ -166,7 +175,7 @@ FROM rows CROSS JOIN (SELECT * FROM tasks WHERE id = $template) AS t JOIN k ON k
  * The store under test, seen from this process: SQL for filling and sampling, and the compiled
  * store's own claim and in-flight count for timing.
  * @typedef {{
- *   query: (sql: string, params: Record<string, unknown>) => Promise<Array<Record<string, any>>>,
+ *   query: (sql: string, params: Record<string, unknown>) => Promise<Array<Record<string, unknown>>>,
  *   fill: (template: string, from: number, to: number, times: { now: number, base: number }) => Promise<void>,
  *   analyze: () => Promise<void>,
  *   explain?: (what: 'poll' | 'claim' | 'count', values: unknown[]) => Promise<string[]>,
@@ -175,9 +184,15 @@ FROM rows CROSS JOIN (SELECT * FROM tasks WHERE id = $template) AS t JOIN k ON k
  * }} Direct
  */
 
-/** `$name` parameters as `$1..` (PostgreSQL) or `@name` (better-sqlite3). */
+/**
+ * `$name` parameters as `$1..` (PostgreSQL) or `@name` (better-sqlite3).
+ * @param {string} sql
+ * @param {Record<string, unknown>} params
+ */
 function bindPostgres(sql, params) {
+  /** @type {unknown[]} */
   const values = [];
+  /** @type {Map<string, number>} */
   const index = new Map();
   const text = sql.replace(/\$([a-z]+)/g, (_, name) => {
     if (!(name in params)) throw new Error(`no value for $${name}`);
@@ -187,7 +202,10 @@ function bindPostgres(sql, params) {
   return { text, values };
 }
 
-/** @returns {Promise<Direct>} */
+/**
+ * @param {string} url the bench database
+ * @returns {Promise<Direct>}
+ */
 async function openPostgres(url) {
   const client = new pg.Client({ connectionString: url });
   // ended by the server when the database is dropped under it (an interrupted run): not a crash
@@ -202,6 +220,7 @@ async function openPostgres(url) {
     await import(new URL('../dist/store/postgres/task-store.js', import.meta.url).href)
   );
   const store = await openPostgresStore({ url });
+  /** @type {Direct['query']} */
   const query = async (sql, params) => {
     const { text, values } = bindPostgres(sql, params);
     return (await client.query(text, values)).rows;
@@ -240,7 +259,10 @@ async function openPostgres(url) {
   };
 }
 
-/** @returns {Promise<Direct>} */
+/**
+ * @param {string} file the gateway's database file
+ * @returns {Promise<Direct>}
+ */
 async function openSqlite(file) {
   const db = new Database(file);
   db.pragma('busy_timeout = 10000');
@@ -248,7 +270,7 @@ async function openSqlite(file) {
     await import(new URL('../dist/store/sqlite/open.js', import.meta.url).href)
   );
   const store = openSqliteStore(file);
-  const named = (sql) => sql.replace(/\$([a-z]+)/g, '@$1');
+  const named = (/** @type {string} */ sql) => sql.replace(/\$([a-z]+)/g, '@$1');
   return {
     query: async (sql, params) => {
       const stmt = db.prepare(named(sql));
@@ -257,7 +279,7 @@ async function openSqlite(file) {
         stmt.run(...args);
         return [];
       }
-      return /** @type {Array<Record<string, any>>} */ (stmt.all(...args));
+      return /** @type {Array<Record<string, unknown>>} */ (stmt.all(...args));
     },
     fill: async (template, from, to, { now, base }) => {
       db.prepare(named(fillSql('sqlite', now, base))).run({ template, from, to });
@@ -281,7 +303,10 @@ async function openSqlite(file) {
 /** An API key's stored hash, as the gateway computes it. */
 const { hashApiKey } = /** @type {typeof import('../src/auth/keys.js')} */ (await import(new URL('../dist/auth/keys.js', import.meta.url).href));
 
-/** The indexes a plan reads and its execution time, e.g. `tasks_pkey, api_keys_hash_key; 0.04 ms`. */
+/**
+ * The indexes a plan reads and its execution time, e.g. `tasks_pkey, api_keys_hash_key; 0.04 ms`.
+ * @param {string[]} lines the plan's lines
+ */
 function planSummary(lines) {
   const indexes = [...new Set(lines.flatMap((l) => [...l.matchAll(/(?:Index|Index Only) Scan(?: Backward)? using (\S+)/g)].map((m) => m[1])))];
   const seq = lines.some((l) => /Seq Scan on tasks/.test(l)) ? ['Seq Scan on tasks'] : [];
@@ -289,8 +314,13 @@ function planSummary(lines) {
   return `${[...indexes, ...seq].join(', ') || 'no index'}; ${time ?? '?'} ms`;
 }
 
-/** Times `runs` sequential calls of `fn`: median and p99 in ms. */
+/**
+ * Times `runs` sequential calls of `fn`: median and p99 in ms.
+ * @param {number} runs
+ * @param {(i: number) => Promise<unknown>} fn
+ */
 async function timeCalls(runs, fn) {
+  /** @type {number[]} */
   const times = [];
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
@@ -301,6 +331,10 @@ async function timeCalls(runs, fn) {
   return { median: median(times), p99: Number(times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]) };
 }
 
+/**
+ * Every size of one store: fill, poll under load, time the claim and the in-flight count.
+ * @param {string} kind `postgres` or `sqlite`
+ */
 async function measureStore(kind) {
   const db = kind === 'postgres' ? await createBenchDatabase() : undefined;
   const { child, info } = await startChild('gateway-server.js', { env: { ...process.env, ...(db && { MEDIAGATE_DATABASE_URL: db.url }) } });
@@ -345,6 +379,7 @@ async function measureStore(kind) {
         String(r.id),
       );
       let next = 0;
+      /** @type {import('autocannon').RequestSpec[]} */
       const requests = [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/v1/result/${ids[next++ % ids.length]}` }) }];
       const res = await fetch(`${baseUrl}/v1/result/${ids[0]}`, { headers });
       if (res.status !== 200) throw new Error(`poll answered ${res.status}: ${await res.text()}`);
@@ -394,6 +429,11 @@ async function measureStore(kind) {
 // ---------------------------------------------------------------------------------------------
 // Report
 
+/**
+ * The section's markdown.
+ * @param {Awaited<ReturnType<typeof measureStore>>} rows
+ * @param {import('./harness.js').Machine} m
+ */
 function report(rows, m) {
   const lines = ['## Query latency: 10,000 vs 1,000,000 stored tasks (bench/table-size.js)', ''];
   lines.push(
@@ -427,10 +467,17 @@ function report(rows, m) {
     lines.push('');
     lines.push(`| Tasks | Poll (task by id and key hash) | Claim of the next queued task | In-flight count (LIMIT ${IN_FLIGHT_UP_TO}) |`);
     lines.push('|---:|---|---|---|');
-    for (const r of planned) lines.push(`| ${fmtInt(r.size)} | ${r.plans.poll} | ${r.plans.claim} | ${r.plans.count} |`);
+    // (every row of `planned` has its plans)
+    for (const r of planned)
+      lines.push(
+        `| ${fmtInt(r.size)} | ${/** @type {Record<string, string>} */ (r.plans).poll} | ${/** @type {Record<string, string>} */ (r.plans).claim} | ${/** @type {Record<string, string>} */ (r.plans).count} |`,
+      );
   }
   lines.push('');
-  lines.push(`| Store | Target (${fmtInt(SIZES[SIZES.length - 1])} tasks vs ${fmtInt(SIZES[0])}, within ${FLAT}x) | Measured | Result |`);
+  // SIZES has one size at least (an empty setting reads as [0], refused above)
+  lines.push(
+    `| Store | Target (${fmtInt(/** @type {number} */ (SIZES[SIZES.length - 1]))} tasks vs ${fmtInt(/** @type {number} */ (SIZES[0]))}, within ${FLAT}x) | Measured | Result |`,
+  );
   lines.push('|---|---|---:|---|');
   for (const kind of STORES) {
     const small = rows.find((r) => r.kind === kind && r.size === SIZES[0]);
@@ -452,7 +499,7 @@ function report(rows, m) {
   if (noisy.length > 0) {
     lines.push('');
     lines.push(
-      `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.poll.name} (${r.poll.cpu.other.toFixed(2)})`).join(', ')}; ` +
+      `**Noise warning:** other processes used ${NOISE_CORES} core or more during: ${noisy.map((r) => `${r.poll.name} (${/** @type {NonNullable<typeof r.poll.cpu>} */ (r.poll.cpu).other.toFixed(2)})`).join(', ')}; ` +
         'those requests/s and latencies (and the ratios built on them) say more about the machine than about the table size.',
     );
   }
@@ -468,6 +515,7 @@ function report(rows, m) {
 }
 
 async function main() {
+  /** @type {import('./harness.js').Machine} */
   const m = machine();
   if (STORES.includes('postgres'))
     m.postgres = await withClient(ADMIN_URL, async (c) => (await c.query('SHOW server_version')).rows[0].server_version.split(' ')[0]);

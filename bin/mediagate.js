@@ -13,6 +13,11 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const entry = path.join(root, 'dist', 'main', 'cli.js');
 const stamp = path.join(root, 'dist', '.tsbuildinfo');
 
+/**
+ * The newest modification time (ms) of any file under `dir`.
+ * @param {string} dir
+ * @returns {number}
+ */
 function newestSource(dir) {
   let newest = 0;
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -33,6 +38,10 @@ const projects = [
   { src: path.join(root, 'src'), entry, stamp, config: path.join(root, 'tsconfig.build.json') },
 ];
 
+/**
+ * Whether a project's dist/ is missing or older than a file of its sources.
+ * @param {(typeof projects)[number]} p
+ */
 function needsBuild(p) {
   if (!fs.existsSync(p.entry) || !fs.existsSync(p.stamp)) return true;
   return fs.existsSync(p.src) && newestSource(p.src) > fs.statSync(p.stamp).mtimeMs;

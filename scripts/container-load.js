@@ -21,6 +21,7 @@ const LOOPS = Number(loopsArg ?? 8);
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 const stopped = () => fs.existsSync(path.join(dir, 'stop'));
 const signalled = () => fs.existsSync(path.join(dir, 'signal'));
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const summary = {
@@ -36,7 +37,21 @@ const summary = {
   tasks: {},
 };
 
-/** One request on a connection of its own; resolves with the reply, or { refused: true } when nothing was sent. */
+/**
+ * How a call ended: answered, refused (nothing was sent), or failed otherwise (the message names
+ * the request: never empty, so `if (r.error)` leaves only the other two).
+ * @typedef {{ status: number, text: string, refused?: undefined, error?: undefined }
+ *   | { refused: true, error?: undefined }
+ *   | { error: `${string}: ${string}`, refused?: undefined }} Outcome
+ */
+
+/**
+ * One request on a connection of its own; resolves with the reply, or { refused: true } when nothing was sent.
+ * @param {'GET' | 'POST'} method
+ * @param {string} url the path (after BASE_URL)
+ * @param {string} [body] JSON
+ * @returns {Promise<Outcome>}
+ */
 function call(method, url, body) {
   return new Promise((resolve) => {
     const before = signalled();
@@ -64,7 +79,12 @@ function call(method, url, body) {
   });
 }
 
-/** A request until it is answered (refused connections tried again); undefined when it failed otherwise. */
+/**
+ * A request until it is answered (refused connections tried again); undefined when it failed otherwise.
+ * @param {'GET' | 'POST'} method
+ * @param {string} url the path (after BASE_URL)
+ * @param {string} [body] JSON
+ */
 async function request(method, url, body) {
   for (;;) {
     const r = await call(method, url, body);
@@ -87,7 +107,11 @@ async function request(method, url, body) {
   }
 }
 
-/** Long-polls a task until it ends (or, while the load runs, until `whileRunning` says stop). */
+/**
+ * Long-polls a task until it ends (or, while the load runs, until `whileRunning` says stop).
+ * @param {string} id
+ * @param {boolean} whileRunning
+ */
 async function follow(id, whileRunning) {
   while (!TERMINAL.includes(summary.tasks[id] ?? '') && (!whileRunning || !stopped())) {
     const reply = await request('GET', `/v1/result/${id}?wait=5`);
@@ -96,6 +120,7 @@ async function follow(id, whileRunning) {
   }
 }
 
+/** @param {number} n the loop's number (which kind it submits first) */
 async function loop(n) {
   for (let i = 0; !stopped(); i++) {
     const video = (n + i) % 2 === 0;

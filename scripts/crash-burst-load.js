@@ -8,7 +8,7 @@
  */
 
 /** @type {Kind[]} */
-const PIC = Array(20).fill(['/v1/pic/images', (i) => ({ model: 'pic', prompt: `burst ${i}` })]);
+const PIC = Array(20).fill(['/v1/pic/images', (/** @type {number} */ i) => ({ model: 'pic', prompt: `burst ${i}` })]);
 
 /**
  * One create call per family; pic weighs most (cheap), every video family is in the mix. The burst
@@ -34,8 +34,8 @@ export const KINDS = /** @type {Kind[]} */ ([
 export const KINDS_BOTH_FORMS = /** @type {Kind[]} */ (
   [
     ...KINDS.slice(PIC.length),
-    ['/clip/videos', (i) => ({ model: 'clip3.1-fast', prompt: `burst ${i}` })],
-    ['/reel/videos', (i) => ({ model: 'reel-2', prompt: `burst ${i}`, duration: 10 })],
+    ['/clip/videos', (/** @type {number} */ i) => ({ model: 'clip3.1-fast', prompt: `burst ${i}` })],
+    ['/reel/videos', (/** @type {number} */ i) => ({ model: 'reel-2', prompt: `burst ${i}`, duration: 10 })],
   ].flatMap((video) => [...PIC.slice(0, 9), video])
 );
 

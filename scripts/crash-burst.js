@@ -24,6 +24,11 @@ import { burstClient, completedTwice, KINDS } from './crash-burst-load.js';
 import { ROOT, startServer, taskIdsLogged } from './crash-burst-process.js';
 import { runRelayBurst } from './crash-burst-relay.js';
 
+/**
+ * The number after `--name` on the command line, else `fallback`.
+ * @param {string} name
+ * @param {number} fallback
+ */
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? fallback : Number(process.argv[i + 1]);

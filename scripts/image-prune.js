@@ -21,7 +21,10 @@ const NOT_READ = /(\.map|\.d\.[cm]?ts|(?<!\.d)\.[cm]?ts|\.tsbuildinfo|\.(test|sp
 /** ... but a license or notice stays whatever its extension (the licenses ask for it). */
 const LICENSE = /^(licen[cs]e|notice|copying|authors)/i;
 
-/** Package-specific rules, each about one package whose layout the general ones cannot know. */
+/**
+ * Package-specific rules, each about one package whose layout the general ones cannot know.
+ * @type {Record<string, (dir: string) => string[]>}
+ */
 const SPECIFIC = {
   // a compiled addon: its C sources, the SQLite amalgamation and the object files stay in the build stage
   'better-sqlite3': (dir) => [
@@ -49,10 +52,20 @@ const SPECIFIC = {
   ],
 };
 
+/**
+ * The names in a folder (none when it does not exist).
+ * @param {string} dir
+ * @returns {string[]}
+ */
 function list(dir) {
   return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
 }
 
+/**
+ * The bytes of a file, or of everything under a folder.
+ * @param {string} p
+ * @returns {number}
+ */
 function size(p) {
   const st = fs.lstatSync(p);
   if (!st.isDirectory()) return st.size;
@@ -61,22 +74,30 @@ function size(p) {
   return total;
 }
 
-/** Every path `exports` can resolve to for Node (first matching condition of each object, per environment). */
+/**
+ * Every path `exports` can resolve to for Node (first matching condition of each object, per environment).
+ * @param {unknown} exp a package.json's `exports`, or a part of it
+ * @param {string[]} conditions
+ * @param {unknown[]} out the paths found so far
+ */
 function exportTargets(exp, conditions, out) {
   if (typeof exp === 'string') out.push(exp);
   else if (Array.isArray(exp)) for (const e of exp) exportTargets(e, conditions, out);
   else if (exp && typeof exp === 'object') {
     const keys = Object.keys(exp);
-    if (keys.some((k) => k.startsWith('.'))) for (const k of keys) exportTargets(exp[k], conditions, out);
+    if (keys.some((k) => k.startsWith('.'))) for (const k of keys) exportTargets(/** @type {Record<string, unknown>} */ (exp)[k], conditions, out);
     else {
       const hit = keys.find((k) => conditions.includes(k));
-      if (hit) exportTargets(exp[hit], conditions, out);
+      if (hit) exportTargets(/** @type {Record<string, unknown>} */ (exp)[hit], conditions, out);
     }
   }
   return out;
 }
 
-/** The paths (relative to the package) Node can load as an entry: main, bin and exports targets. */
+/**
+ * The paths (relative to the package) Node can load as an entry: main, bin and exports targets.
+ * @param {{ main?: unknown, bin?: unknown, exports?: unknown }} pkg a package.json, as read (nothing in it checked)
+ */
 function entries(pkg) {
   const paths = [pkg.main ?? 'index.js'];
   if (typeof pkg.bin === 'string') paths.push(pkg.bin);
@@ -85,11 +106,20 @@ function entries(pkg) {
   return paths.map((p) => path.posix.normalize(String(p)).replace(/^\.\//, ''));
 }
 
+/**
+ * Whether an entry path is in `folder` (or an `exports` pattern starts there).
+ * @param {string[]} entryPaths
+ * @param {string} folder
+ */
 function reached(entryPaths, folder) {
   return entryPaths.some((p) => p === folder || p.startsWith(`${folder}/`) || p.startsWith(`${folder.replace(/\/$/, '')}/*`));
 }
 
-/** What to remove from one package folder, by rule (paths relative to the folder). */
+/**
+ * What to remove from one package folder, by rule (paths relative to the folder).
+ * @param {string} dir
+ * @param {string} name the package's name
+ */
 export function prunePlan(dir, name) {
   const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
   const entryPaths = entries(pkg);
@@ -102,6 +132,7 @@ export function prunePlan(dir, name) {
   /** @type {string[]} */
   const files = [];
   const gone = [...own, ...builds, ...notRun];
+  /** @param {string} rel */
   const walk = (rel) => {
     for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const p = rel ? `${rel}/${e.name}` : e.name;
@@ -114,8 +145,13 @@ export function prunePlan(dir, name) {
   return { 'package specific': own, 'other module builds': builds, 'tests, examples, docs': notRun, 'maps, declarations, sources, docs': files };
 }
 
-/** Every package folder under a node_modules folder (scoped ones and nested node_modules included). */
+/**
+ * Every package folder under a node_modules folder (scoped ones and nested node_modules included).
+ * @param {string} nodeModules
+ * @returns {Array<{ name: string, dir: string }>}
+ */
 export function packages(nodeModules) {
+  /** @type {Array<{ name: string, dir: string }>} */
   const found = [];
   for (const n of list(nodeModules)) {
     if (n.startsWith('.')) continue;
@@ -130,7 +166,10 @@ export function packages(nodeModules) {
   return found;
 }
 
-/** Removes what the plan of every package names; returns the bytes removed by rule. */
+/**
+ * Removes what the plan of every package names; returns the bytes removed by rule.
+ * @param {string} nodeModules
+ */
 export function prune(nodeModules) {
   /** @type {Record<string, number>} */
   const removed = {};

@@ -10,8 +10,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
+/** @type {string[]} */
 const failures = [];
 
+/**
+ * Runs `fn` (awaited when it returns a promise); a throw is a failure named `what`.
+ * @param {string} what
+ * @param {() => unknown} fn
+ */
 async function check(what, fn) {
   try {
     await fn();
@@ -26,7 +32,9 @@ const PACKAGE = /^(?:@[\w.-]+\/)?[\w-][\w.-]*(?:\/[\w.@-]+)*$/;
 
 /** The bare specifiers of every `import ... from 'x'` and `import('x')` in the built gateway and SDK. */
 function specifiers() {
+  /** @type {Set<string>} */
   const found = new Set();
+  /** @param {string} dir */
   const walk = (dir) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);

@@ -15,7 +15,13 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const built = spawnSync(process.execPath, [path.join(root, 'bin', 'mediagate.js'), 'build'], { cwd: root, stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
 
-/** Runs `command`, resolving with its exit status; its output is collected when `collect` is given. */
+/**
+ * Runs `command`, resolving with its exit status; its output is collected when `collect` is given.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {Buffer[]} [collect]
+ * @returns {Promise<number>}
+ */
 function run(command, args, collect) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: root, stdio: collect ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
