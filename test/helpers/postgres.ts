@@ -102,8 +102,7 @@ export function postgresDatabase(): { empty(): Promise<string>; migrated(): Prom
 
 /**
  * Migrates the database at `url` from empty, then answers the statements that bring it back to
- * that state: every table emptied (identities restarted) but the migrations' record, and the rows
- * the migrations inserted (the fair-share clock's) inserted again.
+ * that state ({@link resetStatements}).
  */
 async function migratedRows(url: string): Promise<string[]> {
   return withClient(url, async (client) => {
@@ -114,28 +113,55 @@ async function migratedRows(url: string): Promise<string[]> {
     } finally {
       await pool.end();
     }
-    const { rows } = await client.query<{ name: string }>(
-      "SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY tablename",
-    );
-    const tables = rows.map((r) => r.name);
-    // the ledger's and the audit log's triggers refuse a TRUNCATE (they are append-only): the
-    // session runs as a replica, whose triggers do not fire (the test server's user is a superuser)
-    const statements = ['SET session_replication_role = replica', ...tables.map((t) => `DELETE FROM ${t}`)];
-    const identities = await client.query<{ sequence: string }>(
-      "SELECT pg_get_serial_sequence(quote_ident(table_name), column_name) AS sequence FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES'",
-    );
-    for (const { sequence } of identities.rows) statements.push(`ALTER SEQUENCE ${sequence} RESTART`);
-    for (const table of tables) {
-      const seeded = await client.query<{ rows: unknown[] | null }>(`SELECT json_agg(t) AS rows FROM ${table} t`);
-      const seed = seeded.rows[0]?.rows;
-      if (seed)
-        statements.push(
-          `INSERT INTO ${table} OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_recordset(NULL::${table}, ${client.escapeLiteral(JSON.stringify(seed))})`,
-        );
-    }
-    return statements;
+    return resetStatements(client);
   });
 }
+
+/**
+ * The statements that bring the migrated database `client` is connected to back to its state of
+ * now: every table emptied (identities restarted) but the migrations' record, and the rows the
+ * migrations inserted (the fair-share clock's) inserted again. One batch, run as a replica.
+ */
+async function resetStatements(client: pg.Client): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    "SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY tablename",
+  );
+  const tables = rows.map((r) => r.name);
+  // the ledger's and the audit log's triggers refuse a TRUNCATE (they are append-only): the
+  // session runs as a replica, whose triggers do not fire (the test server's user is a superuser)
+  const statements = ['SET session_replication_role = replica', ...tables.map((t) => `DELETE FROM ${t}`)];
+  const identities = await client.query<{ sequence: string }>(
+    "SELECT pg_get_serial_sequence(quote_ident(table_name), column_name) AS sequence FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES'",
+  );
+  for (const { sequence } of identities.rows) statements.push(`ALTER SEQUENCE ${sequence} RESTART`);
+  for (const table of tables) {
+    const seeded = await client.query<{ rows: unknown[] | null }>(`SELECT json_agg(t) AS rows FROM ${table} t`);
+    const seed = seeded.rows[0]?.rows;
+    if (seed)
+      statements.push(
+        `INSERT INTO ${table} OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_recordset(NULL::${table}, ${client.escapeLiteral(JSON.stringify(seed))})`,
+      );
+  }
+  statements.push('SET session_replication_role = DEFAULT');
+  return statements;
+}
+
+/**
+ * What a test could change of a database's schema, as one digest: the migrations applied, every
+ * column (type, default, nullability), index, constraint, trigger and function of `public`, every
+ * sequence, and the database's own settings. A reused database must show the template's.
+ */
+const SCHEMA_DIGEST_SQL = `SELECT md5(string_agg(x, E'\n' ORDER BY x)) AS digest FROM (
+  SELECT 'migration ' || version FROM schema_migrations
+  UNION ALL SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || COALESCE(column_default, '') || ' ' || is_identity
+    FROM information_schema.columns WHERE table_schema = 'public'
+  UNION ALL SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public'
+  UNION ALL SELECT 'constraint ' || conrelid::regclass || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+  UNION ALL SELECT 'trigger ' || pg_get_triggerdef(oid) || ' ' || tgenabled::text FROM pg_trigger WHERE NOT tgisinternal
+  UNION ALL SELECT 'function ' || proname || ' ' || md5(prosrc) FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+  UNION ALL SELECT 'sequence ' || sequencename || ' ' || increment_by || ' ' || start_value FROM pg_sequences WHERE schemaname = 'public'
+  UNION ALL SELECT 'setting ' || array_to_string(setconfig, ',') FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+) t (x)`;
 
 /**
  * Whether the gateway tests' harness runs on PostgreSQL instead of an in-memory SQLite store
@@ -179,30 +205,87 @@ function migratedTemplate(name: string): Promise<string> {
 }
 
 /**
- * A PostgreSQL store on a database of its own, dropped when the store is closed. Under vitest
- * (G279) the database is a copy of the run's migrated template: the store finds its schema current
+ * How to empty a database copied from the run's template, and the digest of its schema: read once
+ * per process from its first copy, before its store opens (never from the template itself: a
+ * session there would make the other workers' copies fail).
+ */
+let reuse: Promise<{ statements: string[]; digest: string }> | undefined;
+
+/** Databases of this process whose stores were closed, emptied and checked for the next store (G482). */
+const idle: string[] = [];
+/** The emptying (or drop) of each database whose store closed, until it ends. */
+const recycling = new Set<Promise<void>>();
+/** Each store's database, for the tests of this helper. */
+const databaseOf = new WeakMap<Store, string>();
+
+/** The database a store of {@link openTestPostgresStore} uses. */
+export const testDatabaseOf = (store: Store): string | undefined => databaseOf.get(store);
+
+/** The databases waiting for the next store, once every emptying under way has ended. */
+export async function idleTestDatabases(): Promise<readonly string[]> {
+  await Promise.all(recycling);
+  return [...idle];
+}
+
+/**
+ * Empties the database `name` a closed store used and puts it on the idle list, when its schema is
+ * still the template's; drops it otherwise, or when emptying it fails. Connections a test left
+ * open to it are ended first: nothing of the last test reaches the next.
+ */
+async function recycle(name: string): Promise<void> {
+  const { statements, digest } = await reuse!;
+  const kept = await withClient(databaseUrl(name), async (client) => {
+    await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    if ((await client.query<{ digest: string }>(SCHEMA_DIGEST_SQL)).rows[0]!.digest !== digest) return false;
+    await client.query(statements.join(';\n'));
+    return true;
+  }).catch(() => false);
+  if (kept) idle.push(name);
+  else await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}
+
+/**
+ * A PostgreSQL store on a database of its own. Under vitest (G279, G482) the database is a copy of
+ * the run's migrated template, or one such copy an earlier store of this process used, emptied
+ * since and its schema checked against the template's (copying a database and dropping it cost
+ * PostgreSQL ~0.4 s of CPU per store; emptying one ~30 ms): the store finds its schema current
  * instead of applying every migration again (the tests of migrating an empty database use
- * {@link postgresDatabase}); and closing the store starts the drop without waiting for it (the
- * server finishes it while the next test runs; the global teardown drops whatever of the run is
- * left).
+ * {@link postgresDatabase}). Closing the store starts the emptying (or the drop) without waiting
+ * for it; the global teardown drops the run's databases. Outside a run (no
+ * `MEDIAGATE_TEST_POSTGRES_RUN`), a database migrated by the store, dropped at its close.
  */
 export async function openTestPostgresStore(): Promise<Store> {
   const reason = await postgresUnavailable();
   if (reason) throw new Error(`MEDIAGATE_TEST_STORE=postgres: ${reason}`);
   const run = process.env.MEDIAGATE_TEST_POSTGRES_RUN;
-  const name = `${run ?? 'mediagate_test'}_${randomBytes(6).toString('hex')}`;
-  const template = run ? ` TEMPLATE ${await migratedTemplate(`${run}_template`)}` : '';
-  await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`CREATE DATABASE ${name}${template}`));
+  const template = run ? await migratedTemplate(`${run}_template`) : undefined;
+  let name = template ? idle.shift() : undefined;
+  if (!name) {
+    name = `${run ?? 'mediagate_test'}_${randomBytes(6).toString('hex')}`;
+    await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`));
+    if (template)
+      reuse ??= withClient(databaseUrl(name), async (client) => ({
+        statements: await resetStatements(client),
+        digest: (await client.query<{ digest: string }>(SCHEMA_DIGEST_SQL)).rows[0]!.digest,
+      }));
+    await reuse;
+  }
   const store = await openPostgresStore({ url: databaseUrl(name), poolSize: 4 });
   const close = store.close;
-  return {
+  const own = name;
+  const wrapped: Store = {
     ...store,
     close: async () => {
       await close();
-      const dropped = withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      if (run)
-        dropped.catch(() => undefined); // the global teardown drops it if this did not
-      else await dropped;
+      if (!template) {
+        await withClient(POSTGRES_ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`));
+        return;
+      }
+      const done = recycle(own).catch(() => undefined); // the global teardown drops it if this did not
+      recycling.add(done);
+      void done.then(() => recycling.delete(done));
     },
   };
+  databaseOf.set(wrapped, own);
+  return wrapped;
 }
