@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
+import { bundleTypebox, typeboxBundleStale } from './vendor-typebox.js';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const entry = path.join(root, 'dist', 'main', 'cli.js');
@@ -64,6 +65,17 @@ if (stale.length > 0) {
     execFileSync(process.execPath, [tsc, '-p', p.config, '--noCheck'], { cwd: root, stdio: ['ignore', 2, 2] });
     fs.utimesSync(p.stamp, new Date(), new Date());
   }
+}
+
+// TypeBox in one file (G484), when missing or older than the installed package; without Rolldown
+// (an install without dev dependencies) the gateway loads the package itself.
+if (typeboxBundleStale()) {
+  let rolldown = false;
+  try {
+    createRequire(import.meta.url).resolve('rolldown');
+    rolldown = true;
+  } catch {}
+  if (rolldown) await bundleTypebox();
 }
 
 // The web console (G360): rebuilt when a file of console/src is newer than its build; without Vite

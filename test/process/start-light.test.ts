@@ -42,6 +42,9 @@ describe('start light (G295-G299)', () => {
     expect(error).toBeUndefined();
     expect(packages).toContain('fastify'); // the probe sees what the gateway loads
     expect(packages.filter((p) => OPTIONAL.includes(p) || isOtel(p))).toEqual([]);
+    // TypeBox from the build's one file, no file of the package (G484)
+    expect(packages).not.toContain('@sinclair/typebox');
+    expect(modules).toContain('typebox.js');
     // the sandbox serves everything: no other adapter's code is loaded (G422)
     expect(modules).toContain('providers/sandbox/index.js');
     expect(modules.filter(adapterCode)).toEqual([]);
