@@ -11,19 +11,25 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 export const VENDOR_TYPEBOX = path.join(root, 'dist', 'vendor', 'typebox.cjs');
-const installed = path.join(root, 'node_modules', '@sinclair', 'typebox', 'package.json');
+/** What the bundle is made from: the installed TypeBox, and this script (its list of exports). */
+const sources = [path.join(root, 'node_modules', '@sinclair', 'typebox', 'package.json'), fileURLToPath(import.meta.url)];
 
-/** Whether the bundle is missing or older than the installed TypeBox. */
+/** Whether the bundle is missing or older than what it is made from. */
 export function typeboxBundleStale() {
   if (!fs.existsSync(VENDOR_TYPEBOX)) return true;
-  return fs.existsSync(installed) && fs.statSync(installed).mtimeMs > fs.statSync(VENDOR_TYPEBOX).mtimeMs;
+  const built = fs.statSync(VENDOR_TYPEBOX).mtimeMs;
+  return sources.some((source) => fs.existsSync(source) && fs.statSync(source).mtimeMs > built);
 }
 
-/** Writes dist/vendor/typebox.cjs (through a file beside it, renamed once whole). */
+/**
+ * Writes dist/vendor/typebox.cjs: built under names of this process's own beside it, then renamed
+ * into place once whole, so builds that run at once (two first starts) each write a whole file.
+ */
 export async function bundleTypebox() {
   const { build } = await import('rolldown');
-  const entry = path.join(path.dirname(VENDOR_TYPEBOX), 'typebox-entry.mjs');
-  const building = `${VENDOR_TYPEBOX}.building`;
+  const own = `${process.pid}-${Date.now().toString(36)}`;
+  const entry = path.join(path.dirname(VENDOR_TYPEBOX), `typebox-entry-${own}.mjs`);
+  const building = `${VENDOR_TYPEBOX}.${own}.building`;
   fs.mkdirSync(path.dirname(VENDOR_TYPEBOX), { recursive: true });
   fs.writeFileSync(entry, "export { Type } from '@sinclair/typebox';\nexport { Value, ValueErrorType } from '@sinclair/typebox/value';\n");
   try {

@@ -6,8 +6,8 @@ export interface Bar {
 }
 
 /**
- * A small SVG bar chart (no chart library: the bundle budget, G366), with the numbers as a table for
- * screen readers. No bars says `empty` ("Nothing yet." unless the caller says what is missing).
+ * A small SVG bar chart (no chart library: the bundle budget, G366), its numbers in its accessible
+ * name for screen readers. No bars says `empty` ("Nothing yet." unless the caller says what is missing).
  */
 export function BarChart({ title, bars, unit = '', empty = 'Nothing yet.' }: { title: string; bars: Bar[]; unit?: string; empty?: string }) {
   if (bars.length === 0)

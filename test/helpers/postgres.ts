@@ -148,8 +148,10 @@ async function resetStatements(client: pg.Client): Promise<string[]> {
 
 /**
  * What a test could change of a database's schema, as one digest: the migrations applied, every
- * column (type, default, nullability), index, constraint, trigger and function of `public`, every
- * sequence, and the database's own settings. A reused database must show the template's.
+ * column (type, default, nullability), index, constraint, trigger, function, type, rule and table
+ * (row security, options, owner) of `public`, every sequence, schema and policy, and the database's
+ * own settings. A reused database must show the template's. Not reset: the planner's statistics
+ * (a test that ran ANALYZE leaves them; no harness test depends on a plan).
  */
 const SCHEMA_DIGEST_SQL = `SELECT md5(string_agg(x, E'\n' ORDER BY x)) AS digest FROM (
   SELECT 'migration ' || version FROM schema_migrations
@@ -161,6 +163,12 @@ const SCHEMA_DIGEST_SQL = `SELECT md5(string_agg(x, E'\n' ORDER BY x)) AS digest
   UNION ALL SELECT 'function ' || proname || ' ' || md5(prosrc) FROM pg_proc WHERE pronamespace = 'public'::regnamespace
   UNION ALL SELECT 'sequence ' || sequencename || ' ' || increment_by || ' ' || start_value FROM pg_sequences WHERE schemaname = 'public'
   UNION ALL SELECT 'setting ' || array_to_string(setconfig, ',') FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  UNION ALL SELECT 'schema ' || nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'
+  UNION ALL SELECT 'type ' || typname || ' ' || typtype::text FROM pg_type WHERE typnamespace = 'public'::regnamespace AND typtype <> 'c'
+  UNION ALL SELECT 'rule ' || rulename || ' ' || md5(pg_get_ruledef(oid)) FROM pg_rewrite WHERE ev_class IN (SELECT oid FROM pg_class WHERE relnamespace = 'public'::regnamespace)
+  UNION ALL SELECT 'policy ' || polname FROM pg_policy
+  UNION ALL SELECT 'table ' || relname || ' ' || relrowsecurity::text || ' ' || COALESCE(array_to_string(reloptions, ','), '') || ' ' || pg_get_userbyid(relowner)
+    FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p', 'v', 'm')
 ) t (x)`;
 
 /**

@@ -78,6 +78,7 @@ export function OverviewPage() {
         <BarChart
           title="Channel calls in the last hour"
           bars={data.channels.data.map((c) => ({ label: `${c.id} (${c.circuit.state})`, value: c.last_hour.calls }))}
+          empty="No channels."
         />
         <BarChart
           title="Credits spent by account"
