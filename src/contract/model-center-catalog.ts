@@ -68,8 +68,43 @@ export function findModelCenterModel(id: string): ModelCenterModel | undefined {
   return BY_ID.get(id);
 }
 
-/** The model whose display name (or a near spelling of its id) this is, to name the right Model ID in the error. */
+/**
+ * The model whose display name (or a near spelling of its id) this is, to name the right Model ID
+ * in the error: the same but for case, spaces, `_` and `-`, else the one id within two typed
+ * letters (an edit: one added, dropped or changed; G485) when no other is as near.
+ */
 export function suggestModelCenterModel(name: string): ModelCenterModel | undefined {
   const n = normalise(name);
-  return BY_DISPLAY.get(n) ?? MODEL_CENTER_MODELS.find((x) => normalise(x.id) === n);
+  const same = BY_DISPLAY.get(n) ?? MODEL_CENTER_MODELS.find((x) => normalise(x.id) === n);
+  if (same) return same;
+  let best: ModelCenterModel | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  let tied = false;
+  for (const x of MODEL_CENTER_MODELS) {
+    const within = Math.min(bestDistance, MAX_TYPOS);
+    const d = editDistance(n, normalise(x.id), within + 1); // exact up to `within`
+    if (d > within) continue;
+    if (d < bestDistance) [best, bestDistance, tied] = [x, d, false];
+    else tied = true;
+  }
+  return best && !tied && n.length > MAX_TYPOS * 2 ? best : undefined;
+}
+
+const MAX_TYPOS = 2;
+
+/** Levenshtein distance of `a` and `b` when below `bound`; `bound` as soon as it is known to be at least that. */
+function editDistance(a: string, b: string, bound: number): number {
+  if (Math.abs(a.length - b.length) >= bound) return bound;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let least = i;
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      least = Math.min(least, row[j]!);
+    }
+    if (least >= bound) return bound;
+    previous = row;
+  }
+  return Math.min(previous[b.length]!, bound);
 }

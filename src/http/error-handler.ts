@@ -9,23 +9,34 @@ declare module 'fastify' {
   }
 }
 
-const FASTIFY_CODES: Record<string, () => AppError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('body_too_large', 'The request body is larger than this server accepts'),
+/** The 413 of a body over the route's limit, which it names (G485). */
+const tooLarge = (limit: number | undefined): AppError =>
+  new AppError('body_too_large', `The request body is larger than this server accepts${limit ? ` (${bytesInWords(limit)})` : ''}`);
+
+/** A byte count as an operator writes it: whole MiB or KiB where it is one, else bytes. */
+function bytesInWords(bytes: number): string {
+  if (bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+const FASTIFY_CODES: Record<string, (limit?: number) => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: tooLarge,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new AppError('unsupported_content_type', 'Send the body as JSON with "Content-Type: application/json"'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('invalid_json', 'The body is empty; send a JSON object'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => new AppError('invalid_json', 'The body is not valid JSON'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_request', 'Content-Length does not match the body'),
 };
 
-/** Any thrown value (Fastify's own errors included) -> the AppError the caller sees. */
-export function toAppError(err: unknown): AppError {
+/** Any thrown value (Fastify's own errors included) -> the AppError the caller sees (`bodyLimit`: the route's, named by a 413). */
+export function toAppError(err: unknown, bodyLimit?: number): AppError {
   if (err instanceof AppError) return err;
   const fe = err as Partial<FastifyError> & { status?: number };
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
-  if (mapped) return mapped();
+  if (mapped) return mapped(bodyLimit);
   if (err instanceof SyntaxError && fe.statusCode === 400) return new AppError('invalid_json', `The body is not valid JSON: ${err.message}`);
   const status = fe.statusCode ?? fe.status;
-  if (status === 413) return new AppError('body_too_large', 'The request body is larger than this server accepts');
+  if (status === 413) return tooLarge(bodyLimit);
   if (status !== undefined && status >= 400 && status < 500) return new AppError('invalid_request', fe.message ?? 'Invalid request');
   return asAppError(err);
 }
@@ -45,7 +56,7 @@ export function logServerError(log: FastifyBaseLogger, err: unknown, appErr: App
 /** One error handler for every route; it renders the route's family error body. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
-    const appErr = toAppError(err);
+    const appErr = toAppError(err, request.routeOptions.bodyLimit);
     logServerError(request.log, err, appErr, 'request failed');
     const style = request.routeOptions.config?.errorStyle ?? 'standard';
     if (appErr.headers) void reply.headers(appErr.headers);

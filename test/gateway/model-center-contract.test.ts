@@ -174,6 +174,8 @@ describe('model center create: model must be a Model ID (D17)', () => {
     ['sd-2.0-fast-discount', 'sd_2.0_fast_discount'],
     ['SD_2.5_SPECIAL_V1', 'sd_2.5_special_v1'],
     ['kinetic o3 video generation', 'kinetic-o3-video'],
+    ['sd_2.0_fast_discont', 'sd_2.0_fast_discount'], // a letter dropped (G485)
+    ['kinetik-o3-vido', 'kinetic-o3-video'], // one changed, one dropped
   ])('near spelling %s -> 400 naming %s', async (name, id) => {
     await bad({ model: name, prompt: 'x' }, 'model', new RegExp(`"${id.replace(/\./g, '\\.')}"`), 'unknown_model');
   });
@@ -181,6 +183,10 @@ describe('model center create: model must be a Model ID (D17)', () => {
     await bad({ model: 'nope', prompt: 'x' }, 'model', /not a published Model ID; use one of: imagegen_5\.0Pro, /, 'unknown_model');
     const message = body(await submit({ model: 'nope', prompt: 'x' })).error.message as string;
     for (const m of MODEL_CENTER_MODELS) expect(message).toContain(m.id);
+  });
+  it('a name two letters away from two ids, or short, names none of them (the list instead)', async () => {
+    await bad({ model: 'sd_2.0_fast', prompt: 'x' }, 'model', /not a published Model ID; use one of/, 'unknown_model');
+    await bad({ model: 'gen', prompt: 'x' }, 'model', /not a published Model ID; use one of/, 'unknown_model');
   });
   it('a model of another family is unknown here', async () => {
     await bad({ model: 'pic', prompt: 'x' }, 'model', /not a published Model ID/, 'unknown_model');

@@ -135,6 +135,8 @@ describe('exit codes', () => {
     const port = await freePort();
     const r = await cli(['tasks', 'get', 'task_x'], { MEDIAGATE_URL: `http://127.0.0.1:${port}`, MEDIAGATE_API_KEY: 'k' });
     expect(r.status).toBe(5);
+    // why, not only "fetch failed" (G485)
+    expect(r.stderr).toMatch(new RegExp(`fetch failed \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\)`));
   });
 
   it('5: a chat stream the upstream broke after it opened (an error event in a 200 stream), as a 5xx would be (G456)', async () => {

@@ -114,7 +114,7 @@ export async function send(http: HttpOptions, url: string, options: CallOptions 
     guard.done();
     if (guard.timedOut()) throw new TimeoutError(`${options.method ?? 'GET'} ${url}: no answer within ${timeout} ms`);
     if (options.signal?.aborted) throw options.signal.reason;
-    throw new ConnectionError(`${options.method ?? 'GET'} ${url}: ${(err as Error).message}`, { cause: err });
+    throw new ConnectionError(`${options.method ?? 'GET'} ${url}: ${failureOf(err)}`, { cause: err });
   }
   if (response.status >= 400) {
     try {
@@ -151,4 +151,17 @@ export async function call<T>(http: HttpOptions, url: string, options: CallOptio
   } finally {
     guard.done();
   }
+}
+
+/**
+ * What a failed fetch says, with its cause: Node's fetch says only "fetch failed" and keeps why
+ * (a refused connection, a name that does not resolve, a TLS failure) in `cause`.
+ */
+export function failureOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error ? (err.cause as (Error & { code?: string; errors?: Error[] }) | undefined) : undefined;
+  if (!(cause instanceof Error)) return message;
+  // several addresses tried (IPv4 and IPv6): an AggregateError whose own message is empty
+  const why = cause.message || cause.errors?.map((e) => e.message).join('; ') || cause.code;
+  return why ? `${message} (${why})` : message;
 }

@@ -53,6 +53,12 @@ describe('malformed and oversized bodies: a clear 4xx, never a 5xx', () => {
     if (code) expect(err.code).toBe(code);
   });
 
+  it('a body over the limit is told the limit (G485)', async () => {
+    const res = await post(JSON.stringify({ model: 'pic', prompt: 'x'.repeat(5000) }), { 'content-type': 'application/json' });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error.message).toBe('The request body is larger than this server accepts (4 KiB)'); // MEDIAGATE_BODY_LIMIT=4096
+  });
+
   it('nesting is measured without recursion', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
