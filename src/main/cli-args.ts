@@ -9,11 +9,23 @@ export function parse<const O extends Record<string, { type: 'string' | 'boolean
     try {
       return parseArgs({ args, options, allowPositionals: true, strict: true });
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw new UsageError(usageOf(err as Error & { code?: string }, options));
     }
   })();
   if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
   return parsed;
+}
+
+/**
+ * Node's parse error in the command's terms: an unknown option is named with the options the
+ * command takes (Node's own message explains `--` for a positional that starts with a dash,
+ * which is never what was meant here; G485).
+ */
+function usageOf(err: Error & { code?: string }, options: Record<string, unknown>): string {
+  const unknown = err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec(err.message)?.[1] : undefined;
+  if (!unknown) return err.message;
+  const known = Object.keys(options).map((o) => `--${o}`);
+  return `unknown option ${unknown}; this command takes ${known.length ? known.join(', ') : 'no options'} (--help for its usage)`;
 }
 
 /**
