@@ -1,4 +1,4 @@
-import { findModel } from '../contract/catalog.js';
+import { findModel, MODELS } from '../contract/catalog.js';
 import type { FamilyId } from '../contract/families.js';
 import { findModelCenterModel } from '../contract/model-center-catalog.js';
 import { UsageError } from './cli-args.js';
@@ -32,12 +32,18 @@ export interface FieldValues {
 
 type Flag = keyof FieldValues;
 
+/** What a model of `family` makes. */
+const makesOf = (family: FamilyId, model: string): 'image' | 'video' =>
+  family === 'pic' ? 'image' : family === 'model-center' ? (findModelCenterModel(model)?.kind ?? 'video') : 'video';
+
 /** Which family serves `model`, and what it makes; a usage error for a model of the wrong kind or none. */
 export function familyOf(kind: 'image' | 'video', model: string): FamilyId {
   const entry = findModel(model);
-  if (!entry)
-    throw new UsageError(`--model ${model}: no such model (see docs/reference/api/README.md and src/contract/catalog.ts for the models of each family)`);
-  const makes = entry.family === 'pic' ? 'image' : entry.family === 'model-center' ? (findModelCenterModel(model)?.kind ?? 'video') : 'video';
+  if (!entry) {
+    const models = MODELS.filter((m) => makesOf(m.family, m.id) === kind).map((m) => m.id);
+    throw new UsageError(`--model ${model}: no such model; the ${kind} models: ${models.join(', ')}`);
+  }
+  const makes = makesOf(entry.family, model);
   if (makes !== kind) throw new UsageError(`--model ${model} makes ${makes === 'image' ? 'images' : 'videos'}; use \`mediagate generate ${makes}\``);
   return entry.family;
 }

@@ -17,6 +17,15 @@ describe('generate image|video flags', () => {
     expect(bodyFor('model-center', 'imagegen_5.0Pro', 'a fox', { 'aspect-ratio': '16:9' })).toMatchObject({ aspect_ratio: '16:9' });
   });
 
+  it('an unknown model is a usage error listing the models that make that kind (G485)', () => {
+    const image = (): unknown => familyOf('image', 'nosuch');
+    expect(image).toThrow(UsageError);
+    expect(image).toThrow(/^--model nosuch: no such model; the image models: pic, pic-2, .*imagegen-5\.0/);
+    expect(image).not.toThrow(/videos_fast/);
+    expect(() => familyOf('video', 'nosuch')).toThrow(/the video models: .*videos_fast.*kinetic-o3-video/);
+    expect(() => familyOf('video', 'nosuch')).not.toThrow(/imagegen/);
+  });
+
   it('flags a model does not have are usage errors listing the ones it has', () => {
     const refusal = (model: string, flags: Parameters<typeof bodyFor>[3]): string => {
       try {
