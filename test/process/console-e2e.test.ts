@@ -233,6 +233,44 @@ describe.skipIf(!available)(`the web console in ${CHROMIUM}`, () => {
       expect(s.errors.failedStatuses).toContain(400);
     });
 
+    it('a field error naming a long URL stays inside its form (G486)', async () => {
+      const { page } = s;
+      const create = (u: URL): boolean => u.pathname === '/v1/pic/images';
+      const url = `https://images.example.com/${'a-long-path-segment/'.repeat(8)}reference.png`;
+      // the gateway's 400 as it words a reference it could not fetch (answered here: no network needed)
+      await page.route(create, (route) =>
+        route.fulfill({
+          status: 400,
+          json: {
+            error: {
+              code: 'invalid_request',
+              message: `image_urls[0]: could not fetch ${url}: connection refused`,
+              param: 'image_urls[0]',
+              type: 'invalid_request_error',
+            },
+          },
+        }),
+      );
+      try {
+        await page.getByRole('combobox', { name: 'Family' }).selectOption('pic');
+        await page.getByRole('textbox', { name: 'Prompt' }).fill('a fox');
+        await page.getByRole('textbox', { name: 'image_urls', exact: true }).fill(url);
+        await page.getByRole('button', { name: 'Generate' }).click();
+        const said = page.getByRole('alert').filter({ hasText: 'could not fetch' });
+        await said.waitFor();
+        // its text wraps inside its own box: nothing of it is wider than the box
+        await expect(said.evaluate((el) => el.scrollWidth <= el.clientWidth)).resolves.toBe(true);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'caller-playground-long-error-1440.png') });
+      } finally {
+        await page.unroute(create);
+        await page.getByRole('textbox', { name: 'image_urls', exact: true }).fill('');
+        // the form as the test before left it, for the next
+        await page.getByRole('combobox', { name: 'Family' }).selectOption('videos');
+        await page.getByRole('combobox', { name: 'Model' }).selectOption('videos_fast');
+        await page.getByRole('textbox', { name: 'Prompt' }).fill('waves');
+      }
+    });
+
     it('generates a videos_fast video, its progress seen before it completes, then the preview', async () => {
       const { page } = s;
       await page.getByRole('spinbutton', { name: 'duration', exact: true }).fill('4');
