@@ -133,6 +133,14 @@ export async function allPages<T>(list: (cursor: string | undefined) => Promise<
 export const ADMIN_EXIT = { ok: 0, refused: 1, usage: 2, failed: 5 } as const;
 
 /**
+ * What an operator may do about a refused private address (G485): a command on the store checks
+ * it with its own environment, a command through `--url` with the gateway's. Said to operators
+ * only: a caller's refusal does not name the gateway's settings.
+ */
+const PRIVATE_HERE = ' (this command checks addresses itself: MEDIAGATE_ALLOW_PRIVATE_URLS=1 in its environment allows private ones)';
+const PRIVATE_THERE = " (the gateway's MEDIAGATE_ALLOW_PRIVATE_URLS=1 allows private ones)";
+
+/**
  * Reports a failed admin command on stderr and answers its exit code: the field an error names is
  * shown as the command's flag for it (`account_id` -> `--account`). Anything else is thrown on.
  */
@@ -142,13 +150,13 @@ export function reportAdminError(err: unknown, flags: Record<string, string> = {
     process.stderr.write(`${flag !== undefined && param !== null && message.startsWith(param) ? `${flag}${message.slice(param.length)}` : message}\n`);
   };
   if (err instanceof AppError) {
-    say(err.param ?? null, err.message);
+    say(err.param ?? null, `${err.message}${err.code === 'url_not_allowed' ? PRIVATE_HERE : ''}`);
     return err.status >= 500 ? ADMIN_EXIT.failed : ADMIN_EXIT.refused;
   }
   if (err instanceof MediagateError) {
     const body = err.body;
     const message = typeof body === 'object' && 'error' in body ? body.error.message : err.message;
-    say(err.param, `${message}${err.requestId ? ` (request id ${err.requestId})` : ''}`);
+    say(err.param, `${message}${err.code === 'url_not_allowed' ? PRIVATE_THERE : ''}${err.requestId ? ` (request id ${err.requestId})` : ''}`);
     return err.status >= 500 ? ADMIN_EXIT.failed : ADMIN_EXIT.refused;
   }
   if (err instanceof ConnectionError || err instanceof TimeoutError) {

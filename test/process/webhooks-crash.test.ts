@@ -98,6 +98,8 @@ describe('webhooks across kill -9', () => {
     const refused = runCli(['keys', 'webhook', id, 'http://127.0.0.1:9/x'], { MEDIAGATE_DATA_DIR: dataDir });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^URL: names a loopback address/m);
+    // the operator is told which setting allows it, and that the command's own environment counts (G485)
+    expect(refused.stderr).toContain('this command checks addresses itself: MEDIAGATE_ALLOW_PRIVATE_URLS=1 in its environment allows private ones');
     // --url names the gateway (G314): the old form is a usage error, never a request to the webhook's host
     const old = runCli(['keys', 'webhook', id, '--url', 'https://hooks.example.com/x'], {
       MEDIAGATE_DATA_DIR: dataDir,
