@@ -28,6 +28,20 @@ function newestSource(dir) {
   return newest;
 }
 
+/**
+ * Where `specifier` resolves from here, or undefined when it is not installed (the development
+ * tools are absent from an install without dev dependencies).
+ * @param {string} specifier
+ * @returns {string | undefined}
+ */
+function installed(specifier) {
+  try {
+    return createRequire(import.meta.url).resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The SDK (packages/client, which the client commands import from its dist/) first, then the gateway. */
 const projects = [
   {
@@ -51,10 +65,8 @@ function needsBuild(p) {
 const command = process.argv[2];
 const stale = projects.filter(needsBuild);
 if (stale.length > 0) {
-  let tsc;
-  try {
-    tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  } catch {
+  const tsc = installed('typescript/bin/tsc');
+  if (!tsc) {
     console.error('mediagate: dist/ is missing and TypeScript is not installed; run `npm ci` (with dev dependencies) first');
     process.exit(1);
   }
@@ -69,14 +81,7 @@ if (stale.length > 0) {
 
 // TypeBox in one file (G484), when missing or older than the installed package; without Rolldown
 // (an install without dev dependencies) the gateway loads the package itself.
-if (typeboxBundleStale()) {
-  let rolldown = false;
-  try {
-    createRequire(import.meta.url).resolve('rolldown');
-    rolldown = true;
-  } catch {}
-  if (rolldown) await bundleTypebox();
-}
+if (typeboxBundleStale() && installed('rolldown')) await bundleTypebox();
 
 // The web console (G360): rebuilt when a file of console/src is newer than its build; without Vite
 // (an install without dev dependencies) the gateway serves what was built, or says how to build it.
@@ -85,12 +90,10 @@ const consoleBuilt = path.join(consoleRoot, 'dist', 'index.html');
 // Only for the commands that serve it (`serve`, the default) or build (`build`, run by `npm run docs`).
 if ((command === undefined || command === 'serve' || command === 'build') && fs.existsSync(path.join(consoleRoot, 'src'))) {
   const stale = !fs.existsSync(consoleBuilt) || newestSource(path.join(consoleRoot, 'src')) > fs.statSync(consoleBuilt).mtimeMs;
-  let vite;
-  try {
-    vite = stale ? path.join(path.dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js') : undefined;
-  } catch {
+  const vitePackage = stale ? installed('vite/package.json') : undefined;
+  const vite = vitePackage && path.join(path.dirname(vitePackage), 'bin', 'vite.js');
+  if (stale && !vite)
     process.stderr.write('mediagate: the web console is not built and Vite is not installed; run `npm ci` then `npm run build` to serve it\n');
-  }
   if (vite) {
     process.stderr.write('mediagate: building the web console...\n');
     execFileSync(process.execPath, [vite, 'build', '--config', path.join(consoleRoot, 'vite.config.ts'), '--logLevel', 'warn'], {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-export const VENDOR_TYPEBOX = path.join(root, 'dist', 'vendor', 'typebox.cjs');
+const VENDOR_TYPEBOX = path.join(root, 'dist', 'vendor', 'typebox.cjs');
 /** What the bundle is made from: the installed TypeBox, and this script (its list of exports). */
 const sources = [path.join(root, 'node_modules', '@sinclair', 'typebox', 'package.json'), fileURLToPath(import.meta.url)];
 

@@ -78,33 +78,25 @@ export function suggestModelCenterModel(name: string): ModelCenterModel | undefi
   const same = BY_DISPLAY.get(n) ?? MODEL_CENTER_MODELS.find((x) => normalise(x.id) === n);
   if (same) return same;
   let best: ModelCenterModel | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
+  let bestDistance = MAX_TYPOS + 1;
   let tied = false;
   for (const x of MODEL_CENTER_MODELS) {
-    const within = Math.min(bestDistance, MAX_TYPOS);
-    const d = editDistance(n, normalise(x.id), within + 1); // exact up to `within`
-    if (d > within) continue;
+    const d = editDistance(n, normalise(x.id));
     if (d < bestDistance) [best, bestDistance, tied] = [x, d, false];
-    else tied = true;
+    else if (d === bestDistance) tied = true;
   }
   return best && !tied && n.length > MAX_TYPOS * 2 ? best : undefined;
 }
 
 const MAX_TYPOS = 2;
 
-/** Levenshtein distance of `a` and `b` when below `bound`; `bound` as soon as it is known to be at least that. */
-function editDistance(a: string, b: string, bound: number): number {
-  if (Math.abs(a.length - b.length) >= bound) return bound;
+/** Levenshtein distance of `a` and `b`: letters added, dropped or changed (31 short ids: no bound needed). */
+function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    let least = i;
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      least = Math.min(least, row[j]!);
-    }
-    if (least >= bound) return bound;
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = row;
   }
-  return Math.min(previous[b.length]!, bound);
+  return previous[b.length]!;
 }

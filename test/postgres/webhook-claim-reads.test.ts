@@ -40,11 +40,11 @@ describe.skipIf(unavailable)('PostgreSQL webhook claims (G480)', () => {
     await client?.end();
   });
 
-  /** Fills the table: `rows` as (owner, status, time) triples made by SQL over generate_series(1, n) as g. */
-  async function fill(n: number, owner: string, status: string, time: string): Promise<void> {
+  /** Fills the table with `n` pending deliveries, each one's owner and time made by SQL over generate_series(1, n) as g. */
+  async function fill(n: number, owner: string, time: string): Promise<void> {
     await client.query('DELETE FROM webhook_deliveries');
     await client.query(`INSERT INTO webhook_deliveries (id, task_id, owner_key_id, url, status, next_attempt_at, created_at)
-      SELECT 'msg_' || g, 'task_' || g, ${owner}, 'https://hooks.example.com/', ${status}, ${time}, 0 FROM generate_series(1, ${n}) g`);
+      SELECT 'msg_' || g, 'task_' || g, ${owner}, 'https://hooks.example.com/', 'pending', ${time}, 0 FROM generate_series(1, ${n}) g`);
     await client.query('ANALYZE webhook_deliveries');
   }
 
@@ -92,7 +92,7 @@ describe.skipIf(unavailable)('PostgreSQL webhook claims (G480)', () => {
 
   it("beside one key's backlog of 3,000 due deliveries: a few hundred rows read, the other key's delivery in the first turn", async () => {
     // key_a's due at 1..3000, key_b's one at 2500
-    await fill(3001, "CASE WHEN g = 3001 THEN 'key_b' ELSE 'key_a' END", "'pending'", 'CASE WHEN g = 3001 THEN 2500 ELSE g END');
+    await fill(3001, "CASE WHEN g = 3001 THEN 'key_b' ELSE 'key_a' END", 'CASE WHEN g = 3001 THEN 2500 ELSE g END');
     const { read, ids } = await claimRead(10_000, 3);
     expect(ids.sort()).toEqual(['msg_1', 'msg_2', 'msg_3001']);
     expect(read).toBeLessThan(400); // ranking every due delivery read over 9,000
@@ -100,7 +100,7 @@ describe.skipIf(unavailable)('PostgreSQL webhook claims (G480)', () => {
 
   it('beside 5,000 keys waiting on deliveries not yet due: the few that are due are read, not the keys', async () => {
     // 5,000 keys with one delivery each, due at 20,000; five of them due at 5
-    await fill(5000, "'key_' || g", "'pending'", 'CASE WHEN g % 1000 = 0 THEN 5 ELSE 20000 END');
+    await fill(5000, "'key_' || g", 'CASE WHEN g % 1000 = 0 THEN 5 ELSE 20000 END');
     const { read, ids } = await claimRead(10_000);
     expect(ids.sort()).toEqual(['msg_1000', 'msg_2000', 'msg_3000', 'msg_4000', 'msg_5000']);
     expect(read).toBeLessThan(50);
